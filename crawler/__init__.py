@@ -1,0 +1,1 @@
+"""The Scrapy project package: settings, frontier, middlewares, extensions."""

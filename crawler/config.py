@@ -1,0 +1,58 @@
+"""The one place that reads the process environment.
+
+Every other module gets service locations from here (Scrapy settings, Django settings,
+the Celery app, scripts). Unset means embedded: local frontier, embedded index, SQLite,
+in-process ranking.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Config:
+    """Service locations; ``None`` means use the embedded implementation."""
+
+    data_dir: Path
+    redis_url: str | None = None
+    elasticsearch_url: str | None = None
+    database_url: str | None = None
+    celery_broker_url: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
+        """Build from ``environ`` (default ``os.environ``); empty values count as unset."""
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        redis_url = get("REDIS_URL")
+        return cls(
+            data_dir=Path(get("DATA_DIR") or "data").resolve(),
+            redis_url=redis_url,
+            elasticsearch_url=get("ELASTICSEARCH_URL"),
+            database_url=get("DATABASE_URL"),
+            celery_broker_url=get("CELERY_BROKER_URL") or redis_url,
+        )
+
+    @property
+    def distributed(self) -> bool:
+        """True when the frontier is shared through Redis."""
+        return self.redis_url is not None
+
+    def path(self, *parts: str) -> Path:
+        """A path under ``data_dir``, its parent directory created."""
+        p = self.data_dir.joinpath(*parts)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+
+def get_config() -> Config:
+    """The configuration of this process, read from the environment when called."""
+    return Config.from_env()

@@ -1,0 +1,92 @@
+"""Per-host rules set in the admin (block, allow, crawl-delay override, page budget, render).
+
+The crawler reads rules through ``HostRules``; the Django app stores them. Rules are cached
+and refreshed every ``ttl`` seconds so a database outage keeps the last known values.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HostRule:
+    """One rule; ``pattern`` is a host name or a glob such as ``*.example.test``."""
+
+    pattern: str
+    action: str = "allow"  # "allow" or "block"
+    crawl_delay: float | None = None
+    page_budget: int | None = None
+    render_js: bool = False
+
+    def matches(self, host: str) -> bool:
+        return fnmatch.fnmatchcase(host.lower(), self.pattern.lower())
+
+
+@dataclass(frozen=True)
+class HostPolicy:
+    """The effective rule for one host after all matching rules are applied."""
+
+    blocked: bool = False
+    allowed: bool = False
+    crawl_delay: float | None = None
+    page_budget: int | None = None
+    render_js: bool = False
+
+
+class HostRules:
+    """Resolves a host to its policy. Exact patterns win over globs; block wins over allow."""
+
+    def __init__(self, loader: Callable[[], Iterable[HostRule]], ttl: float = 30.0):
+        self._loader = loader
+        self._ttl = ttl
+        self._rules: list[HostRule] = []
+        self._loaded_at = float("-inf")
+        self._cache: dict[str, HostPolicy] = {}
+
+    @classmethod
+    def static(cls, rules: Iterable[HostRule]) -> HostRules:
+        frozen = list(rules)
+        return cls(lambda: frozen, ttl=float("inf"))
+
+    def _maybe_reload(self) -> None:
+        now = time.monotonic()
+        if now - self._loaded_at < self._ttl:
+            return
+        try:
+            rules = list(self._loader())
+        except Exception:  # keep last known rules when the store is down
+            self._loaded_at = now
+            return
+        rules.sort(key=lambda r: ("*" in r.pattern or "?" in r.pattern, -len(r.pattern)))
+        self._rules, self._cache, self._loaded_at = rules, {}, now
+
+    @property
+    def has_allow_rules(self) -> bool:
+        self._maybe_reload()
+        return any(r.action == "allow" for r in self._rules)
+
+    def policy(self, host: str) -> HostPolicy:
+        """The policy for ``host`` (lower-case, no port)."""
+        self._maybe_reload()
+        cached = self._cache.get(host)
+        if cached is not None:
+            return cached
+        blocked = allowed = render = False
+        delay = budget = None
+        for rule in self._rules:  # most specific first
+            if not rule.matches(host):
+                continue
+            blocked |= rule.action == "block"
+            allowed |= rule.action == "allow"
+            render |= rule.render_js
+            if delay is None and rule.crawl_delay is not None:
+                delay = rule.crawl_delay
+            if budget is None and rule.page_budget is not None:
+                budget = rule.page_budget
+        result = HostPolicy(blocked, allowed, delay, budget, render)
+        self._cache[host] = result
+        return result

@@ -1,0 +1,48 @@
+"""What the spider yields for each fetched page; pipelines enrich and consume it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Link:
+    """An outlink: canonical absolute URL, anchor text, and rel=nofollow."""
+
+    url: str
+    text: str = ""
+    nofollow: bool = False
+
+
+@dataclass
+class PageItem:
+    """A fetched, extracted page.
+
+    ``url`` is the canonical URL the document is known by (rel=canonical when it is on the
+    same host, else the fetched URL canonicalized); ``fetched_url`` is what was downloaded.
+    Pipelines fill ``doc_id``, ``cluster_id``, ``dup_of``, ``warc_*``.
+    """
+
+    url: str
+    fetched_url: str
+    host: str
+    status: int
+    fetched_at: float
+    title: str = ""
+    text: str = ""
+    description: str = ""
+    lang: str = ""
+    canonical: str = ""
+    links: list[Link] = field(default_factory=list)
+    noindex: bool = False
+    nofollow: bool = False
+    depth: int = 0
+    content_type: str = ""
+    truncated: bool = False
+    doc_id: str = ""
+    cluster_id: str = ""
+    dup_of: str = ""
+    warc_file: str = ""
+    warc_offset: int = -1
+    raw_headers: dict = field(default_factory=dict)
+    raw_body: bytes = b""

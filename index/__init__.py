@@ -1,0 +1,1 @@
+"""Search backends (embedded, Elasticsearch), shared text analysis, query language."""

@@ -1,0 +1,110 @@
+"""The search-backend contract shared by the embedded index and Elasticsearch."""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+
+
+def doc_id_for(canonical_url: str) -> str:
+    """Document id: the first 16 hex digits of SHA-1 of the canonical URL."""
+    return hashlib.sha1(canonical_url.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class Document:
+    """One indexed page. ``id`` is ``doc_id_for(url)``; ``url`` is canonical."""
+
+    id: str
+    url: str
+    host: str
+    title: str = ""
+    body: str = ""
+    description: str = ""
+    anchors: str = ""
+    lang: str = ""
+    fetched_at: float = 0.0
+    pagerank: float = 0.0
+    cluster_id: str = ""
+    dup_count: int = 0
+    warc_file: str = ""
+    warc_offset: int = -1
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Document:
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Hit:
+    """One search result; ``snippet`` is HTML-safe with query terms in ``<mark>``."""
+
+    id: str
+    url: str
+    title: str
+    snippet: str
+    score: float
+    host: str = ""
+    cluster_id: str = ""
+    similar: int = 0
+    pagerank: float = 0.0
+
+
+@dataclass
+class Results:
+    """A page of hits plus the total match count and timing."""
+
+    query: str
+    hits: list[Hit]
+    total: int
+    page: int
+    size: int
+    took_ms: float = 0.0
+    partial: bool = False
+    suggestion: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class SearchBackend(ABC):
+    """Where documents are indexed and searched. One contract suite covers every backend."""
+
+    @abstractmethod
+    def ensure_index(self) -> None:
+        """Create the index if missing; idempotent."""
+
+    @abstractmethod
+    def index(self, docs: Iterable[Document]) -> int:
+        """Add or replace documents by id; visible to ``search`` after ``refresh``. Returns count."""
+
+    @abstractmethod
+    def delete(self, ids: Iterable[str]) -> int:
+        """Remove documents by id; unknown ids are ignored. Returns how many were asked."""
+
+    @abstractmethod
+    def update_rank(self, scores: Mapping[str, float]) -> int:
+        """Set the static rank (PageRank) of documents by id; unknown ids are ignored."""
+
+    @abstractmethod
+    def refresh(self) -> None:
+        """Make all writes so far visible to searches."""
+
+    @abstractmethod
+    def search(self, query: str, page: int = 1, size: int = 10) -> Results:
+        """Run a query in the shared query language; ``page`` counts from 1."""
+
+    @abstractmethod
+    def get(self, doc_id: str) -> Document | None:
+        """The stored document with this id, or ``None``."""
+
+    @abstractmethod
+    def stats(self) -> dict:
+        """At least ``docs`` (count) and ``bytes`` (size on disk or in the cluster)."""
+
+    def close(self) -> None:
+        """Release files and connections."""
