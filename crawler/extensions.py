@@ -57,7 +57,9 @@ class CrawlProgress:
         self.last = (now, pages)
         errors = self.stats.get_value("downloader/exception_count", 0)
         indexed = self.stats.get_value("index/indexed", 0)
-        queued = self.stats.get_value("frontier/queued", self.stats.get_value("scheduler/enqueued", 0))
+        queued = self.stats.get_value(
+            "frontier/queued", self.stats.get_value("scheduler/enqueued", 0)
+        )
         print(
             f"[crawl] {now - self.started:6.0f}s  pages {pages:>7}  {rate:6.1f}/s  "
             f"indexed {indexed:>7}  errors {errors:>5}  queued {queued:>7}",
@@ -70,7 +72,9 @@ class CrawlProgress:
             self.loop.stop()
         elapsed = time.monotonic() - self.started
         pages = self.stats.get_value("response_received_count", 0)
-        lines = [f"crawl finished ({reason}) in {elapsed:.1f}s, {pages / max(elapsed, 1e-9):.1f} pages/s"]
+        lines = [
+            f"crawl finished ({reason}) in {elapsed:.1f}s, {pages / max(elapsed, 1e-9):.1f} pages/s"
+        ]
         for label, key in SUMMARY_KEYS:
             value = self.stats.get_value(key)
             if value:
@@ -81,5 +85,7 @@ class CrawlProgress:
             if k.startswith("downloader/response_status_count/")
         )
         if statuses:
-            lines.append("  HTTP statuses                  " + ", ".join(f"{s}: {n}" for s, n in statuses))
+            lines.append(
+                "  HTTP statuses                  " + ", ".join(f"{s}: {n}" for s, n in statuses)
+            )
         print("\n".join(lines), file=self.stream, flush=True)

@@ -105,7 +105,9 @@ def _main_node(root):
         parent = el.getparent()
         if parent is None:
             continue
-        if _is_chrome(el) or (el.tag in ("div", "ul", "ol", "section", "table") and _link_dense(el)):
+        if _is_chrome(el) or (
+            el.tag in ("div", "ul", "ol", "section", "table") and _link_dense(el)
+        ):
             el.drop_tree()
     return node
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 
-from twisted.internet import defer
-from zope.interface import implementer
-from twisted.internet.interfaces import IResolverSimple
-
 from scrapy.resolver import CachingThreadedResolver
+from twisted.internet import defer
+from twisted.internet.interfaces import IResolverSimple
+from zope.interface import implementer
 
 
 def parse_overrides(value: Mapping[str, str] | str | None) -> dict[str, str]:

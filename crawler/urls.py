@@ -16,11 +16,32 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 # Exact names, compared case-insensitively.
 TRACKING_PARAMS = frozenset(
     {
-        "fbclid", "gclid", "dclid", "gbraid", "wbraid", "msclkid", "yclid", "twclid",
-        "mc_cid", "mc_eid", "_ga", "_gl", "igshid", "ref_src", "spm",
+        "fbclid",
+        "gclid",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "msclkid",
+        "yclid",
+        "twclid",
+        "mc_cid",
+        "mc_eid",
+        "_ga",
+        "_gl",
+        "igshid",
+        "ref_src",
+        "spm",
         # session ids
-        "jsessionid", "phpsessid", "aspsessionid", "sid", "sessionid", "session_id",
-        "cfid", "cftoken", "zenid", "osCsid",
+        "jsessionid",
+        "phpsessid",
+        "aspsessionid",
+        "sid",
+        "sessionid",
+        "session_id",
+        "cfid",
+        "cftoken",
+        "zenid",
+        "osCsid",
     }
 )
 TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hsa_")
@@ -40,11 +61,7 @@ def _is_tracking(name: str) -> bool:
 def _strip_query(query: str) -> str:
     if not query:
         return ""
-    kept = [
-        part
-        for part in query.split("&")
-        if part and not _is_tracking(part.split("=", 1)[0])
-    ]
+    kept = [part for part in query.split("&") if part and not _is_tracking(part.split("=", 1)[0])]
     return "&".join(kept)
 
 
@@ -53,9 +70,9 @@ def canonicalize(url: str, base: str | None = None) -> str:
 
     Raises ``InvalidURL`` for anything that is not an http(s) URL with a host.
     """
-    if base is not None:
-        url = urljoin(base, url.strip())
     try:
+        if base is not None:
+            url = urljoin(base, url.strip())
         parts = urlsplit(url.strip())
     except ValueError as exc:
         raise InvalidURL(f"unparseable URL {url!r}: {exc}") from None

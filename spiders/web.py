@@ -51,7 +51,9 @@ class WebSpider(scrapy.Spider):
         super().__init__(**kwargs)
         self.seed_args = [s.strip() for s in (seeds or "").split(",") if s.strip()]
         self.seeds_file = seeds_file
-        self.allowed_arg = [h.strip().lower() for h in (allowed_hosts or "").split(",") if h.strip()]
+        self.allowed_arg = [
+            h.strip().lower() for h in (allowed_hosts or "").split(",") if h.strip()
+        ]
         self.max_pages_arg = int(max_pages) if max_pages else None
         self.max_depth_arg = int(max_depth) if max_depth else None
 

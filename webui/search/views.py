@@ -43,7 +43,9 @@ def api_search(request: HttpRequest) -> JsonResponse:
     if not query:
         return JsonResponse({"error": "Pass a query as ?q=words"}, status=400)
     try:
-        results = run_search(query, page=_int_param(request, "page", 1), size=_int_param(request, "size", 10))
+        results = run_search(
+            query, page=_int_param(request, "page", 1), size=_int_param(request, "size", 10)
+        )
     except QueryError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     return JsonResponse(
