@@ -43,13 +43,48 @@ MAX_TOKEN_CHARS = 64
 
 # Lucene's English stop set: small on purpose, only words that carry no topic.
 STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their "
-    "then there these they this to was will with".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
 )
 
 # Combining marks of the Latin/Greek/Cyrillic diacritic blocks. Marks of other scripts
 # (Devanagari virama, Arabic harakat, ...) are part of spelling there, so they are kept.
-_ACCENT_RE = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
+_ACCENT_RE = re.compile(
+    "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
+)
 
 
 def _mark_ranges(limit: int = 0x20000) -> str:
@@ -66,7 +101,9 @@ def _mark_ranges(limit: int = 0x20000) -> str:
 
 # Python's \w has no combining marks, yet they belong to the word they follow (é as e + ◌́,
 # Devanagari vowel signs); an apostrophe stays inside a word (don't, l'eau).
-_WORD_RE = re.compile(rf"[^\W_](?:[^\W_]|[{_mark_ranges()}]|['\u2019\u02bc](?=[^\W_]))*")
+_WORD_RE = re.compile(
+    rf"[^\W_](?:[^\W_]|[{_mark_ranges()}]|['\u2019\u02bc](?=[^\W_]))*"
+)
 # The same words in lower-cased ASCII text, faster.
 _ASCII_WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
@@ -84,7 +121,9 @@ def normalize(text: str) -> str:
         return text.lower()
     text = unicodedata.normalize("NFKC", text).casefold()
     text = _ACCENT_RE.sub("", unicodedata.normalize("NFD", text))
-    return unicodedata.normalize("NFC", text).replace("\u2019", "'").replace("\u02bc", "'")
+    return (
+        unicodedata.normalize("NFC", text).replace("\u2019", "'").replace("\u02bc", "'")
+    )
 
 
 def _normalize_word(word: str) -> tuple[str, ...]:

@@ -49,7 +49,14 @@ def test_apostrophes_stay_inside_words_then_drop():
 
 
 def test_digits_are_tokens():
-    assert analyze("Python 3.11 and HTTP/2") == ["python", "3", "11", "and", "http", "2"]
+    assert analyze("Python 3.11 and HTTP/2") == [
+        "python",
+        "3",
+        "11",
+        "and",
+        "http",
+        "2",
+    ]
 
 
 def test_accented_and_decomposed_forms_give_the_same_terms():
@@ -105,6 +112,13 @@ def test_stopwords_compare_stemmed_terms():
 
 
 def test_host_suffixes_for_site_matching():
-    assert host_suffixes("WWW.Example.Test.") == ["www.example.test", "example.test", "test"]
-    assert normalize_host("https://user@Docs.Example.test:8080/path") == "docs.example.test"
+    assert host_suffixes("WWW.Example.Test.") == [
+        "www.example.test",
+        "example.test",
+        "test",
+    ]
+    assert (
+        normalize_host("https://user@Docs.Example.test:8080/path")
+        == "docs.example.test"
+    )
     assert normalize_host("[::1]:80") == "[::1]"
