@@ -30,6 +30,7 @@ import Stemmer
 __all__ = [
     "MAX_TOKEN_CHARS",
     "STOPWORDS",
+    "WORD_RE",
     "analyze",
     "analyze_query_term",
     "host_suffixes",
@@ -101,9 +102,7 @@ def _mark_ranges(limit: int = 0x20000) -> str:
 
 # Python's \w has no combining marks, yet they belong to the word they follow (é as e + ◌́,
 # Devanagari vowel signs); an apostrophe stays inside a word (don't, l'eau).
-_WORD_RE = re.compile(
-    rf"[^\W_](?:[^\W_]|[{_mark_ranges()}]|['\u2019\u02bc](?=[^\W_]))*"
-)
+WORD_RE = re.compile(rf"[^\W_](?:[^\W_]|[{_mark_ranges()}]|['\u2019\u02bc](?=[^\W_]))*")
 # The same words in lower-cased ASCII text, faster.
 _ASCII_WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
@@ -131,7 +130,7 @@ def _normalize_word(word: str) -> tuple[str, ...]:
     cached = _normalize_cache.get(word)
     if cached is None:
         # NFKC can turn one span into several words ("½" → 1⁄2).
-        cached = tuple(_WORD_RE.findall(normalize(word)))
+        cached = tuple(WORD_RE.findall(normalize(word)))
         if len(_normalize_cache) >= _NORMALIZE_CACHE_MAX:
             _normalize_cache.clear()
         _normalize_cache[word] = cached
@@ -156,7 +155,7 @@ def analyze(text: str) -> list[str]:
     if text.isascii():
         return _finish(_ASCII_WORD_RE.findall(text.lower()))
     words: list[str] = []
-    for span in _WORD_RE.findall(text):
+    for span in WORD_RE.findall(text):
         if span.isascii():
             words.append(span.lower())
         else:
@@ -166,7 +165,7 @@ def analyze(text: str) -> list[str]:
 
 def tokens_with_offsets(text: str) -> Iterator[tuple[str, int, int]]:
     """``(term, start, end)`` for each term of ``analyze(text)``, offsets into ``text``."""
-    for match in _WORD_RE.finditer(text):
+    for match in WORD_RE.finditer(text):
         span = match.group()
         words = (span.lower(),) if span.isascii() else _normalize_word(span)
         for term in _finish(list(words)):
