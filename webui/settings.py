@@ -90,7 +90,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": "WARNING"},
+    # Only Django's own loggers: the crawler process configures the root logger itself.
+    "loggers": {"django": {"handlers": ["console"], "level": "WARNING"}},
 }
 
 # --- search ---
