@@ -83,7 +83,9 @@ STOPWORDS = frozenset(
 
 # Combining marks of the Latin/Greek/Cyrillic diacritic blocks. Marks of other scripts
 # (Devanagari virama, Arabic harakat, ...) are part of spelling there, so they are kept.
-_ACCENT_RE = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
+_ACCENT_RE = re.compile(
+    "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
+)
 
 
 def _mark_ranges(limit: int = 0x20000) -> str:
@@ -118,7 +120,9 @@ def normalize(text: str) -> str:
         return text.lower()
     text = unicodedata.normalize("NFKC", text).casefold()
     text = _ACCENT_RE.sub("", unicodedata.normalize("NFD", text))
-    return unicodedata.normalize("NFC", text).replace("\u2019", "'").replace("\u02bc", "'")
+    return (
+        unicodedata.normalize("NFC", text).replace("\u2019", "'").replace("\u02bc", "'")
+    )
 
 
 def _normalize_word(word: str) -> tuple[str, ...]:

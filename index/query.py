@@ -111,7 +111,9 @@ class And:
     children: tuple[Node, ...]
 
     def __str__(self) -> str:
-        return " ".join(_wrap(c) if isinstance(c, And) else str(c) for c in self.children)
+        return " ".join(
+            _wrap(c) if isinstance(c, And) else str(c) for c in self.children
+        )
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,9 @@ class Query:
 
     def phrases(self) -> list[tuple[str, ...]]:
         """The term sequences of positive phrases, for highlighting whole phrases."""
-        return [n.terms for n in self.leaves(positive_only=True) if isinstance(n, Phrase)]
+        return [
+            n.terms for n in self.leaves(positive_only=True) if isinstance(n, Phrase)
+        ]
 
     def leaves(self, positive_only: bool = False) -> Iterator[Term | Phrase | Site]:
         """Every leaf, depth first; with ``positive_only`` the excluded ones are skipped."""
@@ -197,7 +201,9 @@ class _Token:
 def _lex(text: str) -> list[_Token]:
     tokens: list[_Token] = []
     i, n = 0, len(text)
-    depth = ignored = 0  # parentheses beyond MAX_DEPTH are dropped, keeping recursion bounded
+    depth = ignored = (
+        0  # parentheses beyond MAX_DEPTH are dropped, keeping recursion bounded
+    )
     while i < n:
         ch = text[i]
         if ch.isspace() or ch < " ":
@@ -319,7 +325,9 @@ class _Parser:
     def count(self, n: int) -> None:
         self.leaves += n
         if self.leaves > MAX_TERMS:
-            raise QueryTooComplex(f"The query has more than {MAX_TERMS} terms; remove some.")
+            raise QueryTooComplex(
+                f"The query has more than {MAX_TERMS} terms; remove some."
+            )
 
 
 def _disjunction(operands: list) -> list:
@@ -379,7 +387,9 @@ def _resolve(node, drop_stopwords: bool):
         child = _resolve(node.child, drop_stopwords=True)
         return None if child is None else Not(child)
     if isinstance(node, _FreeOr | Or):
-        children = [c for c in (_resolve(c, drop_stopwords) for c in node.children) if c]
+        children = [
+            c for c in (_resolve(c, drop_stopwords) for c in node.children) if c
+        ]
         flat: list = []
         for c in children:
             flat.extend(c.children if isinstance(c, Or) else (c,))
@@ -387,7 +397,9 @@ def _resolve(node, drop_stopwords: bool):
             return None
         return flat[0] if len(flat) == 1 else Or(tuple(flat))
     if isinstance(node, And):
-        children = [c for c in (_resolve(c, drop_stopwords) for c in node.children) if c]
+        children = [
+            c for c in (_resolve(c, drop_stopwords) for c in node.children) if c
+        ]
         return _conjunction(children)
     return node
 

@@ -112,7 +112,9 @@ def _clean(segment: str) -> str:
     return escape(_SPACES_RE.sub(" ", segment), quote=False)
 
 
-def _render(text: str, start: int, end: int, matches: list[tuple[int, int, str]]) -> str:
+def _render(
+    text: str, start: int, end: int, matches: list[tuple[int, int, str]]
+) -> str:
     out = [_ELLIPSIS] if start > 0 else []
     pos = start
     for m_start, m_end, _ in matches:
@@ -127,7 +129,9 @@ def _render(text: str, start: int, end: int, matches: list[tuple[int, int, str]]
     return "".join(out).strip()
 
 
-def build_snippet(text: str, terms: Iterable[str], max_chars: int = SNIPPET_CHARS) -> str:
+def build_snippet(
+    text: str, terms: Iterable[str], max_chars: int = SNIPPET_CHARS
+) -> str:
     """HTML snippet: the ``max_chars`` window of ``text`` richest in ``terms``, marked up.
 
     Without a match it is the start of the text. Everything but ``<mark>`` is escaped.

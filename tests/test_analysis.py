@@ -117,5 +117,8 @@ def test_host_suffixes_for_site_matching():
         "example.test",
         "test",
     ]
-    assert normalize_host("https://user@Docs.Example.test:8080/path") == "docs.example.test"
+    assert (
+        normalize_host("https://user@Docs.Example.test:8080/path")
+        == "docs.example.test"
+    )
     assert normalize_host("[::1]:80") == "[::1]"

@@ -28,7 +28,9 @@ def test_single_word_is_analyzed():
 
 
 def test_words_are_anded():
-    assert root("python tutorials") == And((Term("python", "python"), Term("tutorials", "tutori")))
+    assert root("python tutorials") == And(
+        (Term("python", "python"), Term("tutorials", "tutori"))
+    )
 
 
 def test_phrase_keeps_stopwords_and_order():
@@ -48,7 +50,9 @@ def test_word_with_punctuation_becomes_a_phrase():
 
 
 def test_exclusions():
-    assert root("python -snake") == And((Term("python", "python"), Not(Term("snake", "snake"))))
+    assert root("python -snake") == And(
+        (Term("python", "python"), Not(Term("snake", "snake")))
+    )
     assert root('python -"monty python"') == And(
         (Term("python", "python"), Not(Phrase("monty python", ("monti", "python"))))
     )
@@ -58,7 +62,9 @@ def test_site_and_negated_site():
     assert root("site:Docs.Example.TEST python") == And(
         (Site("docs.example.test"), Term("python", "python"))
     )
-    assert root("python -site:spam.test") == And((Term("python", "python"), Not(Site("spam.test"))))
+    assert root("python -site:spam.test") == And(
+        (Term("python", "python"), Not(Site("spam.test")))
+    )
 
 
 def test_site_strips_scheme_port_and_path():
@@ -72,7 +78,9 @@ def test_site_alone_is_searchable():
 
 
 def test_or_binds_tighter_than_and():
-    assert root("w x OR y") == And((Term("w", "w"), Or((Term("x", "x"), Term("y", "y")))))
+    assert root("w x OR y") == And(
+        (Term("w", "w"), Or((Term("x", "x"), Term("y", "y"))))
+    )
 
 
 def test_pipe_is_or():
@@ -95,7 +103,9 @@ def test_groups():
             Term("tutorial", "tutori"),
         )
     )
-    assert root("(x y) OR z") == Or((And((Term("x", "x"), Term("y", "y"))), Term("z", "z")))
+    assert root("(x y) OR z") == Or(
+        (And((Term("x", "x"), Term("y", "y"))), Term("z", "z"))
+    )
 
 
 def test_negated_group():
@@ -106,7 +116,9 @@ def test_negated_group():
 
 def test_exclusion_inside_or_moves_to_the_and():
     assert root("x OR -y") == And((Term("x", "x"), Not(Term("y", "y"))))
-    assert root("w (x OR -y)") == And((Term("w", "w"), Term("x", "x"), Not(Term("y", "y"))))
+    assert root("w (x OR -y)") == And(
+        (Term("w", "w"), Term("x", "x"), Not(Term("y", "y")))
+    )
 
 
 def test_or_of_sites():
@@ -175,7 +187,9 @@ def test_lone_operators_are_ignored():
 
 def test_unbalanced_parentheses():
     assert root("(python java") == And((Term("python", "python"), Term("java", "java")))
-    assert root("python) java(") == And((Term("python", "python"), Term("java(", "java")))
+    assert root("python) java(") == And(
+        (Term("python", "python"), Term("java(", "java"))
+    )
 
 
 def test_double_minus_is_one_exclusion():
@@ -183,7 +197,9 @@ def test_double_minus_is_one_exclusion():
 
 
 def test_hyphen_inside_word_is_not_exclusion():
-    assert root("state-of-the-art") == Phrase("state-of-the-art", ("state", "of", "the", "art"))
+    assert root("state-of-the-art") == Phrase(
+        "state-of-the-art", ("state", "of", "the", "art")
+    )
 
 
 def test_control_characters_are_whitespace():
@@ -204,7 +220,9 @@ def test_terms_are_positive_unique_and_ordered():
 def test_too_long_raises_with_advice():
     with pytest.raises(QueryTooLong, match=str(MAX_QUERY_CHARS)):
         parse("a" * (MAX_QUERY_CHARS + 1))
-    assert parse('"' + "x" * (MAX_QUERY_CHARS - 1)).root is None  # at the limit: no error
+    assert (
+        parse('"' + "x" * (MAX_QUERY_CHARS - 1)).root is None
+    )  # at the limit: no error
 
 
 def test_too_many_terms_raises():
@@ -244,7 +262,10 @@ def test_hostile_input_does_not_crash():
 def test_str_renders_groups():
     assert str(parse("w x OR y")) == "w x OR y"
     assert str(parse("(x y) OR z -(u OR v)")) == "(x y) OR z -(u OR v)"
-    assert str(parse('Running "Monty Python" -site:x.test')) == 'run "monti python" -site:x.test'
+    assert (
+        str(parse('Running "Monty Python" -site:x.test'))
+        == 'run "monti python" -site:x.test'
+    )
 
 
 def test_random_garbage_never_raises_and_invariants_hold():

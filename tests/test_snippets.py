@@ -44,7 +44,12 @@ def test_window_moves_to_the_matches():
 
 
 def test_window_prefers_more_distinct_terms():
-    body = "python " * 3 + "filler " * 100 + "python and django together. " + "filler " * 100
+    body = (
+        "python " * 3
+        + "filler " * 100
+        + "python and django together. "
+        + "filler " * 100
+    )
     out = build_snippet(body, terms("python django"))
     assert "<mark>django</mark>" in out
 
@@ -67,7 +72,9 @@ def test_empty_text_and_no_terms():
 
 
 def test_whitespace_is_collapsed():
-    assert build_snippet("a\n\n  b\tpython", terms("python")) == "a b <mark>python</mark>"
+    assert (
+        build_snippet("a\n\n  b\tpython", terms("python")) == "a b <mark>python</mark>"
+    )
 
 
 def test_unicode_matches_through_normalization():

@@ -18,13 +18,8 @@ from testweb import TestWeb
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _get(
-    conn: http.client.HTTPConnection,
-    host: str,
-    path: str,
-    method: str = "GET",
-    headers: dict[str, str] | None = None,
-) -> tuple[int, dict[str, str], bytes]:
+def _get(conn: http.client.HTTPConnection, host: str, path: str, method: str = "GET",
+         headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
     conn.request(method, path, headers={"Host": host, **(headers or {})})
     response = conn.getresponse()
     body = response.read()
@@ -71,10 +66,9 @@ def test_page_ground_truth_matches_html():
             assert f"<h2>{heading}</h2>" in body
         hrefs = re.findall(r'href="(http[^"]+)"', body)
         assert hrefs == [link.url for link in info.links]
-        assert all(
-            link.url.startswith("http://site") and ":8123/" in link.url for link in info.links
-        )
-        article = body[body.index("<article>") : body.index("</article>")]
+        assert all(link.url.startswith("http://site") and ":8123/" in link.url
+                   for link in info.links)
+        article = body[body.index("<article>"):body.index("</article>")]
         article_text = re.sub(r"<[^>]+>", "", article).split()
         assert article_text == info.main_text.split()
         assert "Subscribe" not in info.main_text and "Copyright" not in info.main_text
@@ -86,9 +80,8 @@ def test_pages_look_like_text_pages():
     assert len({i.keyword for i in infos}) == 200
     link_counts = [len(i.links) for i in infos]
     assert 15 <= sum(link_counts) / len(link_counts) <= 25
-    other_host = [
-        link for i in infos for link in i.links if not link.url.startswith("http://site7.test:")
-    ]
+    other_host = [link for i in infos for link in i.links
+                  if not link.url.startswith("http://site7.test:")]
     assert 0.05 < len(other_host) / sum(link_counts) < 0.25
     words = [w.lower() for i in infos for w in i.main_text.split()]
     assert len(words) / len(infos) > 200
@@ -115,11 +108,7 @@ def test_robots_variants():
     web = TestWeb(40, 8000, seed=0)
     variants = {h: web.host(h).robots for h in web.hosts()}
     assert [variants[f"site{i}.test"] for i in range(4)] == [
-        "none",
-        "disallow",
-        "crawl-delay",
-        "sitemap",
-    ]
+        "none", "disallow", "crawl-delay", "sitemap"]
     assert web.render("site0.test", "/robots.txt").status == 404
     assert web.render("site1.test", "/robots.txt").body == b"User-agent: *\nDisallow: /private/\n"
     assert b"Crawl-delay: 1\n" in web.render("site2.test", "/robots.txt").body
@@ -180,10 +169,8 @@ def test_connection_close_is_honoured(server):
 
 def test_pipelined_requests_answer_in_order(server):
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
-        sock.sendall(
-            b"GET /p/1 HTTP/1.1\r\nHost: site2.test\r\n\r\n"
-            b"GET /p/2 HTTP/1.1\r\nHost: site2.test\r\nConnection: close\r\n\r\n"
-        )
+        sock.sendall(b"GET /p/1 HTTP/1.1\r\nHost: site2.test\r\n\r\n"
+                     b"GET /p/2 HTTP/1.1\r\nHost: site2.test\r\nConnection: close\r\n\r\n")
         data = b""
         while chunk := sock.recv(65536):
             data += chunk
@@ -225,13 +212,8 @@ def test_log_keeps_connection_ids_and_is_flushed_on_sigterm(tmp_path):
 
 
 def test_cli_help_and_ready_line(tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-m", "testweb", "--help"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    out = subprocess.run([sys.executable, "-m", "testweb", "--help"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
     for option in ("--hosts", "--port", "--log", "--seed", "--bind", "--pages"):
         assert option in out
     with testweb.run(hosts=3, pages=10) as handle:

@@ -23,31 +23,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "http://BIND:PORT (N hosts)' when ready; SIGTERM or SIGINT stop it and flush the log.",
     )
     parser.add_argument("--hosts", type=int, required=True, help="number of normal hosts N")
-    parser.add_argument(
-        "--port",
-        type=int,
-        required=True,
-        help="port to listen on; 0 picks a free one (printed in the ready line)",
-    )
-    parser.add_argument(
-        "--log",
-        help="file for the JSON-lines request log (one line per "
-        "request, flushed every 0.2 s and at exit); omit for no log",
-    )
+    parser.add_argument("--port", type=int, required=True,
+                        help="port to listen on; 0 picks a free one (printed in the ready line)")
+    parser.add_argument("--log", help="file for the JSON-lines request log (one line per "
+                        "request, flushed every 0.2 s and at exit); omit for no log")
     parser.add_argument("--seed", type=int, default=0, help="content seed (default 0)")
     parser.add_argument("--bind", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument(
-        "--pages",
-        type=int,
-        default=DEFAULT_PAGES_PER_HOST,
-        help=f"pages per host, /p/0 .. /p/N-1 (default {DEFAULT_PAGES_PER_HOST})",
-    )
-    parser.add_argument(
-        "--cache",
-        type=int,
-        default=DEFAULT_CACHE_PAGES,
-        help=f"generated pages kept in the LRU cache (default {DEFAULT_CACHE_PAGES})",
-    )
+    parser.add_argument("--pages", type=int, default=DEFAULT_PAGES_PER_HOST,
+                        help=f"pages per host, /p/0 .. /p/N-1 (default {DEFAULT_PAGES_PER_HOST})")
+    parser.add_argument("--cache", type=int, default=DEFAULT_CACHE_PAGES,
+                        help=f"generated pages kept in the LRU cache (default {DEFAULT_CACHE_PAGES})")
     return parser.parse_args(argv)
 
 
@@ -64,9 +49,8 @@ async def serve(args: argparse.Namespace, log_file: IO[str] | None) -> None:
     """Run the server until SIGTERM or SIGINT."""
     sock = bind(args.bind, args.port)
     port = sock.getsockname()[1]
-    web = TestWeb(
-        args.hosts, port, seed=args.seed, pages_per_host=args.pages, cache_pages=args.cache
-    )
+    web = TestWeb(args.hosts, port, seed=args.seed, pages_per_host=args.pages,
+                  cache_pages=args.cache)
     server = TestWebServer(web, RequestLog(log_file))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

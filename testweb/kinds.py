@@ -53,10 +53,8 @@ class LRUCache:
 
 def not_found(message: str = "Not Found") -> Response:
     """A small 404 page."""
-    body = (
-        f"<!DOCTYPE html><html><head><title>404 {message}</title></head>"
+    body = f"<!DOCTYPE html><html><head><title>404 {message}</title></head>" \
         f"<body><h1>{html.escape(message)}</h1></body></html>"
-    )
     return Response(404, {"Content-Type": HTML_TYPE}, body.encode())
 
 
@@ -124,16 +122,8 @@ class NormalHost(HostKind):
 
     kind = "normal"
     ROBOTS_VARIANTS: ClassVar[tuple[str, ...]] = (
-        "none",
-        "none",
-        "none",
-        "disallow",
-        "disallow",
-        "disallow",
-        "crawl-delay",
-        "sitemap",
-        "sitemap",
-        "sitemap",
+        "none", "none", "none", "disallow", "disallow", "disallow",
+        "crawl-delay", "sitemap", "sitemap", "sitemap",
     )
     FIXED_ROBOTS: ClassVar[tuple[str, ...]] = ("none", "disallow", "crawl-delay", "sitemap")
     PRIVATE_PAGES = 100
@@ -158,9 +148,8 @@ class NormalHost(HostKind):
 
     def handle(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD"):
-            return Response(
-                405, {"Content-Type": "text/plain", "Allow": "GET, HEAD"}, b"Method Not Allowed"
-            )
+            return Response(405, {"Content-Type": "text/plain", "Allow": "GET, HEAD"},
+                            b"Method Not Allowed")
         path = request.path
         if path == "/robots.txt":
             return self._robots()
@@ -192,7 +181,7 @@ class NormalHost(HostKind):
             return self._home()
         for prefix, limit in (("/p/", self.pages), ("/private/", self.PRIVATE_PAGES)):
             if path.startswith(prefix):
-                number = path[len(prefix) :]
+                number = path[len(prefix):]
                 if number.isdigit() and str(int(number)) == number and int(number) < limit:
                     return self._article(path, int(number), private=prefix == "/private/")
                 return None
@@ -227,11 +216,7 @@ class NormalHost(HostKind):
                 body.append(f"<h2>{h2}</h2>")
             for _ in range(plan[s]):
                 html_p, text_p = self._paragraph(
-                    rng,
-                    b,
-                    number,
-                    link_rate,
-                    keyword if paragraphs_total == 0 else None,
+                    rng, b, number, link_rate, keyword if paragraphs_total == 0 else None,
                 )
                 paragraphs_total += 1
                 body.append(html_p)
@@ -244,15 +229,11 @@ class NormalHost(HostKind):
                 pager.append(b.link(self.url(f"/p/{number + 1}"), "Next", ' rel="next"'))
         article = "\n".join(body)
         title = f"{heading} - {self.site_name}"
-        main = f'<article>\n{article}\n</article>\n<nav class="pager">{" ".join(pager)}</nav>'
+        main = f"<article>\n{article}\n</article>\n<nav class=\"pager\">{' '.join(pager)}</nav>"
         return self._page(b, path, title, main, keyword, rng, number)
 
     def _paragraph(
-        self,
-        rng: random.Random,
-        b: _PageBuilder,
-        number: int,
-        link_rate: float,
+        self, rng: random.Random, b: _PageBuilder, number: int, link_rate: float,
         keyword: str | None,
     ) -> tuple[str, str]:
         html_parts: list[str] = []
@@ -268,9 +249,9 @@ class NormalHost(HostKind):
             if rng.random() < link_rate:
                 start = text.between(rng, 0, len(ws) - 3)
                 width = text.between(rng, 2, 3)
-                anchor = " ".join(ws[start : start + width])
+                anchor = " ".join(ws[start:start + width])
                 a = b.link(self._target(rng, number), anchor)
-                html_parts.append(" ".join([*ws[:start], a, *ws[start + width :]]) + ".")
+                html_parts.append(" ".join([*ws[:start], a, *ws[start + width:]]) + ".")
             else:
                 html_parts.append(plain)
         return "<p>" + " ".join(html_parts) + "</p>", " ".join(text_parts)
@@ -312,21 +293,13 @@ class NormalHost(HostKind):
             label = self.title_of(f"/p/{n}")
             b.main_lines.append(label)
             items.append(f"<li>{b.link(self.url(f'/p/{n}'), label)}</li>")
-        main = (
-            f"<article>\n<h1>{heading}</h1>\n<p>{intro_text}</p>\n<h2>{latest}</h2>\n"
-            f'<ul class="latest">\n' + "\n".join(items) + "\n</ul>\n</article>"
-        )
+        main = (f"<article>\n<h1>{heading}</h1>\n<p>{intro_text}</p>\n<h2>{latest}</h2>\n"
+                f"<ul class=\"latest\">\n" + "\n".join(items) + "\n</ul>\n</article>")
         return self._page(b, "/", self.site_name, main, keyword, rng, 0)
 
     def _page(
-        self,
-        b: _PageBuilder,
-        path: str,
-        title: str,
-        main: str,
-        keyword: str,
-        rng: random.Random,
-        number: int,
+        self, b: _PageBuilder, path: str, title: str, main: str, keyword: str,
+        rng: random.Random, number: int,
     ) -> tuple[PageInfo, bytes]:
         """Wrap the main part in the host's boilerplate; links are listed in document order."""
         main_links = b.links
@@ -338,23 +311,18 @@ class NormalHost(HostKind):
         footer_link = b.link(self.url(f"/private/{(number * 7 + 3) % private}"), "Members area")
         description = html.escape(b.main_lines[1][:150] if len(b.main_lines) > 1 else title)
         doc = (
-            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<title>{html.escape(title)}</title>\n"
-            f'<meta name="description" content="{description}">\n'
-            '<link rel="stylesheet" href="/static/site.css">\n</head>\n<body>\n'
-            f'{header}\n<div class="layout">\n<main>\n{main}\n</main>\n{sidebar}\n</div>\n'
-            f'<footer class="site-footer"><p>Copyright {self.site_name}. '
+            f"<meta name=\"description\" content=\"{description}\">\n"
+            "<link rel=\"stylesheet\" href=\"/static/site.css\">\n</head>\n<body>\n"
+            f"{header}\n<div class=\"layout\">\n<main>\n{main}\n</main>\n{sidebar}\n</div>\n"
+            f"<footer class=\"site-footer\"><p>Copyright {self.site_name}. "
             f"All rights reserved. Terms and privacy.</p><p>{footer_link}</p></footer>\n"
             "</body>\n</html>\n"
         )
         info = PageInfo(
-            url=self.url(path),
-            status=200,
-            title=title,
-            main_text="\n".join(b.main_lines),
-            headings=tuple(b.headings),
-            links=tuple(b.links),
-            keyword=keyword,
+            url=self.url(path), status=200, title=title, main_text="\n".join(b.main_lines),
+            headings=tuple(b.headings), links=tuple(b.links), keyword=keyword,
         )
         return info, doc.encode()
 
@@ -364,16 +332,12 @@ class NormalHost(HostKind):
             rng = text.rng_for(self.web.seed, self.name, "nav")
             labels = rng.sample(text.VOCABULARY[300:2500], len(self.nav_pages))
             items = [h.link(self.url("/"), "Home")]
-            items += [
-                h.link(self.url(f"/p/{n}"), label.capitalize())
-                for n, label in zip(self.nav_pages, labels)
-            ]
+            items += [h.link(self.url(f"/p/{n}"), label.capitalize())
+                      for n, label in zip(self.nav_pages, labels)]
             lis = "".join(f"<li>{a}</li>" for a in items)
             brand = html.escape(self.site_name)
-            header = (
-                f'<header class="site-header"><div class="brand">{brand}</div>'
-                f'<nav class="site-nav"><ul>{lis}</ul></nav></header>'
-            )
+            header = (f"<header class=\"site-header\"><div class=\"brand\">{brand}</div>"
+                      f"<nav class=\"site-nav\"><ul>{lis}</ul></nav></header>")
             self._header_part = (header, h.links)
         b.links.extend(self._header_part[1])
         return self._header_part[0]
@@ -381,14 +345,10 @@ class NormalHost(HostKind):
     def _sidebar(self, b: _PageBuilder) -> str:
         if self._sidebar_part is None:
             s = _PageBuilder()
-            lis = "".join(
-                f"<li>{s.link(self.url(f'/p/{n}'), self.title_of(f'/p/{n}'))}</li>"
-                for n in self.popular_pages
-            )
-            aside = (
-                f'<aside class="sidebar"><h3>Popular</h3><ul>{lis}</ul>'
-                "<p>Subscribe to our newsletter for weekly updates.</p></aside>"
-            )
+            lis = "".join(f"<li>{s.link(self.url(f'/p/{n}'), self.title_of(f'/p/{n}'))}</li>"
+                          for n in self.popular_pages)
+            aside = (f"<aside class=\"sidebar\"><h3>Popular</h3><ul>{lis}</ul>"
+                     "<p>Subscribe to our newsletter for weekly updates.</p></aside>")
             self._sidebar_part = (aside, s.links)
         b.links.extend(self._sidebar_part[1])
         return self._sidebar_part[0]
@@ -415,17 +375,13 @@ class NormalHost(HostKind):
         """The URLs listed in /sitemap.xml (empty if the host has none)."""
         if self.robots != "sitemap":
             return []
-        return [self.url("/")] + [
-            self.url(f"/p/{n}") for n in range(min(self.pages, self.SITEMAP_PAGES))
-        ]
+        return [self.url("/")] + [self.url(f"/p/{n}")
+                                  for n in range(min(self.pages, self.SITEMAP_PAGES))]
 
     def _sitemap(self) -> Response:
-        entries = "".join(
-            f"<url><loc>{u}</loc><lastmod>2026-01-01</lastmod></url>\n" for u in self.sitemap_urls()
-        )
-        body = (
-            '<?xml version="1.0" encoding="UTF-8"?>\n'
-            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-            f"{entries}</urlset>\n"
-        )
+        entries = "".join(f"<url><loc>{u}</loc><lastmod>2026-01-01</lastmod></url>\n"
+                          for u in self.sitemap_urls())
+        body = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+                f"{entries}</urlset>\n")
         return text_response(body, "application/xml")

@@ -78,20 +78,8 @@ def run(
 ) -> Iterator[TestWebProcess]:
     """Start ``python -m testweb`` on a free port (unless ``port`` is given), yield a handle
     once it is listening, and terminate it on exit."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "testweb",
-        "--hosts",
-        str(hosts),
-        "--port",
-        str(port),
-        "--seed",
-        str(seed),
-        "--pages",
-        str(pages),
-        *extra_args,
-    ]
+    cmd = [sys.executable, "-m", "testweb", "--hosts", str(hosts), "--port", str(port),
+           "--seed", str(seed), "--pages", str(pages), *extra_args]
     if log is not None:
         cmd += ["--log", str(log)]
     env = dict(os.environ)
@@ -102,10 +90,8 @@ def run(
         line = _ready_line(proc, timeout)
         match = _READY.search(line or "")
         if not match:
-            raise RuntimeError(
-                f"testweb did not start (exit code {proc.poll()}, said {line!r}); "
-                f"run {' '.join(cmd)} by hand to see why"
-            )
+            raise RuntimeError(f"testweb did not start (exit code {proc.poll()}, said {line!r}); "
+                               f"run {' '.join(cmd)} by hand to see why")
         actual_port = int(match.group(2))
         web = TestWeb(hosts, actual_port, seed=seed, pages_per_host=pages)
         handle = TestWebProcess(proc, actual_port, web, Path(log) if log is not None else None)

@@ -42,34 +42,15 @@ class RequestLog:
         self.flush()
         self._timer = self._loop.call_later(self._interval, self._tick)
 
-    def record(
-        self,
-        start: float,
-        end: float,
-        host: str,
-        path: str,
-        method: str,
-        status: int,
-        nbytes: int,
-        conn: int,
-    ) -> None:
+    def record(self, start: float, end: float, host: str, path: str, method: str,
+               status: int, nbytes: int, conn: int) -> None:
         """Queue one request's line."""
         if self._stream is None:
             return
-        self._lines.append(
-            json.dumps(
-                {
-                    "start": start,
-                    "end": end,
-                    "host": host,
-                    "path": path,
-                    "method": method,
-                    "status": status,
-                    "bytes": nbytes,
-                    "conn": conn,
-                }
-            )
-        )
+        self._lines.append(json.dumps({
+            "start": start, "end": end, "host": host, "path": path, "method": method,
+            "status": status, "bytes": nbytes, "conn": conn,
+        }))
 
     def flush(self) -> None:
         """Write out queued lines."""
@@ -153,11 +134,10 @@ class HTTPProtocol(asyncio.Protocol):
             body_len = int(headers.get("content-length", "0") or 0)
             if len(self.buffer) < end + 4 + body_len:
                 return
-            del self.buffer[: end + 4 + body_len]
+            del self.buffer[:end + 4 + body_len]
             connection = headers.get("connection", "").lower()
-            keep_alive = (
-                "close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection
-            )
+            keep_alive = ("close" not in connection if version == "HTTP/1.1"
+                          else "keep-alive" in connection)
             host = headers.get("host", "").lower()
             name, sep, port = host.rpartition(":")
             if sep and port.isdigit():
@@ -168,25 +148,19 @@ class HTTPProtocol(asyncio.Protocol):
         body = _REASONS.get(status, "Error").encode()
         self.transport.write(  # type: ignore[union-attr]
             f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nContent-Length: {len(body)}"
-            f"\r\nConnection: close\r\n\r\n".encode()
-            + body
-        )
+            f"\r\nConnection: close\r\n\r\n".encode() + body)
         self.closing = True
         self.transport.close()  # type: ignore[union-attr]
 
     def _head(self, response: Response, length: int | None, keep_alive: bool) -> bytes:
         status = response.status
-        parts = [
-            f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n",
-            f"Server: testweb\r\nDate: {self.dates.now()}\r\n",
-        ]
+        parts = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n",
+                 f"Server: testweb\r\nDate: {self.dates.now()}\r\n"]
         for name, value in response.headers.items():
             parts.append(f"{name}: {value}\r\n")
         if length is not None and "Content-Length" not in response.headers:
             parts.append(f"Content-Length: {length}\r\n")
-        parts.append(
-            "Connection: keep-alive\r\n\r\n" if keep_alive else "Connection: close\r\n\r\n"
-        )
+        parts.append("Connection: keep-alive\r\n\r\n" if keep_alive else "Connection: close\r\n\r\n")
         return "".join(parts).encode("latin-1")
 
     def _answer(self, request: Request, keep_alive: bool) -> None:
@@ -201,8 +175,7 @@ class HTTPProtocol(asyncio.Protocol):
         if response.delay > 0 or response.stream is not None:
             self.busy = True
             asyncio.get_running_loop().create_task(
-                self._answer_later(request, response, keep_alive, start)
-            )
+                self._answer_later(request, response, keep_alive, start))
             return
         self._send(request, response, keep_alive, start)
 
@@ -211,23 +184,14 @@ class HTTPProtocol(asyncio.Protocol):
         head_only = request.method == "HEAD"
         data = self._head(response, len(body), keep_alive)
         self.transport.write(data if head_only else data + body)  # type: ignore[union-attr]
-        self.log.record(
-            start,
-            time.time(),
-            request.host,
-            request.target,
-            request.method,
-            response.status,
-            0 if head_only else len(body),
-            self.conn_id,
-        )
+        self.log.record(start, time.time(), request.host, request.target, request.method,
+                        response.status, 0 if head_only else len(body), self.conn_id)
         if not keep_alive:
             self.closing = True
             self.transport.close()  # type: ignore[union-attr]
 
-    async def _answer_later(
-        self, request: Request, response: Response, keep_alive: bool, start: float
-    ) -> None:
+    async def _answer_later(self, request: Request, response: Response, keep_alive: bool,
+                            start: float) -> None:
         if response.delay > 0:
             await asyncio.sleep(response.delay)
         if self.closing:
@@ -241,9 +205,8 @@ class HTTPProtocol(asyncio.Protocol):
         if not self.closing:
             self._process()
 
-    async def _stream(
-        self, request: Request, response: Response, keep_alive: bool, start: float
-    ) -> None:
+    async def _stream(self, request: Request, response: Response, keep_alive: bool,
+                      start: float) -> None:
         keep_alive = keep_alive and response.length is not None
         self.transport.write(self._head(response, response.length, keep_alive))  # type: ignore
         sent = 0
@@ -255,31 +218,15 @@ class HTTPProtocol(asyncio.Protocol):
                     return
                 self.transport.write(chunk)  # type: ignore[union-attr]
                 sent += len(chunk)
-        self.log.record(
-            start,
-            time.time(),
-            request.host,
-            request.target,
-            request.method,
-            response.status,
-            sent,
-            self.conn_id,
-        )
+        self.log.record(start, time.time(), request.host, request.target, request.method,
+                        response.status, sent, self.conn_id)
         if not keep_alive:
             self.closing = True
             self.transport.close()  # type: ignore[union-attr]
 
     def _log_aborted(self, request: Request, response: Response, start: float, sent: int) -> None:
-        self.log.record(
-            start,
-            time.time(),
-            request.host,
-            request.target,
-            request.method,
-            response.status,
-            sent,
-            self.conn_id,
-        )
+        self.log.record(start, time.time(), request.host, request.target, request.method,
+                        response.status, sent, self.conn_id)
 
 
 class TestWebServer:

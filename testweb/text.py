@@ -20,9 +20,8 @@ _CUM_WEIGHTS = tuple(itertools.accumulate(1.0 / rank for rank in range(1, len(VO
 # one long Zipf-distributed stream drawn once; the marginal distribution is the same and two
 # pages share a window only by rare chance.
 _STREAM_LEN = 1 << 18
-_STREAM: list[str] = random.Random(20260101).choices(
-    VOCABULARY, cum_weights=_CUM_WEIGHTS, k=_STREAM_LEN
-)
+_STREAM: list[str] = random.Random(20260101).choices(VOCABULARY, cum_weights=_CUM_WEIGHTS,
+                                                     k=_STREAM_LEN)
 
 
 def digest(*parts: object) -> bytes:
@@ -43,7 +42,7 @@ def keyword_for(*parts: object) -> str:
 def words(rng: random.Random, n: int) -> list[str]:
     """n words drawn from the Zipf distribution (a random window of the stream)."""
     start = int(rng.random() * (_STREAM_LEN - n))
-    return _STREAM[start : start + n]
+    return _STREAM[start:start + n]
 
 
 def between(rng: random.Random, lo: int, hi: int) -> int:
