@@ -37,7 +37,8 @@ def _echo_problems_to_stderr() -> None:
 
 
 class CrawlProgress:
-    """Prints pages/s and totals to stderr every ``CRAWL_PROGRESS_INTERVAL`` seconds."""
+    """Prints pages/s and totals to stderr every ``CRAWL_PROGRESS_INTERVAL`` seconds (0: never)
+    and a summary when the crawl ends."""
 
     def __init__(self, stats, interval: float, stream=None):
         self.stats = stats
@@ -50,7 +51,7 @@ class CrawlProgress:
     @classmethod
     def from_crawler(cls, crawler):
         interval = crawler.settings.getfloat("CRAWL_PROGRESS_INTERVAL")
-        if interval <= 0:
+        if not crawler.settings.getbool("CRAWL_SUMMARY_ENABLED", True):
             raise NotConfigured
         if crawler.settings.get("LOG_FILE"):
             _echo_problems_to_stderr()
@@ -62,8 +63,9 @@ class CrawlProgress:
     def spider_opened(self, spider):
         self.started = time.monotonic()
         self.last = (self.started, 0)
-        self.loop = task.LoopingCall(self.report)
-        self.loop.start(self.interval, now=False)
+        if self.interval > 0:
+            self.loop = task.LoopingCall(self.report)
+            self.loop.start(self.interval, now=False)
 
     def report(self):
         now = time.monotonic()

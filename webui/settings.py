@@ -81,6 +81,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = str(_config.data_dir / "static")
+(_config.data_dir / "static").mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
