@@ -70,7 +70,8 @@ class MinHashIndex:
     LSH bands are tuned for ``candidate_threshold`` (default ``threshold - 0.1``, so copies
     near the threshold are not lost to band misses) and candidates are confirmed by the
     estimated Jaccard similarity (>= ``threshold``): a bucket collision alone never matches.
-    With a ``redis_url`` the buckets and the stored signatures live in Redis under ``basename`` and are shared by every worker.
+    With a ``redis_url`` the buckets and the stored signatures live in Redis under
+    ``basename`` and are shared by every worker.
     """
 
     def __init__(
@@ -105,9 +106,7 @@ class MinHashIndex:
             return {k: self._signatures[k] for k in keys if k in self._signatures}
         values = self._redis.hmget(self._sig_key, keys) if keys else []
         return {
-            k: self.hasher.from_bytes(v)
-            for k, v in zip(keys, values, strict=True)
-            if v is not None
+            k: self.hasher.from_bytes(v) for k, v in zip(keys, values, strict=True) if v is not None
         }
 
     def match(self, signature: LeanMinHash) -> tuple[str, float] | None:

@@ -21,8 +21,9 @@ def simhash(features: np.ndarray, weights: np.ndarray | None = None) -> int:
     """The 64-bit SimHash of 64-bit feature hashes (each weighted 1 unless ``weights``)."""
     if len(features) == 0:
         return 0
-    bits = np.unpackbits(features.astype("<u8").view(np.uint8).reshape(-1, 8), axis=1,
-                         bitorder="little")
+    bits = np.unpackbits(
+        features.astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little"
+    )
     if weights is None:
         ones = bits.sum(axis=0, dtype=np.int64)
         positive = 2 * ones > len(features)

@@ -29,8 +29,19 @@ def redis_url(tmp_path_factory):
         pytest.fail("redis-server is not installed: apt-get install -y redis-server")
     port = _free_port()
     proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path_factory.mktemp("redis"))],
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path_factory.mktemp("redis")),
+        ],
         stdout=subprocess.DEVNULL,
     )
     client = redis.Redis(port=port)
@@ -137,7 +148,11 @@ def test_exact_near_and_distinct_documents_get_clusters(method):
     assert (first.kind, first.cluster_id) == ("new", "a")
     exact = dedup.check("b", "two.test", a.upper().replace(" ", "  "))
     assert (exact.kind, exact.match, exact.cluster_id, exact.match_host) == (
-        "exact", "a", "a", "one.test")
+        "exact",
+        "a",
+        "a",
+        "one.test",
+    )
     tokens = a.split()
     tokens[400] = "edited"
     near = dedup.check("c", "two.test", " ".join(tokens))
@@ -198,7 +213,11 @@ def test_workers_share_state_through_redis(redis_url, method):
     tokens[123] = "edited"
     near = worker2.check("c", "two.test", " ".join(tokens))
     assert (near.kind, near.match, near.cluster_id, near.match_host) == (
-        "near", "a", "a", "one.test")
+        "near",
+        "a",
+        "a",
+        "one.test",
+    )
     assert worker1.check("d", "one.test", _article(rng, 800)).kind == "new"
     assert worker1.cluster_size("a") == 3
     assert worker1.check("c", "two.test", " ".join(tokens)).kind == "known"

@@ -186,8 +186,18 @@ def generate(
         title = writer.title()
         label = f"article-{a}"
         pages.append(
-            page(site, site.host, label, title, paragraphs, False, site.name, stamp(), {},
-                 site.sidebar)
+            page(
+                site,
+                site.host,
+                label,
+                title,
+                paragraphs,
+                False,
+                site.name,
+                stamp(),
+                {},
+                site.sidebar,
+            )
         )
         for m in range(rng.randint(0, max_copies)):
             host = f"mirror{m + 1}.{site.host}"
@@ -206,8 +216,18 @@ def generate(
         site = rng.choice(site_list)
         paragraphs = [writer.paragraph(rng.randint(60, 150))]
         pages.append(
-            page(site, site.host, f"short-{s}", writer.title(), paragraphs, False, site.name,
-                 stamp(), {}, site.sidebar)
+            page(
+                site,
+                site.host,
+                f"short-{s}",
+                writer.title(),
+                paragraphs,
+                False,
+                site.name,
+                stamp(),
+                {},
+                site.sidebar,
+            )
         )
     rng.shuffle(pages)
     return pages
@@ -217,15 +237,23 @@ def calendar_trap(host: str, pages: int, seed: int = 7) -> list[LabelledPage]:
     """A trap host: ``pages`` calendar pages with the same text apart from their date."""
     rng = random.Random(seed)
     writer = _Writer(rng, vocabulary=2000)
-    site = _Site(host, writer.title(), [writer.title() for _ in range(6)],
-                 [" ".join(writer.phrase(6)) for _ in range(8)], " ".join(writer.phrase(20)))
+    site = _Site(
+        host,
+        writer.title(),
+        [writer.title() for _ in range(6)],
+        [" ".join(writer.phrase(6)) for _ in range(8)],
+        " ".join(writer.phrase(20)),
+    )
     events = [writer.paragraph(60) for _ in range(3)]
     out = []
     for day in range(pages):
         date = f"Events on day {day} of the calendar"
         page_html, text = _render(site, site.name, date, "Calendar", events, {}, site.sidebar)
-        out.append(LabelledPage(f"http://{host}/cal/{day}", host, "calendar", "Calendar",
-                                page_html, text, day > 0))
+        out.append(
+            LabelledPage(
+                f"http://{host}/cal/{day}", host, "calendar", "Calendar", page_html, text, day > 0
+            )
+        )
     return out
 
 
