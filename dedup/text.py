@@ -39,12 +39,25 @@ def exact_key(tokens: list[str]) -> str:
     return xxhash.xxh3_128_hexdigest(" ".join(tokens).encode("utf-8"))
 
 
+class _HashCache(dict):
+    """Token -> 64-bit hash, filled on first use; word frequencies are Zipfian, so most
+    lookups hit and the per-token cost is a C-level dict lookup instead of a Python call."""
+
+    max_size = 500_000
+
+    def __missing__(self, token: str) -> int:
+        if len(self) >= self.max_size:
+            self.clear()
+        value = self[token] = xxhash.xxh3_64_intdigest(token.encode("utf-8"))
+        return value
+
+
+_hash_cache = _HashCache()
+
+
 def word_hashes(tokens: list[str]) -> np.ndarray:
-    """A stable 64-bit hash per token, as a ``uint64`` array."""
-    hash64 = xxhash.xxh3_64_intdigest
-    return np.fromiter(
-        (hash64(t.encode("utf-8")) for t in tokens), dtype=np.uint64, count=len(tokens)
-    )
+    """A stable 64-bit hash per token (xxh3 of its UTF-8 bytes), as a ``uint64`` array."""
+    return np.fromiter(map(_hash_cache.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
 
 
 def fmix64(h: np.ndarray) -> np.ndarray:
