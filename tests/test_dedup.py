@@ -3,17 +3,23 @@ import shutil
 import socket
 import subprocess
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import redis
 from datasketch import MinHash
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
 
+from crawler.items import PageItem
 from dedup.core import Deduplicator
 from dedup.evaluate import evaluate
 from dedup.minhash import MinHasher, MinHashIndex, fold32
 from dedup.simhash import SimHashIndex, hamming, simhash
 from dedup.text import exact_key, shingle_hashes, word_hashes, words
+from index.base import doc_id_for
+from pipelines.dedup import DedupPipeline, scheduler_frontier
 from testweb.nearcopies import calendar_trap, generate
 
 
@@ -222,3 +228,76 @@ def test_workers_share_state_through_redis(redis_url, method):
     assert worker1.cluster_size("a") == 3
     assert worker1.check("c", "two.test", " ".join(tokens)).kind == "known"
     assert len(worker1.index) == 3
+
+
+def _item(url: str, host: str, text: str) -> PageItem:
+    return PageItem(url=url, fetched_url=url, host=host, status=200, fetched_at=0.0, text=text)
+
+
+class _RecordingFrontier:
+    """Stands in for the frontier until it lands: records budget cuts."""
+
+    def __init__(self):
+        self.budgets: dict[str, int] = {}
+
+    def set_host_budget(self, host: str, budget: int) -> None:
+        self.budgets[host] = budget
+
+
+def test_pipeline_marks_aliases_and_clusters_and_counts_stats():
+    crawler = get_crawler(settings_dict={"DEDUP_METHOD": "minhash"})
+    pipeline = DedupPipeline.from_crawler(crawler)
+    text = _article(random.Random(8), 600)
+    first = pipeline.process_item(_item("http://a.test/1", "a.test", text))
+    alias = pipeline.process_item(_item("http://b.test/1", "b.test", text))
+    tokens = text.split()
+    tokens[7] = "changed"
+    near = pipeline.process_item(_item("http://c.test/1", "c.test", " ".join(tokens)))
+    assert first.doc_id == doc_id_for("http://a.test/1")
+    assert (first.cluster_id, first.dup_of) == (first.doc_id, "")
+    assert (alias.cluster_id, alias.dup_of) == (first.doc_id, first.doc_id)
+    assert (near.cluster_id, near.dup_of) == (first.doc_id, "")
+    assert crawler.stats.get_value("dedup/exact") == 1
+    assert crawler.stats.get_value("dedup/near") == 1
+    assert crawler.stats.get_value("dedup/checked") == 3
+
+
+def test_pipeline_is_switched_off_by_setting():
+    with pytest.raises(NotConfigured):
+        DedupPipeline.from_crawler(get_crawler(settings_dict={"DEDUP_ENABLED": False}))
+
+
+def test_trap_host_gets_its_budget_cut_once():
+    crawler = get_crawler()
+    frontier = _RecordingFrontier()
+    pipeline = DedupPipeline(
+        Deduplicator(), crawler.stats, lambda: frontier, host_min_pages=10, host_copy_ratio=0.8
+    )
+    rng = random.Random(9)
+    for i in range(10):
+        pipeline.process_item(_item(f"http://good.test/{i}", "good.test", _article(rng, 300)))
+    for page in calendar_trap("cal.test", 30):
+        pipeline.process_item(_item(page.url, page.host, page.text))
+    assert frontier.budgets == {"cal.test": 10}
+    assert crawler.stats.get_value("dedup/host_budget_cut") == 1
+    assert crawler.stats.get_value("dedup/host_trap") == 1
+
+
+def test_mirror_of_another_host_is_not_a_trap():
+    crawler = get_crawler()
+    frontier = _RecordingFrontier()
+    pipeline = DedupPipeline(Deduplicator(), crawler.stats, lambda: frontier, host_min_pages=5)
+    rng = random.Random(10)
+    for i in range(8):
+        text = _article(rng, 300)
+        pipeline.process_item(_item(f"http://orig.test/{i}", "orig.test", text))
+        pipeline.process_item(_item(f"http://mirror.test/{i}", "mirror.test", text))
+    assert frontier.budgets == {}
+    assert crawler.stats.get_value("dedup/host_budget_cut") is None
+
+
+def test_frontier_is_found_on_the_scheduler():
+    assert scheduler_frontier(get_crawler()) is None
+    frontier = _RecordingFrontier()
+    crawler = SimpleNamespace(engine=SimpleNamespace(scheduler=SimpleNamespace(frontier=frontier)))
+    assert scheduler_frontier(crawler) is frontier
