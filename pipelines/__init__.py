@@ -1,1 +1,1 @@
-"""Scrapy item pipelines: dedup (100), WARC store (200), link graph (300), index writer (900)."""
+"""Item pipelines: dedup, WARC, link graph, index writer."""
