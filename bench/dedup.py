@@ -32,11 +32,11 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def run_method(method: str, pages) -> tuple[Score, float]:
-    """Score and CPU seconds of one method over the pages."""
+def run_method(method: str, pages, visible: bool = False) -> tuple[Score, float]:
+    """Score and CPU seconds of one method over the pages' main (or all visible) text."""
     dedup = Deduplicator.create(method)
     start = time.process_time()
-    score = evaluate(dedup, pages)
+    score = evaluate(dedup, pages, (lambda p: p.visible_text) if visible else (lambda p: p.text))
     return score, time.process_time() - start
 
 
@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> dict:
         "docs": len(pages),
         "near_copies": sum(p.copy for p in pages),
         "avg_doc_bytes": round(sum(len(p.text.encode("utf-8")) for p in pages) / len(pages)),
+        "avg_page_bytes": round(sum(len(p.html.encode("utf-8")) for p in pages) / len(pages)),
     }
     for method in ("minhash", "simhash"):
         log(f"running {method} over {len(pages)} documents")
@@ -94,6 +95,10 @@ def main(argv: list[str] | None = None) -> dict:
         result[f"{method}_recall"] = round(score.recall, 4)
         result[f"{method}_docs_per_s"] = round(len(pages) / cpu, 1)
         log(f"  {method}: {score} {result[f'{method}_docs_per_s']} docs/s/core")
+        score, cpu = run_method(method, pages, visible=True)
+        result[f"{method}_visible_text_precision"] = round(score.precision, 4)
+        result[f"{method}_visible_text_recall"] = round(score.recall, 4)
+        log(f"  {method} on all visible text (boilerplate included): {score}")
     log("running the baseline: plain datasketch MinHash + LSH")
     score, cpu = run_baseline(pages)
     result["baseline_datasketch_precision"] = round(score.precision, 4)

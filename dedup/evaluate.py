@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from dedup.core import Deduplicator
@@ -28,8 +28,10 @@ class Score:
         return self.true_pos / self.positives if self.positives else 1.0
 
 
-def evaluate(dedup: Deduplicator, pages: Iterable) -> Score:
-    """Feed ``pages`` (with ``url``, ``host``, ``label``, ``text``) and score the matches."""
+def evaluate(
+    dedup: Deduplicator, pages: Iterable, text: Callable[[object], str] = lambda p: p.text
+) -> Score:
+    """Feed ``pages`` (with ``url``, ``host``, ``label`` and ``text(page)``), score the matches."""
     label_of: dict[str, str] = {}
     seen_labels: set[str] = set()
     true_pos = false_pos = positives = 0
@@ -38,7 +40,7 @@ def evaluate(dedup: Deduplicator, pages: Iterable) -> Score:
         label_of[doc_id] = page.label
         positives += page.label in seen_labels
         seen_labels.add(page.label)
-        verdict = dedup.check(doc_id, page.host, page.text)
+        verdict = dedup.check(doc_id, page.host, text(page))
         if verdict.kind in ("exact", "near"):
             if label_of[verdict.match] == page.label:
                 true_pos += 1

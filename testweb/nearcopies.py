@@ -7,6 +7,10 @@ Distinct pages share their site's template (navigation, sidebar, footer); some a
 so the shared template is a large part of their text, and some quote a paragraph of
 another article. Pages with the same ``label`` are near-copies of each other; pages with
 different labels are distinct. The test web serves these pages as mirror hosts.
+
+``text`` is what the crawler's extractor (``crawler.extract``) reads as the main text;
+``visible_text`` is all the visible text, boilerplate included (the hard case, for when
+extraction lets the template through).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import random
 from dataclasses import dataclass
 from itertools import accumulate
 
+from crawler.extract import extract
+
 _SYLLABLES = [
     c + v
     for c in ["", "b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z"]
@@ -26,7 +32,7 @@ _SYLLABLES = [
 
 @dataclass(frozen=True)
 class LabelledPage:
-    """One page of the set: ``text`` is its visible text in reading order."""
+    """One page of the set: ``text`` is its extracted main text, ``visible_text`` all of it."""
 
     url: str
     host: str
@@ -34,6 +40,7 @@ class LabelledPage:
     title: str
     html: str
     text: str
+    visible_text: str
     copy: bool
 
 
@@ -80,6 +87,11 @@ class _Writer:
         return " ".join(self.phrase(self.rng.randint(3, 8))).title()
 
 
+def main_text(page_html: str, url: str) -> str:
+    """The main text the crawler extracts from a page."""
+    return extract(page_html, url).text
+
+
 def _edit(paragraphs: list[str], rng: random.Random, writer: _Writer, edits: int) -> list[str]:
     """Apply ``edits`` random word substitutions, insertions and deletions."""
     words = [p.split(" ") for p in paragraphs]
@@ -124,7 +136,7 @@ def _render(
     text.append(site.footer)
     nav = "".join(f'<a href="/{esc(n.lower().replace(" ", "-"))}/">{esc(n)}</a>' for n in site.nav)
     side = "".join(f"<li>{esc(s)}</li>" for s in sidebar)
-    time_html = f"<time>{esc(stamp)}</time>" if stamp else ""
+    time_html = f"<p><time>{esc(stamp)}</time></p>" if stamp else ""
     page = (
         f"<!doctype html><html><head><title>{esc(title)}</title></head><body>"
         f'<header><div class="banner">{esc(banner)}</div><nav>{nav}</nav></header>'
@@ -166,7 +178,9 @@ def generate(
         n = next(serial)
         page_html, text = _render(site, banner, stamp, title, paragraphs, ads, sidebar)
         url = f"http://{host}/a/{n}.html"
-        return LabelledPage(url, host, label, title, page_html, text, copy)
+        return LabelledPage(
+            url, host, label, title, page_html, main_text(page_html, url), text, copy
+        )
 
     def stamp() -> str:
         return (
@@ -249,9 +263,17 @@ def calendar_trap(host: str, pages: int, seed: int = 7) -> list[LabelledPage]:
     for day in range(pages):
         date = f"Events on day {day} of the calendar"
         page_html, text = _render(site, site.name, date, "Calendar", events, {}, site.sidebar)
+        url = f"http://{host}/cal/{day}"
         out.append(
             LabelledPage(
-                f"http://{host}/cal/{day}", host, "calendar", "Calendar", page_html, text, day > 0
+                url,
+                host,
+                "calendar",
+                "Calendar",
+                page_html,
+                main_text(page_html, url),
+                text,
+                day > 0,
             )
         )
     return out
