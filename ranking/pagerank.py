@@ -65,8 +65,8 @@ class KeyTable:
     """
 
     def __init__(self, key_arrays: Iterable[np.ndarray]):
-        parts = [np.unique(_as_u64(a) * _MIX) for a in key_arrays]
-        table = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+        parts = [_sorted_unique(_as_u64(a) * _MIX) for a in key_arrays]
+        table = _sorted_unique(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
         self._table = table
         bits = max(1, int(np.ceil(np.log2(max(len(table), 2)))))
         self._shift = np.uint64(64 - bits)
@@ -115,6 +115,17 @@ class KeyTable:
             todo = todo[~found]
             pos[todo] += 1
         return out
+
+
+def _sorted_unique(a: np.ndarray) -> np.ndarray:
+    # np.unique is several times slower than sort + mask on large uint64 arrays.
+    a = np.sort(a)
+    if len(a) < 2:
+        return a
+    keep = np.empty(len(a), dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
 
 
 def _as_u64(a: np.ndarray) -> np.ndarray:
@@ -250,6 +261,10 @@ class LinkGraph:
             hosts,
         )
 
+    def node_keys(self) -> np.ndarray:
+        """Node keys (``uint64``) in index order."""
+        return self.key_table.keys()
+
     def node_ids(self, start: int = 0, stop: int | None = None) -> list:
         """Node ids in index order: doc ids, host names or integers, as they came in."""
         return self.ids.decode(self.key_table.keys()[start:stop])
@@ -270,11 +285,14 @@ def pagerank(
     personalization: Mapping | None = None,
     max_iter: int = 100,
     tol: float = 1.0e-6,
+    info: dict | None = None,
 ) -> np.ndarray:
     """PageRank of every node, in index order, summing to 1 (``networkx.pagerank`` semantics).
 
     ``personalization`` maps node ids (as ``node_ids`` gives them) to non-negative weights;
     ids not in the graph are ignored, as networkx does. Dangling nodes follow it too.
+    Convergence is an L1 change below ``n * tol``, as in networkx: loose on big graphs, so
+    pass a smaller ``tol`` there. ``info``, when given, receives ``iterations``.
     Raises ``PowerIterationFailedConvergence`` after ``max_iter`` steps without converging.
     """
     n = graph.n
@@ -284,10 +302,12 @@ def pagerank(
     x = np.full(n, 1.0 / n)
     matrix = graph.matrix
     dangling = graph.dangling
-    for _ in range(max_iter):
+    for step in range(1, max_iter + 1):
         last = x
         x = alpha * (matrix @ last + last[dangling].sum() * p) + (1 - alpha) * p
         if np.abs(x - last).sum() < n * tol:
+            if info is not None:
+                info["iterations"] = step
             return x
     raise PowerIterationFailedConvergence(
         f"PageRank did not converge to tol={tol} in {max_iter} iterations; raise max_iter"
