@@ -91,7 +91,9 @@ def run_networkx(data: Path, out: Path) -> dict:
     start = time.perf_counter()
     g = nx.DiGraph()
     g.add_nodes_from(np.load(data / "nodes.npy").tolist())
-    g.add_edges_from(zip(np.load(data / "src.npy").tolist(), np.load(data / "dst.npy").tolist()))
+    g.add_edges_from(
+        zip(np.load(data / "src.npy").tolist(), np.load(data / "dst.npy").tolist(), strict=True)
+    )
     loaded = time.perf_counter()
     scores = nx.pagerank(g)
     done = time.perf_counter()
@@ -141,9 +143,8 @@ def writeback_rate(docs: int) -> float | None:
     except ImportError as exc:
         log(f"write-back: embedded backend missing on this branch ({exc}); not measured")
         return None
-    from ranking.tasks import publish_batches
-
     from index.base import Document, doc_id_for
+    from ranking.tasks import publish_batches
 
     with tempfile.TemporaryDirectory(prefix="bench-rank-index-") as tmp:
         backend = EmbeddedBackend(Path(tmp))

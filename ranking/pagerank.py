@@ -232,7 +232,7 @@ class LinkGraph:
         """
         src_parts, dst_parts = [], []
         for chunk in _batched(pairs, chunk_size):
-            srcs, dsts = zip(*chunk)
+            srcs, dsts = zip(*chunk, strict=True)
             src_parts.append(doc_ids_to_keys(srcs))
             dst_parts.append(doc_ids_to_keys(dsts))
         node_parts = [doc_ids_to_keys(c) for c in _batched(nodes, chunk_size)]
@@ -276,7 +276,9 @@ class LinkGraph:
     def batches(self, scores: np.ndarray, size: int = 1 << 16) -> Iterator[dict]:
         """``{node_id: score}`` in batches of at most ``size`` nodes, in index order."""
         for lo in range(0, self.n, size):
-            yield dict(zip(self.node_ids(lo, lo + size), scores[lo : lo + size].tolist()))
+            yield dict(
+                zip(self.node_ids(lo, lo + size), scores[lo : lo + size].tolist(), strict=True)
+            )
 
 
 def pagerank(
@@ -312,6 +314,18 @@ def pagerank(
     raise PowerIterationFailedConvergence(
         f"PageRank did not converge to tol={tol} in {max_iter} iterations; raise max_iter"
     )
+
+
+def static_rank(scores: np.ndarray) -> np.ndarray:
+    """PageRank log-scaled to [0, 1] for ranking: ``log1p(n * pr) / log1p(n * max(pr))``.
+
+    The best node gets 1; a node of average rank (``pr = 1 / n``) gets
+    ``log(2) / log1p(n * max(pr))``, so a few hubs do not flatten everyone else to zero.
+    """
+    if scores.size == 0:
+        return scores.copy()
+    relative = np.log1p(scores * scores.size)
+    return relative / relative.max()
 
 
 def _personalization_vector(graph: LinkGraph, personalization: Mapping | None) -> np.ndarray:

@@ -13,7 +13,6 @@ ranking is a configuration change, not a code change.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,15 +35,17 @@ class QueryInfo:
 
     @classmethod
     def of(cls, query: Any) -> QueryInfo:
-        """From a query string or a parsed query (anything with a ``terms`` attribute).
+        """From a query string, a parsed ``index.query.Query`` (its ``raw`` text, since host
+        names must not be stemmed) or anything with a ``terms`` attribute.
 
-        In a string, ``-excluded`` words, ``site:`` filters and ``OR`` are not terms;
-        phrase words are.
+        ``-excluded`` words, ``site:`` filters and ``OR`` are not terms; phrase words are.
         """
         if isinstance(query, QueryInfo):
             return query
         if isinstance(query, str):
             return cls(tuple(_string_terms(query)))
+        if isinstance(getattr(query, "raw", None), str):
+            return cls(tuple(_string_terms(query.raw)))
         terms = getattr(query, "terms", None)
         if callable(terms):
             terms = terms()
@@ -72,7 +73,7 @@ def _string_terms(query: str) -> Iterable[str]:
 @dataclass
 class RankContext:
     """Per-query facts shared by all signals: the query, the candidates' best text score,
-    and the host ranks of the committed ranking run (host -> rank relative to the mean)."""
+    and the host static ranks of the committed ranking run (host -> [0, 1])."""
 
     query: QueryInfo
     max_text_score: float = 0.0
@@ -102,40 +103,25 @@ class TextRelevance(Signal):
         return max(0.0, hit.score) / ctx.max_text_score
 
 
-def _log_scaled(relative_rank: float, saturation: float) -> float:
-    """Map a rank relative to the mean (1.0 = average) to [0, 1] on a log scale."""
-    if relative_rank <= 0:
-        return 0.0
-    return min(1.0, math.log1p(relative_rank) / math.log1p(saturation))
-
-
 class PageRankSignal(Signal):
-    """Static page rank, log-scaled: ``Hit.pagerank`` is PageRank x pages (1.0 = average).
-
-    A page ``saturation`` times the average or more scores 1.
-    """
+    """The page's static rank as the ranking batch writes it (``ranking.pagerank.static_rank``:
+    log-scaled PageRank, best page 1)."""
 
     name = "pagerank"
     default_weight = 0.4
 
-    def __init__(self, saturation: float = 1000.0):
-        self.saturation = saturation
-
     def compute(self, hit: Hit, ctx: RankContext) -> float:
-        return _log_scaled(hit.pagerank, self.saturation)
+        return min(1.0, max(0.0, hit.pagerank))
 
 
 class HostRankSignal(Signal):
-    """Rank of the hit's host in the host graph, log-scaled like ``PageRankSignal``."""
+    """The static rank of the hit's host in the host graph (same scale as ``pagerank``)."""
 
     name = "hostrank"
     default_weight = 0.2
 
-    def __init__(self, saturation: float = 1000.0):
-        self.saturation = saturation
-
     def compute(self, hit: Hit, ctx: RankContext) -> float:
-        return _log_scaled(ctx.host_ranks.get(_host_of(hit), 0.0), self.saturation)
+        return min(1.0, max(0.0, ctx.host_ranks.get(_host_of(hit), 0.0)))
 
 
 def host_labels(host: str) -> list[str]:
@@ -260,7 +246,7 @@ def rerank(
 
     ``query`` is the query string or its parsed form (with a ``terms`` attribute);
     ``weights`` overrides default weights by signal name (e.g. ``settings.RANKING_WEIGHTS``);
-    ``host_ranks`` maps host -> host rank relative to the mean (``ScoreStore.host_ranks``).
+    ``host_ranks`` maps host -> host static rank in [0, 1] (``ScoreStore.host_ranks``).
     Each returned hit's ``score`` is its combined score.
     """
     return Ranker([_load(path)() for path in DEFAULT_SIGNALS], weights).rerank(

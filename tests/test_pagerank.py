@@ -31,7 +31,7 @@ def ours(edges, nodes=(), **kwargs) -> dict:
     dst = np.array([b for _, b in edges], dtype=np.int64)
     graph = LinkGraph.from_arrays(src, dst, np.array(list(nodes), dtype=np.int64))
     scores = pagerank(graph, **kwargs)
-    return dict(zip(graph.node_ids(), scores.tolist()))
+    return dict(zip(graph.node_ids(), scores.tolist(), strict=True))
 
 
 def l1(a: dict, b: dict) -> float:
@@ -68,6 +68,7 @@ def test_random_graphs_match_networkx(seed):
         zip(
             rng.integers(0, n, 1500).tolist(),
             (n * rng.random(1500) ** 2).astype(int).tolist(),
+            strict=True,
         )
     )
     nodes = range(n)
@@ -111,7 +112,7 @@ def test_doc_id_graph_matches_networkx_and_round_trips_ids():
     edges = [(ids[i], ids[(i * 5 + 1) % 12]) for i in range(10)] + [(ids[0], ids[11])]
     graph = LinkGraph.from_doc_edges(iter(edges), nodes=ids, chunk_size=4)
     assert sorted(graph.node_ids()) == sorted(ids)
-    got = dict(zip(graph.node_ids(), pagerank(graph).tolist()))
+    got = dict(zip(graph.node_ids(), pagerank(graph).tolist(), strict=True))
     assert l1(got, reference(edges, nodes=ids)) <= L1
     assert graph.index_of([ids[3], "0" * 16]).tolist()[1] == -1
 
@@ -144,7 +145,7 @@ def test_host_graph_drops_links_within_a_host():
     graph = LinkGraph.from_host_edges(pairs)
     assert sorted(graph.node_ids()) == ["a.test", "b.test", "c.test"]
     assert graph.edges == 3
-    got = dict(zip(graph.node_ids(), pagerank(graph).tolist()))
+    got = dict(zip(graph.node_ids(), pagerank(graph).tolist(), strict=True))
     assert l1(got, reference([p for p in pairs if p[0] != p[1]])) <= L1
     assert got["b.test"] > got["c.test"]
     assert graph.index_of(["nowhere.test"]).tolist() == [-1]

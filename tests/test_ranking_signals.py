@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from index.base import Hit, doc_id_for
-from ranking.pagerank import LinkGraph, pagerank
+from index.query import parse
+from ranking.pagerank import LinkGraph, pagerank, static_rank
 from ranking.signals import (
     HostHomePage,
     HostRankSignal,
@@ -37,6 +38,11 @@ def ctx(query: str, max_text_score: float = 1.0, host_ranks=None) -> RankContext
 def test_query_info_from_string_skips_operators():
     q = QueryInfo.of('Python "Monty Flying" -snake site:docs.test OR circus')
     assert q.terms == ("python", "monty", "flying", "circus")
+
+
+def test_query_info_from_the_shared_query_parser_uses_raw_words():
+    parsed = parse('Docs Python "running dogs" -snake site:x.test')
+    assert QueryInfo.of(parsed).terms == ("docs", "python", "running", "dogs")
 
 
 def test_query_info_from_parsed_query_with_terms():
@@ -88,28 +94,28 @@ def test_text_relevance_is_relative_to_best_candidate():
     assert signal.compute(hit("https://a.test/", score=5.0), ctx("x", 0.0)) == 0.0
 
 
-def test_pagerank_signal_is_log_scaled_and_bounded():
-    signal = PageRankSignal(saturation=1000.0)
-    values = [
-        signal.compute(hit("https://a.test/", pagerank=r), ctx("x"))
-        for r in (0.0, 0.5, 1.0, 10.0, 1000.0, 1e6)
-    ]
-    assert values[0] == 0.0
-    assert values == sorted(values)
-    assert values[-2] == pytest.approx(1.0) and values[-1] == 1.0
-    # log scale: 10x the average is far from 10x the value of the average
-    assert values[3] / values[2] < 4
+def test_pagerank_signal_reads_the_static_rank_clamped():
+    signal = PageRankSignal()
+    values = [signal.compute(hit("https://a.test/", pagerank=r), ctx("x")) for r in (-1, 0.3, 2)]
+    assert values == [0.0, 0.3, 1.0]
+
+
+def test_static_rank_is_log_scaled_with_best_page_one():
+    scores = np.array([0.5, 0.25, 0.125, 0.0625, 0.0625])
+    ranked = static_rank(scores)
+    assert ranked.max() == 1.0 and ranked.argmax() == 0
+    assert (np.diff(ranked) <= 0).all()
+    # log scale: half the PageRank keeps far more than half the static rank
+    assert ranked[1] > 0.6
+    assert static_rank(np.array([])).size == 0
 
 
 def test_host_rank_signal_reads_context():
     signal = HostRankSignal()
-    c = ctx("x", host_ranks={"big.test": 500.0, "small.test": 0.5})
-    assert (
-        signal.compute(hit("https://big.test/a"), c)
-        > signal.compute(hit("https://small.test/a"), c)
-        > signal.compute(hit("https://none.test/a"), c)
-        == 0.0
-    )
+    c = ctx("x", host_ranks={"big.test": 1.0, "small.test": 0.2})
+    big = signal.compute(hit("https://big.test/a"), c)
+    small = signal.compute(hit("https://small.test/a"), c)
+    assert big > small > signal.compute(hit("https://none.test/a"), c) == 0.0
 
 
 def test_ranker_weights_are_data():
@@ -176,11 +182,10 @@ def test_well_linked_page_beats_poorly_linked_page_with_same_text():
     # pages 1..6 link to page 0; only page 7 links to page 1
     edges = [(ids[i], ids[0]) for i in range(1, 7)] + [(ids[7], ids[1])]
     graph = LinkGraph.from_doc_edges(edges, nodes=ids)
-    scores = pagerank(graph)
-    relative = dict(zip(graph.node_ids(), (scores * graph.n).tolist()))
-    well, poor = hit(pages[0], 5.0, relative[ids[0]]), hit(pages[1], 5.0, relative[ids[1]])
+    rank = dict(zip(graph.node_ids(), static_rank(pagerank(graph)).tolist(), strict=True))
+    well, poor = hit(pages[0], 5.0, rank[ids[0]]), hit(pages[1], 5.0, rank[ids[1]])
+    assert rank[ids[0]] == 1.0 > rank[ids[1]]
     assert [h.url for h in rerank([poor, well], "widgets")] == [well.url, poor.url]
-    # text relevance still dominates a small rank difference
-    better_text = hit(pages[1], 10.0, relative[ids[1]])
+    # much better text still beats better links
+    better_text = hit(pages[1], 15.0, rank[ids[1]])
     assert rerank([well, better_text], "widgets")[0].url == pages[1]
-    assert np.isclose(sum(relative.values()), graph.n)
