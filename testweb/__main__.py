@@ -1,0 +1,81 @@
+"""``python -m testweb``: serve the deterministic test web on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import socket
+import sys
+from typing import IO
+
+from testweb.server import RequestLog, TestWebServer
+from testweb.web import DEFAULT_CACHE_PAGES, DEFAULT_PAGES_PER_HOST, TestWeb
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; every option is documented in ``--help``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m testweb",
+        description="Serve a deterministic multi-host test web (hosts site0.test .. "
+        "site{N-1}.test, chosen by the Host header). Prints 'testweb listening on "
+        "http://BIND:PORT (N hosts)' when ready; SIGTERM or SIGINT stop it and flush the log.",
+    )
+    parser.add_argument("--hosts", type=int, required=True, help="number of normal hosts N")
+    parser.add_argument("--port", type=int, required=True,
+                        help="port to listen on; 0 picks a free one (printed in the ready line)")
+    parser.add_argument("--log", help="file for the JSON-lines request log (one line per "
+                        "request, flushed every 0.2 s and at exit); omit for no log")
+    parser.add_argument("--seed", type=int, default=0, help="content seed (default 0)")
+    parser.add_argument("--bind", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--pages", type=int, default=DEFAULT_PAGES_PER_HOST,
+                        help=f"pages per host, /p/0 .. /p/N-1 (default {DEFAULT_PAGES_PER_HOST})")
+    parser.add_argument("--cache", type=int, default=DEFAULT_CACHE_PAGES,
+                        help=f"generated pages kept in the LRU cache (default {DEFAULT_CACHE_PAGES})")
+    return parser.parse_args(argv)
+
+
+def bind(address: str, port: int) -> socket.socket:
+    """A listening-ready TCP socket bound to (address, port)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((address, port))
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(args: argparse.Namespace, log_file: IO[str] | None) -> None:
+    """Run the server until SIGTERM or SIGINT."""
+    sock = bind(args.bind, args.port)
+    port = sock.getsockname()[1]
+    web = TestWeb(args.hosts, port, seed=args.seed, pages_per_host=args.pages,
+                  cache_pages=args.cache)
+    server = TestWebServer(web, RequestLog(log_file))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await server.start(sock)
+        print(f"testweb listening on http://{args.bind}:{port} ({args.hosts} hosts)", flush=True)
+        await stop.wait()
+    finally:
+        await server.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    args = parse_args(argv)
+    log_file = open(args.log, "w", encoding="utf-8") if args.log else None  # noqa: SIM115
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve(args, log_file))
+    finally:
+        if log_file is not None:
+            log_file.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Run the test web as a subprocess for tests and benchmarks."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from testweb.web import DEFAULT_PAGES_PER_HOST, TestWeb
+
+_READY = re.compile(r"testweb listening on http://([\d.]+):(\d+) \((\d+) hosts\)")
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+class TestWebProcess:
+    """A running ``python -m testweb``: its port, URLs, ground truth and request log."""
+
+    __test__ = False
+
+    def __init__(self, proc: subprocess.Popen, port: int, web: TestWeb, log: Path | None):
+        self.proc = proc
+        self.port = port
+        self.web = web
+        self.log = log
+
+    def base_url(self, host: str) -> str:
+        """``http://host:port`` without a trailing slash."""
+        return f"http://{host}:{self.port}"
+
+    def home_url(self, host: str) -> str:
+        """The home page URL of a host."""
+        return self.web.home_url(host)
+
+    def hosts(self) -> list[str]:
+        """All host names served."""
+        return self.web.hosts()
+
+    def resolve_map(self) -> dict[str, str]:
+        """Host name -> address for a crawler's resolver override (all on 127.0.0.1)."""
+        return {host: "127.0.0.1" for host in self.web.hosts()}
+
+    def read_log(self) -> list[dict]:
+        """The request log lines flushed so far, parsed."""
+        import json
+
+        if self.log is None or not self.log.exists():
+            return []
+        lines = self.log.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.endswith("}")]
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """SIGTERM the server and wait for it; kill it if it does not stop."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+@contextlib.contextmanager
+def run(
+    hosts: int = 10,
+    seed: int = 0,
+    log: str | os.PathLike | None = None,
+    pages: int = DEFAULT_PAGES_PER_HOST,
+    port: int = 0,
+    extra_args: list[str] | tuple[str, ...] = (),
+    timeout: float = 30.0,
+) -> Iterator[TestWebProcess]:
+    """Start ``python -m testweb`` on a free port (unless ``port`` is given), yield a handle
+    once it is listening, and terminate it on exit."""
+    cmd = [sys.executable, "-m", "testweb", "--hosts", str(hosts), "--port", str(port),
+           "--seed", str(seed), "--pages", str(pages), *extra_args]
+    if log is not None:
+        cmd += ["--log", str(log)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=_ROOT)
+    handle = None
+    try:
+        line = _ready_line(proc, timeout)
+        match = _READY.search(line or "")
+        if not match:
+            raise RuntimeError(f"testweb did not start (exit code {proc.poll()}, said {line!r}); "
+                               f"run {' '.join(cmd)} by hand to see why")
+        actual_port = int(match.group(2))
+        web = TestWeb(hosts, actual_port, seed=seed, pages_per_host=pages)
+        handle = TestWebProcess(proc, actual_port, web, Path(log) if log is not None else None)
+        yield handle
+    finally:
+        if handle is not None:
+            handle.stop()
+        elif proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+
+
+def _ready_line(proc: subprocess.Popen, timeout: float) -> str | None:
+    """The first stdout line of the process, or None after ``timeout`` seconds."""
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return result[0] if result else None

@@ -1,0 +1,84 @@
+"""The ground truth of the test web: which hosts exist and what each serves.
+
+The server answers every request through ``TestWeb.handle``, so tests and benchmarks that
+build a ``TestWeb`` with the same (hosts, port, seed) know exactly what the server serves.
+"""
+
+from __future__ import annotations
+
+from testweb.kinds import HOST_KINDS, HostKind, LRUCache, NormalHost, not_found
+from testweb.messages import PageInfo, Request, Response
+
+DEFAULT_PAGES_PER_HOST = 10_000
+DEFAULT_CACHE_PAGES = 20_000
+
+
+class TestWeb:
+    """A deterministic web of ``hosts`` normal sites ``site0.test`` .. ``site{N-1}.test``.
+
+    Content is a pure function of (seed, host, path); generated pages are kept in a bounded
+    LRU cache. Absolute links carry ``port``, the port the server listens on.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(
+        self,
+        hosts: int,
+        port: int,
+        seed: int = 0,
+        pages_per_host: int = DEFAULT_PAGES_PER_HOST,
+        cache_pages: int = DEFAULT_CACHE_PAGES,
+    ):
+        if hosts < 1:
+            raise ValueError("hosts must be >= 1")
+        if pages_per_host < 1:
+            raise ValueError("pages_per_host must be >= 1")
+        self.port = port
+        self.seed = seed
+        self.pages_per_host = pages_per_host
+        self.cache = LRUCache(cache_pages)
+        self.normal_hosts: list[str] = [f"site{i}.test" for i in range(hosts)]
+        self._hosts: dict[str, HostKind] = {
+            name: NormalHost(self, name, i) for i, name in enumerate(self.normal_hosts)
+        }
+
+    @staticmethod
+    def kinds() -> dict[str, type[HostKind]]:
+        """The registered host kinds by name."""
+        return dict(HOST_KINDS)
+
+    def hosts(self) -> list[str]:
+        """All host names served, normal hosts first."""
+        return list(self._hosts)
+
+    def host(self, name: str) -> HostKind:
+        """The host object of a name (KeyError if unknown)."""
+        return self._hosts[name.lower()]
+
+    def url(self, host: str, path: str = "/") -> str:
+        """The absolute URL of a path on a host, with the server's port."""
+        return f"http://{host}:{self.port}{path}"
+
+    def home_url(self, host: str) -> str:
+        """The home page URL of a host."""
+        return self.url(host, "/")
+
+    def handle(self, request: Request) -> Response:
+        """Answer a request; unknown hosts get a 404."""
+        kind = self._hosts.get(request.host)
+        if kind is None:
+            return not_found(f"Unknown host {request.host}")
+        return kind.handle(request)
+
+    def render(
+        self, host: str, path: str, headers: dict[str, str] | None = None, method: str = "GET"
+    ) -> Response:
+        """What the server answers to ``method path`` with ``Host: host`` and these headers."""
+        lower = {k.lower(): v for k, v in (headers or {}).items()}
+        return self.handle(Request(method, host.lower().rsplit(":", 1)[0], path, lower))
+
+    def page(self, host: str, path: str) -> PageInfo | None:
+        """The ground truth of a page (title, main text, headings, links, keyword), or None."""
+        kind = self._hosts.get(host.lower())
+        return kind.page(path) if kind else None
