@@ -40,7 +40,8 @@ class Backend:
     """Builds frontiers of one kind over the same state, and restarts that state."""
 
     def __init__(self, kind, tmp_path, redis_server, crawl):
-        self.kind, self.tmp_path, self.redis_server, self.crawl = kind, tmp_path, redis_server, crawl
+        self.kind, self.tmp_path, self.crawl = kind, tmp_path, crawl
+        self.redis_server = redis_server
         self.clock = Clock()
         self.opened = []
 
