@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 
@@ -23,8 +24,21 @@ SUMMARY_KEYS = (
 )
 
 
+def _echo_problems_to_stderr() -> None:
+    """With the log in a file, still show warnings and errors on the terminal."""
+    root = logging.getLogger()
+    if any(getattr(h, "_crawl_echo", False) for h in root.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler._crawl_echo = True
+    root.addHandler(handler)
+
+
 class CrawlProgress:
-    """Prints pages/s and totals to stderr every ``CRAWL_PROGRESS_INTERVAL`` seconds."""
+    """Prints pages/s and totals to stderr every ``CRAWL_PROGRESS_INTERVAL`` seconds (0: never)
+    and a summary when the crawl ends."""
 
     def __init__(self, stats, interval: float, stream=None):
         self.stats = stats
@@ -37,8 +51,10 @@ class CrawlProgress:
     @classmethod
     def from_crawler(cls, crawler):
         interval = crawler.settings.getfloat("CRAWL_PROGRESS_INTERVAL")
-        if interval <= 0:
+        if not crawler.settings.getbool("CRAWL_SUMMARY_ENABLED", True):
             raise NotConfigured
+        if crawler.settings.get("LOG_FILE"):
+            _echo_problems_to_stderr()
         ext = cls(crawler.stats, interval)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
@@ -47,15 +63,18 @@ class CrawlProgress:
     def spider_opened(self, spider):
         self.started = time.monotonic()
         self.last = (self.started, 0)
-        self.loop = task.LoopingCall(self.report)
-        self.loop.start(self.interval, now=False)
+        if self.interval > 0:
+            self.loop = task.LoopingCall(self.report)
+            self.loop.start(self.interval, now=False)
 
     def report(self):
         now = time.monotonic()
         pages = self.stats.get_value("response_received_count", 0)
         rate = (pages - self.last[1]) / max(now - self.last[0], 1e-9)
         self.last = (now, pages)
-        errors = self.stats.get_value("downloader/exception_count", 0)
+        errors = self.stats.get_value("downloader/exception_count", 0) - self.stats.get_value(
+            "downloader/exception_type_count/scrapy.exceptions.IgnoreRequest", 0
+        )
         indexed = self.stats.get_value("index/indexed", 0)
         queued = self.stats.get_value(
             "frontier/queued", self.stats.get_value("scheduler/enqueued", 0)

@@ -81,6 +81,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = str(_config.data_dir / "static")
+(_config.data_dir / "static").mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -90,7 +91,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": "WARNING"},
+    # Only Django's own loggers: the crawler process configures the root logger itself.
+    "loggers": {"django": {"handlers": ["console"], "level": "WARNING"}},
 }
 
 # --- search ---
