@@ -27,6 +27,16 @@ TELNETCONSOLE_ENABLED = False
 TWISTED_DNS_RESOLVER = "crawler.resolver.OverrideResolver"
 RESOLVE_OVERRIDES = {}
 
+# --- SSRF guard (crawler/ssrf.py): connect to public addresses only ---
+# Checked after every name resolution (redirects included) and on literal-IP URLs.
+SSRF_GUARD_ENABLED = True
+SSRF_ALLOWED_NETWORKS = []  # CIDRs allowed anyway; the test web and demo pass 127.0.0.0/8
+DOWNLOAD_HANDLERS = {
+    "http": "crawler.handlers.GuardedDownloadHandler",
+    "https": "crawler.handlers.GuardedDownloadHandler",
+}
+FETCH_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"  # behind the guard
+
 # --- concurrency and politeness ---
 CONCURRENT_ITEMS = 100
 CONCURRENT_REQUESTS = 32
@@ -42,6 +52,11 @@ DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 REDIRECT_MAX_TIMES = 5
 RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429]
 RETRY_TIMES = 2
+# crawler/fetch.py: bodies past DOWNLOAD_MAXSIZE are cut and flagged truncated, not dropped;
+# the n-th retry waits RETRY_BACKOFF_BASE * 2**(n-1) s, at most RETRY_BACKOFF_MAX
+FETCH_LIMITS_ENABLED = True
+RETRY_BACKOFF_BASE = 1.0
+RETRY_BACKOFF_MAX = 60.0
 
 # --- crawl scope ---
 DEPTH_LIMIT = 0  # 0 = unlimited; `-a max_depth=N` limits one crawl
@@ -57,6 +72,8 @@ SPIDER_MIDDLEWARES = {
 }
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+    # next to the handler: sees raw failures before RetryMiddleware, bodies before inflation
+    "crawler.fetch.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {
     "pipelines.index.IndexPipeline": 900,

@@ -10,8 +10,10 @@ from pathlib import Path
 import scrapy
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
+from scrapy.spidermiddlewares.httperror import HttpError
 
 from crawler.extract import extract
+from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
 from crawler.items import PageItem
 from crawler.urls import InvalidURL, canonicalize, host_of
@@ -68,6 +70,7 @@ class WebSpider(scrapy.Spider):
         spider.max_pages = spider.max_pages_arg or settings.getint("CRAWL_MAX_PAGES")
         spider.max_depth = spider.max_depth_arg or settings.getint("DEPTH_LIMIT")
         spider.host_rules = load_host_rules(settings)
+        spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.pages = 0
         spider._scope_cache = {}
         spider._recent_links = {}
@@ -100,7 +103,8 @@ class WebSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.seed_urls():
             if self.in_scope(host_of(url)):
-                yield scrapy.Request(url, callback=self.parse, meta={"depth": 0, "seed": True})
+                yield scrapy.Request(url, callback=self.parse, errback=self.fetch_failed,
+                                     meta={"depth": 0, "seed": True})
             else:
                 self.crawler.stats.inc_value("scope/seed_out_of_scope")
 
@@ -158,12 +162,34 @@ class WebSpider(scrapy.Spider):
             nofollow=page.nofollow,
             depth=depth,
             content_type=ctype.decode("latin-1"),
-            truncated="truncated" in response.flags,
+            truncated=TRUNCATED in response.flags,
         )
         yield item
         if page.nofollow or (self.max_depth and depth >= self.max_depth):
             return
         yield from self.follow(page.links, depth + 1)
+
+    def fetch_failed(self, failure) -> None:
+        """A download failed for good (retries spent, or not retryable): count it by kind.
+
+        The frontier already finished the URL's entry with the error outcome, and the seen
+        filter keeps it out of this crawl: it waits for the next recrawl cycle.
+        """
+        stats = self.crawler.stats
+        if failure.check(HttpError):
+            status = failure.value.response.status
+            if status not in self.retry_codes:
+                return  # an answer (404, 410...), not a failure to fetch
+            kind = f"http_{status}"
+        else:
+            kind = failure_kind(failure.value)
+            if kind in ("ignored", "robots"):
+                return  # dropped on purpose by a middleware, not a failure to fetch
+        stats.inc_value("fetch/failed")
+        stats.inc_value(f"fetch/failed/{kind}")
+        request = getattr(failure, "request", None)
+        self.logger.info("fetch failed (%s): %s: %s", kind,
+                         getattr(request, "url", "?"), failure.getErrorMessage())
 
     def follow(self, links, depth: int):
         """Requests for in-scope links not yielded lately by this process.
@@ -182,4 +208,5 @@ class WebSpider(scrapy.Spider):
             if not self.in_scope(host_of(link.url)):
                 stats.inc_value("scope/out_of_scope")
                 continue
-            yield scrapy.Request(link.url, callback=self.parse, meta={"depth": depth})
+            yield scrapy.Request(link.url, callback=self.parse, errback=self.fetch_failed,
+                                 meta={"depth": depth})
