@@ -1,14 +1,16 @@
 """The http(s) download handler: the SSRF guard in front of plain HTTP or the renderer.
 
 ``GuardedDownloadHandler`` wraps the handler named by ``FETCH_HANDLER`` (Scrapy's HTTP/1.1
-handler, or scrapy-playwright's when rendering is on; that one serves requests without
-``meta["playwright"]`` through the same plain HTTP/1.1 code). Before any connection it
-asks the crawler's resolver (``crawler.resolver.OverrideResolver``, cached) for the host's
-address, which raises ``SSRFRefused`` for a refused address, and checks literal-IP hosts
-itself (Twisted connects to those without asking the resolver). Asking here matters because
-Twisted's connection endpoint turns any resolver error into a plain "no results" DNS error,
-which would be retried and not told apart; the resolver's own check stays as the net under
-every connection, and the browser, which resolves names itself, only renders checked hosts.
+handler), or ``RENDER_HANDLER`` when ``RENDER_JS_ENABLED`` is on (scrapy-playwright's, which
+serves requests without ``meta["playwright"]`` through the same plain HTTP/1.1 code).
+
+Before any connection it asks the crawler's resolver (``crawler.resolver.OverrideResolver``,
+cached) for the host's address, which raises ``SSRFRefused`` for a refused address, and
+checks literal-IP hosts itself (Twisted connects to those without asking the resolver).
+Asking here matters because Twisted's connection endpoint turns any resolver error into a
+plain "no results" DNS error, which would be retried and not told apart; the resolver's own
+check stays as the net under every connection, and the browser, which resolves names
+itself, only renders checked hosts.
 
 The check runs inside the download, so the request leaves the downloader like any failed
 download and the frontier's lease ends at once.
@@ -53,8 +55,10 @@ class GuardedDownloadHandler:
         from twisted.internet import reactor
 
         settings = crawler.settings
-        inner = build_from_crawler(load_object(settings.get("FETCH_HANDLER") or DEFAULT_HANDLER),
-                                   crawler)
+        path = settings.get("FETCH_HANDLER") or DEFAULT_HANDLER
+        if settings.getbool("RENDER_JS_ENABLED", False):
+            path = settings.get("RENDER_HANDLER") or "crawler.render.RenderingDownloadHandler"
+        inner = build_from_crawler(load_object(path), crawler)
         return cls(inner, AddressPolicy.from_settings(settings), RefusalLog(),
                    resolve=reactor.resolve)
 

@@ -37,6 +37,22 @@ DOWNLOAD_HANDLERS = {
 }
 FETCH_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"  # behind the guard
 
+# --- JavaScript rendering (crawler/render.py): only app-shell pages and render_js hosts ---
+RENDER_JS_ENABLED = True
+RENDER_HANDLER = "crawler.render.RenderingDownloadHandler"  # plain requests stay plain HTTP
+RENDER_TIMEOUT_MS = 15_000
+PLAYWRIGHT_BROWSER_TYPE = "chromium"
+PLAYWRIGHT_LAUNCH_OPTIONS = {
+    "executable_path": "/usr/bin/chromium",  # Debian's chromium (scripts/apt-packages.txt)
+    "headless": True,
+    "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-dev-shm-usage"],
+}
+PLAYWRIGHT_MAX_CONTEXTS = 1
+PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 4  # the bounded pool of browser pages
+PLAYWRIGHT_ABORT_REQUEST = "crawler.render.should_abort"
+PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 15_000
+
 # --- concurrency and politeness ---
 CONCURRENT_ITEMS = 100
 CONCURRENT_REQUESTS = 32

@@ -12,7 +12,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 
-from crawler.extract import extract
+from crawler.extract import decode_html, extract, looks_binary
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
 from crawler.items import PageItem
@@ -71,6 +71,8 @@ class WebSpider(scrapy.Spider):
         spider.max_depth = spider.max_depth_arg or settings.getint("DEPTH_LIMIT")
         spider.host_rules = load_host_rules(settings)
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
+        spider.render_enabled = settings.getbool("RENDER_JS_ENABLED", False)
+        spider.render_timeout_ms = settings.getint("RENDER_TIMEOUT_MS", 15_000)
         spider.pages = 0
         spider._scope_cache = {}
         spider._recent_links = {}
@@ -103,8 +105,7 @@ class WebSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.seed_urls():
             if self.in_scope(host_of(url)):
-                yield scrapy.Request(url, callback=self.parse, errback=self.fetch_failed,
-                                     meta={"depth": 0, "seed": True})
+                yield self.page_request(url, 0, seed=True)
             else:
                 self.crawler.stats.inc_value("scope/seed_out_of_scope")
 
@@ -136,13 +137,24 @@ class WebSpider(scrapy.Spider):
         self.pages += 1
         if self.max_pages and self.pages > self.max_pages:
             raise CloseSpider("max_pages")
-        ctype = response.headers.get(b"Content-Type", b"").split(b";")[0].strip().lower()
+        content_type = response.headers.get(b"Content-Type", b"")
+        ctype = content_type.split(b";")[0].strip().lower()
         if not isinstance(response, TextResponse) or (ctype and ctype not in HTML_TYPES):
             stats.inc_value("extract/skipped_non_html")
             return
+        if looks_binary(response.body):
+            stats.inc_value("extract/skipped_binary")
+            return
+        html, _encoding = decode_html(response.body, content_type.decode("latin-1"))
         x_robots = response.headers.get(b"X-Robots-Tag", b"").decode("latin-1")
-        page = extract(response.text, response.url, x_robots)
+        page = extract(html, response.url, x_robots)
         depth = response.meta.get("depth", 0)
+        if page.client_rendered and self.render_enabled and not response.meta.get("playwright"):
+            stats.inc_value("render/detected")
+            yield self.render_request(response.url, response.meta)
+            return
+        if response.meta.get("playwright"):
+            stats.inc_value("render/rendered")
         url = canonicalize(response.url)
         if page.canonical and host_of(page.canonical) == host_of(url):
             url = page.canonical
@@ -168,6 +180,24 @@ class WebSpider(scrapy.Spider):
         if page.nofollow or (self.max_depth and depth >= self.max_depth):
             return
         yield from self.follow(page.links, depth + 1)
+
+    # --- requests ---
+
+    def page_request(self, url: str, depth: int, **meta) -> scrapy.Request:
+        """A page request; hosts whose admin rule says render_js go to the browser."""
+        if self.render_enabled and self.host_rules.policy(host_of(url)).render_js:
+            return self.render_request(url, {"depth": depth, **meta})
+        return scrapy.Request(url, callback=self.parse, errback=self.fetch_failed,
+                              meta={"depth": depth, **meta})
+
+    def render_request(self, url: str, meta: dict) -> scrapy.Request:
+        """The request that renders ``url`` in the browser (see crawler/render.py)."""
+        from crawler.render import render_meta
+
+        keep = {k: meta[k] for k in ("depth", "seed", "sitemap_lastmod") if k in meta}
+        return scrapy.Request(url, callback=self.parse, errback=self.fetch_failed,
+                              dont_filter=True,
+                              meta={**keep, **render_meta(self.render_timeout_ms)})
 
     def fetch_failed(self, failure) -> None:
         """A download failed for good (retries spent, or not retryable): count it by kind.
@@ -208,5 +238,4 @@ class WebSpider(scrapy.Spider):
             if not self.in_scope(host_of(link.url)):
                 stats.inc_value("scope/out_of_scope")
                 continue
-            yield scrapy.Request(link.url, callback=self.parse, errback=self.fetch_failed,
-                                 meta={"depth": depth})
+            yield self.page_request(link.url, depth)
