@@ -79,6 +79,11 @@ DEPTH_LIMIT = 0  # 0 = unlimited; `-a max_depth=N` limits one crawl
 DEPTH_PRIORITY = 1  # breadth-first: shallower pages first
 CRAWL_ALLOWED_HOSTS = []  # host patterns; empty = any host not blocked by a host rule
 CRAWL_MAX_PAGES = 0  # 0 = unlimited; `-a max_pages=N` for one crawl
+# sitemaps (crawler/sitemaps.py): robots.txt `Sitemap:` lines, else /sitemap.xml
+SITEMAPS_ENABLED = True
+SITEMAP_PROBE_DEFAULT = True  # try /sitemap.xml on hosts whose robots.txt names none
+SITEMAP_MAX_DEPTH = 2  # sitemap indexes followed below the first sitemap
+SITEMAP_MAX_SIZE = 50 * 1024 * 1024  # bytes a gzipped sitemap may inflate to
 
 # --- components ---
 # The spider scopes links and tracks depth itself; Referer is not sent.

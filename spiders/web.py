@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
 import scrapy
+from scrapy import signals
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -16,6 +17,7 @@ from crawler.extract import decode_html, extract, looks_binary
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
 from crawler.items import PageItem
+from crawler.sitemaps import parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
 
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")
@@ -73,6 +75,12 @@ class WebSpider(scrapy.Spider):
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = settings.getbool("RENDER_JS_ENABLED", False)
         spider.render_timeout_ms = settings.getint("RENDER_TIMEOUT_MS", 15_000)
+        spider.sitemap_probe = settings.getbool("SITEMAP_PROBE_DEFAULT", True)
+        spider.sitemap_max_size = settings.getint("SITEMAP_MAX_SIZE", 50 * 1024 * 1024)
+        spider.sitemap_max_depth = settings.getint("SITEMAP_MAX_DEPTH", 2)
+        spider._sitemap_hosts = {}
+        if settings.getbool("SITEMAPS_ENABLED", True):
+            crawler.signals.connect(spider.robots_downloaded, signal=signals.response_downloaded)
         spider.pages = 0
         spider._scope_cache = {}
         spider._recent_links = {}
@@ -180,6 +188,67 @@ class WebSpider(scrapy.Spider):
         if page.nofollow or (self.max_depth and depth >= self.max_depth):
             return
         yield from self.follow(page.links, depth + 1)
+
+    # --- sitemaps ---
+
+    def robots_downloaded(self, response, request, spider=None) -> None:
+        """From each host's robots.txt (whoever fetched it), queue its sitemaps: the
+        ``Sitemap:`` lines, else ``/sitemap.xml`` (``SITEMAP_PROBE_DEFAULT``)."""
+        if not request.url.endswith("/robots.txt") or response.status >= 500:
+            return
+        scheme, rest = request.url.split("://", 1)
+        netloc = rest.split("/", 1)[0]
+        if netloc in self._sitemap_hosts:
+            return
+        if len(self._sitemap_hosts) > 100_000:
+            self._sitemap_hosts.clear()
+        self._sitemap_hosts[netloc] = None
+        urls = robots_sitemaps(response.body) if response.status == 200 else []
+        if urls:
+            self.crawler.stats.inc_value("sitemap/from_robots", len(urls))
+        elif self.sitemap_probe:
+            urls = [f"{scheme}://{netloc}/sitemap.xml"]
+        for url in urls:
+            try:
+                url = canonicalize(url)
+            except InvalidURL:
+                continue
+            if self.in_scope(host_of(url)):
+                self.crawler.engine.crawl(self.sitemap_request(url, 0))
+
+    def sitemap_request(self, url: str, level: int) -> scrapy.Request:
+        """A request for a sitemap (``level`` = how many indexes led to it)."""
+        return scrapy.Request(url, callback=self.parse_sitemap, errback=self.fetch_failed,
+                              meta={"depth": 0, "sitemap_level": level})
+
+    def parse_sitemap(self, response: Response):
+        """Pages of a urlset (their ``lastmod`` in ``meta["sitemap_lastmod"]``, kept in the
+        frontier with the request for recrawl), or the sitemaps of an index."""
+        stats = self.crawler.stats
+        if response.status != 200:
+            return
+        kind, entries = parse_sitemap(response.body, max_size=self.sitemap_max_size)
+        if not kind:
+            stats.inc_value("sitemap/invalid")
+            return
+        stats.inc_value(f"sitemap/{kind}")
+        host = host_of(response.url)
+        level = response.meta.get("sitemap_level", 0)
+        for entry in entries:
+            try:
+                url = canonicalize(entry.loc, base=response.url)
+            except InvalidURL:
+                continue
+            if host_of(url) != host:  # the protocol: a sitemap lists its own host only
+                stats.inc_value("sitemap/off_host")
+                continue
+            if kind == "sitemapindex":
+                if level < self.sitemap_max_depth:
+                    yield self.sitemap_request(url, level + 1)
+            elif url not in self._recent_links:
+                self._recent_links[url] = None
+                stats.inc_value("sitemap/urls")
+                yield self.page_request(url, 1, sitemap_lastmod=entry.lastmod)
 
     # --- requests ---
 
