@@ -153,3 +153,9 @@ def test_div_soup_boilerplate_removed():
     text = extract(html, "http://a.test/").text
     assert text.splitlines() == ["Real title", "Real text with a link .",
                                  "A list of articles next to the title is content"]
+
+
+def test_bare_links_between_paragraphs_are_navigation():
+    html = ('<html><body><div id="root"><h1>T</h1><p>Para one.</p><a href="/a">App 4</a>'
+            '<a href="/b">App 6</a></div><div>Read <a href="/x">this</a></div></body></html>')
+    assert extract(html, "http://a.test/").text == "T\nPara one.\nRead this"
