@@ -129,7 +129,7 @@ def test_every_defence_fires(hostile_crawl):
         "frontier/dropped/budget",          # calendar.test
         "robots/disallowed",                # /private/ on normal hosts
         "extract/skipped_binary",           # binary.test
-        "sitemap/urls",                     # sitemaps.test and the sitemap normal hosts
+        "sitemap/urls",                     # orphans.test and the sitemap normal hosts
         "render/rendered",                  # js.test (its admin rule says render_js)
     ):
         assert stats.get(key, 0) >= 1, key
@@ -171,7 +171,7 @@ def test_content_from_hostile_hosts(hostile_crawl):
     assert by_path["broken.test/broken/1"]["text"] == broken.main_text
     app = web.page("js.test", "/app/3")
     assert by_path["js.test/app/3"]["text"] == app.main_text
-    assert [k for k in by_path if k.startswith("sitemaps.test/page/")]
+    assert [k for k in by_path if k.startswith("orphans.test/page/")]
     hostile = web.page("hostile.test", "/p/1")
     assert by_path["hostile.test/p/1"]["text"] == hostile.main_text
 

@@ -52,7 +52,7 @@ def test_special_hosts_and_addresses():
     assert set(special) == {
         "calendar.test", "sessions.test", "redirects.test", "slow.test", "dead.test",
         "blackhole.test", "giant.test", "bomb.test", "binary.test", "broken.test",
-        "charset.test", "js.test", "hostile.test", "sitemaps.test"}
+        "charset.test", "js.test", "hostile.test", "orphans.test"}
     assert special["dead.test"] == "127.0.0.2" and special["blackhole.test"] == "127.0.0.3"
     addresses = web.addresses()
     assert addresses["site0.test"] == addresses["calendar.test"] == "127.0.0.1"

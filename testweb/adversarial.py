@@ -615,14 +615,14 @@ class HostileHost(SpecialHost):
 
 @register
 class SitemapsHost(SpecialHost):
-    """``sitemaps.test``: pages reachable only through sitemaps. ``/robots.txt`` names
+    """``orphans.test``: pages reachable only through sitemaps. ``/robots.txt`` names
     ``/sitemap_index.xml``, a sitemap index of ``/sitemaps/pages-1.xml.gz`` (gzipped, served
     as ``application/gzip``) and ``/sitemaps/pages-2.xml``; they list ``/page/<n>`` (n < 20,
     the first ten in the gzipped one) with ``<lastmod>`` 2026-01-<n+1>. The home page links to
     nothing, so a crawler finds the pages from the sitemaps or not at all."""
 
     kind = "sitemaps"
-    host_name = "sitemaps.test"
+    host_name = "orphans.test"
     PAGES = 20
     NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
