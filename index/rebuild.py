@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.items import PageItem
+from dedup.core import Deduplicator
+from index.base import Document, SearchBackend, doc_id_for
+
+if TYPE_CHECKING:
+    from pipelines.linkgraph import LinkStore
 
 logger = logging.getLogger(__name__)
 
@@ -55,16 +63,17 @@ def _timestamp(warc_date: str | None) -> float:
     return datetime.fromisoformat(warc_date.replace("Z", "+00:00")).timestamp()
 
 
-def _response(record, name: str, offset: int) -> WarcResponse:
+def _response(record, name: str, offset: Callable[[], int]) -> WarcResponse:
     http = record.http_headers
+    body = record.content_stream().read()  # before ``offset()``, which skips to the record end
     return WarcResponse(
         url=record.rec_headers.get_header("WARC-Target-URI"),
         status=int(http.get_statuscode() or 0),
         headers=list(http.headers),
-        body=record.content_stream().read(),
+        body=body,
         fetched_at=_timestamp(record.rec_headers.get_header("WARC-Date")),
         warc_file=name,
-        warc_offset=offset,
+        warc_offset=offset(),
     )
 
 
@@ -77,7 +86,7 @@ def iter_responses(paths: Iterable[str | os.PathLike]) -> Iterator[WarcResponse]
             for record in records:
                 if record.rec_type != "response" or record.http_headers is None:
                     continue
-                yield _response(record, path.name, records.get_record_offset())
+                yield _response(record, path.name, records.get_record_offset)
 
 
 def read_response(directory: str | os.PathLike, warc_file: str, offset: int) -> WarcResponse:
@@ -88,7 +97,7 @@ def read_response(directory: str | os.PathLike, warc_file: str, offset: int) -> 
         record = next(iter(ArchiveIterator(fh)))
         if record.rec_type != "response":
             raise ValueError(f"{warc_file}@{offset} is a {record.rec_type} record, not a response")
-        return _response(record, warc_file, offset)
+        return _response(record, warc_file, lambda: offset)
 
 
 def page_item_from_response(response: WarcResponse) -> PageItem | None:
@@ -137,3 +146,97 @@ def page_item_from_response(response: WarcResponse) -> PageItem | None:
         warc_file=response.warc_file,
         warc_offset=response.warc_offset,
     )
+
+
+@dataclass
+class RebuildReport:
+    """What a rebuild read and wrote; ``aliases`` maps each exact duplicate to its document."""
+
+    files: int = 0
+    responses: int = 0
+    pages: int = 0
+    documents: int = 0
+    noindex: int = 0
+    aliases: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def rebuild_index(
+    warc_dir: str | os.PathLike,
+    backend: SearchBackend,
+    link_store: LinkStore | None = None,
+    dedup: Deduplicator | None = None,
+    batch_size: int = 500,
+    progress: Callable[[str], None] | None = None,
+) -> RebuildReport:
+    """Index every page of the WARC files under ``warc_dir`` into ``backend``.
+
+    Pass 1 replays dedup and the link graph in writing order and remembers, per document,
+    where its latest fetch is; pass 2 reads the files again and indexes those fetches that
+    are neither aliases nor ``noindex``, with their anchor text. Memory stays bounded by the
+    number of documents, not their size. ``link_store`` receives the replayed graph (a
+    temporary SQLite store if None); ``dedup`` defaults to a fresh in-memory MinHash one.
+    """
+    from pipelines.dedup import DedupPipeline
+    from pipelines.index import document_from_item
+    from pipelines.linkgraph import SQLiteLinkStore
+
+    started = time.monotonic()
+    say = progress or (lambda message: None)
+    files = warc_files(warc_dir)
+    report = RebuildReport(files=len(files))
+    dedupe = DedupPipeline(dedup or Deduplicator.create("minhash"))
+    tmp = None
+    if link_store is None:
+        tmp = tempfile.TemporaryDirectory(prefix="rebuild-links-")
+        link_store = SQLiteLinkStore(Path(tmp.name) / "links.sqlite")
+    try:
+        latest: dict[str, tuple[str, int]] = {}
+        state: dict[tuple[str, int], tuple[str, str, bool]] = {}
+        for response in iter_responses(files):
+            report.responses += 1
+            item = page_item_from_response(response)
+            if item is None:
+                continue
+            report.pages += 1
+            dedupe.process_item(item)
+            link_store.add(item.doc_id, item.host, item.links)
+            location = (item.warc_file, item.warc_offset)
+            state.pop(latest.get(item.doc_id), None)
+            latest[item.doc_id] = location
+            state[location] = (item.cluster_id, item.dup_of, item.noindex)
+            if report.pages % 1000 == 0:
+                say(f"pass 1: {report.pages} pages read")
+        link_store.flush()
+        backend.ensure_index()
+        batch: list[Document] = []
+        for response in iter_responses(files):
+            known = state.get((response.warc_file, response.warc_offset))
+            if known is None:
+                continue
+            cluster_id, dup_of, noindex = known
+            item = page_item_from_response(response)
+            if dup_of:
+                report.aliases[item.doc_id or doc_id_for(item.url)] = dup_of
+                continue
+            if noindex:
+                report.noindex += 1
+                continue
+            item.doc_id = doc_id_for(item.url)
+            item.cluster_id = cluster_id
+            document = document_from_item(item)
+            document.anchors = link_store.anchor_text(document.id)
+            batch.append(document)
+            if len(batch) >= batch_size:
+                report.documents += backend.index(batch)
+                batch = []
+                say(f"pass 2: {report.documents} documents indexed")
+        if batch:
+            report.documents += backend.index(batch)
+        backend.refresh()
+    finally:
+        if tmp is not None:
+            link_store.close()
+            tmp.cleanup()
+    report.seconds = time.monotonic() - started
+    return report

@@ -77,6 +77,10 @@ class LinkStore(ABC):
         """Anchor texts of followed links to ``doc_id`` from other documents, each distinct
         (source host, text) once, at most ``limit``."""
 
+    def anchor_text(self, doc_id: str, limit: int = 100) -> str:
+        """``anchors_for`` as the text of a document's ``anchors`` field (one per line)."""
+        return "\n".join(self.anchors_for(doc_id, limit))
+
     def flush(self) -> None:
         """Make everything added so far durable and visible to readers."""
 

@@ -7,6 +7,7 @@ from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
 
 from crawler.items import PageItem
+from index.base import doc_id_for
 from index.rebuild import iter_responses, page_item_from_response, read_response, warc_files
 from pipelines.warc import RotatingWarcWriter, WarcPipeline
 
@@ -39,8 +40,9 @@ def test_writer_rotates_by_size_and_offsets_point_at_responses(tmp_path):
         assert record.header("Content-Length") == str(len(body))
         assert record.header("Transfer-Encoding") == ""
         assert record.fetched_at == 1_700_000_000 + i
-    assert [r.url for r in iter_responses(files)] == [
-        f"http://h{i % 3}.test/p/{i}?q=1" for i in range(40)
+    assert [(r.url, r.body, (r.warc_file, r.warc_offset)) for r in iter_responses(files)] == [
+        (f"http://h{i % 3}.test/p/{i}?q=1", body, location)
+        for i, (location, body) in enumerate(written)
     ]
 
 
@@ -147,3 +149,148 @@ def test_non_html_and_error_responses_make_no_item(tmp_path):
     writer.close()
     responses = list(iter_responses(warc_files(tmp_path)))
     assert [page_item_from_response(r) for r in responses] == [None, None]
+
+
+def _crawl_through_pipelines(pages, data_dir):
+    """The spider's parse and the pipelines, in crawl order, on responses made from pages."""
+    from index.embedded import EmbeddedBackend
+    from pipelines.dedup import DedupPipeline
+    from pipelines.index import IndexPipeline
+    from pipelines.linkgraph import LinkGraphPipeline
+    from spiders.web import WebSpider
+
+    settings = {
+        "HOST_RULES_LOADER": "",
+        "DATA_DIR": str(data_dir),
+        "WARC_WORKER_ID": "w1",
+        "WARC_MAX_BYTES": 30_000,
+    }
+    crawler = get_crawler(WebSpider, settings_dict=settings)
+    spider = WebSpider.from_crawler(crawler, seeds="http://news0.test/")
+    crawler.spider = spider
+    chain = [
+        DedupPipeline.from_crawler(crawler),
+        WarcPipeline.from_crawler(crawler),
+        LinkGraphPipeline.from_crawler(crawler),
+        IndexPipeline(EmbeddedBackend(data_dir / "index"), batch_size=50, stats=crawler.stats),
+    ]
+    chain[-1].open_spider()
+    items = []
+    for page in pages:
+        response = HtmlResponse(
+            page.url,
+            body=page.html.encode(),
+            headers={"Content-Type": "text/html; charset=utf-8"},
+            request=Request(page.url),
+        )
+        crawler.signals.send_catch_log(
+            signals.response_downloaded, response=response, request=response.request, spider=spider
+        )
+        for out in spider.parse(response):
+            if isinstance(out, PageItem):
+                for pipeline in chain:
+                    out = pipeline.process_item(out)
+                items.append(out)
+    for pipeline in reversed(chain):
+        if hasattr(pipeline, "close_spider"):
+            pipeline.close_spider()
+    return items
+
+
+def test_rebuilt_index_answers_like_the_original(tmp_path):
+    from index.embedded import EmbeddedBackend
+    from index.rebuild import rebuild_index
+    from testweb.nearcopies import generate
+
+    pages = generate(articles=40, short_pages=10, seed=3)
+    twin = pages[0]
+    pages.append(
+        twin.__class__(
+            **{**twin.__dict__, "url": "http://alias.test/same.html", "host": "alias.test"}
+        )
+    )
+    items = _crawl_through_pipelines(pages, tmp_path / "crawl")
+    assert len(warc_files(tmp_path / "crawl" / "warc")) > 3
+    assert any(item.dup_of for item in items)
+    assert any(item.cluster_id != item.doc_id and not item.dup_of for item in items)
+
+    rebuilt = EmbeddedBackend(tmp_path / "rebuilt")
+    report = rebuild_index(tmp_path / "crawl" / "warc", rebuilt)
+    original = EmbeddedBackend(tmp_path / "crawl" / "index")
+    original.ensure_index()
+    assert report.aliases == {item.doc_id: item.dup_of for item in items if item.dup_of}
+    assert report.documents == original.stats()["docs"] == rebuilt.stats()["docs"]
+    fields = ("url", "host", "title", "body", "cluster_id", "anchors", "warc_file", "warc_offset")
+    for item in items:
+        before, after = original.get(item.doc_id), rebuilt.get(item.doc_id)
+        assert (before is None) == (after is None) == bool(item.dup_of)
+        if before is not None:
+            assert [getattr(before, f) for f in fields] == [getattr(after, f) for f in fields]
+    queries = [" ".join(p.title.split()[:2]) for p in pages[:12]]
+    queries += [f'"{" ".join(pages[5].text.split()[3:6])}"', "-zzz " + pages[7].title.split()[0]]
+
+    def answer(results):
+        # copies with equal scores may tie in any order, so hits are compared by cluster
+        ranked = [(round(h.score, 4), h.cluster_id or h.id, h.similar) for h in results.hits]
+        return results.total, sorted(ranked, key=lambda r: (-r[0], r[1]))
+
+    for query in queries:
+        a, b = original.search(query, size=20), rebuilt.search(query, size=20)
+        assert a.total > 0
+        assert answer(a) == answer(b)
+    original.close()
+    rebuilt.close()
+
+
+def test_rebuild_indexes_anchor_text_of_inbound_links(tmp_path):
+    from index.embedded import EmbeddedBackend
+    from index.rebuild import rebuild_index
+
+    writer = RotatingWarcWriter(tmp_path / "warc")
+    html = {
+        "http://a.test/": "<title>A</title><nav><a href='http://b.test/'>wonderful zebra guide"
+        "</a></nav><main><p>alpha page words</p></main>",
+        "http://b.test/": "<title>B</title><main><p>beta page words</p></main>",
+    }
+    for url, body in html.items():
+        writer.write(url, 200, [("Content-Type", "text/html")], body.encode())
+    writer.close()
+    backend = EmbeddedBackend(tmp_path / "index")
+    report = rebuild_index(tmp_path / "warc", backend)
+    assert report.documents == 2
+    assert backend.get(doc_id_for("http://b.test/")).anchors == "wonderful zebra guide"
+    assert [h.url for h in backend.search("zebra").hits] == ["http://b.test/"]
+    backend.close()
+
+
+def test_manage_reindex_from_warc(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from index.embedded import EmbeddedBackend
+
+    writer = RotatingWarcWriter(tmp_path / "warc")
+    page = "<title>Quokka</title><main><p>The quokka smiles at visitors on the island.</p></main>"
+    writer.write("http://q.test/", 200, [("Content-Type", "text/html")], page.encode())
+    writer.write("http://q2.test/", 200, [("Content-Type", "text/html")], page.encode())
+    writer.close()
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "reindex", "--from-warc", str(tmp_path / "warc")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("1 documents indexed from 2 pages")
+    assert "1 exact duplicates recorded as aliases" in done.stdout
+    backend = EmbeddedBackend(tmp_path / "data" / "index")
+    backend.ensure_index()
+    assert [h.url for h in backend.search("quokka").hits] == ["http://q.test/"]
+    backend.close()
+    assert (tmp_path / "data" / "linkgraph" / "links.sqlite").exists()
