@@ -168,6 +168,7 @@ def rebuild_index(
     dedup: Deduplicator | None = None,
     batch_size: int = 500,
     progress: Callable[[str], None] | None = None,
+    anchors: bool = True,
 ) -> RebuildReport:
     """Index every page of the WARC files under ``warc_dir`` into ``backend``.
 
@@ -176,6 +177,8 @@ def rebuild_index(
     are neither aliases nor ``noindex``, with their anchor text. Memory stays bounded by the
     number of documents, not their size. ``link_store`` receives the replayed graph (a
     temporary SQLite store if None); ``dedup`` defaults to a fresh in-memory MinHash one.
+    With ``anchors`` off, documents get no anchor text (as a crawl whose index writer adds
+    none), so the rebuilt index can be compared with such a crawl's exactly.
     """
     from pipelines.dedup import DedupPipeline
     from pipelines.index import document_from_item
@@ -225,7 +228,8 @@ def rebuild_index(
             item.doc_id = doc_id_for(item.url)
             item.cluster_id = cluster_id
             document = document_from_item(item)
-            document.anchors = link_store.anchor_text(document.id)
+            if anchors:
+                document.anchors = link_store.anchor_text(document.id)
             batch.append(document)
             if len(batch) >= batch_size:
                 report.documents += backend.index(batch)

@@ -1,4 +1,5 @@
-"""python manage.py reindex --from-warc DIR [--method minhash|simhash] [--no-links]"""
+"""python manage.py reindex --from-warc DIR [--method minhash|simhash] [--no-links]
+[--no-anchors]"""
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -30,6 +31,12 @@ class Command(BaseCommand):
             help="Keep the replayed link graph in a temporary store instead of the configured one",
         )
 
+        parser.add_argument(
+            "--no-anchors",
+            action="store_true",
+            help="Index no anchor text (to compare with a crawl whose index writer adds none)",
+        )
+
     def handle(self, *args, **opts):
         from dedup.core import Deduplicator
         from index import get_backend
@@ -46,6 +53,7 @@ class Command(BaseCommand):
                 link_store=links,
                 dedup=Deduplicator.create(opts["method"]),
                 progress=lambda message: self.stderr.write(message),
+                anchors=not opts["no_anchors"],
             )
         except FileNotFoundError as exc:
             raise CommandError(str(exc)) from None
