@@ -221,11 +221,12 @@ class HTTPProtocol(asyncio.Protocol):
         if request.method != "HEAD":
             for chunk in response.stream:  # type: ignore[union-attr]
                 await self._can_write.wait()
-                if self.closing:
+                if self.closing or self.transport.is_closing():  # type: ignore[union-attr]
                     self._log_aborted(request, response, start, sent)
                     return
                 self.transport.write(chunk)  # type: ignore[union-attr]
                 sent += len(chunk)
+                await asyncio.sleep(0)  # let other connections and connection_lost run
         self.log.record(start, time.time(), request.host, request.target, request.method,
                         response.status, sent, self.conn_id)
         if not keep_alive:
