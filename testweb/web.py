@@ -6,7 +6,10 @@ build a ``TestWeb`` with the same (hosts, port, seed) know exactly what the serv
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from testweb.adversarial import SpecialHost
+from testweb.fresh import Clock, ClockHost, FreshHost
 from testweb.kinds import HOST_KINDS, HostKind, LRUCache, NormalHost, not_found
 from testweb.messages import PageInfo, Request, Response
 
@@ -14,11 +17,14 @@ DEFAULT_PAGES_PER_HOST = 10_000
 DEFAULT_CACHE_PAGES = 20_000
 DEFAULT_SLOW_DELAY = 3.0
 DEFAULT_GIANT_BYTES = 60 * 1024 * 1024
+DEFAULT_FRESH_HOSTS = 2
+DEFAULT_FRESH_PAGES = 100
 
 
 class TestWeb:
     """A deterministic web of ``hosts`` normal sites ``site0.test`` .. ``site{N-1}.test``
-    plus the special hosts of every registered ``SpecialHost`` kind (``calendar.test``, ...).
+    plus the special hosts of every registered ``SpecialHost`` kind (``calendar.test``, ...)
+    and ``fresh_hosts`` hosts ``fresh0.test`` .. whose pages change over ``clock`` time.
 
     Content is a pure function of (seed, host, path); generated pages are kept in a bounded
     LRU cache. Absolute links carry ``port``, the port the server listens on.
@@ -35,6 +41,9 @@ class TestWeb:
         cache_pages: int = DEFAULT_CACHE_PAGES,
         slow_delay: float = DEFAULT_SLOW_DELAY,
         giant_bytes: int = DEFAULT_GIANT_BYTES,
+        fresh_hosts: int = DEFAULT_FRESH_HOSTS,
+        fresh_pages: int = DEFAULT_FRESH_PAGES,
+        clock: Callable[[], float] | None = None,
     ):
         if hosts < 1:
             raise ValueError("hosts must be >= 1")
@@ -46,10 +55,16 @@ class TestWeb:
         self.cache = LRUCache(cache_pages)
         self.slow_delay = slow_delay
         self.giant_bytes = giant_bytes
+        self.fresh_pages = fresh_pages
+        self.clock: Callable[[], float] = clock if clock is not None else Clock()
         self.normal_hosts: list[str] = [f"site{i}.test" for i in range(hosts)]
         self._hosts: dict[str, HostKind] = {
             name: NormalHost(self, name, i) for i, name in enumerate(self.normal_hosts)
         }
+        self.fresh_hosts: list[str] = [f"fresh{i}.test" for i in range(fresh_hosts)]
+        for name in self.fresh_hosts:
+            self._hosts[name] = FreshHost(self, name)
+        self._hosts[ClockHost.host_name] = ClockHost(self)
         for kind in HOST_KINDS.values():
             if issubclass(kind, SpecialHost) and kind.host_name:
                 self._hosts[kind.host_name] = kind(self)
