@@ -56,3 +56,17 @@ class Config:
 def get_config() -> Config:
     """The configuration of this process, read from the environment when called."""
     return Config.from_env()
+
+
+def config_from_settings(settings) -> Config:
+    """The configuration a Scrapy crawler runs with: ``-s DATA_DIR=...`` etc. win over the
+    environment, so one process can run several isolated crawls (tests do)."""
+    base = get_config()
+    data_dir = settings.get("DATA_DIR")
+    return Config(
+        data_dir=Path(data_dir).resolve() if data_dir else base.data_dir,
+        redis_url=settings.get("REDIS_URL") or base.redis_url,
+        elasticsearch_url=settings.get("ELASTICSEARCH_URL") or base.elasticsearch_url,
+        database_url=base.database_url,
+        celery_broker_url=base.celery_broker_url,
+    )

@@ -80,7 +80,7 @@ class SearchBackend(ABC):
 
     @abstractmethod
     def index(self, docs: Iterable[Document]) -> int:
-        """Add or replace documents by id; visible to ``search`` after ``refresh``. Returns count."""
+        """Add or replace documents by id; searchable after ``refresh``. Returns the count."""
 
     @abstractmethod
     def delete(self, ids: Iterable[str]) -> int:

@@ -1,0 +1,1 @@
+"""Benchmarks: each prints one JSON object on its last stdout line."""

@@ -1,0 +1,81 @@
+"""Scrapy settings of the `web` crawler: every component's defaults, sorted and commented.
+
+Service locations come from ``crawler.config`` (the one reader of the environment); the
+rest are plain defaults that ``-s NAME=VALUE`` or the admin's host rules override.
+"""
+
+from crawler.config import get_config
+
+_config = get_config()
+
+BOT_NAME = "websearch"
+SPIDER_MODULES = ["spiders"]
+NEWSPIDER_MODULE = "spiders"
+
+# --- where things live (see crawler/config.py) ---
+DATA_DIR = str(_config.data_dir)
+REDIS_URL = _config.redis_url
+ELASTICSEARCH_URL = _config.elasticsearch_url
+
+# --- identity and etiquette ---
+USER_AGENT = "websearch-bot/0.1 (+http://127.0.0.1:8000/about)"
+ROBOTSTXT_OBEY = True
+COOKIES_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+
+# --- name resolution: "*.test" reaches the local test web only when configured ---
+TWISTED_DNS_RESOLVER = "crawler.resolver.OverrideResolver"
+RESOLVE_OVERRIDES = {}
+
+# --- concurrency and politeness ---
+CONCURRENT_ITEMS = 100
+CONCURRENT_REQUESTS = 32
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+DOWNLOAD_DELAY = 0.25
+DOWNLOAD_DELAY_JITTER = 0
+REACTOR_THREADPOOL_MAXSIZE = 10
+
+# --- limits on what one response may cost ---
+DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
+DOWNLOAD_TIMEOUT = 20
+DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
+REDIRECT_MAX_TIMES = 5
+RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429]
+RETRY_TIMES = 2
+
+# --- crawl scope ---
+DEPTH_LIMIT = 0  # 0 = unlimited; `-a max_depth=N` limits one crawl
+DEPTH_PRIORITY = 1  # breadth-first: shallower pages first
+CRAWL_ALLOWED_HOSTS = []  # host patterns; empty = any host not blocked by a host rule
+CRAWL_MAX_PAGES = 0  # 0 = unlimited; `-a max_pages=N` for one crawl
+
+# --- components ---
+# The spider scopes links and tracks depth itself; Referer is not sent.
+SPIDER_MIDDLEWARES = {
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    "scrapy.spidermiddlewares.referer.RefererMiddleware": None,
+}
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+}
+ITEM_PIPELINES = {
+    "pipelines.index.IndexPipeline": 900,
+}
+EXTENSIONS = {
+    "crawler.extensions.CrawlProgress": 500,
+}
+CRAWL_PROGRESS_INTERVAL = 5.0
+
+# --- search index writer ---
+INDEX_BATCH_SIZE = 200
+
+# --- host rules from the admin (crawler/hostrules.py) ---
+HOST_RULES_LOADER = "webui.control.rules.load_host_rules"
+HOST_RULES_TTL = 30.0
+
+# --- logging: the detailed log goes to DATA_DIR/logs, progress lines to stderr ---
+LOG_LEVEL = "INFO"
+LOG_FILE = str(_config.path("logs", "crawl.log"))
+LOG_FILE_APPEND = True
+
+FEED_EXPORT_ENCODING = "utf-8"

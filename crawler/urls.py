@@ -1,0 +1,128 @@
+"""URL canonicalization: one spelling per page, so the seen filter and doc ids agree.
+
+w3lib does the heavy lifting (case, dot segments, percent-encoding, IDN, query order,
+fragments); on top of it we drop default ports, tracking parameters and session ids.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from w3lib.url import canonicalize_url
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+# Exact names, compared case-insensitively.
+TRACKING_PARAMS = frozenset(
+    {
+        "fbclid",
+        "gclid",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "msclkid",
+        "yclid",
+        "twclid",
+        "mc_cid",
+        "mc_eid",
+        "_ga",
+        "_gl",
+        "igshid",
+        "ref_src",
+        "spm",
+        # session ids
+        "jsessionid",
+        "phpsessid",
+        "aspsessionid",
+        "sid",
+        "sessionid",
+        "session_id",
+        "cfid",
+        "cftoken",
+        "zenid",
+        "osCsid",
+    }
+)
+TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hsa_")
+SESSION_PATH_PARAM = re.compile(r";(?:jsessionid|phpsessid|sid|sessionid)=[^/?#;]*", re.I)
+_TRACKING_LOWER = frozenset(p.lower() for p in TRACKING_PARAMS)
+
+
+class InvalidURL(ValueError):
+    """The URL cannot be crawled (not http(s), no host, or unparseable)."""
+
+
+def _is_tracking(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _TRACKING_LOWER or lowered.startswith(TRACKING_PREFIXES)
+
+
+def _strip_query(query: str) -> str:
+    if not query:
+        return ""
+    kept = [part for part in query.split("&") if part and not _is_tracking(part.split("=", 1)[0])]
+    return "&".join(kept)
+
+
+def canonicalize(url: str, base: str | None = None) -> str:
+    """The canonical absolute form of ``url`` (resolved against ``base`` if given).
+
+    Raises ``InvalidURL`` for anything that is not an http(s) URL with a host.
+    """
+    url = url.strip()
+    if base is not None and not url.startswith(("http://", "https://")):
+        try:
+            url = urljoin(base, url)
+        except ValueError as exc:
+            raise InvalidURL(f"unparseable URL {url!r}: {exc}") from None
+    return _canonicalize_absolute(url)
+
+
+@lru_cache(maxsize=131072)
+def _canonicalize_absolute(url: str) -> str:
+    # Pages repeat their navigation links, so most calls are cache hits.
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise InvalidURL(f"unparseable URL {url!r}: {exc}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS:
+        raise InvalidURL(f"not an http(s) URL: {url!r}")
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise InvalidURL(f"URL has no host: {url!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise InvalidURL(f"bad port in URL {url!r}") from None
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    path = SESSION_PATH_PARAM.sub("", parts.path)
+    query = _strip_query(parts.query)
+    rebuilt = urlunsplit((scheme, netloc, path or "/", query, ""))
+    try:
+        return canonicalize_url(rebuilt)
+    except (ValueError, UnicodeError) as exc:
+        raise InvalidURL(f"cannot canonicalize {url!r}: {exc}") from None
+
+
+@lru_cache(maxsize=65536)
+def host_of(url: str) -> str:
+    """Lower-case host of ``url`` without port (``""`` when it has none)."""
+    try:
+        return (urlsplit(url).hostname or "").rstrip(".")
+    except ValueError:
+        return ""
+
+
+def netloc_of(url: str) -> str:
+    """Host plus non-default port: the politeness key of ``url``."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").rstrip(".")
+    port = parts.port
+    if port is None or port == DEFAULT_PORTS.get(parts.scheme):
+        return host
+    return f"{host}:{port}"

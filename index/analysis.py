@@ -1,0 +1,204 @@
+"""Text analysis shared by every backend, at index time and at query time.
+
+One pipeline turns text into index terms, so the embedded index and Elasticsearch see the
+same tokens:
+
+1. word spans: runs of letters and digits; an apostrophe inside a word stays in it
+   (``don't``) and combining accents stay with their letter;
+2. normalization: NFKC, case folding, accents stripped (``Café`` → ``cafe``,
+   ``Straße`` → ``strasse``, full-width ``ＡＰＩ`` → ``api``);
+3. English Snowball stemming (PyStemmer), apostrophes dropped afterwards
+   (``python's`` → ``python``, ``don't`` → ``dont``).
+
+Punctuation splits words, so ``os.path`` and ``os_path`` both become ``os``, ``path`` at
+adjacent positions; the query parser turns such a word into a phrase, so it still matches
+exactly.
+
+Stopword policy: nothing is dropped at index time, so phrases like "to be or not to be"
+keep their positions and match. The query parser drops stopwords from free (non-phrase)
+terms only when something else is left to search for (``the who`` still works).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+import Stemmer
+
+__all__ = [
+    "MAX_TOKEN_CHARS",
+    "STOPWORDS",
+    "WORD_RE",
+    "analyze",
+    "analyze_joined",
+    "analyze_query_term",
+    "host_suffixes",
+    "is_stopword",
+    "normalize",
+    "tokens_with_offsets",
+]
+
+# Longer "words" are base64 blobs, hashes or minified code: noise that bloats the index.
+MAX_TOKEN_CHARS = 64
+
+# Lucene's English stop set: small on purpose, only words that carry no topic.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
+# Combining marks of the Latin/Greek/Cyrillic diacritic blocks. Marks of other scripts
+# (Devanagari virama, Arabic harakat, ...) are part of spelling there, so they are kept.
+_ACCENT_RE = re.compile(
+    "[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
+)
+
+
+def _mark_ranges(limit: int = 0x20000) -> str:
+    """A regex class body of every combining mark (Mn, Mc, Me) below ``limit``."""
+    ranges: list[list[int]] = []
+    for cp in range(limit):
+        if unicodedata.category(chr(cp))[0] == "M":
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1][1] = cp
+            else:
+                ranges.append([cp, cp])
+    return "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
+# Python's \w has no combining marks, yet they belong to the word they follow (é as e + ◌́,
+# Devanagari vowel signs); an apostrophe stays inside a word (don't, l'eau).
+WORD_RE = re.compile(rf"[^\W_](?:[^\W_]|[{_mark_ranges()}]|['\u2019\u02bc](?=[^\W_]))*")
+# The same words in lower-cased ASCII text, faster.
+_ASCII_WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+_stemmer = Stemmer.Stemmer("english")
+_stemmer.maxCacheSize = 50_000
+_stem_words = _stemmer.stemWords
+
+_NORMALIZE_CACHE_MAX = 100_000
+_normalize_cache: dict[str, tuple[str, ...]] = {}
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, accent-free form of ``text``; ASCII is only lower-cased."""
+    if text.isascii():
+        return text.lower()
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _ACCENT_RE.sub("", unicodedata.normalize("NFD", text))
+    return (
+        unicodedata.normalize("NFC", text).replace("\u2019", "'").replace("\u02bc", "'")
+    )
+
+
+def _normalize_word(word: str) -> tuple[str, ...]:
+    """The normalized words (usually one) that the non-ASCII span ``word`` stands for."""
+    cached = _normalize_cache.get(word)
+    if cached is None:
+        # NFKC can turn one span into several words ("½" → 1⁄2).
+        cached = tuple(WORD_RE.findall(normalize(word)))
+        if len(_normalize_cache) >= _NORMALIZE_CACHE_MAX:
+            _normalize_cache.clear()
+        _normalize_cache[word] = cached
+    return cached
+
+
+def _finish(words: list[str], apostrophes: bool = True) -> list[str]:
+    """Stem ``words``; drop apostrophes (if any may occur) and over-long tokens."""
+    terms = _stem_words(words)
+    if apostrophes:
+        terms = [t.replace("'", "") if "'" in t else t for t in terms]
+    if terms and max(map(len, terms)) > MAX_TOKEN_CHARS:
+        terms = [t for t in terms if len(t) <= MAX_TOKEN_CHARS]
+    return terms
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms of ``text`` in order: normalized, stemmed, stopwords kept."""
+    if not text:
+        return []
+    if text.isascii():
+        return _finish(_ASCII_WORD_RE.findall(text.lower()), "'" in text)
+    # Normalizing the whole text at once is far faster than word by word; NFKC may turn
+    # symbols into letters here (™ → tm), which queries get the same way.
+    return _finish(WORD_RE.findall(normalize(text)))
+
+
+def analyze_joined(text: str) -> str:
+    """``analyze(text)`` joined by single spaces: the form a whitespace tokenizer indexes."""
+    return " ".join(analyze(text))
+
+
+def tokens_with_offsets(text: str) -> Iterator[tuple[str, int, int]]:
+    """``(term, start, end)`` for each term of ``analyze(text)``, offsets into ``text``."""
+    for match in WORD_RE.finditer(text):
+        span = match.group()
+        words = (span.lower(),) if span.isascii() else _normalize_word(span)
+        for term in _finish(list(words)):
+            yield term, match.start(), match.end()
+
+
+def analyze_query_term(word: str) -> list[str]:
+    """Terms of one query word; several mean the word must match as a phrase (``os.path``)."""
+    return analyze(word)
+
+
+_STOP_TERMS = frozenset(_finish(sorted(STOPWORDS)))
+
+
+def is_stopword(term: str) -> bool:
+    """Whether an analyzed term is a stopword (compares stemmed forms)."""
+    return term in _STOP_TERMS
+
+
+def host_suffixes(host: str) -> list[str]:
+    """``host`` and each parent domain, for ``site:`` matching: a.b.test → a.b.test, b.test, test."""
+    host = normalize_host(host)
+    parts = host.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts)) if parts[i]]
+
+
+def normalize_host(host: str) -> str:
+    """Lower-cased host without scheme, credentials, port, path or trailing dot."""
+    host = host.strip().lower()
+    if "://" in host:
+        host = host.split("://", 1)[1]
+    host = host.split("/", 1)[0].rsplit("@", 1)[-1]
+    if host.startswith("["):
+        return host.split("]", 1)[0] + "]"
+    return host.split(":", 1)[0].strip(".")

@@ -1,0 +1,386 @@
+"""The embedded search backend: a tantivy index in a local directory.
+
+Text is analyzed in Python (:mod:`index.analysis`) and reaches tantivy as space-joined terms
+through its whitespace tokenizer, so this index and Elasticsearch hold the same terms.
+The whole :class:`~index.base.Document` is stored as JSON (like Elasticsearch's
+``_source``): hits, snippets, ``get`` and ``update_rank`` (which re-adds documents, since
+tantivy has no partial update) read it back.
+
+Ranking is two-phase: tantivy returns the top candidates by BM25 over title, anchors, URL
+and body (per-field weights, best field plus a tie-break share of the others), then a
+:class:`~index.scoring.Ranker` re-scores them with its signals and results collapse on
+``cluster_id``.
+
+One process writes (the crawler); any number read. A reader sees new commits through
+tantivy's on-commit reload, which watches the index's ``meta.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+import xxhash
+
+from crawler.config import Config, get_config
+from index.analysis import analyze_joined, host_suffixes, normalize_host
+from index.base import Document, Hit, Results, SearchBackend
+from index.query import And, Node, Not, Or, Phrase, Query, Site, Term, parse
+from index.scoring import Candidate, Ranker, Signal
+from index.snippets import build_snippet
+
+__all__ = ["DEFAULT_FIELD_WEIGHTS", "EmbeddedBackend", "FieldWeights"]
+
+logger = logging.getLogger(__name__)
+
+_TOKENIZER = "terms"
+_TEXT_FIELDS = ("title", "body", "anchors", "url")
+
+
+@dataclass(frozen=True)
+class FieldWeights:
+    """BM25 weight of each text field, and the share of the non-best fields' scores."""
+
+    title: float = 3.0
+    anchors: float = 2.0
+    url: float = 1.5
+    body: float = 1.0
+    tie_breaker: float = 0.3
+
+    def items(self) -> list[tuple[str, float]]:
+        return [(f, getattr(self, f)) for f in _TEXT_FIELDS if getattr(self, f) > 0]
+
+
+DEFAULT_FIELD_WEIGHTS = FieldWeights()
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("site", tokenizer_name="raw", index_option="basic")
+    for name in _TEXT_FIELDS:
+        builder.add_text_field(name, tokenizer_name=_TOKENIZER, index_option="position")
+    builder.add_float_field("pagerank", fast=True)
+    builder.add_float_field("fetched_at", fast=True)
+    builder.add_unsigned_field("cluster_key", fast=True)
+    builder.add_bytes_field("source", stored=True)
+    return builder.build()
+
+
+def _cluster_key(doc: Document) -> int:
+    """A 64-bit key shared by a near-duplicate cluster (the document's own id if none)."""
+    return xxhash.xxh64_intdigest((doc.cluster_id or doc.id).encode())
+
+
+def _url_terms(url: str) -> str:
+    return analyze_joined(url.split("://", 1)[-1])
+
+
+class EmbeddedBackend(SearchBackend):
+    """A tantivy index under ``path`` (default ``DATA_DIR/index``); one writer process."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
+        rank_weights: Mapping[str, float] | None = None,
+        signals: Sequence[Signal] | None = None,
+        rerank_depth: int = 200,
+        max_window: int = 10_000,
+        commit_every_docs: int = 10_000,
+        commit_interval_s: float = 5.0,
+        writer_heap_bytes: int = 128_000_000,
+        writer_threads: int = 0,
+        snippet_chars: int = 220,
+        config: Config | None = None,
+    ):
+        if path is None:
+            path = (config or get_config()).data_dir / "index"
+        self.path = Path(path)
+        self.field_weights = field_weights
+        self.ranker = (
+            Ranker(signals, rank_weights) if signals else Ranker(weights=rank_weights)
+        )
+        self.rerank_depth = rerank_depth
+        self.max_window = max_window
+        self.commit_every_docs = commit_every_docs
+        self.commit_interval_s = commit_interval_s
+        self.writer_heap_bytes = writer_heap_bytes
+        self.writer_threads = writer_threads
+        self.snippet_chars = snippet_chars
+        self._index: tantivy.Index | None = None
+        self._schema: tantivy.Schema | None = None
+        self._writer: tantivy.IndexWriter | None = None
+        self._pending = 0
+        self._last_commit = time.monotonic()
+        self._lock = threading.RLock()
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    def ensure_index(self) -> None:
+        """Create the index directory and schema if missing, then open it; idempotent."""
+        with self._lock:
+            if self._index is not None:
+                return
+            self.path.mkdir(parents=True, exist_ok=True)
+            schema = _schema()
+            try:
+                index = tantivy.Index(schema, path=str(self.path), reuse=True)
+            except ValueError as exc:
+                raise RuntimeError(
+                    f"The search index at {self.path} was written with another schema ({exc}); "
+                    "move it away and rebuild it (re-crawl or reindex)."
+                ) from exc
+            index.register_tokenizer(
+                _TOKENIZER,
+                tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build(),
+            )
+            index.config_reader(reload_policy="OnCommit")
+            self._index, self._schema = index, schema
+
+    @property
+    def index_(self) -> tantivy.Index:
+        if self._index is None:
+            self.ensure_index()
+        return self._index
+
+    def _writer_(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            try:
+                self._writer = self.index_.writer(
+                    self.writer_heap_bytes, self.writer_threads
+                )
+            except ValueError as exc:
+                raise RuntimeError(
+                    f"Cannot write the search index at {self.path}: {exc}. Only one process "
+                    "may write it at a time; stop the other writer (a running crawl?) first."
+                ) from exc
+        return self._writer
+
+    def close(self) -> None:
+        """Commit pending writes, wait for merges and release the writer lock."""
+        with self._lock:
+            if self._writer is not None:
+                self._commit()
+                self._writer.wait_merging_threads()
+                self._writer = None
+            self._index = None
+
+    # --- writes -----------------------------------------------------------------------
+
+    def _to_tantivy(self, doc: Document) -> tantivy.Document:
+        tdoc = tantivy.Document()
+        tdoc.add_text("id", doc.id)
+        for suffix in host_suffixes(doc.host):
+            tdoc.add_text("site", suffix)
+        tdoc.add_text("title", analyze_joined(doc.title))
+        tdoc.add_text("body", analyze_joined(doc.body or doc.description))
+        tdoc.add_text("anchors", analyze_joined(doc.anchors))
+        tdoc.add_text("url", _url_terms(doc.url))
+        tdoc.add_float("pagerank", float(doc.pagerank))
+        tdoc.add_float("fetched_at", float(doc.fetched_at))
+        tdoc.add_unsigned("cluster_key", _cluster_key(doc))
+        # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
+        tdoc.add_bytes("source", json.dumps(vars(doc), ensure_ascii=False).encode())
+        return tdoc
+
+    def index(self, docs: Iterable[Document]) -> int:
+        """Add or replace documents by id; committed every N docs or T seconds and on refresh."""
+        count = 0
+        with self._lock:
+            writer = self._writer_()
+            for doc in docs:
+                if not doc.host:
+                    doc.host = normalize_host(doc.url)
+                writer.delete_documents_by_term("id", doc.id)
+                writer.add_document(self._to_tantivy(doc))
+                count += 1
+                self._pending += 1
+                if self._pending >= self.commit_every_docs:
+                    self._commit()
+            if (
+                self._pending
+                and time.monotonic() - self._last_commit >= self.commit_interval_s
+            ):
+                self._commit()
+        return count
+
+    def delete(self, ids: Iterable[str]) -> int:
+        """Remove documents by id (visible after ``refresh``); returns how many were asked."""
+        count = 0
+        with self._lock:
+            writer = self._writer_()
+            for doc_id in ids:
+                writer.delete_documents_by_term("id", doc_id)
+                count += 1
+            self._pending += count
+        return count
+
+    def update_rank(self, scores: Mapping[str, float]) -> int:
+        """Set ``pagerank`` of stored documents by re-adding them; returns how many changed."""
+        changed = 0
+        with self._lock:
+            self.refresh()
+            ids = list(scores)
+            for start in range(0, len(ids), 1000):
+                docs = []
+                for doc in self._get_many(ids[start : start + 1000]):
+                    doc.pagerank = float(scores[doc.id])
+                    docs.append(doc)
+                changed += self.index(docs)
+            self.refresh()
+        return changed
+
+    def _commit(self) -> None:
+        if self._writer is not None and self._pending:
+            self._writer.commit()
+        self._pending = 0
+        self._last_commit = time.monotonic()
+
+    def refresh(self) -> None:
+        """Commit pending writes and make every commit (of any process) visible here."""
+        with self._lock:
+            self._commit()
+            self.index_.reload()
+
+    # --- reads ------------------------------------------------------------------------
+
+    def _get_many(self, ids: Sequence[str]) -> Iterator[Document]:
+        if not ids:
+            return
+        searcher = self.index_.searcher()
+        query = tantivy.Query.term_set_query(self._schema, "id", list(ids))
+        for _, address in searcher.search(query, limit=len(ids), count=False).hits:
+            yield self._source(searcher, address)
+
+    @staticmethod
+    def _source(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> Document:
+        return Document.from_dict(json.loads(searcher.doc(address).get_first("source")))
+
+    def get(self, doc_id: str) -> Document | None:
+        """The stored document with this id (committed and refreshed), or ``None``."""
+        return next(self._get_many([doc_id]), None)
+
+    def stats(self) -> dict:
+        """``docs`` (searchable), ``bytes`` on disk, ``segments`` and ``pending`` writes."""
+        searcher = self.index_.searcher()
+        size = sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
+        return {
+            "docs": searcher.num_docs,
+            "bytes": size,
+            "segments": searcher.num_segments,
+            "pending": self._pending,
+        }
+
+    def compile(self, node: Node) -> tantivy.Query:
+        """The tantivy query for a query-AST node."""
+        schema = self._schema
+        if isinstance(node, Term | Phrase):
+            per_field = []
+            for field, weight in self.field_weights.items():
+                if isinstance(node, Term):
+                    q = tantivy.Query.term_query(schema, field, node.term)
+                else:
+                    q = tantivy.Query.phrase_query(schema, field, list(node.terms))
+                per_field.append(tantivy.Query.boost_query(q, weight))
+            if len(per_field) == 1:
+                return per_field[0]
+            return tantivy.Query.disjunction_max_query(
+                per_field, self.field_weights.tie_breaker
+            )
+        if isinstance(node, Site):
+            return tantivy.Query.term_query(schema, "site", node.host)
+        if isinstance(node, Or):
+            return tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, self.compile(c)) for c in node.children]
+            )
+        if isinstance(node, Not):
+            return tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, tantivy.Query.all_query()),
+                    (tantivy.Occur.MustNot, self.compile(node.child)),
+                ]
+            )
+        if isinstance(node, And):
+            clauses = [
+                (tantivy.Occur.MustNot, self.compile(c.child))
+                if isinstance(c, Not)
+                else (tantivy.Occur.Must, self.compile(c))
+                for c in node.children
+            ]
+            return tantivy.Query.boolean_query(clauses)
+        raise TypeError(f"Not a query node: {node!r}")
+
+    def search(self, query: str | Query, page: int = 1, size: int = 10) -> Results:
+        """Top hits by BM25 then signals, collapsed on cluster; ``total`` counts all matches."""
+        started = time.perf_counter()
+        parsed = query if isinstance(query, Query) else parse(query)
+        page, size = max(1, int(page)), max(1, min(int(size), 100))
+        results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
+        if parsed.matches_nothing:
+            results.took_ms = (time.perf_counter() - started) * 1000
+            return results
+        searcher = self.index_.searcher()
+        offset = (page - 1) * size
+        depth = min(offset + size + self.rerank_depth, self.max_window)
+        found = searcher.search(self.compile(parsed.root), limit=depth, count=True)
+        results.total = found.count
+        ranked = self.ranker.rank(self._candidates(searcher, found.hits))
+        collapsed = self._collapse(ranked)
+        terms = parsed.terms()
+        for candidate, similar in collapsed[offset : offset + size]:
+            doc = self._source(searcher, candidate.ref)
+            results.hits.append(
+                Hit(
+                    id=doc.id,
+                    url=doc.url,
+                    title=doc.title,
+                    snippet=build_snippet(
+                        doc.body or doc.description, terms, self.snippet_chars
+                    ),
+                    score=round(candidate.score, 6),
+                    host=doc.host,
+                    cluster_id=doc.cluster_id,
+                    similar=similar,
+                    pagerank=doc.pagerank,
+                )
+            )
+        results.took_ms = (time.perf_counter() - started) * 1000
+        return results
+
+    @staticmethod
+    def _candidates(searcher: tantivy.Searcher, hits: list) -> list[Candidate]:
+        addresses = [address for _, address in hits]
+        if not addresses:
+            return []
+        ranks = searcher.fast_field_values("pagerank", addresses)
+        fetched = searcher.fast_field_values("fetched_at", addresses)
+        clusters = searcher.fast_field_values("cluster_key", addresses)
+        return [
+            Candidate(address, score, rank or 0.0, when or 0.0, cluster or 0)
+            for (score, address), rank, when, cluster in zip(
+                hits, ranks, fetched, clusters, strict=True
+            )
+        ]
+
+    @staticmethod
+    def _collapse(ranked: list[Candidate]) -> list[tuple[Candidate, int]]:
+        """The best candidate of each cluster, in rank order, with how many it stands for."""
+        best: dict[int, int] = {}
+        kept: list[list] = []
+        for c in ranked:
+            slot = best.get(c.cluster)
+            if slot is None:
+                best[c.cluster] = len(kept)
+                kept.append([c, 0])
+            else:
+                kept[slot][1] += 1
+        return [(c, n) for c, n in kept]

@@ -1,0 +1,1 @@
+"""Item pipelines: dedup, WARC, link graph, index writer."""

@@ -1,0 +1,86 @@
+"""Index writer: PageItem -> Document -> search backend, in batches."""
+
+from __future__ import annotations
+
+import logging
+
+from scrapy.exceptions import NotConfigured
+
+from crawler.config import config_from_settings
+from crawler.items import PageItem
+from index.base import Document, SearchBackend, doc_id_for
+
+logger = logging.getLogger(__name__)
+
+
+def document_from_item(item: PageItem) -> Document:
+    """The index document for a page item (its id from the canonical URL)."""
+    return Document(
+        id=item.doc_id or doc_id_for(item.url),
+        url=item.url,
+        host=item.host,
+        title=item.title,
+        body=item.text,
+        description=item.description,
+        lang=item.lang,
+        fetched_at=item.fetched_at,
+        cluster_id=item.cluster_id,
+        warc_file=item.warc_file,
+        warc_offset=item.warc_offset,
+    )
+
+
+class IndexPipeline:
+    """Streams indexable pages to the search backend; skips noindex pages and duplicates."""
+
+    def __init__(self, backend: SearchBackend, batch_size: int = 200, stats=None):
+        self.backend = backend
+        self.batch_size = batch_size
+        self.stats = stats
+        self.pending: list[Document] = []
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        settings = crawler.settings
+        if not settings.getbool("INDEX_ENABLED", True):
+            raise NotConfigured
+        from index import get_backend
+
+        backend = get_backend(config_from_settings(settings))
+        return cls(backend, settings.getint("INDEX_BATCH_SIZE", 200), crawler.stats)
+
+    def _inc(self, key: str, n: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key, n)
+
+    def open_spider(self, spider=None):
+        self.backend.ensure_index()
+
+    def process_item(self, item, spider=None):
+        if not isinstance(item, PageItem):
+            return item
+        if item.noindex:
+            self._inc("index/skipped_noindex")
+            return item
+        if item.dup_of:
+            self._inc("index/skipped_duplicate")
+            return item
+        self.pending.append(document_from_item(item))
+        if len(self.pending) >= self.batch_size:
+            self.flush()
+        return item
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        written = self.backend.index(batch)
+        self._inc("index/indexed", written)
+        self._inc("index/batches")
+
+    def close_spider(self, spider=None):
+        try:
+            self.flush()
+            self.backend.refresh()
+        finally:
+            self.backend.close()

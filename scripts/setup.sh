@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Create .venv and install the pinned requirements. Usage: scripts/setup.sh [--dev]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=""
+for candidate in python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1; then python="$candidate"; break; fi
+done
+[ -n "$python" ] || { echo "setup: Python 3.11 is required (python3.11 or python3 on PATH)" >&2; exit 1; }
+
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv with $($python --version)"
+    "$python" -m venv .venv
+fi
+requirements=requirements.txt
+[ "${1:-}" = "--dev" ] && requirements=requirements-dev.txt
+echo "setup: installing $requirements into .venv"
+.venv/bin/python -m pip install -q --disable-pip-version-check -r "$requirements"
+echo "setup: done"

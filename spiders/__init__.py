@@ -1,0 +1,1 @@
+"""Spiders of the crawler; `web` is the only one."""

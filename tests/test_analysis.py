@@ -1,0 +1,124 @@
+"""The shared text analysis: normalization, tokenization, stemming, offsets."""
+
+import pytest
+
+from index.analysis import (
+    MAX_TOKEN_CHARS,
+    STOPWORDS,
+    analyze,
+    analyze_query_term,
+    host_suffixes,
+    is_stopword,
+    normalize,
+    normalize_host,
+    tokens_with_offsets,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Café", "cafe"),
+        ("STRASSE Straße", "strasse strasse"),
+        ("ＡＰＩ", "api"),
+        ("ﬁle", "file"),
+        ("e\u0301cole", "ecole"),
+        ("ÀÉÎÕÜ", "aeiou"),
+    ],
+)
+def test_normalize_folds_case_width_and_accents(text, expected):
+    assert normalize(text) == expected
+
+
+def test_analyze_stems_and_lowercases():
+    assert analyze("Running Indexes quickly") == ["run", "index", "quick"]
+
+
+def test_analyze_keeps_stopwords_for_phrases():
+    assert analyze("To be or not to be") == ["to", "be", "or", "not", "to", "be"]
+
+
+def test_punctuation_splits_api_names_into_adjacent_terms():
+    assert analyze("os.path.join get_config") == ["os", "path", "join", "get", "config"]
+    assert analyze_query_term("os.path") == ["os", "path"]
+
+
+def test_apostrophes_stay_inside_words_then_drop():
+    assert analyze("don't python's l\u2019eau") == ["dont", "python", "leau"]
+    assert analyze("'quoted'") == ["quot"]
+
+
+def test_digits_are_tokens():
+    assert analyze("Python 3.11 and HTTP/2") == [
+        "python",
+        "3",
+        "11",
+        "and",
+        "http",
+        "2",
+    ]
+
+
+def test_accented_and_decomposed_forms_give_the_same_terms():
+    assert analyze("résumé") == analyze("re\u0301sume\u0301") == analyze("RESUME")
+
+
+def test_non_latin_scripts_keep_their_marks():
+    assert analyze("हिन्दी") == ["हिन्दी"]
+    assert analyze("Привет мир") == ["привет", "мир"]
+
+
+def test_compatibility_forms_split_into_words():
+    assert analyze("½") == ["1", "2"]
+
+
+def test_overlong_tokens_are_dropped():
+    assert analyze("a" * (MAX_TOKEN_CHARS + 1) + " ok") == ["ok"]
+
+
+def test_markup_is_just_words():
+    assert analyze("<script>alert(1)</script>") == ["script", "alert", "1", "script"]
+
+
+def test_empty_and_symbol_only_text():
+    assert analyze("") == []
+    assert analyze("!!! --- ...") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Plain ASCII text, with punctuation: os.path & don't.",
+        "Mixed Café résumé ＡＰＩ ½ Straße हिन्दी 東京",
+        "e\u0301cole <b>bold</b> x²",
+    ],
+)
+def test_offsets_agree_with_analyze(text):
+    with_offsets = list(tokens_with_offsets(text))
+    assert [t for t, _, _ in with_offsets] == analyze(text)
+    for term, start, end in with_offsets:
+        assert analyze(text[start:end])[0] == term or term in analyze(text[start:end])
+
+
+def test_offsets_point_at_original_text():
+    text = "Le Café, naïve"
+    spans = [text[s:e] for _, s, e in tokens_with_offsets(text)]
+    assert spans == ["Le", "Café", "naïve"]
+
+
+def test_stopwords_compare_stemmed_terms():
+    assert all(is_stopword(analyze(w)[0]) for w in STOPWORDS)
+    assert not is_stopword("python")
+
+
+def test_host_suffixes_for_site_matching():
+    assert host_suffixes("WWW.Example.Test.") == [
+        "www.example.test",
+        "example.test",
+        "test",
+    ]
+    assert (
+        normalize_host("https://user@Docs.Example.test:8080/path")
+        == "docs.example.test"
+    )
+    assert normalize_host("[::1]:80") == "[::1]"

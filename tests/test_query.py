@@ -1,0 +1,309 @@
+"""The shared query language: syntax, analysis of leaves, garbage tolerance, limits."""
+
+import pytest
+
+from index.query import (
+    MAX_DEPTH,
+    MAX_QUERY_CHARS,
+    MAX_TERMS,
+    And,
+    Not,
+    Or,
+    Phrase,
+    QueryError,
+    QueryTooComplex,
+    QueryTooLong,
+    Site,
+    Term,
+    parse,
+)
+
+
+def root(text):
+    return parse(text).root
+
+
+def test_single_word_is_analyzed():
+    assert root("Running") == Term("Running", "run")
+
+
+def test_words_are_anded():
+    assert root("python tutorials") == And(
+        (Term("python", "python"), Term("tutorials", "tutori"))
+    )
+
+
+def test_phrase_keeps_stopwords_and_order():
+    assert root('"to be or not to be"') == Phrase(
+        "to be or not to be", ("to", "be", "or", "not", "to", "be")
+    )
+
+
+def test_one_word_phrase_is_a_term_even_if_stopword():
+    assert root('"the"') == Term("the", "the")
+    assert root('"The" python') == And((Term("The", "the"), Term("python", "python")))
+
+
+def test_word_with_punctuation_becomes_a_phrase():
+    assert root("os.path") == Phrase("os.path", ("os", "path"))
+    assert root("e-mail") == Phrase("e-mail", ("e", "mail"))
+
+
+def test_exclusions():
+    assert root("python -snake") == And(
+        (Term("python", "python"), Not(Term("snake", "snake")))
+    )
+    assert root('python -"monty python"') == And(
+        (Term("python", "python"), Not(Phrase("monty python", ("monti", "python"))))
+    )
+
+
+def test_site_and_negated_site():
+    assert root("site:Docs.Example.TEST python") == And(
+        (Site("docs.example.test"), Term("python", "python"))
+    )
+    assert root("python -site:spam.test") == And(
+        (Term("python", "python"), Not(Site("spam.test")))
+    )
+
+
+def test_site_strips_scheme_port_and_path():
+    assert root("site:https://www.example.test:8443/docs/") == Site("www.example.test")
+
+
+def test_site_alone_is_searchable():
+    q = parse("site:example.test")
+    assert q.root == Site("example.test")
+    assert not q.matches_nothing
+
+
+def test_or_binds_tighter_than_and():
+    assert root("w x OR y") == And(
+        (Term("w", "w"), Or((Term("x", "x"), Term("y", "y"))))
+    )
+
+
+def test_pipe_is_or():
+    assert root("cat | dog") == Or((Term("cat", "cat"), Term("dog", "dog")))
+
+
+def test_or_chains_flatten():
+    assert root("x OR y OR z") == Or((Term("x", "x"), Term("y", "y"), Term("z", "z")))
+
+
+def test_lowercase_or_is_a_word():
+    # "or" is then a stopword, dropped because other words remain.
+    assert root("cats or dogs") == And((Term("cats", "cat"), Term("dogs", "dog")))
+
+
+def test_groups():
+    assert root("(python OR java) tutorial") == And(
+        (
+            Or((Term("python", "python"), Term("java", "java"))),
+            Term("tutorial", "tutori"),
+        )
+    )
+    assert root("(x y) OR z") == Or(
+        (And((Term("x", "x"), Term("y", "y"))), Term("z", "z"))
+    )
+
+
+def test_negated_group():
+    assert root("web -(spam OR scam)") == And(
+        (Term("web", "web"), Not(Or((Term("spam", "spam"), Term("scam", "scam")))))
+    )
+
+
+def test_exclusion_inside_or_moves_to_the_and():
+    assert root("x OR -y") == And((Term("x", "x"), Not(Term("y", "y"))))
+    assert root("w (x OR -y)") == And(
+        (Term("w", "w"), Term("x", "x"), Not(Term("y", "y")))
+    )
+
+
+def test_or_of_sites():
+    assert root("site:a.test OR site:b.test") == Or((Site("a.test"), Site("b.test")))
+
+
+def test_stopwords_dropped_when_other_content():
+    assert root("the history of python") == And(
+        (Term("history", "histori"), Term("python", "python"))
+    )
+
+
+def test_stopword_only_query_is_kept():
+    assert root("to be or not") == And(
+        (Term("to", "to"), Term("be", "be"), Term("or", "or"), Term("not", "not"))
+    )
+
+
+def test_excluded_stopword_is_dropped():
+    assert root("python -the") == Term("python", "python")
+
+
+def test_only_exclusions_matches_nothing():
+    assert parse("-python").matches_nothing
+    assert parse("-python -site:x.test").matches_nothing
+    assert not parse("java -python").matches_nothing
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "OR",
+        "OR OR |",
+        "-",
+        "- -",
+        "--",
+        '""',
+        '" "',
+        "()",
+        "(((",
+        ")))",
+        "site:",
+        "!!!",
+    ],
+)
+def test_garbage_gives_an_empty_query(text):
+    q = parse(text)
+    assert q.root is None
+    assert q.matches_nothing
+    assert q.terms() == []
+
+
+def test_unbalanced_quote_runs_to_the_end():
+    assert root('python "monty flying') == And(
+        (Term("python", "python"), Phrase("monty flying", ("monti", "fli")))
+    )
+
+
+def test_lone_operators_are_ignored():
+    assert root("OR python OR") == Term("python", "python")
+    assert root("x OR OR y") == Or((Term("x", "x"), Term("y", "y")))
+    assert root("x - y") == And((Term("x", "x"), Term("y", "y")))
+
+
+def test_unbalanced_parentheses():
+    assert root("(python java") == And((Term("python", "python"), Term("java", "java")))
+    assert root("python) java(") == And(
+        (Term("python", "python"), Term("java(", "java"))
+    )
+
+
+def test_double_minus_is_one_exclusion():
+    assert root("x --y") == And((Term("x", "x"), Not(Term("y", "y"))))
+
+
+def test_hyphen_inside_word_is_not_exclusion():
+    assert root("state-of-the-art") == Phrase(
+        "state-of-the-art", ("state", "of", "the", "art")
+    )
+
+
+def test_control_characters_are_whitespace():
+    assert root("x\x00y\tz") == And((Term("x", "x"), Term("y", "y"), Term("z", "z")))
+
+
+def test_unicode_query_is_normalized():
+    assert root("CAFÉ") == Term("CAFÉ", "cafe")
+    assert root("ＡＰＩ") == Term("ＡＰＩ", "api")
+
+
+def test_terms_are_positive_unique_and_ordered():
+    q = parse('python "python snakes" -java OR site:x.test')
+    assert q.terms() == ["python", "snake"]
+    assert q.phrases() == [("python", "snake")]
+
+
+def test_too_long_raises_with_advice():
+    with pytest.raises(QueryTooLong, match=str(MAX_QUERY_CHARS)):
+        parse("a" * (MAX_QUERY_CHARS + 1))
+    assert (
+        parse('"' + "x" * (MAX_QUERY_CHARS - 1)).root is None
+    )  # at the limit: no error
+
+
+def test_too_many_terms_raises():
+    with pytest.raises(QueryTooComplex, match=str(MAX_TERMS)):
+        parse(" ".join(f"w{i}" for i in range(MAX_TERMS + 1)))
+    assert parse(" ".join(f"w{i}" for i in range(MAX_TERMS))).root is not None
+
+
+def test_too_deep_nesting_is_flattened():
+    assert root("(" * 200 + "x OR y" + ")" * 200 + " z") == And(
+        (Or((Term("x", "x"), Term("y", "y"))), Term("z", "z"))
+    )
+    assert root("(" * MAX_DEPTH + "x") == Term("x", "x")
+
+
+def test_query_errors_are_value_errors():
+    assert issubclass(QueryError, ValueError)
+
+
+def test_str_is_canonical_and_reparses_to_the_same_tree():
+    for text in [
+        "w x OR y",
+        'web -"monty python" site:a.test',
+        "(x y) OR z -(u OR v)",
+        "python -site:spam.test",
+    ]:
+        q = parse(text)
+        assert str(parse(str(q))) == str(q)
+
+
+def test_hostile_input_does_not_crash():
+    junk = '"(-)OR|site:-"-"((' * 20
+    q = parse(junk[:MAX_QUERY_CHARS])
+    assert isinstance(q.matches_nothing, bool)
+
+
+def test_str_renders_groups():
+    assert str(parse("w x OR y")) == "w x OR y"
+    assert str(parse("(x y) OR z -(u OR v)")) == "(x y) OR z -(u OR v)"
+    assert (
+        str(parse('Running "Monty Python" -site:x.test'))
+        == 'run "monti python" -site:x.test'
+    )
+
+
+def test_random_garbage_never_raises_and_invariants_hold():
+    import random
+
+    rng = random.Random(7)
+    alphabet = [
+        '"',
+        "(",
+        ")",
+        "-",
+        " ",
+        "OR",
+        "|",
+        "site:",
+        "x",
+        "y",
+        "the",
+        "é",
+        "\x00",
+        ".",
+    ]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        q = parse(text)
+        for node in _walk(q.root):
+            if isinstance(node, Or):
+                assert len(node.children) > 1
+                assert not any(isinstance(c, Not) for c in node.children)
+            if isinstance(node, And):
+                assert len(node.children) > 1
+
+
+def _walk(node):
+    if node is None:
+        return
+    yield node
+    for child in getattr(node, "children", ()):
+        yield from _walk(child)
+    if isinstance(node, Not):
+        yield from _walk(node.child)

@@ -1,0 +1,102 @@
+"""Snippets: best window, highlighting by analyzed terms, and escaping of everything else."""
+
+import re
+
+from index.analysis import analyze
+from index.snippets import SNIPPET_CHARS, build_snippet, find_matches, highlight
+
+
+def terms(text):
+    return analyze(text)
+
+
+def strip_marks(html):
+    return html.replace("<mark>", "").replace("</mark>", "")
+
+
+def test_marks_words_matching_by_stem():
+    out = build_snippet("Running pythons run fast.", terms("run python"))
+    assert out == "<mark>Running</mark> <mark>pythons</mark> <mark>run</mark> fast."
+
+
+def test_script_and_entities_are_escaped():
+    body = 'Hi <script>alert("x")</script> &amp; <b>python</b> &lt;ok&gt;'
+    out = build_snippet(body, terms("python script"))
+    assert "<script>" not in out and "<b>" not in out
+    assert "&lt;<mark>script</mark>&gt;" in out
+    assert "&amp;amp;" in out and "&amp;lt;ok&amp;gt;" in out
+    assert "<mark>python</mark>" in out
+    # Only <mark> tags remain once the escaped text is taken out.
+    assert re.findall(r"<[^>]*>", out) == ["<mark>", "</mark>"] * 3
+
+
+def test_hostile_matched_word_is_escaped_too():
+    out = highlight("<python>", terms("python"))
+    assert out == "&lt;<mark>python</mark>&gt;"
+
+
+def test_window_moves_to_the_matches():
+    body = "filler " * 200 + "The Python language is great. " + "filler " * 200
+    out = build_snippet(body, terms("python"))
+    assert "<mark>Python</mark>" in out
+    assert out.startswith("\u2026") and out.endswith("\u2026")
+    assert len(strip_marks(out)) <= SNIPPET_CHARS + 2
+
+
+def test_window_prefers_more_distinct_terms():
+    body = (
+        "python " * 3
+        + "filler " * 100
+        + "python and django together. "
+        + "filler " * 100
+    )
+    out = build_snippet(body, terms("python django"))
+    assert "<mark>django</mark>" in out
+
+
+def test_window_starts_at_a_sentence_when_close():
+    body = "x " * 300 + "Intro. The snake python eats." + " y" * 300
+    out = build_snippet(body, terms("python"))
+    assert out.startswith("\u2026The snake <mark>python</mark>")
+
+
+def test_no_match_gives_the_start_of_the_text():
+    out = build_snippet("Plain <text> " * 50, terms("absent"))
+    assert out.startswith("Plain &lt;text&gt;") and out.endswith("\u2026")
+    assert "<mark>" not in out
+
+
+def test_empty_text_and_no_terms():
+    assert build_snippet("", terms("python")) == ""
+    assert build_snippet("some text", []) == "some text"
+
+
+def test_whitespace_is_collapsed():
+    assert (
+        build_snippet("a\n\n  b\tpython", terms("python")) == "a b <mark>python</mark>"
+    )
+
+
+def test_unicode_matches_through_normalization():
+    out = build_snippet("Le Café et le RÉSUMÉ, Straße", terms("cafe resume strasse"))
+    assert out == "Le <mark>Café</mark> et le <mark>RÉSUMÉ</mark>, <mark>Straße</mark>"
+
+
+def test_full_width_and_non_latin():
+    assert highlight("ＡＰＩ docs", terms("api")) == "<mark>ＡＰＩ</mark> docs"
+    assert highlight("Привет мир", terms("мир")) == "Привет <mark>мир</mark>"
+
+
+def test_word_inside_a_longer_word_is_not_marked():
+    assert find_matches("snakebite snake", terms("snake")) == [(10, 15, "snake")]
+
+
+def test_api_names_mark_each_part():
+    assert (
+        highlight("use os.path here", terms("os.path"))
+        == "use <mark>os</mark>.<mark>path</mark> here"
+    )
+
+
+def test_regex_metacharacters_in_terms_are_safe():
+    assert find_matches("a+b (c)", ["+", "(c", "c"]) == [(5, 6, "c")]

@@ -1,0 +1,65 @@
+import pytest
+
+from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("HTTP://Example.COM/Path", "http://example.com/Path"),
+        ("http://example.com:80/a", "http://example.com/a"),
+        ("https://example.com:443/a", "https://example.com/a"),
+        ("http://example.com:8080/a", "http://example.com:8080/a"),
+        ("http://example.com/a#section", "http://example.com/a"),
+        ("http://example.com", "http://example.com/"),
+        ("http://example.com./x", "http://example.com/x"),
+        ("http://example.com/a/./b/../c", "http://example.com/a/c"),
+        ("http://example.com/?b=2&a=1", "http://example.com/?a=1&b=2"),
+        ("http://example.com/?utm_source=x&utm_medium=y&id=3", "http://example.com/?id=3"),
+        ("http://example.com/?fbclid=abc&gclid=def", "http://example.com/"),
+        ("http://example.com/p?PHPSESSID=123&q=a", "http://example.com/p?q=a"),
+        ("http://example.com/p;jsessionid=ABC123?x=1", "http://example.com/p?x=1"),
+        ("http://example.com/p?sid=deadbeef", "http://example.com/p"),
+        ("http://example.com/%7euser/", "http://example.com/~user/"),
+        ("http://example.com/a%2fb", "http://example.com/a%2Fb"),
+        ("http://example.com/caf\u00e9", "http://example.com/caf%C3%A9"),
+        ("http://b\u00fccher.example/", "http://xn--bcher-kva.example/"),
+        ("  http://example.com/trim  ", "http://example.com/trim"),
+    ],
+)
+def test_canonicalize(raw, expected):
+    assert canonicalize(raw) == expected
+
+
+def test_canonical_form_is_a_fixed_point():
+    url = "HTTP://Ex.com:80/a/../b?z=1&a=2&utm_campaign=q#f"
+    once = canonicalize(url)
+    assert canonicalize(once) == once
+
+
+@pytest.mark.parametrize(
+    ("href", "base", "expected"),
+    [
+        ("../x", "http://a.test/b/c/d", "http://a.test/b/x"),
+        ("/root?gclid=1", "http://a.test/b/c", "http://a.test/root"),
+        ("//other.test/p", "https://a.test/", "https://other.test/p"),
+        ("?q=2", "http://a.test/page?q=1", "http://a.test/page?q=2"),
+    ],
+)
+def test_relative_links(href, base, expected):
+    assert canonicalize(href, base=base) == expected
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["mailto:a@b.c", "javascript:alert(1)", "ftp://x.test/", "http://", "http://x.test:99999/"],
+)
+def test_rejects_uncrawlable(bad):
+    with pytest.raises(InvalidURL):
+        canonicalize(bad)
+
+
+def test_host_and_netloc():
+    assert host_of("http://Site1.TEST:8080/x") == "site1.test"
+    assert netloc_of("http://site1.test:8080/x") == "site1.test:8080"
+    assert netloc_of("https://site1.test:443/x") == "site1.test"

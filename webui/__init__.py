@@ -1,0 +1,1 @@
+"""The Django project: search page, JSON API, admin, dashboard, batch commands."""

@@ -1,0 +1,1 @@
+"""The search page, JSON API and search commands."""
