@@ -82,7 +82,8 @@ def test_version_counts_changes_and_content_follows_version():
 
 def test_conditional_get():
     web, host, clock = fresh_web()
-    n = next(n for n in range(300) if host.period(n) == HOUR and host.state(f"/p/{n}").status == 200)
+    n = next(n for n in range(300)
+             if host.period(n) == HOUR and host.state(f"/p/{n}").status == 200)
     path = f"/p/{n}"
     first = web.render("fresh0.test", path)
     etag, modified = first.headers["ETag"], first.headers["Last-Modified"]
@@ -145,7 +146,7 @@ def test_sitemap_lists_live_pages_with_lastmod():
 
 def test_server_clock_can_be_advanced_and_serves_304(tmp_path):
     with testweb.run(hosts=1, pages=10, log=tmp_path / "log.jsonl",
-                     extra_args=["--clock-offset", str(T - time.time())]) as server:
+                     clock_offset=T - time.time()) as server:
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
 
         def get(host, path, method="GET", headers=None):

@@ -31,7 +31,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "site{N-1}.test and the adversarial hosts calendar.test, sessions.test, "
         "redirects.test, slow.test, dead.test, blackhole.test, giant.test, bomb.test, "
         "binary.test, broken.test, charset.test, js.test, hostile.test, the changing hosts "
-        "fresh0.test .., and clock.test, chosen by the Host header). All hosts resolve to 127.0.0.1 except dead.test (127.0.0.2, nothing "
+        "fresh0.test .., clock.test, and with --mirror-articles the near-copy hosts "
+        "news{i}.test and mirror{m}.news{i}.test, chosen by the Host header). All hosts "
+        "resolve to 127.0.0.1 except dead.test (127.0.0.2, nothing "
         "listens) and blackhole.test (127.0.0.3, same port, accepts and never answers; only "
         "when binding 127.0.0.1). Prints 'testweb listening on http://BIND:PORT (N hosts)' "
         "when ready; SIGTERM or SIGINT stop it and flush the log.",
@@ -46,7 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pages", type=int, default=DEFAULT_PAGES_PER_HOST,
                         help=f"pages per host, /p/0 .. /p/N-1 (default {DEFAULT_PAGES_PER_HOST})")
     parser.add_argument("--cache", type=int, default=DEFAULT_CACHE_PAGES,
-                        help=f"generated pages kept in the LRU cache (default {DEFAULT_CACHE_PAGES})")
+                        help="generated pages kept in the LRU cache "
+                        f"(default {DEFAULT_CACHE_PAGES})")
     parser.add_argument("--slow-delay", type=float, default=DEFAULT_SLOW_DELAY,
                         help=f"seconds slow.test takes per response (default {DEFAULT_SLOW_DELAY})")
     parser.add_argument("--fresh-hosts", type=int, default=DEFAULT_FRESH_HOSTS,
@@ -59,6 +62,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "POST http://clock.test:PORT/advance?seconds=S moves it while running")
     parser.add_argument("--clock-speed", type=float, default=1.0,
                         help="simulated seconds per real second (default 1)")
+    parser.add_argument("--mirror-articles", type=int, default=0,
+                        help="serve the labelled near-copy set of this many articles on "
+                        "news{i}.test and mirror{m}.news{i}.test (default 0: off)")
     return parser.parse_args(argv)
 
 
@@ -78,7 +84,8 @@ async def serve(args: argparse.Namespace, log_file: IO[str] | None) -> None:
     web = TestWeb(args.hosts, port, seed=args.seed, pages_per_host=args.pages,
                   cache_pages=args.cache, slow_delay=args.slow_delay,
                   fresh_hosts=args.fresh_hosts, fresh_pages=args.fresh_pages,
-                  clock=Clock(args.clock_offset, args.clock_speed))
+                  clock=Clock(args.clock_offset, args.clock_speed),
+                  mirror_articles=args.mirror_articles)
     server = TestWebServer(web, RequestLog(log_file))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

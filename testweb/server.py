@@ -162,7 +162,7 @@ class HTTPProtocol(asyncio.Protocol):
             parts.append(f"{name}: {value}\r\n")
         if length is not None and "Content-Length" not in response.headers:
             parts.append(f"Content-Length: {length}\r\n")
-        parts.append("Connection: keep-alive\r\n\r\n" if keep_alive else "Connection: close\r\n\r\n")
+        parts.append(f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n")
         return "".join(parts).encode("latin-1")
 
     def _answer(self, request: Request, keep_alive: bool) -> None:

@@ -12,6 +12,7 @@ from testweb.adversarial import SpecialHost
 from testweb.fresh import Clock, ClockHost, FreshHost
 from testweb.kinds import HOST_KINDS, HostKind, LRUCache, NormalHost, not_found
 from testweb.messages import PageInfo, Request, Response
+from testweb.mirrors import MirrorHost, labelled_pages
 
 DEFAULT_PAGES_PER_HOST = 10_000
 DEFAULT_CACHE_PAGES = 20_000
@@ -24,7 +25,9 @@ DEFAULT_FRESH_PAGES = 100
 class TestWeb:
     """A deterministic web of ``hosts`` normal sites ``site0.test`` .. ``site{N-1}.test``
     plus the special hosts of every registered ``SpecialHost`` kind (``calendar.test``, ...)
-    and ``fresh_hosts`` hosts ``fresh0.test`` .. whose pages change over ``clock`` time.
+    and ``fresh_hosts`` hosts ``fresh0.test`` .. whose pages change over ``clock`` time, and,
+    if ``mirror_articles`` > 0, the near-copy hosts ``news{i}.test`` and
+    ``mirror{m}.news{i}.test`` (see ``testweb.mirrors``).
 
     Content is a pure function of (seed, host, path); generated pages are kept in a bounded
     LRU cache. Absolute links carry ``port``, the port the server listens on.
@@ -44,6 +47,7 @@ class TestWeb:
         fresh_hosts: int = DEFAULT_FRESH_HOSTS,
         fresh_pages: int = DEFAULT_FRESH_PAGES,
         clock: Callable[[], float] | None = None,
+        mirror_articles: int = 0,
     ):
         if hosts < 1:
             raise ValueError("hosts must be >= 1")
@@ -65,6 +69,14 @@ class TestWeb:
         for name in self.fresh_hosts:
             self._hosts[name] = FreshHost(self, name)
         self._hosts[ClockHost.host_name] = ClockHost(self)
+        self.mirror_hosts: list[str] = []
+        if mirror_articles > 0:
+            by_host: dict[str, list] = {}
+            for labelled in labelled_pages(mirror_articles, seed):
+                by_host.setdefault(labelled.host, []).append(labelled)
+            self.mirror_hosts = sorted(by_host)
+            for name in self.mirror_hosts:
+                self._hosts[name] = MirrorHost(self, name, by_host[name])
         for kind in HOST_KINDS.values():
             if issubclass(kind, SpecialHost) and kind.host_name:
                 self._hosts[kind.host_name] = kind(self)
@@ -87,6 +99,13 @@ class TestWeb:
         """Every host name -> address, for a crawler's resolver override (127.0.0.1 except
         ``dead.test`` and ``blackhole.test``)."""
         return {name: getattr(kind, "address", "127.0.0.1") for name, kind in self._hosts.items()}
+
+    def mirror_labels(self) -> dict[str, str]:
+        """URL -> near-copy label for every page of the mirror hosts (same label: copies)."""
+        labels: dict[str, str] = {}
+        for name in self.mirror_hosts:
+            labels.update(self._hosts[name].labels())  # type: ignore[attr-defined]
+        return labels
 
     def host(self, name: str) -> HostKind:
         """The host object of a name (KeyError if unknown)."""
