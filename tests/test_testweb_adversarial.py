@@ -56,7 +56,8 @@ def test_special_hosts_and_addresses():
     assert special["dead.test"] == "127.0.0.2" and special["blackhole.test"] == "127.0.0.3"
     addresses = web.addresses()
     assert addresses["site0.test"] == addresses["calendar.test"] == "127.0.0.1"
-    assert web.hosts()[:2] == ["site0.test", "site1.test"]
+    assert web.hosts() == ["site0.test", "site1.test"]
+    assert set(web.all_hosts()) == set(addresses) and set(special) < set(addresses)
     normal_links = {urlsplit(link.url).hostname for n in range(50)
                     for link in web.page("site1.test", f"/p/{n}").links}
     assert normal_links <= {"site0.test", "site1.test"}  # traps are reached only from seeds

@@ -45,7 +45,7 @@ class TestWebProcess:
         return self.web.home_url(host)
 
     def hosts(self) -> list[str]:
-        """All host names served."""
+        """The normal hosts (``TestWeb.hosts``)."""
         return self.web.hosts()
 
     def resolve_map(self) -> dict[str, str]:

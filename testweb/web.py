@@ -87,7 +87,12 @@ class TestWeb:
         return dict(HOST_KINDS)
 
     def hosts(self) -> list[str]:
-        """All host names served, normal hosts first."""
+        """The normal hosts ``site0.test`` .. ``site{N-1}.test``: the web a plain crawl
+        starts from. Special, fresh and mirror hosts are left out (see ``all_hosts``)."""
+        return list(self.normal_hosts)
+
+    def all_hosts(self) -> list[str]:
+        """Every host name served: normal, special, fresh, clock.test and mirror hosts."""
         return list(self._hosts)
 
     def special_hosts(self) -> dict[str, str]:
