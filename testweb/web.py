@@ -15,7 +15,7 @@ from testweb.messages import PageInfo, Request, Response
 from testweb.mirrors import MirrorHost, labelled_pages
 
 DEFAULT_PAGES_PER_HOST = 10_000
-DEFAULT_CACHE_PAGES = 20_000
+DEFAULT_CACHE_PAGES = 4_096  # about 10 kB each with their ground truth
 DEFAULT_SLOW_DELAY = 3.0
 DEFAULT_GIANT_BYTES = 60 * 1024 * 1024
 DEFAULT_FRESH_HOSTS = 2
