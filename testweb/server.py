@@ -133,7 +133,11 @@ class HTTPProtocol(asyncio.Protocol):
             for line in lines[1:]:
                 name, _, value = line.partition(":")
                 headers[name.strip().lower()] = value.strip()
-            body_len = int(headers.get("content-length", "0") or 0)
+            length = headers.get("content-length", "0") or "0"
+            if not length.isdigit():
+                self._fail(400)
+                return
+            body_len = int(length)
             if len(self.buffer) < end + 4 + body_len:
                 return
             del self.buffer[:end + 4 + body_len]

@@ -13,6 +13,7 @@ from testweb.fresh import Clock, ClockHost, FreshHost
 from testweb.kinds import HOST_KINDS, HostKind, LRUCache, NormalHost, not_found
 from testweb.messages import PageInfo, Request, Response
 from testweb.mirrors import MirrorHost, labelled_pages
+from testweb.signals import MetaHost  # noqa: F401 - registers the robots and meta hosts
 
 DEFAULT_PAGES_PER_HOST = 10_000
 DEFAULT_CACHE_PAGES = 4_096  # about 10 kB each with their ground truth
