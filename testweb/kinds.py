@@ -93,7 +93,6 @@ class _PageBuilder:
     """Accumulates a page's HTML and, in parallel, its ground truth."""
 
     def __init__(self) -> None:
-        self.html: list[str] = []
         self.main_lines: list[str] = []
         self.headings: list[str] = []
         self.links: list[PageLink] = []
