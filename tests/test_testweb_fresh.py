@@ -174,3 +174,23 @@ def test_server_clock_can_be_advanced_and_serves_304(tmp_path):
 def test_fresh_unknown_paths(path):
     web, _, _ = fresh_web()
     assert web.render("fresh0.test", path).status == 404
+
+
+def test_server_304_has_no_body_or_length(tmp_path):
+    with testweb.run(hosts=1, pages=10, clock_offset=T - time.time()) as server:
+        host = server.web.host("fresh0.test")
+        n = next(n for n in range(100) if host.period(n) is None
+                 and host.state(f"/p/{n}", T).status == 200)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("GET", f"/p/{n}", headers={"Host": "fresh0.test"})
+        first = conn.getresponse()
+        first.read()
+        conn.request("GET", f"/p/{n}", headers={"Host": "fresh0.test",
+                                                 "If-None-Match": first.getheader("ETag")})
+        second = conn.getresponse()
+        assert second.status == 304 and second.read() == b""
+        assert second.getheader("Content-Length") is None
+        assert second.getheader("ETag") == first.getheader("ETag")
+        conn.request("GET", "/", headers={"Host": "fresh0.test"})  # the connection still works
+        assert conn.getresponse().status == 200
+        conn.close()

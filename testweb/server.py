@@ -164,7 +164,8 @@ class HTTPProtocol(asyncio.Protocol):
                  f"Server: testweb\r\nDate: {self.dates.now()}\r\n"]
         for name, value in response.headers.items():
             parts.append(f"{name}: {value}\r\n")
-        if length is not None and "Content-Length" not in response.headers:
+        if length is not None and "Content-Length" not in response.headers \
+                and status not in (204, 304):  # these have no body and no length (RFC 9110)
             parts.append(f"Content-Length: {length}\r\n")
         parts.append(f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n")
         return "".join(parts).encode("latin-1")
