@@ -48,6 +48,7 @@ def test_change_rates_match_their_periods():
     assert 0.33 < periods.count(None) / 1000 < 0.47
     assert 0.06 < periods.count(HOUR) / 1000 < 0.14
     assert web.fresh_hosts == ["fresh0.test", "fresh1.test"]
+    assert host.paths() == [f"/p/{n}" for n in range(1000)]
     hourly = periods.index(HOUR)
     changes = host.change_times(hourly, EPOCH + 3 * DAY, EPOCH + 13 * DAY)
     assert 230 <= len(changes) <= 250

@@ -33,9 +33,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "binary.test, broken.test, charset.test, js.test, hostile.test, the changing hosts "
         "fresh0.test .., clock.test, and with --mirror-articles the near-copy hosts "
         "news{i}.test and mirror{m}.news{i}.test, chosen by the Host header). All hosts "
-        "resolve to 127.0.0.1 except dead.test (127.0.0.2, nothing "
-        "listens) and blackhole.test (127.0.0.3, same port, accepts and never answers; only "
-        "when binding 127.0.0.1). Prints 'testweb listening on http://BIND:PORT (N hosts)' "
+        "resolve to 127.0.0.1 except dead.test (127.0.0.2, nothing listens) and "
+        "blackhole.test (127.0.0.3, same port, accepts and never answers); both need the "
+        "default --bind 127.0.0.1. Prints 'testweb listening on http://BIND:PORT (N hosts)' "
         "when ready; SIGTERM or SIGINT stop it and flush the log.",
     )
     parser.add_argument("--hosts", type=int, required=True, help="number of normal hosts N")

@@ -103,6 +103,10 @@ class FreshHost(HostKind):
                 return int(number)
         return None
 
+    def paths(self) -> list[str]:
+        """The page paths of this host, ``/p/0`` .. (whatever their state)."""
+        return [f"/p/{n}" for n in range(self.pages)]
+
     def period(self, n: int) -> float | None:
         """Mean seconds between changes of page n (None: it never changes)."""
         pick = text.digest(self.web.seed, self.name, n, "period")[0] % 100
