@@ -54,7 +54,7 @@ def test_special_hosts_and_addresses():
         "calendar.test", "sessions.test", "redirects.test", "slow.test", "dead.test",
         "blackhole.test", "giant.test", "bomb.test", "binary.test", "broken.test",
         "charset.test", "js.test", "hostile.test", "robots500.test", "robotsjunk.test",
-        "meta.test"}
+        "meta.test", "sitemaps.test"}
     assert special["dead.test"] == "127.0.0.2" and special["blackhole.test"] == "127.0.0.3"
     addresses = web.addresses()
     assert addresses["site0.test"] == addresses["calendar.test"] == "127.0.0.1"
@@ -328,3 +328,26 @@ def test_bomb_is_a_valid_gzip_stream():
     assert inflated.eof and not inflated.unused_data  # the CRC and length trailer checked out
     assert len(data) > 8 << 20 and data.endswith(b"</p></body></html>\n")
     assert len(body) < 16 * 1024
+
+
+def test_sitemap_index_and_gzipped_sitemap(server):
+    robots = fetch(server, "sitemaps.test", "/robots.txt")[2].decode()
+    index_url = re.search(r"Sitemap: (\S+)", robots).group(1)
+    index = fetch(server, "sitemaps.test", target_of(index_url))[2].decode()
+    assert "<sitemapindex" in index
+    found = {}
+    for loc in re.findall(r"<loc>([^<]+)</loc>", index):
+        status, headers, body = fetch(server, "sitemaps.test", target_of(loc))
+        assert status == 200 and "content-encoding" not in headers
+        if loc.endswith(".gz"):
+            assert headers["content-type"] == "application/gzip"
+            body = gzip.decompress(body)
+        found.update(re.findall(r"<loc>([^<]+)</loc><lastmod>([^<]+)</lastmod>", body.decode()))
+    host = server.web.host("sitemaps.test")
+    assert found == {server.web.url("sitemaps.test", f"/p/{n}"): host.lastmod(n)
+                     for n in range(40)}
+    assert server.web.page("sitemaps.test", "/").links == ()
+    for url in list(found)[:3] + list(found)[-3:]:
+        status, _, body = fetch(server, "sitemaps.test", target_of(url))
+        assert status == 200 and b"<a " not in body
+        assert server.web.page("sitemaps.test", target_of(url)).links == ()

@@ -10,10 +10,15 @@
   ``/canonical-target``), ``/base`` (``<base href>`` under ``/sub/dir/`` with relative links),
   ``/description`` (``<meta name="description">``), ``/lang/<code>`` (en, de, fr, es text with
   ``<html lang>``).
+- ``sitemaps.test``: pages reachable only through sitemaps. robots.txt names
+  ``/sitemap_index.xml``, a sitemap index of ``/sitemap-1.xml`` (plain) and
+  ``/sitemap-2.xml.gz`` (gzip file, ``application/gzip``, no Content-Encoding), which list
+  ``/p/0`` .. ``/p/19`` and ``/p/20`` .. ``/p/39`` with their ``lastmod``; ``/`` links nowhere.
 """
 
 from __future__ import annotations
 
+import gzip
 import html
 from dataclasses import replace
 from typing import ClassVar
@@ -148,3 +153,56 @@ class MetaHost(SpecialHost):
         doc = doc.replace("<html>", f'<html lang="{code}">', 1)
         return replace(info, extra={"lang": code}), doc
 
+
+
+@register
+class SitemapsHost(_SmallSite):
+    """``sitemaps.test``: pages listed only in a sitemap index and its (gzipped) sitemaps."""
+
+    kind = "sitemaps"
+    host_name = "sitemaps.test"
+    PAGES = 40
+    SITEMAPS: ClassVar[dict[str, range]] = {"/sitemap-1.xml": range(0, 20),
+                                            "/sitemap-2.xml.gz": range(20, 40)}
+
+    def lastmod(self, n: int) -> str:
+        """The lastmod a sitemap gives page n (a date in 2026)."""
+        day = 1 + text.digest(self.web.seed, self.name, n, "lastmod")[0] % 28
+        return f"2026-02-{day:02d}"
+
+    def handle(self, request: Request) -> Response:
+        path = request.path
+        if path == "/robots.txt":
+            body = f"User-agent: *\nDisallow:\n\nSitemap: {self.url('/sitemap_index.xml')}\n"
+            return Response(200, {"Content-Type": "text/plain"}, body.encode())
+        if path == "/sitemap_index.xml":
+            entries = "".join(f"<sitemap><loc>{self.url(p)}</loc></sitemap>\n"
+                              for p in self.SITEMAPS)
+            return self._xml("sitemapindex", entries)
+        if path in self.SITEMAPS:
+            entries = "".join(f"<url><loc>{self.url(f'/p/{n}')}</loc>"
+                              f"<lastmod>{self.lastmod(n)}</lastmod></url>\n"
+                              for n in self.SITEMAPS[path])
+            response = self._xml("urlset", entries)
+            if path.endswith(".gz"):
+                response.body = gzip.compress(response.body, mtime=0)
+                response.headers["Content-Type"] = "application/gzip"
+            return response
+        return super().handle(request)
+
+    @staticmethod
+    def _xml(root: str, entries: str) -> Response:
+        body = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                f'<{root} xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+                f"{entries}</{root}>\n")
+        return Response(200, {"Content-Type": "application/xml"}, body.encode())
+
+    def build(self, path: str) -> tuple[PageInfo, str] | None:
+        if path == "/":
+            return article(self, path, self.name, [("h1", self.name)], [], "")
+        built = super().build(path)
+        if built is None:
+            return None
+        info, doc = built
+        return replace(info, links=()), doc.replace(
+            f'<a href="{self.url("/")}">Home</a>', "")
