@@ -46,8 +46,14 @@ def _fold(text: str) -> str:
 
 
 def _prefix(term: str) -> str:
-    """The start of the words that can stem to ``term`` (stemming rewrites only the tail)."""
-    return term[: max(1, min(3, len(term) - 1))]
+    """The start shared by every word that stems to ``term``.
+
+    Snowball rewrites at most the last two letters of what it keeps (``happy`` → ``happi``,
+    ``probability`` → ``probabl``); a final ``i`` may stand for a ``y`` further back
+    (``flying`` → ``fli``) and a final ``e`` may be added (``using`` → ``use``).
+    """
+    base = term[:-1] if len(term) > 1 and term.endswith(("i", "e")) else term
+    return base[: max(1, min(3, len(base)), len(base) - 2)]
 
 
 def find_matches(text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
@@ -60,10 +66,10 @@ def find_matches(text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
     folded = _fold(text)
     matches = []
     pos = 0
-    while m := candidates.search(folded, pos):
+    while pos < len(text) and (m := candidates.search(folded, pos)):
         word = WORD_RE.match(text, m.start())
         if word is None:
-            pos = m.end()
+            pos = m.start() + 1
             continue
         for term in analyze(word.group()):
             if term in wanted:
