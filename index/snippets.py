@@ -11,6 +11,7 @@ length, so offsets stay valid), and only those candidates are analyzed.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -56,13 +57,19 @@ def _prefix(term: str) -> str:
     return base[: max(1, min(3, len(base)), len(base) - 2)]
 
 
+@functools.lru_cache(maxsize=256)
+def _candidate_re(terms: frozenset[str]) -> re.Pattern:
+    """Words starting like one of ``terms`` (compiled once per query, not per hit)."""
+    prefixes = sorted({re.escape(_prefix(t)) for t in terms if t}, key=len, reverse=True)
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(prefixes) + ")")
+
+
 def find_matches(text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of each word in ``text`` whose analyzed term is in ``terms``."""
-    wanted = set(terms)
+    wanted = frozenset(terms)
     if not wanted or not text:
         return []
-    prefixes = sorted({re.escape(_prefix(t)) for t in wanted}, key=len, reverse=True)
-    candidates = re.compile(r"(?<![^\W_])(?:" + "|".join(prefixes) + ")")
+    candidates = _candidate_re(wanted)
     folded = _fold(text)
     matches = []
     pos = 0
