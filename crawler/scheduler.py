@@ -197,12 +197,17 @@ class FrontierScheduler(BaseScheduler):
             self._recent[url] = None
             if len(self._recent) > 100_000:
                 self._recent.popitem(last=False)
+        try:
+            payload = self._serialize(request)
+        except ValueError:  # a callback that is not a spider method cannot be stored
+            logger.exception("cannot store %s in the frontier", request)
+            return self._drop("unserializable")
         netloc = netloc_of(url)
         self._adds.append(
             Entry(
                 url=url,
                 host=netloc,
-                payload=self._serialize(request),
+                payload=payload,
                 rank=self._tier(request),
                 filter=not request.dont_filter,
                 budget=policy.page_budget or self.host_budget,
@@ -260,6 +265,7 @@ class FrontierScheduler(BaseScheduler):
                 self.frontier.add([Entry(robots_url, lease.host, rank=ROBOTS_RANK,
                                          filter=False)])
                 self.frontier.done(lease, Outcome(requeue=True))
+                self._last_poll = 0.0  # the robots.txt fetch is ready now: poll again
                 return None
             if not allowed:
                 self._inc("robots/disallowed")
