@@ -33,6 +33,11 @@ from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 logger = logging.getLogger(__name__)
 
+#: Signal a component sends to cut a host's page budget cluster-wide (e.g. the dedup
+#: pipeline on a trap host): ``crawler.signals.send_catch_log(host_budget_cut, host=...,
+#: budget=...)``. ``host`` is the frontier's host key, ``netloc_of(url)``.
+host_budget_cut = object()
+
 
 class FrontierScheduler(BaseScheduler):
     """Scheduler whose queue is a ``Frontier`` (local SQLite, or Redis when configured).
@@ -78,6 +83,7 @@ class FrontierScheduler(BaseScheduler):
         self._responses: dict[Request, Outcome] = {}
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._last_poll = 0.0
+        self._poll_now = True
         self._pending_cache = (0.0, 0)
         self._loops: list[task.LoopingCall] = []
         self._drops: dict[str, int] = {}
@@ -134,6 +140,7 @@ class FrontierScheduler(BaseScheduler):
         crawler.signals.connect(
             scheduler.request_left_downloader, signal=signals.request_left_downloader
         )
+        crawler.signals.connect(scheduler.cut_host_budget, signal=host_budget_cut)
         return scheduler
 
     release_interval = 5.0
@@ -181,6 +188,10 @@ class FrontierScheduler(BaseScheduler):
         return pending > 0
 
     def enqueue_request(self, request: Request) -> bool:
+        # links are mostly canonical already and mostly repeats: drop those before the cost
+        # of canonicalizing and serializing
+        if not request.dont_filter and request.url in self._recent:
+            return self._drop("seen")
         try:
             url = canonicalize(request.url)
         except InvalidURL:
@@ -235,14 +246,17 @@ class FrontierScheduler(BaseScheduler):
 
     def _next_lease(self) -> Lease | None:
         now = time.monotonic()
-        if len(self._buffer) <= self.buffer_size // 2 and now - self._last_poll >= (
-            0 if self._buffer else self.poll_interval
+        # poll again at once only while the frontier keeps up; after a short answer, wait
+        # poll_interval so an engine spinning on next_request does not hammer the store
+        if len(self._buffer) <= self.buffer_size // 2 and (
+            self._poll_now or now - self._last_poll >= self.poll_interval
         ):
             self._last_poll = now
             want = self.buffer_size - len(self._buffer)
             leases = self.frontier.next_ready(want)
+            self._poll_now = len(leases) == want
             self._inc("frontier/leased", len(leases))
-            if len(leases) < want:
+            if not self._poll_now:
                 self._inc("frontier/politeness_waits")
             self._buffer.extend(leases)
         while self._buffer:
@@ -265,7 +279,7 @@ class FrontierScheduler(BaseScheduler):
                 self.frontier.add([Entry(robots_url, lease.host, rank=ROBOTS_RANK,
                                          filter=False)])
                 self.frontier.done(lease, Outcome(requeue=True))
-                self._last_poll = 0.0  # the robots.txt fetch is ready now: poll again
+                self._poll_now = True  # the robots.txt fetch is ready now: poll again
                 return None
             if not allowed:
                 self._inc("robots/disallowed")
@@ -347,12 +361,17 @@ class FrontierScheduler(BaseScheduler):
         rules = self.robots.rules(netloc)
         return None if rules is None else rules.crawl_delay(self.robots.user_agent)
 
+    def cut_host_budget(self, host: str, budget: int, **kwargs) -> None:
+        """Handler of ``host_budget_cut``: no more than ``budget`` pages from ``host``."""
+        self.frontier.set_host_budget(host, budget)
+        self._inc("frontier/budget_cuts")
+
     # -- timers ------------------------------------------------------------------------
 
     def tick(self) -> None:
         """Flush adds, pull seeds from Redis, and wake the engine if hosts may be ready."""
-        self.flush()
         self._pull_seeds()
+        self.flush()
         engine = getattr(self.crawler, "engine", None)
         slot = getattr(engine, "_slot", None)
         if slot is not None and slot.nextcall is not None:

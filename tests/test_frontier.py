@@ -182,3 +182,28 @@ def test_close_returns_buffered_leases(tmp_path):
     reopened = LocalFrontier(path, bloom_capacity=1000)
     assert reopened.stats()["leases"] == 0
     assert len(reopened.next_ready(10)) == 4  # nothing waits for a lease timeout
+
+
+def test_budget_cut_signal_and_seeds_from_redis(tmp_path):
+    from redis import Redis
+    from scrapy.signalmanager import SignalManager
+
+    from crawler.frontier.redis_backend import RedisFrontier
+    from crawler.redisserver import running_redis
+    from crawler.scheduler import host_budget_cut
+
+    with running_redis(tmp_path / "redis") as server:
+        frontier = RedisFrontier(Redis.from_url(server.url), "unit", bloom_capacity=1000)
+        s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard(), None, stats=Stats(),
+                              seeds_key=frontier.seeds_key)
+        s.spider = Spider()
+        signals = SignalManager()
+        signals.connect(s.cut_host_budget, signal=host_budget_cut)
+        Redis.from_url(server.url).rpush("unit:start_urls", "http://a.test/", "http://a.test/2")
+        s.tick()
+        assert frontier.stats()["added"] == 2
+        signals.send_catch_log(host_budget_cut, host="a.test", budget=2)
+        s.enqueue_request(scrapy.Request("http://a.test/3", callback=s.spider.parse))
+        s.flush()
+        assert s.stats["frontier/dropped/budget"] == 1
+        s.close("finished")
