@@ -387,8 +387,10 @@ class FrontierScheduler(BaseScheduler):
         """Copy the frontier's cluster-wide gauges and counters into Scrapy's stats."""
         if self.stats is None:
             return
-        for key, value in self.frontier.stats().items():
+        stats = self.frontier.stats()
+        for key, value in stats.items():
             self.stats.set_value(f"frontier/cluster/{key}", value)
+        self.stats.set_value("frontier/queued", stats["queue_depth"])
 
     def flush(self) -> None:
         """Send buffered adds (and drop counts) to the frontier in one call each."""
