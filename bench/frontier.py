@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -31,11 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from protego import Protego  # noqa: E402
 from redis import Redis  # noqa: E402
 
 import testweb  # noqa: E402
-from bench.politeness import politeness_violations  # noqa: E402
+from bench.politeness import politeness_violations, testweb_delay  # noqa: E402
 from crawler.frontier import Entry, Outcome, Politeness  # noqa: E402
 from crawler.frontier.bloom import LocalBloom  # noqa: E402
 from crawler.frontier.redis_backend import RedisFrontier  # noqa: E402
@@ -91,6 +91,7 @@ def crawl(kind: str, redis_url: str, hosts: int, seconds: float, delay: float,
         seeds = workdir / "seeds.txt"
         seeds.write_text("\n".join(web.home_url(h) for h in web.hosts()) + "\n")
         procs = []
+        cpu_before = _children_cpu()
         for n in range(WORKERS):
             cmd = [sys.executable, "-m", "scrapy", "crawl", "web", "-a", f"seeds_file={seeds}",
                    "-a", "allowed_hosts=*.test"]
@@ -107,19 +108,21 @@ def crawl(kind: str, redis_url: str, hosts: int, seconds: float, delay: float,
             if proc.wait(seconds * 3 + 120) != 0:
                 err = (workdir / f"{kind}-{n}.err").read_text()[-3000:]
                 raise SystemExit(f"{kind} worker {n} failed:\n{err}")
+        cpu = _children_cpu() - cpu_before  # the workers only: testweb is still running
         time.sleep(0.5)  # the test web flushes its log every 0.2 s
         rows = web.read_log()
-
-        def delay_of(host: str) -> float:
-            robots = web.web.host(host).robots_txt() or ""
-            return max(delay, Protego.parse(robots).crawl_delay("websearch-bench") or 0.0)
-
-        audit = politeness_violations(rows, delay_of)
+        audit = politeness_violations(rows, testweb_delay(web, delay))
     pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
     result = {"pages": pages, "pages_per_s": pages / seconds, **audit}
-    log(f"{kind}: {pages} pages = {result['pages_per_s']:.1f}/s; violations: "
+    log(f"{kind}: {pages} pages = {result['pages_per_s']:.1f}/s, worker CPU "
+        f"{cpu / max(pages, 1) * 1000:.1f} ms/page; violations: "
         f"{audit['concurrent']} concurrent, {audit['short_gap']} short gaps")
     return result
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def frontier_ops(redis_url: str, urls: int, hosts: int, leases: int) -> dict[str, float]:

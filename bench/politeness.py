@@ -28,3 +28,22 @@ def politeness_violations(
             busy_until = max(busy_until, row["end"])
     return {"concurrent": concurrent, "short_gap": short_gap,
             "total": concurrent + short_gap}
+
+
+def testweb_delay(web, default: float) -> Callable[[str], float]:
+    """Per-host delay for the audit: max(default, the host's robots.txt Crawl-delay)."""
+    from protego import Protego
+
+    cache: dict[str, float] = {}
+
+    def delay_of(host: str) -> float:
+        if host not in cache:
+            robots = web.web.render(host, "/robots.txt")
+            crawl_delay = None
+            if robots.status == 200:
+                text = robots.body.decode("utf-8", "replace")
+                crawl_delay = Protego.parse(text).crawl_delay("*")
+            cache[host] = max(default, crawl_delay or 0.0)
+        return cache[host]
+
+    return delay_of

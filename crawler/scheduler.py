@@ -231,7 +231,6 @@ class FrontierScheduler(BaseScheduler):
         return True
 
     def next_request(self) -> Request | None:
-        self.flush()
         while True:
             lease = self._next_lease()
             if lease is None:
@@ -252,6 +251,7 @@ class FrontierScheduler(BaseScheduler):
             self._poll_now or now - self._last_poll >= self.poll_interval
         ):
             self._last_poll = now
+            self.flush()  # so that hosts found since the last poll can be leased
             want = self.buffer_size - len(self._buffer)
             leases = self.frontier.next_ready(want)
             self._poll_now = len(leases) == want
@@ -423,7 +423,30 @@ class FrontierScheduler(BaseScheduler):
     # -- helpers -----------------------------------------------------------------------
 
     def _serialize(self, request: Request) -> bytes:
-        return pickle.dumps(request.to_dict(spider=self.spider), protocol=pickle.HIGHEST_PROTOCOL)
+        """``request.to_dict`` without its per-call scan of the spider's members."""
+        d = {
+            "url": request.url,
+            "callback": self._method_name(request.callback),
+            "errback": self._method_name(request.errback),
+            "headers": dict(request.headers),
+        }
+        for attr in request.attributes:
+            d.setdefault(attr, getattr(request, attr))
+        if type(request) is not Request:
+            d["_class"] = f"{type(request).__module__}.{type(request).__name__}"
+        return pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _method_name(self, func) -> str | None:
+        """The name of the spider method ``func`` (ValueError if it is not one)."""
+        if func is None or isinstance(func, str):
+            return func
+        name = getattr(func, "__name__", None)
+        bound = getattr(self.spider, name, None) if name else None
+        if bound is not None and getattr(bound, "__func__", None) is getattr(
+            func, "__func__", func
+        ):
+            return name
+        raise ValueError(f"{func!r} is not a method of the spider {self.spider!r}")
 
     def _tier(self, request: Request) -> int:
         tier = request.meta.get("frontier_tier")
