@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from redis import Redis  # noqa: E402
 
 import testweb  # noqa: E402
-from bench.politeness import politeness_violations, testweb_delay  # noqa: E402
+from bench.politeness import host_delays, politeness_violations  # noqa: E402
 from crawler.frontier import Entry, Outcome, Politeness  # noqa: E402
 from crawler.frontier.bloom import LocalBloom  # noqa: E402
 from crawler.frontier.redis_backend import RedisFrontier  # noqa: E402
@@ -111,7 +111,7 @@ def crawl(kind: str, redis_url: str, hosts: int, seconds: float, delay: float,
         cpu = _children_cpu() - cpu_before  # the workers only: testweb is still running
         time.sleep(0.5)  # the test web flushes its log every 0.2 s
         rows = web.read_log()
-        audit = politeness_violations(rows, testweb_delay(web, delay))
+        audit = politeness_violations(rows, host_delays(web, delay))
     pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
     result = {"pages": pages, "pages_per_s": pages / seconds, **audit}
     log(f"{kind}: {pages} pages = {result['pages_per_s']:.1f}/s, worker CPU "

@@ -30,7 +30,7 @@ def politeness_violations(
             "total": concurrent + short_gap}
 
 
-def testweb_delay(web, default: float) -> Callable[[str], float]:
+def host_delays(web, default: float) -> Callable[[str], float]:
     """Per-host delay for the audit: max(default, the host's robots.txt Crawl-delay)."""
     from protego import Protego
 

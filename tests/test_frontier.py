@@ -123,7 +123,9 @@ def test_enqueue_drops_by_reason(sched):
     assert not sched.enqueue_request(scrapy.Request("http://a.test/x", callback=spider.parse))
     for i in range(3):
         sched.enqueue_request(scrapy.Request(f"http://small.test/{i}", callback=spider.parse))
+    assert not sched.enqueue_request(scrapy.Request("http://a.test/y", callback=lambda r: None))
     sched.flush()
+    assert sched.stats["frontier/dropped/unserializable"] == 1
     assert sched.stats["frontier/dropped/blocked"] == 1
     assert sched.stats["frontier/dropped/depth"] == 1
     assert sched.stats["frontier/dropped/seen"] == 1

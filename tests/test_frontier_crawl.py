@@ -17,7 +17,7 @@ from protego import Protego
 from redis import Redis
 
 import testweb
-from bench.politeness import politeness_violations, testweb_delay
+from bench.politeness import host_delays, politeness_violations
 from crawler.redisserver import running_redis
 from crawler.urls import canonicalize, host_of
 from tests.crawlrun import ROOT, crawl_env, run_crawl
@@ -78,7 +78,7 @@ def test_local_frontier_crawl_is_polite_and_complete(tmp_path):
         log = web.read_log()
     assert set(fetched) == reachable(web, scope)
     assert max(fetched.values()) == 1
-    assert politeness_violations(log, testweb_delay(web, DELAY))["total"] == 0
+    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
     assert not any("/private/" in row["path"] for row in log if row["host"] != "site0.test")
 
 
@@ -136,4 +136,4 @@ def test_two_workers_share_redis_and_survive_sigkill(tmp_path):
     # only what the killed worker had on the wire (one per host) may be fetched twice
     assert sum(n - 1 for n in fetched.values()) <= len(scope)
     assert "expired leases" in survivor_log
-    assert politeness_violations(log, testweb_delay(web, DELAY))["total"] == 0
+    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
