@@ -133,6 +133,12 @@ class FrontierScheduler(BaseScheduler):
             reset=s.getbool("FRONTIER_RESET", False),
         )
         scheduler.crawler = crawler
+        if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
+            logger.warning(
+                "ROBOTSTXT_OBEY is on: Scrapy's RobotsTxtMiddleware fetches robots.txt outside "
+                "the frontier's leases; set ROBOTSTXT_OBEY = False, FrontierScheduler obeys "
+                "robots.txt itself"
+            )
         scheduler.release_interval = s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0)
         scheduler.stats_interval = s.getfloat("FRONTIER_STATS_INTERVAL", 5.0)
         crawler.signals.connect(scheduler.response_downloaded, signal=signals.response_downloaded)
