@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import io
+import json
+
 import pytest
 import redis
+from django.core.management.base import CommandError
 
 from index.base import Document, doc_id_for
 from index.embedded import EmbeddedBackend
@@ -156,3 +160,33 @@ def test_run_rank_in_process_writes_committed_scores_to_the_embedded_index(tmp_p
     assert publish(store, backend, report.version, settings) == 0
     backend.close()
     store.close()
+
+
+def test_manage_py_rank_runs_in_process(data_dir):
+    from django.core.management import call_command
+
+    from index import get_backend
+
+    EdgeFiles.write(data_dir / "edges" / "0.tsv", site_edges(hub_links=10))
+    backend = get_backend()
+    backend.ensure_index()
+    hub = "https://hub.test/"
+    backend.index([Document(id=doc_id_for(hub), url=hub, host="hub.test", title="hub")])
+    backend.close()
+    out = io.StringIO()
+    call_command(
+        "rank",
+        "--link-store",
+        "ranking.edgefiles.EdgeFiles.from_config",
+        "--json",
+        "--seed",
+        "https://h1.test/p1",
+        stdout=out,
+    )
+    report = json.loads(out.getvalue())
+    assert report["committed"] and report["pages"] == 31 and report["published"] == 1
+    reader = get_backend()
+    reader.refresh()
+    assert 0 < reader.get(doc_id_for(hub)).pagerank <= 1
+    with pytest.raises(CommandError, match="RANK_"):
+        call_command("rank", "--link-store", "nowhere.Store")
