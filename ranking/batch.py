@@ -21,7 +21,7 @@ import numpy as np
 from crawler.config import Config, get_config
 from crawler.urls import canonicalize, host_of
 from index.base import SearchBackend, doc_id_for
-from ranking.pagerank import LinkGraph, pagerank, static_rank
+from ranking.pagerank import DocIds, LinkGraph, pagerank, static_rank
 from ranking.store import RedisScoreStore, ScoreStore, SQLiteScoreStore
 
 logger = logging.getLogger(__name__)
@@ -136,7 +136,13 @@ def compute(link_store, settings: RankSettings, timings: dict | None = None) -> 
     timings = {} if timings is None else timings
     page_seeds, host_seeds = seed_personalization(settings.seeds)
     started = time.perf_counter()
-    pages = LinkGraph.from_doc_edges(link_store.iter_edges())
+    edge_arrays = getattr(link_store, "edge_arrays", None)
+    if edge_arrays is not None:
+        # Fast path: the store hands over uint64 key arrays, no Python object per edge.
+        src, dst = edge_arrays()
+        pages = LinkGraph.from_arrays(src, dst, ids=DocIds())
+    else:
+        pages = LinkGraph.from_doc_edges(link_store.iter_edges())
     hosts = LinkGraph.from_host_edges(link_store.iter_host_edges())
     timings["load_s"] = time.perf_counter() - started
     started = time.perf_counter()

@@ -5,14 +5,23 @@ from __future__ import annotations
 import io
 import json
 
+import numpy as np
 import pytest
 import redis
 from django.core.management.base import CommandError
 
 from index.base import Document, doc_id_for
 from index.embedded import EmbeddedBackend
-from ranking.batch import RankSettings, load_object, publish, run_rank, stage_and_commit
+from ranking.batch import (
+    RankSettings,
+    compute,
+    load_object,
+    publish,
+    run_rank,
+    stage_and_commit,
+)
 from ranking.edgefiles import EdgeFiles
+from ranking.pagerank import doc_ids_to_keys
 from ranking.store import RedisScoreStore, SQLiteScoreStore
 from tests.rankservices import redis_server
 
@@ -190,3 +199,23 @@ def test_manage_py_rank_runs_in_process(data_dir):
     assert 0 < reader.get(doc_id_for(hub)).pagerank <= 1
     with pytest.raises(CommandError, match="RANK_"):
         call_command("rank", "--link-store", "nowhere.Store")
+
+
+def test_compute_takes_key_arrays_when_the_link_store_offers_them(tmp_path):
+    rows = site_edges(hub_links=5)
+    EdgeFiles.write(tmp_path / "e" / "0.tsv", rows)
+    files = EdgeFiles(tmp_path / "e")
+
+    class ArrayLinks:
+        def edge_arrays(self):
+            src, dst = zip(*files.iter_edges(), strict=True)
+            return doc_ids_to_keys(list(src)), doc_ids_to_keys(list(dst))
+
+        def iter_host_edges(self):
+            return files.iter_host_edges()
+
+    settings = RankSettings()
+    by_pairs = compute(files, settings)
+    by_arrays = compute(ArrayLinks(), settings)
+    assert by_arrays.pages.node_ids() == by_pairs.pages.node_ids()
+    assert np.allclose(by_arrays.page_ranks, by_pairs.page_ranks, rtol=0, atol=1e-15)
