@@ -107,7 +107,10 @@ WORKERS = {"ours": run_ours, "networkx": run_networkx}
 
 def worker_main(name: str, data: Path, out: Path) -> None:
     result = WORKERS[name](data, out)
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    # CPU time of the whole process, a check on wall times taken on a busy machine.
+    result["process_cpu_s"] = usage.ru_utime + usage.ru_stime
     print(json.dumps(result))
 
 
@@ -194,7 +197,7 @@ def main() -> None:
     wb_docs = args.writeback_docs or (2_000 if args.quick else 50_000)
     with tempfile.TemporaryDirectory(prefix="bench-pagerank-") as tmp:
         data = Path(tmp)
-        log(f"generating {nodes} nodes / {edges} edges")
+        log(f"generating {nodes} nodes / {edges} edges; load average {os.getloadavg()}")
         generate(nodes, edges, args.seed, data)
         ours, ours_out = in_subprocess("ours", data)
         base, base_out = in_subprocess("networkx", data)

@@ -12,6 +12,7 @@ from django.core.management.base import CommandError
 
 from index.base import Document, doc_id_for
 from index.embedded import EmbeddedBackend
+from index.query import parse
 from ranking.batch import (
     RankSettings,
     compute,
@@ -22,6 +23,7 @@ from ranking.batch import (
 )
 from ranking.edgefiles import EdgeFiles
 from ranking.pagerank import doc_ids_to_keys
+from ranking.signals import rerank
 from ranking.store import RedisScoreStore, SQLiteScoreStore
 from tests.rankservices import redis_server
 
@@ -219,3 +221,43 @@ def test_compute_takes_key_arrays_when_the_link_store_offers_them(tmp_path):
     by_arrays = compute(ArrayLinks(), settings)
     assert by_arrays.pages.node_ids() == by_pairs.pages.node_ids()
     assert np.allclose(by_arrays.page_ranks, by_pairs.page_ranks, rtol=0, atol=1e-15)
+
+
+def test_search_puts_well_linked_page_first_and_rerank_the_named_home_page(tmp_path):
+    pages = {
+        "https://lonely.test/widgets": "widgets for every need",
+        "https://popular.test/widgets": "widgets for every need",
+        "https://widgets.test/": "the widgets company",
+        "https://widgets.test/catalogue/widgets": "widgets widgets widgets catalogue",
+    }
+    fans = [f"https://fan{i}.test/" for i in range(8)]
+    rows = [(f, "https://popular.test/widgets") for f in fans]
+    rows += [(fans[0], "https://lonely.test/widgets"), (fans[1], "https://widgets.test/")]
+    rows += [("https://widgets.test/", "https://widgets.test/catalogue/widgets")]
+    EdgeFiles.write(
+        tmp_path / "e" / "0.tsv",
+        [(doc_id_for(a), doc_id_for(b), a.split("/")[2], b.split("/")[2]) for a, b in rows],
+    )
+    backend = EmbeddedBackend(tmp_path / "index")
+    backend.ensure_index()
+    backend.index(
+        Document(id=doc_id_for(u), url=u, host=u.split("/")[2], title="widgets", body=text)
+        for u, text in pages.items()
+    )
+    backend.refresh()
+    store = SQLiteScoreStore(tmp_path / "scores.sqlite3")
+    run_rank(
+        RankSettings(), "r", link_store=EdgeFiles(tmp_path / "e"), store=store, backend=backend
+    )
+    hits = backend.search('"for every need"').hits
+    assert [h.url for h in hits] == [
+        "https://popular.test/widgets",
+        "https://lonely.test/widgets",
+    ]
+    query = parse("widgets")
+    engine_hits = backend.search(query, size=10).hits
+    assert engine_hits[0].url != "https://widgets.test/"  # the engine alone misses it
+    ranked = rerank(engine_hits, query, host_ranks=store.host_ranks())
+    assert ranked[0].url == "https://widgets.test/"
+    backend.close()
+    store.close()
