@@ -40,7 +40,7 @@ class RankSettings:
     write_pause_s: float = 0.0
     keep_versions: int = 2
     seeds: tuple[str, ...] = ()
-    link_store: str = "pipelines.linkgraph.LinkStore.from_config"
+    link_store: str = "pipelines.linkgraph.LinkStore.open"
     index_backend: str = "index.get_backend"
     interval_s: float = 6 * 3600.0
 
@@ -111,6 +111,13 @@ def open_store(config: Config | None = None) -> ScoreStore:
     if config.redis_url:
         return RedisScoreStore.from_url(config.redis_url)
     return SQLiteScoreStore(config.path("rank", "scores.sqlite3"))
+
+
+def close_quietly(resource) -> None:
+    """Call ``resource.close()`` if it has one."""
+    close = getattr(resource, "close", None)
+    if callable(close):
+        close()
 
 
 def seed_personalization(seeds: tuple[str, ...]) -> tuple[dict | None, dict | None]:
@@ -256,7 +263,10 @@ def run_rank(
     store = store or open_store(config)
     backend = backend or open_backend(settings, config)
     run_id = run_id or f"local-{time.time_ns()}"
-    report = stage_and_commit(link_store, store, run_id, settings)
+    try:
+        report = stage_and_commit(link_store, store, run_id, settings)
+    finally:
+        close_quietly(link_store)
     if report.committed:
         started = time.perf_counter()
         report.published = publish(store, backend, report.version, settings)

@@ -245,13 +245,17 @@ class LinkGraph:
 
     @classmethod
     def from_host_edges(
-        cls, pairs: Iterable[tuple[str, str]], keep_self_links: bool = False
+        cls, pairs: Iterable[Sequence[str]], keep_self_links: bool = False
     ) -> LinkGraph:
-        """Host graph of ``(src_host, dst_host)`` pairs; links within a host are dropped."""
+        """Host graph of ``(src_host, dst_host, ...)`` rows; links within a host are dropped.
+
+        Extra fields (such as a link count) are ignored: a host links to another or not.
+        """
         hosts = HostNames()
         src: list[int] = []
         dst: list[int] = []
-        for a, b in pairs:
+        for row in pairs:
+            a, b = row[0], row[1]
             if a == b and not keep_self_links:
                 hosts.intern(a)
                 continue

@@ -39,15 +39,17 @@ def rank(self, run_id: str | None = None) -> dict:
     settings = _settings(self)
     run_id = run_id or self.request.id or "eager"
     store = batch.open_store()
+    links = batch.open_link_store(settings)
     try:
         report = batch.stage_and_commit(
-            batch.open_link_store(settings),
+            links,
             store,
             run_id,
             settings,
             on_batch=lambda done, total: logger.info("ranking: staged %d/%d", done, total),
         )
     finally:
+        batch.close_quietly(links)
         store.close()
     if report.committed:
         publish.delay(report.version)
