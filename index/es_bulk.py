@@ -310,7 +310,7 @@ class BulkWriter:
             if status < 300 or status == 409 or (op == "delete" and status == 404):
                 # 409: a newer version is already there (a replay, or reordered writes).
                 self.stats.inc(f"index/bulk/{op}")
-            elif status in RETRY_STATUSES:
+            elif status in RETRY_STATUSES or _blocked(result):
                 again.append(action)
             else:
                 self.stats.inc("index/bulk/rejected")
@@ -370,6 +370,14 @@ class BulkWriter:
             )
         self._down_since = None
         return True
+
+
+def _blocked(result: dict) -> bool:
+    """A write refused by an index write block: the index is being replaced (reindex), and
+    sent again the write resolves the alias to the new index."""
+    return result.get("error", {}).get("type") == "cluster_block_exception" and "write" in str(
+        result["error"].get("reason", "")
+    )
 
 
 def _pid_alive(pid: int) -> bool:
