@@ -32,7 +32,7 @@ CONCURRENT_ITEMS = 100
 CONCURRENT_REQUESTS = 32
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
 DOWNLOAD_DELAY = 0.25
-RANDOMIZE_DOWNLOAD_DELAY = False
+DOWNLOAD_DELAY_JITTER = 0
 REACTOR_THREADPOOL_MAXSIZE = 10
 
 # --- limits on what one response may cost ---
@@ -50,6 +50,14 @@ CRAWL_ALLOWED_HOSTS = []  # host patterns; empty = any host not blocked by a hos
 CRAWL_MAX_PAGES = 0  # 0 = unlimited; `-a max_pages=N` for one crawl
 
 # --- components ---
+# The spider scopes links and tracks depth itself; Referer is not sent.
+SPIDER_MIDDLEWARES = {
+    "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    "scrapy.spidermiddlewares.referer.RefererMiddleware": None,
+}
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+}
 ITEM_PIPELINES = {
     "pipelines.index.IndexPipeline": 900,
 }

@@ -32,6 +32,7 @@ __all__ = [
     "STOPWORDS",
     "WORD_RE",
     "analyze",
+    "analyze_joined",
     "analyze_query_term",
     "host_suffixes",
     "is_stopword",
@@ -137,15 +138,14 @@ def _normalize_word(word: str) -> tuple[str, ...]:
     return cached
 
 
-def _finish(words: list[str]) -> list[str]:
-    """Stem ``words``; drop apostrophes and over-long tokens."""
-    out = []
-    for token in _stem_words(words):
-        if "'" in token:
-            token = token.replace("'", "")
-        if token and len(token) <= MAX_TOKEN_CHARS:
-            out.append(token)
-    return out
+def _finish(words: list[str], apostrophes: bool = True) -> list[str]:
+    """Stem ``words``; drop apostrophes (if any may occur) and over-long tokens."""
+    terms = _stem_words(words)
+    if apostrophes:
+        terms = [t.replace("'", "") if "'" in t else t for t in terms]
+    if terms and max(map(len, terms)) > MAX_TOKEN_CHARS:
+        terms = [t for t in terms if len(t) <= MAX_TOKEN_CHARS]
+    return terms
 
 
 def analyze(text: str) -> list[str]:
@@ -153,14 +153,15 @@ def analyze(text: str) -> list[str]:
     if not text:
         return []
     if text.isascii():
-        return _finish(_ASCII_WORD_RE.findall(text.lower()))
-    words: list[str] = []
-    for span in WORD_RE.findall(text):
-        if span.isascii():
-            words.append(span.lower())
-        else:
-            words.extend(_normalize_word(span))
-    return _finish(words)
+        return _finish(_ASCII_WORD_RE.findall(text.lower()), "'" in text)
+    # Normalizing the whole text at once is far faster than word by word; NFKC may turn
+    # symbols into letters here (™ → tm), which queries get the same way.
+    return _finish(WORD_RE.findall(normalize(text)))
+
+
+def analyze_joined(text: str) -> str:
+    """``analyze(text)`` joined by single spaces: the form a whitespace tokenizer indexes."""
+    return " ".join(analyze(text))
 
 
 def tokens_with_offsets(text: str) -> Iterator[tuple[str, int, int]]:

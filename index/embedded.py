@@ -30,7 +30,7 @@ import tantivy
 import xxhash
 
 from crawler.config import Config, get_config
-from index.analysis import analyze, host_suffixes, normalize_host
+from index.analysis import analyze_joined, host_suffixes, normalize_host
 from index.base import Document, Hit, Results, SearchBackend
 from index.query import And, Node, Not, Or, Phrase, Query, Site, Term, parse
 from index.scoring import Candidate, Ranker, Signal
@@ -80,7 +80,7 @@ def _cluster_key(doc: Document) -> int:
 
 
 def _url_terms(url: str) -> str:
-    return " ".join(analyze(url.split("://", 1)[-1]))
+    return analyze_joined(url.split("://", 1)[-1])
 
 
 class EmbeddedBackend(SearchBackend):
@@ -181,14 +181,15 @@ class EmbeddedBackend(SearchBackend):
         tdoc.add_text("id", doc.id)
         for suffix in host_suffixes(doc.host):
             tdoc.add_text("site", suffix)
-        tdoc.add_text("title", " ".join(analyze(doc.title)))
-        tdoc.add_text("body", " ".join(analyze(doc.body or doc.description)))
-        tdoc.add_text("anchors", " ".join(analyze(doc.anchors)))
+        tdoc.add_text("title", analyze_joined(doc.title))
+        tdoc.add_text("body", analyze_joined(doc.body or doc.description))
+        tdoc.add_text("anchors", analyze_joined(doc.anchors))
         tdoc.add_text("url", _url_terms(doc.url))
         tdoc.add_float("pagerank", float(doc.pagerank))
         tdoc.add_float("fetched_at", float(doc.fetched_at))
         tdoc.add_unsigned("cluster_key", _cluster_key(doc))
-        tdoc.add_bytes("source", json.dumps(doc.to_dict(), ensure_ascii=False).encode())
+        # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
+        tdoc.add_bytes("source", json.dumps(vars(doc), ensure_ascii=False).encode())
         return tdoc
 
     def index(self, docs: Iterable[Document]) -> int:

@@ -17,6 +17,7 @@ from crawler.items import PageItem
 from crawler.urls import InvalidURL, canonicalize, host_of
 
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+RECENT_LINKS = 200_000  # links this process yielded lately, skipped before building a Request
 
 
 def load_host_rules(settings) -> HostRules:
@@ -69,6 +70,7 @@ class WebSpider(scrapy.Spider):
         spider.host_rules = load_host_rules(settings)
         spider.pages = 0
         spider._scope_cache = {}
+        spider._recent_links = {}
         return spider
 
     # --- seeds ---
@@ -161,11 +163,23 @@ class WebSpider(scrapy.Spider):
         yield item
         if page.nofollow or (self.max_depth and depth >= self.max_depth):
             return
-        next_meta = {"depth": depth + 1}
-        for link in page.links:
-            if link.nofollow:
+        yield from self.follow(page.links, depth + 1)
+
+    def follow(self, links, depth: int):
+        """Requests for in-scope links not yielded lately by this process.
+
+        Most links of a page were seen on its siblings; skipping them here saves building
+        and scheduling a Request each. The frontier's seen filter stays the authority.
+        """
+        recent = self._recent_links
+        stats = self.crawler.stats
+        for link in links:
+            if link.nofollow or link.url in recent:
                 continue
+            recent[link.url] = None
+            if len(recent) > RECENT_LINKS:
+                del recent[next(iter(recent))]
             if not self.in_scope(host_of(link.url)):
                 stats.inc_value("scope/out_of_scope")
                 continue
-            yield scrapy.Request(link.url, callback=self.parse, meta=next_meta.copy())
+            yield scrapy.Request(link.url, callback=self.parse, meta={"depth": depth})

@@ -10,8 +10,14 @@ import socket
 import sys
 from typing import IO
 
-from testweb.server import RequestLog, TestWebServer
-from testweb.web import DEFAULT_CACHE_PAGES, DEFAULT_PAGES_PER_HOST, TestWeb
+from testweb.adversarial import BLACKHOLE_ADDRESS
+from testweb.server import BlackHoleProtocol, RequestLog, TestWebServer
+from testweb.web import (
+    DEFAULT_CACHE_PAGES,
+    DEFAULT_PAGES_PER_HOST,
+    DEFAULT_SLOW_DELAY,
+    TestWeb,
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -19,8 +25,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m testweb",
         description="Serve a deterministic multi-host test web (hosts site0.test .. "
-        "site{N-1}.test, chosen by the Host header). Prints 'testweb listening on "
-        "http://BIND:PORT (N hosts)' when ready; SIGTERM or SIGINT stop it and flush the log.",
+        "site{N-1}.test and the adversarial hosts calendar.test, sessions.test, "
+        "redirects.test, slow.test, dead.test, blackhole.test, giant.test, bomb.test, "
+        "binary.test, broken.test, charset.test, js.test, hostile.test, chosen by the Host "
+        "header). All hosts resolve to 127.0.0.1 except dead.test (127.0.0.2, nothing "
+        "listens) and blackhole.test (127.0.0.3, same port, accepts and never answers; only "
+        "when binding 127.0.0.1). Prints 'testweb listening on http://BIND:PORT (N hosts)' "
+        "when ready; SIGTERM or SIGINT stop it and flush the log.",
     )
     parser.add_argument("--hosts", type=int, required=True, help="number of normal hosts N")
     parser.add_argument("--port", type=int, required=True,
@@ -33,6 +44,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"pages per host, /p/0 .. /p/N-1 (default {DEFAULT_PAGES_PER_HOST})")
     parser.add_argument("--cache", type=int, default=DEFAULT_CACHE_PAGES,
                         help=f"generated pages kept in the LRU cache (default {DEFAULT_CACHE_PAGES})")
+    parser.add_argument("--slow-delay", type=float, default=DEFAULT_SLOW_DELAY,
+                        help=f"seconds slow.test takes per response (default {DEFAULT_SLOW_DELAY})")
     return parser.parse_args(argv)
 
 
@@ -50,7 +63,7 @@ async def serve(args: argparse.Namespace, log_file: IO[str] | None) -> None:
     sock = bind(args.bind, args.port)
     port = sock.getsockname()[1]
     web = TestWeb(args.hosts, port, seed=args.seed, pages_per_host=args.pages,
-                  cache_pages=args.cache)
+                  cache_pages=args.cache, slow_delay=args.slow_delay)
     server = TestWebServer(web, RequestLog(log_file))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -58,6 +71,11 @@ async def serve(args: argparse.Namespace, log_file: IO[str] | None) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         await server.start(sock)
+        if args.bind == "127.0.0.1":
+            await loop.create_server(BlackHoleProtocol, BLACKHOLE_ADDRESS, port)
+        else:
+            print("testweb: blackhole.test needs --bind 127.0.0.1; it is not served",
+                  file=sys.stderr)
         print(f"testweb listening on http://{args.bind}:{port} ({args.hosts} hosts)", flush=True)
         await stop.wait()
     finally:

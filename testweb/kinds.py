@@ -262,7 +262,7 @@ class NormalHost(HostKind):
         r = rng.random()
         if r < 0.2 and len(hosts) > 1:
             j = int(rng.random() * (len(hosts) - 1))
-            other = hosts[j + (j >= self.index)]
+            other = hosts[j + (j >= self.index)]  # any normal host but this one
             path = "/" if rng.random() < 0.3 else f"/p/{self._popular(rng)}"
             return self.web.url(other, path)
         if r < 0.25:

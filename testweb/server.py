@@ -2,8 +2,10 @@
 
 Keep-alive, pipelining, Content-Length, HEAD; every request is logged as one JSON line
 ``{"start", "end", "host", "path", "method", "status", "bytes", "conn"}`` (``bytes`` is the
-body bytes sent, ``path`` the request target, ``conn`` a per-connection id). The log is
-buffered and flushed every ``flush_interval`` seconds and on close.
+body bytes sent, ``path`` the request target, ``conn`` a per-connection id; status 0 means
+the connection was closed without an answer). A streamed answer the client gave up on is
+logged when it stops, with the bytes sent so far. Requests that hang are not logged. The log
+is buffered and flushed every ``flush_interval`` seconds and on close.
 """
 
 from __future__ import annotations
@@ -172,6 +174,12 @@ class HTTPProtocol(asyncio.Protocol):
         if response.hang:
             self.busy = True  # never answer; the client has to give up
             return
+        if response.abort:
+            self.log.record(start, time.time(), request.host, request.target, request.method,
+                            0, 0, self.conn_id)
+            self.closing = True
+            self.transport.close()  # type: ignore[union-attr]
+            return
         if response.delay > 0 or response.stream is not None:
             self.busy = True
             asyncio.get_running_loop().create_task(
@@ -227,6 +235,13 @@ class HTTPProtocol(asyncio.Protocol):
     def _log_aborted(self, request: Request, response: Response, start: float, sent: int) -> None:
         self.log.record(start, time.time(), request.host, request.target, request.method,
                         response.status, sent, self.conn_id)
+
+
+class BlackHoleProtocol(asyncio.Protocol):
+    """Accepts a connection, reads and discards everything, never answers."""
+
+    def data_received(self, data: bytes) -> None:
+        pass
 
 
 class TestWebServer:

@@ -6,15 +6,19 @@ build a ``TestWeb`` with the same (hosts, port, seed) know exactly what the serv
 
 from __future__ import annotations
 
+from testweb.adversarial import SpecialHost
 from testweb.kinds import HOST_KINDS, HostKind, LRUCache, NormalHost, not_found
 from testweb.messages import PageInfo, Request, Response
 
 DEFAULT_PAGES_PER_HOST = 10_000
 DEFAULT_CACHE_PAGES = 20_000
+DEFAULT_SLOW_DELAY = 3.0
+DEFAULT_GIANT_BYTES = 60 * 1024 * 1024
 
 
 class TestWeb:
-    """A deterministic web of ``hosts`` normal sites ``site0.test`` .. ``site{N-1}.test``.
+    """A deterministic web of ``hosts`` normal sites ``site0.test`` .. ``site{N-1}.test``
+    plus the special hosts of every registered ``SpecialHost`` kind (``calendar.test``, ...).
 
     Content is a pure function of (seed, host, path); generated pages are kept in a bounded
     LRU cache. Absolute links carry ``port``, the port the server listens on.
@@ -29,6 +33,8 @@ class TestWeb:
         seed: int = 0,
         pages_per_host: int = DEFAULT_PAGES_PER_HOST,
         cache_pages: int = DEFAULT_CACHE_PAGES,
+        slow_delay: float = DEFAULT_SLOW_DELAY,
+        giant_bytes: int = DEFAULT_GIANT_BYTES,
     ):
         if hosts < 1:
             raise ValueError("hosts must be >= 1")
@@ -38,10 +44,15 @@ class TestWeb:
         self.seed = seed
         self.pages_per_host = pages_per_host
         self.cache = LRUCache(cache_pages)
+        self.slow_delay = slow_delay
+        self.giant_bytes = giant_bytes
         self.normal_hosts: list[str] = [f"site{i}.test" for i in range(hosts)]
         self._hosts: dict[str, HostKind] = {
             name: NormalHost(self, name, i) for i, name in enumerate(self.normal_hosts)
         }
+        for kind in HOST_KINDS.values():
+            if issubclass(kind, SpecialHost) and kind.host_name:
+                self._hosts[kind.host_name] = kind(self)
 
     @staticmethod
     def kinds() -> dict[str, type[HostKind]]:
@@ -51,6 +62,16 @@ class TestWeb:
     def hosts(self) -> list[str]:
         """All host names served, normal hosts first."""
         return list(self._hosts)
+
+    def special_hosts(self) -> dict[str, str]:
+        """Special (adversarial) host name -> the address it must resolve to."""
+        return {name: kind.address for name, kind in self._hosts.items()
+                if isinstance(kind, SpecialHost)}
+
+    def addresses(self) -> dict[str, str]:
+        """Every host name -> address, for a crawler's resolver override (127.0.0.1 except
+        ``dead.test`` and ``blackhole.test``)."""
+        return {name: getattr(kind, "address", "127.0.0.1") for name, kind in self._hosts.items()}
 
     def host(self, name: str) -> HostKind:
         """The host object of a name (KeyError if unknown)."""

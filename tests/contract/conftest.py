@@ -1,0 +1,124 @@
+"""Backends under contract: every test in this package runs once per entry of BACKENDS.
+
+A backend joins by appending its name to ``BACKENDS`` and providing a session-scoped
+fixture ``make_<name>_backend``: a callable returning a new, empty backend (its own index)
+that the suite may fill, query and ``close()``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from index.base import Document, doc_id_for
+from index.embedded import EmbeddedBackend
+
+BACKENDS = ["embedded"]
+
+
+@pytest.fixture(scope="session")
+def make_embedded_backend(tmp_path_factory):
+    """Each call: an embedded backend in a fresh directory."""
+
+    def make():
+        return EmbeddedBackend(tmp_path_factory.mktemp("index"))
+
+    return make
+
+
+def _open(request, name):
+    backend = request.getfixturevalue(f"make_{name}_backend")()
+    backend.ensure_index()
+    return backend
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """A new, empty backend of each kind, for tests that write."""
+    backend = _open(request, request.param)
+    yield backend
+    backend.close()
+
+
+def doc(url: str, title: str = "", body: str = "", **fields) -> Document:
+    """A document for ``url`` with its id and host derived the way the crawler does."""
+    host = url.split("://", 1)[1].split("/", 1)[0]
+    return Document(
+        id=doc_id_for(url), url=url, host=host, title=title, body=body, **fields
+    )
+
+
+CORPUS = {
+    "tutorial": doc(
+        "http://a.test/python",
+        "Python Tutorial",
+        "Learn the Python programming language step by step. Running examples included.",
+    ),
+    "snakes": doc(
+        "http://b.test/snakes",
+        "Snakes of the world",
+        "The python is a large snake. Monty Python's Flying Circus is a comedy, not a snake.",
+    ),
+    "java": doc(
+        "http://docs.b.test/java",
+        "Java Guide",
+        "Java is a programming language. The quick brown fox jumps over the lazy dog.",
+    ),
+    "fox": doc(
+        "http://c.test/fox",
+        "Foxes",
+        "The quick fox is quick. To be or not to be, that is the question.",
+    ),
+    "bb": doc(
+        "http://bb.test/python",
+        "Python at bb",
+        "A python page on another host, to check that site matching is by label.",
+    ),
+    "cafe": doc(
+        "http://cafe.test/menu",
+        "Café Ünïcödé",
+        "Le café est très bon. Привет мир. हिन्दी भाषा. Die Straße.",
+    ),
+    "evil": doc(
+        "http://evil.test/xss",
+        "<script>alert(1)</script> Evil",
+        "Beware <script>alert('x')</script> &amp; python <b>bold</b> &lt;tag&gt;",
+    ),
+    "garden_title": doc(
+        "http://g1.test/garden", "Gardening", "Tips on soil, seeds and water."
+    ),
+    "garden_body": doc(
+        "http://g2.test/home",
+        "Home tips",
+        "Some words about gardening and many other chores: cooking, cleaning, painting.",
+    ),
+    "ospath": doc(
+        "http://code.test/os",
+        "os.path module",
+        "Use os.path.join to build file names portably.",
+    ),
+    "os_apart": doc(
+        "http://other.test/os", "Old systems", "The os is old, a path is long."
+    ),
+}
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def corpus(request):
+    """A backend of each kind holding ``CORPUS``, shared read-only by a module's tests."""
+    backend = _open(request, request.param)
+    backend.index(list(CORPUS.values()))
+    backend.refresh()
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def corpus_docs() -> dict[str, Document]:
+    """``CORPUS`` by name, to compare hits against."""
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def make_doc():
+    """The ``doc(url, title, body, **fields)`` helper."""
+    return doc

@@ -1,0 +1,160 @@
+"""Embedded (tantivy) backend specifics: storage location, commits, readers in other processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from crawler.config import Config
+from index import get_backend
+from index.base import Document, doc_id_for
+from index.embedded import EmbeddedBackend, FieldWeights
+from index.scoring import Candidate, Ranker, StaticRank, TextRelevance
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def doc(url, title="", body=""):
+    host = url.split("://", 1)[1].split("/", 1)[0]
+    return Document(id=doc_id_for(url), url=url, host=host, title=title, body=body)
+
+
+def test_default_location_is_under_data_dir(tmp_path):
+    backend = get_backend(Config(data_dir=tmp_path))
+    assert isinstance(backend, EmbeddedBackend)
+    assert backend.path == tmp_path / "index"
+    backend.ensure_index()
+    assert (tmp_path / "index" / "meta.json").exists()
+    backend.close()
+
+
+def test_documents_survive_reopening(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([doc("http://a.test/", "kept")])
+    backend.close()
+    reopened = EmbeddedBackend(tmp_path)
+    assert reopened.search("kept").total == 1
+    reopened.close()
+
+
+def test_commit_every_n_docs_without_refresh(tmp_path):
+    writer = EmbeddedBackend(tmp_path, commit_every_docs=5, commit_interval_s=3600)
+    reader = EmbeddedBackend(tmp_path)
+    writer.index(doc(f"http://a.test/{i}", "x") for i in range(7))
+    reader.refresh()
+    assert reader.stats()["docs"] == 5
+    assert writer.stats()["pending"] == 2
+    writer.close()
+    reader.refresh()
+    assert reader.stats()["docs"] == 7
+
+
+def test_commit_after_interval(tmp_path):
+    writer = EmbeddedBackend(tmp_path, commit_every_docs=10**6, commit_interval_s=0)
+    reader = EmbeddedBackend(tmp_path)
+    writer.index([doc("http://a.test/1", "x")])
+    reader.refresh()
+    assert reader.stats()["docs"] == 1
+    writer.close()
+
+
+def test_second_writer_gets_a_clear_error(tmp_path):
+    first = EmbeddedBackend(tmp_path)
+    first.index([doc("http://a.test/1", "x")])
+    second = EmbeddedBackend(tmp_path)
+    with pytest.raises(RuntimeError, match="one process"):
+        second.index([doc("http://a.test/2", "y")])
+    first.close()
+    second.index([doc("http://a.test/2", "y")])
+    second.close()
+
+
+def test_reader_in_another_process_sees_new_commits_without_refresh(tmp_path):
+    reader = EmbeddedBackend(tmp_path)
+    reader.ensure_index()
+    assert reader.search("fresh").total == 0
+    script = textwrap.dedent(
+        f"""
+        from index.base import Document
+        from index.embedded import EmbeddedBackend
+        b = EmbeddedBackend({str(tmp_path)!r})
+        b.index([Document(id="00000000000000aa", url="http://a.test/", host="a.test",
+                          title="fresh page")])
+        b.close()
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, timeout=60)
+    deadline = time.monotonic() + 10
+    while reader.search("fresh").total == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert reader.search("fresh").total == 1
+    reader.close()
+
+
+def test_field_weights_are_data(tmp_path):
+    body_only = EmbeddedBackend(
+        tmp_path, field_weights=FieldWeights(title=0, anchors=0, url=0)
+    )
+    body_only.index(
+        [doc("http://a.test/1", "needle"), doc("http://a.test/2", "", "needle")]
+    )
+    body_only.refresh()
+    assert [h.url for h in body_only.search("needle").hits] == ["http://a.test/2"]
+    body_only.close()
+
+
+def test_url_terms_are_searchable(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([doc("http://a.test/guides/installation.html", "Setup")])
+    backend.refresh()
+    assert backend.search("installation").total == 1
+    backend.close()
+
+
+def test_ranker_weights_and_unknown_signal():
+    ranker = Ranker(weights={"pagerank": 10.0})
+    assert ranker.weights == {"bm25": 1.0, "pagerank": 10.0}
+    ranked = ranker.rank(
+        [Candidate("a", 5.0, pagerank=0.0), Candidate("b", 4.0, pagerank=1.0)]
+    )
+    assert [c.ref for c in ranked] == ["b", "a"]
+    assert (
+        Ranker(weights={"pagerank": 0})
+        .rank([Candidate("a", 5.0, pagerank=0.0), Candidate("b", 4.0, pagerank=1.0)])[0]
+        .ref
+        == "a"
+    )
+    with pytest.raises(ValueError, match="pagerrank"):
+        Ranker(weights={"pagerrank": 1.0})
+
+
+def test_custom_signals(tmp_path):
+    class Fresh(StaticRank):
+        name = "fresh"
+        default_weight = 100.0
+
+        def compute(self, candidate):
+            return candidate.fetched_at
+
+    backend = EmbeddedBackend(tmp_path, signals=[TextRelevance(), Fresh()])
+    old, new = doc("http://a.test/old", "news"), doc("http://a.test/new", "news")
+    old.fetched_at, new.fetched_at = 1.0, 2.0
+    backend.index([old, new])
+    backend.refresh()
+    assert [h.id for h in backend.search("news").hits] == [new.id, old.id]
+    backend.close()
+
+
+def test_max_window_bounds_deep_pages(tmp_path):
+    backend = EmbeddedBackend(tmp_path, max_window=5, rerank_depth=5)
+    backend.index(doc(f"http://a.test/{i}", "many") for i in range(12))
+    backend.refresh()
+    assert len(backend.search("many", page=1, size=4).hits) == 4
+    deep = backend.search("many", page=3, size=4)
+    assert deep.hits == [] and deep.total == 12
+    backend.close()
