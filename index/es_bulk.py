@@ -152,10 +152,9 @@ class BulkWriter:
                 return True
             self._start()
             self._flush_requested = True
+            self._last_probe = 0.0  # if the cluster was down, look again now
             self._cond.notify_all()
             while self._queue or self._busy or self._flush_requested:
-                if self._down_since is not None and not self._queue and not self._busy:
-                    return False
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return False
