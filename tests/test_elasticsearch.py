@@ -243,3 +243,15 @@ def test_reindex_swaps_the_alias_without_a_failed_query(make_backend):
     assert new != before and backend.current_index() == new
     assert not backend.client.indices.exists(index=before)
     assert backend.stats()["docs"] == 3050
+
+
+def test_manage_py_reindex(make_backend, es_url, monkeypatch):
+    from django.core.management import call_command
+
+    backend = make_backend()
+    backend.index(CORPUS)
+    backend.refresh()
+    monkeypatch.setenv("ELASTICSEARCH_URL", es_url)
+    call_command("reindex", "--prefix", backend.alias)
+    assert backend.current_index() == f"{backend.alias}-v2"
+    assert urls(backend.search('"python language"')) == ["http://a.test/python"]
