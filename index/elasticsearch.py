@@ -521,12 +521,10 @@ class ElasticsearchBackend(SearchBackend):
                 from_=offset,
                 size=size,
                 sort=_RANK_ORDER,
-                collapse={
-                    "field": "cluster",
-                    "inner_hits": {"name": "similar", "size": 0, "_source": False},
-                },
+                collapse={"field": "cluster"},
             ).body
-            found = [(h, _similar(h)) for h in response["hits"]["hits"]]
+            hits = response["hits"]["hits"]
+            found = list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
         else:
             response, found = self._deep_page(body, offset, size)
         results.total = response["hits"]["total"]["value"]
@@ -583,24 +581,25 @@ class ElasticsearchBackend(SearchBackend):
         return first, list(zip(page, self._cluster_sizes(body["query"], page), strict=True))
 
     def _cluster_sizes(self, query: dict, hits: list[dict]) -> list[int]:
-        """For each hit, how many other matches share its cluster (what collapse reports)."""
-        if not hits:
-            return []
-        searches: list[dict] = []
-        for hit in hits:
-            cluster = hit["fields"]["cluster"][0]
-            searches.append({"index": self.alias})
-            searches.append(
-                {
-                    "size": 0,
-                    "track_total_hits": True,
-                    "query": {
-                        "bool": {"must": [query], "filter": [{"term": {"cluster": cluster}}]}
-                    },
-                }
-            )
-        responses = self.client.msearch(searches=searches)["responses"]
-        return [max(0, r["hits"]["total"]["value"] - 1) for r in responses]
+        """For each hit, how many other matches share its cluster (the near-copy count).
+
+        One aggregation over the hits' clusters; pages without near-copies cost nothing.
+        """
+        keys = [hit["fields"]["cluster"][0] for hit in hits]
+        shared = sorted(
+            {k for k, h in zip(keys, hits, strict=True) if h["_source"]["doc"].get("cluster_id")}
+        )
+        if not shared:
+            return [0] * len(hits)
+        response = self.client.search(
+            index=self.alias,
+            size=0,
+            query={"bool": {"must": [query], "filter": [{"terms": {"cluster": shared}}]}},
+            aggs={"clusters": {"terms": {"field": "cluster", "size": len(shared)}}},
+            timeout=self.query_timeout,
+        )
+        counts = {b["key"]: b["doc_count"] for b in response["aggregations"]["clusters"]["buckets"]}
+        return [max(0, counts.get(k, 1) - 1) for k in keys]
 
     def _suggest_request(self, parsed: Query) -> dict | None:
         words = _user_words(parsed)
@@ -774,11 +773,6 @@ class ElasticsearchBackend(SearchBackend):
 def _version_of(index_name: str) -> int:
     match = re.search(r"-v(\d+)$", index_name)
     return int(match.group(1)) if match else 0
-
-
-def _similar(hit: dict) -> int:
-    inner = hit.get("inner_hits", {}).get("similar", {}).get("hits", {}).get("total", {})
-    return max(0, int(inner.get("value", 1)) - 1)
 
 
 def _partial(response: dict) -> bool:
