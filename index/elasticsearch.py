@@ -311,7 +311,7 @@ class ElasticsearchBackend(SearchBackend):
 
     def drop(self) -> None:
         """Delete the alias and every versioned index of this prefix (tests, benchmarks)."""
-        self.writer.close()
+        self.writer.flush()
         self.client.options(ignore_status=404).indices.delete(
             index=f"{self.alias}-v*", expand_wildcards="all"
         )
@@ -363,6 +363,7 @@ class ElasticsearchBackend(SearchBackend):
                         "_id": doc.id,
                         "version": version,
                         "version_type": "external",
+                        "require_alias": True,
                     }
                 },
                 source,
@@ -381,6 +382,7 @@ class ElasticsearchBackend(SearchBackend):
                         "_id": doc_id,
                         "version": action_version(),
                         "version_type": "external",
+                        "require_alias": True,
                     }
                 }
             )
