@@ -47,5 +47,6 @@ def test_testweb_sitemaps_host():
     for child in children:
         path = child.loc.split(":9000", 1)[1]
         pages += parse_sitemap(web.render("sitemaps.test", path).body)[1]
-    assert [p.loc for p in pages] == [web.url("sitemaps.test", f"/page/{n}") for n in range(20)]
-    assert pages[4].lastmod == "2026-01-05"
+    host = web.host("sitemaps.test")
+    assert [p.loc for p in pages] == [web.url("sitemaps.test", f"/p/{n}") for n in range(40)]
+    assert pages[4].lastmod == host.lastmod(4)
