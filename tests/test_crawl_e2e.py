@@ -85,3 +85,13 @@ def test_title_and_site_filter(crawled, crawl_backend, client):
     data = client.get("/api/search", {"q": f"site:{host} {home.title.split()[0]}"}).json()
     assert data["total"] >= 1
     assert all(hit["url"].startswith(f"http://{host}:") for hit in data["results"])
+
+
+def test_crawl_stats_exported_for_the_dashboard(crawled):
+    from crawler.statsexport import FileStatsStore
+
+    snapshots = FileStatsStore(crawled[0] / "stats").read()
+    assert len(snapshots) >= 2
+    last = snapshots[-1]
+    assert last["stats"]["response_received_count"] > 0
+    assert last["hosts"] and all(h.endswith(".test") for h in last["hosts"])
