@@ -46,6 +46,7 @@ def indexed():
         for url, t, b in DOCS
     )
     backend.refresh()
+    backend.close()  # release the writer lock: the admin writes through its own backend
 
 
 @pytest.fixture(autouse=True)

@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "webui.control",
     "webui.search",
+    "webui.dashboard",
 ]
 
 MIDDLEWARE = [
@@ -130,11 +131,11 @@ SEARCH_MAX_QUERY_LENGTH = 500
 SEARCH_RATE_LIMIT = 60
 SEARCH_RATE_WINDOW_S = 60
 
-# --- crawl dashboard and URL inspector ---
-# The frontier the dashboard reads (the crawler's FRONTIER_CRAWL, default the spider name) and
-# its Bloom filter size, which must equal the crawler's FRONTIER_BLOOM_* settings.
-DASHBOARD_CRAWL = "web"
-DASHBOARD_BLOOM_CAPACITY = 10_000_000
-DASHBOARD_BLOOM_FPR = 0.01
+# --- crawl dashboard, URL inspector, recrawl ---
+# The frontier these pages read and push to: the same values as the crawler's settings of the
+# same names (FRONTIER_CRAWL defaults to the spider name there; the Bloom size must match).
+FRONTIER_CRAWL = "web"
+FRONTIER_BLOOM_CAPACITY = 10_000_000
+FRONTIER_BLOOM_FPR = 0.01
 # How far back the dashboard's plots reach, in seconds.
 DASHBOARD_WINDOW_S = 3600
