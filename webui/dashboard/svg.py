@@ -8,8 +8,8 @@ from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
 
-WIDTH, HEIGHT = 480, 150
-LEFT, RIGHT, TOP, BOTTOM = 46, 8, 10, 22
+WIDTH, HEIGHT = 400, 150
+LEFT, RIGHT, TOP, BOTTOM = 44, 8, 10, 24
 
 
 def _fmt(value: float) -> str:
@@ -64,15 +64,15 @@ def line_chart(
     grid = "".join(
         f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(vmax * f):.1f}" y2="{y(vmax * f):.1f}" '
         'stroke="#e5e5e5"/>'
-        f'<text x="{LEFT - 6}" y="{y(vmax * f) + 4:.1f}" text-anchor="end" font-size="11" '
+        f'<text x="{LEFT - 6}" y="{y(vmax * f) + 4:.1f}" text-anchor="end" font-size="12" '
         f'fill="#5f6368">{_fmt(vmax * f)}</text>'
         for f in (0, 0.5, 1)
     )
     span_min = (t1 - t0) / 60
     axis = (
-        f'<text x="{LEFT}" y="{HEIGHT - 6}" font-size="11" fill="#5f6368">'
+        f'<text x="{LEFT}" y="{HEIGHT - 6}" font-size="12" fill="#5f6368">'
         f'{escape(time.strftime("%H:%M", time.gmtime(t0)))} UTC (−{span_min:.0f} min)</text>'
-        f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 6}" text-anchor="end" font-size="11" '
+        f'<text x="{WIDTH - RIGHT}" y="{HEIGHT - 6}" text-anchor="end" font-size="12" '
         f'fill="#5f6368">{escape(time.strftime("%H:%M", time.gmtime(t1)))}</text>'
     )
     last = next(v for _, v in reversed(points) if v is not None)

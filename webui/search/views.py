@@ -77,7 +77,19 @@ def search_page(request: HttpRequest) -> HttpResponse:
                 pages=_page_numbers(results.page, last_page) if results.total else [],
                 alternatives=[] if results.hits else relaxed_queries(query),
             )
+    else:
+        context["docs"] = _indexed_docs()
     return render(request, "search/page.html", context, status=status)
+
+
+def _indexed_docs() -> int | None:
+    """How many pages the home page says it searches (None when the index is unreachable)."""
+    from webui.search.backend import get_search_backend
+
+    try:
+        return get_search_backend().stats()["docs"]
+    except Exception:
+        return None
 
 
 def hit_json(hit) -> dict:

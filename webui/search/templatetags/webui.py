@@ -38,3 +38,13 @@ def filesize(value: float) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} TiB"
+
+
+@register.filter
+def epoch(value: float) -> str:
+    """Epoch seconds as ``2026-01-31 12:00 UTC`` ("unknown" for 0)."""
+    import time
+
+    if not value:
+        return "unknown"
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(value)))
