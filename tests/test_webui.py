@@ -150,6 +150,13 @@ def test_did_you_mean_and_similar_are_rendered():
     assert "3 similar pages hidden" in html
 
 
+def test_did_you_mean_from_the_embedded_index(client):
+    html = client.get("/", {"q": "zebar stripes"}).content.decode()
+    assert 'Did you mean <a href="?q=zebra%20stripes">zebra stripes</a>?' in html
+    assert client.get("/api/search", {"q": "zebar"}).json()["suggestion"] == "zebra"
+    assert client.get("/api/search", {"q": "zebra"}).json()["suggestion"] is None
+
+
 def test_query_length_limit_on_page(client):
     response = client.get("/", {"q": "a" * 600})
     assert response.status_code == 400

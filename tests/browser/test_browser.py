@@ -88,6 +88,10 @@ def test_search_and_paginate(page, live_server, shoot):
     page.click("text=Without quotes")
     expect(page.locator("input[name=q]")).to_have_value("quagga unicorn site:plains1.test")
     shoot("zero-results")
+    page.goto(live_server.url + "/?q=quaga")
+    page.click(".suggestion a")
+    expect(page.locator("input[name=q]")).to_have_value("quagga")
+    expect(page.locator("li.hit")).to_have_count(10)
 
 
 def test_block_a_host_in_the_admin(page, live_server, staff, shoot):
