@@ -227,3 +227,24 @@ def test_search_command_json(capsys):
     payload = json.loads(capsys.readouterr().out)
     assert payload["results"][0]["url"] in {u for u, _, _ in DOCS}
     assert set(payload["results"][0]) >= {"url", "title", "score", "snippet"}
+
+
+def test_rate_limit_shared_through_redis(client, settings, tmp_path):
+    from crawler.redisserver import running_redis
+    from webui.security import check_rate
+
+    with running_redis(tmp_path) as server:
+        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                       "LOCATION": server.url}}
+        from django.core.cache import caches
+
+        caches["default"].clear()
+        assert [check_rate("api:1.2.3.4", 2, 60, now=120.0) for _ in range(3)] == [0, 0, 60]
+        assert check_rate("api:1.2.3.4", 2, 60, now=150.5) == 30  # same window, half gone
+        assert check_rate("api:1.2.3.4", 2, 60, now=180.0) == 0  # next window
+        settings.SEARCH_RATE_LIMIT = 1
+        assert client.get("/api/search", {"q": "zebra"}).status_code == 200
+        assert client.get("/api/search", {"q": "zebra"}).status_code == 429
+        from redis import Redis
+
+        assert Redis.from_url(server.url).keys("*ratelimit:api:127.0.0.1*")  # kept in Redis
