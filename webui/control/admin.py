@@ -29,6 +29,11 @@ def _remove_pages(modeladmin: admin.ModelAdmin, request: HttpRequest, patterns: 
             )
 
 
+admin.site.site_header = "websearch administration"
+admin.site.site_title = "websearch admin"
+admin.site.index_title = "Crawl control"
+
+
 @admin.register(HostRule)
 class HostRuleAdmin(admin.ModelAdmin):
     list_display = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "note",
