@@ -101,8 +101,15 @@ ITEM_PIPELINES = {
 }
 EXTENSIONS = {
     "crawler.extensions.CrawlProgress": 500,
+    "crawler.statsexport.StatsExport": 510,
 }
 CRAWL_PROGRESS_INTERVAL = 5.0
+
+# --- stats over time for the dashboard (crawler/statsexport.py) ---
+STATS_EXPORT_INTERVAL = 10.0  # seconds between snapshots; 0 = off
+STATS_EXPORT_MAX = 10_000  # snapshots kept per worker (file lines or Redis list entries)
+STATS_EXPORT_TOP_HOSTS = 20  # hosts with most fetched pages in each snapshot
+STATS_EXPORT_WORKER = ""  # this worker's name; empty = "<hostname>-<pid>"
 
 # --- search index writer ---
 INDEX_BATCH_SIZE = 200
