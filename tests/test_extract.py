@@ -92,3 +92,17 @@ def test_meta_refresh_target():
 def test_inline_links_do_not_glue_words():
     page = extract('<p><a href="/a">alpha</a><a href="/b">beta</a></p>', "http://a.test/")
     assert "alpha beta" in page.text
+
+
+def test_xhtml_with_xml_declaration_as_str():
+    page = extract(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN"'
+        ' "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>git-stash(1)</title></head>'
+        '<body><p>Stash the changes in a dirty working directory away.</p>'
+        '<a href="git-reset.html">git-reset(1)</a></body></html>',
+        "http://git.test/git-stash.html",
+    )
+    assert page.title == "git-stash(1)"
+    assert "dirty working directory" in page.text
+    assert [link.url for link in page.links] == ["http://git.test/git-reset.html"]
