@@ -1,6 +1,11 @@
-"""python manage.py reindex --from-warc DIR [--method minhash|simhash] [--no-links]
-[--no-anchors]"""
+"""python manage.py reindex [--from-warc DIR [--method ...] [--no-links] [--no-anchors]]
+                           [--prefix NAME]
 
+Without --from-warc: build a new versioned Elasticsearch index from the stored documents
+and swap the alias to it. With --from-warc: rebuild the configured index from WARC files.
+"""
+
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from crawler.config import get_config
@@ -8,14 +13,15 @@ from crawler.config import get_config
 
 class Command(BaseCommand):
     help = (
-        "Rebuild the search index from WARC files alone: extract, dedup, link graph, index. "
-        "Documents are added or replaced by id; stop the crawler first (one index writer)."
+        "Rebuild the search index. With --from-warc DIR: from the WARC files alone (extract, "
+        "dedup, link graph, index; stop the crawler first: one index writer). Without it: "
+        "build a new versioned Elasticsearch index from the stored documents (current "
+        "mapping, analysis and shard settings) and swap the alias to it atomically."
     )
 
     def add_arguments(self, parser):
         parser.add_argument(
             "--from-warc",
-            required=True,
             metavar="DIR",
             help="Directory of .warc.gz files (searched recursively), e.g. DATA_DIR/warc",
         )
@@ -23,21 +29,29 @@ class Command(BaseCommand):
             "--method",
             choices=("minhash", "simhash"),
             default="minhash",
-            help="Near-duplicate method for the replayed dedup (default: minhash)",
+            help="With --from-warc: near-duplicate method for the replayed dedup",
         )
         parser.add_argument(
             "--no-links",
             action="store_true",
-            help="Keep the replayed link graph in a temporary store instead of the configured one",
+            help="With --from-warc: keep the replayed link graph in a temporary store",
         )
-
         parser.add_argument(
             "--no-anchors",
             action="store_true",
-            help="Index no anchor text (to compare with a crawl whose index writer adds none)",
+            help="With --from-warc: index no anchor text",
+        )
+        parser.add_argument(
+            "--prefix", help="Elasticsearch alias to rebuild (default: the ES_INDEX_PREFIX setting)"
         )
 
     def handle(self, *args, **opts):
+        if opts["from_warc"]:
+            self.from_warc(opts)
+        else:
+            self.swap_alias(opts)
+
+    def from_warc(self, opts):
         from dedup.core import Deduplicator
         from index import get_backend
         from index.rebuild import rebuild_index
@@ -67,3 +81,29 @@ class Command(BaseCommand):
             f"{len(report.aliases)} exact duplicates recorded as aliases, "
             f"{report.noindex} noindex pages skipped, in {report.seconds:.1f} s"
         )
+
+    def swap_alias(self, opts):
+        config = get_config()
+        if not config.elasticsearch_url:
+            raise CommandError(
+                "Without --from-warc, reindex rebuilds the Elasticsearch index: set "
+                "ELASTICSEARCH_URL (scripts/services.sh start es prints it), or rebuild the "
+                "embedded index with --from-warc DATA_DIR/warc."
+            )
+        from index.elasticsearch import ElasticsearchBackend
+
+        options = {"index_prefix": opts["prefix"]} if opts["prefix"] else {}
+        backend = ElasticsearchBackend.from_config(config, settings=settings, **options)
+        try:
+            old = backend.current_index()
+            if old is None:
+                raise CommandError(f"There is no index behind the alias {backend.alias!r} yet.")
+
+            def progress(n: int) -> None:
+                self.stderr.write(f"reindex: {n} documents copied")
+
+            new = backend.reindex(progress=progress)
+            docs = backend.stats()["docs"]
+        finally:
+            backend.close()
+        self.stdout.write(f"{backend.alias}: {old} -> {new} ({docs} documents)")
