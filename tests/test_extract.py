@@ -159,3 +159,17 @@ def test_bare_links_between_paragraphs_are_navigation():
     html = ('<html><body><div id="root"><h1>T</h1><p>Para one.</p><a href="/a">App 4</a>'
             '<a href="/b">App 6</a></div><div>Read <a href="/x">this</a></div></body></html>')
     assert extract(html, "http://a.test/").text == "T\nPara one.\nRead this"
+
+
+def test_xhtml_with_xml_declaration_as_str():
+    page = extract(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN"'
+        ' "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>git-stash(1)</title></head>'
+        '<body><p>Stash the changes in a dirty working directory away.</p>'
+        '<a href="git-reset.html">git-reset(1)</a></body></html>',
+        "http://git.test/git-stash.html",
+    )
+    assert page.title == "git-stash(1)"
+    assert "dirty working directory" in page.text
+    assert [link.url for link in page.links] == ["http://git.test/git-reset.html"]

@@ -129,7 +129,7 @@ def test_every_defence_fires(hostile_crawl):
         "frontier/dropped/budget",          # calendar.test
         "robots/disallowed",                # /private/ on normal hosts
         "extract/skipped_binary",           # binary.test
-        "sitemap/urls",                     # orphans.test and the sitemap normal hosts
+        "sitemap/urls",                     # sitemaps.test and the sitemap normal hosts
         "render/rendered",                  # js.test (its admin rule says render_js)
     ):
         assert stats.get(key, 0) >= 1, key
@@ -171,7 +171,7 @@ def test_content_from_hostile_hosts(hostile_crawl):
     assert by_path["broken.test/broken/1"]["text"] == broken.main_text
     app = web.page("js.test", "/app/3")
     assert by_path["js.test/app/3"]["text"] == app.main_text
-    assert [k for k in by_path if k.startswith("orphans.test/page/")]
+    assert [k for k in by_path if k.startswith("sitemaps.test/p/")]
     hostile = web.page("hostile.test", "/p/1")
     assert by_path["hostile.test/p/1"]["text"] == hostile.main_text
 
@@ -202,7 +202,7 @@ def test_redirect_target_checked_again(tmp_path):
             tmp_path, [web.web.url("redirects.test", "/cross")],
             settings=settings_for(tmp_path, SSRF_ALLOWED_NETWORKS="127.0.0.1/32",
                                   RESOLVE_OVERRIDES="redirects.test=127.0.0.1,*.test=127.0.0.9",
-                                  ROBOTSTXT_OBEY=False),
+                                  FRONTIER_ROBOTS=False),
             args={"max_pages": 5}, timeout=120)
         assert result.returncode == 0, result.stderr[-3000:]
         time.sleep(0.3)
@@ -220,7 +220,9 @@ def test_retries_back_off_then_the_url_fails(tmp_path):
         started = time.monotonic()
         result = run_crawl(
             tmp_path, [web.home_url("dead.test"), web.home_url("blackhole.test")],
-            settings=settings_for(tmp_path, RESOLVE_OVERRIDES=overrides, ROBOTSTXT_OBEY=False,
+            # Scrapy's own scheduler: nothing but this middleware spaces the retries out
+            settings=settings_for(tmp_path, RESOLVE_OVERRIDES=overrides,
+                                  SCHEDULER="scrapy.core.scheduler.Scheduler",
                                   DOWNLOAD_TIMEOUT=1, RETRY_TIMES=2, RETRY_BACKOFF_BASE=0.5),
             args={"max_pages": 5}, timeout=120)
         elapsed = time.monotonic() - started
@@ -239,7 +241,7 @@ def test_app_shell_detected_and_rendered(tmp_path):
     with testweb.run(hosts=1) as web:
         migrate(tmp_path)
         result = run_crawl(tmp_path, [web.web.url("js.test", "/app/1")],
-                           settings=settings_for(tmp_path, ROBOTSTXT_OBEY=False),
+                           settings=settings_for(tmp_path, FRONTIER_ROBOTS=False),
                            args={"max_pages": 2}, timeout=120)
         assert result.returncode == 0, result.stderr[-3000:]
         truth = web.web.page("js.test", "/app/1")

@@ -39,13 +39,14 @@ def test_limits_and_garbage():
 
 def test_testweb_sitemaps_host():
     web = TestWeb(1, 9000)
-    robots = web.render("orphans.test", "/robots.txt").body
+    robots = web.render("sitemaps.test", "/robots.txt").body
     (index_url,) = robots_sitemaps(robots)
-    kind, children = parse_sitemap(web.render("orphans.test", "/sitemap_index.xml").body)
+    kind, children = parse_sitemap(web.render("sitemaps.test", "/sitemap_index.xml").body)
     assert index_url.endswith("/sitemap_index.xml") and kind == "sitemapindex"
     pages = []
     for child in children:
         path = child.loc.split(":9000", 1)[1]
-        pages += parse_sitemap(web.render("orphans.test", path).body)[1]
-    assert [p.loc for p in pages] == [web.url("orphans.test", f"/page/{n}") for n in range(20)]
-    assert pages[4].lastmod == "2026-01-05"
+        pages += parse_sitemap(web.render("sitemaps.test", path).body)[1]
+    host = web.host("sitemaps.test")
+    assert [p.loc for p in pages] == [web.url("sitemaps.test", f"/p/{n}") for n in range(40)]
+    assert pages[4].lastmod == host.lastmod(4)

@@ -14,7 +14,6 @@ server's port except two, which the crawler's resolver override must map as
 from __future__ import annotations
 
 import base64
-import gzip
 import html
 import json
 import random
@@ -611,55 +610,3 @@ class HostileHost(SpecialHost):
         info, doc = article(self, path, title, blocks, links, keyword)
         doc = doc.replace("</article>", "</article>\n<script>document.title='pwned';</script>")
         return info, doc
-
-
-@register
-class SitemapsHost(SpecialHost):
-    """``orphans.test``: pages reachable only through sitemaps. ``/robots.txt`` names
-    ``/sitemap_index.xml``, a sitemap index of ``/sitemaps/pages-1.xml.gz`` (gzipped, served
-    as ``application/gzip``) and ``/sitemaps/pages-2.xml``; they list ``/page/<n>`` (n < 20,
-    the first ten in the gzipped one) with ``<lastmod>`` 2026-01-<n+1>. The home page links to
-    nothing, so a crawler finds the pages from the sitemaps or not at all."""
-
-    kind = "sitemaps"
-    host_name = "orphans.test"
-    PAGES = 20
-    NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-
-    @staticmethod
-    def lastmod(n: int) -> str:
-        """The ``<lastmod>`` of ``/page/<n>``."""
-        return f"2026-01-{n + 1:02d}"
-
-    def handle(self, request: Request) -> Response:
-        path = request.path
-        if path == "/robots.txt":
-            body = f"User-agent: *\nDisallow:\n\nSitemap: {self.url('/sitemap_index.xml')}\n"
-            return Response(200, {"Content-Type": "text/plain"}, body.encode())
-        if path == "/sitemap_index.xml":
-            entries = "".join(
-                f"<sitemap><loc>{self.url(p)}</loc><lastmod>2026-02-01</lastmod></sitemap>"
-                for p in ("/sitemaps/pages-1.xml.gz", "/sitemaps/pages-2.xml"))
-            body = f'<?xml version="1.0"?><sitemapindex xmlns="{self.NS}">{entries}</sitemapindex>'
-            return Response(200, {"Content-Type": "application/xml"}, body.encode())
-        if path in ("/sitemaps/pages-1.xml.gz", "/sitemaps/pages-2.xml"):
-            numbers = range(10) if path.endswith(".gz") else range(10, self.PAGES)
-            entries = "".join(f"<url><loc>{self.url(f'/page/{n}')}</loc>"
-                              f"<lastmod>{self.lastmod(n)}</lastmod></url>" for n in numbers)
-            body = f'<?xml version="1.0"?><urlset xmlns="{self.NS}">{entries}</urlset>'.encode()
-            if path.endswith(".gz"):
-                packed = gzip.compress(body, mtime=0)
-                return Response(200, {"Content-Type": "application/gzip"}, packed)
-            return Response(200, {"Content-Type": "application/xml"}, body)
-        return super().handle(request)
-
-    def build(self, path: str) -> tuple[PageInfo, str] | None:
-        rng, keyword = self._rng_kw(path)
-        if path == "/":
-            return article(self, path, "Sitemaps only", [("h1", "Sitemaps only")], [], keyword)
-        number = path[6:]
-        if path.startswith("/page/") and number.isdigit() and int(number) < self.PAGES:
-            title = f"Listed page {number}"
-            return article(self, path, title, [("h1", title), *paragraphs(rng, 2, keyword)],
-                           [], keyword)
-        return None
