@@ -94,6 +94,20 @@ def test_search_and_paginate(page, live_server, shoot):
     expect(page.locator("li.hit")).to_have_count(10)
 
 
+def test_search_works_without_javascript(browser, live_server, artifacts):
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390,
+                                                                       "height": 844})
+    page = context.new_page()
+    page.goto(live_server.url + "/")
+    page.fill("input[name=q]", "quagga zebra")
+    page.press("input[name=q]", "Enter")
+    expect(page.locator("p.meta")).to_contain_text("Results 1–10")
+    page.click("a[rel=next]")
+    expect(page.locator("p.meta")).to_contain_text("Results 11–20")
+    page.screenshot(path=str(artifacts / "no-javascript-phone.png"), full_page=True)
+    context.close()
+
+
 def test_block_a_host_in_the_admin(page, live_server, staff, shoot):
     page.goto(live_server.url + "/?q=quagga+site:plains2.test")
     expect(page.locator("p.meta")).to_contain_text("of about 7")
