@@ -167,6 +167,7 @@ def test_inspector_robots_and_seen(admin_client):
     assert '<span class="bad">disallowed</span>' in text
     assert "robots.txt disallows it" in text
     assert "discovered (in the frontier" in text
+    assert "1 queued" in text and "1 page added" in text
     text = admin_client.get("/dashboard/inspect", {"url": "http://robo.test/open"}).content.decode()
     assert '<span class="ok">allowed</span>' in text
 
