@@ -100,7 +100,7 @@ class EmbeddedBackend(SearchBackend):
         field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
         rank_weights: Mapping[str, float] | None = None,
         signals: Sequence[Signal] | None = None,
-        rerank_depth: int = 200,
+        rerank_depth: int = 100,
         max_window: int = 10_000,
         commit_every_docs: int = 10_000,
         commit_interval_s: float = 5.0,
