@@ -90,6 +90,22 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class HostState:
+    """One host's crawl state, for inspection: entries queued (a leased one included),
+    whether it is leased, when it may be fetched next (epoch s), pages added against its
+    budget, a budget cut, and its politeness state (latency average, backoff level)."""
+
+    host: str
+    queued: int
+    leased: bool
+    next_eligible: float
+    pages_added: int
+    budget_cut: int | None
+    latency: float
+    backoff: int
+
+
+@dataclass(frozen=True)
 class Politeness:
     """Computes a host's next delay from its state and the last outcome.
 
@@ -240,6 +256,10 @@ class Frontier(ABC):
     @abstractmethod
     def count(self, key: str, n: int = 1) -> None:
         """Add ``n`` to the shared counter ``key`` (reported by ``stats``)."""
+
+    @abstractmethod
+    def host_state(self, host: str) -> HostState | None:
+        """The state of ``host`` (a netloc, as in ``Entry.host``); None if never added."""
 
     @abstractmethod
     def pending(self) -> int:

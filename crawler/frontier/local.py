@@ -17,6 +17,7 @@ from crawler.frontier.base import (
     ROBOTS_RANK,
     Entry,
     Frontier,
+    HostState,
     Lease,
     Outcome,
     Politeness,
@@ -329,6 +330,18 @@ class LocalFrontier(Frontier):
     def count(self, key: str, n: int = 1) -> None:
         with self._tx():
             self._inc(key, n)
+
+    def host_state(self, host: str) -> HostState | None:
+        row = self.db.execute(
+            "SELECT next, lease, added, cut, latency, backoff FROM hosts WHERE host = ?", (host,)
+        ).fetchone()
+        if row is None:
+            return None
+        (queued,) = self.db.execute("SELECT COUNT(*) FROM entries WHERE host = ?",
+                                    (host,)).fetchone()
+        next_time, lease, added, cut, latency, backoff = row
+        return HostState(host, queued, lease is not None, next_time, added, cut, latency,
+                         backoff)
 
     def pending(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]

@@ -24,6 +24,7 @@ from crawler.frontier.base import (
     ROBOTS_RANK,
     Entry,
     Frontier,
+    HostState,
     Lease,
     Outcome,
     Politeness,
@@ -189,6 +190,25 @@ class RedisFrontier(Frontier):
 
     def count(self, key: str, n: int = 1) -> None:
         self.client.hincrby(self.prefix + "stats", key, n)
+
+    def host_state(self, host: str) -> HostState | None:
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hgetall(self.prefix + "h:" + host)
+        pipe.zcard(self.prefix + "q:" + host)
+        fields, queued = pipe.execute()
+        if not fields:
+            return None
+        f = {k.decode(): v.decode() for k, v in fields.items()}
+        return HostState(
+            host,
+            int(queued),
+            bool(f.get("lease")),
+            float(f.get("next") or 0),
+            int(f.get("added") or 0),
+            int(f["cut"]) if f.get("cut") else None,
+            float(f.get("lat") or 0),
+            int(f.get("bo") or 0),
+        )
 
     def pending(self) -> int:
         return int(self.client.hlen(self.prefix + "e"))

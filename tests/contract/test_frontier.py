@@ -284,3 +284,19 @@ def test_stats(backend):
     assert s["added"] == 3 and s["leased"] == 2 and s["done"] == 1
     assert s["dropped/depth"] == 2
     assert s["hosts_cooldown"] + s["hosts_ready"] == (1 if lease.host == "a.test" else 0)
+
+
+def test_host_state(backend):
+    f = backend.open(politeness=Politeness(default_delay=5.0, latency_factor=0))
+    assert f.host_state("a.test") is None
+    f.add([page("http://a.test/1", budget=10), page("http://a.test/2", budget=10)])
+    state = f.host_state("a.test")
+    assert (state.queued, state.leased, state.pages_added, state.budget_cut) == (2, False, 2, None)
+    (lease,) = f.next_ready(1)
+    assert f.host_state("a.test").leased
+    f.done(lease, Outcome(status=503, latency=0.5))
+    f.set_host_budget("a.test", 1)
+    state = f.host_state("a.test")
+    assert (state.queued, state.leased, state.budget_cut, state.backoff) == (1, False, 1, 1)
+    assert state.next_eligible >= backend.clock.t + 5.0
+    assert state.latency == pytest.approx(0.5)
