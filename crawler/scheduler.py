@@ -87,6 +87,7 @@ class FrontierScheduler(BaseScheduler):
         self._pending_cache = (0.0, 0)
         self._loops: list[task.LoopingCall] = []
         self._drops: dict[str, int] = {}
+        self._ticks = 0
 
     @classmethod
     def from_crawler(cls, crawler) -> FrontierScheduler:
@@ -110,6 +111,7 @@ class FrontierScheduler(BaseScheduler):
             ip_limit=s.getint("FRONTIER_IP_CONCURRENCY", 8),
             politeness=politeness,
             max_attempts=s.getint("FRONTIER_MAX_ATTEMPTS", 3),
+            robots_first=s.getbool("FRONTIER_ROBOTS", True),
         )
         loader = s.get("HOST_RULES_LOADER")
         host_rules = (
@@ -376,7 +378,9 @@ class FrontierScheduler(BaseScheduler):
 
     def tick(self) -> None:
         """Flush adds, pull seeds from Redis, and wake the engine if hosts may be ready."""
-        self._pull_seeds()
+        self._ticks += 1
+        if self._ticks % 5 == 1:  # every second
+            self._pull_seeds()
         self.flush()
         engine = getattr(self.crawler, "engine", None)
         slot = getattr(engine, "_slot", None)

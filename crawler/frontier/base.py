@@ -194,7 +194,9 @@ class Frontier(ABC):
 
         Entries with ``filter`` set are dropped when the seen filter already holds their
         URL (then the URL is recorded as seen). Page entries beyond the host's budget (the
-        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped.
+        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped. A backend
+        built with ``robots_first`` puts a robots.txt fetch (``scheme://host/robots.txt``,
+        empty payload, not counted as added) at the head of every host it sees first.
         """
 
     @abstractmethod

@@ -57,9 +57,11 @@ class RedisFrontier(Frontier):
         ip_wait: float = 0.25,
         politeness: Politeness | None = None,
         max_attempts: int = 3,
+        robots_first: bool = False,
         clock: Callable[[], float] | None = None,
     ):
         self.client = client
+        self.robots_first = robots_first
         self.crawl = crawl
         self.prefix = f"frontier:{crawl}:"
         self.tiers = tiers
@@ -120,7 +122,8 @@ class RedisFrontier(Frontier):
         return counts
 
     def _add_batch(self, batch: list, counts: dict[str, int]) -> None:
-        added, seen, over = self._call("add", self.hasher.hashes, *batch)
+        added, seen, over = self._call("add", self.hasher.hashes,
+                                       "1" if self.robots_first else "0", *batch)
         counts["added"] += added
         counts["seen"] += seen
         counts["budget"] += over

@@ -284,3 +284,21 @@ def test_stats(backend):
     assert s["added"] == 3 and s["leased"] == 2 and s["done"] == 1
     assert s["dropped/depth"] == 2
     assert s["hosts_cooldown"] + s["hosts_ready"] == (1 if lease.host == "a.test" else 0)
+
+
+def test_robots_first_for_new_hosts(backend):
+    f = backend.open(robots_first=True)
+    f.add([page("http://a.test/1"), page("http://a.test/2")])
+    (robots,) = f.next_ready(5)
+    assert robots.is_robots and robots.url == "http://a.test/robots.txt"
+    f.done(robots, Outcome(status=200))
+    backend.clock.advance(1.1)
+    f.add([page("http://a.test/3")])  # a known host gets no second robots.txt fetch
+    urls = []
+    for _ in range(3):
+        (lease,) = f.next_ready(5)
+        urls.append(lease.url)
+        f.done(lease, DONE)
+        backend.clock.advance(1.1)
+    assert urls == ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
+    assert f.stats()["added"] == 3
