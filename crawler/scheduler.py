@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.resolver import dnscache
 from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
@@ -130,7 +131,7 @@ class FrontierScheduler(BaseScheduler):
             tiers=tiers,
             buffer_size=s.getint("FRONTIER_BUFFER_PER_SLOT", 3) * s.getint("CONCURRENT_REQUESTS"),
             host_budget=s.getint("FRONTIER_HOST_PAGE_BUDGET", 10_000) or None,
-            ip_of=lambda host: resolve_override(host, overrides) or host,
+            ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
             seeds_key=s.get("FRONTIER_SEEDS_KEY") or seeds_key,
             reset=s.getbool("FRONTIER_RESET", False),
         )
@@ -357,6 +358,7 @@ class FrontierScheduler(BaseScheduler):
             retry_after=outcome.retry_after,
             crawl_delay=crawl_delay,
             admin_delay=admin,
+            ip=self.ip_of(host_of(lease.url)),
         )
         self.frontier.done(lease, outcome)
         self._inc("frontier/done")
@@ -473,6 +475,16 @@ class FrontierScheduler(BaseScheduler):
     def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None and n:
             self.stats.inc_value(key, n)
+
+
+def _cached_ip(host: str) -> str | None:
+    """The address Scrapy's DNS cache holds for ``host``, without resolving anything."""
+    value = dnscache.get(host)
+    if isinstance(value, str):
+        return value
+    if value:  # CachingHostnameResolver keeps a list of addresses
+        return getattr(value[0], "host", None)
+    return None
 
 
 def _ignore_response(response):

@@ -77,6 +77,8 @@ class Outcome:
     an admin override that wins over it. ``fetched=False`` means no request reached the
     host (e.g. robots-disallowed): the entry is finished without a politeness delay.
     ``requeue=True`` puts the entry back at the head of its queue instead of finishing it.
+    ``ip``, when known after the fetch, regroups the host under that address for the
+    per-IP limit.
     """
 
     status: int | None = None
@@ -87,6 +89,7 @@ class Outcome:
     admin_delay: float | None = None
     fetched: bool = True
     requeue: bool = False
+    ip: str | None = None
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,9 @@ class LocalFrontier(Frontier):
                 "UPDATE hosts SET lease = NULL, next = ?, latency = ?, backoff = ? "
                 "WHERE host = ?", (next_time, latency, backoff, lease.host),
             )
+            if outcome.ip:
+                self.db.execute("UPDATE hosts SET ip = ? WHERE host = ?",
+                                (outcome.ip, lease.host))
             self._make_ready(lease.host, next_time)
         return True
 

@@ -302,3 +302,15 @@ def test_robots_first_for_new_hosts(backend):
         backend.clock.advance(1.1)
     assert urls == ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
     assert f.stats()["added"] == 3
+
+
+def test_ip_learned_after_fetch_joins_the_ip_group(backend):
+    f = backend.open(ip_limit=1)
+    f.add([page("http://a.test/1"), page("http://a.test/2"),
+           page("http://b.test/1", ip="10.0.0.9"), page("http://b.test/2", ip="10.0.0.9")])
+    leases = f.next_ready(5)
+    assert len(leases) == 2  # a.test is its own group until its address is known
+    for lease in leases:
+        f.done(lease, Outcome(status=200, ip="10.0.0.9" if lease.host == "a.test" else None))
+    backend.clock.advance(2)
+    assert len(f.next_ready(5)) == 1  # now a.test and b.test share 10.0.0.9's one slot
