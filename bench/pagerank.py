@@ -107,7 +107,10 @@ WORKERS = {"ours": run_ours, "networkx": run_networkx}
 
 def worker_main(name: str, data: Path, out: Path) -> None:
     result = WORKERS[name](data, out)
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    # CPU time of the whole process, a check on wall times taken on a busy machine.
+    result["process_cpu_s"] = usage.ru_utime + usage.ru_stime
     print(json.dumps(result))
 
 
@@ -136,31 +139,41 @@ def l1_between(a: Path, b: Path) -> float:
     return float(np.abs(scores_a - scores_b).sum())
 
 
-def writeback_rate(docs: int) -> float | None:
-    """Documents per second through the embedded backend's ``update_rank``, or None if absent."""
+def writeback_rate(docs: int, batch_size: int) -> float | None:
+    """Documents per second through the embedded backend's ``update_rank``, in batches."""
     try:
         from index.embedded import EmbeddedBackend
     except ImportError as exc:
         log(f"write-back: embedded backend missing on this branch ({exc}); not measured")
         return None
     from index.base import Document, doc_id_for
-    from ranking.tasks import publish_batches
+    from ranking.batch import write_ranks
 
     with tempfile.TemporaryDirectory(prefix="bench-rank-index-") as tmp:
         backend = EmbeddedBackend(Path(tmp))
         backend.ensure_index()
         urls = [f"https://h{i % 997}.test/p/{i}" for i in range(docs)]
+        log(f"write-back: indexing {docs} documents")
         backend.index(
-            Document(id=doc_id_for(u), url=u, host=u.split("/")[2], title=f"page {i}")
+            Document(
+                id=doc_id_for(u),
+                url=u,
+                host=u.split("/")[2],
+                title=f"page {i}",
+                body=f"text of page {i} with a few words to index",
+            )
             for i, u in enumerate(urls)
         )
         backend.refresh()
         scores = {doc_id_for(u): 1.0 / (i + 1) for i, u in enumerate(urls)}
-        log(f"write-back: update_rank of {docs} documents")
+        log(f"write-back: update_rank of {docs} documents in batches of {batch_size}")
         start = time.perf_counter()
-        publish_batches(backend, scores)
+        changed = write_ranks(backend, scores, batch_size)
+        backend.refresh()
         elapsed = time.perf_counter() - start
         backend.close()
+    if changed != docs:
+        raise SystemExit(f"update_rank changed {changed} of {docs} documents")
     return docs / elapsed
 
 
@@ -170,6 +183,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int)
     parser.add_argument("--edges", type=int)
     parser.add_argument("--writeback-docs", type=int)
+    parser.add_argument("--writeback-batch", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
@@ -183,13 +197,13 @@ def main() -> None:
     wb_docs = args.writeback_docs or (2_000 if args.quick else 50_000)
     with tempfile.TemporaryDirectory(prefix="bench-pagerank-") as tmp:
         data = Path(tmp)
-        log(f"generating {nodes} nodes / {edges} edges")
+        log(f"generating {nodes} nodes / {edges} edges; load average {os.getloadavg()}")
         generate(nodes, edges, args.seed, data)
         ours, ours_out = in_subprocess("ours", data)
         base, base_out = in_subprocess("networkx", data)
         l1 = l1_between(ours_out, base_out)
         log(f"L1 between the two score vectors: {l1:.3e}")
-    rate = writeback_rate(wb_docs)
+    rate = writeback_rate(wb_docs, args.writeback_batch)
     print(
         json.dumps(
             {
