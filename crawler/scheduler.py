@@ -61,6 +61,8 @@ class FrontierScheduler(BaseScheduler):
         ip_of: Callable[[str], str] | None = None,
         seeds_key: str | None = None,
         poll_interval: float = 0.05,
+        release_interval: float = 5.0,
+        stats_interval: float = 5.0,
         reset: bool = False,
     ):
         self.frontier = frontier
@@ -75,6 +77,8 @@ class FrontierScheduler(BaseScheduler):
         self.ip_of = ip_of or (lambda host: host)
         self.seeds_key = seeds_key
         self.poll_interval = poll_interval
+        self.release_interval = release_interval
+        self.stats_interval = stats_interval
         self.reset = reset
         self.spider = None
         self.crawler = None
@@ -133,6 +137,8 @@ class FrontierScheduler(BaseScheduler):
             host_budget=s.getint("FRONTIER_HOST_PAGE_BUDGET", 10_000) or None,
             ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
             seeds_key=s.get("FRONTIER_SEEDS_KEY") or seeds_key,
+            release_interval=s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0),
+            stats_interval=s.getfloat("FRONTIER_STATS_INTERVAL", 5.0),
             reset=s.getbool("FRONTIER_RESET", False),
         )
         scheduler.crawler = crawler
@@ -142,8 +148,6 @@ class FrontierScheduler(BaseScheduler):
                 "the frontier's leases; set ROBOTSTXT_OBEY = False, FrontierScheduler obeys "
                 "robots.txt itself"
             )
-        scheduler.release_interval = s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0)
-        scheduler.stats_interval = s.getfloat("FRONTIER_STATS_INTERVAL", 5.0)
         crawler.signals.connect(scheduler.response_downloaded, signal=signals.response_downloaded)
         crawler.signals.connect(scheduler.response_received, signal=signals.response_received)
         crawler.signals.connect(
@@ -151,9 +155,6 @@ class FrontierScheduler(BaseScheduler):
         )
         crawler.signals.connect(scheduler.cut_host_budget, signal=host_budget_cut)
         return scheduler
-
-    release_interval = 5.0
-    stats_interval = 5.0
 
     # -- BaseScheduler -----------------------------------------------------------------
 
@@ -493,6 +494,7 @@ def _ignore_response(response):
 
 
 def _ignore_failure(failure):
+    """A failed robots.txt fetch is recorded by the scheduler from the download signals."""
     return None
 
 

@@ -250,9 +250,9 @@ class Frontier(ABC):
     def pending(self) -> int:
         """Entries queued or leased (0 means the crawl has nothing left)."""
 
+    @abstractmethod
     def clear(self) -> None:
         """Drop all state of this crawl (queues, leases, seen filter, robots)."""
-        raise NotImplementedError
 
     def close(self) -> None:
         """Flush and release resources; state stays on disk / in Redis."""
