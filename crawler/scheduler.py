@@ -387,8 +387,25 @@ class FrontierScheduler(BaseScheduler):
         self.flush()
         engine = getattr(self.crawler, "engine", None)
         slot = getattr(engine, "_slot", None)
-        if slot is not None and slot.nextcall is not None:
-            slot.nextcall.schedule()
+        if slot is not None:
+            self._release_orphans(slot.inprogress)
+            if slot.nextcall is not None:
+                slot.nextcall.schedule()
+
+    def _release_orphans(self, inprogress) -> None:
+        """Release leases of requests the engine dropped without a download signal.
+
+        A downloader middleware that raises IgnoreRequest in ``process_request`` ends a
+        request before the downloader sees it; the download signals fire, for requests that
+        reach it, before the engine forgets them, so a request handed out but no longer in
+        the engine's ``inprogress`` set was never fetched.
+        """
+        orphans = [r for r in self._inflight if r not in inprogress]
+        for request in orphans:
+            lease = self._inflight.pop(request)
+            self._responses.pop(request, None)
+            self.frontier.done(lease, Outcome(fetched=False))
+            self._inc("frontier/dropped/before_download")
 
     def release_expired(self) -> None:
         n = self.frontier.release_expired()

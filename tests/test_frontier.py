@@ -231,3 +231,15 @@ def test_local_frontier_memory_stays_flat_as_the_queue_grows(tmp_path):
     assert frontier.pending() == 100_000
     assert grown < 12 * 2**20  # 80,000 more queued requests (~50 MB of payload) stay on disk
     frontier.close()
+
+
+def test_request_dropped_before_download_releases_its_lease(sched):
+    sched.frontier.robots_set("a.test", 404, b"", time.time() + 100)
+    sched.enqueue_request(scrapy.Request("http://a.test/1", callback=sched.spider.parse))
+    sched.enqueue_request(scrapy.Request("http://a.test/2", callback=sched.spider.parse))
+    first = sched.next_request()
+    sched._release_orphans(inprogress={first})  # still with the engine: kept
+    assert sched.next_request() is None
+    sched._release_orphans(inprogress=set())  # a middleware dropped it: the host is free
+    assert sched.next_request().url == "http://a.test/2"
+    assert sched.stats["frontier/dropped/before_download"] == 1
