@@ -77,6 +77,8 @@ class Outcome:
     an admin override that wins over it. ``fetched=False`` means no request reached the
     host (e.g. robots-disallowed): the entry is finished without a politeness delay.
     ``requeue=True`` puts the entry back at the head of its queue instead of finishing it.
+    ``ip``, when known after the fetch, regroups the host under that address for the
+    per-IP limit.
     """
 
     status: int | None = None
@@ -87,6 +89,7 @@ class Outcome:
     admin_delay: float | None = None
     fetched: bool = True
     requeue: bool = False
+    ip: str | None = None
 
 
 @dataclass(frozen=True)
@@ -210,7 +213,9 @@ class Frontier(ABC):
 
         Entries with ``filter`` set are dropped when the seen filter already holds their
         URL (then the URL is recorded as seen). Page entries beyond the host's budget (the
-        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped.
+        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped. A backend
+        built with ``robots_first`` puts a robots.txt fetch (``scheme://host/robots.txt``,
+        empty payload, not counted as added) at the head of every host it sees first.
         """
 
     @abstractmethod
@@ -265,9 +270,9 @@ class Frontier(ABC):
     def pending(self) -> int:
         """Entries queued or leased (0 means the crawl has nothing left)."""
 
+    @abstractmethod
     def clear(self) -> None:
         """Drop all state of this crawl (queues, leases, seen filter, robots)."""
-        raise NotImplementedError
 
     def close(self) -> None:
         """Flush and release resources; state stays on disk / in Redis."""

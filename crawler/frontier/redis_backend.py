@@ -58,9 +58,11 @@ class RedisFrontier(Frontier):
         ip_wait: float = 0.25,
         politeness: Politeness | None = None,
         max_attempts: int = 3,
+        robots_first: bool = False,
         clock: Callable[[], float] | None = None,
     ):
         self.client = client
+        self.robots_first = robots_first
         self.crawl = crawl
         self.prefix = f"frontier:{crawl}:"
         self.tiers = tiers
@@ -121,7 +123,8 @@ class RedisFrontier(Frontier):
         return counts
 
     def _add_batch(self, batch: list, counts: dict[str, int]) -> None:
-        added, seen, over = self._call("add", self.hasher.hashes, *batch)
+        added, seen, over = self._call("add", self.hasher.hashes,
+                                       "1" if self.robots_first else "0", *batch)
         counts["added"] += added
         counts["seen"] += seen
         counts["budget"] += over
@@ -145,7 +148,7 @@ class RedisFrontier(Frontier):
         )
         return bool(self._call("done", lease.id, f"{delay:.6f}", f"{latency:.6f}", backoff,
                                "1" if outcome.requeue else "0",
-                               "1" if outcome.fetched else "0"))
+                               "1" if outcome.fetched else "0", outcome.ip or ""))
 
     def release_expired(self) -> int:
         total = 0
