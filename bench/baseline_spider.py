@@ -18,7 +18,7 @@ class BaselineSpider(scrapy.Spider):
     def __init__(self, seeds, **kwargs):
         super().__init__(**kwargs)
         self.seeds = seeds
-        self.links = LinkExtractor(allow_domains=["test"])
+        self.links = LinkExtractor()
 
     async def start(self):
         for url in self.seeds:

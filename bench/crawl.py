@@ -34,6 +34,7 @@ SHARED = {
     "USER_AGENT": "websearch-bench",
     "COOKIES_ENABLED": False,
     "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
+    "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",
 }
 
 
@@ -57,7 +58,9 @@ def run_one(kind: str, hosts: int, seconds: float, workdir: Path) -> dict:
     data_dir.mkdir()
     with testweb.run(hosts=hosts, log=log) as web:
         seeds = workdir / "seeds.txt"
-        seeds.write_text("\n".join(web.home_url(h) for h in web.hosts()) + "\n")
+        seeds.write_text(
+            "\n".join(web.home_url(h) for h in web.hosts() if h.startswith("site")) + "\n"
+        )
         if kind == "project":
             migrate(data_dir)
             cmd = [

@@ -7,6 +7,7 @@ fragments); on top of it we drop default ports, tracking parameters and session 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
@@ -70,10 +71,20 @@ def canonicalize(url: str, base: str | None = None) -> str:
 
     Raises ``InvalidURL`` for anything that is not an http(s) URL with a host.
     """
+    url = url.strip()
+    if base is not None and not url.startswith(("http://", "https://")):
+        try:
+            url = urljoin(base, url)
+        except ValueError as exc:
+            raise InvalidURL(f"unparseable URL {url!r}: {exc}") from None
+    return _canonicalize_absolute(url)
+
+
+@lru_cache(maxsize=131072)
+def _canonicalize_absolute(url: str) -> str:
+    # Pages repeat their navigation links, so most calls are cache hits.
     try:
-        if base is not None:
-            url = urljoin(base, url.strip())
-        parts = urlsplit(url.strip())
+        parts = urlsplit(url)
     except ValueError as exc:
         raise InvalidURL(f"unparseable URL {url!r}: {exc}") from None
     scheme = parts.scheme.lower()
@@ -98,6 +109,7 @@ def canonicalize(url: str, base: str | None = None) -> str:
         raise InvalidURL(f"cannot canonicalize {url!r}: {exc}") from None
 
 
+@lru_cache(maxsize=65536)
 def host_of(url: str) -> str:
     """Lower-case host of ``url`` without port (``""`` when it has none)."""
     try:

@@ -36,8 +36,9 @@ echo "demo: crawling up to $MAX_PAGES pages (detailed log: $DATA_DIR/logs/crawl.
     -a max_pages="$MAX_PAGES" -s RESOLVE_OVERRIDES='*.test=127.0.0.1' \
     -s SSRF_ALLOWED_NETWORKS=127.0.0.0/8
 
-echo "demo: sample query"
-$py manage.py search "$($py -m testweb --sample-query --hosts "$HOSTS")" | head -8
+query=$($py -c "import testweb; print(testweb.TestWeb($HOSTS, $TESTWEB_PORT).page('site3.test', '/').title)")
+echo "demo: sample query: $query"
+$py manage.py search "$query" | head -8
 
 echo
 echo "Search page: http://$WEB_ADDR/   (Ctrl-C stops the server and testweb)"

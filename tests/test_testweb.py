@@ -106,7 +106,7 @@ def test_home_links_first_pages_and_pages_chain():
 
 def test_robots_variants():
     web = TestWeb(40, 8000, seed=0)
-    variants = {h: web.host(h).robots for h in web.hosts()}
+    variants = {h: web.host(h).robots for h in web.normal_hosts}
     assert [variants[f"site{i}.test"] for i in range(4)] == [
         "none", "disallow", "crawl-delay", "sitemap"]
     assert web.render("site0.test", "/robots.txt").status == 404

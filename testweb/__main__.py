@@ -10,8 +10,17 @@ import socket
 import sys
 from typing import IO
 
-from testweb.server import RequestLog, TestWebServer
-from testweb.web import DEFAULT_CACHE_PAGES, DEFAULT_PAGES_PER_HOST, TestWeb
+from testweb.adversarial import BLACKHOLE_ADDRESS
+from testweb.fresh import Clock
+from testweb.server import BlackHoleProtocol, RequestLog, TestWebServer
+from testweb.web import (
+    DEFAULT_CACHE_PAGES,
+    DEFAULT_FRESH_HOSTS,
+    DEFAULT_FRESH_PAGES,
+    DEFAULT_PAGES_PER_HOST,
+    DEFAULT_SLOW_DELAY,
+    TestWeb,
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -19,8 +28,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m testweb",
         description="Serve a deterministic multi-host test web (hosts site0.test .. "
-        "site{N-1}.test, chosen by the Host header). Prints 'testweb listening on "
-        "http://BIND:PORT (N hosts)' when ready; SIGTERM or SIGINT stop it and flush the log.",
+        "site{N-1}.test and the adversarial hosts calendar.test, sessions.test, "
+        "redirects.test, slow.test, dead.test, blackhole.test, giant.test, bomb.test, "
+        "binary.test, broken.test, charset.test, js.test, hostile.test, robots500.test, "
+        "robotsjunk.test, meta.test, sitemaps.test, the changing hosts "
+        "fresh0.test .., clock.test, and with --mirror-articles the near-copy hosts "
+        "news{i}.test and mirror{m}.news{i}.test, chosen by the Host header). All hosts "
+        "resolve to 127.0.0.1 except dead.test (127.0.0.2, nothing listens) and "
+        "blackhole.test (127.0.0.3, same port, accepts and never answers); both need the "
+        "default --bind 127.0.0.1. Prints 'testweb listening on http://BIND:PORT (N hosts)' "
+        "when ready; SIGTERM or SIGINT stop it and flush the log.",
     )
     parser.add_argument("--hosts", type=int, required=True, help="number of normal hosts N")
     parser.add_argument("--port", type=int, required=True,
@@ -32,7 +49,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pages", type=int, default=DEFAULT_PAGES_PER_HOST,
                         help=f"pages per host, /p/0 .. /p/N-1 (default {DEFAULT_PAGES_PER_HOST})")
     parser.add_argument("--cache", type=int, default=DEFAULT_CACHE_PAGES,
-                        help=f"generated pages kept in the LRU cache (default {DEFAULT_CACHE_PAGES})")
+                        help="generated pages kept in the LRU cache "
+                        f"(default {DEFAULT_CACHE_PAGES})")
+    parser.add_argument("--slow-delay", type=float, default=DEFAULT_SLOW_DELAY,
+                        help=f"seconds slow.test takes per response (default {DEFAULT_SLOW_DELAY})")
+    parser.add_argument("--fresh-hosts", type=int, default=DEFAULT_FRESH_HOSTS,
+                        help="hosts fresh0.test .. whose pages change, move and die over time "
+                        f"(default {DEFAULT_FRESH_HOSTS})")
+    parser.add_argument("--fresh-pages", type=int, default=DEFAULT_FRESH_PAGES,
+                        help=f"pages per fresh host (default {DEFAULT_FRESH_PAGES})")
+    parser.add_argument("--clock-offset", type=float, default=0.0,
+                        help="seconds the simulated clock runs ahead of real time (default 0); "
+                        "POST http://clock.test:PORT/advance?seconds=S moves it while running")
+    parser.add_argument("--clock-speed", type=float, default=1.0,
+                        help="simulated seconds per real second (default 1)")
+    parser.add_argument("--mirror-articles", type=int, default=0,
+                        help="serve the labelled near-copy set of this many articles on "
+                        "news{i}.test and mirror{m}.news{i}.test (default 0: off)")
     return parser.parse_args(argv)
 
 
@@ -50,7 +83,10 @@ async def serve(args: argparse.Namespace, log_file: IO[str] | None) -> None:
     sock = bind(args.bind, args.port)
     port = sock.getsockname()[1]
     web = TestWeb(args.hosts, port, seed=args.seed, pages_per_host=args.pages,
-                  cache_pages=args.cache)
+                  cache_pages=args.cache, slow_delay=args.slow_delay,
+                  fresh_hosts=args.fresh_hosts, fresh_pages=args.fresh_pages,
+                  clock=Clock(args.clock_offset, args.clock_speed),
+                  mirror_articles=args.mirror_articles)
     server = TestWebServer(web, RequestLog(log_file))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -58,6 +94,11 @@ async def serve(args: argparse.Namespace, log_file: IO[str] | None) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         await server.start(sock)
+        if args.bind == "127.0.0.1":
+            await loop.create_server(BlackHoleProtocol, BLACKHOLE_ADDRESS, port)
+        else:
+            print("testweb: blackhole.test needs --bind 127.0.0.1; it is not served",
+                  file=sys.stderr)
         print(f"testweb listening on http://{args.bind}:{port} ({args.hosts} hosts)", flush=True)
         await stop.wait()
     finally:

@@ -93,7 +93,6 @@ class _PageBuilder:
     """Accumulates a page's HTML and, in parallel, its ground truth."""
 
     def __init__(self) -> None:
-        self.html: list[str] = []
         self.main_lines: list[str] = []
         self.headings: list[str] = []
         self.links: list[PageLink] = []
@@ -262,7 +261,7 @@ class NormalHost(HostKind):
         r = rng.random()
         if r < 0.2 and len(hosts) > 1:
             j = int(rng.random() * (len(hosts) - 1))
-            other = hosts[j + (j >= self.index)]
+            other = hosts[j + (j >= self.index)]  # any normal host but this one
             path = "/" if rng.random() < 0.3 else f"/p/{self._popular(rng)}"
             return self.web.url(other, path)
         if r < 0.25:
@@ -333,7 +332,7 @@ class NormalHost(HostKind):
             labels = rng.sample(text.VOCABULARY[300:2500], len(self.nav_pages))
             items = [h.link(self.url("/"), "Home")]
             items += [h.link(self.url(f"/p/{n}"), label.capitalize())
-                      for n, label in zip(self.nav_pages, labels)]
+                      for n, label in zip(self.nav_pages, labels, strict=True)]
             lis = "".join(f"<li>{a}</li>" for a in items)
             brand = html.escape(self.site_name)
             header = (f"<header class=\"site-header\"><div class=\"brand\">{brand}</div>"

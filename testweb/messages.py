@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Request:
-    """One parsed HTTP request; ``host`` is lower-case without port, ``target`` the raw path+query."""
+    """One parsed HTTP request; ``host`` is lower-case without port, ``target`` the raw
+    path and query."""
 
     method: str
     host: str
@@ -33,7 +34,7 @@ class Response:
     ``delay`` makes the server wait that many seconds before answering (slow hosts);
     ``stream`` (if set) yields the body in chunks instead of ``body`` (giant pages), and
     ``length`` is then the Content-Length to announce (None: close-delimited). ``hang``
-    makes the server never answer.
+    makes the server never answer; ``abort`` makes it close the connection without answering.
     """
 
     status: int
@@ -43,6 +44,7 @@ class Response:
     stream: Iterator[bytes] | None = None
     length: int | None = None
     hang: bool = False
+    abort: bool = False
 
 
 @dataclass(frozen=True)

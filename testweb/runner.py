@@ -12,7 +12,14 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from testweb.web import DEFAULT_PAGES_PER_HOST, TestWeb
+from testweb.fresh import Clock
+from testweb.web import (
+    DEFAULT_FRESH_HOSTS,
+    DEFAULT_FRESH_PAGES,
+    DEFAULT_PAGES_PER_HOST,
+    DEFAULT_SLOW_DELAY,
+    TestWeb,
+)
 
 _READY = re.compile(r"testweb listening on http://([\d.]+):(\d+) \((\d+) hosts\)")
 _ROOT = Path(__file__).resolve().parent.parent
@@ -38,12 +45,12 @@ class TestWebProcess:
         return self.web.home_url(host)
 
     def hosts(self) -> list[str]:
-        """All host names served."""
+        """The normal hosts (``TestWeb.hosts``)."""
         return self.web.hosts()
 
     def resolve_map(self) -> dict[str, str]:
-        """Host name -> address for a crawler's resolver override (all on 127.0.0.1)."""
-        return {host: "127.0.0.1" for host in self.web.hosts()}
+        """Host name -> address for a crawler's resolver override."""
+        return self.web.addresses()
 
     def read_log(self) -> list[dict]:
         """The request log lines flushed so far, parsed."""
@@ -73,13 +80,26 @@ def run(
     log: str | os.PathLike | None = None,
     pages: int = DEFAULT_PAGES_PER_HOST,
     port: int = 0,
+    slow_delay: float = DEFAULT_SLOW_DELAY,
+    mirror_articles: int = 0,
+    fresh_hosts: int = DEFAULT_FRESH_HOSTS,
+    fresh_pages: int = DEFAULT_FRESH_PAGES,
+    clock_offset: float = 0.0,
+    clock_speed: float = 1.0,
     extra_args: list[str] | tuple[str, ...] = (),
     timeout: float = 30.0,
 ) -> Iterator[TestWebProcess]:
     """Start ``python -m testweb`` on a free port (unless ``port`` is given), yield a handle
-    once it is listening, and terminate it on exit."""
+    once it is listening, and terminate it on exit.
+
+    The handle's ``web`` is a ground-truth copy built with the same arguments; its clock
+    starts with the same offset and speed but does not see ``clock.test`` moves (ask the
+    server's ``/now`` for its time). ``extra_args`` reach the server only."""
     cmd = [sys.executable, "-m", "testweb", "--hosts", str(hosts), "--port", str(port),
-           "--seed", str(seed), "--pages", str(pages), *extra_args]
+           "--seed", str(seed), "--pages", str(pages), "--slow-delay", str(slow_delay),
+           "--mirror-articles", str(mirror_articles), "--fresh-hosts", str(fresh_hosts),
+           "--fresh-pages", str(fresh_pages), "--clock-offset", repr(clock_offset),
+           "--clock-speed", repr(clock_speed), *extra_args]
     if log is not None:
         cmd += ["--log", str(log)]
     env = dict(os.environ)
@@ -93,7 +113,10 @@ def run(
             raise RuntimeError(f"testweb did not start (exit code {proc.poll()}, said {line!r}); "
                                f"run {' '.join(cmd)} by hand to see why")
         actual_port = int(match.group(2))
-        web = TestWeb(hosts, actual_port, seed=seed, pages_per_host=pages)
+        web = TestWeb(hosts, actual_port, seed=seed, pages_per_host=pages,
+                      slow_delay=slow_delay, mirror_articles=mirror_articles,
+                      fresh_hosts=fresh_hosts, fresh_pages=fresh_pages,
+                      clock=Clock(clock_offset, clock_speed))
         handle = TestWebProcess(proc, actual_port, web, Path(log) if log is not None else None)
         yield handle
     finally:

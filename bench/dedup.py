@@ -1,0 +1,177 @@
+"""Benchmark near-duplicate detection: throughput per core and precision/recall per method.
+
+Runs MinHash LSH and SimHash (both through ``dedup.core.Deduplicator``, tokenizing
+included) and, as the baseline, datasketch used the plain way (``MinHash.update_batch`` with
+its default SHA-1 hash over shingle strings, plus ``MinHashLSH``) on the same labelled
+near-copy set. Prints one JSON object on its last stdout line.
+
+With ``--redis`` it also starts a private redis-server and measures both methods with
+their state in Redis (as with ``REDIS_URL`` set), wall-clock documents per second.
+
+    python bench/dedup.py [--quick] [--redis]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from datasketch import MinHash, MinHashLSH  # noqa: E402
+
+from dedup.core import Deduplicator  # noqa: E402
+from dedup.evaluate import Score, evaluate  # noqa: E402
+from dedup.text import words  # noqa: E402
+from index.base import doc_id_for  # noqa: E402
+from testweb.nearcopies import generate  # noqa: E402
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A throw-away redis-server on a free port; yields its URL."""
+    import redis
+
+    if shutil.which("redis-server") is None:
+        raise SystemExit("redis-server is not installed: apt-get install -y redis-server")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                tmp,
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        try:
+            client = redis.Redis(port=port)
+            for _ in range(200):
+                try:
+                    client.ping()
+                    break
+                except redis.ConnectionError:
+                    time.sleep(0.05)
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+def run_method(
+    method: str, pages, visible: bool = False, redis_url: str | None = None
+) -> tuple[Score, float]:
+    """Score and CPU seconds of one method over the pages' main (or all visible) text."""
+    dedup = Deduplicator.create(method, redis_url=redis_url, prefix=f"bench-{method}")
+    start = time.process_time()
+    score = evaluate(dedup, pages, (lambda p: p.visible_text) if visible else (lambda p: p.text))
+    return score, time.process_time() - start
+
+
+def run_baseline(pages, threshold: float = 0.7, shingle_size: int = 3) -> tuple[Score, float]:
+    """Plain datasketch: SHA-1 per shingle string, ``update_batch``, LSH query then insert."""
+    lsh = MinHashLSH(threshold=threshold, num_perm=128)
+    signatures: dict[str, MinHash] = {}
+    label_of: dict[str, str] = {}
+    seen: set[str] = set()
+    true_pos = false_pos = positives = 0
+    start = time.process_time()
+    for page in pages:
+        doc_id = doc_id_for(page.url)
+        label_of[doc_id] = page.label
+        positives += page.label in seen
+        seen.add(page.label)
+        tokens = words(page.text)
+        shingles = {
+            " ".join(tokens[i : i + shingle_size]).encode("utf-8")
+            for i in range(max(1, len(tokens) - shingle_size + 1))
+        }
+        signature = MinHash(num_perm=128)
+        signature.update_batch(shingles)
+        best = max(
+            ((signature.jaccard(signatures[k]), k) for k in lsh.query(signature)),
+            default=None,
+        )
+        if best is not None and best[0] >= threshold:
+            if label_of[best[1]] == page.label:
+                true_pos += 1
+            else:
+                false_pos += 1
+        lsh.insert(doc_id, signature)
+        signatures[doc_id] = signature
+    return Score(true_pos, false_pos, positives), time.process_time() - start
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a small set, for smoke runs")
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--redis", action="store_true", help="also measure with state in Redis")
+    args = parser.parse_args(argv)
+    articles, short_pages = (200, 60) if args.quick else (3000, 1000)
+    log(f"generating {articles} articles with near-copies and {short_pages} short pages")
+    pages = generate(articles=articles, short_pages=short_pages, seed=args.seed)
+    result: dict = {
+        "docs": len(pages),
+        "near_copies": sum(p.copy for p in pages),
+        "avg_doc_bytes": round(sum(len(p.text.encode("utf-8")) for p in pages) / len(pages)),
+        "avg_page_bytes": round(sum(len(p.html.encode("utf-8")) for p in pages) / len(pages)),
+    }
+    for method in ("minhash", "simhash"):
+        log(f"running {method} over {len(pages)} documents")
+        score, cpu = run_method(method, pages)
+        result[f"{method}_precision"] = round(score.precision, 4)
+        result[f"{method}_recall"] = round(score.recall, 4)
+        result[f"{method}_docs_per_s"] = round(len(pages) / cpu, 1)
+        log(f"  {method}: {score} {result[f'{method}_docs_per_s']} docs/s/core")
+        score, cpu = run_method(method, pages, visible=True)
+        result[f"{method}_visible_text_precision"] = round(score.precision, 4)
+        result[f"{method}_visible_text_recall"] = round(score.recall, 4)
+        log(f"  {method} on all visible text (boilerplate included): {score}")
+    log("running the baseline: plain datasketch MinHash + LSH")
+    score, cpu = run_baseline(pages)
+    result["baseline_datasketch_precision"] = round(score.precision, 4)
+    result["baseline_datasketch_recall"] = round(score.recall, 4)
+    result["baseline_datasketch_docs_per_s"] = round(len(pages) / cpu, 1)
+    log(f"  baseline: {score} {result['baseline_datasketch_docs_per_s']} docs/s/core")
+    if args.redis:
+        with redis_server() as url:
+            for method in ("minhash", "simhash"):
+                log(f"running {method} with its state in Redis")
+                started = time.perf_counter()
+                score, _ = run_method(method, pages, redis_url=url)
+                wall = time.perf_counter() - started
+                result[f"{method}_redis_docs_per_s"] = round(len(pages) / wall, 1)
+                result[f"{method}_redis_recall"] = round(score.recall, 4)
+                log(f"  {method} in Redis: {score} {result[f'{method}_redis_docs_per_s']} docs/s")
+    result["default_method"] = "minhash"
+    print(json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""The ``Frontier`` contract: what every backend (local SQLite, Redis) promises.
+
+Mercator layout: entries wait in one back queue per host; hosts with pending work sit in
+one of several front (priority) tiers, keyed by their next-eligible time; a biased
+round-robin selector picks the tier, so the lowest tier is still served. A host handed out
+is *leased*: no other worker gets that host until the lease is done or times out.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+#: ``Entry.rank`` of a robots.txt fetch: always at the head of its host's queue.
+ROBOTS_RANK = -1
+
+#: Status codes and download errors that make a host back off exponentially.
+BACKOFF_STATUSES = frozenset({429, 500, 502, 503, 504})
+BACKOFF_ERRORS = frozenset({"timeout", "connection"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A URL to crawl: its canonical ``url``, ``host``, and the serialized request.
+
+    ``rank`` is the front-queue tier (0 = most important) or ``ROBOTS_RANK``;
+    ``filter`` runs the URL through the seen filter; ``budget`` is the host's page budget
+    (``None`` = unlimited); ``ip`` groups hosts that share a per-IP concurrency limit.
+    """
+
+    url: str
+    host: str
+    payload: bytes = b""
+    rank: int = 0
+    filter: bool = True
+    budget: int | None = None
+    ip: str = ""
+
+    @property
+    def is_robots(self) -> bool:
+        return self.rank == ROBOTS_RANK
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A host handed to one worker together with the head entry of its queue.
+
+    ``latency`` and ``backoff`` are the host's politeness state when it was leased, so the
+    worker can compute the next delay without another round trip (it owns the host until
+    it reports the outcome).
+    """
+
+    id: str
+    host: str
+    entry_id: str
+    url: str
+    payload: bytes
+    rank: int
+    deadline: float
+    attempts: int = 0
+    latency: float = 0.0
+    backoff: int = 0
+
+    @property
+    def is_robots(self) -> bool:
+        return self.rank == ROBOTS_RANK
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to a leased request.
+
+    ``status``/``latency``/``error``/``retry_after`` describe a fetch; ``crawl_delay`` is
+    the host's configured delay (robots Crawl-delay, already capped) and ``admin_delay``
+    an admin override that wins over it. ``fetched=False`` means no request reached the
+    host (e.g. robots-disallowed): the entry is finished without a politeness delay.
+    ``requeue=True`` puts the entry back at the head of its queue instead of finishing it.
+    """
+
+    status: int | None = None
+    latency: float | None = None
+    error: str | None = None
+    retry_after: float | None = None
+    crawl_delay: float | None = None
+    admin_delay: float | None = None
+    fetched: bool = True
+    requeue: bool = False
+
+
+@dataclass(frozen=True)
+class Politeness:
+    """Computes a host's next delay from its state and the last outcome.
+
+    delay = admin override, else max(default, min(robots Crawl-delay, max_crawl_delay));
+    then at least ``k`` x the latency moving average; doubled per consecutive 429/5xx/timeout
+    (capped at ``max_backoff``); at least Retry-After (capped at ``max_retry_after``).
+    """
+
+    default_delay: float = 1.0
+    max_crawl_delay: float = 30.0
+    latency_factor: float = 2.0
+    latency_alpha: float = 0.3
+    max_backoff: float = 300.0
+    max_retry_after: float = 3600.0
+
+    def next_delay(
+        self, latency: float, backoff: int, outcome: Outcome
+    ) -> tuple[float, float, int]:
+        """Return ``(delay, new latency average, new backoff level)``."""
+        if outcome.requeue or not outcome.fetched:
+            return 0.0, latency, backoff
+        if outcome.latency is not None:
+            latency = (
+                outcome.latency
+                if latency <= 0
+                else (1 - self.latency_alpha) * latency + self.latency_alpha * outcome.latency
+            )
+        if outcome.admin_delay is not None:
+            base = outcome.admin_delay
+        else:
+            base = self.default_delay
+            if outcome.crawl_delay is not None:
+                base = max(base, min(outcome.crawl_delay, self.max_crawl_delay))
+        delay = max(base, self.latency_factor * latency)
+        if outcome.status in BACKOFF_STATUSES or outcome.error in BACKOFF_ERRORS:
+            backoff += 1
+            delay = max(delay, min(self.max_backoff, max(base, 1.0) * 2.0**backoff))
+        elif outcome.error is None:
+            backoff = 0
+        if outcome.retry_after is not None and outcome.retry_after > 0:
+            delay = max(delay, min(outcome.retry_after, self.max_retry_after))
+        return delay, latency, backoff
+
+
+@dataclass
+class TierSelector:
+    """Smooth weighted round-robin over front tiers; every non-empty tier gets its share.
+
+    Tier ``t`` of ``n`` has weight ``2 ** (n - 1 - t)``: with all tiers ready, the lowest
+    tier still gets one pick in ``2 ** n - 1``.
+    """
+
+    tiers: int = 4
+    current: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.current:
+            self.current = [0.0] * self.tiers
+
+    def weights(self) -> list[int]:
+        return [2 ** (self.tiers - 1 - t) for t in range(self.tiers)]
+
+    def pick(self, ready: Sequence[int]) -> int | None:
+        """Pick one tier among ``ready`` (tier numbers that have an eligible host)."""
+        if not ready:
+            return None
+        w = self.weights()
+        total = 0
+        best = None
+        for t in ready:
+            self.current[t] += w[t]
+            total += w[t]
+            if best is None or self.current[t] > self.current[best]:
+                best = t
+        self.current[best] -= total
+        return best
+
+
+def tier_of(rank: int, tiers: int) -> int:
+    """The front tier a host with head entry of ``rank`` waits in."""
+    return min(max(rank, 0), tiers - 1)
+
+
+class Frontier(ABC):
+    """Crawl state shared by every worker of one crawl.
+
+    Invariants every backend keeps:
+    - at most one lease per host across all workers and processes;
+    - a host is not leased before its next-eligible time (set by ``done``);
+    - a lease not reported by its deadline returns its entry to the queue on
+      ``release_expired`` (after ``max_attempts`` expiries the entry is dropped);
+    - everything added and not yet done survives a restart of the process (and of Redis,
+      with AOF).
+    """
+
+    #: Entries whose lease expired this many times are dropped (poison URLs).
+    max_attempts: int = 3
+
+    @abstractmethod
+    def add(self, entries: Iterable[Entry]) -> dict[str, int]:
+        """Queue entries; returns counts ``{"added": n, "seen": n, "budget": n}``.
+
+        Entries with ``filter`` set are dropped when the seen filter already holds their
+        URL (then the URL is recorded as seen). Page entries beyond the host's budget (the
+        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped.
+        """
+
+    @abstractmethod
+    def next_ready(self, n: int) -> list[Lease]:
+        """Lease up to ``n`` eligible hosts (one entry each), biased by tier, never starving.
+
+        A host is eligible when it has pending entries, is not leased, its next-eligible
+        time has passed and its IP group is under the per-IP limit.
+        """
+
+    @abstractmethod
+    def done(self, lease: Lease, outcome: Outcome) -> bool:
+        """Finish (or requeue) the leased entry and set the host's next-eligible time.
+
+        Returns False when the lease was already released as expired (the report is stale
+        and ignored).
+        """
+
+    @abstractmethod
+    def release_expired(self) -> int:
+        """Return the entries of leases past their deadline to their queues; count them."""
+
+    @abstractmethod
+    def stats(self) -> dict[str, float]:
+        """Gauges and counters for the dashboard (queue depth, hosts, leases, drops...)."""
+
+    @abstractmethod
+    def set_host_budget(self, host: str, budget: int) -> None:
+        """Cut ``host``'s page budget (e.g. a detected trap); queued entries stay."""
+
+    @abstractmethod
+    def seen(self, urls: Sequence[str]) -> list[bool]:
+        """Whether each URL is (probably) in the seen filter; does not add."""
+
+    @abstractmethod
+    def robots_get(self, host: str) -> tuple[int, bytes, float] | None:
+        """The stored robots.txt of ``host``: ``(status, body, expires_at)`` or None."""
+
+    @abstractmethod
+    def robots_set(self, host: str, status: int, body: bytes, expires_at: float) -> None:
+        """Store ``host``'s robots.txt for every worker until ``expires_at`` (epoch s)."""
+
+    @abstractmethod
+    def count(self, key: str, n: int = 1) -> None:
+        """Add ``n`` to the shared counter ``key`` (reported by ``stats``)."""
+
+    @abstractmethod
+    def pending(self) -> int:
+        """Entries queued or leased (0 means the crawl has nothing left)."""
+
+    def clear(self) -> None:
+        """Drop all state of this crawl (queues, leases, seen filter, robots)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Flush and release resources; state stays on disk / in Redis."""
+
+
+def bloom_size(capacity: int, fpr: float) -> tuple[int, int]:
+    """Bits and hash count of a Bloom filter for ``capacity`` items at ``fpr``."""
+    bits = math.ceil(-capacity * math.log(fpr) / math.log(2) ** 2)
+    bits = (bits + 7) // 8 * 8
+    hashes = max(1, round(bits / capacity * math.log(2)))
+    return bits, hashes

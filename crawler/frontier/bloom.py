@@ -1,0 +1,118 @@
+"""Bloom seen-filter: sized from expected count and false-positive rate.
+
+Bit positions come from one 128-bit xxh3 hash per URL split into two 64-bit halves
+(Kirsch-Mitzenmacher double hashing), so the Redis backend computes positions here and
+its Lua script only tests and sets bits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import xxhash
+
+from crawler.frontier.base import bloom_size
+
+_MASK64 = (1 << 64) - 1
+
+
+class BloomHasher:
+    """Maps URLs to ``hashes`` bit positions in ``[0, bits)``."""
+
+    def __init__(self, capacity: int, fpr: float):
+        self.capacity = capacity
+        self.fpr = fpr
+        self.bits, self.hashes = bloom_size(capacity, fpr)
+
+    @property
+    def nbytes(self) -> int:
+        return self.bits // 8
+
+    def positions(self, url: str) -> list[int]:
+        """The bit positions of one URL."""
+        h = xxhash.xxh3_128_intdigest(url.encode())
+        h1, h2 = h & _MASK64, (h >> 64) | 1
+        return [(h1 + i * h2) % self.bits for i in range(self.hashes)]
+
+    def positions_many(self, urls: Sequence[str]) -> np.ndarray:
+        """Bit positions of many URLs, shape ``(len(urls), hashes)``, vectorized."""
+        h1 = np.empty(len(urls), dtype=np.uint64)
+        h2 = np.empty(len(urls), dtype=np.uint64)
+        for n, url in enumerate(urls):
+            h = xxhash.xxh3_128_intdigest(url.encode())
+            h1[n] = h & _MASK64
+            h2[n] = (h >> 64) | 1
+        i = np.arange(self.hashes, dtype=np.uint64)
+        # modular arithmetic on 64-bit wrap-around matches Python's only below 2**64, so
+        # reduce each term first: (h1 % m + i * (h2 % m)) % m, all < 2**64 for m < 2**32.
+        m = np.uint64(self.bits)
+        return ((h1 % m)[:, None] + i[None, :] * (h2 % m)[:, None]) % m
+
+
+class LocalBloom:
+    """A Bloom filter in a memory-mapped file (persists across restarts).
+
+    ``positions`` of ``BloomHasher`` and ``positions_many`` agree for ``bits < 2**32``
+    (a 4-Gbit filter, ~450 M URLs at 1%), which ``__init__`` enforces.
+    """
+
+    def __init__(self, path: Path | None, capacity: int, fpr: float):
+        self.hasher = BloomHasher(capacity, fpr)
+        if self.hasher.bits >= 2**32:
+            raise ValueError("Bloom filter above 2**32 bits: lower capacity or raise fpr")
+        n = self.hasher.nbytes
+        if path is None:
+            self.array = np.zeros(n, dtype=np.uint8)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists() or path.stat().st_size != n:
+                if path.exists():
+                    raise ValueError(
+                        f"{path} was sized for another capacity/FPR; delete it or keep "
+                        "FRONTIER_BLOOM_CAPACITY and FRONTIER_BLOOM_FPR unchanged"
+                    )
+                with open(path, "wb") as f:
+                    f.truncate(n)
+            self.array = np.memmap(path, dtype=np.uint8, mode="r+", shape=(n,))
+
+    @property
+    def nbytes(self) -> int:
+        return self.hasher.nbytes
+
+    def add(self, url: str) -> bool:
+        """Record ``url``; True when it was not (probably) seen before."""
+        new = False
+        a = self.array
+        for p in self.hasher.positions(url):
+            byte, bit = p >> 3, 1 << (p & 7)
+            if not a[byte] & bit:
+                a[byte] |= bit
+                new = True
+        return new
+
+    def __contains__(self, url: str) -> bool:
+        a = self.array
+        return all(a[p >> 3] & (1 << (p & 7)) for p in self.hasher.positions(url))
+
+    def add_many(self, urls: Sequence[str]) -> None:
+        """Record many URLs at once (vectorized)."""
+        pos = self.hasher.positions_many(urls).ravel()
+        np.bitwise_or.at(self.array, (pos >> np.uint64(3)).astype(np.int64),
+                         (np.uint8(1) << (pos & np.uint64(7)).astype(np.uint8)))
+
+    def contains_many(self, urls: Sequence[str]) -> np.ndarray:
+        """Boolean array: which URLs are (probably) present."""
+        pos = self.hasher.positions_many(urls)
+        bits = (self.array[(pos >> np.uint64(3)).astype(np.int64)]
+                >> (pos & np.uint64(7)).astype(np.uint8)) & 1
+        return bits.all(axis=1)
+
+    def clear(self) -> None:
+        self.array[:] = 0
+        self.flush()
+
+    def flush(self) -> None:
+        if isinstance(self.array, np.memmap):
+            self.array.flush()

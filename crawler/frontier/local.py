@@ -1,0 +1,368 @@
+"""The embedded frontier: one SQLite file in WAL mode plus a memory-mapped Bloom filter.
+
+Memory stays bounded however long the frontier grows: queues live on disk and every
+operation is an indexed query. Each call is one ``BEGIN IMMEDIATE`` transaction, so
+several processes on one box may share the file and still get one lease per host.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from crawler.frontier.base import (
+    ROBOTS_RANK,
+    Entry,
+    Frontier,
+    Lease,
+    Outcome,
+    Politeness,
+    TierSelector,
+    tier_of,
+)
+from crawler.frontier.bloom import LocalBloom
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    host TEXT NOT NULL,
+    rank INTEGER NOT NULL,
+    url TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS entries_queue ON entries (host, rank, id);
+CREATE TABLE IF NOT EXISTS hosts (
+    host TEXT PRIMARY KEY,
+    ip TEXT NOT NULL,
+    next REAL NOT NULL DEFAULT 0,
+    lease TEXT,
+    added INTEGER NOT NULL DEFAULT 0,
+    cut INTEGER,
+    latency REAL NOT NULL DEFAULT 0,
+    backoff INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS ready (
+    host TEXT PRIMARY KEY,
+    tier INTEGER NOT NULL,
+    next REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ready_tier ON ready (tier, next);
+CREATE TABLE IF NOT EXISTS leases (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    entry_id INTEGER NOT NULL,
+    ip TEXT NOT NULL,
+    deadline REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS leases_deadline ON leases (deadline);
+CREATE TABLE IF NOT EXISTS robots (
+    host TEXT PRIMARY KEY,
+    status INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    expires REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS selector (tier INTEGER PRIMARY KEY, current REAL NOT NULL);
+"""
+
+
+class LocalFrontier(Frontier):
+    """``Frontier`` on SQLite (``path``; ``None`` = in memory, for tests)."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        *,
+        bloom_capacity: int = 10_000_000,
+        bloom_fpr: float = 0.01,
+        tiers: int = 4,
+        lease_s: float = 60.0,
+        ip_limit: int = 0,
+        ip_wait: float = 0.25,
+        politeness: Politeness | None = None,
+        max_attempts: int = 3,
+        clock=time.time,
+    ):
+        self.path = path
+        self.tiers = tiers
+        self.lease_s = lease_s
+        self.ip_limit = ip_limit
+        self.ip_wait = ip_wait
+        self.politeness = politeness or Politeness()
+        self.max_attempts = max_attempts
+        self.clock = clock
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(
+            ":memory:" if path is None else str(path),
+            isolation_level=None,
+            timeout=30.0,
+            check_same_thread=False,
+        )
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+        bloom_path = None if path is None else path.with_suffix(".bloom")
+        self.bloom = LocalBloom(bloom_path, bloom_capacity, bloom_fpr)
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _tx(self):
+        return _Transaction(self.db)
+
+    def _inc(self, key: str, n: int = 1) -> None:
+        if n:
+            self.db.execute(
+                "INSERT INTO counters VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
+                (key, n),
+            )
+
+    def _make_ready(self, host: str, next_time: float) -> None:
+        """Put an unleased host in the ready set of its head entry's tier (or drop it)."""
+        head = self.db.execute(
+            "SELECT rank FROM entries WHERE host = ? ORDER BY rank, id LIMIT 1", (host,)
+        ).fetchone()
+        if head is None:
+            self.db.execute("DELETE FROM ready WHERE host = ?", (host,))
+            return
+        self.db.execute(
+            "INSERT OR REPLACE INTO ready VALUES (?, ?, ?)",
+            (host, tier_of(head[0], self.tiers), next_time),
+        )
+
+    # -- Frontier ----------------------------------------------------------------------
+
+    def add(self, entries: Iterable[Entry]) -> dict[str, int]:
+        counts = {"added": 0, "seen": 0, "budget": 0}
+        with self._tx():
+            for e in entries:
+                if e.filter and not self.bloom.add(e.url):
+                    counts["seen"] += 1
+                    continue
+                row = self.db.execute(
+                    "SELECT lease, next, added, cut FROM hosts WHERE host = ?", (e.host,)
+                ).fetchone()
+                if row is None:
+                    self.db.execute("INSERT INTO hosts (host, ip) VALUES (?, ?)",
+                                    (e.host, e.ip or e.host))
+                    self._inc("hosts")
+                    row = (None, 0.0, 0, None)
+                lease, next_time, added, cut = row
+                if e.rank != ROBOTS_RANK:
+                    budget = _min_budget(e.budget, cut)
+                    if budget is not None and added >= budget:
+                        counts["budget"] += 1
+                        continue
+                    self.db.execute("UPDATE hosts SET added = added + 1 WHERE host = ?",
+                                    (e.host,))
+                self.db.execute(
+                    "INSERT INTO entries (host, rank, url, payload) VALUES (?, ?, ?, ?)",
+                    (e.host, e.rank, e.url, e.payload),
+                )
+                if lease is None:
+                    tier = tier_of(e.rank, self.tiers)
+                    self.db.execute(
+                        "INSERT INTO ready VALUES (?, ?, ?) ON CONFLICT(host) DO UPDATE "
+                        "SET tier = MIN(tier, excluded.tier)",
+                        (e.host, tier, next_time),
+                    )
+                counts["added"] += 1
+            self._inc("added", counts["added"])
+            self._inc("dropped/seen", counts["seen"])
+            self._inc("dropped/budget", counts["budget"])
+        return counts
+
+    def next_ready(self, n: int) -> list[Lease]:
+        leases: list[Lease] = []
+        now = self.clock()
+        with self._tx():
+            selector = self._load_selector()
+            waits = 0
+            for _ in range(n * 3):
+                if len(leases) >= n:
+                    break
+                heads = {}
+                for t in range(self.tiers):
+                    row = self.db.execute(
+                        "SELECT host FROM ready WHERE tier = ? AND next <= ? "
+                        "ORDER BY next LIMIT 1", (t, now)
+                    ).fetchone()
+                    if row is not None:
+                        heads[t] = row[0]
+                tier = selector.pick(sorted(heads))
+                if tier is None:
+                    break
+                host = heads[tier]
+                lease = self._lease_host(host, now)
+                if lease is None:
+                    waits += 1
+                    continue
+                leases.append(lease)
+            self._save_selector(selector)
+            self._inc("leased", len(leases))
+            self._inc("politeness_waits/ip", waits)
+        return leases
+
+    def _lease_host(self, host: str, now: float) -> Lease | None:
+        ip, latency, backoff = self.db.execute(
+            "SELECT ip, latency, backoff FROM hosts WHERE host = ?", (host,)
+        ).fetchone()
+        if self.ip_limit > 0:
+            (inflight,) = self.db.execute(
+                "SELECT COUNT(*) FROM leases WHERE ip = ?", (ip,)
+            ).fetchone()
+            if inflight >= self.ip_limit:
+                self.db.execute("UPDATE ready SET next = ? WHERE host = ?",
+                                (now + self.ip_wait, host))
+                return None
+        head = self.db.execute(
+            "SELECT id, rank, url, payload, attempts FROM entries WHERE host = ? "
+            "ORDER BY rank, id LIMIT 1", (host,)
+        ).fetchone()
+        self.db.execute("DELETE FROM ready WHERE host = ?", (host,))
+        if head is None:
+            return None
+        entry_id, rank, url, payload, attempts = head
+        lease_id = uuid.uuid4().hex
+        deadline = now + self.lease_s
+        self.db.execute("INSERT INTO leases VALUES (?, ?, ?, ?, ?)",
+                        (lease_id, host, entry_id, ip, deadline))
+        self.db.execute("UPDATE hosts SET lease = ? WHERE host = ?", (lease_id, host))
+        return Lease(lease_id, host, str(entry_id), url, bytes(payload), rank, deadline,
+                     attempts, latency, backoff)
+
+    def _load_selector(self) -> TierSelector:
+        selector = TierSelector(self.tiers)
+        for tier, current in self.db.execute("SELECT tier, current FROM selector"):
+            if tier < self.tiers:
+                selector.current[tier] = current
+        return selector
+
+    def _save_selector(self, selector: TierSelector) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO selector VALUES (?, ?)",
+                            list(enumerate(selector.current)))
+
+    def done(self, lease: Lease, outcome: Outcome) -> bool:
+        delay, latency, backoff = self.politeness.next_delay(
+            lease.latency, lease.backoff, outcome
+        )
+        with self._tx():
+            row = self.db.execute("SELECT 1 FROM leases WHERE id = ?", (lease.id,)).fetchone()
+            if row is None:
+                self._inc("stale_reports")
+                return False
+            now = self.clock()
+            self.db.execute("DELETE FROM leases WHERE id = ?", (lease.id,))
+            if not outcome.requeue:
+                self.db.execute("DELETE FROM entries WHERE id = ?", (int(lease.entry_id),))
+                self._inc("done")
+            (next_time,) = self.db.execute(
+                "SELECT next FROM hosts WHERE host = ?", (lease.host,)
+            ).fetchone()
+            next_time = max(next_time, now + delay) if outcome.fetched else next_time
+            self.db.execute(
+                "UPDATE hosts SET lease = NULL, next = ?, latency = ?, backoff = ? "
+                "WHERE host = ?", (next_time, latency, backoff, lease.host),
+            )
+            self._make_ready(lease.host, next_time)
+        return True
+
+    def release_expired(self) -> int:
+        now = self.clock()
+        with self._tx():
+            rows = self.db.execute(
+                "SELECT id, host, entry_id FROM leases WHERE deadline < ?", (now,)
+            ).fetchall()
+            for lease_id, host, entry_id in rows:
+                self.db.execute("DELETE FROM leases WHERE id = ?", (lease_id,))
+                self.db.execute("UPDATE entries SET attempts = attempts + 1 WHERE id = ?",
+                                (entry_id,))
+                row = self.db.execute("SELECT attempts FROM entries WHERE id = ?",
+                                      (entry_id,)).fetchone()
+                if row is not None and row[0] >= self.max_attempts:
+                    self.db.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
+                    self._inc("dropped/lease_expired")
+                (next_time,) = self.db.execute(
+                    "SELECT next FROM hosts WHERE host = ?", (host,)
+                ).fetchone()
+                self.db.execute("UPDATE hosts SET lease = NULL WHERE host = ?", (host,))
+                self._make_ready(host, max(next_time, now))
+            self._inc("expired", len(rows))
+        self.bloom.flush()  # called on a timer: bounds what a power cut can forget
+        return len(rows)
+
+    def stats(self) -> dict[str, float]:
+        now = self.clock()
+        q = self.db.execute
+        out: dict[str, float] = {k: v for k, v in q("SELECT key, value FROM counters")}
+        out["queue_depth"] = q("SELECT COUNT(*) FROM entries").fetchone()[0]
+        out["leases"] = q("SELECT COUNT(*) FROM leases").fetchone()[0]
+        out["hosts_active"] = out["leases"]
+        out["hosts_ready"] = q("SELECT COUNT(*) FROM ready WHERE next <= ?", (now,)).fetchone()[0]
+        out["hosts_cooldown"] = q("SELECT COUNT(*) FROM ready WHERE next > ?",
+                                  (now,)).fetchone()[0]
+        out.setdefault("hosts", 0)
+        return out
+
+    def set_host_budget(self, host: str, budget: int) -> None:
+        with self._tx():
+            self.db.execute("UPDATE hosts SET cut = ? WHERE host = ?", (budget, host))
+
+    def seen(self, urls: Sequence[str]) -> list[bool]:
+        return [u in self.bloom for u in urls]
+
+    def robots_get(self, host: str) -> tuple[int, bytes, float] | None:
+        row = self.db.execute("SELECT status, body, expires FROM robots WHERE host = ?",
+                              (host,)).fetchone()
+        return None if row is None else (row[0], bytes(row[1]), row[2])
+
+    def robots_set(self, host: str, status: int, body: bytes, expires_at: float) -> None:
+        with self._tx():
+            self.db.execute("INSERT OR REPLACE INTO robots VALUES (?, ?, ?, ?)",
+                            (host, status, body, expires_at))
+
+    def count(self, key: str, n: int = 1) -> None:
+        with self._tx():
+            self._inc(key, n)
+
+    def pending(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+
+    def clear(self) -> None:
+        with self._tx():
+            for table in ("entries", "hosts", "ready", "leases", "robots", "counters",
+                          "selector"):
+                self.db.execute(f"DELETE FROM {table}")
+        self.bloom.clear()
+
+    def close(self) -> None:
+        self.bloom.flush()
+        self.db.close()
+
+
+def _min_budget(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rollback on error): one writer at a time."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type, exc, tb):
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        return False

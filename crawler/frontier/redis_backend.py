@@ -1,0 +1,222 @@
+"""The shared frontier: Redis data structures driven by Lua scripts (EVALSHA).
+
+Every state change is one script, so it is atomic across any number of workers on any
+number of boxes. Times come from the Redis server clock unless a ``clock`` is given (tests).
+Keys live under ``frontier:<crawl>:``; a script touches keys computed from host names, so
+this runs on a single Redis (or a replicated primary), not on Redis Cluster.
+
+Redis must run with ``appendonly yes``; ``appendfsync everysec`` bounds the loss on a power
+cut to one second of acknowledged operations (a Redis process crash loses nothing, the
+kernel still holds the writes), which costs far less than ``always`` (an fsync per
+command); a lost ``done`` only means a page is crawled again, a lost ``add`` one link.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from redis import Redis
+from redis.commands.core import Script
+
+from crawler.frontier.base import (
+    ROBOTS_RANK,
+    Entry,
+    Frontier,
+    Lease,
+    Outcome,
+    Politeness,
+)
+from crawler.frontier.bloom import BloomHasher
+
+_LUA = Path(__file__).with_name("lua")
+_RANK_SCALE = 10**12
+#: Entries per ``add`` script call, so one call never blocks Redis for long.
+ADD_CHUNK = 500
+
+
+def _script(client: Redis, name: str) -> Script:
+    common = (_LUA / "common.lua").read_text()
+    return client.register_script(common + "\n" + (_LUA / f"{name}.lua").read_text())
+
+
+class RedisFrontier(Frontier):
+    """``Frontier`` shared through one Redis server; keys namespaced by ``crawl``."""
+
+    def __init__(
+        self,
+        client: Redis,
+        crawl: str,
+        *,
+        bloom_capacity: int = 10_000_000,
+        bloom_fpr: float = 0.01,
+        tiers: int = 4,
+        lease_s: float = 60.0,
+        ip_limit: int = 0,
+        ip_wait: float = 0.25,
+        politeness: Politeness | None = None,
+        max_attempts: int = 3,
+        clock: Callable[[], float] | None = None,
+    ):
+        self.client = client
+        self.crawl = crawl
+        self.prefix = f"frontier:{crawl}:"
+        self.tiers = tiers
+        self.lease_s = lease_s
+        self.ip_limit = ip_limit
+        self.ip_wait = ip_wait
+        self.politeness = politeness or Politeness()
+        self.max_attempts = max_attempts
+        self.clock = clock
+        self.hasher = BloomHasher(bloom_capacity, bloom_fpr)
+        if self.hasher.bits >= 2**32:  # a Redis string holds at most 2**32 bits
+            raise ValueError("Bloom filter above 2**32 bits: lower capacity or raise fpr")
+        self._check_bloom_size()
+        self._scripts = {
+            name: _script(client, name) for name in ("add", "lease", "done", "expire", "stats")
+        }
+
+    def _check_bloom_size(self) -> None:
+        key = self.prefix + "bloom:bits"
+        stored = self.client.get(key)
+        if stored is None:
+            self.client.set(key, self.hasher.bits)
+        elif int(stored) != self.hasher.bits:
+            raise ValueError(
+                f"the Redis seen filter of crawl {self.crawl!r} has {int(stored)} bits, this "
+                f"process wants {self.hasher.bits}: use the same FRONTIER_BLOOM_CAPACITY and "
+                "FRONTIER_BLOOM_FPR on every worker, or clear the crawl"
+            )
+
+    def _call(self, name: str, *args) -> object:
+        now = "" if self.clock is None else f"{self.clock():.6f}"
+        return self._scripts[name](args=[self.prefix, now, self.tiers, *args])
+
+    @property
+    def bloom_key(self) -> str:
+        return self.prefix + "bloom"
+
+    @property
+    def seeds_key(self) -> str:
+        """The list workers pop seed URLs from (like scrapy-redis ``<spider>:start_urls``)."""
+        return f"{self.crawl}:start_urls"
+
+    def add(self, entries: Iterable[Entry]) -> dict[str, int]:
+        counts = {"added": 0, "seen": 0, "budget": 0}
+        batch: list = []
+        size = 0
+        pack = struct.Struct(f">{self.hasher.hashes}I").pack
+        for e in entries:
+            positions = pack(*self.hasher.positions(e.url)) if e.filter else b""
+            batch += [e.host, e.ip or e.host, e.rank, "" if e.budget is None else e.budget,
+                      "1" if e.filter else "0", e.url.encode() + b"\n" + e.payload, positions]
+            size += 1
+            if size >= ADD_CHUNK:
+                self._add_batch(batch, counts)
+                batch, size = [], 0
+        if batch:
+            self._add_batch(batch, counts)
+        return counts
+
+    def _add_batch(self, batch: list, counts: dict[str, int]) -> None:
+        added, seen, over = self._call("add", self.hasher.hashes, *batch)
+        counts["added"] += added
+        counts["seen"] += seen
+        counts["budget"] += over
+
+    def next_ready(self, n: int) -> list[Lease]:
+        raw = self._call("lease", n, self.lease_s, self.ip_limit, self.ip_wait)
+        leases = []
+        for i in range(0, len(raw), 9):
+            lid, host, eid, blob, score, deadline, att, lat, bo = raw[i:i + 9]
+            url, _, payload = blob.partition(b"\n")
+            score = float(score)
+            rank = ROBOTS_RANK if score < 0 else int(score // _RANK_SCALE)
+            leases.append(Lease(lid.decode(), host.decode(), eid.decode(), url.decode(),
+                                payload, rank, float(deadline), int(att), float(lat),
+                                int(bo)))
+        return leases
+
+    def done(self, lease: Lease, outcome: Outcome) -> bool:
+        delay, latency, backoff = self.politeness.next_delay(
+            lease.latency, lease.backoff, outcome
+        )
+        return bool(self._call("done", lease.id, f"{delay:.6f}", f"{latency:.6f}", backoff,
+                               "1" if outcome.requeue else "0",
+                               "1" if outcome.fetched else "0"))
+
+    def release_expired(self) -> int:
+        total = 0
+        while True:
+            n = int(self._call("expire", self.max_attempts, 1000))
+            total += n
+            if n < 1000:
+                return total
+
+    def stats(self) -> dict[str, float]:
+        counters, depth, leases, ready, cooldown = self._call("stats")
+        out: dict[str, float] = {
+            counters[i].decode(): int(counters[i + 1]) for i in range(0, len(counters), 2)
+        }
+        out.setdefault("hosts", 0)
+        out.update(queue_depth=depth, leases=leases, hosts_active=leases, hosts_ready=ready,
+                   hosts_cooldown=cooldown)
+        return out
+
+    def set_host_budget(self, host: str, budget: int) -> None:
+        self.client.hset(self.prefix + "h:" + host, "cut", budget)
+
+    def seen(self, urls: Sequence[str]) -> list[bool]:
+        pipe = self.client.pipeline(transaction=False)
+        for url in urls:
+            for p in self.hasher.positions(url):
+                pipe.getbit(self.bloom_key, p)
+        bits = pipe.execute()
+        k = self.hasher.hashes
+        return [all(bits[i * k:(i + 1) * k]) for i in range(len(urls))]
+
+    def robots_get(self, host: str) -> tuple[int, bytes, float] | None:
+        raw = self.client.hget(self.prefix + "robots", host)
+        if raw is None:
+            return None
+        status, expires, body = raw.split(b"\n", 2)
+        return int(status), body, float(expires)
+
+    def robots_set(self, host: str, status: int, body: bytes, expires_at: float) -> None:
+        self.client.hset(self.prefix + "robots", host,
+                         f"{status}\n{expires_at:.3f}\n".encode() + body)
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.client.hincrby(self.prefix + "stats", key, n)
+
+    def pending(self) -> int:
+        return int(self.client.hlen(self.prefix + "e"))
+
+    def clear(self) -> None:
+        for batch in _chunks(self.client.scan_iter(match=self.prefix + "*", count=1000), 500):
+            self.client.delete(*batch)
+        self._check_bloom_size()
+
+    def close(self) -> None:
+        self.client.close()
+
+    def now(self) -> float:
+        """The frontier's clock (the Redis server's unless a test clock is set)."""
+        if self.clock is not None:
+            return self.clock()
+        sec, usec = self.client.time()
+        return sec + usec / 1e6
+
+
+def _chunks(items: Iterable, size: int):
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+

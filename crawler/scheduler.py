@@ -1,0 +1,494 @@
+"""``FrontierScheduler``: Scrapy's scheduler slot backed by the shared Mercator frontier.
+
+Requests go through trap guards, host rules and the seen filter into the frontier
+(batched); the engine gets requests from leases, a few per concurrent slot buffered
+locally. Outcomes come back through Scrapy's signals and release the lease with status and
+latency, which sets the host's next-eligible time. The lease, not Scrapy's download slots,
+keeps one request per host in flight across every worker of the crawl.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import pickle
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+
+from scrapy import Request, signals
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.misc import load_object
+from scrapy.utils.request import request_from_dict
+from twisted.internet import task
+
+from crawler.config import get_config
+from crawler.frontier import Entry, Frontier, Lease, Outcome, Politeness, open_frontier
+from crawler.frontier.base import ROBOTS_RANK
+from crawler.hostrules import HostRules
+from crawler.resolver import parse_overrides, resolve_override
+from crawler.robots import RobotsPolicy
+from crawler.traps import TrapGuard
+from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
+
+logger = logging.getLogger(__name__)
+
+#: Signal a component sends to cut a host's page budget cluster-wide (e.g. the dedup
+#: pipeline on a trap host): ``crawler.signals.send_catch_log(host_budget_cut, host=...,
+#: budget=...)``. ``host`` is the frontier's host key, ``netloc_of(url)``.
+host_budget_cut = object()
+
+
+class FrontierScheduler(BaseScheduler):
+    """Scheduler whose queue is a ``Frontier`` (local SQLite, or Redis when configured).
+
+    Settings (read in ``from_crawler``; see the report for the full list): ``FRONTIER_*``.
+    """
+
+    def __init__(
+        self,
+        frontier: Frontier,
+        host_rules: HostRules,
+        traps: TrapGuard,
+        robots: RobotsPolicy | None = None,
+        *,
+        stats=None,
+        tiers: int = 4,
+        buffer_size: int = 48,
+        add_batch: int = 200,
+        host_budget: int | None = None,
+        ip_of: Callable[[str], str] | None = None,
+        seeds_key: str | None = None,
+        poll_interval: float = 0.05,
+        reset: bool = False,
+    ):
+        self.frontier = frontier
+        self.host_rules = host_rules
+        self.traps = traps
+        self.robots = robots
+        self.stats = stats
+        self.tiers = tiers
+        self.buffer_size = buffer_size
+        self.add_batch = add_batch
+        self.host_budget = host_budget
+        self.ip_of = ip_of or (lambda host: host)
+        self.seeds_key = seeds_key
+        self.poll_interval = poll_interval
+        self.reset = reset
+        self.spider = None
+        self.crawler = None
+        self._adds: list[Entry] = []
+        self._buffer: deque[Lease] = deque()
+        self._inflight: dict[Request, Lease] = {}
+        self._responses: dict[Request, Outcome] = {}
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._last_poll = 0.0
+        self._poll_now = True
+        self._pending_cache = (0.0, 0)
+        self._loops: list[task.LoopingCall] = []
+        self._drops: dict[str, int] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler) -> FrontierScheduler:
+        s = crawler.settings
+        config = get_config()
+        tiers = s.getint("FRONTIER_TIERS", 4)
+        politeness = Politeness(
+            default_delay=s.getfloat("FRONTIER_DELAY", 1.0),
+            max_crawl_delay=s.getfloat("FRONTIER_MAX_CRAWL_DELAY", 30.0),
+            latency_factor=s.getfloat("FRONTIER_LATENCY_FACTOR", 2.0),
+            max_backoff=s.getfloat("FRONTIER_MAX_BACKOFF", 300.0),
+        )
+        crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
+        frontier = open_frontier(
+            config,
+            crawl,
+            bloom_capacity=s.getint("FRONTIER_BLOOM_CAPACITY", 10_000_000),
+            bloom_fpr=s.getfloat("FRONTIER_BLOOM_FPR", 0.01),
+            tiers=tiers,
+            lease_s=s.getfloat("FRONTIER_LEASE_S", 60.0),
+            ip_limit=s.getint("FRONTIER_IP_CONCURRENCY", 8),
+            politeness=politeness,
+            max_attempts=s.getint("FRONTIER_MAX_ATTEMPTS", 3),
+        )
+        loader = s.get("HOST_RULES_LOADER")
+        host_rules = (
+            HostRules(load_object(loader), ttl=s.getfloat("HOST_RULES_TTL", 30.0))
+            if loader
+            else HostRules.static([])
+        )
+        overrides = parse_overrides(s.get("RESOLVE_OVERRIDES"))
+        seeds_key = getattr(frontier, "seeds_key", None)
+        scheduler = cls(
+            frontier,
+            host_rules,
+            TrapGuard.from_settings(s),
+            RobotsPolicy.from_settings(s, frontier) if s.getbool("FRONTIER_ROBOTS", True) else None,
+            stats=crawler.stats,
+            tiers=tiers,
+            buffer_size=s.getint("FRONTIER_BUFFER_PER_SLOT", 3) * s.getint("CONCURRENT_REQUESTS"),
+            host_budget=s.getint("FRONTIER_HOST_PAGE_BUDGET", 10_000) or None,
+            ip_of=lambda host: resolve_override(host, overrides) or host,
+            seeds_key=s.get("FRONTIER_SEEDS_KEY") or seeds_key,
+            reset=s.getbool("FRONTIER_RESET", False),
+        )
+        scheduler.crawler = crawler
+        if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
+            logger.warning(
+                "ROBOTSTXT_OBEY is on: Scrapy's RobotsTxtMiddleware fetches robots.txt outside "
+                "the frontier's leases; set ROBOTSTXT_OBEY = False, FrontierScheduler obeys "
+                "robots.txt itself"
+            )
+        scheduler.release_interval = s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0)
+        scheduler.stats_interval = s.getfloat("FRONTIER_STATS_INTERVAL", 5.0)
+        crawler.signals.connect(scheduler.response_downloaded, signal=signals.response_downloaded)
+        crawler.signals.connect(scheduler.response_received, signal=signals.response_received)
+        crawler.signals.connect(
+            scheduler.request_left_downloader, signal=signals.request_left_downloader
+        )
+        crawler.signals.connect(scheduler.cut_host_budget, signal=host_budget_cut)
+        return scheduler
+
+    release_interval = 5.0
+    stats_interval = 5.0
+
+    # -- BaseScheduler -----------------------------------------------------------------
+
+    def open(self, spider) -> None:
+        self.spider = spider
+        if self.reset:
+            self.frontier.clear()
+        for interval, fn in (
+            (self.release_interval, self.release_expired),
+            (self.stats_interval, self.update_stats),
+            (0.2, self.tick),
+        ):
+            loop = task.LoopingCall(fn)
+            loop.start(interval, now=False)
+            self._loops.append(loop)
+        pending = self.frontier.pending()
+        if pending:
+            logger.info("Resuming crawl (%d requests in the frontier)", pending)
+
+    def close(self, reason: str) -> None:
+        for loop in self._loops:
+            if loop.running:
+                loop.stop()
+        self.flush()
+        for lease in [*self._buffer, *self._inflight.values()]:
+            self.frontier.done(lease, Outcome(requeue=True))
+        self._buffer.clear()
+        self._inflight.clear()
+        self.update_stats()
+        self.frontier.close()
+
+    def has_pending_requests(self) -> bool:
+        if self._adds or self._buffer:
+            return True
+        now = time.monotonic()
+        checked, pending = self._pending_cache
+        if now - checked > 1.0:
+            self.flush()
+            pending = self.frontier.pending()
+            self._pending_cache = (now, pending)
+        return pending > 0
+
+    def enqueue_request(self, request: Request) -> bool:
+        # links are mostly canonical already and mostly repeats: drop those before the cost
+        # of canonicalizing and serializing
+        if not request.dont_filter and request.url in self._recent:
+            return self._drop("seen")
+        try:
+            url = canonicalize(request.url)
+        except InvalidURL:
+            return self._drop("invalid_url")
+        reason = self.traps.check(url, request.meta.get("depth", 0))
+        if reason:
+            return self._drop(reason)
+        policy = self.host_rules.policy(host_of(url))
+        if policy.blocked:
+            return self._drop("blocked")
+        if not request.dont_filter:
+            if url in self._recent:
+                return self._drop("seen")
+            self._recent[url] = None
+            if len(self._recent) > 100_000:
+                self._recent.popitem(last=False)
+        try:
+            payload = self._serialize(request)
+        except ValueError:  # a callback that is not a spider method cannot be stored
+            logger.exception("cannot store %s in the frontier", request)
+            return self._drop("unserializable")
+        netloc = netloc_of(url)
+        self._adds.append(
+            Entry(
+                url=url,
+                host=netloc,
+                payload=payload,
+                rank=self._tier(request),
+                filter=not request.dont_filter,
+                budget=policy.page_budget or self.host_budget,
+                ip=self.ip_of(host_of(url)),
+            )
+        )
+        self._inc("frontier/enqueued")
+        if len(self._adds) >= self.add_batch:
+            self.flush()
+        return True
+
+    def next_request(self) -> Request | None:
+        while True:
+            lease = self._next_lease()
+            if lease is None:
+                return None
+            request = self._request_for(lease)
+            if request is not None:
+                self._inflight[request] = lease
+                self._inc("frontier/dequeued")
+                return request
+
+    # -- leases ------------------------------------------------------------------------
+
+    def _next_lease(self) -> Lease | None:
+        now = time.monotonic()
+        # poll again at once only while the frontier keeps up; after a short answer, wait
+        # poll_interval so an engine spinning on next_request does not hammer the store
+        if len(self._buffer) <= self.buffer_size // 2 and (
+            self._poll_now or now - self._last_poll >= self.poll_interval
+        ):
+            self._last_poll = now
+            self.flush()  # so that hosts found since the last poll can be leased
+            want = self.buffer_size - len(self._buffer)
+            leases = self.frontier.next_ready(want)
+            self._poll_now = len(leases) == want
+            self._inc("frontier/leased", len(leases))
+            if not self._poll_now:
+                self._inc("frontier/politeness_waits")
+            self._buffer.extend(leases)
+        while self._buffer:
+            lease = self._buffer.popleft()
+            # a lease kept too long in the buffer may have expired and gone to another worker
+            if time.time() < lease.deadline - 1.0:
+                return lease
+            self._inc("frontier/buffer_expired")
+        return None
+
+    def _request_for(self, lease: Lease) -> Request | None:
+        """The request to send for ``lease``, or None after settling the lease here."""
+        if lease.is_robots:
+            return self._robots_request(lease)
+        if self.robots is not None:
+            allowed = self.robots.allowed(lease.url, lease.host)
+            if allowed is None:
+                scheme = lease.url.split(":", 1)[0]
+                robots_url = RobotsPolicy.robots_url(scheme, lease.host)
+                self.frontier.add([Entry(robots_url, lease.host, rank=ROBOTS_RANK,
+                                         filter=False)])
+                self.frontier.done(lease, Outcome(requeue=True))
+                self._poll_now = True  # the robots.txt fetch is ready now: poll again
+                return None
+            if not allowed:
+                self._inc("robots/disallowed")
+                self.frontier.done(lease, Outcome(fetched=False))
+                return None
+        try:
+            return request_from_dict(pickle.loads(lease.payload), spider=self.spider)
+        except Exception:
+            logger.exception("cannot rebuild the request of %s; dropping it", lease.url)
+            self._inc("frontier/dropped/undecodable")
+            self.frontier.done(lease, Outcome(fetched=False))
+            return None
+
+    def _robots_request(self, lease: Lease) -> Request:
+        return Request(
+            lease.url,
+            callback=_ignore_response,
+            errback=_ignore_failure,
+            dont_filter=True,
+            meta={
+                "frontier_robots": lease.host,
+                "dont_redirect": True,
+                "dont_retry": True,
+                "handle_httpstatus_all": True,
+                "dont_obey_robotstxt": True,
+            },
+        )
+
+    # -- outcomes (signals) ------------------------------------------------------------
+
+    def response_downloaded(self, response, request, spider=None) -> None:
+        """Record status, latency and Retry-After; store robots.txt before the lease ends."""
+        if request not in self._inflight:
+            return
+        self._responses[request] = Outcome(
+            status=response.status,
+            latency=request.meta.get("download_latency"),
+            retry_after=_retry_after(response.headers.get(b"Retry-After")),
+        )
+        netloc = request.meta.get("frontier_robots")
+        if netloc and self.robots is not None:
+            self.robots.record_response(netloc, response.status, response.body)
+
+    def response_received(self, response, request, spider=None) -> None:
+        """A response made by a downloader middleware (cache...) also ends the lease."""
+        if request in self._inflight and request not in self._responses:
+            self._responses[request] = Outcome(status=response.status, latency=0.0)
+            self.request_left_downloader(request, spider)
+
+    def request_left_downloader(self, request, spider=None) -> None:
+        """Release the lease of ``request`` with what happened to it."""
+        lease = self._inflight.pop(request, None)
+        if lease is None:
+            return
+        outcome = self._responses.pop(request, None)
+        if outcome is None:
+            outcome = Outcome(error="timeout")
+            netloc = request.meta.get("frontier_robots")
+            if netloc and self.robots is not None:
+                self.robots.record_error(netloc)
+        crawl_delay = None if self.robots is None else self._robots_delay(lease.host)
+        admin = self.host_rules.policy(host_of(lease.url)).crawl_delay
+        outcome = Outcome(
+            status=outcome.status,
+            latency=outcome.latency,
+            error=outcome.error,
+            retry_after=outcome.retry_after,
+            crawl_delay=crawl_delay,
+            admin_delay=admin,
+        )
+        self.frontier.done(lease, outcome)
+        self._inc("frontier/done")
+        if outcome.status is not None:
+            self._inc(f"frontier/outcome/{outcome.status}")
+        else:
+            self._inc("frontier/outcome/error")
+
+    def _robots_delay(self, netloc: str) -> float | None:
+        rules = self.robots.rules(netloc)
+        return None if rules is None else rules.crawl_delay(self.robots.user_agent)
+
+    def cut_host_budget(self, host: str, budget: int, **kwargs) -> None:
+        """Handler of ``host_budget_cut``: no more than ``budget`` pages from ``host``."""
+        self.frontier.set_host_budget(host, budget)
+        self._inc("frontier/budget_cuts")
+
+    # -- timers ------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Flush adds, pull seeds from Redis, and wake the engine if hosts may be ready."""
+        self._pull_seeds()
+        self.flush()
+        engine = getattr(self.crawler, "engine", None)
+        slot = getattr(engine, "_slot", None)
+        if slot is not None and slot.nextcall is not None:
+            slot.nextcall.schedule()
+
+    def release_expired(self) -> None:
+        n = self.frontier.release_expired()
+        if n:
+            self._inc("frontier/expired_released", n)
+            logger.info("released %d expired leases", n)
+
+    def update_stats(self) -> None:
+        """Copy the frontier's cluster-wide gauges and counters into Scrapy's stats."""
+        if self.stats is None:
+            return
+        stats = self.frontier.stats()
+        for key, value in stats.items():
+            self.stats.set_value(f"frontier/cluster/{key}", value)
+        self.stats.set_value("frontier/queued", stats["queue_depth"])
+
+    def flush(self) -> None:
+        """Send buffered adds (and drop counts) to the frontier in one call each."""
+        if self._drops:
+            drops, self._drops = self._drops, {}
+            for reason, n in drops.items():
+                self.frontier.count(f"dropped/{reason}", n)
+        if not self._adds:
+            return
+        adds, self._adds = self._adds, []
+        counts = self.frontier.add(adds)
+        self._inc("frontier/added", counts["added"])
+        if counts["seen"]:
+            self._inc("frontier/dropped/seen", counts["seen"])
+        if counts["budget"]:
+            self._inc("frontier/dropped/budget", counts["budget"])
+
+    def _pull_seeds(self) -> None:
+        if not self.seeds_key or self.spider is None:
+            return
+        client = getattr(self.frontier, "client", None)
+        urls = client.lpop(self.seeds_key, 100) if client is not None else None
+        for raw in urls or []:
+            url = raw.decode() if isinstance(raw, bytes) else raw
+            try:
+                self.enqueue_request(Request(canonicalize(url), meta={"depth": 0}))
+            except InvalidURL:
+                self._drop("invalid_url")
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _serialize(self, request: Request) -> bytes:
+        """``request.to_dict`` without its per-call scan of the spider's members."""
+        d = {
+            "url": request.url,
+            "callback": self._method_name(request.callback),
+            "errback": self._method_name(request.errback),
+            "headers": dict(request.headers),
+        }
+        for attr in request.attributes:
+            d.setdefault(attr, getattr(request, attr))
+        if type(request) is not Request:
+            d["_class"] = f"{type(request).__module__}.{type(request).__name__}"
+        return pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _method_name(self, func) -> str | None:
+        """The name of the spider method ``func`` (ValueError if it is not one)."""
+        if func is None or isinstance(func, str):
+            return func
+        name = getattr(func, "__name__", None)
+        bound = getattr(self.spider, name, None) if name else None
+        if bound is not None and getattr(bound, "__func__", None) is getattr(
+            func, "__func__", func
+        ):
+            return name
+        raise ValueError(f"{func!r} is not a method of the spider {self.spider!r}")
+
+    def _tier(self, request: Request) -> int:
+        tier = request.meta.get("frontier_tier")
+        if tier is None:
+            tier = request.meta.get("depth", 0)
+        return min(max(int(tier), 0), self.tiers - 1)
+
+    def _drop(self, reason: str) -> bool:
+        self._inc(f"frontier/dropped/{reason}")
+        if reason != "seen":  # the frontier counts its own seen-filter drops
+            self._drops[reason] = self._drops.get(reason, 0) + 1
+        return False
+
+    def _inc(self, key: str, n: int = 1) -> None:
+        if self.stats is not None and n:
+            self.stats.inc_value(key, n)
+
+
+def _ignore_response(response):
+    """robots.txt responses are consumed by the scheduler, not the spider."""
+    return None
+
+
+def _ignore_failure(failure):
+    return None
+
+
+def _retry_after(value: bytes | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP-date)."""
+    if not value:
+        return None
+    text = value.decode("latin-1").strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

@@ -1,0 +1,1 @@
+"""Exact and near-duplicate detection: shingling, MinHash LSH, SimHash, cluster ids."""

@@ -1,0 +1,132 @@
+"""The deduplicator: exact duplicates by normalized-text hash, near-duplicates by MinHash or
+SimHash, and a cluster id for every document (the id of its cluster's first document)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dedup.minhash import MinHashIndex
+from dedup.simhash import SimHashIndex, simhash
+from dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
+from dedup.text import exact_key, shingle_hashes, word_hashes, words
+
+METHODS = ("minhash", "simhash")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the deduplicator decided for one document.
+
+    ``kind`` is ``"new"`` (first of its cluster), ``"exact"`` (same normalized text as
+    ``match``), ``"near"`` (near-copy of ``match``) or ``"known"`` (this id was seen before).
+    """
+
+    doc_id: str
+    cluster_id: str
+    kind: str
+    match: str = ""
+    match_host: str = ""
+
+
+class Fingerprinter:
+    """Turns text into the features of one near-duplicate method (tokenizing included)."""
+
+    def __init__(self, shingle_size: int = 3):
+        self.shingle_size = shingle_size
+
+    def tokens(self, text: str) -> list[str]:
+        return words(text)
+
+    def shingles(self, tokens: list[str]) -> np.ndarray:
+        return shingle_hashes(word_hashes(tokens), self.shingle_size)
+
+
+class Deduplicator:
+    """Classifies documents as new, exact duplicates or near-duplicates, in arrival order.
+
+    Texts shorter than ``min_tokens`` words are only checked for exact duplicates (shingle
+    similarity means little on a few words); empty texts are never duplicates.
+    """
+
+    def __init__(
+        self,
+        method: str = "minhash",
+        store: DedupStore | None = None,
+        index: MinHashIndex | SimHashIndex | None = None,
+        shingle_size: int = 3,
+        min_tokens: int = 20,
+    ):
+        if method not in METHODS:
+            raise ValueError(f"unknown dedup method {method!r}; use one of {METHODS}")
+        self.method = method
+        self.store = store if store is not None else MemoryDedupStore()
+        if index is None:
+            index = MinHashIndex() if method == "minhash" else SimHashIndex()
+        self.index = index
+        self.fingerprinter = Fingerprinter(shingle_size)
+        self.min_tokens = min_tokens
+
+    @classmethod
+    def create(
+        cls,
+        method: str = "minhash",
+        redis_url: str | None = None,
+        prefix: str = "dedup",
+        threshold: float = 0.7,
+        num_perm: int = 128,
+        hamming_k: int = 3,
+        simhash_blocks: int = 6,
+        shingle_size: int = 3,
+        min_tokens: int = 20,
+    ) -> Deduplicator:
+        """A deduplicator whose state is in Redis when ``redis_url`` is given, else in memory."""
+        client = None
+        if redis_url:
+            import redis
+
+            client = redis.Redis.from_url(redis_url)
+        store = RedisDedupStore(client, prefix) if client else MemoryDedupStore()
+        if method == "minhash":
+            index = MinHashIndex(
+                threshold, num_perm, redis_url=redis_url, basename=f"{prefix}:minhash"
+            )
+        else:
+            index = SimHashIndex(hamming_k, simhash_blocks, client, basename=f"{prefix}:simhash")
+        return cls(method, store, index, shingle_size, min_tokens)
+
+    def fingerprint(self, tokens: list[str]):
+        """The method's fingerprint of a token list (a MinHash signature or a 64-bit SimHash)."""
+        shingles = self.fingerprinter.shingles(tokens)
+        if self.method == "minhash":
+            return self.index.hasher.signature(shingles)
+        return simhash(shingles)
+
+    def check(self, doc_id: str, host: str, text: str) -> Verdict:
+        """Classify ``doc_id`` and record it; checking the same id again returns ``known``."""
+        tokens = self.fingerprinter.tokens(text)
+        if tokens:
+            owner = self.store.claim_exact(exact_key(tokens), doc_id)
+            if owner != doc_id:
+                owner_cluster, owner_host = self.store.lookup(owner) or (owner, "")
+                cluster = self.store.assign(doc_id, owner_cluster, host)
+                return Verdict(doc_id, cluster, "exact", owner, owner_host)
+        known = self.store.lookup(doc_id)
+        if known is not None:
+            return Verdict(doc_id, known[0], "known")
+        if len(tokens) < self.min_tokens:
+            return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
+        fingerprint = self.fingerprint(tokens)
+        found = self.index.match(fingerprint)
+        self.index.add(doc_id, fingerprint)
+        if found is None:
+            return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
+        match = found[0]
+        match_cluster, match_host = self.store.lookup(match) or (match, "")
+        cluster = self.store.assign(doc_id, match_cluster, host)
+        return Verdict(doc_id, cluster, "near", match, match_host)
+
+    def cluster_size(self, cluster_id: str) -> int:
+        """How many documents share ``cluster_id`` (1 for a document without copies)."""
+        return self.store.cluster_size(cluster_id)

@@ -1,0 +1,116 @@
+"""Where dedup state lives: exact-text owners, each document's cluster and host, cluster sizes.
+
+``MemoryDedupStore`` serves one process; ``RedisDedupStore`` is shared by all workers.
+Both promise the same thing: the first document to claim a text or to be assigned a
+cluster keeps it, and a cluster's size counts each document once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+
+class DedupStore(ABC):
+    """The shared state of the deduplicator."""
+
+    @abstractmethod
+    def claim_exact(self, text_key: str, doc_id: str) -> str:
+        """The first document id that claimed ``text_key`` (``doc_id`` if it is the first)."""
+
+    @abstractmethod
+    def assign(self, doc_id: str, cluster_id: str, host: str) -> str:
+        """Put ``doc_id`` in ``cluster_id`` unless it already has a cluster; return its cluster."""
+
+    @abstractmethod
+    def lookup(self, doc_id: str) -> tuple[str, str] | None:
+        """``(cluster_id, host)`` of an assigned document, or None."""
+
+    @abstractmethod
+    def cluster_size(self, cluster_id: str) -> int:
+        """How many documents are in the cluster (the first one included)."""
+
+    @abstractmethod
+    def count_host(self, host: str, copy: bool) -> tuple[int, int]:
+        """Count one more page of ``host`` (a copy of one of its own pages if ``copy``).
+
+        Returns the host's totals ``(pages, copies)``.
+        """
+
+
+class MemoryDedupStore(DedupStore):
+    """Dedup state in dictionaries of this process."""
+
+    def __init__(self) -> None:
+        self._exact: dict[str, str] = {}
+        self._docs: dict[str, tuple[str, str]] = {}
+        self._sizes: dict[str, int] = {}
+        self._hosts: dict[str, tuple[int, int]] = {}
+
+    def claim_exact(self, text_key: str, doc_id: str) -> str:
+        return self._exact.setdefault(text_key, doc_id)
+
+    def assign(self, doc_id: str, cluster_id: str, host: str) -> str:
+        known = self._docs.get(doc_id)
+        if known is not None:
+            return known[0]
+        self._docs[doc_id] = (cluster_id, host)
+        self._sizes[cluster_id] = self._sizes.get(cluster_id, 0) + 1
+        return cluster_id
+
+    def lookup(self, doc_id: str) -> tuple[str, str] | None:
+        return self._docs.get(doc_id)
+
+    def cluster_size(self, cluster_id: str) -> int:
+        return self._sizes.get(cluster_id, 0)
+
+    def count_host(self, host: str, copy: bool) -> tuple[int, int]:
+        pages, copies = self._hosts.get(host, (0, 0))
+        totals = (pages + 1, copies + int(copy))
+        self._hosts[host] = totals
+        return totals
+
+
+class RedisDedupStore(DedupStore):
+    """Dedup state in Redis hashes under ``prefix``, shared by every worker."""
+
+    def __init__(self, client, prefix: str = "dedup"):
+        self.redis = client
+        self._exact = f"{prefix}:exact"
+        self._docs = f"{prefix}:docs"
+        self._sizes = f"{prefix}:sizes"
+        self._hosts = f"{prefix}:hosts"
+
+    @classmethod
+    def from_url(cls, redis_url: str, prefix: str = "dedup") -> RedisDedupStore:
+        import redis
+
+        return cls(redis.Redis.from_url(redis_url), prefix)
+
+    def claim_exact(self, text_key: str, doc_id: str) -> str:
+        pipe = self.redis.pipeline()
+        pipe.hsetnx(self._exact, text_key, doc_id)
+        pipe.hget(self._exact, text_key)
+        return pipe.execute()[1].decode("utf-8")
+
+    def assign(self, doc_id: str, cluster_id: str, host: str) -> str:
+        if self.redis.hsetnx(self._docs, doc_id, f"{cluster_id} {host}"):
+            self.redis.hincrby(self._sizes, cluster_id, 1)
+            return cluster_id
+        return self.lookup(doc_id)[0]
+
+    def lookup(self, doc_id: str) -> tuple[str, str] | None:
+        value = self.redis.hget(self._docs, doc_id)
+        if value is None:
+            return None
+        cluster_id, _, host = value.decode("utf-8").partition(" ")
+        return cluster_id, host
+
+    def cluster_size(self, cluster_id: str) -> int:
+        return int(self.redis.hget(self._sizes, cluster_id) or 0)
+
+    def count_host(self, host: str, copy: bool) -> tuple[int, int]:
+        pipe = self.redis.pipeline()
+        pipe.hincrby(self._hosts, f"{host} pages", 1)
+        pipe.hincrby(self._hosts, f"{host} copies", int(copy))
+        pages, copies = pipe.execute()
+        return int(pages), int(copies)

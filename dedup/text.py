@@ -1,0 +1,87 @@
+"""Text normalization, word tokens and stable 64-bit feature hashes shared by all methods.
+
+Hashes must be identical in every worker process (the near-duplicate indexes may be
+shared through Redis), so Python's randomized ``hash()`` is never used.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import xxhash
+
+_WORD = re.compile(r"\w+")
+
+# Odd multipliers that spread each position of a shingle over the whole 64-bit word.
+_POSITION_MULTIPLIERS = np.array(
+    [
+        0x9E3779B97F4A7C15,
+        0xC2B2AE3D27D4EB4F,
+        0x165667B19E3779F9,
+        0x85EBCA77C2B2AE63,
+        0x27D4EB2F165667C5,
+        0xFF51AFD7ED558CCD,
+        0xC4CEB9FE1A85EC53,
+        0xD6E8FEB86659FD93,
+    ],
+    dtype=np.uint64,
+)
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased word tokens of ``text`` (Unicode ``\\w+`` runs)."""
+    return _WORD.findall(text.lower())
+
+
+def exact_key(tokens: list[str]) -> str:
+    """A 128-bit hex digest of the normalized text: equal iff the token sequences are equal."""
+    return xxhash.xxh3_128_hexdigest(" ".join(tokens).encode("utf-8"))
+
+
+class _HashCache(dict):
+    """Token -> 64-bit hash, filled on first use; word frequencies are Zipfian, so most
+    lookups hit and the per-token cost is a C-level dict lookup instead of a Python call."""
+
+    max_size = 500_000
+
+    def __missing__(self, token: str) -> int:
+        if len(self) >= self.max_size:
+            self.clear()
+        value = self[token] = xxhash.xxh3_64_intdigest(token.encode("utf-8"))
+        return value
+
+
+_hash_cache = _HashCache()
+
+
+def word_hashes(tokens: list[str]) -> np.ndarray:
+    """A stable 64-bit hash per token (xxh3 of its UTF-8 bytes), as a ``uint64`` array."""
+    return np.fromiter(map(_hash_cache.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+
+
+def fmix64(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finalizer, element-wise (a bijection that avalanches all bits)."""
+    h = h ^ (h >> np.uint64(33))
+    h = h * np.uint64(0xFF51AFD7ED558CCD)
+    h = h ^ (h >> np.uint64(33))
+    h = h * np.uint64(0xC4CEB9FE1A85EC53)
+    return h ^ (h >> np.uint64(33))
+
+
+def shingle_hashes(hashes: np.ndarray, k: int) -> np.ndarray:
+    """64-bit hashes of the ``k``-word shingles (contiguous windows) of a token-hash array.
+
+    A text shorter than ``k`` words yields one shingle of all its words; an empty text none.
+    """
+    if not 1 <= k <= len(_POSITION_MULTIPLIERS):
+        raise ValueError(f"shingle size must be between 1 and {len(_POSITION_MULTIPLIERS)}")
+    n = len(hashes)
+    if n == 0:
+        return np.empty(0, dtype=np.uint64)
+    k = min(k, n)
+    count = n - k + 1
+    combined = hashes[:count] * _POSITION_MULTIPLIERS[0]
+    for i in range(1, k):
+        combined = combined + hashes[i : i + count] * _POSITION_MULTIPLIERS[i]
+    return fmix64(combined)

@@ -1,0 +1,792 @@
+"""The Elasticsearch search backend: versioned indices behind an alias, fed by bulk streaming.
+
+Index design (see docs/elasticsearch.md):
+
+- Text is analyzed in Python by :mod:`index.analysis`, the code the embedded index uses, and
+  reaches Elasticsearch as space-joined terms in ``whitespace``-analyzed text fields
+  (``title``, ``body``, ``anchors``, ``url``). Only core analyzers are used, so the design
+  runs on the minimal integ-test server and unchanged on a full cluster.
+- ``site`` holds the host and its parent domains (keyword) for ``site:``; ``host``,
+  ``cluster`` (the collapse key), ``lang`` are keywords; ``fetched_at`` and ``pagerank`` are
+  numeric. When the cluster has the mapper-extras module, ``pagerank_rf`` is also a
+  ``rank_feature`` and the static rank uses a ``rank_feature`` query; otherwise a
+  ``function_score`` over ``pagerank``. A ``gauss`` decay on ``fetched_at`` favours fresh pages.
+- ``doc`` keeps the whole :class:`~index.base.Document` (not indexed) for hits, snippets,
+  ``get`` and rebuilds; the analyzed fields are left out of ``_source`` to keep it small.
+- Writes go to the alias ``<prefix>``, which points to one versioned index
+  ``<prefix>-v<N>``; :meth:`ElasticsearchBackend.reindex` builds ``v<N+1>`` from the stored
+  documents and swaps the alias atomically.
+
+Snippets come from :mod:`index.snippets` over the stored text (HTML-escaped, words marked by
+their analyzed term), because Elasticsearch's highlighter would only see the stemmed terms.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from elasticsearch import ApiError, Elasticsearch, NotFoundError
+
+from crawler.config import Config, get_config
+from index.analysis import WORD_RE, analyze, host_suffixes, normalize, normalize_host
+from index.base import Document, Hit, Results, SearchBackend
+from index.embedded import DEFAULT_FIELD_WEIGHTS, FieldWeights
+from index.es_bulk import BulkWriter, Stats, action_version
+from index.query import And, Node, Not, Or, Phrase, Query, Site, Term, parse
+from index.scoring import Ranker
+from index.snippets import build_snippet
+
+__all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
+
+logger = logging.getLogger(__name__)
+
+_TEXT_FIELDS = ("title", "body", "anchors", "url")
+_ANALYZED = [*_TEXT_FIELDS, "suggest", "site"]
+_HIT_SOURCE = [f"doc.{f}" for f in ("id", "url", "host", "title", "body", "description")] + [
+    "doc.cluster_id",
+    "doc.pagerank",
+]
+_SECONDS_PER_DAY = 86_400.0
+# Ties in score break by id, so from/size pages and search_after walks agree.
+_RANK_ORDER = [{"_score": "desc"}, {"id": "asc"}]
+
+# Setting name -> (constructor option, type); defaults live in ElasticsearchBackend.__init__.
+SETTINGS = {
+    "ES_INDEX_PREFIX": ("index_prefix", str),
+    "ES_SHARDS": ("shards", int),
+    "ES_REPLICAS": ("replicas", int),
+    "ES_REFRESH_INTERVAL": ("refresh_interval", str),
+    "ES_QUERY_TIMEOUT": ("query_timeout", str),
+    "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
+    "ES_MAX_WINDOW": ("max_window", int),
+    "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
+    "ES_FIELD_WEIGHTS": ("field_weights", dict),
+    "ES_RANK_WEIGHTS": ("rank_weights", dict),
+    "ES_FRESHNESS_WEIGHT": ("freshness_weight", float),
+    "ES_FRESHNESS_SCALE_DAYS": ("freshness_scale_days", float),
+    "ES_SUGGEST_BODY_CHARS": ("suggest_body_chars", int),
+    "ES_BULK_DOCS": ("bulk_docs", int),
+    "ES_BULK_BYTES": ("bulk_bytes", int),
+    "ES_BULK_INTERVAL_S": ("bulk_interval_s", float),
+    "ES_BULK_QUEUE_BYTES": ("bulk_queue_bytes", int),
+    "ES_BULK_MAX_RETRIES": ("bulk_max_retries", int),
+}
+
+
+def options_from_settings(settings: Any) -> dict:
+    """Constructor options from a Scrapy/Django settings object or a mapping (``ES_*`` names)."""
+    if hasattr(settings, "get"):
+        get = settings.get
+    else:
+
+        def get(name):
+            return getattr(settings, name, None)
+
+    options = {}
+    for name, (option, kind) in SETTINGS.items():
+        value = get(name)
+        if value is None:
+            continue
+        if option == "field_weights":
+            options[option] = FieldWeights(**dict(value))
+        else:
+            options[option] = kind(value)
+    return options
+
+
+def mappings(rank_feature: bool) -> dict:
+    """The index mapping; ``rank_feature`` adds ``pagerank_rf`` (needs mapper-extras)."""
+    text = {"type": "text", "analyzer": "whitespace", "similarity": "BM25"}
+    properties: dict[str, dict] = {name: dict(text) for name in _TEXT_FIELDS}
+    properties["suggest"] = {"type": "text", "analyzer": "whitespace", "norms": False}
+    properties.update(
+        {
+            "id": {"type": "keyword"},
+            "site": {"type": "keyword", "norms": False},
+            "host": {"type": "keyword"},
+            "cluster": {"type": "keyword"},
+            "cluster_id": {"type": "keyword"},
+            "lang": {"type": "keyword"},
+            "fetched_at": {"type": "double"},
+            "pagerank": {"type": "float"},
+            "indexed_at": {"type": "long"},
+            "doc": {"type": "object", "enabled": False},
+        }
+    )
+    if rank_feature:
+        properties["pagerank_rf"] = {"type": "rank_feature"}
+    return {
+        "dynamic": "strict",
+        "_source": {"excludes": _ANALYZED},
+        "properties": properties,
+    }
+
+
+class QueryCompiler:
+    """Compiles the shared query AST to the Elasticsearch query DSL."""
+
+    def __init__(self, field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS):
+        self.field_weights = field_weights
+        self.fields = [f"{name}^{weight:g}" for name, weight in field_weights.items()]
+
+    def compile(self, node: Node) -> dict:
+        """The DSL query matching exactly the documents ``node`` matches."""
+        if isinstance(node, Term):
+            return self._multi_match(node.term, "best_fields")
+        if isinstance(node, Phrase):
+            return self._multi_match(" ".join(node.terms), "phrase")
+        if isinstance(node, Site):
+            return {"term": {"site": node.host}}
+        if isinstance(node, Or):
+            return {
+                "bool": {
+                    "should": [self.compile(c) for c in node.children],
+                    "minimum_should_match": 1,
+                }
+            }
+        if isinstance(node, Not):
+            return {"bool": {"must_not": [self.compile(node.child)]}}
+        if isinstance(node, And):
+            must = [self.compile(c) for c in node.children if not isinstance(c, Not)]
+            must_not = [self.compile(c.child) for c in node.children if isinstance(c, Not)]
+            clause: dict = {"must": must}
+            if must_not:
+                clause["must_not"] = must_not
+            return {"bool": clause}
+        raise TypeError(f"Not a query node: {node!r}")
+
+    def _multi_match(self, text: str, kind: str) -> dict:
+        return {
+            "multi_match": {
+                "query": text,
+                "type": kind,
+                "fields": self.fields,
+                "tie_breaker": self.field_weights.tie_breaker,
+                "analyzer": "whitespace",
+            }
+        }
+
+
+class ElasticsearchBackend(SearchBackend):
+    """Documents in an alias-versioned Elasticsearch index; writes streamed losslessly."""
+
+    def __init__(
+        self,
+        hosts: str | list[str],
+        *,
+        index_prefix: str = "websearch",
+        shards: int = 1,
+        replicas: int = 0,
+        refresh_interval: str = "1s",
+        field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
+        rank_weights: Mapping[str, float] | None = None,
+        freshness_weight: float = 0.5,
+        freshness_scale_days: float = 30.0,
+        query_timeout: str = "2s",
+        request_timeout_s: float = 30.0,
+        max_window: int = 10_000,
+        track_total_hits: int = 10_000,
+        suggest_body_chars: int = 2000,
+        snippet_chars: int = 220,
+        spool_dir: str | Path | None = None,
+        bulk_docs: int = 500,
+        bulk_bytes: int = 5_000_000,
+        bulk_interval_s: float = 1.0,
+        bulk_queue_bytes: int = 50_000_000,
+        bulk_max_retries: int = 4,
+        crawler_stats=None,
+        client: Elasticsearch | None = None,
+        config: Config | None = None,
+    ):
+        if isinstance(hosts, str):
+            hosts = [h.strip() for h in hosts.split(",") if h.strip()]
+        self.hosts = hosts
+        self.alias = index_prefix
+        self.shards = shards
+        self.replicas = replicas
+        self.refresh_interval = refresh_interval
+        self.compiler = QueryCompiler(field_weights)
+        weights = Ranker(weights=rank_weights).weights
+        self.text_weight = weights.get("bm25", 1.0)
+        self.rank_weight = weights.get("pagerank", 0.0)
+        self.freshness_weight = freshness_weight
+        self.freshness_scale_s = freshness_scale_days * _SECONDS_PER_DAY
+        self.query_timeout = query_timeout
+        self.max_window = max_window
+        self.track_total_hits = track_total_hits
+        self.suggest_body_chars = suggest_body_chars
+        self.snippet_chars = snippet_chars
+        # A node that dies mid-request is retried on another one: queries keep answering.
+        self.client = client or Elasticsearch(
+            hosts,
+            request_timeout=request_timeout_s,
+            max_retries=3,
+            retry_on_timeout=True,
+        )
+        if spool_dir is None:
+            spool_dir = (config or get_config()).data_dir / "es-spool" / index_prefix
+        self.stats_ = Stats(crawler_stats)
+        self.writer = BulkWriter(
+            self.client,
+            spool_dir,
+            max_docs=bulk_docs,
+            max_bytes=bulk_bytes,
+            interval_s=bulk_interval_s,
+            queue_bytes=bulk_queue_bytes,
+            max_retries=bulk_max_retries,
+            request_timeout_s=max(request_timeout_s, 60.0),
+            stats=self.stats_,
+        )
+        self._rank_feature: bool | None = None
+
+    @classmethod
+    def from_config(cls, config: Config, settings: Any = None, **options) -> ElasticsearchBackend:
+        """The backend for ``config.elasticsearch_url`` (comma-separated node URLs)."""
+        if not config.elasticsearch_url:
+            raise ValueError("ELASTICSEARCH_URL is not set; use the embedded backend instead.")
+        merged = options_from_settings(settings) if settings is not None else {}
+        merged.update(options)
+        return cls(config.elasticsearch_url, config=config, **merged)
+
+    # --- index lifecycle --------------------------------------------------------------
+
+    def _cluster_has_rank_feature(self) -> bool:
+        nodes = self.client.nodes.info(metric="plugins")["nodes"].values()
+        return all(
+            any(m["name"] == "mapper-extras" for m in node.get("modules", [])) for node in nodes
+        )
+
+    def _index_body(self) -> dict:
+        return {
+            "settings": {
+                "number_of_shards": self.shards,
+                "number_of_replicas": self.replicas,
+                "refresh_interval": self.refresh_interval,
+            },
+            "mappings": mappings(self._cluster_has_rank_feature()),
+        }
+
+    def current_index(self) -> str | None:
+        """The concrete index the alias points to, or ``None`` before ``ensure_index``."""
+        try:
+            names = list(self.client.indices.get_alias(name=self.alias))
+        except NotFoundError:
+            return None
+        return max(names, key=_version_of) if names else None
+
+    def ensure_index(self) -> None:
+        """Create ``<prefix>-v1`` behind the alias unless the alias exists; idempotent."""
+        if self.current_index() is not None:
+            return
+        try:
+            self.client.indices.create(
+                index=f"{self.alias}-v1",
+                aliases={self.alias: {"is_write_index": True}},
+                wait_for_active_shards="1",
+                **self._index_body(),
+            )
+        except ApiError as exc:
+            if exc.error != "resource_already_exists_exception":
+                raise
+        self._rank_feature = None
+
+    def uses_rank_feature(self) -> bool:
+        """Whether the current index scores static rank with a ``rank_feature`` field."""
+        if self._rank_feature is None:
+            mapping = self.client.indices.get_mapping(index=self.alias)
+            self._rank_feature = any(
+                "pagerank_rf" in m["mappings"].get("properties", {}) for m in mapping.values()
+            )
+        return self._rank_feature
+
+    def close(self) -> None:
+        """Send what is queued (the rest stays spooled) and close the connections."""
+        self.writer.close()
+        self.client.close()
+
+    def drop(self) -> None:
+        """Delete the alias and every versioned index of this prefix (tests, benchmarks)."""
+        self.writer.flush()
+        self.client.options(ignore_status=404).indices.delete(
+            index=f"{self.alias}-v*", expand_wildcards="all"
+        )
+
+    # --- writes -----------------------------------------------------------------------
+
+    def _source(self, doc: Document, rank_feature: bool) -> dict:
+        if not doc.host:
+            doc.host = normalize_host(doc.url)
+        source = {
+            "id": doc.id,
+            "title": " ".join(analyze(doc.title)),
+            "body": " ".join(analyze(doc.body or doc.description)),
+            "anchors": " ".join(analyze(doc.anchors)),
+            "url": " ".join(analyze(doc.url.split("://", 1)[-1])),
+            "suggest": " ".join(self._suggest_words(doc)),
+            "site": host_suffixes(doc.host),
+            "host": doc.host,
+            "cluster": doc.cluster_id or doc.id,
+            "cluster_id": doc.cluster_id,
+            "lang": doc.lang,
+            "fetched_at": float(doc.fetched_at),
+            "pagerank": float(doc.pagerank),
+            "doc": doc.to_dict(),
+        }
+        if rank_feature and doc.pagerank > 0:
+            source["pagerank_rf"] = float(doc.pagerank)
+        return source
+
+    def _suggest_words(self, doc: Document) -> list[str]:
+        """Normalized, unstemmed words for "did you mean": what users can be offered."""
+        text = " ".join(
+            (doc.title, doc.anchors, (doc.body or doc.description)[: self.suggest_body_chars])
+        )
+        return WORD_RE.findall(normalize(text))
+
+    def index(self, docs: Iterable[Document]) -> int:
+        """Queue documents for bulk indexing by id (blocks when the queue is full)."""
+        rank_feature = self.uses_rank_feature()
+        count = 0
+        for doc in docs:
+            version = action_version()
+            source = self._source(doc, rank_feature)
+            source["indexed_at"] = version
+            self.writer.add(
+                {
+                    "index": {
+                        "_index": self.alias,
+                        "_id": doc.id,
+                        "version": version,
+                        "version_type": "external",
+                        "require_alias": True,
+                    }
+                },
+                source,
+            )
+            count += 1
+        return count
+
+    def delete(self, ids: Iterable[str]) -> int:
+        """Queue deletions by id; unknown ids are ignored."""
+        count = 0
+        for doc_id in ids:
+            self.writer.add(
+                {
+                    "delete": {
+                        "_index": self.alias,
+                        "_id": doc_id,
+                        "version": action_version(),
+                        "version_type": "external",
+                        "require_alias": True,
+                    }
+                }
+            )
+            count += 1
+        return count
+
+    def update_rank(self, scores: Mapping[str, float]) -> int:
+        """Set ``pagerank`` of stored documents (re-indexed from ``doc``); returns how many."""
+        self.writer.flush()  # documents still queued must be read back with their new rank
+        changed = 0
+        ids = list(scores)
+        for start in range(0, len(ids), 1000):
+            docs = list(self._get_many(ids[start : start + 1000]))
+            for doc in docs:
+                doc.pagerank = float(scores[doc.id])
+            changed += self.index(docs)
+        return changed
+
+    def refresh(self) -> None:
+        """Send everything queued and make it searchable; raises if the cluster is down."""
+        if not self.writer.flush():
+            raise ConnectionError(
+                "Elasticsearch is unreachable; writes are spooled and will be sent when it "
+                "is back (check scripts/services.sh status)."
+            )
+        self.client.indices.refresh(index=self.alias)
+
+    # --- reads ------------------------------------------------------------------------
+
+    def _get_many(self, ids: list[str]) -> Iterator[Document]:
+        if not ids:
+            return
+        response = self.client.mget(index=self.alias, ids=ids, source=["doc"])
+        for found in response["docs"]:
+            if found.get("found"):
+                yield Document.from_dict(found["_source"]["doc"])
+
+    def get(self, doc_id: str) -> Document | None:
+        """The stored document with this id, or ``None``."""
+        return next(self._get_many([doc_id]), None)
+
+    def stats(self) -> dict:
+        """``docs`` (searchable), ``bytes`` of primaries, ``total_bytes``, the writer's state."""
+        stats = self.client.indices.stats(index=self.alias, metric=["docs", "store"])["_all"]
+        return {
+            "docs": stats["primaries"]["docs"]["count"],
+            "bytes": stats["primaries"]["store"]["size_in_bytes"],
+            "total_bytes": stats["total"]["store"]["size_in_bytes"],
+            "index": self.current_index(),
+            "pending": self.writer.pending,
+            "spooled_files": self.writer.spooled_files,
+            **{k: v for k, v in self.stats_.values.items()},
+        }
+
+    def search_body(self, parsed: Query) -> dict:
+        """The search request body (without paging) for a parsed, non-empty query."""
+        text_query = self.compiler.compile(parsed.root)
+        if self.text_weight != 1.0:
+            text_query = {"bool": {"must": [text_query], "boost": self.text_weight}}
+        functions = []
+        rank_feature = self.rank_weight > 0 and self.uses_rank_feature()
+        if self.rank_weight > 0 and not rank_feature:
+            functions.append(
+                {
+                    "field_value_factor": {"field": "pagerank", "missing": 0},
+                    "weight": self.rank_weight,
+                }
+            )
+        if self.freshness_weight > 0:
+            functions.append(
+                {
+                    "gauss": {
+                        "fetched_at": {
+                            "origin": time.time(),
+                            "scale": self.freshness_scale_s,
+                            "decay": 0.5,
+                        }
+                    },
+                    "weight": self.freshness_weight,
+                }
+            )
+        query: dict = text_query
+        if functions:
+            query = {
+                "function_score": {
+                    "query": text_query,
+                    "functions": functions,
+                    "score_mode": "sum",
+                    "boost_mode": "sum",
+                }
+            }
+        if rank_feature:
+            query = {
+                "bool": {
+                    "must": [query],
+                    "should": [
+                        {
+                            "rank_feature": {
+                                "field": "pagerank_rf",
+                                "linear": {},
+                                "boost": self.rank_weight,
+                            }
+                        }
+                    ],
+                }
+            }
+        return {
+            "query": query,
+            "timeout": self.query_timeout,
+            "track_total_hits": self.track_total_hits,
+            "_source": _HIT_SOURCE,
+        }
+
+    def search(self, query: str | Query, page: int = 1, size: int = 10) -> Results:
+        """Hits by BM25 plus static rank and freshness, collapsed on cluster id.
+
+        Pages within ``max_window`` use from/size with server-side collapse; deeper pages
+        walk the ranking with ``search_after``. ``partial`` is set when a shard timed out or
+        failed.
+        """
+        started = time.perf_counter()
+        parsed = query if isinstance(query, Query) else parse(query)
+        page, size = max(1, int(page)), max(1, min(int(size), 100))
+        results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
+        if parsed.matches_nothing:
+            results.suggestion = self._suggest(parsed)
+            results.took_ms = (time.perf_counter() - started) * 1000
+            return results
+        body = self.search_body(parsed)
+        offset = (page - 1) * size
+        suggest = self._suggest_request(parsed)
+        if suggest:
+            body["suggest"] = suggest
+        if offset + size <= self.max_window:
+            response = self.client.search(
+                index=self.alias,
+                **body,
+                from_=offset,
+                size=size,
+                sort=_RANK_ORDER,
+                collapse={"field": "cluster"},
+            ).body
+            hits = response["hits"]["hits"]
+            found = list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
+        else:
+            response, found = self._deep_page(body, offset, size)
+        results.total = response["hits"]["total"]["value"]
+        results.partial = _partial(response)
+        results.suggestion = self._suggestion(parsed, response.get("suggest"))
+        terms = parsed.terms()
+        for hit, similar in found:
+            doc = hit["_source"]["doc"]
+            results.hits.append(
+                Hit(
+                    id=doc["id"],
+                    url=doc["url"],
+                    title=doc.get("title", ""),
+                    snippet=build_snippet(
+                        doc.get("body") or doc.get("description", ""), terms, self.snippet_chars
+                    ),
+                    score=round(hit["_score"] or 0.0, 6),
+                    host=doc.get("host", ""),
+                    cluster_id=doc.get("cluster_id", ""),
+                    similar=similar,
+                    pagerank=doc.get("pagerank", 0.0),
+                )
+            )
+        results.took_ms = (time.perf_counter() - started) * 1000
+        return results
+
+    def _deep_page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
+        """A page past ``max_window``: walk the ranking with search_after, collapsing here."""
+        chunk = min(1000, self.max_window)
+        seen: set[str] = set()
+        kept: list[dict] = []
+        request = dict(body, size=chunk, sort=_RANK_ORDER)
+        request["track_scores"] = True
+        first: dict | None = None
+        partial = False
+        while len(kept) < offset + size:
+            response = self.client.search(
+                index=self.alias, **request, docvalue_fields=["cluster"]
+            ).body
+            first = first or response
+            partial = partial or _partial(response)
+            hits = response["hits"]["hits"]
+            for hit in hits:
+                cluster = hit["fields"]["cluster"][0]
+                if cluster not in seen:
+                    seen.add(cluster)
+                    kept.append(hit)
+            if len(hits) < chunk:
+                break
+            request.update(search_after=hits[-1]["sort"], track_total_hits=False)
+            request.pop("suggest", None)
+        page = kept[offset : offset + size]
+        first["timed_out"] = partial
+        return first, list(zip(page, self._cluster_sizes(body["query"], page), strict=True))
+
+    def _cluster_sizes(self, query: dict, hits: list[dict]) -> list[int]:
+        """For each hit, how many other matches share its cluster (the near-copy count).
+
+        One aggregation over the hits' clusters; pages without near-copies cost nothing.
+        """
+        keys = [hit["fields"]["cluster"][0] for hit in hits]
+        shared = sorted(
+            {k for k, h in zip(keys, hits, strict=True) if h["_source"]["doc"].get("cluster_id")}
+        )
+        if not shared:
+            return [0] * len(hits)
+        response = self.client.search(
+            index=self.alias,
+            size=0,
+            query={"bool": {"must": [query], "filter": [{"terms": {"cluster": shared}}]}},
+            aggs={"clusters": {"terms": {"field": "cluster", "size": len(shared)}}},
+            timeout=self.query_timeout,
+        )
+        counts = {b["key"]: b["doc_count"] for b in response["aggregations"]["clusters"]["buckets"]}
+        return [max(0, counts.get(k, 1) - 1) for k in keys]
+
+    def _suggest_request(self, parsed: Query) -> dict | None:
+        words = _user_words(parsed)
+        if not words:
+            return None
+        return {
+            "did_you_mean": {
+                "text": " ".join(words),
+                "term": {"field": "suggest", "suggest_mode": "missing", "size": 1},
+            }
+        }
+
+    def _suggest(self, parsed: Query) -> str | None:
+        request = self._suggest_request(parsed)
+        if request is None:
+            return None
+        response = self.client.search(index=self.alias, size=0, suggest=request)
+        return self._suggestion(parsed, response.get("suggest"))
+
+    @staticmethod
+    def _suggestion(parsed: Query, suggest: dict | None) -> str | None:
+        """The query with each word the index lacks replaced by the suggester's best option."""
+        if not suggest:
+            return None
+        fixes = {
+            entry["text"]: entry["options"][0]["text"]
+            for entry in suggest.get("did_you_mean", [])
+            if entry["options"]
+        }
+        if not fixes:
+            return None
+
+        def fix(match: re.Match) -> str:
+            return fixes.get(normalize(match.group()), match.group())
+
+        suggestion = WORD_RE.sub(fix, parsed.raw)
+        return suggestion if suggestion != parsed.raw else None
+
+    # --- rebuild --------------------------------------------------------------------
+
+    def iter_documents(self) -> Iterator[Document]:
+        """Every stored document, in id order."""
+        for doc, _ in self._documents(self.alias):
+            yield doc
+
+    def reindex(self, progress=None) -> str:
+        """Build a new versioned index from the stored documents and swap the alias to it.
+
+        Searches keep answering from the old index until the atomic swap. Writes made during
+        the copy are caught up after it: the old index is then write-blocked (writes in flight
+        are retried by their bulk writer and land in the new index) and every document it
+        has in a newer version than the new index is copied again. Returns the new index
+        name; the old index is deleted. Deletions made during the copy are not carried over.
+        """
+        self.writer.flush()
+        old = self.current_index()
+        if old is None:
+            self.ensure_index()
+            return self.current_index()
+        new = f"{self.alias}-v{_version_of(old) + 1}"
+        self.client.options(ignore_status=404).indices.delete(index=new)
+        body = self._index_body()
+        # Built without replicas or refreshes, which is faster; both are set before the swap.
+        body["settings"].update(number_of_replicas=0, refresh_interval="-1")
+        self.client.indices.create(index=new, wait_for_active_shards="1", **body)
+        self._rank_feature = None
+        self.client.indices.refresh(index=old)
+        copied = self._copy(old, new, self._documents(old), progress)
+        self.client.indices.put_settings(
+            index=new,
+            settings={
+                "number_of_replicas": self.replicas,
+                "refresh_interval": self.refresh_interval,
+            },
+        )
+        self.client.indices.refresh(index=new)
+        if self.replicas:
+            self.client.options(ignore_status=408).cluster.health(
+                index=new, wait_for_status="green", timeout="60s"
+            )
+        self.client.indices.update_aliases(
+            actions=[
+                {"remove": {"index": old, "alias": self.alias}},
+                {"add": {"index": new, "alias": self.alias, "is_write_index": True}},
+            ]
+        )
+        self.client.indices.add_block(index=old, block="write")
+        self.client.indices.refresh(index=old)
+        stale = self._newer_in(old, new)
+        caught_up = self._copy(old, new, self._documents(old, stale))
+        self.client.indices.refresh(index=new)
+        self.client.indices.delete(index=old)
+        logger.info("reindex: %s -> %s (%d documents, %d caught up)", old, new, copied, caught_up)
+        return new
+
+    def _copy(self, source: str, target: str, docs, progress=None) -> int:
+        """Index ``docs`` (documents of ``source`` with their versions) into ``target``."""
+        writer = BulkWriter(self.client, self.writer.spool_dir / "reindex", stats=self.stats_)
+        mapping = self.client.indices.get_mapping(index=target)[target]["mappings"]
+        rank_feature = "pagerank_rf" in mapping.get("properties", {})
+        count = 0
+        try:
+            for doc, version in docs:
+                src = self._source(doc, rank_feature)
+                src["indexed_at"] = version
+                writer.add(
+                    {
+                        "index": {
+                            "_index": target,
+                            "_id": doc.id,
+                            "version": version,
+                            "version_type": "external",
+                        }
+                    },
+                    src,
+                )
+                count += 1
+                if progress is not None and count % 10_000 == 0:
+                    progress(count)
+        finally:
+            writer.close(timeout_s=None)
+        return count
+
+    def _scan(self, index: str, source: list[str] | bool, query: dict | None = None, batch=1000):
+        """Every hit of ``index`` (optionally matching ``query``) in id order, with versions."""
+        request: dict = {
+            "size": batch,
+            "sort": [{"id": "asc"}],
+            "_source": source,
+            "version": True,
+            "query": query or {"match_all": {}},
+        }
+        while True:
+            hits = self.client.search(index=index, **request)["hits"]["hits"]
+            yield from hits
+            if len(hits) < batch:
+                return
+            request["search_after"] = hits[-1]["sort"]
+
+    def _documents(
+        self, index: str, ids: list[str] | None = None
+    ) -> Iterator[tuple[Document, int]]:
+        """The stored documents of ``index`` (all, or those of ``ids``) with their versions."""
+        if ids is None:
+            hits = self._scan(index, ["doc"])
+        else:
+            hits = (
+                hit
+                for start in range(0, len(ids), 1000)
+                for hit in self._scan(
+                    index, ["doc"], {"ids": {"values": ids[start : start + 1000]}}
+                )
+            )
+        for hit in hits:
+            yield Document.from_dict(hit["_source"]["doc"]), hit["_version"]
+
+    def _newer_in(self, old: str, new: str) -> list[str]:
+        """Ids whose version in ``old`` is newer than in ``new`` (or missing there)."""
+        theirs = ((h["_id"], h["_version"]) for h in self._scan(new, False))
+        current = next(theirs, None)
+        stale = []
+        for hit in self._scan(old, False):
+            doc_id, version = hit["_id"], hit["_version"]
+            while current is not None and current[0] < doc_id:
+                current = next(theirs, None)
+            if current is None or current[0] != doc_id or current[1] < version:
+                stale.append(doc_id)
+        return stale
+
+
+def _version_of(index_name: str) -> int:
+    match = re.search(r"-v(\d+)$", index_name)
+    return int(match.group(1)) if match else 0
+
+
+def _partial(response: dict) -> bool:
+    """Whether a search response misses results: a shard timed out or failed."""
+    return bool(response.get("timed_out")) or response["_shards"].get("failed", 0) > 0
+
+
+def _user_words(parsed: Query) -> list[str]:
+    """Normalized words the user typed in positive terms and phrases (for suggestions)."""
+    words: list[str] = []
+    for leaf in parsed.leaves(positive_only=True):
+        if isinstance(leaf, Term | Phrase):
+            text = leaf.word if isinstance(leaf, Term) else leaf.text
+            words.extend(WORD_RE.findall(normalize(text)))
+    return list(dict.fromkeys(words))

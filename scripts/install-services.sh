@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Install what the distributed stack runs on, on a fresh Debian machine, as root.
+#
+#   sudo scripts/install-services.sh
+#
+# - the Debian packages listed in scripts/apt-packages.txt (Redis, PostgreSQL, Chromium, ...);
+# - Elasticsearch: the integ-test-zip distribution from Maven Central, unpacked under
+#   .services/elasticsearch-<version>/ (symlinked as .services/elasticsearch), owned by root
+#   and run by scripts/services.sh as the system user $ES_USER (Elasticsearch refuses root).
+#
+# Idempotent: packages already installed are not fetched again, and an unpacked Elasticsearch
+# of the same version is kept. Settings (environment): ES_VERSION, ES_USER, SERVICES_DIR,
+# ES_JAVA_HOME.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SERVICES_DIR="${SERVICES_DIR:-$REPO/.services}"
+# The newest 9.x integ-test-zip that Maven Central serves here (9.5.x is not published).
+ES_VERSION="${ES_VERSION:-9.2.0}"
+ES_ARTIFACT="org.elasticsearch.distribution.integ-test-zip:elasticsearch:${ES_VERSION}:zip"
+ES_USER="${ES_USER:-elasticsearch}"
+ES_JAVA_HOME="${ES_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+MVN_DEPENDENCY_PLUGIN="org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+
+log() { printf 'install-services: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+[[ $(id -u) -eq 0 ]] || die "run as root (it installs Debian packages and creates a system user)"
+
+install_apt_packages() {
+    local wanted missing=()
+    mapfile -t wanted < <(grep -Ev '^\s*(#|$)' "$REPO/scripts/apt-packages.txt")
+    for pkg in "${wanted[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \
+            || missing+=("$pkg")
+    done
+    if ((${#missing[@]} == 0)); then
+        log "Debian packages: all ${#wanted[@]} installed"
+        return
+    fi
+    log "Debian packages: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}"
+    # The Debian packages start system-wide Redis/PostgreSQL services; the project runs its
+    # own instances from scripts/services.sh, so the system ones are not needed.
+    if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
+        systemctl disable --now redis-server postgresql >/dev/null 2>&1 || true
+    fi
+}
+
+check_java() {
+    [[ -x "$ES_JAVA_HOME/bin/java" ]] \
+        || die "no Java at $ES_JAVA_HOME (Elasticsearch 9 needs Java 21+); set ES_JAVA_HOME"
+    log "Java: $("$ES_JAVA_HOME/bin/java" -version 2>&1 | head -1)"
+}
+
+install_elasticsearch() {
+    local home="$SERVICES_DIR/elasticsearch-$ES_VERSION"
+    mkdir -p "$SERVICES_DIR"
+    if [[ -x "$home/bin/elasticsearch" ]]; then
+        log "Elasticsearch $ES_VERSION: already unpacked at $home"
+    else
+        local download="$SERVICES_DIR/downloads"
+        mkdir -p "$download"
+        log "Elasticsearch $ES_VERSION: fetching $ES_ARTIFACT"
+        mvn -q -B "$MVN_DEPENDENCY_PLUGIN:copy" -Dartifact="$ES_ARTIFACT" \
+            -DoutputDirectory="$download" >&2 \
+            || die "could not fetch $ES_ARTIFACT from Maven Central; try another ES_VERSION"
+        local tmp="$SERVICES_DIR/.unpack-$$"
+        rm -rf "$tmp"
+        unzip -q "$download/elasticsearch-$ES_VERSION.zip" -d "$tmp"
+        mv "$tmp/elasticsearch-$ES_VERSION" "$home"
+        rm -rf "$tmp"
+    fi
+    ln -sfn "elasticsearch-$ES_VERSION" "$SERVICES_DIR/elasticsearch"
+    chmod -R a+rX "$home"
+}
+
+create_es_user() {
+    if id "$ES_USER" >/dev/null 2>&1; then
+        log "system user $ES_USER: exists"
+    else
+        useradd --system --user-group --no-create-home --home-dir /nonexistent \
+            --shell /usr/sbin/nologin "$ES_USER"
+        log "system user $ES_USER: created"
+    fi
+}
+
+install_apt_packages
+check_java
+create_es_user
+install_elasticsearch
+log "done; start the services with: scripts/services.sh start"

@@ -1,0 +1,286 @@
+"""The ``Frontier`` contract, run against every backend (local SQLite, real Redis)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+from redis import Redis
+
+from crawler.frontier import Entry, Outcome, Politeness
+from crawler.frontier.base import ROBOTS_RANK
+from crawler.frontier.local import LocalFrontier
+from crawler.frontier.redis_backend import RedisFrontier
+from crawler.redisserver import running_redis
+
+DONE = Outcome(status=200, latency=0.01)
+
+
+class Clock:
+    """A clock the test moves by hand; shared by every frontier of a test."""
+
+    def __init__(self, t: float = 1_000_000.0):
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    with running_redis(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+class Backend:
+    """Builds frontiers of one kind over the same state, and restarts that state."""
+
+    def __init__(self, kind, tmp_path, redis_server, crawl):
+        self.kind, self.tmp_path, self.crawl = kind, tmp_path, crawl
+        self.redis_server = redis_server
+        self.clock = Clock()
+        self.opened = []
+
+    def open(self, **options):
+        options.setdefault("clock", self.clock)
+        options.setdefault("politeness", Politeness(default_delay=1.0, latency_factor=0))
+        options.setdefault("bloom_capacity", 10_000)
+        if self.kind == "local":
+            f = LocalFrontier(self.tmp_path / "frontier.sqlite3", **options)
+        else:
+            f = RedisFrontier(Redis.from_url(self.redis_server.url), self.crawl, **options)
+        self.opened.append(f)
+        return f
+
+    def restart(self):
+        """Close every frontier; for Redis, SIGKILL and restart the server (AOF replay)."""
+        for f in self.opened:
+            f.close()
+        self.opened = []
+        if self.kind == "redis":
+            self.redis_server.stop(kill=True)
+            self.redis_server.start()
+
+    def close(self):
+        for f in self.opened:
+            if self.kind == "redis":
+                f.clear()
+            f.close()
+
+
+@pytest.fixture(params=["local", "redis"])
+def backend(request, tmp_path, redis_server):
+    b = Backend(request.param, tmp_path, redis_server, crawl=request.node.name)
+    yield b
+    b.close()
+
+
+def page(url, rank=0, **kw):
+    host = url.split("/")[2]
+    return Entry(url=url, host=host, payload=url.encode(), rank=rank, **kw)
+
+
+def test_one_lease_per_host(backend):
+    f = backend.open()
+    f.add([page("http://a.test/1"), page("http://a.test/2"), page("http://b.test/1")])
+    leases = f.next_ready(10)
+    assert sorted(lease.host for lease in leases) == ["a.test", "b.test"]
+    backend.clock.advance(100)
+    assert f.next_ready(10) == []  # both hosts are still leased
+
+
+def test_one_lease_per_host_across_workers(backend):
+    workers = [backend.open() for _ in range(4)]
+    workers[0].add([page(f"http://h{h}.test/{i}") for h in range(30) for i in range(3)])
+    got: list = []
+    lock = threading.Lock()
+
+    def work(f):
+        for _ in range(10):
+            leases = f.next_ready(5)
+            with lock:
+                got.extend(leases)
+
+    threads = [threading.Thread(target=work, args=(f,)) for f in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    hosts = [lease.host for lease in got]
+    assert len(hosts) == 30
+    assert len(set(hosts)) == 30
+
+
+def test_next_eligible_time_respected(backend):
+    f = backend.open(politeness=Politeness(default_delay=5.0, latency_factor=0))
+    f.add([page("http://a.test/1"), page("http://a.test/2")])
+    (lease,) = f.next_ready(5)
+    assert f.done(lease, DONE)
+    assert f.next_ready(5) == []
+    backend.clock.advance(4.9)
+    assert f.next_ready(5) == []
+    backend.clock.advance(0.2)
+    (lease,) = f.next_ready(5)
+    assert lease.url == "http://a.test/2"
+
+
+def test_crawl_delay_admin_override_and_backoff(backend):
+    f = backend.open(politeness=Politeness(default_delay=1.0, latency_factor=0))
+    f.add([page(f"http://a.test/{i}") for i in range(4)])
+    (lease,) = f.next_ready(1)
+    f.done(lease, Outcome(status=200, crawl_delay=7.0))
+    backend.clock.advance(6.9)
+    assert f.next_ready(1) == []
+    backend.clock.advance(0.2)
+    (lease,) = f.next_ready(1)
+    f.done(lease, Outcome(status=200, crawl_delay=7.0, admin_delay=0.5))
+    backend.clock.advance(0.6)
+    (lease,) = f.next_ready(1)
+    f.done(lease, Outcome(status=503, retry_after=50.0))
+    backend.clock.advance(49)
+    assert f.next_ready(1) == []
+    backend.clock.advance(2)
+    assert len(f.next_ready(1)) == 1
+
+
+def test_lease_expiry_returns_work(backend):
+    f = backend.open(lease_s=30)
+    f.add([page("http://a.test/1")])
+    (lease,) = f.next_ready(1)
+    backend.clock.advance(29)
+    assert f.release_expired() == 0
+    assert f.next_ready(1) == []
+    backend.clock.advance(2)
+    assert f.release_expired() == 1
+    (again,) = backend.open(lease_s=30).next_ready(1)  # another worker gets it
+    assert again.url == lease.url and again.attempts == 1
+    assert not f.done(lease, DONE)  # the dead worker's late report is ignored
+    assert f.done(again, DONE)
+    assert f.pending() == 0
+    assert f.stats()["expired"] == 1
+
+
+def test_poison_entry_dropped_after_max_attempts(backend):
+    f = backend.open(lease_s=10, max_attempts=2)
+    f.add([page("http://a.test/1"), page("http://a.test/2")])
+    for _ in range(2):
+        (lease,) = f.next_ready(1)
+        assert lease.url == "http://a.test/1"
+        backend.clock.advance(11)
+        f.release_expired()
+    (lease,) = f.next_ready(1)
+    assert lease.url == "http://a.test/2"
+    assert f.stats()["dropped/lease_expired"] == 1
+
+
+def test_restart_loses_nothing(backend):
+    f = backend.open(lease_s=30)
+    urls = [f"http://h{h}.test/{i}" for h in range(5) for i in range(4)]
+    f.add([page(u) for u in urls])
+    crawled = []
+    for lease in f.next_ready(3):
+        f.done(lease, DONE)
+        crawled.append(lease.url)
+    f.next_ready(2)  # leased, never reported: the worker dies with them
+    backend.restart()
+    f = backend.open(lease_s=30)
+    assert f.pending() == len(urls) - 3
+    assert f.add([page(crawled[0])])["seen"] == 1
+    deadline = backend.clock.t + 1000
+    while f.pending() and backend.clock.t < deadline:
+        backend.clock.advance(1)
+        f.release_expired()
+        for lease in f.next_ready(10):
+            f.done(lease, DONE)
+            crawled.append(lease.url)
+    assert sorted(crawled) == sorted(urls)
+
+
+def test_priority_without_starvation(backend):
+    f = backend.open(tiers=4)
+    f.add([page(f"http://t{t}h{h}.test/", rank=t) for t in range(4) for h in range(40)])
+    tiers = Counter()
+    for _ in range(15):
+        (lease,) = f.next_ready(1)
+        tiers[lease.rank] += 1
+    assert tiers == {0: 8, 1: 4, 2: 2, 3: 1}
+    rest = f.next_ready(200)
+    assert len(rest) == 160 - 15  # every host of every tier is eventually served
+
+
+def test_host_moves_up_when_better_entry_arrives(backend):
+    f = backend.open(tiers=2)
+    f.add([page(f"http://low{h}.test/", rank=1) for h in range(5)])
+    f.add([page("http://low0.test/important", rank=0)])
+    (first,) = f.next_ready(1)
+    assert first.url == "http://low0.test/important"
+
+
+def test_page_budget_and_cut(backend):
+    f = backend.open()
+    counts = f.add([page(f"http://a.test/{i}", budget=3) for i in range(5)])
+    assert counts == {"added": 3, "seen": 0, "budget": 2}
+    f.add([page("http://b.test/1"), page("http://b.test/2")])
+    f.set_host_budget("b.test", 2)
+    assert f.add([page("http://b.test/3")])["budget"] == 1
+    assert f.stats()["dropped/budget"] == 3
+
+
+def test_seen_filter(backend):
+    f = backend.open()
+    assert f.add([page("http://a.test/1")])["added"] == 1
+    assert f.add([page("http://a.test/1")]) == {"added": 0, "seen": 1, "budget": 0}
+    assert f.add([page("http://a.test/1", filter=False)])["added"] == 1
+    assert f.seen(["http://a.test/1", "http://a.test/never"]) == [True, False]
+
+
+def test_per_ip_limit(backend):
+    f = backend.open(ip_limit=2)
+    f.add([page(f"http://h{h}.test/", ip="10.0.0.1") for h in range(5)])
+    f.add([page("http://other.test/", ip="10.0.0.2")])
+    leases = f.next_ready(10)
+    assert Counter(lease.host == "other.test" for lease in leases) == {False: 2, True: 1}
+    f.done(leases[0], Outcome(fetched=False))
+    assert len(f.next_ready(10)) == 0  # the IP waits ip_wait before trying again
+    backend.clock.advance(1)
+    assert len(f.next_ready(10)) == 1
+
+
+def test_robots_entry_first_and_requeue(backend):
+    f = backend.open()
+    f.add([page("http://a.test/1")])
+    (lease,) = f.next_ready(1)
+    f.add([Entry("http://a.test/robots.txt", "a.test", rank=ROBOTS_RANK, filter=False)])
+    assert f.done(lease, Outcome(requeue=True))
+    (robots,) = f.next_ready(1)  # requeue keeps the host eligible: no fetch happened
+    assert robots.is_robots and robots.url == "http://a.test/robots.txt"
+    f.done(robots, Outcome(status=200))
+    backend.clock.advance(1.1)
+    (again,) = f.next_ready(1)
+    assert again.url == "http://a.test/1"
+
+
+def test_robots_store_is_shared(backend):
+    a, b = backend.open(), backend.open()
+    a.robots_set("a.test", 200, b"User-agent: *\nDisallow: /x\n", 123.0)
+    assert b.robots_get("a.test") == (200, b"User-agent: *\nDisallow: /x\n", 123.0)
+    assert b.robots_get("b.test") is None
+
+
+def test_stats(backend):
+    f = backend.open()
+    f.add([page("http://a.test/1"), page("http://a.test/2"), page("http://b.test/1")])
+    (lease, _) = f.next_ready(2)
+    f.done(lease, DONE)
+    f.count("dropped/depth", 2)
+    s = f.stats()
+    assert s["queue_depth"] == 2
+    assert s["leases"] == s["hosts_active"] == 1
+    assert s["hosts"] == 2
+    assert s["added"] == 3 and s["leased"] == 2 and s["done"] == 1
+    assert s["dropped/depth"] == 2
+    assert s["hosts_cooldown"] + s["hosts_ready"] == (1 if lease.host == "a.test" else 0)

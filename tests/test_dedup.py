@@ -1,0 +1,322 @@
+import random
+import shutil
+import socket
+import subprocess
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import redis
+from datasketch import MinHash
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
+
+from crawler.items import PageItem
+from dedup.core import Deduplicator
+from dedup.evaluate import evaluate
+from dedup.minhash import MinHasher, MinHashIndex, fold32
+from dedup.simhash import SimHashIndex, hamming, simhash
+from dedup.text import exact_key, shingle_hashes, word_hashes, words
+from index.base import doc_id_for
+from pipelines.dedup import DedupPipeline, scheduler_frontier
+from testweb.nearcopies import calendar_trap, generate
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed: apt-get install -y redis-server")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path_factory.mktemp("redis")),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise
+            time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    proc.terminate()
+    proc.wait(10)
+
+
+def _article(rng: random.Random, n: int = 300) -> str:
+    vocab = [f"w{i}" for i in range(3000)]
+    return " ".join(rng.choice(vocab) for _ in range(n))
+
+
+def test_words_and_exact_key_normalize_case_and_spacing():
+    assert words("Hello,  World!\nHello") == ["hello", "world", "hello"]
+    assert exact_key(words("A  b\tC")) == exact_key(words("a b c"))
+    assert exact_key(words("a b c")) != exact_key(words("a b d"))
+
+
+def test_shingle_hashes_are_stable_and_positional():
+    h = word_hashes(["a", "b", "c", "d"])
+    # pinned: the hashes are shared between workers and stored in Redis
+    assert int(h[0]) == 0xE6C632B61E964E1F
+    three = shingle_hashes(h, 3)
+    assert int(three[0]) == 0xCF98495AD9A23C92
+    assert len(three) == 2
+    assert shingle_hashes(word_hashes(["c", "b", "a"]), 3)[0] != three[0]
+    assert len(shingle_hashes(h[:2], 3)) == 1
+    assert len(shingle_hashes(h[:0], 3)) == 0
+
+
+def test_minhasher_equals_datasketch_update_batch():
+    shingles = shingle_hashes(word_hashes(words(_article(random.Random(1)))), 3)
+    ours = MinHasher(num_perm=128, seed=1).signature(shingles)
+    reference = MinHash(num_perm=128, seed=1, hashfunc=lambda x: x)
+    reference.update_batch([int(x) for x in fold32(shingles)])
+    assert np.array_equal(ours.hashvalues, reference.hashvalues)
+
+
+def test_minhash_index_confirms_candidates_by_similarity():
+    rng = random.Random(2)
+    hasher = MinHasher()
+    index = MinHashIndex(threshold=0.7, hasher=hasher)
+    base = words(_article(rng))
+    index.add("base", hasher.signature(shingle_hashes(word_hashes(base), 3)))
+    near = base[:]
+    near[100] = "changed"
+    found = index.match(hasher.signature(shingle_hashes(word_hashes(near), 3)))
+    assert found is not None and found[0] == "base" and found[1] >= 0.9
+    half = base[:150] + words(_article(rng, 150))
+    assert index.match(hasher.signature(shingle_hashes(word_hashes(half), 3))) is None
+
+
+def test_simhash_index_finds_exactly_the_fingerprints_within_k():
+    rng = random.Random(3)
+    index = SimHashIndex(k=3, blocks=6)
+    assert len(index.masks) == 20
+    stored = [rng.getrandbits(64) for _ in range(300)]
+    for i, fp in enumerate(stored):
+        index.add(f"d{i}", fp)
+    for i, fp in enumerate(stored[:100]):
+        for flips in range(6):
+            bits = rng.sample(range(64), flips)
+            probe = fp
+            for b in bits:
+                probe ^= 1 << b
+            found = index.match(probe)
+            if flips <= 3:
+                assert found == (f"d{i}", flips)
+            else:
+                assert found is None or found[0] != f"d{i}"
+
+
+def test_simhash_is_close_for_small_edits_and_far_for_distinct_texts():
+    rng = random.Random(4)
+    base = words(_article(rng, 800))
+    edited = base[:]
+    edited[10] = "x"
+    other = words(_article(rng, 800))
+
+    def fp(tokens):
+        return simhash(shingle_hashes(word_hashes(tokens), 3))
+
+    assert hamming(fp(base), fp(edited)) <= 3
+    assert hamming(fp(base), fp(other)) > 10
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+def test_exact_near_and_distinct_documents_get_clusters(method):
+    rng = random.Random(5)
+    dedup = Deduplicator(method)
+    a = _article(rng, 800)
+    first = dedup.check("a", "one.test", a)
+    assert (first.kind, first.cluster_id) == ("new", "a")
+    exact = dedup.check("b", "two.test", a.upper().replace(" ", "  "))
+    assert (exact.kind, exact.match, exact.cluster_id, exact.match_host) == (
+        "exact",
+        "a",
+        "a",
+        "one.test",
+    )
+    tokens = a.split()
+    tokens[400] = "edited"
+    near = dedup.check("c", "two.test", " ".join(tokens))
+    assert (near.kind, near.match, near.cluster_id) == ("near", "a", "a")
+    distinct = dedup.check("d", "one.test", _article(rng, 800))
+    assert (distinct.kind, distinct.cluster_id) == ("new", "d")
+    assert dedup.check("c", "two.test", " ".join(tokens)).kind == "known"
+    assert dedup.cluster_size("a") == 3
+    assert dedup.cluster_size("d") == 1
+
+
+def test_cluster_id_is_the_first_document_of_a_chain():
+    rng = random.Random(6)
+    dedup = Deduplicator("minhash")
+    tokens = _article(rng, 600).split()
+    dedup.check("first", "h.test", " ".join(tokens))
+    tokens[50] = "one"
+    dedup.check("second", "h.test", " ".join(tokens))
+    tokens[300] = "two"
+    third = dedup.check("third", "h.test", " ".join(tokens))
+    assert third.cluster_id == "first"
+
+
+def test_empty_and_short_texts_are_not_near_duplicates():
+    dedup = Deduplicator("minhash")
+    assert dedup.check("a", "h", "").kind == "new"
+    assert dedup.check("b", "h", "").kind == "new"
+    assert dedup.check("c", "h", "Page not found here").kind == "new"
+    assert dedup.check("d", "h", "page not found, here").kind == "exact"
+    assert dedup.check("e", "h", "Page not found there").kind == "new"
+
+
+def test_default_method_meets_targets_on_labelled_set():
+    pages = generate(articles=150, short_pages=60, seed=11)
+    score = evaluate(Deduplicator(), pages)
+    assert score.positives > 100
+    assert score.precision >= 0.99
+    assert score.recall >= 0.95
+
+
+def test_calendar_trap_pages_are_near_copies():
+    pages = calendar_trap("cal.test", 10)
+    dedup = Deduplicator()
+    kinds = [dedup.check(p.url, p.host, p.text).kind for p in pages]
+    assert kinds == ["new"] + ["near"] * 9
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+def test_workers_share_state_through_redis(redis_url, method):
+    rng = random.Random(7)
+    prefix = f"t-{method}"
+    worker1 = Deduplicator.create(method, redis_url=redis_url, prefix=prefix)
+    worker2 = Deduplicator.create(method, redis_url=redis_url, prefix=prefix)
+    text = _article(rng, 800)
+    assert worker1.check("a", "one.test", text).kind == "new"
+    assert worker2.check("b", "two.test", text).match == "a"
+    tokens = text.split()
+    tokens[123] = "edited"
+    near = worker2.check("c", "two.test", " ".join(tokens))
+    assert (near.kind, near.match, near.cluster_id, near.match_host) == (
+        "near",
+        "a",
+        "a",
+        "one.test",
+    )
+    assert worker1.check("d", "one.test", _article(rng, 800)).kind == "new"
+    assert worker1.cluster_size("a") == 3
+    assert worker1.check("c", "two.test", " ".join(tokens)).kind == "known"
+    assert len(worker1.index) == 3
+    if method == "minhash":  # the buckets are datasketch's own Redis storage layout
+        signature = worker1.fingerprint(text.split())
+        assert sorted(worker1.index.lsh.query(signature)) == ["a", "c"]
+
+
+def _item(url: str, host: str, text: str) -> PageItem:
+    return PageItem(url=url, fetched_url=url, host=host, status=200, fetched_at=0.0, text=text)
+
+
+def test_pipeline_marks_aliases_and_clusters_and_counts_stats():
+    crawler = get_crawler(settings_dict={"DEDUP_METHOD": "minhash"})
+    pipeline = DedupPipeline.from_crawler(crawler)
+    text = _article(random.Random(8), 600)
+    first = pipeline.process_item(_item("http://a.test/1", "a.test", text))
+    alias = pipeline.process_item(_item("http://b.test/1", "b.test", text))
+    tokens = text.split()
+    tokens[7] = "changed"
+    near = pipeline.process_item(_item("http://c.test/1", "c.test", " ".join(tokens)))
+    assert first.doc_id == doc_id_for("http://a.test/1")
+    assert (first.cluster_id, first.dup_of) == (first.doc_id, "")
+    assert (alias.cluster_id, alias.dup_of) == (first.doc_id, first.doc_id)
+    assert (near.cluster_id, near.dup_of) == (first.doc_id, "")
+    assert crawler.stats.get_value("dedup/exact") == 1
+    assert crawler.stats.get_value("dedup/near") == 1
+    assert crawler.stats.get_value("dedup/checked") == 3
+
+
+def test_pipeline_is_switched_off_by_setting():
+    with pytest.raises(NotConfigured):
+        DedupPipeline.from_crawler(get_crawler(settings_dict={"DEDUP_ENABLED": False}))
+
+
+@pytest.fixture
+def frontier():
+    from crawler.frontier.local import LocalFrontier
+
+    frontier = LocalFrontier(None, bloom_capacity=10_000)
+    yield frontier
+    frontier.close()
+
+
+def _queue(frontier, urls: list[str]) -> dict:
+    from crawler.frontier import Entry
+
+    return frontier.add([Entry(url, url.split("/")[2]) for url in urls])
+
+
+def test_trap_host_gets_its_budget_cut_once(frontier):
+    crawler = get_crawler()
+    pipeline = DedupPipeline(
+        Deduplicator(), crawler.stats, lambda: frontier, host_min_pages=10, host_copy_ratio=0.8
+    )
+    rng = random.Random(9)
+    good = [(f"http://good.test/{i}", _article(rng, 300)) for i in range(12)]
+    trap = calendar_trap("cal.test", 30)
+    assert _queue(frontier, [url for url, _ in good] + [p.url for p in trap[:15]])["added"] == 27
+    for url, text in good:
+        pipeline.process_item(_item(url, "good.test", text))
+    for page in trap[:15]:
+        pipeline.process_item(_item(page.url, page.host, page.text))
+    assert crawler.stats.get_value("dedup/host_budget_cut") == 1
+    assert crawler.stats.get_value("dedup/host_trap") == 1
+    # the cut is the 10 pages the trap had when it was caught: nothing more is queued
+    assert _queue(frontier, [p.url for p in trap[15:]]) == {"added": 0, "seen": 0, "budget": 15}
+    assert _queue(frontier, [f"http://good.test/{i}" for i in range(12, 20)])["added"] == 8
+
+
+def test_mirror_of_another_host_is_not_a_trap(frontier):
+    crawler = get_crawler()
+    pipeline = DedupPipeline(Deduplicator(), crawler.stats, lambda: frontier, host_min_pages=5)
+    rng = random.Random(10)
+    for i in range(8):
+        text = _article(rng, 300)
+        pipeline.process_item(_item(f"http://orig.test/{i}", "orig.test", text))
+        pipeline.process_item(_item(f"http://mirror.test/{i}", "mirror.test", text))
+    assert crawler.stats.get_value("dedup/host_budget_cut") is None
+
+
+def test_trap_is_counted_when_there_is_no_frontier():
+    crawler = get_crawler()
+    pipeline = DedupPipeline(Deduplicator(), crawler.stats, host_min_pages=10)
+    for page in calendar_trap("cal.test", 12):
+        pipeline.process_item(_item(page.url, page.host, page.text))
+    assert crawler.stats.get_value("dedup/host_trap") == 1
+    assert crawler.stats.get_value("dedup/host_budget_cut") is None
+
+
+def test_frontier_is_found_on_the_scheduler():
+    assert scheduler_frontier(get_crawler()) is None
+    frontier = object()
+    crawler = SimpleNamespace(engine=SimpleNamespace(scheduler=SimpleNamespace(frontier=frontier)))
+    assert scheduler_frontier(crawler) is frontier
