@@ -171,12 +171,14 @@ def analyze(text: str) -> list[str]:
     """Index terms of ``text`` in order: normalized, stemmed, stopwords kept."""
     if not text:
         return []
-    if text.isascii():
-        words = text.encode("ascii").translate(_ASCII_TABLE).decode("ascii").split()
-        return _finish(words, "'" in text)
-    # Normalizing the whole text at once is far faster than word by word; NFKC may turn
-    # symbols into letters here (™ → tm), which queries get the same way.
-    return _finish(WORD_RE.findall(normalize(text)))
+    if not text.isascii():
+        # Normalizing the whole text at once is far faster than word by word; NFKC may turn
+        # symbols into letters here (™ → tm), which queries get the same way.
+        text = normalize(text)
+        if not text.isascii():
+            return _finish(WORD_RE.findall(text))
+    words = text.encode("ascii").translate(_ASCII_TABLE).decode("ascii").split()
+    return _finish(words, "'" in text)
 
 
 def analyze_joined(text: str) -> str:
