@@ -158,3 +158,13 @@ def test_max_window_bounds_deep_pages(tmp_path):
     deep = backend.search("many", page=3, size=4)
     assert deep.hits == [] and deep.total == 12
     backend.close()
+
+
+def test_index_with_another_schema_gets_a_clear_error(tmp_path):
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("other")
+    tantivy.Index(builder.build(), path=str(tmp_path))
+    with pytest.raises(RuntimeError, match="another schema"):
+        EmbeddedBackend(tmp_path).ensure_index()
