@@ -26,6 +26,8 @@ SNIPPET_CHARS = 220
 SCAN_CHARS = 100_000
 _ELLIPSIS = "\u2026"
 _SPACES_RE = re.compile(r"\s+")
+_WORD_TERMS_MAX = 100_000
+_word_terms: dict[str, list[str]] = {}
 _fold_table: dict[int, str] = {ord(c): c.lower() for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
 
 
@@ -71,6 +73,16 @@ def _word_starts(folded: str, prefixes: set[str]) -> list[int]:
     return sorted(starts)
 
 
+def _terms_of(word: str) -> list[str]:
+    """``analyze(word)``, memoized: the same words recur on every page."""
+    terms = _word_terms.get(word)
+    if terms is None:
+        if len(_word_terms) >= _WORD_TERMS_MAX:
+            _word_terms.clear()
+        terms = _word_terms[word] = analyze(word)
+    return terms
+
+
 def find_matches(text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of each word in ``text`` whose analyzed term is in ``terms``."""
     wanted = frozenset(t for t in terms if t)
@@ -84,7 +96,7 @@ def find_matches(text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
         word = WORD_RE.match(text, start)
         if word is None:
             continue
-        for term in analyze(word.group()):
+        for term in _terms_of(word.group()):
             if term in wanted:
                 matches.append((start, word.end(), term))
                 break
