@@ -335,7 +335,7 @@ class EmbeddedBackend(SearchBackend):
         results.total = found.count
         ranked = self.ranker.rank(self._candidates(searcher, found.hits))
         collapsed = self._collapse(ranked)
-        terms = parsed.terms()
+        words, phrases = parsed.words(), parsed.phrases()
         for candidate, similar in collapsed[offset : offset + size]:
             doc = self._source(searcher, candidate.ref)
             results.hits.append(
@@ -344,7 +344,7 @@ class EmbeddedBackend(SearchBackend):
                     url=doc.url,
                     title=doc.title,
                     snippet=build_snippet(
-                        doc.body or doc.description, terms, self.snippet_chars
+                        doc.body or doc.description, words, self.snippet_chars, phrases
                     ),
                     score=round(candidate.score, 6),
                     host=doc.host,

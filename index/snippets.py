@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from html import escape
 
 from index.analysis import WORD_RE, analyze
@@ -124,6 +124,8 @@ def _best_window(matches: list[tuple[int, int, str]], width: int) -> tuple[int, 
 
 def _span(text: str, first: int, last: int, width: int) -> tuple[int, int]:
     """Character range of about ``width`` around ``[first, last)``, cut at word boundaries."""
+    if len(text) <= width:
+        return 0, len(text)
     lead = max(0, (width - (last - first)) // 3)
     start = max(0, first - lead)
     sentence = text.rfind(". ", start, first)
@@ -160,15 +162,50 @@ def _render(
     return "".join(out).strip()
 
 
-def build_snippet(
-    text: str, terms: Iterable[str], max_chars: int = SNIPPET_CHARS
-) -> str:
-    """HTML snippet: the ``max_chars`` window of ``text`` richest in ``terms``, marked up.
+def _adjacent(text: str, left: tuple[int, int, str], right: tuple[int, int, str]) -> bool:
+    """Whether ``right`` is the word right after ``left`` (only punctuation between)."""
+    return right[0] >= left[1] and not any(c.isalnum() for c in text[left[1] : right[0]])
 
-    Without a match it is the start of the text. Everything but ``<mark>`` is escaped.
+
+def _phrase_matches(
+    text: str,
+    matches: list[tuple[int, int, str]],
+    words: set[str],
+    phrases: Sequence[Sequence[str]],
+) -> list[tuple[int, int, str]]:
+    """The matches of ``words`` anywhere plus those inside a whole occurrence of a phrase."""
+    keep = [m[2] in words for m in matches]
+    for phrase in phrases:
+        k = len(phrase)
+        for i in range(len(matches) - k + 1):
+            if all(
+                matches[i + j][2] == phrase[j]
+                and (j == 0 or _adjacent(text, matches[i + j - 1], matches[i + j]))
+                for j in range(k)
+            ):
+                keep[i : i + k] = [True] * k
+    return [m for m, kept in zip(matches, keep, strict=True) if kept]
+
+
+def build_snippet(
+    text: str,
+    terms: Iterable[str],
+    max_chars: int = SNIPPET_CHARS,
+    phrases: Sequence[Sequence[str]] = (),
+) -> str:
+    """HTML snippet: the ``max_chars`` window of ``text`` richest in query matches, marked up.
+
+    ``terms`` match anywhere; the terms of ``phrases`` only where the whole phrase occurs
+    (``Query.words()`` and ``Query.phrases()``). Without a match it is the start of the
+    text. Everything but ``<mark>`` is escaped.
     """
     text = text[:SCAN_CHARS]
-    matches = find_matches(text, terms)
+    words = set(terms)
+    if phrases:
+        matches = find_matches(text, words.union(*phrases))
+        matches = _phrase_matches(text, matches, words, phrases)
+    else:
+        matches = find_matches(text, words)
     if not matches:
         return _render(text, *_span(text, 0, 0, max_chars), [])
     i, j = _best_window(matches, max_chars)
