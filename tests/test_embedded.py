@@ -168,3 +168,12 @@ def test_index_with_another_schema_gets_a_clear_error(tmp_path):
     tantivy.Index(builder.build(), path=str(tmp_path))
     with pytest.raises(RuntimeError, match="another schema"):
         EmbeddedBackend(tmp_path).ensure_index()
+
+
+def test_phrase_snippet_marks_the_phrase_not_its_words_elsewhere(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([doc("http://c.test/fox", "Foxes", "The quick fox is quick.")])
+    backend.refresh()
+    (hit,) = backend.search('"quick fox"').hits
+    assert hit.snippet == "The <mark>quick</mark> <mark>fox</mark> is quick."
+    backend.close()

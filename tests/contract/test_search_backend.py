@@ -272,7 +272,3 @@ def test_empty_fields_and_long_text(backend, make_doc):
     assert hit.id == docs[1].id
     assert backend.get(docs[0].id) == docs[0]
 
-
-def test_phrase_snippet_marks_the_phrase_not_its_words_elsewhere(corpus):
-    (hit,) = corpus.search('"quick fox"').hits
-    assert "<mark>quick</mark> <mark>fox</mark> is quick." in hit.snippet
