@@ -146,16 +146,17 @@ class EmbeddedBackend(SearchBackend):
             index.config_reader(reload_policy="OnCommit")
             self._index, self._schema = index, schema
 
-    @property
-    def index_(self) -> tantivy.Index:
+    def _tantivy(self) -> tantivy.Index:
+        """The open tantivy index (opened on first use)."""
         if self._index is None:
             self.ensure_index()
         return self._index
 
     def _writer_(self) -> tantivy.IndexWriter:
+        """This process's writer, taking tantivy's one-writer lock on first use."""
         if self._writer is None:
             try:
-                self._writer = self.index_.writer(
+                self._writer = self._tantivy().writer(
                     self.writer_heap_bytes, self.writer_threads
                 )
             except ValueError as exc:
@@ -249,14 +250,14 @@ class EmbeddedBackend(SearchBackend):
         """Commit pending writes and make every commit (of any process) visible here."""
         with self._lock:
             self._commit()
-            self.index_.reload()
+            self._tantivy().reload()
 
     # --- reads ------------------------------------------------------------------------
 
     def _get_many(self, ids: Sequence[str]) -> Iterator[Document]:
         if not ids:
             return
-        searcher = self.index_.searcher()
+        searcher = self._tantivy().searcher()
         query = tantivy.Query.term_set_query(self._schema, "id", list(ids))
         for _, address in searcher.search(query, limit=len(ids), count=False).hits:
             yield self._source(searcher, address)
@@ -271,7 +272,7 @@ class EmbeddedBackend(SearchBackend):
 
     def stats(self) -> dict:
         """``docs`` (searchable), ``bytes`` on disk, ``segments`` and ``pending`` writes."""
-        searcher = self.index_.searcher()
+        searcher = self._tantivy().searcher()
         size = sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
         return {
             "docs": searcher.num_docs,
@@ -328,7 +329,7 @@ class EmbeddedBackend(SearchBackend):
         if parsed.matches_nothing:
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
-        searcher = self.index_.searcher()
+        searcher = self._tantivy().searcher()
         offset = (page - 1) * size
         depth = min(offset + size + self.rerank_depth, self.max_window)
         found = searcher.search(self.compile(parsed.root), limit=depth, count=True)
