@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tantivy
 import xxhash
@@ -83,6 +84,40 @@ def _url_terms(url: str) -> str:
     return analyze_joined(url.split("://", 1)[-1])
 
 
+# Settings (Scrapy or Django settings, or a mapping) -> constructor option and type.
+SETTINGS = {
+    "EMBEDDED_COMMIT_DOCS": ("commit_every_docs", int),
+    "EMBEDDED_COMMIT_INTERVAL_S": ("commit_interval_s", float),
+    "EMBEDDED_FIELD_WEIGHTS": ("field_weights", dict),
+    "EMBEDDED_RANK_WEIGHTS": ("rank_weights", dict),
+    "EMBEDDED_RERANK_DEPTH": ("rerank_depth", int),
+    "EMBEDDED_MAX_WINDOW": ("max_window", int),
+    "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
+    "EMBEDDED_SNIPPET_CHARS": ("snippet_chars", int),
+}
+
+
+def options_from_settings(settings: Any) -> dict:
+    """Constructor options from the ``EMBEDDED_*`` settings that are set."""
+    if isinstance(settings, Mapping) or hasattr(settings, "get"):
+        get = settings.get
+    else:
+
+        def get(name):
+            return getattr(settings, name, None)
+
+    options: dict[str, Any] = {}
+    for name, (option, kind) in SETTINGS.items():
+        value = get(name)
+        if value is None:
+            continue
+        if option == "field_weights":
+            options[option] = FieldWeights(**dict(value))
+        else:
+            options[option] = kind(value)
+    return options
+
+
 class EmbeddedBackend(SearchBackend):
     """A tantivy index under ``path`` (default ``DATA_DIR/index``); one writer process."""
 
@@ -122,6 +157,13 @@ class EmbeddedBackend(SearchBackend):
         self._pending = 0
         self._last_commit = time.monotonic()
         self._lock = threading.RLock()
+
+    @classmethod
+    def from_config(cls, config: Config, settings: Any = None, **options) -> EmbeddedBackend:
+        """The backend under ``config.data_dir``, tuned by ``EMBEDDED_*`` settings if given."""
+        merged = options_from_settings(settings) if settings is not None else {}
+        merged.update(options)
+        return cls(config=config, **merged)
 
     # --- lifecycle --------------------------------------------------------------------
 

@@ -177,3 +177,16 @@ def test_phrase_snippet_marks_the_phrase_not_its_words_elsewhere(tmp_path):
     (hit,) = backend.search('"quick fox"').hits
     assert hit.snippet == "The <mark>quick</mark> <mark>fox</mark> is quick."
     backend.close()
+
+
+def test_settings_tune_the_backend(tmp_path):
+    settings = {
+        "EMBEDDED_COMMIT_DOCS": "50",
+        "EMBEDDED_FIELD_WEIGHTS": {"title": 5.0},
+        "EMBEDDED_RANK_WEIGHTS": {"pagerank": 0.5},
+    }
+    backend = get_backend(Config(data_dir=tmp_path), settings=settings, rerank_depth=7)
+    assert backend.commit_every_docs == 50
+    assert backend.field_weights == FieldWeights(title=5.0)
+    assert backend.ranker.weights == {"bm25": 1.0, "pagerank": 0.5}
+    assert backend.rerank_depth == 7
