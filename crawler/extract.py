@@ -45,6 +45,7 @@ APP_ROOT_XPATH = (
 )
 CLIENT_RENDERED_MAX_TEXT = 200  # characters of main text below which an app shell is suspect
 WS = re.compile(r"\s+")
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 MAX_LINKS = 1000
 LANG_SAMPLE_CHARS = 400  # py3langid costs ~1 ms per 500 characters
 LANG_MIN_CHARS = 40
@@ -218,6 +219,9 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "") -> Extracted:
         out.noindex, out.nofollow = _robots_flags(x_robots_tag)
     if not html or not (html.strip() if isinstance(html, str) else html.strip()):
         return out
+    if isinstance(html, str):
+        # lxml refuses a str that still carries an XML encoding declaration (XHTML pages).
+        html = _XML_DECLARATION.sub("", html, count=1)
     try:
         root = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):

@@ -22,7 +22,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
-from crawler.config import get_config
+from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, Politeness, open_frontier
 from crawler.frontier.base import ROBOTS_RANK
 from crawler.hostrules import HostRules
@@ -91,7 +91,7 @@ class FrontierScheduler(BaseScheduler):
     @classmethod
     def from_crawler(cls, crawler) -> FrontierScheduler:
         s = crawler.settings
-        config = get_config()
+        config = config_from_settings(s)
         tiers = s.getint("FRONTIER_TIERS", 4)
         politeness = Politeness(
             default_delay=s.getfloat("FRONTIER_DELAY", 1.0),

@@ -153,3 +153,17 @@ def test_div_soup_boilerplate_removed():
     text = extract(html, "http://a.test/").text
     assert text.splitlines() == ["Real title", "Real text with a link .",
                                  "A list of articles next to the title is content"]
+
+
+def test_xhtml_with_xml_declaration_as_str():
+    page = extract(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN"'
+        ' "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>git-stash(1)</title></head>'
+        '<body><p>Stash the changes in a dirty working directory away.</p>'
+        '<a href="git-reset.html">git-reset(1)</a></body></html>',
+        "http://git.test/git-stash.html",
+    )
+    assert page.title == "git-stash(1)"
+    assert "dirty working directory" in page.text
+    assert [link.url for link in page.links] == ["http://git.test/git-reset.html"]
