@@ -278,7 +278,7 @@ class EmbeddedBackend(SearchBackend):
         """Remove the documents whose host matches ``pattern``, committed; returns how many."""
         with self._lock:
             self.refresh()
-            searcher = self.index_.searcher()
+            searcher = self._tantivy().searcher()
             suffix = host_pattern_suffix(pattern)
             query = (
                 tantivy.Query.term_query(self._schema, "site", suffix)
