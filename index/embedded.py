@@ -201,6 +201,11 @@ class EmbeddedBackend(SearchBackend):
             self.ensure_index()
         return self._index
 
+    @property
+    def index_(self) -> tantivy.Index:
+        """The open tantivy index, for read-only helpers (webui's "did you mean")."""
+        return self._tantivy()
+
     def _writer_(self) -> tantivy.IndexWriter:
         """This process's writer, taking tantivy's one-writer lock on first use."""
         if self._writer is None:

@@ -190,3 +190,11 @@ def test_settings_tune_the_backend(tmp_path):
     assert backend.field_weights == FieldWeights(title=5.0)
     assert backend.ranker.weights == {"bm25": 1.0, "pagerank": 0.5}
     assert backend.rerank_depth == 7
+
+
+def test_tantivy_index_is_exposed_for_read_only_helpers(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([doc("http://a.test/", "rare word")])
+    backend.refresh()
+    assert backend.index_.searcher().doc_freq("title", "rare") == 1
+    backend.close()
