@@ -34,6 +34,7 @@ SHARED = {
     "USER_AGENT": "websearch-bench",
     "COOKIES_ENABLED": False,
     "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
+    "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",
 }
 
 

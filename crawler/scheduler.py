@@ -22,7 +22,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
-from crawler.config import get_config
+from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, Politeness, open_frontier
 from crawler.frontier.base import ROBOTS_RANK
 from crawler.hostrules import HostRules
@@ -32,6 +32,11 @@ from crawler.traps import TrapGuard
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 logger = logging.getLogger(__name__)
+
+#: Signal a component sends to cut a host's page budget cluster-wide (e.g. the dedup
+#: pipeline on a trap host): ``crawler.signals.send_catch_log(host_budget_cut, host=...,
+#: budget=...)``. ``host`` is the frontier's host key, ``netloc_of(url)``.
+host_budget_cut = object()
 
 
 class FrontierScheduler(BaseScheduler):
@@ -78,6 +83,7 @@ class FrontierScheduler(BaseScheduler):
         self._responses: dict[Request, Outcome] = {}
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._last_poll = 0.0
+        self._poll_now = True
         self._pending_cache = (0.0, 0)
         self._loops: list[task.LoopingCall] = []
         self._drops: dict[str, int] = {}
@@ -85,7 +91,7 @@ class FrontierScheduler(BaseScheduler):
     @classmethod
     def from_crawler(cls, crawler) -> FrontierScheduler:
         s = crawler.settings
-        config = get_config()
+        config = config_from_settings(s)
         tiers = s.getint("FRONTIER_TIERS", 4)
         politeness = Politeness(
             default_delay=s.getfloat("FRONTIER_DELAY", 1.0),
@@ -127,6 +133,12 @@ class FrontierScheduler(BaseScheduler):
             reset=s.getbool("FRONTIER_RESET", False),
         )
         scheduler.crawler = crawler
+        if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
+            logger.warning(
+                "ROBOTSTXT_OBEY is on: Scrapy's RobotsTxtMiddleware fetches robots.txt outside "
+                "the frontier's leases; set ROBOTSTXT_OBEY = False, FrontierScheduler obeys "
+                "robots.txt itself"
+            )
         scheduler.release_interval = s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0)
         scheduler.stats_interval = s.getfloat("FRONTIER_STATS_INTERVAL", 5.0)
         crawler.signals.connect(scheduler.response_downloaded, signal=signals.response_downloaded)
@@ -134,6 +146,7 @@ class FrontierScheduler(BaseScheduler):
         crawler.signals.connect(
             scheduler.request_left_downloader, signal=signals.request_left_downloader
         )
+        crawler.signals.connect(scheduler.cut_host_budget, signal=host_budget_cut)
         return scheduler
 
     release_interval = 5.0
@@ -181,6 +194,10 @@ class FrontierScheduler(BaseScheduler):
         return pending > 0
 
     def enqueue_request(self, request: Request) -> bool:
+        # links are mostly canonical already and mostly repeats: drop those before the cost
+        # of canonicalizing and serializing
+        if not request.dont_filter and request.url in self._recent:
+            return self._drop("seen")
         try:
             url = canonicalize(request.url)
         except InvalidURL:
@@ -197,12 +214,17 @@ class FrontierScheduler(BaseScheduler):
             self._recent[url] = None
             if len(self._recent) > 100_000:
                 self._recent.popitem(last=False)
+        try:
+            payload = self._serialize(request)
+        except ValueError:  # a callback that is not a spider method cannot be stored
+            logger.exception("cannot store %s in the frontier", request)
+            return self._drop("unserializable")
         netloc = netloc_of(url)
         self._adds.append(
             Entry(
                 url=url,
                 host=netloc,
-                payload=self._serialize(request),
+                payload=payload,
                 rank=self._tier(request),
                 filter=not request.dont_filter,
                 budget=policy.page_budget or self.host_budget,
@@ -215,7 +237,6 @@ class FrontierScheduler(BaseScheduler):
         return True
 
     def next_request(self) -> Request | None:
-        self.flush()
         while True:
             lease = self._next_lease()
             if lease is None:
@@ -230,14 +251,18 @@ class FrontierScheduler(BaseScheduler):
 
     def _next_lease(self) -> Lease | None:
         now = time.monotonic()
-        if len(self._buffer) <= self.buffer_size // 2 and now - self._last_poll >= (
-            0 if self._buffer else self.poll_interval
+        # poll again at once only while the frontier keeps up; after a short answer, wait
+        # poll_interval so an engine spinning on next_request does not hammer the store
+        if len(self._buffer) <= self.buffer_size // 2 and (
+            self._poll_now or now - self._last_poll >= self.poll_interval
         ):
             self._last_poll = now
+            self.flush()  # so that hosts found since the last poll can be leased
             want = self.buffer_size - len(self._buffer)
             leases = self.frontier.next_ready(want)
+            self._poll_now = len(leases) == want
             self._inc("frontier/leased", len(leases))
-            if len(leases) < want:
+            if not self._poll_now:
                 self._inc("frontier/politeness_waits")
             self._buffer.extend(leases)
         while self._buffer:
@@ -260,6 +285,7 @@ class FrontierScheduler(BaseScheduler):
                 self.frontier.add([Entry(robots_url, lease.host, rank=ROBOTS_RANK,
                                          filter=False)])
                 self.frontier.done(lease, Outcome(requeue=True))
+                self._poll_now = True  # the robots.txt fetch is ready now: poll again
                 return None
             if not allowed:
                 self._inc("robots/disallowed")
@@ -341,12 +367,17 @@ class FrontierScheduler(BaseScheduler):
         rules = self.robots.rules(netloc)
         return None if rules is None else rules.crawl_delay(self.robots.user_agent)
 
+    def cut_host_budget(self, host: str, budget: int, **kwargs) -> None:
+        """Handler of ``host_budget_cut``: no more than ``budget`` pages from ``host``."""
+        self.frontier.set_host_budget(host, budget)
+        self._inc("frontier/budget_cuts")
+
     # -- timers ------------------------------------------------------------------------
 
     def tick(self) -> None:
         """Flush adds, pull seeds from Redis, and wake the engine if hosts may be ready."""
-        self.flush()
         self._pull_seeds()
+        self.flush()
         engine = getattr(self.crawler, "engine", None)
         slot = getattr(engine, "_slot", None)
         if slot is not None and slot.nextcall is not None:
@@ -362,8 +393,10 @@ class FrontierScheduler(BaseScheduler):
         """Copy the frontier's cluster-wide gauges and counters into Scrapy's stats."""
         if self.stats is None:
             return
-        for key, value in self.frontier.stats().items():
+        stats = self.frontier.stats()
+        for key, value in stats.items():
             self.stats.set_value(f"frontier/cluster/{key}", value)
+        self.stats.set_value("frontier/queued", stats["queue_depth"])
 
     def flush(self) -> None:
         """Send buffered adds (and drop counts) to the frontier in one call each."""
@@ -396,7 +429,30 @@ class FrontierScheduler(BaseScheduler):
     # -- helpers -----------------------------------------------------------------------
 
     def _serialize(self, request: Request) -> bytes:
-        return pickle.dumps(request.to_dict(spider=self.spider), protocol=pickle.HIGHEST_PROTOCOL)
+        """``request.to_dict`` without its per-call scan of the spider's members."""
+        d = {
+            "url": request.url,
+            "callback": self._method_name(request.callback),
+            "errback": self._method_name(request.errback),
+            "headers": dict(request.headers),
+        }
+        for attr in request.attributes:
+            d.setdefault(attr, getattr(request, attr))
+        if type(request) is not Request:
+            d["_class"] = f"{type(request).__module__}.{type(request).__name__}"
+        return pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _method_name(self, func) -> str | None:
+        """The name of the spider method ``func`` (ValueError if it is not one)."""
+        if func is None or isinstance(func, str):
+            return func
+        name = getattr(func, "__name__", None)
+        bound = getattr(self.spider, name, None) if name else None
+        if bound is not None and getattr(bound, "__func__", None) is getattr(
+            func, "__func__", func
+        ):
+            return name
+        raise ValueError(f"{func!r} is not a method of the spider {self.spider!r}")
 
     def _tier(self, request: Request) -> int:
         tier = request.meta.get("frontier_tier")

@@ -187,7 +187,7 @@ def is_stopword(term: str) -> bool:
 
 
 def host_suffixes(host: str) -> list[str]:
-    """``host`` and each parent domain, for ``site:`` matching: a.b.test → a.b.test, b.test, test."""
+    """``host`` and its parent domains, for ``site:`` matching: a.b.test, b.test, test."""
     host = normalize_host(host)
     parts = host.split(".")
     return [".".join(parts[i:]) for i in range(len(parts)) if parts[i]]

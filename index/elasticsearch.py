@@ -34,7 +34,14 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError
 
 from crawler.config import Config, get_config
 from index.analysis import WORD_RE, analyze, host_suffixes, normalize, normalize_host
-from index.base import Document, Hit, Results, SearchBackend
+from index.base import (
+    Document,
+    Hit,
+    Results,
+    SearchBackend,
+    host_matches,
+    host_pattern_suffix,
+)
 from index.embedded import DEFAULT_FIELD_WEIGHTS, FieldWeights
 from index.es_bulk import BulkWriter, Stats, action_version
 from index.query import And, Node, Not, Or, Phrase, Query, Site, Term, parse
@@ -52,6 +59,8 @@ _HIT_SOURCE = [f"doc.{f}" for f in ("id", "url", "host", "title", "body", "descr
     "doc.pagerank",
 ]
 _SECONDS_PER_DAY = 86_400.0
+# Ties in score break by id, so from/size pages and search_after walks agree.
+_RANK_ORDER = [{"_score": "desc"}, {"id": "asc"}]
 
 # Setting name -> (constructor option, type); defaults live in ElasticsearchBackend.__init__.
 SETTINGS = {
@@ -59,7 +68,7 @@ SETTINGS = {
     "ES_SHARDS": ("shards", int),
     "ES_REPLICAS": ("replicas", int),
     "ES_REFRESH_INTERVAL": ("refresh_interval", str),
-    "ES_QUERY_TIMEOUT_MS": ("query_timeout_ms", int),
+    "ES_QUERY_TIMEOUT": ("query_timeout", str),
     "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
@@ -185,7 +194,7 @@ class ElasticsearchBackend(SearchBackend):
         rank_weights: Mapping[str, float] | None = None,
         freshness_weight: float = 0.5,
         freshness_scale_days: float = 30.0,
-        query_timeout_ms: int = 2000,
+        query_timeout: str = "2s",
         request_timeout_s: float = 30.0,
         max_window: int = 10_000,
         track_total_hits: int = 10_000,
@@ -214,7 +223,7 @@ class ElasticsearchBackend(SearchBackend):
         self.rank_weight = weights.get("pagerank", 0.0)
         self.freshness_weight = freshness_weight
         self.freshness_scale_s = freshness_scale_days * _SECONDS_PER_DAY
-        self.query_timeout_ms = query_timeout_ms
+        self.query_timeout = query_timeout
         self.max_window = max_window
         self.track_total_hits = track_total_hits
         self.suggest_body_chars = suggest_body_chars
@@ -309,7 +318,7 @@ class ElasticsearchBackend(SearchBackend):
 
     def drop(self) -> None:
         """Delete the alias and every versioned index of this prefix (tests, benchmarks)."""
-        self.writer.close()
+        self.writer.flush()
         self.client.options(ignore_status=404).indices.delete(
             index=f"{self.alias}-v*", expand_wildcards="all"
         )
@@ -361,6 +370,7 @@ class ElasticsearchBackend(SearchBackend):
                         "_id": doc.id,
                         "version": version,
                         "version_type": "external",
+                        "require_alias": True,
                     }
                 },
                 source,
@@ -379,14 +389,34 @@ class ElasticsearchBackend(SearchBackend):
                         "_id": doc_id,
                         "version": action_version(),
                         "version_type": "external",
+                        "require_alias": True,
                     }
                 }
             )
             count += 1
         return count
 
+    def delete_by_host(self, pattern: str) -> int:
+        """Remove the documents whose host matches ``pattern``, refreshed; returns how many."""
+        from elasticsearch import helpers
+
+        self.refresh()
+        suffix = host_pattern_suffix(pattern)
+        query = {"term": {"site": suffix}} if suffix else {"match_all": {}}
+        ids = [
+            hit["_id"]
+            for hit in helpers.scan(
+                self.client, index=self.alias, query={"query": query}, _source=["host"]
+            )
+            if host_matches(hit["_source"].get("host", ""), pattern)
+        ]
+        self.delete(ids)
+        self.refresh()
+        return len(ids)
+
     def update_rank(self, scores: Mapping[str, float]) -> int:
         """Set ``pagerank`` of stored documents (re-indexed from ``doc``); returns how many."""
+        self.writer.flush()  # documents still queued must be read back with their new rank
         changed = 0
         ids = list(scores)
         for start in range(0, len(ids), 1000):
@@ -486,7 +516,7 @@ class ElasticsearchBackend(SearchBackend):
             }
         return {
             "query": query,
-            "timeout": f"{self.query_timeout_ms}ms",
+            "timeout": self.query_timeout,
             "track_total_hits": self.track_total_hits,
             "_source": _HIT_SOURCE,
         }
@@ -517,12 +547,11 @@ class ElasticsearchBackend(SearchBackend):
                 **body,
                 from_=offset,
                 size=size,
-                collapse={
-                    "field": "cluster",
-                    "inner_hits": {"name": "similar", "size": 0, "_source": False},
-                },
+                sort=_RANK_ORDER,
+                collapse={"field": "cluster"},
             ).body
-            found = [(h, _similar(h)) for h in response["hits"]["hits"]]
+            hits = response["hits"]["hits"]
+            found = list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
         else:
             response, found = self._deep_page(body, offset, size)
         results.total = response["hits"]["total"]["value"]
@@ -554,7 +583,7 @@ class ElasticsearchBackend(SearchBackend):
         chunk = min(1000, self.max_window)
         seen: set[str] = set()
         kept: list[dict] = []
-        request = dict(body, size=chunk, sort=[{"_score": "desc"}, {"id": "asc"}])
+        request = dict(body, size=chunk, sort=_RANK_ORDER)
         request["track_scores"] = True
         first: dict | None = None
         partial = False
@@ -579,24 +608,25 @@ class ElasticsearchBackend(SearchBackend):
         return first, list(zip(page, self._cluster_sizes(body["query"], page), strict=True))
 
     def _cluster_sizes(self, query: dict, hits: list[dict]) -> list[int]:
-        """For each hit, how many other matches share its cluster (what collapse reports)."""
-        if not hits:
-            return []
-        searches: list[dict] = []
-        for hit in hits:
-            cluster = hit["fields"]["cluster"][0]
-            searches.append({"index": self.alias})
-            searches.append(
-                {
-                    "size": 0,
-                    "track_total_hits": True,
-                    "query": {
-                        "bool": {"must": [query], "filter": [{"term": {"cluster": cluster}}]}
-                    },
-                }
-            )
-        responses = self.client.msearch(searches=searches)["responses"]
-        return [max(0, r["hits"]["total"]["value"] - 1) for r in responses]
+        """For each hit, how many other matches share its cluster (the near-copy count).
+
+        One aggregation over the hits' clusters; pages without near-copies cost nothing.
+        """
+        keys = [hit["fields"]["cluster"][0] for hit in hits]
+        shared = sorted(
+            {k for k, h in zip(keys, hits, strict=True) if h["_source"]["doc"].get("cluster_id")}
+        )
+        if not shared:
+            return [0] * len(hits)
+        response = self.client.search(
+            index=self.alias,
+            size=0,
+            query={"bool": {"must": [query], "filter": [{"terms": {"cluster": shared}}]}},
+            aggs={"clusters": {"terms": {"field": "cluster", "size": len(shared)}}},
+            timeout=self.query_timeout,
+        )
+        counts = {b["key"]: b["doc_count"] for b in response["aggregations"]["clusters"]["buckets"]}
+        return [max(0, counts.get(k, 1) - 1) for k in keys]
 
     def _suggest_request(self, parsed: Query) -> dict | None:
         words = _user_words(parsed)
@@ -637,26 +667,19 @@ class ElasticsearchBackend(SearchBackend):
 
     # --- rebuild --------------------------------------------------------------------
 
-    def iter_documents(self, index: str | None = None, batch: int = 1000) -> Iterator[Document]:
-        """Every stored document of ``index`` (default: the alias), in id order."""
-        after = None
-        while True:
-            request: dict = {"size": batch, "sort": [{"id": "asc"}], "_source": ["doc"]}
-            if after is not None:
-                request["search_after"] = after
-            hits = self.client.search(index=index or self.alias, **request)["hits"]["hits"]
-            for hit in hits:
-                yield Document.from_dict(hit["_source"]["doc"])
-            if len(hits) < batch:
-                return
-            after = hits[-1]["sort"]
+    def iter_documents(self) -> Iterator[Document]:
+        """Every stored document, in id order."""
+        for doc, _ in self._documents(self.alias):
+            yield doc
 
     def reindex(self, progress=None) -> str:
         """Build a new versioned index from the stored documents and swap the alias to it.
 
-        Searches keep answering from the old index until the atomic swap; writes made
-        during the copy are caught up afterwards (external versions keep the newest).
-        Returns the new index name. The old index is deleted.
+        Searches keep answering from the old index until the atomic swap. Writes made during
+        the copy are caught up after it: the old index is then write-blocked (writes in flight
+        are retried by their bulk writer and land in the new index) and every document it
+        has in a newer version than the new index is copied again. Returns the new index
+        name; the old index is deleted. Deletions made during the copy are not carried over.
         """
         self.writer.flush()
         old = self.current_index()
@@ -665,31 +688,48 @@ class ElasticsearchBackend(SearchBackend):
             return self.current_index()
         new = f"{self.alias}-v{_version_of(old) + 1}"
         self.client.options(ignore_status=404).indices.delete(index=new)
-        self.client.indices.create(index=new, wait_for_active_shards="1", **self._index_body())
+        body = self._index_body()
+        # Built without replicas or refreshes, which is faster; both are set before the swap.
+        body["settings"].update(number_of_replicas=0, refresh_interval="-1")
+        self.client.indices.create(index=new, wait_for_active_shards="1", **body)
         self._rank_feature = None
-        started = action_version()
-        copied = self._copy(old, new, progress)
+        self.client.indices.refresh(index=old)
+        copied = self._copy(old, new, self._documents(old), progress)
+        self.client.indices.put_settings(
+            index=new,
+            settings={
+                "number_of_replicas": self.replicas,
+                "refresh_interval": self.refresh_interval,
+            },
+        )
+        self.client.indices.refresh(index=new)
+        if self.replicas:
+            self.client.options(ignore_status=408).cluster.health(
+                index=new, wait_for_status="green", timeout="60s"
+            )
         self.client.indices.update_aliases(
             actions=[
                 {"remove": {"index": old, "alias": self.alias}},
                 {"add": {"index": new, "alias": self.alias, "is_write_index": True}},
             ]
         )
+        self.client.indices.add_block(index=old, block="write")
         self.client.indices.refresh(index=old)
-        caught_up = self._copy(old, new, progress, since=started)
+        stale = self._newer_in(old, new)
+        caught_up = self._copy(old, new, self._documents(old, stale))
         self.client.indices.refresh(index=new)
         self.client.indices.delete(index=old)
         logger.info("reindex: %s -> %s (%d documents, %d caught up)", old, new, copied, caught_up)
         return new
 
-    def _copy(self, source: str, target: str, progress=None, since: int | None = None) -> int:
-        """Index the documents of ``source`` (written at or after ``since``) into ``target``."""
+    def _copy(self, source: str, target: str, docs, progress=None) -> int:
+        """Index ``docs`` (documents of ``source`` with their versions) into ``target``."""
         writer = BulkWriter(self.client, self.writer.spool_dir / "reindex", stats=self.stats_)
         mapping = self.client.indices.get_mapping(index=target)[target]["mappings"]
         rank_feature = "pagerank_rf" in mapping.get("properties", {})
         count = 0
         try:
-            for doc, version in self._documents_with_versions(source, since):
+            for doc, version in docs:
                 src = self._source(doc, rank_feature)
                 src["indexed_at"] = version
                 writer.add(
@@ -710,37 +750,56 @@ class ElasticsearchBackend(SearchBackend):
             writer.close(timeout_s=None)
         return count
 
-    def _documents_with_versions(
-        self, index: str, since: int | None, batch: int = 1000
-    ) -> Iterator[tuple[Document, int]]:
-        after = None
-        query = {"range": {"indexed_at": {"gte": since}}} if since else {"match_all": {}}
+    def _scan(self, index: str, source: list[str] | bool, query: dict | None = None, batch=1000):
+        """Every hit of ``index`` (optionally matching ``query``) in id order, with versions."""
+        request: dict = {
+            "size": batch,
+            "sort": [{"id": "asc"}],
+            "_source": source,
+            "version": True,
+            "query": query or {"match_all": {}},
+        }
         while True:
-            request: dict = {
-                "size": batch,
-                "sort": [{"id": "asc"}],
-                "_source": ["doc"],
-                "query": query,
-                "version": True,
-            }
-            if after is not None:
-                request["search_after"] = after
             hits = self.client.search(index=index, **request)["hits"]["hits"]
-            for hit in hits:
-                yield Document.from_dict(hit["_source"]["doc"]), hit["_version"]
+            yield from hits
             if len(hits) < batch:
                 return
-            after = hits[-1]["sort"]
+            request["search_after"] = hits[-1]["sort"]
+
+    def _documents(
+        self, index: str, ids: list[str] | None = None
+    ) -> Iterator[tuple[Document, int]]:
+        """The stored documents of ``index`` (all, or those of ``ids``) with their versions."""
+        if ids is None:
+            hits = self._scan(index, ["doc"])
+        else:
+            hits = (
+                hit
+                for start in range(0, len(ids), 1000)
+                for hit in self._scan(
+                    index, ["doc"], {"ids": {"values": ids[start : start + 1000]}}
+                )
+            )
+        for hit in hits:
+            yield Document.from_dict(hit["_source"]["doc"]), hit["_version"]
+
+    def _newer_in(self, old: str, new: str) -> list[str]:
+        """Ids whose version in ``old`` is newer than in ``new`` (or missing there)."""
+        theirs = ((h["_id"], h["_version"]) for h in self._scan(new, False))
+        current = next(theirs, None)
+        stale = []
+        for hit in self._scan(old, False):
+            doc_id, version = hit["_id"], hit["_version"]
+            while current is not None and current[0] < doc_id:
+                current = next(theirs, None)
+            if current is None or current[0] != doc_id or current[1] < version:
+                stale.append(doc_id)
+        return stale
 
 
 def _version_of(index_name: str) -> int:
     match = re.search(r"-v(\d+)$", index_name)
     return int(match.group(1)) if match else 0
-
-
-def _similar(hit: dict) -> int:
-    inner = hit.get("inner_hits", {}).get("similar", {}).get("hits", {}).get("total", {})
-    return max(0, int(inner.get("value", 1)) - 1)
 
 
 def _partial(response: dict) -> bool:

@@ -31,7 +31,14 @@ import xxhash
 
 from crawler.config import Config, get_config
 from index.analysis import analyze_joined, host_suffixes, normalize_host
-from index.base import Document, Hit, Results, SearchBackend
+from index.base import (
+    Document,
+    Hit,
+    Results,
+    SearchBackend,
+    host_matches,
+    host_pattern_suffix,
+)
 from index.query import And, Node, Not, Or, Phrase, Query, Site, Term, parse
 from index.scoring import Candidate, Ranker, Signal
 from index.snippets import build_snippet
@@ -93,7 +100,7 @@ class EmbeddedBackend(SearchBackend):
         field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
         rank_weights: Mapping[str, float] | None = None,
         signals: Sequence[Signal] | None = None,
-        rerank_depth: int = 200,
+        rerank_depth: int = 100,
         max_window: int = 10_000,
         commit_every_docs: int = 10_000,
         commit_interval_s: float = 5.0,
@@ -223,6 +230,27 @@ class EmbeddedBackend(SearchBackend):
                 count += 1
             self._pending += count
         return count
+
+    def delete_by_host(self, pattern: str) -> int:
+        """Remove the documents whose host matches ``pattern``, committed; returns how many."""
+        with self._lock:
+            self.refresh()
+            searcher = self.index_.searcher()
+            suffix = host_pattern_suffix(pattern)
+            query = (
+                tantivy.Query.term_query(self._schema, "site", suffix)
+                if suffix
+                else tantivy.Query.all_query()
+            )
+            found = searcher.search(query, limit=max(1, searcher.num_docs), count=False)
+            ids = [
+                doc.id
+                for doc in (self._source(searcher, address) for _, address in found.hits)
+                if host_matches(doc.host, pattern)
+            ]
+            self.delete(ids)
+            self.refresh()
+        return len(ids)
 
     def update_rank(self, scores: Mapping[str, float]) -> int:
         """Set ``pagerank`` of stored documents by re-adding them; returns how many changed."""

@@ -152,10 +152,9 @@ class BulkWriter:
                 return True
             self._start()
             self._flush_requested = True
+            self._last_probe = 0.0  # if the cluster was down, look again now
             self._cond.notify_all()
             while self._queue or self._busy or self._flush_requested:
-                if self._down_since is not None and not self._queue and not self._busy:
-                    return False
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return False
@@ -310,7 +309,7 @@ class BulkWriter:
             if status < 300 or status == 409 or (op == "delete" and status == 404):
                 # 409: a newer version is already there (a replay, or reordered writes).
                 self.stats.inc(f"index/bulk/{op}")
-            elif status in RETRY_STATUSES:
+            elif status in RETRY_STATUSES or _blocked(result):
                 again.append(action)
             else:
                 self.stats.inc("index/bulk/rejected")
@@ -370,6 +369,14 @@ class BulkWriter:
             )
         self._down_since = None
         return True
+
+
+def _blocked(result: dict) -> bool:
+    """A write refused by an index write block: the index is being replaced (reindex), and
+    sent again the write resolves the alias to the new index."""
+    return result.get("error", {}).get("type") == "cluster_block_exception" and "write" in str(
+        result["error"].get("reason", "")
+    )
 
 
 def _pid_alive(pid: int) -> bool:

@@ -11,6 +11,7 @@ length, so offsets stay valid), and only those candidates are analyzed.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -46,24 +47,36 @@ def _fold(text: str) -> str:
 
 
 def _prefix(term: str) -> str:
-    """The start of the words that can stem to ``term`` (stemming rewrites only the tail)."""
-    return term[: max(1, min(3, len(term) - 1))]
+    """The start shared by every word that stems to ``term``.
+
+    Snowball rewrites at most the last two letters of what it keeps (``happy`` → ``happi``,
+    ``probability`` → ``probabl``); a final ``i`` may stand for a ``y`` further back
+    (``flying`` → ``fli``) and a final ``e`` may be added (``using`` → ``use``).
+    """
+    base = term[:-1] if len(term) > 1 and term.endswith(("i", "e")) else term
+    return base[: max(1, min(3, len(base)), len(base) - 2)]
+
+
+@functools.lru_cache(maxsize=256)
+def _candidate_re(terms: frozenset[str]) -> re.Pattern:
+    """Words starting like one of ``terms`` (compiled once per query, not per hit)."""
+    prefixes = sorted({re.escape(_prefix(t)) for t in terms if t}, key=len, reverse=True)
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(prefixes) + ")")
 
 
 def find_matches(text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of each word in ``text`` whose analyzed term is in ``terms``."""
-    wanted = set(terms)
+    wanted = frozenset(terms)
     if not wanted or not text:
         return []
-    prefixes = sorted({re.escape(_prefix(t)) for t in wanted}, key=len, reverse=True)
-    candidates = re.compile(r"(?<![^\W_])(?:" + "|".join(prefixes) + ")")
+    candidates = _candidate_re(wanted)
     folded = _fold(text)
     matches = []
     pos = 0
-    while m := candidates.search(folded, pos):
+    while pos < len(text) and (m := candidates.search(folded, pos)):
         word = WORD_RE.match(text, m.start())
         if word is None:
-            pos = m.end()
+            pos = m.start() + 1
             continue
         for term in analyze(word.group()):
             if term in wanted:

@@ -266,12 +266,17 @@ es2_start() {
     # master and es2-b holds data: the fault tests kill es2-b and the cluster keeps serving.
     local common="discovery.seed_hosts: [$seeds]
 cluster.initial_master_nodes: [es2-a]"
+    # The nodes boot in parallel: each takes most of its start-up time on its own.
     es_node_start es2-a es2 "${ES2_PORTS[0]}" "${ES2_TRANSPORT_PORTS[0]}" \
         "$common
-node.roles: [master, data, ingest]"
+node.roles: [master, data, ingest]" &
+    local a=$!
     es_node_start es2-b es2 "${ES2_PORTS[1]}" "${ES2_TRANSPORT_PORTS[1]}" \
         "$common
-node.roles: [data, ingest]"
+node.roles: [data, ingest]" &
+    local b=$!
+    wait "$a" || die "es2-a did not start"
+    wait "$b" || die "es2-b did not start"
     es_wait es2-a es2 "${ES2_PORTS[0]}" 2
     log "es2: healthy, 2 nodes on http ports ${ES2_PORTS[*]}"
     echo "export ELASTICSEARCH_URL=http://127.0.0.1:${ES2_PORTS[0]},http://127.0.0.1:${ES2_PORTS[1]}"

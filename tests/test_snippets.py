@@ -100,3 +100,8 @@ def test_api_names_mark_each_part():
 
 def test_regex_metacharacters_in_terms_are_safe():
     assert find_matches("a+b (c)", ["+", "(c", "c"]) == [(5, 6, "c")]
+
+
+def test_one_letter_terms_terminate_and_match():
+    assert find_matches("I said i. Then e", ["i", "e"]) == [(0, 1, "i"), (7, 8, "i"), (15, 16, "e")]
+    assert find_matches("word.", [""]) == []

@@ -11,6 +11,7 @@ import sys
 from typing import IO
 
 from testweb.adversarial import BLACKHOLE_ADDRESS
+from testweb.docsites import DOC_SITES, available_doc_sites
 from testweb.fresh import Clock
 from testweb.server import BlackHoleProtocol, RequestLog, TestWebServer
 from testweb.web import (
@@ -66,6 +67,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mirror-articles", type=int, default=0,
                         help="serve the labelled near-copy set of this many articles on "
                         "news{i}.test and mirror{m}.news{i}.test (default 0: off)")
+    parser.add_argument("--real-docs", action="store_true",
+                        help="also serve the installed Debian documentation sites, each as "
+                        "its own host (" + ", ".join(f"{s.host} from {s.package}"
+                                                      for s in DOC_SITES)
+                        + "); see testweb/docsites.py")
     return parser.parse_args(argv)
 
 
@@ -80,13 +86,18 @@ def bind(address: str, port: int) -> socket.socket:
 
 async def serve(args: argparse.Namespace, log_file: IO[str] | None) -> None:
     """Run the server until SIGTERM or SIGINT."""
+    if args.real_docs and not available_doc_sites():
+        raise SystemExit("testweb --real-docs: no documentation site is installed; run "
+                         "scripts/install-services.sh or apt-get install -y "
+                         + " ".join(s.package for s in DOC_SITES))
     sock = bind(args.bind, args.port)
     port = sock.getsockname()[1]
     web = TestWeb(args.hosts, port, seed=args.seed, pages_per_host=args.pages,
                   cache_pages=args.cache, slow_delay=args.slow_delay,
                   fresh_hosts=args.fresh_hosts, fresh_pages=args.fresh_pages,
                   clock=Clock(args.clock_offset, args.clock_speed),
-                  mirror_articles=args.mirror_articles)
+                  mirror_articles=args.mirror_articles,
+                  doc_sites=available_doc_sites() if args.real_docs else ())
     server = TestWebServer(web, RequestLog(log_file))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from testweb.docsites import available_doc_sites
 from testweb.fresh import Clock
 from testweb.web import (
     DEFAULT_FRESH_HOSTS,
@@ -86,6 +87,7 @@ def run(
     fresh_pages: int = DEFAULT_FRESH_PAGES,
     clock_offset: float = 0.0,
     clock_speed: float = 1.0,
+    real_docs: bool = False,
     extra_args: list[str] | tuple[str, ...] = (),
     timeout: float = 30.0,
 ) -> Iterator[TestWebProcess]:
@@ -94,12 +96,16 @@ def run(
 
     The handle's ``web`` is a ground-truth copy built with the same arguments; its clock
     starts with the same offset and speed but does not see ``clock.test`` moves (ask the
-    server's ``/now`` for its time). ``extra_args`` reach the server only."""
+    server's ``/now`` for its time). ``real_docs`` also serves the installed documentation
+    sites (``testweb.docsites``; the handle's ``web.doc_hosts`` names them). ``extra_args``
+    reach the server only."""
     cmd = [sys.executable, "-m", "testweb", "--hosts", str(hosts), "--port", str(port),
            "--seed", str(seed), "--pages", str(pages), "--slow-delay", str(slow_delay),
            "--mirror-articles", str(mirror_articles), "--fresh-hosts", str(fresh_hosts),
            "--fresh-pages", str(fresh_pages), "--clock-offset", repr(clock_offset),
            "--clock-speed", repr(clock_speed), *extra_args]
+    if real_docs:
+        cmd.append("--real-docs")
     if log is not None:
         cmd += ["--log", str(log)]
     env = dict(os.environ)
@@ -116,7 +122,8 @@ def run(
         web = TestWeb(hosts, actual_port, seed=seed, pages_per_host=pages,
                       slow_delay=slow_delay, mirror_articles=mirror_articles,
                       fresh_hosts=fresh_hosts, fresh_pages=fresh_pages,
-                      clock=Clock(clock_offset, clock_speed))
+                      clock=Clock(clock_offset, clock_speed),
+                      doc_sites=available_doc_sites() if real_docs else ())
         handle = TestWebProcess(proc, actual_port, web, Path(log) if log is not None else None)
         yield handle
     finally:

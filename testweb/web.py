@@ -6,9 +6,10 @@ build a ``TestWeb`` with the same (hosts, port, seed) know exactly what the serv
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from testweb.adversarial import SpecialHost
+from testweb.docsites import DocSite, DocSiteHost
 from testweb.fresh import Clock, ClockHost, FreshHost
 from testweb.kinds import HOST_KINDS, HostKind, LRUCache, NormalHost, not_found
 from testweb.messages import PageInfo, Request, Response
@@ -28,7 +29,8 @@ class TestWeb:
     plus the special hosts of every registered ``SpecialHost`` kind (``calendar.test``, ...)
     and ``fresh_hosts`` hosts ``fresh0.test`` .. whose pages change over ``clock`` time, and,
     if ``mirror_articles`` > 0, the near-copy hosts ``news{i}.test`` and
-    ``mirror{m}.news{i}.test`` (see ``testweb.mirrors``).
+    ``mirror{m}.news{i}.test`` (see ``testweb.mirrors``), and the real documentation sites
+    of ``doc_sites`` (see ``testweb.docsites``), each on its own host.
 
     Content is a pure function of (seed, host, path); generated pages are kept in a bounded
     LRU cache. Absolute links carry ``port``, the port the server listens on.
@@ -49,6 +51,7 @@ class TestWeb:
         fresh_pages: int = DEFAULT_FRESH_PAGES,
         clock: Callable[[], float] | None = None,
         mirror_articles: int = 0,
+        doc_sites: Sequence[DocSite] = (),
     ):
         if hosts < 1:
             raise ValueError("hosts must be >= 1")
@@ -78,6 +81,9 @@ class TestWeb:
             self.mirror_hosts = sorted(by_host)
             for name in self.mirror_hosts:
                 self._hosts[name] = MirrorHost(self, name, by_host[name])
+        self.doc_hosts: list[str] = [site.host for site in doc_sites]
+        for site in doc_sites:
+            self._hosts[site.host] = DocSiteHost(self, site)
         for kind in HOST_KINDS.values():
             if issubclass(kind, SpecialHost) and kind.host_name:
                 self._hosts[kind.host_name] = kind(self)
@@ -93,7 +99,7 @@ class TestWeb:
         return list(self.normal_hosts)
 
     def all_hosts(self) -> list[str]:
-        """Every host name served: normal, special, fresh, clock.test and mirror hosts."""
+        """Every host name served: normal, special, fresh, clock.test, mirror and doc hosts."""
         return list(self._hosts)
 
     def special_hosts(self) -> dict[str, str]:

@@ -293,6 +293,7 @@ class LocalFrontier(Frontier):
                 self.db.execute("UPDATE hosts SET lease = NULL WHERE host = ?", (host,))
                 self._make_ready(host, max(next_time, now))
             self._inc("expired", len(rows))
+        self.bloom.flush()  # called on a timer: bounds what a power cut can forget
         return len(rows)
 
     def stats(self) -> dict[str, float]:

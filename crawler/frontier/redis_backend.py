@@ -13,6 +13,7 @@ command); a lost ``done`` only means a page is crawled again, a lost ``add`` one
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -69,6 +70,8 @@ class RedisFrontier(Frontier):
         self.max_attempts = max_attempts
         self.clock = clock
         self.hasher = BloomHasher(bloom_capacity, bloom_fpr)
+        if self.hasher.bits >= 2**32:  # a Redis string holds at most 2**32 bits
+            raise ValueError("Bloom filter above 2**32 bits: lower capacity or raise fpr")
         self._check_bloom_size()
         self._scripts = {
             name: _script(client, name) for name in ("add", "lease", "done", "expire", "stats")
@@ -103,10 +106,11 @@ class RedisFrontier(Frontier):
         counts = {"added": 0, "seen": 0, "budget": 0}
         batch: list = []
         size = 0
+        pack = struct.Struct(f">{self.hasher.hashes}I").pack
         for e in entries:
-            positions = self.hasher.positions(e.url) if e.filter else [0] * self.hasher.hashes
+            positions = pack(*self.hasher.positions(e.url)) if e.filter else b""
             batch += [e.host, e.ip or e.host, e.rank, "" if e.budget is None else e.budget,
-                      "1" if e.filter else "0", e.url.encode() + b"\n" + e.payload, *positions]
+                      "1" if e.filter else "0", e.url.encode() + b"\n" + e.payload, positions]
             size += 1
             if size >= ADD_CHUNK:
                 self._add_batch(batch, counts)

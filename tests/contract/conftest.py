@@ -11,8 +11,9 @@ import pytest
 
 from index.base import Document, doc_id_for
 from index.embedded import EmbeddedBackend
+from tests.fixtures_es import es_url  # noqa: F401  (the fixture, for the Elasticsearch param)
 
-BACKENDS = ["embedded"]
+BACKENDS = ["embedded", "elasticsearch"]
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +24,34 @@ def make_embedded_backend(tmp_path_factory):
         return EmbeddedBackend(tmp_path_factory.mktemp("index"))
 
     return make
+
+
+@pytest.fixture(scope="session")
+def make_elasticsearch_backend(es_url, tmp_path_factory):  # noqa: F811
+    """Each call: an Elasticsearch backend on its own alias; all are dropped at the end."""
+    import uuid
+
+    from index.elasticsearch import ElasticsearchBackend
+
+    made = []
+
+    def make():
+        backend = ElasticsearchBackend(
+            es_url,
+            index_prefix=f"contract-{uuid.uuid4().hex[:10]}",
+            spool_dir=tmp_path_factory.mktemp("es-spool"),
+            bulk_interval_s=0.05,
+        )
+        made.append(backend)
+        return backend
+
+    yield make
+    for backend in made:
+        cleanup = ElasticsearchBackend(
+            es_url, index_prefix=backend.alias, spool_dir=backend.writer.spool_dir
+        )
+        cleanup.drop()
+        cleanup.client.close()
 
 
 def _open(request, name):

@@ -6,4 +6,6 @@ app_name = "search"
 urlpatterns = [
     path("", views.search_page, name="page"),
     path("api/search", views.api_search, name="api"),
+    path("api/openapi.json", views.api_schema, name="openapi"),
+    path("opensearch.xml", views.opensearch, name="opensearch"),
 ]

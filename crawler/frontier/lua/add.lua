@@ -1,8 +1,9 @@
 -- ARGV: prefix, now, tiers, k, then per entry: host, ip, rank, budget ('' = none),
--- filter ('1'/'0'), blob, k bit positions. Returns {added, seen, over_budget}.
+-- filter ('1'/'0'), blob, and the k Bloom bit positions packed as big-endian uint32s.
+-- Returns {added, seen, over_budget}.
 local tiers = tonumber(ARGV[3])
 local k = tonumber(ARGV[4])
-local stride = 6 + k
+local stride = 7
 local added, seen, over = 0, 0, 0
 for i = 5, #ARGV, stride do
   local host, ip, rank = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
@@ -10,8 +11,10 @@ for i = 5, #ARGV, stride do
   local keep = true
   if filter == '1' then
     local new = false
+    local packed = ARGV[i + 6]
     for j = 0, k - 1 do
-      if redis.call('SETBIT', P .. 'bloom', ARGV[i + 6 + j], 1) == 0 then new = true end
+      local bit = struct.unpack('>I4', packed, 1 + 4 * j)
+      if redis.call('SETBIT', P .. 'bloom', bit, 1) == 0 then new = true end
     end
     if not new then
       seen = seen + 1

@@ -1,0 +1,286 @@
+"""Index test-web pages into Elasticsearch for a time budget, then time 1-3 word queries.
+
+Elasticsearch: as many generated pages as fit in ``--seconds`` (default 600; aim 1,000,000)
+go through ``ElasticsearchBackend.index`` from ``--writers`` processes (each a crawl worker
+with its own bulk writer), on a private single node started by scripts/services.sh (or
+``--url``). Reported: docs/s (generation, Python analysis and bulk, up to the final refresh),
+primary store bytes per document after a flush, and query latency p50/p95/p99 through
+``search()`` (hits, collapse, snippets, suggestions) from 1 client, and p95 from 8 concurrent
+client processes.
+
+Side by side, the embedded backend indexes the same number of the same pages and runs the
+same queries from 1 client. Pages and queries come from bench/query.py's generators.
+
+    python bench/search.py            # 10 minutes of indexing, 2,000 queries
+    python bench/search.py --quick    # 5,000 docs, 300 queries
+
+Progress goes to stderr; the last stdout line is one JSON object with ``docs``,
+``es_index_docs_per_s``, ``es_bytes_per_doc``, ``es_p50_ms``, ``es_p95_ms``, ``es_p99_ms``,
+``es_p95_ms_8clients`` and ``embedded_p95_ms`` (plus a few more figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.query import SEED, dir_bytes, generate, make_queries, title_for  # noqa: E402
+from index.base import Document, doc_id_for  # noqa: E402
+from index.elasticsearch import ElasticsearchBackend  # noqa: E402
+from index.embedded import EmbeddedBackend  # noqa: E402
+from testweb import text  # noqa: E402
+
+PREFIX = "bench-search"
+BATCH = 500
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def cuts(samples: list[float]) -> dict[str, float]:
+    q = statistics.quantiles(samples, n=100, method="inclusive")
+    return {"p50": round(q[49], 3), "p95": round(q[94], 3), "p99": round(q[98], 3)}
+
+
+def page(i: int, hosts: int) -> Document:
+    """Page ``i`` of bench/query.py's ``generate``, made alone so writers can split the work."""
+    rng = text.rng_for(SEED, i)
+    host = f"host{i % hosts}.test"
+    url = f"http://{host}/p/{i // hosts}"
+    title = title_for(rng)
+    paragraphs = []
+    for _ in range(text.between(rng, 4, 10)):
+        sentences = []
+        for _ in range(text.between(rng, 3, 5)):
+            sentences.append(" ".join(text.sentence(rng)).capitalize() + ".")
+        paragraphs.append(" ".join(sentences))
+    anchors = " ".join(" ".join(text.words(rng, 3)) for _ in range(text.between(rng, 0, 4)))
+    return Document(
+        id=doc_id_for(url),
+        url=url,
+        host=host,
+        title=title,
+        body="\n\n".join(paragraphs),
+        anchors=anchors,
+        fetched_at=1_760_000_000.0 + i,
+    )
+
+
+def es_backend(url: str, spool: Path, **options) -> ElasticsearchBackend:
+    return ElasticsearchBackend(url, index_prefix=PREFIX, spool_dir=spool, **options)
+
+
+def _write(
+    url: str,
+    spool: str,
+    worker: int,
+    writers: int,
+    limit: int,
+    hosts: int,
+    deadline: float,
+    counter,
+) -> None:
+    """One writer process: pages worker, worker+writers, ... until the limit or the deadline."""
+    backend = es_backend(url, Path(spool) / str(worker), refresh_interval="30s")
+    batch: list[Document] = []
+    for i in range(worker, limit, writers):
+        batch.append(page(i, hosts))
+        if len(batch) == BATCH:
+            backend.index(batch)
+            with counter.get_lock():
+                counter.value += len(batch)
+            batch = []
+            if time.monotonic() >= deadline:
+                break
+    if batch and time.monotonic() < deadline:
+        backend.index(batch)
+        with counter.get_lock():
+            counter.value += len(batch)
+    backend.writer.close(timeout_s=None)
+
+
+def index_es(url: str, work: Path, limit: int, seconds: float, writers: int, hosts: int) -> dict:
+    admin = es_backend(url, work / "spool-admin", refresh_interval="30s")
+    admin.drop()
+    admin = es_backend(url, work / "spool-admin", refresh_interval="30s")
+    admin.ensure_index()
+    log(f"es: indexing for up to {seconds:.0f} s or {limit} docs with {writers} writer(s)")
+    counter = mp.Value("q", 0)
+    started = time.monotonic()
+    deadline = started + seconds
+    procs = [
+        mp.Process(
+            target=_write,
+            args=(url, str(work / "spool"), w, writers, limit, hosts, deadline, counter),
+        )
+        for w in range(writers)
+    ]
+    for p in procs:
+        p.start()
+    while any(p.is_alive() for p in procs):
+        time.sleep(5)
+        elapsed = time.monotonic() - started
+        log(f"  {counter.value} docs, {counter.value / elapsed:.0f} docs/s")
+    for p in procs:
+        p.join()
+    admin.refresh()
+    elapsed = time.monotonic() - started
+    admin.client.indices.flush(index=admin.alias)
+    stats = admin.stats()
+    docs = stats["docs"]
+    assert docs == counter.value, (docs, counter.value)
+    log(f"es: {docs} docs in {elapsed:.0f} s ({docs / elapsed:.0f} docs/s), {stats['bytes']} bytes")
+    admin.close()
+    return {"docs": docs, "docs_per_s": docs / elapsed, "bytes": stats["bytes"]}
+
+
+def time_queries(search, queries: list[str], warmup: int) -> list[float]:
+    for q in queries[:warmup]:
+        search(q)
+    samples = []
+    for done, q in enumerate(queries[warmup:], 1):
+        t = time.perf_counter()
+        search(q)
+        samples.append((time.perf_counter() - t) * 1000)
+        if done % 500 == 0:
+            log(f"  {done} queries")
+    return samples
+
+
+def _client(url: str, spool: str, queries: list[str], warmup: int, out) -> None:
+    backend = es_backend(url, Path(spool))
+    out.put(time_queries(lambda q: backend.search(q, page=1, size=10), queries, warmup))
+    backend.client.close()
+
+
+def query_es(url: str, work: Path, queries: list[str], warmup: int, clients: int) -> list[float]:
+    if clients == 1:
+        backend = es_backend(url, work / "spool-q")
+        samples = time_queries(lambda q: backend.search(q, page=1, size=10), queries, warmup)
+        backend.client.close()
+        return samples
+    out: mp.Queue = mp.Queue()
+    share = max(1, len(queries) // clients)
+    procs = [
+        mp.Process(
+            target=_client,
+            args=(
+                url,
+                str(work / f"spool-c{c}"),
+                queries[c * share : (c + 1) * share],
+                warmup // clients,
+                out,
+            ),
+        )
+        for c in range(clients)
+    ]
+    for p in procs:
+        p.start()
+    samples = [s for _ in procs for s in out.get()]
+    for p in procs:
+        p.join()
+    return samples
+
+
+def bench_embedded(n: int, hosts: int, queries: list[str], warmup: int, work: Path) -> dict:
+    path = work / "tantivy"
+    backend = EmbeddedBackend(path)
+    backend.ensure_index()
+    log(f"embedded: indexing {n} docs")
+    started = time.perf_counter()
+    batch: list[Document] = []
+    for i, doc in enumerate(generate(n, hosts), 1):
+        batch.append(doc)
+        if len(batch) == 1000:
+            backend.index(batch)
+            batch = []
+        if i % 20_000 == 0:
+            log(f"  {i} docs, {i / (time.perf_counter() - started):.0f} docs/s")
+    backend.index(batch)
+    backend.refresh()
+    elapsed = time.perf_counter() - started
+    assert backend.stats()["docs"] == n, backend.stats()
+    log(f"embedded: {n / elapsed:.0f} docs/s; timing {len(queries) - warmup} queries")
+    samples = time_queries(lambda q: backend.search(q, page=1, size=10), queries, warmup)
+    result = {
+        "embedded_index_docs_per_s": round(n / elapsed, 1),
+        "embedded_bytes_per_doc": round(dir_bytes(path) / n, 1),
+        **{f"embedded_{k}_ms": v for k, v in cuts(samples).items()},
+    }
+    backend.close()
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="5,000 docs, 300 queries")
+    parser.add_argument("--docs", type=int, help="most documents to index (default 1,000,000)")
+    parser.add_argument("--seconds", type=float, help="indexing time budget (default 600)")
+    parser.add_argument("--queries", type=int, help="timed queries (default 2,000)")
+    parser.add_argument("--writers", type=int, default=2, help="Elasticsearch writer processes")
+    parser.add_argument("--hosts", type=int, default=500)
+    parser.add_argument("--url", help="use this Elasticsearch instead of a private node")
+    parser.add_argument("--no-embedded", action="store_true", help="skip the embedded side")
+    args = parser.parse_args()
+    limit = args.docs or (5_000 if args.quick else 1_000_000)
+    seconds = args.seconds or (120.0 if args.quick else 600.0)
+    timed = args.queries or (300 if args.quick else 2_000)
+    warmup = 80
+    assert page(7, args.hosts) == list(generate(8, args.hosts))[7], "pages differ from bench/query"
+    work = Path(tempfile.mkdtemp(prefix="bench-search-"))
+    node = None
+    try:
+        url = args.url
+        if url is None:
+            from tests.fixtures_es import EsProcesses, not_installed_reason
+
+            reason = not_installed_reason()
+            if reason:
+                sys.exit(reason)
+            node = EsProcesses("es", ["es"])
+            log(f"es: starting a private node under {node.run_dir}")
+            node.start()
+            url = node.url
+        es = index_es(url, work, limit, seconds, args.writers, args.hosts)
+        n = es["docs"]
+        queries = make_queries(n, timed + warmup)
+        log(f"es: timing {timed} queries, 1 client")
+        one = cuts(query_es(url, work, queries, warmup, 1))
+        log(f"es: timing {timed} queries, 8 clients")
+        eight = cuts(query_es(url, work, queries, warmup, 8))
+        result = {
+            "docs": n,
+            "es_index_docs_per_s": round(es["docs_per_s"], 1),
+            "es_bytes_per_doc": round(es["bytes"] / n, 1),
+            "es_p50_ms": one["p50"],
+            "es_p95_ms": one["p95"],
+            "es_p99_ms": one["p99"],
+            "es_p95_ms_8clients": eight["p95"],
+            "es_p50_ms_8clients": eight["p50"],
+        }
+        if not args.no_embedded:
+            result.update(bench_embedded(n, args.hosts, queries, warmup, work))
+        es_backend(url, work / "spool-admin").drop()
+    finally:
+        if node is not None:
+            node.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
+    result["writers"] = args.writers
+    result["queries"] = timed
+    result["cpus"] = os.cpu_count()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

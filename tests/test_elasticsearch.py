@@ -1,0 +1,257 @@
+"""The Elasticsearch backend on a real single-node server: index design, queries, reindex."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+
+from index.base import Document, doc_id_for
+from index.elasticsearch import (
+    ElasticsearchBackend,
+    QueryCompiler,
+    mappings,
+    options_from_settings,
+)
+from index.query import parse
+
+pytest_plugins = ["tests.fixtures_es"]
+pytestmark = pytest.mark.services
+
+
+def doc(url: str, title: str = "", body: str = "", **fields) -> Document:
+    host = url.split("://", 1)[1].split("/", 1)[0]
+    return Document(id=doc_id_for(url), url=url, host=host, title=title, body=body, **fields)
+
+
+@pytest.fixture(scope="module")
+def make_backend(es_url, tmp_path_factory):
+    """Each call: a backend on its own alias; every alias is dropped after the module."""
+    made: list[ElasticsearchBackend] = []
+
+    def make(**options) -> ElasticsearchBackend:
+        options.setdefault("bulk_interval_s", 0.05)
+        backend = ElasticsearchBackend(
+            es_url,
+            index_prefix=f"test-{uuid.uuid4().hex[:10]}",
+            spool_dir=tmp_path_factory.mktemp("spool"),
+            **options,
+        )
+        backend.ensure_index()
+        made.append(backend)
+        return backend
+
+    yield make
+    for backend in made:
+        backend.drop()
+        backend.client.close()
+
+
+CORPUS = [
+    doc("http://a.test/python", "Python Tutorial", "Learn the Python language. Running code."),
+    doc("http://b.test/snakes", "Snakes", "The python is a large snake, not a language."),
+    doc("http://docs.b.test/java", "Java Guide", "Java is a programming language."),
+    doc("http://c.test/fox", "Foxes", "The quick brown fox. To be or not to be."),
+    doc("http://evil.test/x", "<b>Evil</b>", "Beware <script>alert('x')</script> python & co"),
+    doc("http://m1.test/p", "Mirror", "Gardening tips for python lovers", cluster_id="c1"),
+    doc("http://m2.test/p", "Mirror", "Gardening tips for python lovers", cluster_id="c1"),
+    doc("http://m3.test/p", "Mirror", "Gardening tips for python lovers", cluster_id="c1"),
+]
+
+
+@pytest.fixture(scope="module")
+def corpus(make_backend):
+    backend = make_backend()
+    backend.index(CORPUS)
+    backend.refresh()
+    return backend
+
+
+def urls(results) -> list[str]:
+    return [h.url for h in results.hits]
+
+
+def test_index_design_uses_only_core_analysis_and_numeric_static_rank(corpus):
+    mapping = corpus.client.indices.get_mapping(index=corpus.alias)
+    ((index_name, body),) = mapping.items()
+    props = body["mappings"]["properties"]
+    assert index_name == f"{corpus.alias}-v1"
+    assert {props[f]["analyzer"] for f in ("title", "body", "anchors", "url")} == {"whitespace"}
+    assert props["host"]["type"] == props["cluster"]["type"] == props["site"]["type"] == "keyword"
+    assert props["pagerank"]["type"] == "float" and props["fetched_at"]["type"] == "double"
+    # The integ-test server has no mapper-extras module, so no rank_feature field.
+    assert "pagerank_rf" not in props
+    assert "pagerank_rf" in mappings(rank_feature=True)["properties"]
+
+
+def test_terms_are_analyzed_in_python(corpus):
+    results = corpus.search("running")
+    assert urls(results) == ["http://a.test/python"]
+    assert "<mark>Running</mark>" in results.hits[0].snippet
+
+
+def test_phrase_exclude_or_and_site(corpus):
+    assert urls(corpus.search('"python language"')) == ["http://a.test/python"]
+    assert "http://b.test/snakes" not in urls(corpus.search("python -snake"))
+    assert set(urls(corpus.search("java OR fox"))) == {
+        "http://docs.b.test/java",
+        "http://c.test/fox",
+    }
+    assert set(urls(corpus.search("language site:b.test"))) == {
+        "http://b.test/snakes",
+        "http://docs.b.test/java",
+    }
+    assert urls(corpus.search("language site:docs.b.test")) == ["http://docs.b.test/java"]
+    assert urls(corpus.search("-python")) == []
+
+
+def test_near_copies_collapse_with_a_count(corpus):
+    results = corpus.search("gardening")
+    assert len(results.hits) == 1
+    assert results.hits[0].cluster_id == "c1" and results.hits[0].similar == 2
+    assert results.total == 3
+
+
+def test_snippets_and_titles_stay_escaped(corpus):
+    (hit,) = corpus.search("beware").hits
+    assert "<script>" not in hit.snippet and "&lt;script&gt;" in hit.snippet
+    assert "<mark>Beware</mark>" in hit.snippet
+    assert hit.title == "<b>Evil</b>"  # raw text; the page template escapes it
+
+
+def test_did_you_mean(corpus):
+    results = corpus.search("pyhton tutorial")
+    assert results.suggestion == "python tutorial"
+    assert corpus.search("python").suggestion is None
+
+
+def test_get_delete_and_stats(make_backend):
+    backend = make_backend()
+    backend.index(CORPUS[:3])
+    backend.refresh()
+    assert backend.get(CORPUS[0].id).title == "Python Tutorial"
+    assert backend.stats()["docs"] == 3 and backend.stats()["bytes"] > 0
+    backend.delete([CORPUS[0].id, "unknown"])
+    backend.refresh()
+    assert backend.get(CORPUS[0].id) is None
+    assert backend.stats()["docs"] == 2
+
+
+def test_reindexing_the_same_documents_does_not_double(make_backend):
+    backend = make_backend()
+    backend.index(CORPUS)
+    backend.index(CORPUS)
+    backend.refresh()
+    assert backend.stats()["docs"] == len(CORPUS)
+
+
+def test_static_rank_orders_equal_text_matches(make_backend):
+    backend = make_backend(freshness_weight=0.0)
+    low, high = doc("http://x.test/1", "Widget"), doc("http://y.test/2", "Widget")
+    backend.index([low, high])
+    backend.update_rank({low.id: 0.0, high.id: 1.0, "unknown": 5.0})
+    backend.refresh()
+    results = backend.search("widget")
+    assert urls(results) == ["http://y.test/2", "http://x.test/1"]
+    assert results.hits[0].pagerank == 1.0
+    backend.update_rank({low.id: 3.0})
+    backend.refresh()
+    assert urls(backend.search("widget"))[0] == "http://x.test/1"
+
+
+def test_freshness_decay_prefers_recent_pages(make_backend):
+    import time
+
+    backend = make_backend(freshness_weight=1.0)
+    old = doc("http://old.test/", "Gadget", fetched_at=time.time() - 365 * 86400)
+    new = doc("http://new.test/", "Gadget", fetched_at=time.time())
+    backend.index([old, new])
+    backend.refresh()
+    assert urls(backend.search("gadget")) == ["http://new.test/", "http://old.test/"]
+
+
+def test_field_weights_come_from_settings():
+    assert set(QueryCompiler().fields) == {"title^3", "anchors^2", "url^1.5", "body^1"}
+    options = options_from_settings(
+        {"ES_FIELD_WEIGHTS": {"title": 5.0, "anchors": 0.0}, "ES_SHARDS": "4", "OTHER": 1}
+    )
+    assert options["shards"] == 4
+    match = QueryCompiler(options["field_weights"]).compile(parse("python").root)["multi_match"]
+    assert set(match["fields"]) == {"title^5", "url^1.5", "body^1"}
+    assert match["analyzer"] == "whitespace"
+
+
+def test_deep_pages_walk_with_search_after_and_match_from_size(make_backend):
+    shallow = make_backend()
+    docs = [doc(f"http://h{i}.test/", f"Page {i}", "common " * (1 + i % 7)) for i in range(60)]
+    docs += [
+        doc(f"http://dup{i}.test/", "Dup", "common common", cluster_id="dups") for i in range(5)
+    ]
+    shallow.index(docs)
+    shallow.refresh()
+    deep = ElasticsearchBackend(
+        shallow.hosts, index_prefix=shallow.alias, spool_dir=shallow.writer.spool_dir, max_window=10
+    )
+    try:
+        for page in (1, 2, 4, 6):
+            a, b = (
+                shallow.search("common", page=page, size=10),
+                deep.search("common", page=page, size=10),
+            )
+            assert [(h.id, h.similar) for h in a.hits] == [(h.id, h.similar) for h in b.hits]
+        # 60 single pages and one cluster of 5 near-copies: 61 results, 1 on page 7.
+        assert len(deep.search("common", page=7, size=10).hits) == 1
+    finally:
+        deep.writer.close()
+        deep.client.close()
+
+
+def test_reindex_swaps_the_alias_without_a_failed_query(make_backend):
+    backend = make_backend(bulk_docs=200)
+    docs = [doc(f"http://r{i}.test/", f"Reindex {i}", "stable words here") for i in range(3000)]
+    backend.index(docs)
+    backend.refresh()
+    before = backend.current_index()
+    failures: list[BaseException] = []
+    totals: list[int] = []
+    stop = threading.Event()
+
+    def query_loop():
+        searcher = ElasticsearchBackend(backend.hosts, index_prefix=backend.alias)
+        while not stop.is_set():
+            try:
+                totals.append(searcher.search("stable").total)
+            except BaseException as exc:  # any failure during the swap is what we look for
+                failures.append(exc)
+        searcher.client.close()
+
+    thread = threading.Thread(target=query_loop)
+    thread.start()
+    try:
+        late = [doc(f"http://late{i}.test/", "Late", "stable") for i in range(50)]
+        writer = threading.Thread(target=lambda: (backend.index(late), backend.writer.flush()))
+        writer.start()
+        new = backend.reindex()
+        writer.join()
+    finally:
+        stop.set()
+        thread.join()
+    backend.refresh()
+    assert not failures
+    assert len(totals) > 5 and min(totals) >= 3000
+    assert new != before and backend.current_index() == new
+    assert not backend.client.indices.exists(index=before)
+    assert backend.stats()["docs"] == 3050
+
+
+def test_manage_py_reindex(make_backend, es_url, monkeypatch):
+    from django.core.management import call_command
+
+    backend = make_backend()
+    backend.index(CORPUS)
+    backend.refresh()
+    monkeypatch.setenv("ELASTICSEARCH_URL", es_url)
+    call_command("reindex", "--prefix", backend.alias)
+    assert backend.current_index() == f"{backend.alias}-v2"
+    assert urls(backend.search('"python language"')) == ["http://a.test/python"]

@@ -1,0 +1,85 @@
+"""Lossless streaming: documents written while Elasticsearch is down are spooled, then sent."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from index.base import Document, doc_id_for
+from index.elasticsearch import ElasticsearchBackend
+from tests.fixtures_es import EsProcesses, not_installed_reason
+
+pytestmark = pytest.mark.services
+
+DOWN_S = 10.0
+
+
+@pytest.fixture(scope="module")
+def es_node():
+    """A private single node that this module stops and starts again."""
+    reason = not_installed_reason()
+    if reason:
+        pytest.skip(reason)
+    node = EsProcesses("es", ["es"])
+    try:
+        node.start()
+        yield node
+    finally:
+        node.cleanup()
+
+
+def page(i: int) -> Document:
+    url = f"http://spool{i % 50}.test/page/{i}"
+    return Document(id=doc_id_for(url), url=url, host=f"spool{i % 50}.test", title=f"Page {i}")
+
+
+def test_documents_written_while_es_is_down_arrive_once(es_node, tmp_path):
+    backend = ElasticsearchBackend(
+        es_node.url,
+        index_prefix="spool-test",
+        spool_dir=tmp_path / "spool",
+        bulk_docs=50,
+        bulk_interval_s=0.1,
+        bulk_max_retries=2,
+        request_timeout_s=5,
+    )
+    backend.ensure_index()
+    written: list[str] = []
+    stop = threading.Event()
+
+    def crawl():
+        i = 0
+        while not stop.is_set():
+            batch = [page(i + k) for k in range(10)]
+            # Some pages are fetched twice (a re-crawl): still one document each.
+            batch.append(page(max(0, i - 5)))
+            backend.index(batch)
+            written.extend(d.id for d in batch)
+            i += 10
+            time.sleep(0.05)
+
+    crawler = threading.Thread(target=crawl)
+    crawler.start()
+    try:
+        time.sleep(2)
+        es_node.kill("es")
+        down_at = len(written)
+        time.sleep(DOWN_S)
+        assert len(written) > down_at, "indexing must not block while Elasticsearch is down"
+        assert not backend.writer.available and backend.writer.spooled_files > 0
+        es_node.start()
+        time.sleep(2)
+    finally:
+        stop.set()
+        crawler.join()
+    backend.refresh()
+    assert backend.writer.spooled_files == 0
+    assert backend.stats_.get("index/bulk/spooled") > 0
+    assert backend.stats_.get("index/bulk/replayed") == backend.stats_.get("index/bulk/spooled")
+    stored = {d.id for d in backend.iter_documents()}
+    assert stored == set(written)
+    assert backend.stats()["docs"] == len(set(written))
+    backend.drop()
+    backend.client.close()
