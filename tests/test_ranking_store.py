@@ -261,3 +261,21 @@ def test_search_puts_well_linked_page_first_and_rerank_the_named_home_page(tmp_p
     assert ranked[0].url == "https://widgets.test/"
     backend.close()
     store.close()
+
+
+def test_celery_tasks_run_in_process_without_a_broker(data_dir):
+    from ranking.batch import open_store
+    from ranking.celery_app import make_app
+
+    app = make_app()
+    app.conf.update(RANK_LINK_STORE="ranking.edgefiles.EdgeFiles.from_config")
+    app.loader.import_default_modules()
+    assert app.conf.task_always_eager and app.conf.broker_url == "memory://"
+    assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
+    assert app.conf.beat_schedule["rank-pages-and-hosts"]["task"] == "ranking.rank"
+    EdgeFiles.write(data_dir / "edges" / "0.tsv", site_edges(hub_links=10))
+    report = app.tasks["ranking.rank"].delay().get()
+    assert report["committed"] and report["pages"] == 31
+    store = open_store()
+    assert store.current() == report["version"] == store.published()
+    store.close()
