@@ -255,3 +255,30 @@ def test_manage_py_reindex(make_backend, es_url, monkeypatch):
     call_command("reindex", "--prefix", backend.alias)
     assert backend.current_index() == f"{backend.alias}-v2"
     assert urls(backend.search('"python language"')) == ["http://a.test/python"]
+
+
+def test_a_query_over_its_time_budget_returns_partial_results(make_backend):
+    import random
+
+    from elasticsearch import helpers
+
+    backend = make_backend(query_timeout="1nanos", track_total_hits=1_000_000_000)
+    rng = random.Random(1)
+    vocab = [f"w{i}" for i in range(50)]
+
+    def actions():
+        for i in range(20_000):
+            words = " ".join(rng.choice(vocab) for _ in range(30))
+            source = {"id": str(i), "body": words, "cluster": str(i)}
+            source["doc"] = {"id": str(i), "url": f"http://t.test/{i}", "body": words}
+            yield {"_index": backend.alias, "_id": str(i), "_source": source}
+
+    helpers.bulk(backend.client, actions(), chunk_size=5000, refresh=True)
+    # Shards check the budget on a clock that ticks every 200 ms, so not every run of a
+    # ~100 ms query times out; one in twenty is plenty.
+    query = " OR ".join(vocab[:20])
+    runs = [backend.search(query) for _ in range(20)]
+    partial = [r for r in runs if r.partial]
+    assert partial, [r.total for r in runs]
+    assert any(r.total < 20_000 for r in partial)
+    assert all(r.total == 20_000 for r in runs if not r.partial)
