@@ -282,3 +282,32 @@ def test_a_query_over_its_time_budget_returns_partial_results(make_backend):
     assert partial, [r.total for r in runs]
     assert any(r.total < 20_000 for r in partial)
     assert all(r.total == 20_000 for r in runs if not r.partial)
+
+
+def test_a_writer_that_starts_while_es_is_down_spools_and_the_next_one_replays(es_url, tmp_path):
+    from tests.fixtures_es import free_port
+
+    prefix = f"test-{uuid.uuid4().hex[:10]}"
+    down = ElasticsearchBackend(
+        f"http://127.0.0.1:{free_port()}",
+        index_prefix=prefix,
+        spool_dir=tmp_path,
+        bulk_interval_s=0.05,
+        bulk_max_retries=1,
+    )
+    down.ensure_index()  # logs a warning instead of failing the crawl
+    assert not down.writer.available
+    down.index(CORPUS)
+    down.index(CORPUS[:2])
+    down.close()
+    assert down.writer.spooled_files > 0
+    up = ElasticsearchBackend(es_url, index_prefix=prefix, spool_dir=tmp_path)
+    try:
+        up.ensure_index()
+        up.refresh()
+        assert up.writer.spooled_files == 0
+        assert up.stats()["docs"] == len(CORPUS)
+        assert urls(up.search("running")) == ["http://a.test/python"]
+    finally:
+        up.drop()
+        up.close()
