@@ -243,3 +243,25 @@ def test_request_dropped_before_download_releases_its_lease(sched):
     sched._release_orphans(inprogress=set())  # a middleware dropped it: the host is free
     assert sched.next_request().url == "http://a.test/2"
     assert sched.stats["frontier/dropped/before_download"] == 1
+
+
+def test_local_restart_releases_leases_of_dead_processes_at_once(tmp_path):
+    import subprocess
+    import sys
+
+    from crawler.frontier import Entry
+
+    path = tmp_path / "f.sqlite3"
+    frontier = LocalFrontier(path, bloom_capacity=1000, lease_s=3600)
+    frontier.add([Entry("http://a.test/1", "a.test"), Entry("http://b.test/1", "b.test")])
+    leases = frontier.next_ready(2)
+    assert len(leases) == 2
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    owner = frontier.owner.rsplit(":", 1)[0] + ":" + dead
+    frontier.db.execute("UPDATE leases SET owner = ? WHERE id = ?", (owner, leases[0].id))
+    frontier.close()
+    reopened = LocalFrontier(path, bloom_capacity=1000, lease_s=3600)
+    assert reopened.stats()["leases"] == 1  # this (live) process's lease stays
+    (again,) = reopened.next_ready(2)
+    assert again.url == leases[0].url

@@ -7,6 +7,8 @@ several processes on one box may share the file and still get one lease per host
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import time
 import uuid
@@ -57,7 +59,8 @@ CREATE TABLE IF NOT EXISTS leases (
     host TEXT NOT NULL,
     entry_id INTEGER NOT NULL,
     ip TEXT NOT NULL,
-    deadline REAL NOT NULL
+    deadline REAL NOT NULL,
+    owner TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS leases_deadline ON leases (deadline);
 CREATE TABLE IF NOT EXISTS robots (
@@ -111,6 +114,8 @@ class LocalFrontier(Frontier):
         self.db.executescript(SCHEMA)
         bloom_path = None if path is None else path.with_suffix(".bloom")
         self.bloom = LocalBloom(bloom_path, bloom_capacity, bloom_fpr)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        self.release_dead_owners()
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -239,8 +244,8 @@ class LocalFrontier(Frontier):
         entry_id, rank, url, payload, attempts = head
         lease_id = uuid.uuid4().hex
         deadline = now + self.lease_s
-        self.db.execute("INSERT INTO leases VALUES (?, ?, ?, ?, ?)",
-                        (lease_id, host, entry_id, ip, deadline))
+        self.db.execute("INSERT INTO leases VALUES (?, ?, ?, ?, ?, ?)",
+                        (lease_id, host, entry_id, ip, deadline, self.owner))
         self.db.execute("UPDATE hosts SET lease = ? WHERE host = ?", (lease_id, host))
         return Lease(lease_id, host, str(entry_id), url, bytes(payload), rank, deadline,
                      attempts, latency, backoff)
@@ -290,23 +295,42 @@ class LocalFrontier(Frontier):
             rows = self.db.execute(
                 "SELECT id, host, entry_id FROM leases WHERE deadline < ?", (now,)
             ).fetchall()
-            for lease_id, host, entry_id in rows:
-                self.db.execute("DELETE FROM leases WHERE id = ?", (lease_id,))
-                self.db.execute("UPDATE entries SET attempts = attempts + 1 WHERE id = ?",
-                                (entry_id,))
-                row = self.db.execute("SELECT attempts FROM entries WHERE id = ?",
-                                      (entry_id,)).fetchone()
-                if row is not None and row[0] >= self.max_attempts:
-                    self.db.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
-                    self._inc("dropped/lease_expired")
-                (next_time,) = self.db.execute(
-                    "SELECT next FROM hosts WHERE host = ?", (host,)
-                ).fetchone()
-                self.db.execute("UPDATE hosts SET lease = NULL WHERE host = ?", (host,))
-                self._make_ready(host, max(next_time, now))
-            self._inc("expired", len(rows))
+            self._release(rows, now)
         self.bloom.flush()  # called on a timer: bounds what a power cut can forget
         return len(rows)
+
+    def release_dead_owners(self) -> int:
+        """Release at once the leases of processes on this box that no longer run.
+
+        A restarted single-box crawl resumes without waiting for the lease timeout; leases of
+        live processes and of other boxes are left to expire.
+        """
+        box = socket.gethostname() + ":"
+        with self._tx():
+            rows = self.db.execute(
+                "SELECT id, host, entry_id, owner FROM leases WHERE owner LIKE ?", (box + "%",)
+            ).fetchall()
+            dead = [row[:3] for row in rows if not _alive(int(row[3][len(box):] or 0))]
+            self._release(dead, self.clock())
+        return len(dead)
+
+    def _release(self, rows, now: float) -> None:
+        """Return the entries of these leases to their queues (dropping poison entries)."""
+        for lease_id, host, entry_id in rows:
+            self.db.execute("DELETE FROM leases WHERE id = ?", (lease_id,))
+            self.db.execute("UPDATE entries SET attempts = attempts + 1 WHERE id = ?",
+                            (entry_id,))
+            row = self.db.execute("SELECT attempts FROM entries WHERE id = ?",
+                                  (entry_id,)).fetchone()
+            if row is not None and row[0] >= self.max_attempts:
+                self.db.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
+                self._inc("dropped/lease_expired")
+            (next_time,) = self.db.execute(
+                "SELECT next FROM hosts WHERE host = ?", (host,)
+            ).fetchone()
+            self.db.execute("UPDATE hosts SET lease = NULL WHERE host = ?", (host,))
+            self._make_ready(host, max(next_time, now))
+        self._inc("expired", len(rows))
 
     def stats(self) -> dict[str, float]:
         now = self.clock()
@@ -367,6 +391,18 @@ class LocalFrontier(Frontier):
     def close(self) -> None:
         self.bloom.flush()
         self.db.close()
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def _min_budget(a: int | None, b: int | None) -> int | None:
