@@ -5,15 +5,24 @@ included) and, as the baseline, datasketch used the plain way (``MinHash.update_
 its default SHA-1 hash over shingle strings, plus ``MinHashLSH``) on the same labelled
 near-copy set. Prints one JSON object on its last stdout line.
 
-    python bench/dedup.py [--quick]
+With ``--redis`` it also starts a private redis-server and measures both methods with
+their state in Redis (as with ``REDIS_URL`` set), wall-clock documents per second.
+
+    python bench/dedup.py [--quick] [--redis]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import shutil
+import socket
+import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -32,9 +41,52 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def run_method(method: str, pages, visible: bool = False) -> tuple[Score, float]:
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A throw-away redis-server on a free port; yields its URL."""
+    import redis
+
+    if shutil.which("redis-server") is None:
+        raise SystemExit("redis-server is not installed: apt-get install -y redis-server")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                tmp,
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        try:
+            client = redis.Redis(port=port)
+            for _ in range(200):
+                try:
+                    client.ping()
+                    break
+                except redis.ConnectionError:
+                    time.sleep(0.05)
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+def run_method(
+    method: str, pages, visible: bool = False, redis_url: str | None = None
+) -> tuple[Score, float]:
     """Score and CPU seconds of one method over the pages' main (or all visible) text."""
-    dedup = Deduplicator.create(method)
+    dedup = Deduplicator.create(method, redis_url=redis_url, prefix=f"bench-{method}")
     start = time.process_time()
     score = evaluate(dedup, pages, (lambda p: p.visible_text) if visible else (lambda p: p.text))
     return score, time.process_time() - start
@@ -78,6 +130,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small set, for smoke runs")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--redis", action="store_true", help="also measure with state in Redis")
     args = parser.parse_args(argv)
     articles, short_pages = (200, 60) if args.quick else (3000, 1000)
     log(f"generating {articles} articles with near-copies and {short_pages} short pages")
@@ -105,6 +158,16 @@ def main(argv: list[str] | None = None) -> dict:
     result["baseline_datasketch_recall"] = round(score.recall, 4)
     result["baseline_datasketch_docs_per_s"] = round(len(pages) / cpu, 1)
     log(f"  baseline: {score} {result['baseline_datasketch_docs_per_s']} docs/s/core")
+    if args.redis:
+        with redis_server() as url:
+            for method in ("minhash", "simhash"):
+                log(f"running {method} with its state in Redis")
+                started = time.perf_counter()
+                score, _ = run_method(method, pages, redis_url=url)
+                wall = time.perf_counter() - started
+                result[f"{method}_redis_docs_per_s"] = round(len(pages) / wall, 1)
+                result[f"{method}_redis_recall"] = round(score.recall, 4)
+                log(f"  {method} in Redis: {score} {result[f'{method}_redis_docs_per_s']} docs/s")
     result["default_method"] = "minhash"
     print(json.dumps(result))
     return result

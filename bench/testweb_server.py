@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import testweb
+import testweb  # noqa: E402
 
 CACHED = """
 counter = 0

@@ -1,7 +1,10 @@
 """Response -> extracted page: title, main text, description, language, links, robots meta.
 
 One lxml parse per page. Main text prefers ``<main>``/``<article>``; otherwise the body
-minus navigation chrome and link-dense blocks.
+minus navigation chrome and link-dense blocks. ``decode_html`` turns the body into text
+(BOM, HTTP header, ``<meta>`` declaration, UTF-8, then charset-normalizer for undeclared
+legacy charsets); the language is the ``<html lang>`` when present, else py3langid on a
+bounded sample of the main text.
 """
 
 from __future__ import annotations
@@ -11,12 +14,20 @@ from dataclasses import dataclass, field
 
 import lxml.html
 from lxml import etree
+from w3lib.encoding import (
+    html_body_declared_encoding,
+    http_content_type_encoding,
+    read_bom,
+    resolve_encoding,
+)
 
 from crawler.items import Link
 from crawler.urls import InvalidURL, canonicalize
 
 DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object")
 CHROME_TAGS = ("nav", "header", "footer", "aside", "form", "menu")
+CHROME_IN_MAIN_TAGS = ("nav", "aside", "form", "menu")  # a header in <main> holds its title
+LINK_BLOCK_TAGS = frozenset(("div", "ul", "ol", "section", "table", "li"))
 SPACED_INLINE_TAGS = frozenset(("a", "img", "button", "label", "input", "select", "option"))
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 BLOCK_TAGS = frozenset(
@@ -25,16 +36,82 @@ BLOCK_TAGS = frozenset(
 )
 CHROME_HINT = re.compile(
     r"(^|[\s_-])(nav|navbar|menu|footer|header|sidebar|breadcrumb|cookie|banner|share|social|"
-    r"related|comment|advert|ads?|promo|widget|subscribe)([\s_-]|$)",
+    r"related|comment|advert|ads?|promo|widget|subscribe|pager|pagination)([\s_-]|$)",
     re.I,
 )
+APP_ROOT_XPATH = (
+    "//*[@id='root' or @id='app' or @id='__next' or @id='__nuxt' or @id='app-root' "
+    "or @ng-app or @data-reactroot or @data-server-rendered] | //app-root"
+)
+CLIENT_RENDERED_MAX_TEXT = 200  # characters of main text below which an app shell is suspect
 WS = re.compile(r"\s+")
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 MAX_LINKS = 1000
+LANG_SAMPLE_CHARS = 400  # py3langid costs ~1 ms per 500 characters
+LANG_MIN_CHARS = 40
+CHARSET_SAMPLE_BYTES = 32 * 1024
+BINARY_SAMPLE_BYTES = 1024
+_TEXT_CONTROL = bytes(range(32)).translate(None, b"\t\n\r\x0c\x1b")
+
+
+def looks_binary(body: bytes) -> bool:
+    """Whether a body served as HTML is really binary (NULs or many control bytes)."""
+    head = body[:BINARY_SAMPLE_BYTES]
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    controls = len(head) - len(head.translate(None, _TEXT_CONTROL))
+    return controls > len(head) // 20
+
+
+def decode_html(body: bytes, content_type: str = "") -> tuple[str, str]:
+    """``(text, encoding)`` of an HTML body.
+
+    Declared encodings win in the order browsers use (BOM, Content-Type header, ``<meta>``);
+    an undeclared body is UTF-8 if it decodes as such, else what charset-normalizer guesses
+    from a bounded sample, else windows-1252. Undecodable bytes become U+FFFD.
+    """
+    bom, bom_bytes = read_bom(body)
+    if bom:
+        body = body[len(bom_bytes):]
+    encoding = bom or http_content_type_encoding(content_type) \
+        or html_body_declared_encoding(body[:4096])
+    if encoding:
+        encoding = resolve_encoding(encoding) or encoding
+        try:
+            return body.decode(encoding, errors="replace"), encoding
+        except LookupError:
+            pass
+    try:
+        return body.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    guessed = _guess_encoding(body[:CHARSET_SAMPLE_BYTES])
+    return body.decode(guessed, errors="replace"), guessed
+
+
+def _guess_encoding(sample: bytes) -> str:
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(sample).best()
+    return best.encoding if best is not None else "cp1252"
+
+
+def detect_language(text: str) -> str:
+    """ISO 639-1 code of ``text`` from a bounded sample (py3langid), or "" if too short."""
+    if len(text) < LANG_MIN_CHARS:
+        return ""
+    import py3langid
+
+    start = max(0, len(text) // 2 - LANG_SAMPLE_CHARS // 2)
+    return py3langid.classify(text[start:start + LANG_SAMPLE_CHARS])[0]
 
 
 @dataclass
 class Extracted:
-    """What a page says about itself."""
+    """What a page says about itself. ``client_rendered``: the page looks like an app shell
+    (scripts, an app root element, almost no text) whose content needs JavaScript."""
 
     title: str = ""
     text: str = ""
@@ -45,6 +122,7 @@ class Extracted:
     noindex: bool = False
     nofollow: bool = False
     refresh_url: str = ""
+    client_rendered: bool = False
 
 
 def _clean(s: str) -> str:
@@ -84,31 +162,65 @@ def _is_chrome(el) -> bool:
     return bool(hint.strip()) and bool(CHROME_HINT.search(hint))
 
 
-def _link_dense(el) -> bool:
+def _link_text_share(el) -> tuple[int, float]:
+    """Length of ``el``'s text and the share of it inside links."""
     text = _clean(el.text_content())
-    if len(text) < 40:
-        return False
+    if not text:
+        return 0, 0.0
     link_text = sum(len(_clean(a.text_content())) for a in el.iter("a"))
-    return link_text / len(text) > 0.6
+    return len(text), link_text / len(text)
+
+
+def _protected(node) -> tuple[set, set]:
+    """The first heading's ancestors and its siblings: the article around the title is
+    kept even when it is mostly links (a home page's list of articles)."""
+    h1 = next(node.iter("h1"), None)
+    if h1 is None:
+        return set(), set()
+    parent = h1.getparent()
+    return set(h1.iterancestors()), set(parent) if parent is not None else set()
+
+
+def _prune_chrome(node) -> None:
+    """Drop navigation chrome and link blocks from ``node`` (the body: no main element)."""
+    ancestors, siblings = _protected(node)
+    for el in list(node.iter()):
+        if not isinstance(el.tag, str) or el is node or el in ancestors \
+                or el.getparent() is None:
+            continue
+        if _is_chrome(el) or (el.tag == "a" and _between_blocks(el)):
+            el.drop_tree()
+        elif el.tag in LINK_BLOCK_TAGS and el not in siblings and el.getparent() not in siblings:
+            length, share = _link_text_share(el)
+            if (el.tag == "li" and share > 0.99) or (length >= 40 and share > 0.6):
+                el.drop_tree()
+
+
+def _between_blocks(a) -> bool:
+    """A bare link standing between paragraphs, not inside running text: navigation."""
+    parent = a.getparent()
+    if parent is None or parent.tag not in ("div", "section", "body") or (a.tail or "").strip():
+        return False
+    prev = a.getprevious()
+    before = parent.text if prev is None else prev.tail
+    if (before or "").strip():
+        return False
+    return any(child.tag in ("p", "h1", "h2", "h3") for child in parent)
 
 
 def _main_node(root):
     for xpath in ("//main", "//article", "//*[@role='main']"):
         found = root.xpath(xpath)
         if found:
-            return max(found, key=lambda n: len(n.text_content()))
+            node = max(found, key=lambda n: len(n.text_content()))
+            ancestors, _ = _protected(node)
+            for el in list(node.iter(*CHROME_IN_MAIN_TAGS)):
+                if el not in ancestors and el.getparent() is not None:
+                    el.drop_tree()
+            return node
     body = root.find("body")
     node = body if body is not None else root
-    for el in list(node.iter()):
-        if not isinstance(el.tag, str) or el is node:
-            continue
-        parent = el.getparent()
-        if parent is None:
-            continue
-        if _is_chrome(el) or (
-            el.tag in ("div", "ul", "ol", "section", "table") and _link_dense(el)
-        ):
-            el.drop_tree()
+    _prune_chrome(node)
     return node
 
 
@@ -119,6 +231,9 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "") -> Extracted:
         out.noindex, out.nofollow = _robots_flags(x_robots_tag)
     if not html or not (html.strip() if isinstance(html, str) else html.strip()):
         return out
+    if isinstance(html, str):
+        # lxml refuses a str that still carries an XML encoding declaration (XHTML pages).
+        html = _XML_DECLARATION.sub("", html, count=1)
     try:
         root = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):
@@ -178,13 +293,21 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "") -> Extracted:
         if len(out.links) >= MAX_LINKS:
             break
 
+    scripts = sum(1 for _ in root.iter("script"))
     for el in root.iter(*DROP_TAGS):
         if el.getparent() is not None:
             el.drop_tree()
     out.text = _text_of(_main_node(root))
+    out.client_rendered = (
+        scripts > 0
+        and len(out.text) < CLIENT_RENDERED_MAX_TEXT
+        and bool(root.xpath(APP_ROOT_XPATH))
+    )
     if not out.title:
         h1 = root.find(".//h1")
         if h1 is not None:
             out.title = _clean(h1.text_content())
     out.title = out.title[:300]
+    if not out.lang:
+        out.lang = detect_language(out.text)
     return out

@@ -18,11 +18,12 @@ from collections.abc import Callable
 
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.resolver import dnscache
 from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
-from crawler.config import get_config
+from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, Politeness, open_frontier
 from crawler.frontier.base import ROBOTS_RANK
 from crawler.hostrules import HostRules
@@ -32,6 +33,11 @@ from crawler.traps import TrapGuard
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 logger = logging.getLogger(__name__)
+
+#: Signal a component sends to cut a host's page budget cluster-wide (e.g. the dedup
+#: pipeline on a trap host): ``crawler.signals.send_catch_log(host_budget_cut, host=...,
+#: budget=...)``. ``host`` is the frontier's host key, ``netloc_of(url)``.
+host_budget_cut = object()
 
 
 class FrontierScheduler(BaseScheduler):
@@ -55,6 +61,8 @@ class FrontierScheduler(BaseScheduler):
         ip_of: Callable[[str], str] | None = None,
         seeds_key: str | None = None,
         poll_interval: float = 0.05,
+        release_interval: float = 5.0,
+        stats_interval: float = 5.0,
         reset: bool = False,
     ):
         self.frontier = frontier
@@ -69,6 +77,8 @@ class FrontierScheduler(BaseScheduler):
         self.ip_of = ip_of or (lambda host: host)
         self.seeds_key = seeds_key
         self.poll_interval = poll_interval
+        self.release_interval = release_interval
+        self.stats_interval = stats_interval
         self.reset = reset
         self.spider = None
         self.crawler = None
@@ -78,14 +88,16 @@ class FrontierScheduler(BaseScheduler):
         self._responses: dict[Request, Outcome] = {}
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._last_poll = 0.0
+        self._poll_now = True
         self._pending_cache = (0.0, 0)
         self._loops: list[task.LoopingCall] = []
         self._drops: dict[str, int] = {}
+        self._ticks = 0
 
     @classmethod
     def from_crawler(cls, crawler) -> FrontierScheduler:
         s = crawler.settings
-        config = get_config()
+        config = config_from_settings(s)
         tiers = s.getint("FRONTIER_TIERS", 4)
         politeness = Politeness(
             default_delay=s.getfloat("FRONTIER_DELAY", 1.0),
@@ -104,6 +116,7 @@ class FrontierScheduler(BaseScheduler):
             ip_limit=s.getint("FRONTIER_IP_CONCURRENCY", 8),
             politeness=politeness,
             max_attempts=s.getint("FRONTIER_MAX_ATTEMPTS", 3),
+            robots_first=s.getbool("FRONTIER_ROBOTS", True),
         )
         loader = s.get("HOST_RULES_LOADER")
         host_rules = (
@@ -122,22 +135,26 @@ class FrontierScheduler(BaseScheduler):
             tiers=tiers,
             buffer_size=s.getint("FRONTIER_BUFFER_PER_SLOT", 3) * s.getint("CONCURRENT_REQUESTS"),
             host_budget=s.getint("FRONTIER_HOST_PAGE_BUDGET", 10_000) or None,
-            ip_of=lambda host: resolve_override(host, overrides) or host,
+            ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
             seeds_key=s.get("FRONTIER_SEEDS_KEY") or seeds_key,
+            release_interval=s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0),
+            stats_interval=s.getfloat("FRONTIER_STATS_INTERVAL", 5.0),
             reset=s.getbool("FRONTIER_RESET", False),
         )
         scheduler.crawler = crawler
-        scheduler.release_interval = s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0)
-        scheduler.stats_interval = s.getfloat("FRONTIER_STATS_INTERVAL", 5.0)
+        if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
+            logger.warning(
+                "ROBOTSTXT_OBEY is on: Scrapy's RobotsTxtMiddleware fetches robots.txt outside "
+                "the frontier's leases; set ROBOTSTXT_OBEY = False, FrontierScheduler obeys "
+                "robots.txt itself"
+            )
         crawler.signals.connect(scheduler.response_downloaded, signal=signals.response_downloaded)
         crawler.signals.connect(scheduler.response_received, signal=signals.response_received)
         crawler.signals.connect(
             scheduler.request_left_downloader, signal=signals.request_left_downloader
         )
+        crawler.signals.connect(scheduler.cut_host_budget, signal=host_budget_cut)
         return scheduler
-
-    release_interval = 5.0
-    stats_interval = 5.0
 
     # -- BaseScheduler -----------------------------------------------------------------
 
@@ -181,6 +198,10 @@ class FrontierScheduler(BaseScheduler):
         return pending > 0
 
     def enqueue_request(self, request: Request) -> bool:
+        # links are mostly canonical already and mostly repeats: drop those before the cost
+        # of canonicalizing and serializing
+        if not request.dont_filter and request.url in self._recent:
+            return self._drop("seen")
         try:
             url = canonicalize(request.url)
         except InvalidURL:
@@ -197,12 +218,17 @@ class FrontierScheduler(BaseScheduler):
             self._recent[url] = None
             if len(self._recent) > 100_000:
                 self._recent.popitem(last=False)
+        try:
+            payload = self._serialize(request)
+        except ValueError:  # a callback that is not a spider method cannot be stored
+            logger.exception("cannot store %s in the frontier", request)
+            return self._drop("unserializable")
         netloc = netloc_of(url)
         self._adds.append(
             Entry(
                 url=url,
                 host=netloc,
-                payload=self._serialize(request),
+                payload=payload,
                 rank=self._tier(request),
                 filter=not request.dont_filter,
                 budget=policy.page_budget or self.host_budget,
@@ -215,7 +241,6 @@ class FrontierScheduler(BaseScheduler):
         return True
 
     def next_request(self) -> Request | None:
-        self.flush()
         while True:
             lease = self._next_lease()
             if lease is None:
@@ -230,14 +255,18 @@ class FrontierScheduler(BaseScheduler):
 
     def _next_lease(self) -> Lease | None:
         now = time.monotonic()
-        if len(self._buffer) <= self.buffer_size // 2 and now - self._last_poll >= (
-            0 if self._buffer else self.poll_interval
+        # poll again at once only while the frontier keeps up; after a short answer, wait
+        # poll_interval so an engine spinning on next_request does not hammer the store
+        if len(self._buffer) <= self.buffer_size // 2 and (
+            self._poll_now or now - self._last_poll >= self.poll_interval
         ):
             self._last_poll = now
+            self.flush()  # so that hosts found since the last poll can be leased
             want = self.buffer_size - len(self._buffer)
             leases = self.frontier.next_ready(want)
+            self._poll_now = len(leases) == want
             self._inc("frontier/leased", len(leases))
-            if len(leases) < want:
+            if not self._poll_now:
                 self._inc("frontier/politeness_waits")
             self._buffer.extend(leases)
         while self._buffer:
@@ -260,6 +289,7 @@ class FrontierScheduler(BaseScheduler):
                 self.frontier.add([Entry(robots_url, lease.host, rank=ROBOTS_RANK,
                                          filter=False)])
                 self.frontier.done(lease, Outcome(requeue=True))
+                self._poll_now = True  # the robots.txt fetch is ready now: poll again
                 return None
             if not allowed:
                 self._inc("robots/disallowed")
@@ -329,6 +359,7 @@ class FrontierScheduler(BaseScheduler):
             retry_after=outcome.retry_after,
             crawl_delay=crawl_delay,
             admin_delay=admin,
+            ip=self.ip_of(host_of(lease.url)),
         )
         self.frontier.done(lease, outcome)
         self._inc("frontier/done")
@@ -341,16 +372,40 @@ class FrontierScheduler(BaseScheduler):
         rules = self.robots.rules(netloc)
         return None if rules is None else rules.crawl_delay(self.robots.user_agent)
 
+    def cut_host_budget(self, host: str, budget: int, **kwargs) -> None:
+        """Handler of ``host_budget_cut``: no more than ``budget`` pages from ``host``."""
+        self.frontier.set_host_budget(host, budget)
+        self._inc("frontier/budget_cuts")
+
     # -- timers ------------------------------------------------------------------------
 
     def tick(self) -> None:
         """Flush adds, pull seeds from Redis, and wake the engine if hosts may be ready."""
+        self._ticks += 1
+        if self._ticks % 5 == 1:  # every second
+            self._pull_seeds()
         self.flush()
-        self._pull_seeds()
         engine = getattr(self.crawler, "engine", None)
         slot = getattr(engine, "_slot", None)
-        if slot is not None and slot.nextcall is not None:
-            slot.nextcall.schedule()
+        if slot is not None:
+            self._release_orphans(slot.inprogress)
+            if slot.nextcall is not None:
+                slot.nextcall.schedule()
+
+    def _release_orphans(self, inprogress) -> None:
+        """Release leases of requests the engine dropped without a download signal.
+
+        A downloader middleware that raises IgnoreRequest in ``process_request`` ends a
+        request before the downloader sees it; the download signals fire, for requests that
+        reach it, before the engine forgets them, so a request handed out but no longer in
+        the engine's ``inprogress`` set was never fetched.
+        """
+        orphans = [r for r in self._inflight if r not in inprogress]
+        for request in orphans:
+            lease = self._inflight.pop(request)
+            self._responses.pop(request, None)
+            self.frontier.done(lease, Outcome(fetched=False))
+            self._inc("frontier/dropped/before_download")
 
     def release_expired(self) -> None:
         n = self.frontier.release_expired()
@@ -362,8 +417,10 @@ class FrontierScheduler(BaseScheduler):
         """Copy the frontier's cluster-wide gauges and counters into Scrapy's stats."""
         if self.stats is None:
             return
-        for key, value in self.frontier.stats().items():
+        stats = self.frontier.stats()
+        for key, value in stats.items():
             self.stats.set_value(f"frontier/cluster/{key}", value)
+        self.stats.set_value("frontier/queued", stats["queue_depth"])
 
     def flush(self) -> None:
         """Send buffered adds (and drop counts) to the frontier in one call each."""
@@ -396,7 +453,30 @@ class FrontierScheduler(BaseScheduler):
     # -- helpers -----------------------------------------------------------------------
 
     def _serialize(self, request: Request) -> bytes:
-        return pickle.dumps(request.to_dict(spider=self.spider), protocol=pickle.HIGHEST_PROTOCOL)
+        """``request.to_dict`` without its per-call scan of the spider's members."""
+        d = {
+            "url": request.url,
+            "callback": self._method_name(request.callback),
+            "errback": self._method_name(request.errback),
+            "headers": dict(request.headers),
+        }
+        for attr in request.attributes:
+            d.setdefault(attr, getattr(request, attr))
+        if type(request) is not Request:
+            d["_class"] = f"{type(request).__module__}.{type(request).__name__}"
+        return pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _method_name(self, func) -> str | None:
+        """The name of the spider method ``func`` (ValueError if it is not one)."""
+        if func is None or isinstance(func, str):
+            return func
+        name = getattr(func, "__name__", None)
+        bound = getattr(self.spider, name, None) if name else None
+        if bound is not None and getattr(bound, "__func__", None) is getattr(
+            func, "__func__", func
+        ):
+            return name
+        raise ValueError(f"{func!r} is not a method of the spider {self.spider!r}")
 
     def _tier(self, request: Request) -> int:
         tier = request.meta.get("frontier_tier")
@@ -415,12 +495,23 @@ class FrontierScheduler(BaseScheduler):
             self.stats.inc_value(key, n)
 
 
+def _cached_ip(host: str) -> str | None:
+    """The address Scrapy's DNS cache holds for ``host``, without resolving anything."""
+    value = dnscache.get(host)
+    if isinstance(value, str):
+        return value
+    if value:  # CachingHostnameResolver keeps a list of addresses
+        return getattr(value[0], "host", None)
+    return None
+
+
 def _ignore_response(response):
     """robots.txt responses are consumed by the scheduler, not the spider."""
     return None
 
 
 def _ignore_failure(failure):
+    """A failed robots.txt fetch is recorded by the scheduler from the download signals."""
     return None
 
 

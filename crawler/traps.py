@@ -22,9 +22,10 @@ class TrapGuard:
     - ``url_length``: longer than ``max_url_length`` characters;
     - ``repeated_segments``: a path segment occurring ``max_segment_repeats`` times or more
       (``/a/b/a/b/a/b``), the shape of relative-link loops;
-    - ``query_explosion``: more than ``max_query_variants`` distinct query strings seen for
-      one path pattern (digits folded: ``/cal/2024/05`` ~ ``/cal/2025/11``), the shape of
-      session ids, sort orders and calendars. Counted in a bounded LRU of patterns.
+    - ``query_explosion``: more than ``max_query_variants`` distinct URLs with a query seen
+      for one path pattern and set of parameter names (digits folded: ``/cal/2024/05`` ~
+      ``/cal/2025/11``), the shape of session ids, sort orders and calendars. Counted in a
+      bounded LRU of ``max_patterns`` patterns.
     """
 
     def __init__(
@@ -33,7 +34,7 @@ class TrapGuard:
         max_url_length: int = 2000,
         max_segment_repeats: int = 3,
         max_query_variants: int = 200,
-        max_patterns: int = 100_000,
+        max_patterns: int = 10_000,
     ):
         self.max_depth = max_depth
         self.max_url_length = max_url_length

@@ -7,6 +7,7 @@ the same values as ``datasketch.MinHash.update_batch`` fed the 32-bit folded shi
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterable
 
 import numpy as np
@@ -57,10 +58,19 @@ class MinHasher:
 
 
 def redis_storage_config(redis_url: str, basename: bytes) -> dict:
-    """A datasketch ``storage_config`` keeping LSH buckets in the Redis at ``redis_url``."""
-    from redis.connection import parse_url
+    """A datasketch ``storage_config`` keeping LSH buckets in the Redis at ``redis_url``.
 
-    params = {k: v for k, v in parse_url(redis_url).items() if not callable(v)}
+    datasketch builds its client from ``redis.Redis(**params)``, so the URL is turned into
+    keyword arguments (unix sockets and TLS included).
+    """
+    from redis.connection import SSLConnection, UnixDomainSocketConnection, parse_url
+
+    params = parse_url(redis_url)
+    connection_class = params.pop("connection_class", None)
+    if connection_class is UnixDomainSocketConnection:
+        params["unix_socket_path"] = params.pop("path")
+    elif connection_class is SSLConnection:
+        params["ssl"] = True
     return {"type": "redis", "basename": basename, "redis": params}
 
 
@@ -109,30 +119,59 @@ class MinHashIndex:
             k: self.hasher.from_bytes(v) for k, v in zip(keys, values, strict=True) if v is not None
         }
 
+    def _band_keys(self, signature: LeanMinHash) -> list[bytes]:
+        return [self.lsh._H(signature.hashvalues[start:end]) for start, end in self.lsh.hashranges]
+
+    def _redis_query(self, signature: LeanMinHash) -> list[str]:
+        # datasketch asks Redis one band at a time; one pipeline asks for all bands at once
+        pipe = self._redis.pipeline(transaction=False)
+        for band, table in zip(self._band_keys(signature), self.lsh.hashtables, strict=True):
+            pipe.smembers(table.redis_key(band))
+        found: set[bytes] = set().union(*pipe.execute())
+        return [pickle.loads(key) for key in found]
+
+    def _redis_insert(self, key: str, signature: LeanMinHash) -> None:
+        # the same keys and values as datasketch's Redis storage, written in one round trip
+        pickled = pickle.dumps(key)
+        bands = self._band_keys(signature)
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hset(self._sig_key, key, signature.hashvalues.tobytes())
+        keys = self.lsh.keys
+        pipe.hset(keys._name, pickled, keys.redis_key(pickled))
+        pipe.rpush(keys.redis_key(pickled), *bands)
+        for band, table in zip(bands, self.lsh.hashtables, strict=True):
+            pipe.hset(table._name, band, table.redis_key(band))
+            pipe.sadd(table.redis_key(band), pickled)
+        pipe.execute()
+
     def match(self, signature: LeanMinHash) -> tuple[str, float] | None:
-        """The indexed key most similar to ``signature`` if at least ``threshold``, else None."""
-        candidates = self.lsh.query(signature)
+        """The indexed key most similar to ``signature`` if at least ``threshold``, else None.
+
+        Of equally similar keys, the smallest wins, so every worker picks the same one.
+        """
+        if self._redis is None:
+            candidates = self.lsh.query(signature)
+        else:
+            candidates = self._redis_query(signature)
         best: tuple[str, float] | None = None
         for key, stored in self._stored(candidates).items():
             similarity = signature.jaccard(stored)
-            if similarity >= self.threshold and (
-                best is None or (similarity, best[0]) > (best[1], key)
-            ):
+            if similarity < self.threshold:
+                continue
+            if best is None or similarity > best[1] or (similarity == best[1] and key < best[0]):
                 best = (key, similarity)
         return best
 
     def add(self, key: str, signature: LeanMinHash) -> None:
-        """Index ``signature`` under ``key``; a key already indexed is left as it was."""
+        """Index ``signature`` under ``key`` (callers add a key once: ``Deduplicator`` adds
+        only documents it has not seen)."""
         if self._redis is None:
             if key in self._signatures:
                 return
             self._signatures[key] = signature
             self.lsh.insert(key, signature)
             return
-        if not self._redis.hsetnx(self._sig_key, key, signature.hashvalues.tobytes()):
-            return
-        with self.lsh.insertion_session() as session:
-            session.insert(key, signature, check_duplication=False)
+        self._redis_insert(key, signature)
 
     def __len__(self) -> int:
         if self._redis is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -11,6 +12,26 @@ from dataclasses import asdict, dataclass, field
 def doc_id_for(canonical_url: str) -> str:
     """Document id: the first 16 hex digits of SHA-1 of the canonical URL."""
     return hashlib.sha1(canonical_url.encode("utf-8")).hexdigest()[:16]
+
+
+def host_pattern_suffix(pattern: str) -> str:
+    """The trailing labels of a host glob that hold no wildcard: ``*.a.example`` → ``a.example``.
+
+    Every host matching ``pattern`` ends with it, so a ``site:`` lookup narrows the candidates
+    (``""`` when the last label is already a wildcard).
+    """
+    labels = pattern.strip().lower().split(".")
+    fixed: list[str] = []
+    for label in reversed(labels):
+        if any(c in label for c in "*?["):
+            break
+        fixed.append(label)
+    return ".".join(reversed(fixed))
+
+
+def host_matches(host: str, pattern: str) -> bool:
+    """Whether ``host`` matches a host name or glob (case-insensitive, like host rules)."""
+    return fnmatch.fnmatchcase(host.lower(), pattern.strip().lower())
 
 
 @dataclass
@@ -85,6 +106,11 @@ class SearchBackend(ABC):
     @abstractmethod
     def delete(self, ids: Iterable[str]) -> int:
         """Remove documents by id; unknown ids are ignored. Returns how many were asked."""
+
+    @abstractmethod
+    def delete_by_host(self, pattern: str) -> int:
+        """Remove every document whose host matches ``pattern`` (a host or a glob such as
+        ``*.example.org``, as in host rules); visible at once. Returns how many."""
 
     @abstractmethod
     def update_rank(self, scores: Mapping[str, float]) -> int:

@@ -36,7 +36,14 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError
 
 from crawler.config import Config, get_config
 from index.analysis import WORD_RE, analyze, host_suffixes, normalize, normalize_host
-from index.base import Document, Hit, Results, SearchBackend
+from index.base import (
+    Document,
+    Hit,
+    Results,
+    SearchBackend,
+    host_matches,
+    host_pattern_suffix,
+)
 from index.embedded import DEFAULT_FIELD_WEIGHTS, FieldWeights
 from index.es_bulk import BulkWriter, Stats, action_version
 from index.query import And, Node, Not, Or, Phrase, Query, Site, Term, parse
@@ -409,6 +416,24 @@ class ElasticsearchBackend(SearchBackend):
             )
             count += 1
         return count
+
+    def delete_by_host(self, pattern: str) -> int:
+        """Remove the documents whose host matches ``pattern``, refreshed; returns how many."""
+        from elasticsearch import helpers
+
+        self.refresh()
+        suffix = host_pattern_suffix(pattern)
+        query = {"term": {"site": suffix}} if suffix else {"match_all": {}}
+        ids = [
+            hit["_id"]
+            for hit in helpers.scan(
+                self.client, index=self.alias, query={"query": query}, _source=["host"]
+            )
+            if host_matches(hit["_source"].get("host", ""), pattern)
+        ]
+        self.delete(ids)
+        self.refresh()
+        return len(ids)
 
     def update_rank(self, scores: Mapping[str, float]) -> int:
         """Set ``pagerank`` of stored documents (re-indexed from ``doc``); returns how many."""

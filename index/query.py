@@ -16,8 +16,9 @@ phrases they are kept. An exclusion inside an ``OR`` is moved up to the enclosin
 (``a OR -b`` = ``a -b``), so every ``Or`` child is something to match.
 
 Garbage never raises: unbalanced quotes close at the end, stray parentheses, parentheses
-nested deeper than ``MAX_DEPTH`` and lone operators are ignored. Only queries too long or too complex to run cheaply raise
-:class:`QueryError`, with a message saying what to shorten.
+nested deeper than ``MAX_DEPTH`` and lone operators are ignored. Only queries too long or
+with too many terms to run cheaply raise :class:`QueryError`, with a message saying what
+to shorten.
 """
 
 from __future__ import annotations
@@ -159,6 +160,12 @@ class Query:
                 for t in node.terms:
                     seen.setdefault(t)
         return list(seen)
+
+    def words(self) -> list[str]:
+        """The terms of positive single words (not phrases), unique and in query order."""
+        return list(
+            dict.fromkeys(n.term for n in self.leaves(positive_only=True) if isinstance(n, Term))
+        )
 
     def phrases(self) -> list[tuple[str, ...]]:
         """The term sequences of positive phrases, for highlighting whole phrases."""

@@ -94,7 +94,11 @@ class Ranker:
 
     def rank(self, candidates: list[Candidate]) -> list[Candidate]:
         """``candidates`` with ``score`` set, sorted by score, ties kept in engine order."""
+        active = [(s.compute, w) for s, w in self.weighted if w]
         for c in candidates:
-            c.score = sum(w * s.compute(c) for s, w in self.weighted if w)
+            score = 0.0
+            for compute, weight in active:
+                score += weight * compute(c)
+            c.score = score
         candidates.sort(key=lambda c: c.score, reverse=True)
         return candidates

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
+from operator import itemgetter
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,10 +23,6 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)
 _UNMIX = np.uint64(pow(0x9E3779B97F4A7C15, -1, 2**64))
 _LOOKUP_CHUNK = 1 << 20
 
-_HEX_VALUES = np.full(256, 255, dtype=np.uint8)
-_HEX_VALUES[np.frombuffer(b"0123456789", np.uint8)] = np.arange(10)
-_HEX_VALUES[np.frombuffer(b"abcdef", np.uint8)] = np.arange(10, 16)
-_HEX_VALUES[np.frombuffer(b"ABCDEF", np.uint8)] = np.arange(10, 16)
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", np.uint8)
 
 
@@ -38,14 +35,21 @@ def doc_ids_to_keys(doc_ids: Sequence[str]) -> np.ndarray:
 
     Raises ``ValueError`` naming the first id that is not 16 hex digits.
     """
-    raw = np.array(doc_ids, dtype="S17")
-    nibbles = _HEX_VALUES[raw.view(np.uint8).reshape(-1, 17)]
-    bad = (nibbles[:, :16] == 255).any(axis=1) | (raw.view(np.uint8).reshape(-1, 17)[:, 16] != 0)
-    if bad.any():
-        first = doc_ids[int(np.flatnonzero(bad)[0])]
-        raise ValueError(f"not a document id (16 hex digits, see index.base.doc_id_for): {first!r}")
-    packed = (nibbles[:, 0:16:2] << 4) | nibbles[:, 1:16:2]
-    return np.ascontiguousarray(packed).view(">u8").ravel().astype(np.uint64)
+    if not doc_ids:
+        return np.empty(0, dtype=np.uint64)
+    try:
+        if set(map(len, doc_ids)) == {16}:
+            raw = bytes.fromhex("".join(doc_ids))
+            if len(raw) == 8 * len(doc_ids):
+                return np.frombuffer(raw, dtype=">u8").astype(np.uint64)
+    except ValueError:
+        pass
+    first = next(i for i in doc_ids if not _is_doc_id(i))
+    raise ValueError(f"not a document id (16 hex digits, see index.base.doc_id_for): {first!r}")
+
+
+def _is_doc_id(value: str) -> bool:
+    return len(value) == 16 and all(c in "0123456789abcdefABCDEF" for c in value)
 
 
 def keys_to_doc_ids(keys: np.ndarray) -> list[str]:
@@ -232,9 +236,8 @@ class LinkGraph:
         """
         src_parts, dst_parts = [], []
         for chunk in _batched(pairs, chunk_size):
-            srcs, dsts = zip(*chunk, strict=True)
-            src_parts.append(doc_ids_to_keys(srcs))
-            dst_parts.append(doc_ids_to_keys(dsts))
+            src_parts.append(doc_ids_to_keys(list(map(itemgetter(0), chunk))))
+            dst_parts.append(doc_ids_to_keys(list(map(itemgetter(1), chunk))))
         node_parts = [doc_ids_to_keys(c) for c in _batched(nodes, chunk_size)]
         return cls.from_arrays(
             _concat(src_parts), _concat(dst_parts), _concat(node_parts), DocIds()
@@ -242,13 +245,17 @@ class LinkGraph:
 
     @classmethod
     def from_host_edges(
-        cls, pairs: Iterable[tuple[str, str]], keep_self_links: bool = False
+        cls, pairs: Iterable[Sequence[str]], keep_self_links: bool = False
     ) -> LinkGraph:
-        """Host graph of ``(src_host, dst_host)`` pairs; links within a host are dropped."""
+        """Host graph of ``(src_host, dst_host, ...)`` rows; links within a host are dropped.
+
+        Extra fields (such as a link count) are ignored: a host links to another or not.
+        """
         hosts = HostNames()
         src: list[int] = []
         dst: list[int] = []
-        for a, b in pairs:
+        for row in pairs:
+            a, b = row[0], row[1]
             if a == b and not keep_self_links:
                 hosts.intern(a)
                 continue

@@ -8,16 +8,22 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
 import scrapy
+from scrapy import signals
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
+from scrapy.spidermiddlewares.httperror import HttpError
 
-from crawler.extract import extract
+from crawler.extract import decode_html, extract, looks_binary
+from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
 from crawler.items import PageItem
+from crawler.sitemaps import parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
 
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 RECENT_LINKS = 200_000  # links this process yielded lately, skipped before building a Request
+SITEMAP_PRIORITY = -10  # Scrapy's scheduler: sitemaps after pages
+SITEMAP_TIER = 3  # the frontier's lowest front tier, still served (never starved)
 
 
 def load_host_rules(settings) -> HostRules:
@@ -68,6 +74,15 @@ class WebSpider(scrapy.Spider):
         spider.max_pages = spider.max_pages_arg or settings.getint("CRAWL_MAX_PAGES")
         spider.max_depth = spider.max_depth_arg or settings.getint("DEPTH_LIMIT")
         spider.host_rules = load_host_rules(settings)
+        spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
+        spider.render_enabled = settings.getbool("RENDER_JS_ENABLED", False)
+        spider.render_timeout_ms = settings.getint("RENDER_TIMEOUT_MS", 15_000)
+        spider.sitemap_probe = settings.getbool("SITEMAP_PROBE_DEFAULT", True)
+        spider.sitemap_max_size = settings.getint("SITEMAP_MAX_SIZE", 50 * 1024 * 1024)
+        spider.sitemap_max_depth = settings.getint("SITEMAP_MAX_DEPTH", 2)
+        spider._sitemap_hosts = {}
+        if settings.getbool("SITEMAPS_ENABLED", True):
+            crawler.signals.connect(spider.robots_downloaded, signal=signals.response_downloaded)
         spider.pages = 0
         spider._scope_cache = {}
         spider._recent_links = {}
@@ -100,7 +115,7 @@ class WebSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for url in self.seed_urls():
             if self.in_scope(host_of(url)):
-                yield scrapy.Request(url, callback=self.parse, meta={"depth": 0, "seed": True})
+                yield self.page_request(url, 0, seed=True)
             else:
                 self.crawler.stats.inc_value("scope/seed_out_of_scope")
 
@@ -132,13 +147,24 @@ class WebSpider(scrapy.Spider):
         self.pages += 1
         if self.max_pages and self.pages > self.max_pages:
             raise CloseSpider("max_pages")
-        ctype = response.headers.get(b"Content-Type", b"").split(b";")[0].strip().lower()
+        content_type = response.headers.get(b"Content-Type", b"")
+        ctype = content_type.split(b";")[0].strip().lower()
         if not isinstance(response, TextResponse) or (ctype and ctype not in HTML_TYPES):
             stats.inc_value("extract/skipped_non_html")
             return
+        if looks_binary(response.body):
+            stats.inc_value("extract/skipped_binary")
+            return
+        html, _encoding = decode_html(response.body, content_type.decode("latin-1"))
         x_robots = response.headers.get(b"X-Robots-Tag", b"").decode("latin-1")
-        page = extract(response.text, response.url, x_robots)
+        page = extract(html, response.url, x_robots)
         depth = response.meta.get("depth", 0)
+        if page.client_rendered and self.render_enabled and not response.meta.get("playwright"):
+            stats.inc_value("render/detected")
+            yield self.render_request(response.url, response.meta)
+            return
+        if response.meta.get("playwright"):
+            stats.inc_value("render/rendered")
         url = canonicalize(response.url)
         if page.canonical and host_of(page.canonical) == host_of(url):
             url = page.canonical
@@ -158,12 +184,116 @@ class WebSpider(scrapy.Spider):
             nofollow=page.nofollow,
             depth=depth,
             content_type=ctype.decode("latin-1"),
-            truncated="truncated" in response.flags,
+            truncated=TRUNCATED in response.flags,
         )
         yield item
         if page.nofollow or (self.max_depth and depth >= self.max_depth):
             return
         yield from self.follow(page.links, depth + 1)
+
+    # --- sitemaps ---
+
+    def robots_downloaded(self, response, request, spider=None) -> None:
+        """From each host's robots.txt (whoever fetched it), queue its sitemaps: the
+        ``Sitemap:`` lines, else ``/sitemap.xml`` (``SITEMAP_PROBE_DEFAULT``)."""
+        if not request.url.endswith("/robots.txt") or response.status >= 500:
+            return
+        scheme, rest = request.url.split("://", 1)
+        netloc = rest.split("/", 1)[0]
+        if netloc in self._sitemap_hosts:
+            return
+        if len(self._sitemap_hosts) > 100_000:
+            self._sitemap_hosts.clear()
+        self._sitemap_hosts[netloc] = None
+        urls = robots_sitemaps(response.body) if response.status == 200 else []
+        if urls:
+            self.crawler.stats.inc_value("sitemap/from_robots", len(urls))
+        elif self.sitemap_probe:
+            urls = [f"{scheme}://{netloc}/sitemap.xml"]
+        for url in urls:
+            try:
+                url = canonicalize(url)
+            except InvalidURL:
+                continue
+            if self.in_scope(host_of(url)):
+                self.crawler.engine.crawl(self.sitemap_request(url, 0))
+
+    def sitemap_request(self, url: str, level: int) -> scrapy.Request:
+        """A request for a sitemap (``level`` = how many indexes led to it)."""
+        # after the pages: a sitemap only adds URLs, most of them found by links anyway
+        return scrapy.Request(url, callback=self.parse_sitemap, errback=self.fetch_failed,
+                              priority=SITEMAP_PRIORITY,
+                              meta={"depth": 0, "sitemap_level": level,
+                                    "frontier_tier": SITEMAP_TIER})
+
+    def parse_sitemap(self, response: Response):
+        """Pages of a urlset (their ``lastmod`` in ``meta["sitemap_lastmod"]``, kept in the
+        frontier with the request for recrawl), or the sitemaps of an index."""
+        stats = self.crawler.stats
+        if response.status != 200:
+            return
+        kind, entries = parse_sitemap(response.body, max_size=self.sitemap_max_size)
+        if not kind:
+            stats.inc_value("sitemap/invalid")
+            return
+        stats.inc_value(f"sitemap/{kind}")
+        host = host_of(response.url)
+        level = response.meta.get("sitemap_level", 0)
+        for entry in entries:
+            try:
+                url = canonicalize(entry.loc, base=response.url)
+            except InvalidURL:
+                continue
+            if host_of(url) != host:  # the protocol: a sitemap lists its own host only
+                stats.inc_value("sitemap/off_host")
+                continue
+            if kind == "sitemapindex":
+                if level < self.sitemap_max_depth:
+                    yield self.sitemap_request(url, level + 1)
+            elif url not in self._recent_links:
+                self._recent_links[url] = None
+                stats.inc_value("sitemap/urls")
+                yield self.page_request(url, 1, sitemap_lastmod=entry.lastmod)
+
+    # --- requests ---
+
+    def page_request(self, url: str, depth: int, **meta) -> scrapy.Request:
+        """A page request; hosts whose admin rule says render_js go to the browser."""
+        if self.render_enabled and self.host_rules.policy(host_of(url)).render_js:
+            return self.render_request(url, {"depth": depth, **meta})
+        return scrapy.Request(url, callback=self.parse, errback=self.fetch_failed,
+                              meta={"depth": depth, **meta})
+
+    def render_request(self, url: str, meta: dict) -> scrapy.Request:
+        """The request that renders ``url`` in the browser (see crawler/render.py)."""
+        from crawler.render import render_meta
+
+        keep = {k: meta[k] for k in ("depth", "seed", "sitemap_lastmod") if k in meta}
+        return scrapy.Request(url, callback=self.parse, errback=self.fetch_failed,
+                              dont_filter=True,
+                              meta={**keep, **render_meta(self.render_timeout_ms)})
+
+    def fetch_failed(self, failure) -> None:
+        """A download failed for good (retries spent, or not retryable): count it by kind.
+
+        The frontier already finished the URL's entry with the error outcome, and the seen
+        filter keeps it out of this crawl: it waits for the next recrawl cycle.
+        """
+        stats = self.crawler.stats
+        if failure.check(HttpError):
+            status = failure.value.response.status
+            if status not in self.retry_codes:
+                return  # an answer (404, 410...), not a failure to fetch
+            kind = f"http_{status}"
+        else:
+            kind = failure_kind(failure.value)
+            if kind in ("ignored", "robots"):
+                return  # dropped on purpose by a middleware, not a failure to fetch
+        stats.inc_value("fetch/failed")
+        stats.inc_value(f"fetch/failed/{kind}")
+        request = getattr(failure, "request", None)
+        self.logger.info("fetch failed (%s): %s: %s", kind,
+                         getattr(request, "url", "?"), failure.getErrorMessage())
 
     def follow(self, links, depth: int):
         """Requests for in-scope links not yielded lately by this process.
@@ -182,4 +312,4 @@ class WebSpider(scrapy.Spider):
             if not self.in_scope(host_of(link.url)):
                 stats.inc_value("scope/out_of_scope")
                 continue
-            yield scrapy.Request(link.url, callback=self.parse, meta={"depth": depth})
+            yield self.page_request(link.url, depth)

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The test web listens on loopback addresses, which the SSRF guard refuses by default.
+TESTWEB_NETWORKS = "127.0.0.0/8"
 
 
 def crawl_env(data_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -46,7 +48,15 @@ def run_crawl(
     cmd = [sys.executable, "-m", "scrapy", "crawl", "web", "-a", "seeds=" + ",".join(seeds)]
     for name, value in (args or {}).items():
         cmd += ["-a", f"{name}={value}"]
-    base = {"RESOLVE_OVERRIDES": "*.test=127.0.0.1", "CRAWL_PROGRESS_INTERVAL": 0}
+    base = {
+        "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
+        "SSRF_ALLOWED_NETWORKS": TESTWEB_NETWORKS,
+        "CRAWL_PROGRESS_INTERVAL": 0,
+        # Test crawls are short: a small per-host delay, and the whole test web shares
+        # one address, so the per-IP limit is raised to the crawl's concurrency.
+        "FRONTIER_DELAY": 0.05,
+        "FRONTIER_IP_CONCURRENCY": 32,
+    }
     for name, value in {**base, **(settings or {})}.items():
         cmd += ["-s", f"{name}={value}"]
     return subprocess.run(

@@ -228,20 +228,13 @@ def test_workers_share_state_through_redis(redis_url, method):
     assert worker1.cluster_size("a") == 3
     assert worker1.check("c", "two.test", " ".join(tokens)).kind == "known"
     assert len(worker1.index) == 3
+    if method == "minhash":  # the buckets are datasketch's own Redis storage layout
+        signature = worker1.fingerprint(text.split())
+        assert sorted(worker1.index.lsh.query(signature)) == ["a", "c"]
 
 
 def _item(url: str, host: str, text: str) -> PageItem:
     return PageItem(url=url, fetched_url=url, host=host, status=200, fetched_at=0.0, text=text)
-
-
-class _RecordingFrontier:
-    """Stands in for the frontier until it lands: records budget cuts."""
-
-    def __init__(self):
-        self.budgets: dict[str, int] = {}
-
-    def set_host_budget(self, host: str, budget: int) -> None:
-        self.budgets[host] = budget
 
 
 def test_pipeline_marks_aliases_and_clusters_and_counts_stats():
@@ -267,37 +260,112 @@ def test_pipeline_is_switched_off_by_setting():
         DedupPipeline.from_crawler(get_crawler(settings_dict={"DEDUP_ENABLED": False}))
 
 
-def test_trap_host_gets_its_budget_cut_once():
+@pytest.fixture
+def frontier():
+    from crawler.frontier.local import LocalFrontier
+
+    frontier = LocalFrontier(None, bloom_capacity=10_000)
+    yield frontier
+    frontier.close()
+
+
+def _queue(frontier, urls: list[str]) -> dict:
+    from crawler.frontier import Entry
+
+    return frontier.add([Entry(url, url.split("/")[2]) for url in urls])
+
+
+def test_trap_host_gets_its_budget_cut_once(frontier):
     crawler = get_crawler()
-    frontier = _RecordingFrontier()
     pipeline = DedupPipeline(
         Deduplicator(), crawler.stats, lambda: frontier, host_min_pages=10, host_copy_ratio=0.8
     )
     rng = random.Random(9)
-    for i in range(10):
-        pipeline.process_item(_item(f"http://good.test/{i}", "good.test", _article(rng, 300)))
-    for page in calendar_trap("cal.test", 30):
+    good = [(f"http://good.test/{i}", _article(rng, 300)) for i in range(12)]
+    trap = calendar_trap("cal.test", 30)
+    assert _queue(frontier, [url for url, _ in good] + [p.url for p in trap[:15]])["added"] == 27
+    for url, text in good:
+        pipeline.process_item(_item(url, "good.test", text))
+    for page in trap[:15]:
         pipeline.process_item(_item(page.url, page.host, page.text))
-    assert frontier.budgets == {"cal.test": 10}
     assert crawler.stats.get_value("dedup/host_budget_cut") == 1
     assert crawler.stats.get_value("dedup/host_trap") == 1
+    # the cut is the 10 pages the trap had when it was caught: nothing more is queued
+    assert _queue(frontier, [p.url for p in trap[15:]]) == {"added": 0, "seen": 0, "budget": 15}
+    assert _queue(frontier, [f"http://good.test/{i}" for i in range(12, 20)])["added"] == 8
 
 
-def test_mirror_of_another_host_is_not_a_trap():
+def test_mirror_of_another_host_is_not_a_trap(frontier):
     crawler = get_crawler()
-    frontier = _RecordingFrontier()
     pipeline = DedupPipeline(Deduplicator(), crawler.stats, lambda: frontier, host_min_pages=5)
     rng = random.Random(10)
     for i in range(8):
         text = _article(rng, 300)
         pipeline.process_item(_item(f"http://orig.test/{i}", "orig.test", text))
         pipeline.process_item(_item(f"http://mirror.test/{i}", "mirror.test", text))
-    assert frontier.budgets == {}
+    assert crawler.stats.get_value("dedup/host_budget_cut") is None
+
+
+def test_trap_is_counted_when_there_is_no_frontier():
+    crawler = get_crawler()
+    pipeline = DedupPipeline(Deduplicator(), crawler.stats, host_min_pages=10)
+    for page in calendar_trap("cal.test", 12):
+        pipeline.process_item(_item(page.url, page.host, page.text))
+    assert crawler.stats.get_value("dedup/host_trap") == 1
     assert crawler.stats.get_value("dedup/host_budget_cut") is None
 
 
 def test_frontier_is_found_on_the_scheduler():
     assert scheduler_frontier(get_crawler()) is None
-    frontier = _RecordingFrontier()
+    frontier = object()
     crawler = SimpleNamespace(engine=SimpleNamespace(scheduler=SimpleNamespace(frontier=frontier)))
     assert scheduler_frontier(crawler) is frontier
+
+
+@pytest.mark.slow
+def test_crawl_of_the_mirror_hosts_clusters_near_copies(tmp_path):
+    """Process level: crawl the test web's near-copy hosts with the content pipelines."""
+    import json
+    from itertools import combinations
+
+    import testweb
+    from crawler.urls import canonicalize
+    from index.embedded import EmbeddedBackend
+    from tests.crawlrun import run_crawl
+
+    pipelines = {
+        "pipelines.dedup.DedupPipeline": 100,
+        "pipelines.warc.WarcPipeline": 200,
+        "pipelines.linkgraph.LinkGraphPipeline": 300,
+        "pipelines.index.IndexPipeline": 900,
+    }
+    with testweb.run(hosts=1, pages=5, mirror_articles=30, seed=6) as web:
+        labels = web.web.mirror_labels()
+        result = run_crawl(
+            tmp_path,
+            [web.home_url(h) for h in web.web.mirror_hosts],
+            settings={
+                "ITEM_PIPELINES": json.dumps(pipelines),
+                "DOWNLOAD_DELAY": 0.0,
+                "HOST_RULES_LOADER": "",
+            },
+            args={"allowed_hosts": "*news*.test"},
+            timeout=150,
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    backend = EmbeddedBackend(tmp_path / "index")
+    backend.ensure_index()
+    cluster = {}
+    for url in labels:
+        doc = backend.get(doc_id_for(canonicalize(url)))
+        assert doc is not None, url  # no exact copies in the set: every page is indexed
+        cluster[url] = doc.cluster_id
+    backend.close()
+    pairs = list(combinations(labels, 2))
+    same = [(a, b) for a, b in pairs if labels[a] == labels[b]]
+    assert len(same) >= 15
+    assert sum(cluster[a] == cluster[b] for a, b in same) >= 0.95 * len(same)
+    assert not [(a, b) for a, b in pairs if labels[a] != labels[b] and cluster[a] == cluster[b]]
+    log = (tmp_path / "logs" / "crawl.log").read_text()
+    near = len(labels) - len(set(labels.values()))
+    assert f"'dedup/near': {near}," in log

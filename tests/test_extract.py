@@ -92,3 +92,84 @@ def test_meta_refresh_target():
 def test_inline_links_do_not_glue_words():
     page = extract('<p><a href="/a">alpha</a><a href="/b">beta</a></p>', "http://a.test/")
     assert "alpha beta" in page.text
+
+
+# --- charsets, binary bodies, language ---
+
+from crawler.extract import decode_html, detect_language, looks_binary  # noqa: E402
+
+RUSSIAN = "Съешь же ещё этих мягких французских булок да выпей чаю, сказал учёный."
+JAPANESE = "東京都の天気は晴れです。今日は良い一日になるでしょう。" * 3
+
+
+def _doc(text: str, head: str = "") -> str:
+    return f"<html><head>{head}<title>t</title></head><body><p>{text}</p></body></html>"
+
+
+def test_charset_from_header_meta_and_bom():
+    body = _doc(RUSSIAN).encode("windows-1251")
+    assert decode_html(body, "text/html; charset=windows-1251") == (_doc(RUSSIAN), "cp1251")
+    body = _doc(RUSSIAN, '<meta charset="windows-1251">').encode("windows-1251")
+    assert RUSSIAN in decode_html(body, "text/html")[0]
+    body = _doc(RUSSIAN, '<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">')
+    assert RUSSIAN in decode_html(body.encode("koi8-r"), "")[0]
+    assert decode_html(b"\xef\xbb\xbf" + _doc("caf\u00e9").encode(), "text/html; charset=latin-1")[
+        0] == _doc("caf\u00e9")  # the BOM wins over the header, as in browsers
+
+
+def test_undeclared_legacy_charset_detected():
+    for text, charset in ((JAPANESE, "shift_jis"), (RUSSIAN * 3, "windows-1251")):
+        decoded, encoding = decode_html(_doc(text).encode(charset), "text/html")
+        assert text in decoded, encoding
+    assert decode_html(_doc("plain ascii and caf\u00e9").encode(), "")[1] == "utf-8"
+
+
+def test_binary_served_as_html():
+    assert looks_binary(b"\x89PNG\r\n\x1a\n\x00\x00" + bytes(range(256)) * 4)
+    assert not looks_binary(_doc(RUSSIAN).encode())
+    assert not looks_binary(b"")
+
+
+def test_language_from_attribute_else_detected():
+    assert extract(_doc("hello"), "http://a.test/").lang == ""  # too short to tell
+    declared = '<html lang="fr-CA"><p>' + RUSSIAN + "</p></html>"
+    assert extract(declared, "http://a.test/").lang == "fr"
+    assert extract(_doc(RUSSIAN), "http://a.test/").lang == "ru"
+    assert detect_language("Voilà une façade naïve près de la rivière à Noël, où l'élève") == "fr"
+    assert detect_language(JAPANESE) == "ja"
+
+
+def test_div_soup_boilerplate_removed():
+    html = (
+        '<html><body><div class="site-header"><div class="brand">Brand</div>'
+        '<ul><li><a href="/">Home</a></li><li><a href="/a">About us here</a></li></ul></div>'
+        '<div class="content"><h1>Real title</h1><p>Real text with a <a href="/x">link</a>.</p>'
+        '<ul><li><a href="/1">A list of articles next to the title is content</a></li></ul>'
+        '<div class="pager"><a href="/2">Next</a></div></div>'
+        '<div class="sidebar"><h3>Popular</h3><ul><li><a href="/p">Popular page</a></li></ul></div>'
+        '<ul><li><a href="/n">Stray nav item</a></li></ul>'
+        '<div class="site-footer">Copyright notice</div></body></html>'
+    )
+    text = extract(html, "http://a.test/").text
+    assert text.splitlines() == ["Real title", "Real text with a link .",
+                                 "A list of articles next to the title is content"]
+
+
+def test_bare_links_between_paragraphs_are_navigation():
+    html = ('<html><body><div id="root"><h1>T</h1><p>Para one.</p><a href="/a">App 4</a>'
+            '<a href="/b">App 6</a></div><div>Read <a href="/x">this</a></div></body></html>')
+    assert extract(html, "http://a.test/").text == "T\nPara one.\nRead this"
+
+
+def test_xhtml_with_xml_declaration_as_str():
+    page = extract(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN"'
+        ' "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">\n'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>git-stash(1)</title></head>'
+        '<body><p>Stash the changes in a dirty working directory away.</p>'
+        '<a href="git-reset.html">git-reset(1)</a></body></html>',
+        "http://git.test/git-stash.html",
+    )
+    assert page.title == "git-stash(1)"
+    assert "dirty working directory" in page.text
+    assert [link.url for link in page.links] == ["http://git.test/git-reset.html"]

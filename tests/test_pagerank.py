@@ -149,6 +149,8 @@ def test_host_graph_drops_links_within_a_host():
     assert l1(got, reference([p for p in pairs if p[0] != p[1]])) <= L1
     assert got["b.test"] > got["c.test"]
     assert graph.index_of(["nowhere.test"]).tolist() == [-1]
+    counted = LinkGraph.from_host_edges([(a, b, 7) for a, b in pairs])  # LinkStore's rows
+    assert counted.node_ids() == graph.node_ids() and counted.edges == 3
     seeded = pagerank(graph, personalization={"c.test": 1.0})
     assert seeded.sum() == pytest.approx(1.0)
 

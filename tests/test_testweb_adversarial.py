@@ -9,6 +9,7 @@ import http.client
 import io
 import re
 import socket
+import struct
 import time
 import zlib
 from urllib.parse import urljoin, urlsplit
@@ -17,7 +18,7 @@ import pytest
 
 import testweb
 from testweb import TestWeb
-from testweb.adversarial import CHARSET_TEXTS, HOSTILE_LINKS, SessionsHost
+from testweb.adversarial import CHARSET_TEXTS, HOSTILE_LINKS, BombHost, SessionsHost
 
 SLOW = 1.0
 
@@ -52,11 +53,13 @@ def test_special_hosts_and_addresses():
     assert set(special) == {
         "calendar.test", "sessions.test", "redirects.test", "slow.test", "dead.test",
         "blackhole.test", "giant.test", "bomb.test", "binary.test", "broken.test",
-        "charset.test", "js.test", "hostile.test"}
+        "charset.test", "js.test", "hostile.test", "robots500.test", "robotsjunk.test",
+        "meta.test", "sitemaps.test"}
     assert special["dead.test"] == "127.0.0.2" and special["blackhole.test"] == "127.0.0.3"
     addresses = web.addresses()
     assert addresses["site0.test"] == addresses["calendar.test"] == "127.0.0.1"
-    assert web.hosts()[:2] == ["site0.test", "site1.test"]
+    assert web.hosts() == ["site0.test", "site1.test"]
+    assert set(web.all_hosts()) == set(addresses) and set(special) < set(addresses)
     normal_links = {urlsplit(link.url).hostname for n in range(50)
                     for link in web.page("site1.test", f"/p/{n}").links}
     assert normal_links <= {"site0.test", "site1.test"}  # traps are reached only from seeds
@@ -182,11 +185,12 @@ def test_compression_bomb(server):
     status, headers, body = fetch(server, "bomb.test", "/bomb", headers={"Accept-Encoding": "gzip"})
     assert status == 200 and headers["content-encoding"] == "gzip"
     assert len(body) < 2 * 1024 * 1024
+    assert struct.unpack("<I", body[-4:])[0] > 1024**3 % 2**32  # ISIZE: the inflated size
     inflater, total, data = zlib.decompressobj(31), 0, body
-    while data:
-        total += len(inflater.decompress(data, 64 << 20))
+    while data and total < 128 << 20:  # inflating all of it takes seconds on a busy machine
+        total += len(inflater.decompress(data, 16 << 20))
         data = inflater.unconsumed_tail
-    assert inflater.eof and total > 1024 ** 3
+    assert total >= 128 << 20 and len(body) - len(data) < len(body) / 4
     head = gzip.GzipFile(fileobj=io.BytesIO(body)).read(100)
     assert head.startswith(b"<!DOCTYPE html><html><head><title>Bomb</title>")
 
@@ -271,3 +275,79 @@ def test_every_special_home_page(server):
         assert status == 200 and info is not None, host
         if host != "js.test":  # its title is written by the script
             assert html.escape(info.title) in body.decode(), host
+
+
+def test_robots_edge_cases(server):
+    status, headers, _ = fetch(server, "robots500.test", "/robots.txt")
+    assert status == 503
+    assert fetch(server, "robots500.test", "/p/1")[0] == 200  # exists, must not be fetched
+    status, _, body = fetch(server, "robotsjunk.test", "/robots.txt")
+    assert status == 200 and b"\x00" in body and b"Disallow" not in body
+    protego = pytest.importorskip("protego")
+    rules = protego.Protego.parse(body.decode("utf-8", "replace"))
+    assert rules.can_fetch(server.web.url("robotsjunk.test", "/p/1"), "*")
+
+
+def test_meta_signals(server):
+    web = server.web
+    cases = {
+        "/noindex": '<meta name="robots" content="noindex">',
+        "/nofollow": '<meta name="robots" content="nofollow">',
+        "/canonical": f'<link rel="canonical" href="{web.url("meta.test", "/canonical-target")}">',
+        "/description": '<meta name="description" content="A page about gardens',
+        "/base": f'<base href="{web.url("meta.test", "/sub/dir/")}">',
+    }
+    for path, marker in cases.items():
+        status, headers, body = fetch(server, "meta.test", path)
+        assert status == 200 and marker in body.decode(), path
+        assert "x-robots-tag" not in headers
+    assert web.page("meta.test", "/noindex").extra == {"meta_robots": "noindex"}
+    assert web.page("meta.test", "/canonical").extra["canonical"].endswith("/canonical-target")
+    for signal in ("noindex", "nofollow"):
+        status, headers, body = fetch(server, "meta.test", f"/{signal}-header")
+        assert headers["x-robots-tag"] == signal and b'name="robots"' not in body
+    base_links = [link.url for link in web.page("meta.test", "/base").links]
+    assert web.url("meta.test", "/sub/dir/page") in base_links
+    assert web.url("meta.test", "/sub/up") in base_links
+    for url in base_links:
+        assert fetch(server, "meta.test", target_of(url))[0] == 200
+    for code in ("en", "de", "fr", "es"):
+        body = fetch(server, "meta.test", f"/lang/{code}")[2].decode()
+        assert f'<html lang="{code}">' in body
+        assert web.page("meta.test", f"/lang/{code}").extra == {"lang": code}
+
+
+def test_bomb_is_a_valid_gzip_stream():
+    class SmallBomb(BombHost):
+        INFLATED_MIB = 8
+        _body = None
+
+    body = SmallBomb.bomb()
+    inflated = zlib.decompressobj(31)
+    data = inflated.decompress(body)
+    assert inflated.eof and not inflated.unused_data  # the CRC and length trailer checked out
+    assert len(data) > 8 << 20 and data.endswith(b"</p></body></html>\n")
+    assert len(body) < 16 * 1024
+
+
+def test_sitemap_index_and_gzipped_sitemap(server):
+    robots = fetch(server, "sitemaps.test", "/robots.txt")[2].decode()
+    index_url = re.search(r"Sitemap: (\S+)", robots).group(1)
+    index = fetch(server, "sitemaps.test", target_of(index_url))[2].decode()
+    assert "<sitemapindex" in index
+    found = {}
+    for loc in re.findall(r"<loc>([^<]+)</loc>", index):
+        status, headers, body = fetch(server, "sitemaps.test", target_of(loc))
+        assert status == 200 and "content-encoding" not in headers
+        if loc.endswith(".gz"):
+            assert headers["content-type"] == "application/gzip"
+            body = gzip.decompress(body)
+        found.update(re.findall(r"<loc>([^<]+)</loc><lastmod>([^<]+)</lastmod>", body.decode()))
+    host = server.web.host("sitemaps.test")
+    assert found == {server.web.url("sitemaps.test", f"/p/{n}"): host.lastmod(n)
+                     for n in range(40)}
+    assert server.web.page("sitemaps.test", "/").links == ()
+    for url in list(found)[:3] + list(found)[-3:]:
+        status, _, body = fetch(server, "sitemaps.test", target_of(url))
+        assert status == 200 and b"<a " not in body
+        assert server.web.page("sitemaps.test", target_of(url)).links == ()

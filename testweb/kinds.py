@@ -93,7 +93,6 @@ class _PageBuilder:
     """Accumulates a page's HTML and, in parallel, its ground truth."""
 
     def __init__(self) -> None:
-        self.html: list[str] = []
         self.main_lines: list[str] = []
         self.headings: list[str] = []
         self.links: list[PageLink] = []
@@ -333,7 +332,7 @@ class NormalHost(HostKind):
             labels = rng.sample(text.VOCABULARY[300:2500], len(self.nav_pages))
             items = [h.link(self.url("/"), "Home")]
             items += [h.link(self.url(f"/p/{n}"), label.capitalize())
-                      for n, label in zip(self.nav_pages, labels)]
+                      for n, label in zip(self.nav_pages, labels, strict=True)]
             lis = "".join(f"<li>{a}</li>" for a in items)
             brand = html.escape(self.site_name)
             header = (f"<header class=\"site-header\"><div class=\"brand\">{brand}</div>"

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Request:
-    """One parsed HTTP request; ``host`` is lower-case without port, ``target`` the raw path+query."""
+    """One parsed HTTP request; ``host`` is lower-case without port, ``target`` the raw
+    path and query."""
 
     method: str
     host: str

@@ -12,7 +12,15 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from testweb.web import DEFAULT_PAGES_PER_HOST, DEFAULT_SLOW_DELAY, TestWeb
+from testweb.docsites import available_doc_sites
+from testweb.fresh import Clock
+from testweb.web import (
+    DEFAULT_FRESH_HOSTS,
+    DEFAULT_FRESH_PAGES,
+    DEFAULT_PAGES_PER_HOST,
+    DEFAULT_SLOW_DELAY,
+    TestWeb,
+)
 
 _READY = re.compile(r"testweb listening on http://([\d.]+):(\d+) \((\d+) hosts\)")
 _ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +46,7 @@ class TestWebProcess:
         return self.web.home_url(host)
 
     def hosts(self) -> list[str]:
-        """All host names served."""
+        """The normal hosts (``TestWeb.hosts``)."""
         return self.web.hosts()
 
     def resolve_map(self) -> dict[str, str]:
@@ -74,14 +82,30 @@ def run(
     pages: int = DEFAULT_PAGES_PER_HOST,
     port: int = 0,
     slow_delay: float = DEFAULT_SLOW_DELAY,
+    mirror_articles: int = 0,
+    fresh_hosts: int = DEFAULT_FRESH_HOSTS,
+    fresh_pages: int = DEFAULT_FRESH_PAGES,
+    clock_offset: float = 0.0,
+    clock_speed: float = 1.0,
+    real_docs: bool = False,
     extra_args: list[str] | tuple[str, ...] = (),
     timeout: float = 30.0,
 ) -> Iterator[TestWebProcess]:
     """Start ``python -m testweb`` on a free port (unless ``port`` is given), yield a handle
-    once it is listening, and terminate it on exit."""
+    once it is listening, and terminate it on exit.
+
+    The handle's ``web`` is a ground-truth copy built with the same arguments; its clock
+    starts with the same offset and speed but does not see ``clock.test`` moves (ask the
+    server's ``/now`` for its time). ``real_docs`` also serves the installed documentation
+    sites (``testweb.docsites``; the handle's ``web.doc_hosts`` names them). ``extra_args``
+    reach the server only."""
     cmd = [sys.executable, "-m", "testweb", "--hosts", str(hosts), "--port", str(port),
            "--seed", str(seed), "--pages", str(pages), "--slow-delay", str(slow_delay),
-           *extra_args]
+           "--mirror-articles", str(mirror_articles), "--fresh-hosts", str(fresh_hosts),
+           "--fresh-pages", str(fresh_pages), "--clock-offset", repr(clock_offset),
+           "--clock-speed", repr(clock_speed), *extra_args]
+    if real_docs:
+        cmd.append("--real-docs")
     if log is not None:
         cmd += ["--log", str(log)]
     env = dict(os.environ)
@@ -96,7 +120,10 @@ def run(
                                f"run {' '.join(cmd)} by hand to see why")
         actual_port = int(match.group(2))
         web = TestWeb(hosts, actual_port, seed=seed, pages_per_host=pages,
-                      slow_delay=slow_delay)
+                      slow_delay=slow_delay, mirror_articles=mirror_articles,
+                      fresh_hosts=fresh_hosts, fresh_pages=fresh_pages,
+                      clock=Clock(clock_offset, clock_speed),
+                      doc_sites=available_doc_sites() if real_docs else ())
         handle = TestWebProcess(proc, actual_port, web, Path(log) if log is not None else None)
         yield handle
     finally:

@@ -133,7 +133,11 @@ class HTTPProtocol(asyncio.Protocol):
             for line in lines[1:]:
                 name, _, value = line.partition(":")
                 headers[name.strip().lower()] = value.strip()
-            body_len = int(headers.get("content-length", "0") or 0)
+            length = headers.get("content-length", "0") or "0"
+            if not length.isdigit():
+                self._fail(400)
+                return
+            body_len = int(length)
             if len(self.buffer) < end + 4 + body_len:
                 return
             del self.buffer[:end + 4 + body_len]
@@ -160,9 +164,10 @@ class HTTPProtocol(asyncio.Protocol):
                  f"Server: testweb\r\nDate: {self.dates.now()}\r\n"]
         for name, value in response.headers.items():
             parts.append(f"{name}: {value}\r\n")
-        if length is not None and "Content-Length" not in response.headers:
+        if length is not None and "Content-Length" not in response.headers \
+                and status not in (204, 304):  # these have no body and no length (RFC 9110)
             parts.append(f"Content-Length: {length}\r\n")
-        parts.append("Connection: keep-alive\r\n\r\n" if keep_alive else "Connection: close\r\n\r\n")
+        parts.append(f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n")
         return "".join(parts).encode("latin-1")
 
     def _answer(self, request: Request, keep_alive: bool) -> None:
@@ -221,11 +226,12 @@ class HTTPProtocol(asyncio.Protocol):
         if request.method != "HEAD":
             for chunk in response.stream:  # type: ignore[union-attr]
                 await self._can_write.wait()
-                if self.closing:
+                if self.closing or self.transport.is_closing():  # type: ignore[union-attr]
                     self._log_aborted(request, response, start, sent)
                     return
                 self.transport.write(chunk)  # type: ignore[union-attr]
                 sent += len(chunk)
+                await asyncio.sleep(0)  # let other connections and connection_lost run
         self.log.record(start, time.time(), request.host, request.target, request.method,
                         response.status, sent, self.conn_id)
         if not keep_alive:

@@ -1,8 +1,9 @@
 """Deterministic English-like text: a Zipf distribution over a list of common English words.
 
-``vocabulary.txt`` holds about 4,000 common English words ranked by frequency (made once from the
-``wordfreq`` package's English list: lower-case alphabetic words, a few web tokens such as "http" removed; nothing is downloaded
-at run time). Word of rank r is drawn with probability proportional to 1/r, as in real text.
+``vocabulary.txt`` holds about 4,000 common English words ranked by frequency (made once
+from the ``wordfreq`` package's English list: lower-case alphabetic words, with a few web
+tokens such as "http" and some profanity removed; nothing is downloaded at run time). The
+word of rank r is drawn with probability proportional to 1/r, as in real text.
 """
 
 from __future__ import annotations

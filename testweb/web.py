@@ -6,19 +6,31 @@ build a ``TestWeb`` with the same (hosts, port, seed) know exactly what the serv
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from testweb.adversarial import SpecialHost
+from testweb.docsites import DocSite, DocSiteHost
+from testweb.fresh import Clock, ClockHost, FreshHost
 from testweb.kinds import HOST_KINDS, HostKind, LRUCache, NormalHost, not_found
 from testweb.messages import PageInfo, Request, Response
+from testweb.mirrors import MirrorHost, labelled_pages
+from testweb.signals import MetaHost  # noqa: F401 - registers the robots and meta hosts
 
 DEFAULT_PAGES_PER_HOST = 10_000
-DEFAULT_CACHE_PAGES = 20_000
+DEFAULT_CACHE_PAGES = 4_096  # about 10 kB each with their ground truth
 DEFAULT_SLOW_DELAY = 3.0
 DEFAULT_GIANT_BYTES = 60 * 1024 * 1024
+DEFAULT_FRESH_HOSTS = 2
+DEFAULT_FRESH_PAGES = 100
 
 
 class TestWeb:
     """A deterministic web of ``hosts`` normal sites ``site0.test`` .. ``site{N-1}.test``
-    plus the special hosts of every registered ``SpecialHost`` kind (``calendar.test``, ...).
+    plus the special hosts of every registered ``SpecialHost`` kind (``calendar.test``, ...)
+    and ``fresh_hosts`` hosts ``fresh0.test`` .. whose pages change over ``clock`` time, and,
+    if ``mirror_articles`` > 0, the near-copy hosts ``news{i}.test`` and
+    ``mirror{m}.news{i}.test`` (see ``testweb.mirrors``), and the real documentation sites
+    of ``doc_sites`` (see ``testweb.docsites``), each on its own host.
 
     Content is a pure function of (seed, host, path); generated pages are kept in a bounded
     LRU cache. Absolute links carry ``port``, the port the server listens on.
@@ -35,6 +47,11 @@ class TestWeb:
         cache_pages: int = DEFAULT_CACHE_PAGES,
         slow_delay: float = DEFAULT_SLOW_DELAY,
         giant_bytes: int = DEFAULT_GIANT_BYTES,
+        fresh_hosts: int = DEFAULT_FRESH_HOSTS,
+        fresh_pages: int = DEFAULT_FRESH_PAGES,
+        clock: Callable[[], float] | None = None,
+        mirror_articles: int = 0,
+        doc_sites: Sequence[DocSite] = (),
     ):
         if hosts < 1:
             raise ValueError("hosts must be >= 1")
@@ -46,10 +63,27 @@ class TestWeb:
         self.cache = LRUCache(cache_pages)
         self.slow_delay = slow_delay
         self.giant_bytes = giant_bytes
+        self.fresh_pages = fresh_pages
+        self.clock: Callable[[], float] = clock if clock is not None else Clock()
         self.normal_hosts: list[str] = [f"site{i}.test" for i in range(hosts)]
         self._hosts: dict[str, HostKind] = {
             name: NormalHost(self, name, i) for i, name in enumerate(self.normal_hosts)
         }
+        self.fresh_hosts: list[str] = [f"fresh{i}.test" for i in range(fresh_hosts)]
+        for name in self.fresh_hosts:
+            self._hosts[name] = FreshHost(self, name)
+        self._hosts[ClockHost.host_name] = ClockHost(self)
+        self.mirror_hosts: list[str] = []
+        if mirror_articles > 0:
+            by_host: dict[str, list] = {}
+            for labelled in labelled_pages(mirror_articles, seed):
+                by_host.setdefault(labelled.host, []).append(labelled)
+            self.mirror_hosts = sorted(by_host)
+            for name in self.mirror_hosts:
+                self._hosts[name] = MirrorHost(self, name, by_host[name])
+        self.doc_hosts: list[str] = [site.host for site in doc_sites]
+        for site in doc_sites:
+            self._hosts[site.host] = DocSiteHost(self, site)
         for kind in HOST_KINDS.values():
             if issubclass(kind, SpecialHost) and kind.host_name:
                 self._hosts[kind.host_name] = kind(self)
@@ -60,7 +94,12 @@ class TestWeb:
         return dict(HOST_KINDS)
 
     def hosts(self) -> list[str]:
-        """All host names served, normal hosts first."""
+        """The normal hosts ``site0.test`` .. ``site{N-1}.test``: the web a plain crawl
+        starts from. Special, fresh and mirror hosts are left out (see ``all_hosts``)."""
+        return list(self.normal_hosts)
+
+    def all_hosts(self) -> list[str]:
+        """Every host name served: normal, special, fresh, clock.test, mirror and doc hosts."""
         return list(self._hosts)
 
     def special_hosts(self) -> dict[str, str]:
@@ -72,6 +111,13 @@ class TestWeb:
         """Every host name -> address, for a crawler's resolver override (127.0.0.1 except
         ``dead.test`` and ``blackhole.test``)."""
         return {name: getattr(kind, "address", "127.0.0.1") for name, kind in self._hosts.items()}
+
+    def mirror_labels(self) -> dict[str, str]:
+        """URL -> near-copy label for every page of the mirror hosts (same label: copies)."""
+        labels: dict[str, str] = {}
+        for name in self.mirror_hosts:
+            labels.update(self._hosts[name].labels())  # type: ignore[attr-defined]
+        return labels
 
     def host(self, name: str) -> HostKind:
         """The host object of a name (KeyError if unknown)."""

@@ -1,6 +1,7 @@
 """Django settings. Service locations come from crawler.config; nothing here reads os.environ."""
 
 import secrets
+from pathlib import Path
 
 import dj_database_url
 
@@ -31,6 +32,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "webui.control",
     "webui.search",
+    "webui.dashboard",
 ]
 
 MIDDLEWARE = [
@@ -42,6 +44,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "webui.security.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "webui.urls"
@@ -50,7 +53,7 @@ WSGI_APPLICATION = "webui.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [Path(__file__).resolve().parent / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -85,7 +88,31 @@ STATIC_ROOT = str(_config.data_dir / "static")
 WHITENOISE_USE_FINDERS = True
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_HTTPONLY = True
+LOGIN_URL = "/admin/login/"
+# Content-Security-Policy sent on every response ("{nonce}" becomes the request's nonce).
+# Inline styles are allowed: the SVG plots use style attributes; scripts must be files or nonce'd.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+
+# The rate limiter's counters live in this cache: Redis when REDIS_URL is set (shared by all
+# web processes), else this process's memory.
+if _config.redis_url:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _config.redis_url,
+            "KEY_PREFIX": "webui",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 LOGGING = {
     "version": 1,
@@ -99,3 +126,16 @@ LOGGING = {
 SEARCH_PAGE_SIZE = 10
 SEARCH_MAX_PAGE = 100
 SEARCH_MAX_QUERY_LENGTH = 500
+# Requests per client address allowed in each window of SEARCH_RATE_WINDOW_S seconds (search
+# page and API each); 0 switches the limit off.
+SEARCH_RATE_LIMIT = 60
+SEARCH_RATE_WINDOW_S = 60
+
+# --- crawl dashboard, URL inspector, recrawl ---
+# The frontier these pages read and push to: the same values as the crawler's settings of the
+# same names (FRONTIER_CRAWL defaults to the spider name there; the Bloom size must match).
+FRONTIER_CRAWL = "web"
+FRONTIER_BLOOM_CAPACITY = 10_000_000
+FRONTIER_BLOOM_FPR = 0.01
+# How far back the dashboard's plots reach, in seconds.
+DASHBOARD_WINDOW_S = 3600

@@ -13,6 +13,7 @@ command); a lost ``done`` only means a page is crawled again, a lost ``add`` one
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from crawler.frontier.base import (
     ROBOTS_RANK,
     Entry,
     Frontier,
+    HostState,
     Lease,
     Outcome,
     Politeness,
@@ -56,9 +58,11 @@ class RedisFrontier(Frontier):
         ip_wait: float = 0.25,
         politeness: Politeness | None = None,
         max_attempts: int = 3,
+        robots_first: bool = False,
         clock: Callable[[], float] | None = None,
     ):
         self.client = client
+        self.robots_first = robots_first
         self.crawl = crawl
         self.prefix = f"frontier:{crawl}:"
         self.tiers = tiers
@@ -69,6 +73,8 @@ class RedisFrontier(Frontier):
         self.max_attempts = max_attempts
         self.clock = clock
         self.hasher = BloomHasher(bloom_capacity, bloom_fpr)
+        if self.hasher.bits >= 2**32:  # a Redis string holds at most 2**32 bits
+            raise ValueError("Bloom filter above 2**32 bits: lower capacity or raise fpr")
         self._check_bloom_size()
         self._scripts = {
             name: _script(client, name) for name in ("add", "lease", "done", "expire", "stats")
@@ -103,10 +109,11 @@ class RedisFrontier(Frontier):
         counts = {"added": 0, "seen": 0, "budget": 0}
         batch: list = []
         size = 0
+        pack = struct.Struct(f">{self.hasher.hashes}I").pack
         for e in entries:
-            positions = self.hasher.positions(e.url) if e.filter else [0] * self.hasher.hashes
+            positions = pack(*self.hasher.positions(e.url)) if e.filter else b""
             batch += [e.host, e.ip or e.host, e.rank, "" if e.budget is None else e.budget,
-                      "1" if e.filter else "0", e.url.encode() + b"\n" + e.payload, *positions]
+                      "1" if e.filter else "0", e.url.encode() + b"\n" + e.payload, positions]
             size += 1
             if size >= ADD_CHUNK:
                 self._add_batch(batch, counts)
@@ -116,7 +123,8 @@ class RedisFrontier(Frontier):
         return counts
 
     def _add_batch(self, batch: list, counts: dict[str, int]) -> None:
-        added, seen, over = self._call("add", self.hasher.hashes, *batch)
+        added, seen, over = self._call("add", self.hasher.hashes,
+                                       "1" if self.robots_first else "0", *batch)
         counts["added"] += added
         counts["seen"] += seen
         counts["budget"] += over
@@ -140,7 +148,7 @@ class RedisFrontier(Frontier):
         )
         return bool(self._call("done", lease.id, f"{delay:.6f}", f"{latency:.6f}", backoff,
                                "1" if outcome.requeue else "0",
-                               "1" if outcome.fetched else "0"))
+                               "1" if outcome.fetched else "0", outcome.ip or ""))
 
     def release_expired(self) -> int:
         total = 0
@@ -185,6 +193,25 @@ class RedisFrontier(Frontier):
 
     def count(self, key: str, n: int = 1) -> None:
         self.client.hincrby(self.prefix + "stats", key, n)
+
+    def host_state(self, host: str) -> HostState | None:
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hgetall(self.prefix + "h:" + host)
+        pipe.zcard(self.prefix + "q:" + host)
+        fields, queued = pipe.execute()
+        if not fields:
+            return None
+        f = {k.decode(): v.decode() for k, v in fields.items()}
+        return HostState(
+            host,
+            int(queued),
+            bool(f.get("lease")),
+            float(f.get("next") or 0),
+            int(f.get("added") or 0),
+            int(f["cut"]) if f.get("cut") else None,
+            float(f.get("lat") or 0),
+            int(f.get("bo") or 0),
+        )
 
     def pending(self) -> int:
         return int(self.client.hlen(self.prefix + "e"))

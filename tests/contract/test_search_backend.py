@@ -193,6 +193,29 @@ def test_delete(backend, make_doc):
     assert backend.stats()["docs"] == 2
 
 
+@pytest.mark.parametrize(
+    ("pattern", "gone"),
+    [
+        ("a.test", {"http://a.test/1", "http://a.test/2"}),
+        ("*.a.test", {"http://sub.a.test/1"}),
+        ("A.TEST", {"http://a.test/1", "http://a.test/2"}),
+        ("*.test", {"http://a.test/1", "http://a.test/2", "http://sub.a.test/1",
+                    "http://b.test/1"}),
+        ("nowhere.test", set()),
+    ],
+)
+def test_delete_by_host(backend, make_doc, pattern, gone):
+    urls = ["http://a.test/1", "http://a.test/2", "http://sub.a.test/1", "http://b.test/1",
+            "http://a.test.example/1"]
+    docs = {u: make_doc(u, "word") for u in urls}
+    backend.index(docs.values())
+    backend.refresh()
+    assert backend.delete_by_host(pattern) == len(gone)
+    left = {h.url for h in backend.search("word").hits}
+    assert left == set(urls) - gone
+    assert all(backend.get(docs[u].id) is None for u in gone)
+
+
 def test_stats(backend, make_doc):
     backend.index(
         [make_doc(f"http://a.test/{i}", "word", "body " * 50) for i in range(5)]
@@ -271,3 +294,4 @@ def test_empty_fields_and_long_text(backend, make_doc):
     (hit,) = backend.search("needle").hits
     assert hit.id == docs[1].id
     assert backend.get(docs[0].id) == docs[0]
+

@@ -1,17 +1,123 @@
-from django.contrib import admin
+"""Admin for host rules and seeds, with the crawl actions: block a host, recrawl now."""
 
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from webui.control.forms import BulkSeedForm
 from webui.control.models import HostRule, Seed
+from webui.control.operations import recrawl_now, remove_host_from_index
+
+
+def _remove_pages(modeladmin: admin.ModelAdmin, request: HttpRequest, patterns: list[str]):
+    for pattern in patterns:
+        try:
+            removed = remove_host_from_index(pattern)
+        except Exception as exc:
+            modeladmin.message_user(
+                request,
+                f"{pattern} is blocked for the crawl, but its pages could not be removed from "
+                f"the index ({exc}). Once the index is writable, run: "
+                f"python manage.py removehost '{pattern}'",
+                messages.WARNING,
+            )
+        else:
+            modeladmin.message_user(
+                request, f"Blocked {pattern}: {removed} page(s) removed from the index."
+            )
+
+
+admin.site.site_header = "websearch administration"
+admin.site.site_title = "websearch admin"
+admin.site.index_title = "Crawl control"
 
 
 @admin.register(HostRule)
 class HostRuleAdmin(admin.ModelAdmin):
-    list_display = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "updated")
-    list_filter = ("action", "render_js")
+    list_display = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "note",
+                    "updated")
+    list_filter = ("action", "render_js", "updated")
     search_fields = ("pattern", "note")
+    fields = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "note")
+    actions = ["block_hosts", "allow_hosts"]
+
+    def save_model(self, request, obj: HostRule, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if obj.action == HostRule.BLOCK and (
+            not change or {"action", "pattern"} & set(form.changed_data)
+        ):
+            _remove_pages(self, request, [obj.pattern])
+
+    @admin.action(description="Block selected hosts and remove their pages from the index")
+    def block_hosts(self, request: HttpRequest, queryset) -> None:
+        patterns = list(queryset.values_list("pattern", flat=True))
+        queryset.update(action=HostRule.BLOCK)
+        _remove_pages(self, request, patterns)
+
+    @admin.action(description="Allow selected hosts")
+    def allow_hosts(self, request: HttpRequest, queryset) -> None:
+        n = queryset.update(action=HostRule.ALLOW)
+        self.message_user(request, f"{n} host rule(s) now allow crawling.")
 
 
 @admin.register(Seed)
 class SeedAdmin(admin.ModelAdmin):
     list_display = ("url", "active", "created")
-    list_filter = ("active",)
+    list_filter = ("active", "created")
     search_fields = ("url",)
+    actions = ["recrawl", "activate", "deactivate"]
+    change_list_template = "admin/control/seed/change_list.html"
+
+    def get_urls(self):
+        return [
+            path("bulk-add/", self.admin_site.admin_view(self.bulk_add_view),
+                 name="control_seed_bulk_add"),
+            *super().get_urls(),
+        ]
+
+    def bulk_add_view(self, request: HttpRequest) -> HttpResponse:
+        """A textarea of URLs: new ones become active seeds, and may be queued at once."""
+        if not self.has_add_permission(request):
+            return HttpResponseRedirect(reverse("admin:control_seed_changelist"))
+        form = BulkSeedForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            urls = form.cleaned_data["urls"]
+            existing = set(Seed.objects.filter(url__in=urls).values_list("url", flat=True))
+            Seed.objects.bulk_create([Seed(url=u) for u in urls if u not in existing])
+            Seed.objects.filter(url__in=existing, active=False).update(active=True)
+            self.message_user(
+                request, f"Added {len(urls) - len(existing)} seed(s); {len(existing)} existed."
+            )
+            if form.cleaned_data["recrawl"]:
+                self._recrawl(request, urls)
+            return HttpResponseRedirect(reverse("admin:control_seed_changelist"))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Add seeds in bulk",
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/control/seed/bulk_add.html", context)
+
+    def _recrawl(self, request: HttpRequest, urls: list[str]) -> None:
+        try:
+            added = recrawl_now(urls)
+        except Exception as exc:
+            self.message_user(request, f"Could not reach the frontier ({exc}).", messages.ERROR)
+        else:
+            self.message_user(request, f"Queued {added} URL(s) at top priority.")
+
+    @admin.action(description="Recrawl selected seeds now")
+    def recrawl(self, request: HttpRequest, queryset) -> None:
+        self._recrawl(request, list(queryset.values_list("url", flat=True)))
+
+    @admin.action(description="Activate selected seeds")
+    def activate(self, request: HttpRequest, queryset) -> None:
+        queryset.update(active=True)
+
+    @admin.action(description="Deactivate selected seeds")
+    def deactivate(self, request: HttpRequest, queryset) -> None:
+        queryset.update(active=False)

@@ -38,5 +38,18 @@ def run_search(query: str, page: int = 1, size: int | None = None) -> Results:
         results = get_search_backend().search(query, page=page, size=size)
     except ValueError as exc:  # the query parser's errors
         raise QueryError(str(exc)) from None
-    results.took_ms = results.took_ms or (time.perf_counter() - started) * 1000
+    if results.suggestion is None and page == 1 and results.total < size:
+        results.suggestion = _fallback_suggestion(query)
+    results.took_ms = (time.perf_counter() - started) * 1000
     return results
+
+
+def _fallback_suggestion(query: str) -> str | None:
+    """Did-you-mean for the embedded index (Elasticsearch suggests by itself)."""
+    from index.embedded import EmbeddedBackend
+    from webui.search.suggest import EditSuggester, embedded_doc_freq
+
+    backend = get_search_backend()
+    if not isinstance(backend, EmbeddedBackend):
+        return None
+    return EditSuggester(embedded_doc_freq(backend)).suggest(query)

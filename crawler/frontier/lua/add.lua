@@ -1,17 +1,22 @@
--- ARGV: prefix, now, tiers, k, then per entry: host, ip, rank, budget ('' = none),
--- filter ('1'/'0'), blob, k bit positions. Returns {added, seen, over_budget}.
+-- ARGV: prefix, now, tiers, k, robots_first ('1'/'0'), then per entry: host, ip, rank,
+-- budget ('' = none), filter ('1'/'0'), blob, and the k Bloom bit positions packed as
+-- big-endian uint32s. With robots_first, a host seen for the first time gets a robots.txt
+-- fetch at the head of its queue. Returns {added, seen, over_budget}.
 local tiers = tonumber(ARGV[3])
 local k = tonumber(ARGV[4])
-local stride = 6 + k
+local robots_first = ARGV[5] == '1'
+local stride = 7
 local added, seen, over = 0, 0, 0
-for i = 5, #ARGV, stride do
+for i = 6, #ARGV, stride do
   local host, ip, rank = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local budget, filter, blob = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   local keep = true
   if filter == '1' then
     local new = false
+    local packed = ARGV[i + 6]
     for j = 0, k - 1 do
-      if redis.call('SETBIT', P .. 'bloom', ARGV[i + 6 + j], 1) == 0 then new = true end
+      local bit = struct.unpack('>I4', packed, 1 + 4 * j)
+      if redis.call('SETBIT', P .. 'bloom', bit, 1) == 0 then new = true end
     end
     if not new then
       seen = seen + 1
@@ -22,6 +27,12 @@ for i = 5, #ARGV, stride do
   if keep and redis.call('HSETNX', hk, 'ip', ip) == 1 then
     redis.call('HSET', hk, 'next', 0, 'added', 0)
     redis.call('HINCRBY', P .. 'stats', 'hosts', 1)
+    if robots_first and rank >= 0 then
+      local scheme = string.match(blob, '^(%a+)://') or 'http'
+      local id = redis.call('INCR', P .. 'seq')
+      redis.call('HSET', P .. 'e', id, scheme .. '://' .. host .. '/robots.txt\n')
+      redis.call('ZADD', P .. 'q:' .. host, -1, id)
+    end
   end
   if keep and rank >= 0 then
     local b = tonumber(budget)

@@ -1,0 +1,198 @@
+"""The shared frontier against scrapy-redis: politeness, throughput, frontier ops, Bloom.
+
+1. Two `scrapy crawl web` processes share one Redis and crawl a fresh test web for
+   ``--seconds``: first with FrontierScheduler (Scrapy's download slots permissive, the
+   lease keeps politeness), then with scrapy-redis's own scheduler and dupefilter (Scrapy's
+   DOWNLOAD_DELAY and CONCURRENT_REQUESTS_PER_DOMAIN=1, as scrapy-redis users set them).
+   Both use the same delay, concurrency, spider and pipelines. Violations come from the test
+   web's log: a request to a host while another is in flight, or sooner than the host's
+   delay (max(--delay, its robots Crawl-delay)) after the previous one ended.
+2. Redis frontier operations from one process: URLs added per second (batched adds through
+   the seen filter) and leases per second (lease + done round trips).
+3. The Bloom filter at 1% FPR: bytes per URL, and the FPR measured on 1,000,000 unseen URLs
+   after 1,000,000 were added.
+
+Last stdout line: one JSON object with violations, baseline_violations, pages_per_s,
+baseline_pages_per_s, adds_per_s, leases_per_s, bloom_bytes_per_url, bloom_fpr.
+
+    python bench/frontier.py [--hosts 2000] [--seconds 60] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from redis import Redis  # noqa: E402
+
+import testweb  # noqa: E402
+from bench.politeness import host_delays, politeness_violations  # noqa: E402
+from crawler.frontier import Entry, Outcome, Politeness  # noqa: E402
+from crawler.frontier.bloom import LocalBloom  # noqa: E402
+from crawler.frontier.redis_backend import RedisFrontier  # noqa: E402
+from crawler.redisserver import running_redis  # noqa: E402
+from tests.crawlrun import crawl_env  # noqa: E402
+
+WORKERS = 2
+
+
+def log(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def crawl_settings(kind: str, delay: float, seconds: float) -> dict[str, object]:
+    shared = {
+        "CONCURRENT_REQUESTS": 32,
+        "CLOSESPIDER_TIMEOUT": seconds,
+        "CRAWL_PROGRESS_INTERVAL": 0,
+        "HOST_RULES_LOADER": "",
+        "ITEM_PIPELINES": "{}",
+        "LOG_LEVEL": "WARNING",
+        "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
+        "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",
+        "USER_AGENT": "websearch-bench",
+    }
+    if kind == "frontier":
+        return {
+            **shared,
+            "SCHEDULER": "crawler.scheduler.FrontierScheduler",
+            "FRONTIER_DELAY": delay,
+            "FRONTIER_IP_CONCURRENCY": 1_000_000,  # every test web host is 127.0.0.1
+            "FRONTIER_CRAWL": "bench",
+            "ROBOTSTXT_OBEY": False,  # the frontier's own robots.txt policy is on
+            "DOWNLOAD_DELAY": 0,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
+        }
+    return {
+        **shared,
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOAD_DELAY": delay,
+        "RANDOMIZE_DOWNLOAD_DELAY": False,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    }
+
+
+def crawl(kind: str, redis_url: str, hosts: int, seconds: float, delay: float,
+          workdir: Path) -> dict[str, float]:
+    """Two workers of ``kind`` share Redis for ``seconds``; audit the test web's log."""
+    Redis.from_url(redis_url).flushall()
+    weblog = workdir / f"{kind}-web.log"
+    with testweb.run(hosts=hosts, log=weblog) as web:
+        seeds = workdir / "seeds.txt"
+        seeds.write_text("\n".join(web.home_url(h) for h in web.hosts()) + "\n")
+        procs = []
+        cpu_before = _children_cpu()
+        for n in range(WORKERS):
+            cmd = [sys.executable, "-m", "scrapy", "crawl", "web", "-a", f"seeds_file={seeds}",
+                   "-a", "allowed_hosts=*.test"]
+            for name, value in crawl_settings(kind, delay, seconds).items():
+                cmd += ["-s", f"{name}={value}"]
+            data = workdir / f"{kind}-data-{n}"
+            data.mkdir()
+            procs.append(subprocess.Popen(
+                cmd, cwd=ROOT, env=crawl_env(data, {"REDIS_URL": redis_url}),
+                stdout=subprocess.DEVNULL, stderr=open(workdir / f"{kind}-{n}.err", "w"),
+            ))
+        log(f"{kind}: {WORKERS} workers crawling {hosts} hosts for {seconds:.0f}s")
+        for n, proc in enumerate(procs):
+            if proc.wait(seconds * 3 + 120) != 0:
+                err = (workdir / f"{kind}-{n}.err").read_text()[-3000:]
+                raise SystemExit(f"{kind} worker {n} failed:\n{err}")
+        cpu = _children_cpu() - cpu_before  # the workers only: testweb is still running
+        time.sleep(0.5)  # the test web flushes its log every 0.2 s
+        rows = web.read_log()
+        audit = politeness_violations(rows, host_delays(web, delay))
+    pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
+    result = {"pages": pages, "pages_per_s": pages / seconds, **audit}
+    log(f"{kind}: {pages} pages = {result['pages_per_s']:.1f}/s, worker CPU "
+        f"{cpu / max(pages, 1) * 1000:.1f} ms/page; violations: "
+        f"{audit['concurrent']} concurrent, {audit['short_gap']} short gaps")
+    return result
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def frontier_ops(redis_url: str, urls: int, hosts: int, leases: int) -> dict[str, float]:
+    """Adds/s and leases/s (lease + done) of the Redis frontier from one process."""
+    Redis.from_url(redis_url).flushall()
+    frontier = RedisFrontier(Redis.from_url(redis_url), "ops", bloom_capacity=max(urls, 1000),
+                             politeness=Politeness(default_delay=0.0, latency_factor=0))
+    entries = [Entry(f"http://h{i % hosts}.test/page/{i}", f"h{i % hosts}.test",
+                     payload=b"x" * 200) for i in range(urls)]
+    started = time.perf_counter()
+    for i in range(0, urls, 1000):
+        frontier.add(entries[i:i + 1000])
+    adds_per_s = urls / (time.perf_counter() - started)
+    log(f"ops: {urls} adds = {adds_per_s:.0f}/s")
+    done = 0
+    started = time.perf_counter()
+    ok = Outcome(status=200, latency=0.01)
+    while done < leases:
+        batch = frontier.next_ready(100)
+        if not batch:
+            break
+        for lease in batch:
+            frontier.done(lease, ok)
+        done += len(batch)
+    leases_per_s = done / (time.perf_counter() - started)
+    log(f"ops: {done} leases (lease + done) = {leases_per_s:.0f}/s")
+    frontier.close()
+    return {"adds_per_s": adds_per_s, "leases_per_s": leases_per_s}
+
+
+def bloom(n: int) -> dict[str, float]:
+    """Bytes per URL and measured FPR at 1% target, n added and n unseen probed."""
+    filt = LocalBloom(None, n, 0.01)
+    filt.add_many([f"http://seen{i % 9973}.test/p/{i}" for i in range(n)])
+    fpr = float(filt.contains_many([f"http://new{i % 9973}.test/q/{i}" for i in range(n)]).mean())
+    result = {"bloom_bytes_per_url": filt.nbytes / n, "bloom_fpr": fpr}
+    log(f"bloom: {result['bloom_bytes_per_url']:.3f} bytes/URL, FPR {fpr:.4%} on {n} unseen")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=2000, help="test web hosts")
+    parser.add_argument("--seconds", type=float, default=60.0, help="crawl time per side")
+    parser.add_argument("--delay", type=float, default=0.5, help="per-host delay (s)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, for smoke runs")
+    opts = parser.parse_args()
+    urls, leases, bloom_n = 200_000, 50_000, 1_000_000
+    if opts.quick:
+        opts.hosts, opts.seconds = 200, 12.0
+        urls, leases, bloom_n = 20_000, 5_000, 100_000
+    with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp:
+        workdir = Path(tmp)
+        with running_redis(workdir / "redis") as server:
+            ours = crawl("frontier", server.url, opts.hosts, opts.seconds, opts.delay, workdir)
+            base = crawl("scrapy-redis", server.url, opts.hosts, opts.seconds, opts.delay,
+                         workdir)
+            ops = frontier_ops(server.url, urls, hosts=max(urls // 10, 1), leases=leases)
+    summary = {
+        "violations": ours["total"],
+        "baseline_violations": base["total"],
+        "pages_per_s": round(ours["pages_per_s"], 1),
+        "baseline_pages_per_s": round(base["pages_per_s"], 1),
+        "adds_per_s": round(ops["adds_per_s"]),
+        "leases_per_s": round(ops["leases_per_s"]),
+        **{k: round(v, 5) for k, v in bloom(bloom_n).items()},
+    }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""Rebuild the index from WARC files alone: read responses, extract, dedup, link, index.
+
+The crawl's pipelines are replayed in the order the responses were written, so exact
+aliases and cluster ids come out as they did in the crawl, and anchor text is collected
+from every page's links before the documents are written.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from warcio.archiveiterator import ArchiveIterator
+
+from crawler.items import PageItem
+from dedup.core import Deduplicator
+from index.base import Document, SearchBackend, doc_id_for
+
+if TYPE_CHECKING:
+    from pipelines.linkgraph import LinkStore
+
+logger = logging.getLogger(__name__)
+
+WARC_SUFFIXES = (".warc.gz", ".warc")
+
+
+@dataclass
+class WarcResponse:
+    """A response record: ``body`` with transfer and content encodings undone."""
+
+    url: str
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+    fetched_at: float
+    warc_file: str
+    warc_offset: int
+
+    def header(self, name: str, default: str = "") -> str:
+        name = name.lower()
+        return next((v for k, v in self.headers if k.lower() == name), default)
+
+
+def warc_files(directory: str | os.PathLike) -> list[Path]:
+    """The WARC files under ``directory`` (recursively), in writing order (name order)."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileNotFoundError(f"no WARC directory at {root}: pass the crawl's DATA_DIR/warc")
+    found = [p for p in root.rglob("*") if p.is_file() and p.name.endswith(WARC_SUFFIXES)]
+    return sorted(found, key=lambda p: (p.name, str(p)))
+
+
+def _timestamp(warc_date: str | None) -> float:
+    if not warc_date:
+        return 0.0
+    return datetime.fromisoformat(warc_date.replace("Z", "+00:00")).timestamp()
+
+
+def _response(record, name: str, offset: Callable[[], int]) -> WarcResponse:
+    http = record.http_headers
+    body = record.content_stream().read()  # before ``offset()``, which skips to the record end
+    return WarcResponse(
+        url=record.rec_headers.get_header("WARC-Target-URI"),
+        status=int(http.get_statuscode() or 0),
+        headers=list(http.headers),
+        body=body,
+        fetched_at=_timestamp(record.rec_headers.get_header("WARC-Date")),
+        warc_file=name,
+        warc_offset=offset(),
+    )
+
+
+def iter_responses(paths: Iterable[str | os.PathLike]) -> Iterator[WarcResponse]:
+    """Every response record of the files, in file order then record order."""
+    for path in paths:
+        path = Path(path)
+        with open(path, "rb") as fh:
+            records = ArchiveIterator(fh)
+            for record in records:
+                if record.rec_type != "response" or record.http_headers is None:
+                    continue
+                yield _response(record, path.name, records.get_record_offset)
+
+
+def read_response(directory: str | os.PathLike, warc_file: str, offset: int) -> WarcResponse:
+    """The response record at ``offset`` of ``warc_file`` (a document's ``warc_*`` fields)."""
+    path = Path(directory) / warc_file
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        record = next(iter(ArchiveIterator(fh)))
+        if record.rec_type != "response":
+            raise ValueError(f"{warc_file}@{offset} is a {record.rec_type} record, not a response")
+        return _response(record, warc_file, lambda: offset)
+
+
+def page_item_from_response(response: WarcResponse) -> PageItem | None:
+    """The ``PageItem`` the ``web`` spider makes of this response, or None if it makes none.
+
+    Mirrors ``spiders.web.WebSpider.parse``: 2xx HTML only, binary bodies skipped, the same
+    decoder and extractor, and the same-host ``rel=canonical`` rule for the document URL.
+    A page the crawl rendered with a browser was fetched again as rendered; that later
+    record wins, as the latest fetch of its URL.
+    """
+    from crawler.extract import decode_html, extract, looks_binary
+    from crawler.urls import canonicalize, host_of
+    from spiders.web import HTML_TYPES
+
+    if not 200 <= response.status < 300:
+        return None
+    content_type = response.header("Content-Type")
+    ctype = content_type.split(";")[0].strip().lower()
+    if ctype and ctype.encode("latin-1") not in HTML_TYPES:
+        return None
+    if looks_binary(response.body):
+        return None
+    html, _encoding = decode_html(response.body, content_type)
+    page = extract(html, response.url, response.header("X-Robots-Tag"))
+    url = canonicalize(response.url)
+    if page.canonical and host_of(page.canonical) == host_of(url):
+        url = page.canonical
+    return PageItem(
+        url=url,
+        fetched_url=response.url,
+        host=host_of(url),
+        status=response.status,
+        fetched_at=response.fetched_at,
+        title=page.title,
+        text=page.text,
+        description=page.description,
+        lang=page.lang,
+        canonical=page.canonical,
+        links=page.links,
+        noindex=page.noindex,
+        nofollow=page.nofollow,
+        content_type=ctype,
+        warc_file=response.warc_file,
+        warc_offset=response.warc_offset,
+    )
+
+
+@dataclass
+class RebuildReport:
+    """What a rebuild read and wrote; ``aliases`` maps each exact duplicate to its document."""
+
+    files: int = 0
+    responses: int = 0
+    pages: int = 0
+    documents: int = 0
+    noindex: int = 0
+    aliases: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def rebuild_index(
+    warc_dir: str | os.PathLike,
+    backend: SearchBackend,
+    link_store: LinkStore | None = None,
+    dedup: Deduplicator | None = None,
+    batch_size: int = 500,
+    progress: Callable[[str], None] | None = None,
+    anchors: bool = True,
+) -> RebuildReport:
+    """Index every page of the WARC files under ``warc_dir`` into ``backend``.
+
+    Pass 1 replays dedup and the link graph in writing order and remembers, per document,
+    where its latest fetch is; pass 2 reads the files again and indexes those fetches that
+    are neither aliases nor ``noindex``, with their anchor text. Memory stays bounded by the
+    number of documents, not their size. ``link_store`` receives the replayed graph (a
+    temporary SQLite store if None); ``dedup`` defaults to a fresh in-memory MinHash one.
+    With ``anchors`` off, documents get no anchor text (as a crawl whose index writer adds
+    none), so the rebuilt index can be compared with such a crawl's exactly.
+    """
+    from pipelines.dedup import DedupPipeline
+    from pipelines.index import document_from_item
+    from pipelines.linkgraph import SQLiteLinkStore
+
+    started = time.monotonic()
+    say = progress or (lambda message: None)
+    files = warc_files(warc_dir)
+    report = RebuildReport(files=len(files))
+    dedupe = DedupPipeline(dedup or Deduplicator.create("minhash"))
+    tmp = None
+    if link_store is None:
+        tmp = tempfile.TemporaryDirectory(prefix="rebuild-links-")
+        link_store = SQLiteLinkStore(Path(tmp.name) / "links.sqlite")
+    try:
+        latest: dict[str, tuple[str, int]] = {}
+        state: dict[tuple[str, int], tuple[str, str, bool]] = {}
+        for response in iter_responses(files):
+            report.responses += 1
+            item = page_item_from_response(response)
+            if item is None:
+                continue
+            report.pages += 1
+            dedupe.process_item(item)
+            link_store.add(item.doc_id, item.host, item.links)
+            location = (item.warc_file, item.warc_offset)
+            state.pop(latest.get(item.doc_id), None)
+            latest[item.doc_id] = location
+            state[location] = (item.cluster_id, item.dup_of, item.noindex)
+            if report.pages % 1000 == 0:
+                say(f"pass 1: {report.pages} pages read")
+        link_store.flush()
+        backend.ensure_index()
+        batch: list[Document] = []
+        for response in iter_responses(files):
+            known = state.get((response.warc_file, response.warc_offset))
+            if known is None:
+                continue
+            cluster_id, dup_of, noindex = known
+            item = page_item_from_response(response)
+            if dup_of:
+                report.aliases[item.doc_id or doc_id_for(item.url)] = dup_of
+                continue
+            if noindex:
+                report.noindex += 1
+                continue
+            item.doc_id = doc_id_for(item.url)
+            item.cluster_id = cluster_id
+            document = document_from_item(item)
+            if anchors:
+                document.anchors = link_store.anchor_text(document.id)
+            batch.append(document)
+            if len(batch) >= batch_size:
+                report.documents += backend.index(batch)
+                batch = []
+                say(f"pass 2: {report.documents} documents indexed")
+        if batch:
+            report.documents += backend.index(batch)
+        backend.refresh()
+    finally:
+        if tmp is not None:
+            link_store.close()
+            tmp.cleanup()
+    report.seconds = time.monotonic() - started
+    return report

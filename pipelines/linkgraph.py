@@ -1,0 +1,348 @@
+"""The link graph: edges from source documents to target URLs, with anchor text.
+
+Embedded, edges go to SQLite under ``DATA_DIR`` (``SQLiteLinkStore``). Distributed, each
+worker appends to its own JSON-lines file in a shared directory (``SharedFileLinkStore``)
+and readers merge those files into a local SQLite copy, reading only what is new since their
+last merge. Both answer the ranking batch and the index writer through the same methods.
+
+A page fetched again replaces its earlier edges (the latest ``add`` by wall-clock time wins,
+whichever worker's file it comes from). ``rel=nofollow`` links are kept but pass
+neither rank nor anchor text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from scrapy.exceptions import NotConfigured
+
+from crawler.config import Config, config_from_settings, get_config
+from crawler.items import Link, PageItem
+from crawler.urls import host_of
+from index.base import doc_id_for
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS edges (
+    src TEXT NOT NULL,
+    dst TEXT NOT NULL,
+    src_host TEXT NOT NULL,
+    dst_host TEXT NOT NULL,
+    anchor TEXT NOT NULL,
+    nofollow INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS edges_src ON edges (src);
+CREATE INDEX IF NOT EXISTS edges_dst ON edges (dst);
+CREATE TABLE IF NOT EXISTS sources (src TEXT PRIMARY KEY, fetched REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS merged_files (name TEXT PRIMARY KEY, offset INTEGER NOT NULL);
+"""
+
+Row = tuple[str, str, str, bool]  # dst id, dst host, anchor, nofollow
+
+
+def _rows(links: Iterable[Link]) -> list[Row]:
+    return [
+        (doc_id_for(link.url), host_of(link.url), link.text or "", link.nofollow) for link in links
+    ]
+
+
+class LinkStore(ABC):
+    """Edges (source document id -> target document id) with anchor text and hosts."""
+
+    @abstractmethod
+    def add(self, src_id: str, src_host: str, links: Iterable[Link]) -> None:
+        """Record the outlinks of a page, replacing those recorded for ``src_id`` before."""
+
+    @abstractmethod
+    def iter_edges(self) -> Iterator[tuple[str, str]]:
+        """Distinct followed ``(src_doc_id, dst_doc_id)`` pairs; no self-links.
+
+        ``dst_doc_id`` is ``doc_id_for(canonical target URL)``, whether or not it was fetched.
+        """
+
+    @abstractmethod
+    def iter_host_edges(self) -> Iterator[tuple[str, str, int]]:
+        """``(src_host, dst_host, links)`` for followed links between different hosts."""
+
+    @abstractmethod
+    def anchors_for(self, doc_id: str, limit: int = 100) -> list[str]:
+        """Anchor texts of followed links to ``doc_id`` from other documents, each distinct
+        (source host, text) once, at most ``limit``."""
+
+    def anchor_text(self, doc_id: str, limit: int = 100) -> str:
+        """``anchors_for`` as the text of a document's ``anchors`` field (one per line)."""
+        return "\n".join(self.anchors_for(doc_id, limit))
+
+    def flush(self) -> None:
+        """Make everything added so far durable and visible to readers."""
+
+    def close(self) -> None:
+        """Flush and release files and connections."""
+        self.flush()
+
+    @staticmethod
+    def open(
+        config: Config | None = None, directory: str | os.PathLike | None = None, **options
+    ) -> LinkStore:
+        """The configured store: shared files when distributed (``REDIS_URL`` set), else
+        SQLite. ``directory`` defaults to ``DATA_DIR/linkgraph``."""
+        config = config or get_config()
+        directory = Path(directory) if directory else config.data_dir / "linkgraph"
+        if config.distributed:
+            options.setdefault("merged_path", config.data_dir / "links-merged.sqlite")
+            return SharedFileLinkStore(directory, **options)
+        return SQLiteLinkStore(directory / "links.sqlite", **options)
+
+
+class SQLiteLinkStore(LinkStore):
+    """The link graph in one SQLite file (WAL, so a batch can read while the crawl writes).
+
+    ``add`` is buffered and written every ``batch_size`` pages; reads flush first.
+    """
+
+    def __init__(self, path: str | os.PathLike, batch_size: int = 500):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.batch_size = batch_size
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._pending: dict[str, tuple[str, list[Row], float]] = {}
+
+    def add(self, src_id: str, src_host: str, links: Iterable[Link]) -> None:
+        self._stage(src_id, src_host, _rows(links), time.time())
+
+    def _stage(self, src_id: str, src_host: str, rows: list[Row], fetched: float) -> None:
+        known = self._pending.get(src_id)
+        if known is None or known[2] <= fetched:
+            self._pending[src_id] = (src_host, rows, fetched)
+        if len(self._pending) >= self.batch_size:
+            self.flush()
+
+    def _newer(self, pending: dict[str, tuple[str, list[Row], float]]) -> dict:
+        """The pending pages not older than what is stored for them."""
+        srcs = list(pending)
+        stored: dict[str, float] = {}
+        for i in range(0, len(srcs), 500):
+            chunk = srcs[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            stored.update(
+                self._db.execute(f"SELECT src, fetched FROM sources WHERE src IN ({marks})", chunk)
+            )
+        return {k: v for k, v in pending.items() if stored.get(k, float("-inf")) <= v[2]}
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        with self._db:
+            pending = self._newer(pending)
+            self._db.executemany(
+                "INSERT OR REPLACE INTO sources VALUES (?, ?)",
+                ((src, fetched) for src, (_, _, fetched) in pending.items()),
+            )
+            self._db.executemany("DELETE FROM edges WHERE src = ?", ((s,) for s in pending))
+            self._db.executemany(
+                "INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    (src, dst, src_host, dst_host, anchor, int(nofollow))
+                    for src, (src_host, rows, _) in pending.items()
+                    for dst, dst_host, anchor, nofollow in rows
+                ),
+            )
+
+    def iter_edges(self) -> Iterator[tuple[str, str]]:
+        self.flush()
+        yield from self._db.execute(
+            "SELECT DISTINCT src, dst FROM edges WHERE nofollow = 0 AND src != dst"
+        )
+
+    def iter_host_edges(self) -> Iterator[tuple[str, str, int]]:
+        self.flush()
+        yield from self._db.execute(
+            "SELECT src_host, dst_host, COUNT(*) FROM edges "
+            "WHERE nofollow = 0 AND src_host != dst_host GROUP BY src_host, dst_host"
+        )
+
+    def anchors_for(self, doc_id: str, limit: int = 100) -> list[str]:
+        self.flush()
+        rows = self._db.execute(
+            "SELECT DISTINCT src_host, anchor FROM edges "
+            "WHERE dst = ? AND src != dst AND nofollow = 0 AND anchor != '' LIMIT ?",
+            (doc_id, limit),
+        )
+        return [anchor for _, anchor in rows]
+
+    def edge_count(self) -> int:
+        """How many links are stored (followed or not, duplicates included)."""
+        self.flush()
+        return self._db.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
+
+    def merge_files(self, directory: Path) -> int:
+        """Append what is new in the workers' files under ``directory``; return pages read.
+
+        Remembers how far each file was read, so a merge only reads new lines; a line cut
+        short by a writer still writing is left for the next merge.
+        """
+        self.flush()
+        done = dict(self._db.execute("SELECT name, offset FROM merged_files"))
+        pages = 0
+        for path in sorted(directory.glob("links-*.jsonl")):
+            start = done.get(path.name, 0)
+            with open(path, "rb") as fh:
+                fh.seek(start)
+                data = fh.read()
+            end = data.rfind(b"\n") + 1
+            for line in data[:end].splitlines():
+                page = json.loads(line)
+                rows = [tuple(r) for r in page["links"]]
+                self._stage(page["src"], page["host"], rows, page["fetched"])
+                pages += 1
+            self.flush()
+            with self._db:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO merged_files VALUES (?, ?)", (path.name, start + end)
+                )
+        return pages
+
+    def close(self) -> None:
+        self.flush()
+        self._db.close()
+
+
+class SharedFileLinkStore(LinkStore):
+    """Writes to ``directory/links-<worker>.jsonl``; reads from a merged local SQLite copy.
+
+    Each worker appends whole lines (one per page) and flushes every ``batch_size`` pages,
+    so no two processes write the same file. Readers merge new lines at most every
+    ``merge_interval`` seconds (``iter_*`` always merge first).
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        worker: str | None = None,
+        batch_size: int = 500,
+        merged_path: str | os.PathLike | None = None,
+        merge_interval: float = 30.0,
+    ):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.worker = worker or f"{socket.gethostname()}-{os.getpid()}"
+        self.batch_size = batch_size
+        self.merge_interval = merge_interval
+        self.merged_path = (
+            Path(merged_path)
+            if merged_path
+            else self.directory.parent / f"links-merged-{self.worker}.sqlite"
+        )
+        self._merged: SQLiteLinkStore | None = None
+        self._merged_at = float("-inf")
+        self._file = None
+        self._pending: list[bytes] = []
+
+    def add(self, src_id: str, src_host: str, links: Iterable[Link]) -> None:
+        line = json.dumps(
+            {"src": src_id, "host": src_host, "fetched": time.time(), "links": _rows(links)},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        self._pending.append(line.encode("utf-8") + b"\n")
+        if len(self._pending) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        if self._file is None:
+            self._file = open(self.directory / f"links-{self.worker}.jsonl", "ab")
+        self._file.write(b"".join(self._pending))
+        self._file.flush()
+        self._pending = []
+
+    def merged(self, force: bool = True) -> SQLiteLinkStore:
+        """The local SQLite copy, with the workers' new lines merged in (unless merged less
+        than ``merge_interval`` seconds ago and not ``force``)."""
+        self.flush()
+        if self._merged is None:
+            self._merged = SQLiteLinkStore(self.merged_path)
+        now = time.monotonic()
+        if force or now - self._merged_at >= self.merge_interval:
+            self._merged.merge_files(self.directory)
+            self._merged_at = now
+        return self._merged
+
+    def iter_edges(self) -> Iterator[tuple[str, str]]:
+        return self.merged().iter_edges()
+
+    def iter_host_edges(self) -> Iterator[tuple[str, str, int]]:
+        return self.merged().iter_host_edges()
+
+    def anchors_for(self, doc_id: str, limit: int = 100) -> list[str]:
+        return self.merged(force=False).anchors_for(doc_id, limit)
+
+    def close(self) -> None:
+        self.flush()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._merged is not None:
+            self._merged.close()
+            self._merged = None
+
+
+_crawler_stores: weakref.WeakKeyDictionary[Any, LinkStore] = weakref.WeakKeyDictionary()
+
+
+def crawler_link_store(crawler) -> LinkStore:
+    """The one link store of a crawler, shared by the link-graph and index pipelines.
+
+    Settings: ``LINKGRAPH_DIR`` (default ``DATA_DIR/linkgraph``), ``LINKGRAPH_BATCH_SIZE``.
+    """
+    store = _crawler_stores.get(crawler)
+    if store is None:
+        settings = crawler.settings
+        store = LinkStore.open(
+            config_from_settings(settings),
+            settings.get("LINKGRAPH_DIR") or None,
+            batch_size=settings.getint("LINKGRAPH_BATCH_SIZE", 500),
+        )
+        _crawler_stores[crawler] = store
+    return store
+
+
+class LinkGraphPipeline:
+    """Records every page's outlinks (aliases' too) in the link store; never drops an item."""
+
+    def __init__(self, store: LinkStore, stats=None):
+        self.store = store
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler) -> LinkGraphPipeline:
+        if not crawler.settings.getbool("LINKGRAPH_ENABLED", True):
+            raise NotConfigured("LINKGRAPH_ENABLED is off")
+        return cls(crawler_link_store(crawler), crawler.stats)
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem):
+            return item
+        if not item.doc_id:
+            item.doc_id = doc_id_for(item.url)
+        self.store.add(item.doc_id, item.host, item.links)
+        if self.stats is not None:
+            self.stats.inc_value("linkgraph/pages")
+            self.stats.inc_value("linkgraph/links", len(item.links))
+        return item
+
+    def close_spider(self) -> None:
+        self.store.close()

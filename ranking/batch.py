@@ -1,0 +1,274 @@
+"""The ranking batch, in-process: link graphs -> PageRank -> versioned scores -> index.
+
+``run_rank`` is what ``python manage.py rank`` runs for the embedded default; the Celery
+tasks in :mod:`ranking.tasks` run the same two steps (``stage_and_commit``, ``publish``)
+on workers. Every step is safe to repeat: a run keeps its version across retries, staging
+rewrites whole batches, commit is one atomic pointer flip, and publishing resumes at the
+first batch not yet written to the index.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from importlib import import_module
+from typing import Any
+
+import numpy as np
+
+from crawler.config import Config, get_config
+from crawler.urls import canonicalize, host_of
+from index.base import SearchBackend, doc_id_for
+from ranking.pagerank import DocIds, LinkGraph, pagerank, static_rank
+from ranking.store import RedisScoreStore, ScoreStore, SQLiteScoreStore
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RankSettings:
+    """Settings of a ranking run; names are the ``RANK_*`` settings without the prefix."""
+
+    alpha: float = 0.85
+    #: networkx's convergence test (L1 change < n * tol); smaller than its 1e-6 because
+    #: n * 1e-6 stops after one step on a graph of a million pages.
+    tol: float = 1e-10
+    max_iter: int = 200
+    batch_size: int = 5000
+    write_pause_s: float = 0.0
+    keep_versions: int = 2
+    seeds: tuple[str, ...] = ()
+    link_store: str = "pipelines.linkgraph.LinkStore.open"
+    index_backend: str = "index.get_backend"
+    interval_s: float = 6 * 3600.0
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> RankSettings:
+        """Read ``RANK_ALPHA``, ``RANK_TOL``, ... from Django/Celery settings or a mapping."""
+        values = {}
+        for f in fields(cls):
+            name = "RANK_" + f.name.upper()
+            if isinstance(settings, Mapping):
+                value = settings.get(name)
+            else:
+                value = getattr(settings, name, None)
+            if value is not None:
+                values[f.name] = tuple(value) if f.name == "seeds" else value
+        return cls(**values)
+
+
+@dataclass
+class RunReport:
+    """What one ranking run did."""
+
+    run_id: str
+    version: int
+    pages: int = 0
+    page_edges: int = 0
+    hosts: int = 0
+    host_edges: int = 0
+    batches: int = 0
+    committed: bool = False
+    published: int = 0
+    timings: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def load_object(path: str) -> Any:
+    """The object at dotted ``path`` (``module.attr`` or ``module.Class.attr``)."""
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[cut:]:
+                obj = getattr(obj, name)
+        except AttributeError:
+            break
+        return obj
+    raise ImportError(f"cannot import {path!r}; check the RANK_* setting that names it")
+
+
+def open_link_store(settings: RankSettings, config: Config | None = None):
+    """The link store named by ``RANK_LINK_STORE`` (a callable taking the Config)."""
+    return load_object(settings.link_store)(config or get_config())
+
+
+def open_backend(settings: RankSettings, config: Config | None = None) -> SearchBackend:
+    """The search backend named by ``RANK_INDEX_BACKEND`` (a callable taking the Config)."""
+    return load_object(settings.index_backend)(config or get_config())
+
+
+def open_store(config: Config | None = None) -> ScoreStore:
+    """Redis when ``REDIS_URL`` is set (shared by workers), else SQLite under ``DATA_DIR``."""
+    config = config or get_config()
+    if config.redis_url:
+        return RedisScoreStore.from_url(config.redis_url)
+    return SQLiteScoreStore(config.path("rank", "scores.sqlite3"))
+
+
+def close_quietly(resource) -> None:
+    """Call ``resource.close()`` if it has one."""
+    close = getattr(resource, "close", None)
+    if callable(close):
+        close()
+
+
+def seed_personalization(seeds: tuple[str, ...]) -> tuple[dict | None, dict | None]:
+    """Personalization vectors (pages, hosts) that jump back to the seed URLs only."""
+    if not seeds:
+        return None, None
+    urls = [canonicalize(s) for s in seeds]
+    return {doc_id_for(u): 1.0 for u in urls}, {host_of(u): 1.0 for u in urls}
+
+
+@dataclass
+class ComputedRanks:
+    """Static ranks (``static_rank`` of PageRank) of the page and the host graph."""
+
+    pages: LinkGraph
+    page_ranks: np.ndarray
+    hosts: LinkGraph
+    host_ranks: np.ndarray
+
+
+def compute(link_store, settings: RankSettings, timings: dict | None = None) -> ComputedRanks:
+    """Build both graphs from ``link_store`` and rank them."""
+    timings = {} if timings is None else timings
+    page_seeds, host_seeds = seed_personalization(settings.seeds)
+    started = time.perf_counter()
+    edge_arrays = getattr(link_store, "edge_arrays", None)
+    if edge_arrays is not None:
+        # Fast path: the store hands over uint64 key arrays, no Python object per edge.
+        src, dst = edge_arrays()
+        pages = LinkGraph.from_arrays(src, dst, ids=DocIds())
+    else:
+        pages = LinkGraph.from_doc_edges(link_store.iter_edges())
+    hosts = LinkGraph.from_host_edges(link_store.iter_host_edges())
+    timings["load_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    page_ranks = static_rank(_rank(pages, page_seeds, settings))
+    host_ranks = static_rank(_rank(hosts, host_seeds, settings))
+    timings["compute_s"] = time.perf_counter() - started
+    return ComputedRanks(pages, page_ranks, hosts, host_ranks)
+
+
+def _rank(graph: LinkGraph, seeds: dict | None, settings: RankSettings) -> np.ndarray:
+    if seeds is not None and (graph.index_of(list(seeds)) < 0).all():
+        logger.warning("ranking: no seed is in the graph; using uniform teleportation")
+        seeds = None
+    return pagerank(
+        graph,
+        alpha=settings.alpha,
+        personalization=seeds,
+        max_iter=settings.max_iter,
+        tol=settings.tol,
+    )
+
+
+def stage_and_commit(
+    link_store,
+    store: ScoreStore,
+    run_id: str,
+    settings: RankSettings,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> RunReport:
+    """Compute the run's ranks, stage them under its version in batches, then commit.
+
+    Repeating it for the same ``run_id`` (a retried task) rewrites the same version.
+    ``on_batch(done, total)`` is called after each staged batch.
+    """
+    version = store.version_for(run_id)
+    report = RunReport(run_id=run_id, version=version)
+    current = store.current()
+    if current is not None and current >= version:
+        # Committed already (a retry after the commit) or superseded: never rewrite it.
+        report.committed = current == version
+        report.batches = store.batch_count(version)
+        return report
+    ranks = compute(link_store, settings, report.timings)
+    report.pages, report.page_edges = ranks.pages.n, ranks.pages.edges
+    report.hosts, report.host_edges = ranks.hosts.n, ranks.hosts.edges
+    started = time.perf_counter()
+    store.stage_hosts(
+        version, dict(zip(ranks.hosts.node_ids(), ranks.host_ranks.tolist(), strict=True))
+    )
+    batches = list(ranks.pages.batches(ranks.page_ranks, settings.batch_size))
+    report.batches = len(batches)
+    for number, scores in enumerate(batches):
+        store.stage_pages(version, number, scores)
+        if on_batch:
+            on_batch(number + 1, len(batches))
+        if settings.write_pause_s:
+            time.sleep(settings.write_pause_s)
+    report.timings["stage_s"] = time.perf_counter() - started
+    report.committed = store.commit(version, len(batches), ranks.pages.n, ranks.hosts.n)
+    if report.committed:
+        store.prune(settings.keep_versions)
+    logger.info("ranking: run %s version %s committed=%s", run_id, version, report.committed)
+    return report
+
+
+def write_ranks(backend: SearchBackend, scores: Mapping[str, float], batch_size: int) -> int:
+    """``update_rank`` in batches of ``batch_size``; returns how many documents changed."""
+    items = list(scores.items())
+    changed = 0
+    for start in range(0, len(items), batch_size):
+        changed += backend.update_rank(dict(items[start : start + batch_size]))
+    return changed
+
+
+def publish(store: ScoreStore, backend: SearchBackend, version: int, settings: RankSettings) -> int:
+    """Write committed ``version`` to the index batch by batch, resuming after a crash.
+
+    Stops early (returns -1) when a newer version was committed meanwhile: that run
+    publishes itself. Returns how many documents changed.
+    """
+    if store.current() != version:
+        return -1
+    total = store.batch_count(version)
+    done = store.published_batches(version)
+    changed = 0
+    for number in range(total):
+        if number in done:
+            continue
+        if store.current() != version:
+            return -1
+        changed += backend.update_rank(store.page_batch(version, number))
+        store.mark_published(version, number)
+        if settings.write_pause_s:
+            time.sleep(settings.write_pause_s)
+    backend.refresh()
+    store.set_published(version)
+    return changed
+
+
+def run_rank(
+    settings: RankSettings,
+    run_id: str | None = None,
+    config: Config | None = None,
+    link_store=None,
+    store: ScoreStore | None = None,
+    backend: SearchBackend | None = None,
+) -> RunReport:
+    """One whole ranking run in this process: stage, commit, publish. ``manage.py rank``."""
+    config = config or get_config()
+    link_store = link_store if link_store is not None else open_link_store(settings, config)
+    store = store or open_store(config)
+    backend = backend or open_backend(settings, config)
+    run_id = run_id or f"local-{time.time_ns()}"
+    try:
+        report = stage_and_commit(link_store, store, run_id, settings)
+    finally:
+        close_quietly(link_store)
+    if report.committed:
+        started = time.perf_counter()
+        report.published = publish(store, backend, report.version, settings)
+        report.timings["publish_s"] = time.perf_counter() - started
+    return report

@@ -1,0 +1,62 @@
+"""Bloom seen-filter: size per URL, measured false-positive rate, persistence, and the
+Redis bitmap setting exactly the bits the local filter sets."""
+
+import numpy as np
+import pytest
+from redis import Redis
+
+from crawler.frontier.base import Entry, bloom_size
+from crawler.frontier.bloom import BloomHasher, LocalBloom
+from crawler.frontier.redis_backend import RedisFrontier
+from crawler.redisserver import running_redis
+
+
+def urls(prefix: str, n: int) -> list[str]:
+    return [f"http://{prefix}{i % 997}.test/page/{i}" for i in range(n)]
+
+
+def test_size_is_at_most_1_2_bytes_per_url_at_1_percent():
+    bits, hashes = bloom_size(1_000_000, 0.01)
+    assert bits / 8 / 1_000_000 <= 1.2
+    assert hashes == 7
+
+
+def test_measured_fpr_within_20_percent_of_target():
+    bloom = LocalBloom(None, 100_000, 0.01)
+    bloom.add_many(urls("seen", 100_000))
+    assert bloom.contains_many(urls("seen", 100_000)).all()  # no false negatives
+    fpr = bloom.contains_many(urls("unseen", 200_000)).mean()
+    assert 0.008 <= fpr <= 0.012
+
+
+def test_scalar_and_vectorized_positions_agree():
+    hasher = BloomHasher(50_000, 0.01)
+    sample = urls("x", 500)
+    assert hasher.positions_many(sample).tolist() == [hasher.positions(u) for u in sample]
+
+
+def test_add_reports_new_and_persists(tmp_path):
+    path = tmp_path / "seen.bloom"
+    bloom = LocalBloom(path, 10_000, 0.01)
+    assert bloom.add("http://a.test/") is True
+    assert bloom.add("http://a.test/") is False
+    bloom.flush()
+    again = LocalBloom(path, 10_000, 0.01)
+    assert "http://a.test/" in again
+    assert "http://b.test/" not in again
+    with pytest.raises(ValueError, match="sized for another capacity"):
+        LocalBloom(path, 20_000, 0.01)
+
+
+def test_redis_bitmap_sets_the_same_bits(tmp_path):
+    sample = urls("r", 2_000)
+    local = LocalBloom(None, 10_000, 0.01)
+    local.add_many(sample)
+    with running_redis(tmp_path / "redis") as server:
+        frontier = RedisFrontier(Redis.from_url(server.url), "bloomtest", bloom_capacity=10_000)
+        frontier.add(Entry(u, u.split("/")[2]) for u in sample)
+        raw = Redis.from_url(server.url).get(frontier.bloom_key)
+        frontier.close()
+    redis_bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="big")
+    local_bits = np.unpackbits(np.asarray(local.array), bitorder="little")
+    assert np.array_equal(np.flatnonzero(redis_bits), np.flatnonzero(local_bits))

@@ -1,0 +1,245 @@
+"""Politeness arithmetic, the tier selector, and FrontierScheduler driven without a crawler."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import scrapy
+from scrapy.http import HtmlResponse, Response, TextResponse
+
+from crawler.frontier import Outcome, Politeness, TierSelector
+from crawler.frontier.local import LocalFrontier
+from crawler.hostrules import HostRule, HostRules
+from crawler.robots import RobotsPolicy
+from crawler.scheduler import FrontierScheduler, _retry_after
+from crawler.traps import TrapGuard
+
+# -- politeness --------------------------------------------------------------------------
+
+
+def test_delay_is_max_of_default_robots_and_latency():
+    p = Politeness(default_delay=1.0, max_crawl_delay=10.0, latency_factor=2.0, latency_alpha=1)
+    assert p.next_delay(0, 0, Outcome(status=200, latency=0.1))[0] == 1.0
+    assert p.next_delay(0, 0, Outcome(status=200, latency=0.1, crawl_delay=3))[0] == 3.0
+    assert p.next_delay(0, 0, Outcome(status=200, latency=0.1, crawl_delay=500))[0] == 10.0
+    assert p.next_delay(0, 0, Outcome(status=200, latency=2.0))[0] == 4.0
+
+
+def test_admin_delay_overrides_robots_but_not_slowness():
+    p = Politeness(default_delay=1.0, latency_factor=2.0, latency_alpha=1)
+    assert p.next_delay(0, 0, Outcome(status=200, crawl_delay=5, admin_delay=0.2))[0] == 0.2
+    assert p.next_delay(0, 0, Outcome(status=200, latency=1, admin_delay=0.2))[0] == 2.0
+
+
+def test_exponential_backoff_and_reset():
+    p = Politeness(default_delay=1.0, latency_factor=0, max_backoff=10)
+    delays, backoff = [], 0
+    for _ in range(5):
+        delay, _, backoff = p.next_delay(0, backoff, Outcome(status=503))
+        delays.append(delay)
+    assert delays == [2.0, 4.0, 8.0, 10.0, 10.0]
+    assert p.next_delay(0, backoff, Outcome(error="timeout"))[2] == 6
+    delay, _, backoff = p.next_delay(0, backoff, Outcome(status=200))
+    assert (delay, backoff) == (1.0, 0)
+
+
+def test_retry_after_honoured_and_capped():
+    p = Politeness(default_delay=1.0, latency_factor=0, max_retry_after=60)
+    assert p.next_delay(0, 0, Outcome(status=429, retry_after=30))[0] == 30.0
+    assert p.next_delay(0, 0, Outcome(status=429, retry_after=9999))[0] == 60.0
+
+
+def test_no_delay_when_nothing_was_fetched():
+    p = Politeness(default_delay=5.0)
+    assert p.next_delay(0.5, 2, Outcome(fetched=False)) == (0.0, 0.5, 2)
+    assert p.next_delay(0.5, 2, Outcome(requeue=True)) == (0.0, 0.5, 2)
+
+
+def test_retry_after_header_forms():
+    assert _retry_after(b"120") == 120.0
+    when = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 100))
+    assert 95 <= _retry_after(when.encode()) <= 101
+    assert _retry_after(b"soon") is None
+    assert _retry_after(None) is None
+
+
+def test_selector_serves_every_tier_in_proportion():
+    s = TierSelector(3)
+    picks = [s.pick([0, 1, 2]) for _ in range(70)]
+    assert [picks.count(t) for t in range(3)] == [40, 20, 10]
+    assert s.pick([2]) == 2
+    assert s.pick([]) is None
+
+
+# -- scheduler ---------------------------------------------------------------------------
+
+
+class Spider(scrapy.Spider):
+    name = "unit"
+
+    def parse(self, response):
+        return None
+
+
+class Stats(dict):
+    def inc_value(self, key, count=1):
+        self[key] = self.get(key, 0) + count
+
+    def set_value(self, key, value):
+        self[key] = value
+
+
+@pytest.fixture
+def sched():
+    frontier = LocalFrontier(None, bloom_capacity=10_000,
+                             politeness=Politeness(default_delay=0.0, latency_factor=0))
+    rules = HostRules.static([HostRule("blocked.test", action="block"),
+                              HostRule("small.test", page_budget=2)])
+    s = FrontierScheduler(frontier, rules, TrapGuard(max_depth=3),
+                          RobotsPolicy(frontier, "websearch-bot"), stats=Stats(),
+                          buffer_size=6, poll_interval=0)
+    s.spider = Spider()
+    yield s
+    frontier.close()
+
+
+def fetch(s: FrontierScheduler, request: scrapy.Request, response: Response) -> None:
+    """What the downloader's signals tell the scheduler about one download."""
+    s.response_downloaded(response, request)
+    s.request_left_downloader(request)
+
+
+def robots_response(request, body=b"User-agent: *\nDisallow: /private/\n", status=200):
+    return TextResponse(request.url, status=status, body=body, request=request)
+
+
+def test_enqueue_drops_by_reason(sched):
+    spider = sched.spider
+    assert not sched.enqueue_request(scrapy.Request("http://blocked.test/", callback=spider.parse))
+    deep = scrapy.Request("http://a.test/deep", callback=spider.parse, meta={"depth": 4})
+    assert not sched.enqueue_request(deep)
+    assert sched.enqueue_request(scrapy.Request("http://a.test/x", callback=spider.parse))
+    assert not sched.enqueue_request(scrapy.Request("http://a.test/x", callback=spider.parse))
+    for i in range(3):
+        sched.enqueue_request(scrapy.Request(f"http://small.test/{i}", callback=spider.parse))
+    assert not sched.enqueue_request(scrapy.Request("http://a.test/y", callback=lambda r: None))
+    sched.flush()
+    assert sched.stats["frontier/dropped/unserializable"] == 1
+    assert sched.stats["frontier/dropped/blocked"] == 1
+    assert sched.stats["frontier/dropped/depth"] == 1
+    assert sched.stats["frontier/dropped/seen"] == 1
+    assert sched.stats["frontier/dropped/budget"] == 1
+    assert sched.frontier.stats()["dropped/depth"] == 1
+
+
+def test_robots_first_then_pages_and_disallowed_dropped(sched):
+    spider = sched.spider
+    sched.enqueue_request(scrapy.Request("http://a.test/private/1", callback=spider.parse))
+    sched.enqueue_request(scrapy.Request("http://a.test/page", callback=spider.parse))
+    robots = sched.next_request()
+    assert robots.url == "http://a.test/robots.txt"
+    assert sched.next_request() is None  # the host is leased by its robots.txt fetch
+    fetch(sched, robots, robots_response(robots))
+    page = sched.next_request()
+    assert page.url == "http://a.test/page"  # /private/1 was dropped as disallowed
+    assert page.callback == spider.parse
+    assert sched.stats["robots/disallowed"] == 1
+    fetch(sched, page, HtmlResponse(page.url, body=b"<html></html>", request=page))
+    assert not sched.has_pending_requests()
+
+
+def test_robots_5xx_disallows_all(sched):
+    sched.enqueue_request(scrapy.Request("http://down.test/x", callback=sched.spider.parse))
+    robots = sched.next_request()
+    fetch(sched, robots, robots_response(robots, b"", status=503))
+    assert sched.robots.allowed("http://down.test/x", "down.test") is False
+    assert sched.next_request() is None  # and the 503 made the host back off
+    assert sched.frontier.stats()["hosts_cooldown"] == 1
+
+
+def test_failed_download_backs_off_and_retry_after_is_honoured(sched):
+    sched.frontier.robots_set("slow.test", 404, b"", time.time() + 100)
+    for i in range(3):
+        sched.enqueue_request(scrapy.Request(f"http://slow.test/{i}", callback=sched.spider.parse))
+    first = sched.next_request()
+    response = Response(first.url, status=429, headers={"Retry-After": "30"}, request=first)
+    fetch(sched, first, response)
+    assert sched.next_request() is None
+    assert sched.frontier.stats()["hosts_cooldown"] == 1
+    assert sched.stats["frontier/outcome/429"] == 1
+
+
+def test_close_returns_buffered_leases(tmp_path):
+    path = tmp_path / "f.sqlite3"
+    frontier = LocalFrontier(path, bloom_capacity=1000)
+    s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard(),
+                          RobotsPolicy(frontier, "websearch-bot"), stats=Stats(), buffer_size=6)
+    s.spider = Spider()
+    for h in range(4):
+        frontier.robots_set(f"h{h}.test", 404, b"", time.time() + 100)
+        s.enqueue_request(scrapy.Request(f"http://h{h}.test/", callback=s.spider.parse))
+    assert s.next_request() is not None  # leases all four hosts, hands out one
+    s.close("shutdown")
+    reopened = LocalFrontier(path, bloom_capacity=1000)
+    assert reopened.stats()["leases"] == 0
+    assert len(reopened.next_ready(10)) == 4  # nothing waits for a lease timeout
+
+
+def test_budget_cut_signal_and_seeds_from_redis(tmp_path):
+    from redis import Redis
+    from scrapy.signalmanager import SignalManager
+
+    from crawler.frontier.redis_backend import RedisFrontier
+    from crawler.redisserver import running_redis
+    from crawler.scheduler import host_budget_cut
+
+    with running_redis(tmp_path / "redis") as server:
+        frontier = RedisFrontier(Redis.from_url(server.url), "unit", bloom_capacity=1000)
+        s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard(), None, stats=Stats(),
+                              seeds_key=frontier.seeds_key)
+        s.spider = Spider()
+        signals = SignalManager()
+        signals.connect(s.cut_host_budget, signal=host_budget_cut)
+        Redis.from_url(server.url).rpush("unit:start_urls", "http://a.test/", "http://a.test/2")
+        s.tick()
+        assert frontier.stats()["added"] == 2
+        signals.send_catch_log(host_budget_cut, host="a.test", budget=2)
+        s.enqueue_request(scrapy.Request("http://a.test/3", callback=s.spider.parse))
+        s.flush()
+        assert s.stats["frontier/dropped/budget"] == 1
+        s.close("finished")
+
+
+def test_local_frontier_memory_stays_flat_as_the_queue_grows(tmp_path):
+    import psutil
+
+    from crawler.frontier import Entry
+
+    frontier = LocalFrontier(tmp_path / "big.sqlite3", bloom_capacity=1_000_000)
+    process = psutil.Process()
+
+    def add(start: int, n: int) -> None:
+        for base in range(start, start + n, 5000):
+            frontier.add(Entry(f"http://h{i % 3000}.test/page/{i}", f"h{i % 3000}.test",
+                               payload=b"p" * 600) for i in range(base, base + 5000))
+
+    add(0, 20_000)
+    before = process.memory_info().rss
+    add(20_000, 80_000)
+    grown = process.memory_info().rss - before
+    assert frontier.pending() == 100_000
+    assert grown < 12 * 2**20  # 80,000 more queued requests (~50 MB of payload) stay on disk
+    frontier.close()
+
+
+def test_request_dropped_before_download_releases_its_lease(sched):
+    sched.frontier.robots_set("a.test", 404, b"", time.time() + 100)
+    sched.enqueue_request(scrapy.Request("http://a.test/1", callback=sched.spider.parse))
+    sched.enqueue_request(scrapy.Request("http://a.test/2", callback=sched.spider.parse))
+    first = sched.next_request()
+    sched._release_orphans(inprogress={first})  # still with the engine: kept
+    assert sched.next_request() is None
+    sched._release_orphans(inprogress=set())  # a middleware dropped it: the host is free
+    assert sched.next_request().url == "http://a.test/2"
+    assert sched.stats["frontier/dropped/before_download"] == 1

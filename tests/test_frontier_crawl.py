@@ -1,0 +1,141 @@
+"""Process-level crawls with FrontierScheduler against the test web; politeness is checked
+from the test web's own request log."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from protego import Protego
+from redis import Redis
+
+import testweb
+from bench.politeness import host_delays, politeness_violations
+from crawler.redisserver import running_redis
+from crawler.urls import canonicalize, host_of
+from tests.crawlrun import ROOT, crawl_env, run_crawl
+
+pytestmark = pytest.mark.slow
+
+DELAY = 0.3
+SETTINGS = {
+    "SCHEDULER": "crawler.scheduler.FrontierScheduler",
+    "FRONTIER_DELAY": DELAY,
+    "FRONTIER_IP_CONCURRENCY": 1000,
+    "FRONTIER_LATENCY_FACTOR": 0,
+    "FRONTIER_RELEASE_INTERVAL": 0.5,
+    "DOWNLOAD_DELAY": 0,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+    "ROBOTSTXT_OBEY": False,
+    "HOST_RULES_LOADER": "",
+    "ITEM_PIPELINES": "{}",
+    "CRAWL_PROGRESS_INTERVAL": 0,
+    "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
+    "SITEMAPS_ENABLED": False,  # the ground truth below follows links only
+    "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",  # the test web is on loopback
+}
+
+
+def reachable(web, scope: set[str]) -> set[str]:
+    """Ground truth: canonical URLs reachable from the scope's home pages, robots obeyed."""
+    robots = {h: Protego.parse(web.web.host(h).robots_txt() or "") for h in scope}
+    todo = [canonicalize(web.home_url(h)) for h in sorted(scope)]
+    seen = set(todo)
+    while todo:
+        parts = urlsplit(todo.pop())
+        info = web.web.page(parts.hostname, parts.path)
+        for link in info.links if info else ():
+            url = canonicalize(link.url)
+            host = host_of(url)
+            if host in scope and robots[host].can_fetch(url, "x") and url not in seen:
+                seen.add(url)
+                todo.append(url)
+    return seen
+
+
+def crawled(web) -> Counter:
+    """Canonical URL -> times fetched, robots.txt excluded."""
+    return Counter(
+        canonicalize(f"http://{row['host']}:{web.port}{row['path']}")
+        for row in web.read_log() if row["path"] != "/robots.txt"
+    )
+
+
+def test_local_frontier_crawl_is_polite_and_complete(tmp_path):
+    scope = {"site1.test", "site3.test", "site4.test"}
+    with testweb.run(hosts=10, pages=12, log=tmp_path / "web.log") as web:
+        seeds = [web.home_url(h) for h in sorted(scope)]
+        proc = run_crawl(tmp_path / "data", seeds, SETTINGS,
+                         args={"allowed_hosts": ",".join(sorted(scope))}, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        time.sleep(0.5)
+        fetched = crawled(web)
+        log = web.read_log()
+    assert set(fetched) == reachable(web, scope)
+    assert max(fetched.values()) == 1
+    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
+    assert not any("/private/" in row["path"] for row in log if row["host"] != "site0.test")
+
+
+def _worker(tmp_path: Path, name: str, redis_url: str, seeds, scope, **extra):
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "web", "-a", "seeds=" + ",".join(seeds),
+           "-a", "allowed_hosts=" + ",".join(sorted(scope))]
+    settings = {**SETTINGS, "FRONTIER_LEASE_S": 4, "LOG_FILE": str(tmp_path / f"{name}.log"),
+                "LOG_LEVEL": "INFO", **extra}
+    for key, value in settings.items():
+        cmd += ["-s", f"{key}={value}"]
+    env = crawl_env(tmp_path / f"{name}-data", {"REDIS_URL": redis_url})
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
+def test_two_workers_share_redis_and_survive_sigkill(tmp_path):
+    scope = {"site1.test", "site3.test", "site4.test", "site5.test", "site6.test"}
+    with running_redis(tmp_path / "redis") as redis_server, \
+            testweb.run(hosts=10, pages=12, log=tmp_path / "web.log") as web:
+        seeds = [web.home_url(h) for h in sorted(scope)]
+        # the worker to be killed sits 2 s on each leased request in Scrapy's download slot,
+        # so it holds leases most of the time; it is killed once the other worker crawls too
+        killed = _worker(tmp_path, "a", redis_server.url, seeds, scope,
+                         DOWNLOAD_DELAY=2, CONCURRENT_REQUESTS_PER_DOMAIN=1)
+        client = Redis.from_url(redis_server.url)
+        survivor = None
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if survivor is None and len(web.read_log()) >= 6:
+                    survivor = _worker(tmp_path, "b", redis_server.url, seeds, scope)
+                opened = survivor and "Spider opened" in _read(tmp_path / "b.log")
+                if opened and client.zcard("frontier:web:leases") > 0:
+                    break
+                time.sleep(0.05)
+            held = client.zcard("frontier:web:leases")
+            os.kill(killed.pid, signal.SIGKILL)
+            killed.wait(10)
+            assert survivor.wait(120) == 0
+        finally:
+            for proc in (killed, survivor):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        time.sleep(0.5)
+        fetched = crawled(web)
+        log = web.read_log()
+    survivor_log = _read(tmp_path / "b.log")
+    assert held > 0
+    assert set(fetched) == reachable(web, scope)  # nothing lost
+    # only what the killed worker had on the wire (one per host) may be fetched twice
+    assert sum(n - 1 for n in fetched.values()) <= len(scope)
+    assert "expired leases" in survivor_log
+    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0

@@ -1,0 +1,141 @@
+from scrapy.utils.test import get_crawler
+
+from crawler.config import Config
+from crawler.items import Link, PageItem
+from index.base import doc_id_for
+from pipelines.linkgraph import (
+    LinkGraphPipeline,
+    LinkStore,
+    SharedFileLinkStore,
+    SQLiteLinkStore,
+    crawler_link_store,
+)
+
+A, B, C = "http://a.test/", "http://b.test/", "http://c.test/x"
+a, b, c = doc_id_for(A), doc_id_for(B), doc_id_for(C)
+
+
+def _fill(store: LinkStore) -> None:
+    store.add(
+        a,
+        "a.test",
+        [
+            Link(B, "Bee site"),
+            Link(C, "see c"),
+            Link(A, "home"),
+            Link(C, "c again"),
+            Link("http://d.test/", "ad", nofollow=True),
+        ],
+    )
+    store.add(b, "b.test", [Link(C, "see c"), Link(A, "")])
+    store.add(c, "c.test", [Link("http://c.test/y", "next")])
+
+
+def _check(store: LinkStore) -> None:
+    assert sorted(store.iter_edges()) == sorted(
+        [(a, b), (a, c), (b, c), (b, a), (c, doc_id_for("http://c.test/y"))]
+    )
+    assert sorted(store.iter_host_edges()) == [
+        ("a.test", "b.test", 1),
+        ("a.test", "c.test", 2),
+        ("b.test", "a.test", 1),
+        ("b.test", "c.test", 1),
+    ]
+    assert sorted(store.anchors_for(c)) == ["c again", "see c", "see c"]
+    assert store.anchors_for(b) == ["Bee site"]
+    assert store.anchors_for(a) == []  # its own link and an empty anchor do not count
+    assert store.anchors_for(doc_id_for("http://d.test/")) == []  # nofollow
+
+
+def test_sqlite_store_answers_edges_hosts_and_anchors(tmp_path):
+    store = SQLiteLinkStore(tmp_path / "links.sqlite")
+    _fill(store)
+    _check(store)
+    store.close()
+
+
+def test_sqlite_store_batches_writes_and_refetch_replaces_edges(tmp_path):
+    path = tmp_path / "links.sqlite"
+    writer = SQLiteLinkStore(path, batch_size=2)
+    reader = SQLiteLinkStore(path)
+    writer.add(a, "a.test", [Link(B, "one")])
+    assert list(reader.iter_edges()) == []
+    writer.add(b, "b.test", [Link(C, "two")])  # the batch is full: written
+    assert sorted(reader.iter_edges()) == sorted([(a, b), (b, c)])
+    writer.add(a, "a.test", [Link(C, "three")])
+    writer.close()
+    assert sorted(reader.iter_edges()) == sorted([(a, c), (b, c)])
+    assert reader.anchors_for(b) == []
+    assert reader.edge_count() == 2
+    reader.close()
+
+
+def test_shared_files_from_two_workers_merge_for_readers(tmp_path):
+    shared = tmp_path / "shared"
+    w1 = SharedFileLinkStore(shared, worker="w1", batch_size=1)
+    w2 = SharedFileLinkStore(shared, worker="w2", batch_size=1)
+    w1.add(
+        a,
+        "a.test",
+        [
+            Link(B, "Bee site"),
+            Link(C, "see c"),
+            Link(A, "home"),
+            Link(C, "c again"),
+            Link("http://d.test/", "ad", nofollow=True),
+        ],
+    )
+    w2.add(b, "b.test", [Link(C, "see c"), Link(A, "")])
+    w1.add(c, "c.test", [Link("http://c.test/y", "next")])
+    assert sorted(p.name for p in shared.iterdir()) == ["links-w1.jsonl", "links-w2.jsonl"]
+    reader = SharedFileLinkStore(shared, worker="batch", merged_path=tmp_path / "merged.sqlite")
+    _check(reader)
+    # a later fetch of b on the other worker replaces its edges; a torn line waits
+    w1.add(b, "b.test", [Link("http://e.test/", "e")])
+    with open(shared / "links-w2.jsonl", "ab") as fh:
+        fh.write(b'{"src": "half')
+    assert (b, c) not in set(reader.iter_edges())
+    assert (b, doc_id_for("http://e.test/")) in set(reader.iter_edges())
+    assert reader.merged().edge_count() == 7
+    for store in (w1, w2, reader):
+        store.close()
+    # merged from scratch, the later fetch still wins over the other worker's older line
+    fresh = SharedFileLinkStore(shared, worker="batch2", merged_path=tmp_path / "fresh.sqlite")
+    assert {dst for src, dst in fresh.iter_edges() if src == b} == {doc_id_for("http://e.test/")}
+    fresh.close()
+
+
+def test_open_picks_the_store_by_configuration(tmp_path):
+    local = LinkStore.open(Config(data_dir=tmp_path))
+    assert isinstance(local, SQLiteLinkStore)
+    assert local.path == tmp_path / "linkgraph" / "links.sqlite"
+    local.close()
+    shared = LinkStore.open(
+        Config(data_dir=tmp_path, redis_url="redis://127.0.0.1:1/0"), directory=tmp_path / "nfs"
+    )
+    assert isinstance(shared, SharedFileLinkStore)
+    assert shared.directory == tmp_path / "nfs"
+    shared.close()
+
+
+def test_pipeline_records_every_item_including_aliases(tmp_path):
+    crawler = get_crawler(settings_dict={"DATA_DIR": str(tmp_path)})
+    pipeline = LinkGraphPipeline.from_crawler(crawler)
+    assert crawler_link_store(crawler) is pipeline.store
+    alias = PageItem(
+        url=B,
+        fetched_url=B,
+        host="b.test",
+        status=200,
+        fetched_at=0.0,
+        dup_of=a,
+        links=[Link(C, "from the alias")],
+    )
+    pipeline.process_item(alias)
+    assert alias.doc_id == b
+    assert pipeline.store.anchors_for(c) == ["from the alias"]
+    assert crawler.stats.get_value("linkgraph/links") == 1
+    pipeline.close_spider()
+    reopened = SQLiteLinkStore(tmp_path / "linkgraph" / "links.sqlite")
+    assert list(reopened.iter_edges()) == [(b, c)]
+    reopened.close()

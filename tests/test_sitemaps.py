@@ -1,0 +1,52 @@
+"""Sitemap parsing: robots.txt lines, indexes, urlsets, gzip, garbage."""
+
+import gzip
+
+from crawler.sitemaps import SitemapEntry, parse_sitemap, robots_sitemaps
+from testweb.web import TestWeb
+
+NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+
+def test_robots_sitemap_lines():
+    body = (b"User-agent: *\nDisallow: /x\nSitemap: http://a.test/s1.xml\n"
+            b"  sitemap:http://a.test/s2.xml.gz  \nSITEMAP: http://a.test/s1.xml\n# Sitemap: no\n")
+    assert robots_sitemaps(body) == ["http://a.test/s1.xml", "http://a.test/s2.xml.gz"]
+    assert robots_sitemaps(b"User-agent: *\nDisallow:\n") == []
+
+
+def test_urlset_index_and_gzip():
+    urlset = (f'<?xml version="1.0"?><urlset {NS}><url><loc> http://a.test/p </loc>'
+              f"<lastmod>2026-01-02</lastmod></url><url><loc>http://a.test/q</loc></url>"
+              "</urlset>").encode()
+    expected = [SitemapEntry("http://a.test/p", "2026-01-02"), SitemapEntry("http://a.test/q")]
+    assert parse_sitemap(urlset) == ("urlset", expected)
+    assert parse_sitemap(gzip.compress(urlset)) == ("urlset", expected)
+    index = (f"<sitemapindex {NS}><sitemap><loc>http://a.test/s.xml</loc></sitemap>"
+             "</sitemapindex>").encode()
+    assert parse_sitemap(index) == ("sitemapindex", [SitemapEntry("http://a.test/s.xml")])
+
+
+def test_limits_and_garbage():
+    many = f"<urlset {NS}>" + "".join(f"<url><loc>http://a.test/{i}</loc></url>"
+                                       for i in range(100)) + "</urlset>"
+    assert len(parse_sitemap(many.encode(), max_entries=10)[1]) == 10
+    bomb = gzip.compress(b"<urlset>" + b" " * 2_000_000 + b"</urlset>")
+    assert parse_sitemap(bomb, max_size=1_000_000) == ("", [])
+    for junk in (b"", b"\x1f\x8bnot gzip", b"<html><p>page</p></html>", b"\x89PNG\x00\x00"):
+        assert parse_sitemap(junk) == ("", [])
+
+
+def test_testweb_sitemaps_host():
+    web = TestWeb(1, 9000)
+    robots = web.render("sitemaps.test", "/robots.txt").body
+    (index_url,) = robots_sitemaps(robots)
+    kind, children = parse_sitemap(web.render("sitemaps.test", "/sitemap_index.xml").body)
+    assert index_url.endswith("/sitemap_index.xml") and kind == "sitemapindex"
+    pages = []
+    for child in children:
+        path = child.loc.split(":9000", 1)[1]
+        pages += parse_sitemap(web.render("sitemaps.test", path).body)[1]
+    host = web.host("sitemaps.test")
+    assert [p.loc for p in pages] == [web.url("sitemaps.test", f"/p/{n}") for n in range(40)]
+    assert pages[4].lastmod == host.lastmod(4)

@@ -1,0 +1,100 @@
+"""SSRF guard: address policy, the resolver's check and the download handler's check."""
+
+import asyncio
+
+import pytest
+from twisted.internet import defer
+
+from crawler.handlers import GuardedDownloadHandler
+from crawler.resolver import OverrideResolver
+from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused
+
+
+@pytest.mark.parametrize(
+    "address, reason",
+    [
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("172.16.0.9", "private"),
+        ("192.168.1.1", "private"),
+        ("fc00::1", "private"),
+        ("169.254.169.254", "link_local"),
+        ("fe80::1", "link_local"),
+        ("224.0.0.251", "multicast"),
+        ("ff02::1", "multicast"),
+        ("240.0.0.1", "reserved"),
+        ("0.0.0.0", "unspecified"),
+        ("100.64.0.1", "non_global"),
+        ("8.8.8.8", None),
+        ("2001:4860:4860::8888", None),
+        ("not-an-ip", None),
+    ],
+)
+def test_policy_classifies_addresses(address, reason):
+    assert AddressPolicy().refusal(address) == reason
+
+
+def test_allowlist_and_switch():
+    policy = AddressPolicy(["127.0.0.0/8", "10.0.0.0/24"])
+    assert policy.refusal("127.0.0.3") is None
+    assert policy.refusal("10.0.0.7") is None
+    assert policy.refusal("10.0.1.7") == "private"
+    assert policy.refusal("::1") == "loopback"  # an IPv4 network does not allow IPv6
+    assert AddressPolicy(enabled=False).refusal("127.0.0.1") is None
+
+
+def _resolver(allowed=(), overrides=None):
+    from twisted.internet import reactor
+
+    return OverrideResolver(reactor, 0, 1.0, overrides or {"*.test": "127.0.0.1"},
+                            AddressPolicy(allowed), RefusalLog())
+
+
+def _result(d: defer.Deferred):
+    out = []
+    d.addBoth(out.append)
+    assert out, "override answers are synchronous"
+    return out[0]
+
+
+def test_resolver_refuses_after_resolution():
+    failure = _result(_resolver().getHostByName("site0.test"))
+    assert failure.check(SSRFRefused)
+    assert failure.value.reason == "loopback" and failure.value.host == "site0.test"
+    assert _result(_resolver(["127.0.0.0/8"]).getHostByName("site0.test")) == "127.0.0.1"
+
+
+class RecordingHandler:
+    """The inner handler: records what reached it."""
+
+    def __init__(self):
+        self.seen = []
+
+    async def download_request(self, request):
+        self.seen.append(request.url)
+        return request.url
+
+    async def close(self):
+        pass
+
+
+def _download(handler, url):
+    from scrapy import Request
+
+    return asyncio.run(handler.download_request(Request(url)))
+
+
+def test_handler_checks_literal_ips_and_names():
+    inner = RecordingHandler()
+    resolver = _resolver(["10.0.0.0/8"])
+    handler = GuardedDownloadHandler(inner, resolver.policy, RefusalLog(),
+                                     resolve=resolver.getHostByName)
+    for url in ("http://127.0.0.1:8000/", "http://[::1]/", "http://169.254.169.254/latest",
+                "http://site0.test/"):
+        with pytest.raises(SSRFRefused):
+            _download(handler, url)
+    assert inner.seen == []
+    assert _download(handler, "http://10.2.3.4/") == "http://10.2.3.4/"
+    assert _download(handler, "http://93.184.216.34/") == "http://93.184.216.34/"

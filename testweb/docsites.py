@@ -1,0 +1,144 @@
+"""Real documentation sites from Debian packages, each served as its own host.
+
+A ``DocSiteHost`` maps a host name to a directory (``/usr/share/doc/...``) and serves its
+files as they are: the sites' own HTML, relative links, translations and near-copies are
+untouched, so relevance can be judged on real pages. A directory without ``index.html``
+gets a plain listing of its HTML files and subdirectories, as a web server's autoindex
+would. Each site has a robots.txt that keeps crawlers out of build by-products
+(``_sources/``, ``_static/``, ...) the way the public sites do.
+
+``DOC_SITES`` names the sites and the Debian packages that install them
+(``scripts/apt-packages.txt`` lists the packages); ``available_doc_sites()`` is the subset
+installed on this machine.
+"""
+
+from __future__ import annotations
+
+import html
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote, unquote
+
+from testweb.kinds import HTML_TYPE, HostKind, not_found, register, text_response
+from testweb.messages import Request, Response
+
+if TYPE_CHECKING:
+    from testweb.web import TestWeb
+
+# Files symlinked out of a site (Debian shares jQuery, MathJax, fonts) must stay below this.
+SHARED_ROOT = Path("/usr/share")
+
+DEFAULT_DISALLOW = ("/_sources/", "/_static/", "/_images/", "/_downloads/", "/_modules/")
+
+
+@dataclass(frozen=True)
+class DocSite:
+    """A documentation site: its host name, the package installing it, its root directory
+    and the paths its robots.txt disallows."""
+
+    host: str
+    package: str
+    root: Path
+    disallow: tuple[str, ...] = DEFAULT_DISALLOW
+
+
+DOC_SITES: tuple[DocSite, ...] = (
+    DocSite("debian-handbook.test", "debian-handbook",
+            Path("/usr/share/doc/debian-handbook/html"), ("/*/Common_Content/",)),
+    DocSite("git.test", "git-doc", Path("/usr/share/doc/git/html")),
+    DocSite("python.test", "python3.11-doc", Path("/usr/share/doc/python3.11/html")),
+    DocSite("django.test", "python-django-doc", Path("/usr/share/doc/python-django-doc/html")),
+    DocSite("scipy.test", "python-scipy-doc", Path("/usr/share/doc/python-scipy-doc/html")),
+    DocSite("sphinx.test", "sphinx-doc", Path("/usr/share/doc/sphinx-doc/html")),
+    DocSite("requests.test", "python-requests-doc",
+            Path("/usr/share/doc/python-requests-doc/html")),
+    DocSite("docutils.test", "docutils-doc", Path("/usr/share/doc/docutils-doc/docs")),
+)
+
+
+def available_doc_sites(sites: tuple[DocSite, ...] = DOC_SITES) -> list[DocSite]:
+    """The sites whose root directory exists (their package is installed)."""
+    return [site for site in sites if site.root.is_dir()]
+
+
+@register
+class DocSiteHost(HostKind):
+    """Serves the files under one directory, unchanged, as one host.
+
+    ``/robots.txt`` disallows the site's ``disallow`` paths; a directory URL without a
+    trailing slash redirects (301) to one; a directory serves its ``index.html`` or else a
+    listing of its HTML files and subdirectories; ``..`` and symlinks leading out of
+    ``/usr/share`` are 404.
+    """
+
+    kind = "docsite"
+
+    def __init__(self, web: TestWeb, site: DocSite):
+        super().__init__(web, site.host)
+        self.site = site
+        self.root = site.root.resolve()
+
+    def robots_txt(self) -> str:
+        """The robots.txt of this site."""
+        lines = ["User-agent: *", *(f"Disallow: {path}" for path in self.site.disallow)]
+        return "\n".join(lines) + "\n"
+
+    def handle(self, request: Request) -> Response:
+        if request.method not in ("GET", "HEAD"):
+            return Response(405, {"Allow": "GET, HEAD"})
+        path = unquote(request.path)
+        if path == "/robots.txt":
+            return text_response(self.robots_txt())
+        target = self.resolve(path)
+        if target is None:
+            return not_found(path)
+        if target.is_dir():
+            if not path.endswith("/"):
+                return Response(301, {"Location": self.url(quote(path) + "/")})
+            index = target / "index.html"
+            if index.is_file():
+                return self._file(index)
+            return self._listing(path, target)
+        return self._file(target)
+
+    def resolve(self, path: str) -> Path | None:
+        """The file or directory a URL path names, or None if it does not exist or escapes."""
+        parts = [p for p in path.split("/") if p]
+        if any(p in (".", "..") or "\x00" in p for p in parts):
+            return None
+        candidate = self.root.joinpath(*parts)
+        if not candidate.exists():
+            return None
+        real = candidate.resolve()
+        if not (real.is_relative_to(self.root) or real.is_relative_to(SHARED_ROOT)):
+            return None
+        return candidate
+
+    def _file(self, path: Path) -> Response:
+        ctype, encoding = mimetypes.guess_type(path.name)
+        if encoding or ctype is None:
+            ctype = "application/octet-stream"
+        elif ctype == "text/html":
+            ctype = HTML_TYPE
+        elif ctype.startswith("text/") or ctype in ("application/javascript",):
+            ctype += "; charset=utf-8"
+        return Response(200, {"Content-Type": ctype}, path.read_bytes())
+
+    def _listing(self, path: str, directory: Path) -> Response:
+        entries = []
+        for child in sorted(directory.iterdir()):
+            if child.name.startswith("."):
+                continue
+            if child.is_dir():
+                entries.append(child.name + "/")
+            elif child.suffix in (".html", ".htm"):
+                entries.append(child.name)
+        items = "\n".join(
+            f'<li><a href="{quote(name)}">{html.escape(name)}</a></li>' for name in entries
+        )
+        title = f"Index of {html.escape(path)}"
+        body = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title>"
+                f"</head>\n<body><h1>{title}</h1>\n<ul>\n{items}\n</ul>\n</body></html>\n")
+        return Response(200, {"Content-Type": HTML_TYPE}, body.encode())

@@ -1,0 +1,74 @@
+"""What the admin and the staff pages do to the crawl: recrawl URLs, drop a host's pages."""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+from collections.abc import Iterable, Iterator
+
+from django.conf import settings
+from scrapy import Request
+
+from crawler.config import get_config
+from crawler.frontier import Entry, Frontier, open_frontier
+from crawler.urls import canonicalize, host_of, netloc_of
+
+
+@contextlib.contextmanager
+def crawl_frontier() -> Iterator[Frontier]:
+    """The crawl's frontier (local file or Redis, like the crawler's), closed on exit."""
+    frontier = open_frontier(
+        get_config(),
+        settings.FRONTIER_CRAWL,
+        bloom_capacity=settings.FRONTIER_BLOOM_CAPACITY,
+        bloom_fpr=settings.FRONTIER_BLOOM_FPR,
+    )
+    try:
+        yield frontier
+    finally:
+        frontier.close()
+
+
+def recrawl_entry(url: str) -> Entry:
+    """A frontier entry that fetches ``url`` again: top tier, past the seen filter and budget.
+
+    Raises ``InvalidURL`` for URLs the crawler cannot fetch.
+    """
+    url = canonicalize(url)
+    request = Request(url, meta={"depth": 0, "frontier_tier": 0, "recrawl": True},
+                      dont_filter=True)
+    return Entry(
+        url=url,
+        host=netloc_of(url),
+        payload=pickle.dumps(request.to_dict(), protocol=pickle.HIGHEST_PROTOCOL),
+        rank=0,
+        filter=False,
+        ip=host_of(url),
+    )
+
+
+def recrawl_now(urls: Iterable[str]) -> int:
+    """Queue ``urls`` in the crawl's frontier at top priority; returns how many were queued."""
+    entries = [recrawl_entry(u) for u in urls]
+    with crawl_frontier() as frontier:
+        return frontier.add(entries)["added"]
+
+
+def remove_host_from_index(pattern: str) -> int:
+    """Delete the indexed pages of hosts matching ``pattern``; returns how many went.
+
+    Writes through a backend of its own (closed at once, so a crawl can write again later)
+    and refreshes the page's shared reader. Raises ``RuntimeError`` when another process
+    (a running embedded crawl) holds the index's writer lock.
+    """
+    from index import get_backend
+    from webui.search.backend import get_search_backend
+
+    writer = get_backend(get_config())
+    try:
+        writer.ensure_index()
+        removed = writer.delete_by_host(pattern)
+    finally:
+        writer.close()
+    get_search_backend().refresh()
+    return removed

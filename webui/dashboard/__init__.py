@@ -1,0 +1,1 @@
+"""Staff pages: the crawl dashboard and the URL inspector."""

@@ -1,0 +1,141 @@
+"""The hand-written OpenAPI 3.1 description of ``/api/search`` (tests check real responses)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+_ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {"error": {"type": "string", "description": "What to change and retry"}},
+    "additionalProperties": False,
+}
+
+_HIT = {
+    "type": "object",
+    "required": [
+        "id", "url", "title", "snippet", "score", "host", "cluster_id", "similar", "pagerank",
+    ],
+    "properties": {
+        "id": {"type": "string", "description": "Document id (hash of the canonical URL)"},
+        "url": {"type": "string", "description": "Canonical URL of the page"},
+        "title": {"type": "string", "description": "Page title as crawled (plain text)"},
+        "snippet": {
+            "type": "string",
+            "description": "HTML-escaped excerpt; query words wrapped in <mark>",
+        },
+        "score": {"type": "number"},
+        "host": {"type": "string"},
+        "cluster_id": {"type": "string", "description": "Near-duplicate cluster, may be empty"},
+        "similar": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Near-copies collapsed into this hit",
+        },
+        "pagerank": {"type": "number", "description": "Static rank of the page"},
+    },
+    "additionalProperties": False,
+}
+
+
+def _results() -> dict:
+    return {
+        "type": "object",
+        "required": [
+            "query", "total", "page", "size", "took_ms", "partial", "suggestion", "results",
+        ],
+        "properties": {
+            "query": {"type": "string"},
+            "total": {"type": "integer", "minimum": 0, "description": "Matching documents"},
+            "page": {"type": "integer", "minimum": 1, "maximum": settings.SEARCH_MAX_PAGE},
+            "size": {"type": "integer", "minimum": 1, "maximum": 100},
+            "took_ms": {"type": "number", "minimum": 0},
+            "partial": {
+                "type": "boolean",
+                "description": "True when part of the index did not answer in time",
+            },
+            "suggestion": {
+                "type": ["string", "null"],
+                "description": "A corrected query (did you mean)",
+            },
+            "results": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
+        },
+        "additionalProperties": False,
+    }
+
+
+def openapi_schema(server_url: str) -> dict:
+    """The OpenAPI document, with ``server_url`` as the one server."""
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "websearch API",
+            "version": "1.0.0",
+            "description": (
+                'Query language: words (all must match), "phrases", -exclude, site:host, '
+                "a OR b, (groups)."
+            ),
+        },
+        "servers": [{"url": server_url}],
+        "paths": {
+            "/api/search": {
+                "get": {
+                    "operationId": "search",
+                    "summary": "One page of search results",
+                    "parameters": [
+                        {
+                            "name": "q",
+                            "in": "query",
+                            "required": True,
+                            "description": "The query",
+                            "schema": {
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": settings.SEARCH_MAX_QUERY_LENGTH,
+                            },
+                        },
+                        {
+                            "name": "page",
+                            "in": "query",
+                            "schema": {
+                                "type": "integer",
+                                "minimum": 1,
+                                "maximum": settings.SEARCH_MAX_PAGE,
+                                "default": 1,
+                            },
+                        },
+                        {
+                            "name": "size",
+                            "in": "query",
+                            "schema": {
+                                "type": "integer", "minimum": 1, "maximum": 100, "default": 10,
+                            },
+                        },
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "Results",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"$ref": "#/components/schemas/Results"}
+                                }
+                            },
+                        },
+                        "400": {"description": "Missing, too long or bad query", "content": error},
+                        "429": {
+                            "description": "Rate limit exceeded",
+                            "headers": {
+                                "Retry-After": {
+                                    "description": "Seconds until requests are accepted again",
+                                    "schema": {"type": "integer", "minimum": 1},
+                                }
+                            },
+                            "content": error,
+                        },
+                    },
+                }
+            }
+        },
+        "components": {"schemas": {"Results": _results(), "Hit": _HIT, "Error": _ERROR}},
+    }
