@@ -319,3 +319,17 @@ def test_a_writer_that_starts_while_es_is_down_spools_and_the_next_one_replays(e
     finally:
         up.drop()
         up.close()
+
+
+def test_bulk_queue_is_bounded_and_producers_wait(make_backend):
+    backend = make_backend(bulk_docs=20, bulk_queue_bytes=50_000)
+    body = "bounded memory " * 300  # about 5 kB of text per page
+    peak = 0
+    docs = [doc(f"http://bp{i}.test/", f"Page {i}", body) for i in range(300)]
+    for d in docs:
+        backend.index([d])
+        peak = max(peak, backend.writer._queued_bytes)
+    backend.refresh()
+    assert backend.stats_.get("index/bulk/backpressure_waits") > 0
+    assert peak <= 50_000 + 20_000  # the limit plus the one action that crossed it
+    assert backend.stats()["docs"] == 300
