@@ -171,6 +171,19 @@ def test_freshness_decay_prefers_recent_pages(make_backend):
     assert urls(backend.search("gadget")) == ["http://new.test/", "http://old.test/"]
 
 
+def test_static_rank_uses_rank_feature_when_the_cluster_has_it(corpus):
+    with_module = ElasticsearchBackend(corpus.hosts, index_prefix=corpus.alias)
+    with_module._rank_feature = True  # as read from a mapping made on a full cluster
+    body = with_module.search_body(parse("python"))
+    with_module.client.close()
+    (feature,) = body["query"]["bool"]["should"]
+    assert feature["rank_feature"] == {"field": "pagerank_rf", "linear": {}, "boost": 2.0}
+    scored = body["query"]["bool"]["must"][0]["function_score"]["functions"]
+    assert [next(iter(f)) for f in scored] == ["gauss"]  # freshness only; rank is the feature
+    plain = corpus.search_body(parse("python"))["query"]["function_score"]["functions"]
+    assert plain[0]["field_value_factor"]["field"] == "pagerank"
+
+
 def test_field_weights_come_from_settings():
     assert set(QueryCompiler().fields) == {"title^3", "anchors^2", "url^1.5", "body^1"}
     options = options_from_settings(
