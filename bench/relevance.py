@@ -323,14 +323,22 @@ def backend_search(backend) -> Callable[[str], list[str]]:
 # --- the run -----------------------------------------------------------------------------
 
 
+_OFF = {"pagerank": 0.0, "sitehome": 0.0, "label": 0.0}
+_BODY = FieldWeights(title=0, anchors=0, url=0)
+_TITLE = FieldWeights(anchors=0, url=0)
+_ANCHORS = FieldWeights(url=0)
+_ALL = DEFAULT_FIELD_WEIGHTS
+#: One row per signal added: (name, field weights, rank weights, dedup, any-word fallback).
 ABLATION = (
-    ("body", dict(field_weights=FieldWeights(title=0, anchors=0, url=0), pagerank=0,
-                  dedup=False)),
-    ("+title", dict(field_weights=FieldWeights(anchors=0, url=0), pagerank=0, dedup=False)),
-    ("+anchors", dict(field_weights=FieldWeights(url=0), pagerank=0, dedup=False)),
-    ("+url", dict(field_weights=DEFAULT_FIELD_WEIGHTS, pagerank=0, dedup=False)),
-    ("+collapse", dict(field_weights=DEFAULT_FIELD_WEIGHTS, pagerank=0, dedup=True)),
-    ("+pagerank", dict(field_weights=DEFAULT_FIELD_WEIGHTS, pagerank=None, dedup=True)),
+    ("body", _BODY, _OFF, False, 0),
+    ("+title", _TITLE, _OFF, False, 0),
+    ("+anchors", _ANCHORS, _OFF, False, 0),
+    ("+url", _ALL, _OFF, False, 0),
+    ("+collapse", _ALL, _OFF, True, 0),
+    ("+pagerank", _ALL, {**_OFF, "pagerank": None}, True, 0),
+    ("+any-word", _ALL, {**_OFF, "pagerank": None}, True, None),
+    ("+site home", _ALL, {"label": 0.0}, True, None),
+    ("+label match", _ALL, {}, True, None),
 )
 
 
@@ -339,14 +347,15 @@ def ablation(cache: Path, pages: Sequence[dict], judged: Sequence[Judgement],
     """One row per signal added, each scored on the judged set."""
     raw_index = cache / "index-nodedup"
     build_index(raw_index, documents(pages, cache / "links.sqlite", dedup=False))
+    copies = NearCopies(pages)
     rows = []
-    for name, opts in ABLATION:
-        weights = None if opts["pagerank"] is None else {"pagerank": opts["pagerank"]}
-        backend = EmbeddedBackend(project_index if opts["dedup"] else raw_index,
-                                  field_weights=opts["field_weights"], rank_weights=weights)
-        scores = evaluate(backend_search(backend), judged, NearCopies(pages))
-        row = {"signals": name, **scores.summary()}
-        log(f"ablation {name:10} {row}")
+    for name, fields, weights, dedup, fallback in ABLATION:
+        weights = {k: v for k, v in weights.items() if v is not None}
+        options = {} if fallback is None else {"min_strict_hits": fallback}
+        backend = EmbeddedBackend(project_index if dedup else raw_index, field_weights=fields,
+                                  rank_weights=weights, **options)
+        row = {"signals": name, **evaluate(backend_search(backend), judged, copies).summary()}
+        log(f"ablation {name:13} {row}")
         rows.append(row)
     return rows
 

@@ -68,6 +68,7 @@ class FieldWeights:
 
 
 DEFAULT_FIELD_WEIGHTS = FieldWeights()
+_LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, tie_breaker=0.0)
 
 
 def _schema() -> tantivy.Schema:
@@ -372,18 +373,7 @@ class EmbeddedBackend(SearchBackend):
         """The tantivy query for a query-AST node."""
         schema = self._schema
         if isinstance(node, Term | Phrase):
-            per_field = []
-            for field, weight in self.field_weights.items():
-                if isinstance(node, Term):
-                    q = tantivy.Query.term_query(schema, field, node.term)
-                else:
-                    q = tantivy.Query.phrase_query(schema, field, list(node.terms))
-                per_field.append(tantivy.Query.boost_query(q, weight))
-            if len(per_field) == 1:
-                return per_field[0]
-            return tantivy.Query.disjunction_max_query(
-                per_field, self.field_weights.tie_breaker
-            )
+            return self._word_query(node, self.field_weights)
         if isinstance(node, Site):
             return tantivy.Query.term_query(schema, "site", node.host)
         if isinstance(node, Or):
@@ -420,13 +410,19 @@ class EmbeddedBackend(SearchBackend):
         offset = (page - 1) * size
         depth = min(offset + size + self.rerank_depth, self.max_window)
         found = searcher.search(self.compile(parsed.root), limit=depth, count=True)
-        relaxed = self._relaxed(parsed.root)
-        if found.count < self.min_strict_hits and relaxed is not None:
-            found = searcher.search(relaxed, limit=depth, count=True)
         results.total = found.count
         named = query_site_keys(parsed.raw)
+        labelled = self._labelled(searcher, parsed.root, depth)
         hits = found.hits + self._named_homes(searcher, named, found.hits)
-        ranked = self.ranker.rank(self._candidates(searcher, hits, named))
+        ranked = self.ranker.rank(self._candidates(searcher, hits, named, labelled))
+        relaxed = self._relaxed(parsed.root)
+        if found.count < self.min_strict_hits and relaxed is not None:
+            # Pages with every word stay first; pages with some of them follow.
+            more = searcher.search(relaxed, limit=depth, count=True)
+            results.total = more.count
+            known = {(a.segment_ord, a.doc) for _, a in hits}
+            extra = [h for h in more.hits if (h[1].segment_ord, h[1].doc) not in known]
+            ranked += self.ranker.rank(self._candidates(searcher, extra, named, labelled))
         collapsed = self._collapse(ranked)
         terms = parsed.terms()
         for candidate, similar in collapsed[offset : offset + size]:
@@ -470,6 +466,34 @@ class EmbeddedBackend(SearchBackend):
             if (address.segment_ord, address.doc) not in known
         ]
 
+    def _word_query(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
+        """A word or phrase in any text field: the best field's score plus a share of the
+        others' (``weights.tie_breaker``)."""
+        per_field = []
+        for field, weight in weights.items():
+            if isinstance(node, Term):
+                q = tantivy.Query.term_query(self._schema, field, node.term)
+            else:
+                q = tantivy.Query.phrase_query(self._schema, field, list(node.terms))
+            per_field.append(tantivy.Query.boost_query(q, weight))
+        if len(per_field) == 1:
+            return per_field[0]
+        return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
+
+    def _labelled(self, searcher: tantivy.Searcher, root: Node, limit: int) -> set[tuple]:
+        """Addresses of the best pages whose title, anchor text or URL hold every word of
+        a plain word query: what a page is called and linked as, not just what it
+        mentions."""
+        words = [root] if isinstance(root, Term | Phrase) else getattr(root, "children", [])
+        words = [w for w in words if isinstance(w, Term | Phrase)]
+        if not words or not isinstance(root, Term | Phrase | And):
+            return set()
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, self._word_query(w, _LABEL_FIELDS)) for w in words]
+        )
+        found = searcher.search(query, limit=limit, count=False)
+        return {(a.segment_ord, a.doc) for _, a in found.hits}
+
     def _relaxed(self, root: Node) -> tantivy.Query | None:
         """Any-word matching for a plain list of words: questions and long queries often
         carry a word the best page does not use. None when the query has operators."""
@@ -483,7 +507,10 @@ class EmbeddedBackend(SearchBackend):
 
     @staticmethod
     def _candidates(
-        searcher: tantivy.Searcher, hits: list, named_sites: frozenset[int] = frozenset()
+        searcher: tantivy.Searcher,
+        hits: list,
+        named_sites: frozenset[int] = frozenset(),
+        labelled: set[tuple] | frozenset = frozenset(),
     ) -> list[Candidate]:
         addresses = [address for _, address in hits]
         if not addresses:
@@ -502,6 +529,7 @@ class EmbeddedBackend(SearchBackend):
                 cluster or 0,
                 depth=depth or 0,
                 site_home=depth == 0 and site in named_sites,
+                labelled=(address.segment_ord, address.doc) in labelled,
             )
             for (score, address), rank, when, cluster, depth, site in zip(
                 hits, ranks, fetched, clusters, depths, sites, strict=True

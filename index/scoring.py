@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 __all__ = [
     "DEFAULT_SIGNALS",
     "Candidate",
+    "LabelMatch",
     "Ranker",
     "Signal",
     "SiteHome",
@@ -37,6 +38,7 @@ class Candidate:
     text_top: float = 0.0
     depth: int = 0
     site_home: bool = False
+    labelled: bool = False
     score: float = 0.0
 
 
@@ -86,7 +88,18 @@ class SiteHome(Signal):
         return 1.0 if candidate.site_home else 0.0
 
 
-DEFAULT_SIGNALS: tuple[Signal, ...] = (TextRelevance(), StaticRank(), SiteHome())
+class LabelMatch(Signal):
+    """1 when every query word is in the page's title, anchor text or URL: what the page
+    is called and linked as, not only what it mentions."""
+
+    name = "label"
+    default_weight = 0.15
+
+    def compute(self, candidate: Candidate) -> float:
+        return 1.0 if candidate.labelled else 0.0
+
+
+DEFAULT_SIGNALS: tuple[Signal, ...] = (TextRelevance(), StaticRank(), SiteHome(), LabelMatch())
 
 
 class Ranker:

@@ -125,7 +125,7 @@ def test_url_terms_are_searchable(tmp_path):
 
 def test_ranker_weights_and_unknown_signal():
     ranker = Ranker(weights={"pagerank": 10.0})
-    assert ranker.weights == {"bm25": 1.0, "pagerank": 10.0, "sitehome": 1.5}
+    assert ranker.weights == {"bm25": 1.0, "pagerank": 10.0, "sitehome": 1.5, "label": 0.15}
     ranked = ranker.rank(
         [Candidate("a", 5.0, pagerank=0.0), Candidate("b", 4.0, pagerank=1.0)]
     )
@@ -217,3 +217,19 @@ def test_few_exact_matches_fall_back_to_any_word(tmp_path):
     assert [h.url for h in found.hits][0] == "http://a.test/blame"
     assert backend.search("blame -log").total == 1
     backend.close()
+
+
+def test_pages_named_by_every_query_word_rank_first(tmp_path):
+    weights = FieldWeights(title=0.1, anchors=0.1, url=0.1, body=1.0)
+    writer = EmbeddedBackend(tmp_path)
+    writer.index(
+        [
+            doc("http://a.test/1", "stash", "stash changes " * 20),
+            doc("http://a.test/2", "stash changes", "a page about something else entirely"),
+        ]
+    )
+    writer.close()
+    plain = EmbeddedBackend(tmp_path, field_weights=weights, rank_weights={"label": 0})
+    labelled = EmbeddedBackend(tmp_path, field_weights=weights, rank_weights={"label": 5.0})
+    assert plain.search("stash changes").hits[0].url == "http://a.test/1"
+    assert labelled.search("stash changes").hits[0].url == "http://a.test/2"
