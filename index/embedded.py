@@ -158,7 +158,7 @@ class EmbeddedBackend(SearchBackend):
         rank_weights: Mapping[str, float] | None = None,
         signals: Sequence[Signal] | None = None,
         rerank_depth: int = 100,
-        min_strict_hits: int = 10,
+        min_strict_hits: int = 1,
         max_window: int = 10_000,
         commit_every_docs: int = 10_000,
         commit_interval_s: float = 5.0,
