@@ -7,10 +7,11 @@ the crawl's links, and runs the judged queries of ``tests/relevance/queries.json
 the embedded backend's ``search()``. The baseline is SQLite FTS5 BM25 over the body text of
 the same pages: no title, anchors or URL, no dedup, no link signals.
 
-The crawl is cached under ``--cache`` (default ``DATA_DIR``-independent ``.cache/relevance``
-in the repository), so iterating on ranking does not re-crawl; ``--recrawl`` refreshes it.
-``--ablation`` adds one row per signal (body, +title, +anchors, +url, +collapse,
-+pagerank) on stderr and under ``"ablation"`` in the JSON.
+The crawl is cached under ``--cache`` (default ``.cache/relevance`` in the repository, or
+``.cache/relevance-quick``), so iterating on ranking does not re-crawl; ``--recrawl``
+refreshes it. ``--quick`` crawls only the CI subset (``QUICK_SITES``). ``--ablation`` adds
+one row per signal (body, +title, +anchors, +url, +collapse, +pagerank, +any-word,
++site home, +label match) on stderr and under ``"ablation"`` in the JSON.
 
     python bench/relevance.py [--quick] [--ablation] [--cache DIR] [--recrawl]
 
