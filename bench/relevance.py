@@ -13,7 +13,7 @@ refreshes it. ``--quick`` crawls only the CI subset (``QUICK_SITES``). ``--ablat
 one row per signal (body, +title, +anchors, +url, +collapse, +pagerank, +any-word,
 +site home, +label match) on stderr and under ``"ablation"`` in the JSON.
 
-    python bench/relevance.py [--quick] [--ablation] [--cache DIR] [--recrawl]
+    python bench/relevance.py [--quick] [--ablation] [--elasticsearch] [--cache DIR] [--recrawl]
 
 Last stdout line: one JSON object with s_at_1, s_at_3, s_at_10, mrr_at_10,
 baseline_mrr_at_10, pages_crawled (and the baseline's success figures).
@@ -361,6 +361,42 @@ def ablation(cache: Path, pages: Sequence[dict], judged: Sequence[Judgement],
     return rows
 
 
+def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cache: Path,
+                         copies: NearCopies) -> Scores:
+    """The same documents in Elasticsearch (``ELASTICSEARCH_URL``, else a private node
+    started through scripts/services.sh), the same queries through its ``search()``."""
+    import uuid
+
+    from crawler.config import get_config
+    from index.elasticsearch import ElasticsearchBackend
+
+    url = get_config().elasticsearch_url
+    processes = None
+    if not url:
+        from tests.fixtures_es import EsProcesses, not_installed_reason
+
+        reason = not_installed_reason()
+        if reason:
+            raise SystemExit(f"--elasticsearch: {reason}, or set ELASTICSEARCH_URL")
+        processes = EsProcesses("es", ["es"])
+        log("starting a private Elasticsearch")
+        processes.start()
+        url = processes.url
+    prefix = f"relevance-{uuid.uuid4().hex[:8]}"
+    backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool")
+    try:
+        backend.ensure_index()
+        backend.index(documents(pages, cache / "links.sqlite"))
+        backend.refresh()
+        log(f"Elasticsearch holds {backend.stats().get('docs')} documents")
+        return evaluate(backend_search(backend), judged, copies)
+    finally:
+        backend.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
+        backend.close()
+        if processes is not None:
+            processes.cleanup()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
@@ -369,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"crawl cache directory (default {DEFAULT_CACHE}[-quick])")
     parser.add_argument("--recrawl", action="store_true", help="ignore a cached crawl")
     parser.add_argument("--ablation", action="store_true", help="score one row per signal")
+    parser.add_argument("--elasticsearch", action="store_true",
+                        help="also score the Elasticsearch backend (es_* keys)")
     parser.add_argument("--max-pages", type=int, default=0, help="stop the crawl after N pages")
     parser.add_argument("--show-misses", action="store_true",
                         help="print each query the project misses at 3 with its top results")
@@ -403,6 +441,10 @@ def main(argv: list[str] | None = None) -> int:
               "pages_crawled": len(pages),
               "queries": len(judged),
               "sites": sites}
+    if args.elasticsearch:
+        es = elasticsearch_scores(pages, judged, cache, copies).summary()
+        log(f"elasticsearch {es}")
+        result.update({f"es_{name}": value for name, value in es.items()})
     if args.ablation:
         result["ablation"] = ablation(cache, pages, judged, project_index)
     print(json.dumps(result))
