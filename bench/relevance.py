@@ -25,7 +25,7 @@ import json
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -34,10 +34,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import testweb  # noqa: E402
+from crawler.items import Link, PageItem  # noqa: E402
 from index.analysis import analyze_joined  # noqa: E402
-from index.base import Document  # noqa: E402
+from index.base import Document, doc_id_for  # noqa: E402
 from index.embedded import DEFAULT_FIELD_WEIGHTS, EmbeddedBackend, FieldWeights  # noqa: E402
-from ranking.links import AnchorText, page_static_ranks  # noqa: E402
+from pipelines.index import document_from_item  # noqa: E402
+from pipelines.linkgraph import SQLiteLinkStore  # noqa: E402
+from ranking.batch import RankSettings, compute  # noqa: E402
 from tests.crawlrun import migrate, run_crawl  # noqa: E402
 from testweb.docsites import available_doc_sites  # noqa: E402
 
@@ -200,35 +203,44 @@ def read_pages(feed: Path) -> list[dict]:
 # --- indexes -----------------------------------------------------------------------------
 
 
+def link_signals(pages: Sequence[dict], path: Path) -> tuple[SQLiteLinkStore, dict[str, float]]:
+    """The project's link store (``pipelines.linkgraph``) filled from the crawled pages, and
+    the static rank per document id from the project's ranking batch (``ranking.batch``)."""
+    path.unlink(missing_ok=True)
+    store = SQLiteLinkStore(path, batch_size=2000)
+    for page in pages:
+        links = [Link(**link) for link in page.get("links") or ()]
+        store.add(page.get("doc_id") or doc_id_for(page["url"]), page["host"], links)
+    store.flush()
+    computed = compute(store, RankSettings())
+    ranks: dict[str, float] = {}
+    for batch in computed.pages.batches(computed.page_ranks):
+        ranks.update(batch)
+    return store, ranks
+
+
 def documents(
-    pages: Sequence[dict], *, dedup: bool = True, links: bool = True
+    pages: Sequence[dict], link_db: Path, *, dedup: bool = True, links: bool = True
 ) -> Iterator[Document]:
     """Index documents of crawled pages as the index pipeline writes them (noindex and exact
     duplicates skipped, cluster ids kept) plus anchor text and static rank from the crawl's
-    links. ``dedup=False`` keeps duplicates and drops cluster ids; ``links=False`` leaves
-    anchors and rank empty."""
-    from crawler.items import PageItem
-    from pipelines.index import document_from_item
-
-    anchors = AnchorText()
-    ranks: Mapping[str, float] = {}
-    if links:
+    links (as ``manage.py reindex`` and ``manage.py rank`` add them). ``dedup=False`` keeps
+    duplicates and drops cluster ids; ``links=False`` leaves anchors and rank empty."""
+    store, ranks = link_signals(pages, link_db) if links else (None, {})
+    try:
         for page in pages:
-            anchors.add_page(page["url"], page.get("links") or ())
-        ranks = page_static_ranks(
-            (p["url"], [link["url"] for link in p.get("links") or ()]) for p in pages
-        )
-    for page in pages:
-        if page.get("noindex") or (dedup and page.get("dup_of")):
-            continue
-        item = PageItem(**{k: v for k, v in page.items() if k != "links"})
-        doc = document_from_item(item)
-        if not dedup:
-            doc.cluster_id = ""
-        if links:
-            doc.anchors = anchors.for_url(page["url"])
-            doc.pagerank = ranks.get(doc.id, 0.0)
-        yield doc
+            if page.get("noindex") or (dedup and page.get("dup_of")):
+                continue
+            doc = document_from_item(PageItem(**{k: v for k, v in page.items() if k != "links"}))
+            if not dedup:
+                doc.cluster_id = ""
+            if store is not None:
+                doc.anchors = store.anchor_text(doc.id)
+                doc.pagerank = ranks.get(doc.id, 0.0)
+            yield doc
+    finally:
+        if store is not None:
+            store.close()
 
 
 def build_index(path: Path, docs: Iterable[Document]) -> EmbeddedBackend:
@@ -292,7 +304,7 @@ def ablation(cache: Path, pages: Sequence[dict], judged: Sequence[Judgement],
              project_index: Path) -> list[dict]:
     """One row per signal added, each scored on the judged set."""
     raw_index = cache / "index-nodedup"
-    build_index(raw_index, documents(pages, dedup=False))
+    build_index(raw_index, documents(pages, cache / "links.sqlite", dedup=False))
     rows = []
     for name, opts in ABLATION:
         weights = None if opts["pagerank"] is None else {"pagerank": opts["pagerank"]}
@@ -328,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     project_index = cache / "index"
-    backend = build_index(project_index, documents(pages))
+    backend = build_index(project_index, documents(pages, cache / "links.sqlite"))
     log(f"indexed {backend.stats()['docs']} documents in {time.monotonic() - started:.0f} s")
     project = evaluate(backend_search(backend), judged)
     baseline = evaluate(BodyBM25(pages).search, judged)

@@ -255,3 +255,59 @@ def test_manage_py_reindex(make_backend, es_url, monkeypatch):
     call_command("reindex", "--prefix", backend.alias)
     assert backend.current_index() == f"{backend.alias}-v2"
     assert urls(backend.search('"python language"')) == ["http://a.test/python"]
+
+
+def test_a_query_over_its_time_budget_returns_partial_results(make_backend):
+    import random
+
+    from elasticsearch import helpers
+
+    backend = make_backend(query_timeout="1nanos", track_total_hits=1_000_000_000)
+    rng = random.Random(1)
+    vocab = [f"w{i}" for i in range(50)]
+
+    def actions():
+        for i in range(20_000):
+            words = " ".join(rng.choice(vocab) for _ in range(30))
+            source = {"id": str(i), "body": words, "cluster": str(i)}
+            source["doc"] = {"id": str(i), "url": f"http://t.test/{i}", "body": words}
+            yield {"_index": backend.alias, "_id": str(i), "_source": source}
+
+    helpers.bulk(backend.client, actions(), chunk_size=5000, refresh=True)
+    # Shards check the budget on a clock that ticks every 200 ms, so not every run of a
+    # ~100 ms query times out; one in twenty is plenty.
+    query = " OR ".join(vocab[:20])
+    runs = [backend.search(query) for _ in range(20)]
+    partial = [r for r in runs if r.partial]
+    assert partial, [r.total for r in runs]
+    assert any(r.total < 20_000 for r in partial)
+    assert all(r.total == 20_000 for r in runs if not r.partial)
+
+
+def test_a_writer_that_starts_while_es_is_down_spools_and_the_next_one_replays(es_url, tmp_path):
+    from tests.fixtures_es import free_port
+
+    prefix = f"test-{uuid.uuid4().hex[:10]}"
+    down = ElasticsearchBackend(
+        f"http://127.0.0.1:{free_port()}",
+        index_prefix=prefix,
+        spool_dir=tmp_path,
+        bulk_interval_s=0.05,
+        bulk_max_retries=1,
+    )
+    down.ensure_index()  # logs a warning instead of failing the crawl
+    assert not down.writer.available
+    down.index(CORPUS)
+    down.index(CORPUS[:2])
+    down.close()
+    assert down.writer.spooled_files > 0
+    up = ElasticsearchBackend(es_url, index_prefix=prefix, spool_dir=tmp_path)
+    try:
+        up.ensure_index()
+        up.refresh()
+        assert up.writer.spooled_files == 0
+        assert up.stats()["docs"] == len(CORPUS)
+        assert urls(up.search("running")) == ["http://a.test/python"]
+    finally:
+        up.drop()
+        up.close()

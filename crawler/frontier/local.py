@@ -17,6 +17,7 @@ from crawler.frontier.base import (
     ROBOTS_RANK,
     Entry,
     Frontier,
+    HostState,
     Lease,
     Outcome,
     Politeness,
@@ -85,9 +86,11 @@ class LocalFrontier(Frontier):
         ip_wait: float = 0.25,
         politeness: Politeness | None = None,
         max_attempts: int = 3,
+        robots_first: bool = False,
         clock=time.time,
     ):
         self.path = path
+        self.robots_first = robots_first
         self.tiers = tiers
         self.lease_s = lease_s
         self.ip_limit = ip_limit
@@ -152,6 +155,12 @@ class LocalFrontier(Frontier):
                                     (e.host, e.ip or e.host))
                     self._inc("hosts")
                     row = (None, 0.0, 0, None)
+                    if self.robots_first and e.rank != ROBOTS_RANK:
+                        scheme = e.url.split("://", 1)[0]
+                        self.db.execute(
+                            "INSERT INTO entries (host, rank, url, payload) VALUES (?, ?, ?, ?)",
+                            (e.host, ROBOTS_RANK, f"{scheme}://{e.host}/robots.txt", b""),
+                        )
                 lease, next_time, added, cut = row
                 if e.rank != ROBOTS_RANK:
                     budget = _min_budget(e.budget, cut)
@@ -269,6 +278,9 @@ class LocalFrontier(Frontier):
                 "UPDATE hosts SET lease = NULL, next = ?, latency = ?, backoff = ? "
                 "WHERE host = ?", (next_time, latency, backoff, lease.host),
             )
+            if outcome.ip:
+                self.db.execute("UPDATE hosts SET ip = ? WHERE host = ?",
+                                (outcome.ip, lease.host))
             self._make_ready(lease.host, next_time)
         return True
 
@@ -329,6 +341,18 @@ class LocalFrontier(Frontier):
     def count(self, key: str, n: int = 1) -> None:
         with self._tx():
             self._inc(key, n)
+
+    def host_state(self, host: str) -> HostState | None:
+        row = self.db.execute(
+            "SELECT next, lease, added, cut, latency, backoff FROM hosts WHERE host = ?", (host,)
+        ).fetchone()
+        if row is None:
+            return None
+        (queued,) = self.db.execute("SELECT COUNT(*) FROM entries WHERE host = ?",
+                                    (host,)).fetchone()
+        next_time, lease, added, cut, latency, backoff = row
+        return HostState(host, queued, lease is not None, next_time, added, cut, latency,
+                         backoff)
 
     def pending(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
