@@ -165,6 +165,7 @@ LINKGRAPH_BATCH_SIZE = 500
 
 # --- search index writer ---
 INDEX_BATCH_SIZE = 200
+INDEX_ANCHORS = True  # add the anchor text known so far (from the link graph) to documents
 
 # --- host rules from the admin (crawler/hostrules.py) ---
 HOST_RULES_LOADER = "webui.control.rules.load_host_rules"

@@ -51,7 +51,7 @@ class IndexPipeline:
 
         backend = get_backend(config_from_settings(settings))
         link_store = None
-        if settings.getbool("LINKGRAPH_ENABLED", True):
+        if settings.getbool("LINKGRAPH_ENABLED", True) and settings.getbool("INDEX_ANCHORS", True):
             from pipelines.linkgraph import crawler_link_store
 
             link_store = crawler_link_store(crawler)
