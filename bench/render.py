@@ -85,6 +85,8 @@ def run_spider(kind: str, renders: int, port: int) -> None:
         "DOWNLOAD_DELAY": 0,
         "CONCURRENT_REQUESTS": 8,
         "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+        # the browser pool is measured, not politeness: Scrapy's scheduler, no frontier
+        "SCHEDULER": "scrapy.core.scheduler.Scheduler",
     }, priority="cmdline")
     if kind == "baseline":
         settings.setdict({"PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": 0, "PLAYWRIGHT_ABORT_REQUEST": None,
@@ -121,10 +123,9 @@ def run_kind(kind: str, renders: int, port: int) -> dict:
     proc = subprocess.run(
         [sys.executable, __file__, "--child", kind, "--renders", str(renders), "--port",
          str(port)],
-        cwd=ROOT, capture_output=True, text=True, timeout=renders * 2 + 300,
+        cwd=ROOT, stdout=subprocess.PIPE, text=True, timeout=renders * 2 + 300,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    sys.stderr.write(proc.stderr[-4000:])
     if proc.returncode != 0:
         raise SystemExit(f"{kind} render run failed")
     data = json.loads(proc.stdout.strip().splitlines()[-1])
