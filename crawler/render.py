@@ -9,10 +9,12 @@ lookup of overhead), so the crawl's hot path is unchanged. It sits behind
 ``crawler.handlers.GuardedDownloadHandler`` (the SSRF guard checks the host before the
 browser sees it) when ``RENDER_JS_ENABLED`` is on.
 
-Bounded: one browser, one context, at most ``PLAYWRIGHT_MAX_PAGES_PER_CONTEXT`` pages open
-at once (each closed after its render); the browser loads no images, media, fonts or style
-sheets, nothing from another host than the page's own, and resolves names through the
-same ``RESOLVE_OVERRIDES`` as the crawler.
+Bounded: one browser, at most ``PLAYWRIGHT_MAX_PAGES_PER_CONTEXT`` pages open at once (each
+closed after its render), and a fresh browser context every ``RENDER_CONTEXT_RENDERS``
+renders (the old one closes when its last page is done), so caches and renderer memory do
+not grow with the crawl. The browser loads no images, media, fonts or style sheets, nothing
+from another host than the page's own, and resolves names through the same
+``RESOLVE_OVERRIDES`` as the crawler.
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 crawler.signals.disconnect(receiver, signal=signals.engine_started)
         self._started = False
         self._start_lock: asyncio.Lock | None = None
+        self.context_renders = crawler.settings.getint("RENDER_CONTEXT_RENDERS", 100)
+        self._generation = 0
+        self._renders = 0
+        self._open: dict[str, int] = {}  # pages in flight per context name
         overrides = parse_overrides(crawler.settings.get("RESOLVE_OVERRIDES"))
         if overrides:
             options = dict(self.config.launch_options)
@@ -80,11 +86,45 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
 
     async def download_request(self, request):
         """Plain requests go straight to HTTP/1.1; the first render starts Playwright."""
-        if request.meta.get("playwright") and not self._started:
+        if not request.meta.get("playwright"):
+            return await super().download_request(request)
+        if not self._started:
             if self._start_lock is None:
                 self._start_lock = asyncio.Lock()
             async with self._start_lock:
                 if not self._started:
                     await self._launch()
                     self._started = True
-        return await super().download_request(request)
+        if not str(request.meta.get("playwright_context", "")).startswith(RENDER_CONTEXT):
+            return await super().download_request(request)
+        name = self._context_for_next_render()
+        request.meta["playwright_context"] = name
+        self._open[name] = self._open.get(name, 0) + 1
+        try:
+            return await super().download_request(request)
+        finally:
+            self._open[name] -= 1
+            if self._open[name] == 0 and name != self._current_context():
+                del self._open[name]
+                await self._close_context(name)
+
+    def _current_context(self) -> str:
+        return f"{RENDER_CONTEXT}-{self._generation}"
+
+    def _context_for_next_render(self) -> str:
+        """The context of the next render; after ``context_renders`` renders, a new one."""
+        if self.context_renders and self._renders >= self.context_renders:
+            old = self._current_context()
+            self._generation += 1
+            self._renders = 0
+            if not self._open.get(old):
+                self._open.pop(old, None)
+                asyncio.ensure_future(self._close_context(old))
+        self._renders += 1
+        return self._current_context()
+
+    async def _close_context(self, name: str) -> None:
+        wrapper = self.context_wrappers.get(name)
+        if wrapper is not None:
+            await wrapper.context.close()
+            self.stats.inc_value("render/contexts_recycled")

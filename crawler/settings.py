@@ -48,7 +48,8 @@ PLAYWRIGHT_LAUNCH_OPTIONS = {
     "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
              "--disable-dev-shm-usage"],
 }
-PLAYWRIGHT_MAX_CONTEXTS = 1
+RENDER_CONTEXT_RENDERS = 100  # renders per browser context before a fresh one
+PLAYWRIGHT_MAX_CONTEXTS = 2  # the current context and the one draining before it closes
 PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 4  # the bounded pool of browser pages
 PLAYWRIGHT_ABORT_REQUEST = "crawler.render.should_abort"
 PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 15_000

@@ -93,6 +93,7 @@ def hostile_crawl(tmp_path_factory):
             RETRY_BACKOFF_BASE=0.2,
             CONCURRENT_REQUESTS=16,
             CLOSESPIDER_TIMEOUT=150,
+            RENDER_CONTEXT_RENDERS=8,  # js.test's 21 renders span three browser contexts
         )
         started = time.monotonic()
         result = run_crawl(data_dir, seeds, settings=settings,
@@ -134,6 +135,7 @@ def test_every_defence_fires(hostile_crawl):
         "extract/skipped_binary",           # binary.test
         "sitemap/urls",                     # sitemaps.test and the sitemap normal hosts
         "render/rendered",                  # js.test (its admin rule says render_js)
+        "render/contexts_recycled",
     ):
         assert stats.get(key, 0) >= 1, key
 
