@@ -112,6 +112,8 @@ SITEMAPS_ENABLED = True
 SITEMAP_PROBE_DEFAULT = False  # also try /sitemap.xml on hosts whose robots.txt names none
 SITEMAP_MAX_DEPTH = 2  # sitemap indexes followed below the first sitemap
 SITEMAP_MAX_SIZE = 50 * 1024 * 1024  # bytes a gzipped sitemap may inflate to
+SITEMAP_RELEASE = 10  # sitemap URLs queued per response of their host (paced, not all at once)
+SITEMAP_MAX_PENDING = 1_000_000  # sitemap URLs waiting in the spider, all hosts together
 
 # --- components ---
 # The spider scopes links and tracks depth itself.

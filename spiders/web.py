@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
@@ -80,7 +81,11 @@ class WebSpider(scrapy.Spider):
         spider.sitemap_probe = settings.getbool("SITEMAP_PROBE_DEFAULT", False)
         spider.sitemap_max_size = settings.getint("SITEMAP_MAX_SIZE", 50 * 1024 * 1024)
         spider.sitemap_max_depth = settings.getint("SITEMAP_MAX_DEPTH", 2)
+        spider.sitemap_release = settings.getint("SITEMAP_RELEASE", 10)
+        spider.sitemap_max_pending = settings.getint("SITEMAP_MAX_PENDING", 1_000_000)
         spider._sitemap_hosts = {}
+        spider._sitemap_backlog = {}
+        spider._sitemap_pending = 0
         if settings.getbool("SITEMAPS_ENABLED", True):
             crawler.signals.connect(spider.robots_downloaded, signal=signals.response_downloaded)
         spider.pages = 0
@@ -187,6 +192,8 @@ class WebSpider(scrapy.Spider):
             truncated=TRUNCATED in response.flags,
         )
         yield item
+        if self._sitemap_backlog:
+            yield from self.release_sitemap_urls(host_of(response.url))
         if page.nofollow or (self.max_depth and depth >= self.max_depth):
             return
         yield from self.follow(page.links, depth + 1)
@@ -240,20 +247,47 @@ class WebSpider(scrapy.Spider):
         host = host_of(response.url)
         level = response.meta.get("sitemap_level", 0)
         for entry in entries:
-            try:
-                url = canonicalize(entry.loc, base=response.url)
-            except InvalidURL:
-                continue
-            if host_of(url) != host:  # the protocol: a sitemap lists its own host only
+            if host_of(entry.loc) != host:  # the protocol: a sitemap lists its own host only
                 stats.inc_value("sitemap/off_host")
                 continue
             if kind == "sitemapindex":
                 if level < self.sitemap_max_depth:
-                    yield self.sitemap_request(url, level + 1)
-            elif url not in self._recent_links:
-                self._recent_links[url] = None
-                stats.inc_value("sitemap/urls")
-                yield self.page_request(url, 1, sitemap_lastmod=entry.lastmod)
+                    try:
+                        yield self.sitemap_request(canonicalize(entry.loc), level + 1)
+                    except InvalidURL:
+                        continue
+            elif self._sitemap_pending < self.sitemap_max_pending:
+                # canonicalized when released: most entries wait, some are never needed
+                self._sitemap_backlog.setdefault(host, deque()).append((entry.loc, entry.lastmod))
+                self._sitemap_pending += 1
+        yield from self.release_sitemap_urls(host)
+
+    def release_sitemap_urls(self, host: str):
+        """Page requests for the next ``SITEMAP_RELEASE`` sitemap URLs of ``host``.
+
+        A sitemap may list thousands of URLs; building and queueing them all at once costs
+        seconds of CPU that no fetch needs yet. They are released a few per response of the
+        host instead, so the host's own crawl pulls them at its pace (each released page
+        releases more when it arrives).
+        """
+        backlog = self._sitemap_backlog.get(host)
+        released = 0
+        while backlog and released < self.sitemap_release:
+            loc, lastmod = backlog.popleft()
+            self._sitemap_pending -= 1
+            try:
+                url = canonicalize(loc)
+            except InvalidURL:
+                continue
+            if url in self._recent_links:
+                continue
+            self._recent_links[url] = None
+            released += 1
+            yield self.page_request(url, 1, sitemap_lastmod=lastmod)
+        if backlog is not None and not backlog:
+            del self._sitemap_backlog[host]
+        if released:
+            self.crawler.stats.inc_value("sitemap/urls", released)
 
     # --- requests ---
 
