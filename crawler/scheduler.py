@@ -231,7 +231,9 @@ class FrontierScheduler(BaseScheduler):
                 payload=payload,
                 rank=self._tier(request),
                 filter=not request.dont_filter,
-                budget=policy.page_budget or self.host_budget,
+                # a recrawl is no new page: it does not count against the host's budget
+                budget=None if request.meta.get("recrawl") else (
+                    policy.page_budget or self.host_budget),
                 ip=self.ip_of(host_of(url)),
             )
         )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import CloseSpider
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 
@@ -41,7 +41,8 @@ class WebSpider(scrapy.Spider):
 
     Arguments (``-a name=value``): ``seeds`` (comma-separated URLs), ``seeds_file`` (one URL
     per line, ``#`` comments), ``allowed_hosts`` (comma-separated host patterns such as
-    ``*.test``), ``max_pages``, ``max_depth``. Without seeds, the admin's seeds are used.
+    ``*.test``), ``max_pages``, ``max_depth``, ``continuous`` (1: never close when idle,
+    keep crawling new and due URLs). Without seeds, the admin's seeds are used.
     """
 
     name = "web"
@@ -53,6 +54,7 @@ class WebSpider(scrapy.Spider):
         allowed_hosts: str | None = None,
         max_pages: str | int | None = None,
         max_depth: str | int | None = None,
+        continuous: str | bool | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -63,6 +65,7 @@ class WebSpider(scrapy.Spider):
         ]
         self.max_pages_arg = int(max_pages) if max_pages else None
         self.max_depth_arg = int(max_depth) if max_depth else None
+        self.continuous = str(continuous or "").lower() in ("1", "true", "yes", "on")
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -83,10 +86,17 @@ class WebSpider(scrapy.Spider):
         spider._sitemap_hosts = {}
         if settings.getbool("SITEMAPS_ENABLED", True):
             crawler.signals.connect(spider.robots_downloaded, signal=signals.response_downloaded)
+        if spider.continuous:
+            crawler.signals.connect(spider.keep_running, signal=signals.spider_idle)
         spider.pages = 0
         spider._scope_cache = {}
         spider._recent_links = {}
         return spider
+
+    def keep_running(self, spider=None) -> None:
+        """``spider_idle`` handler in continuous mode: due URLs will come (RecrawlFeeder)."""
+        self.crawler.stats.inc_value("crawl/idle")
+        raise DontCloseSpider
 
     # --- seeds ---
 
