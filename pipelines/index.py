@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -13,6 +14,9 @@ from crawler.items import PageItem
 from index.base import Document, SearchBackend, doc_id_for
 
 logger = logging.getLogger(__name__)
+
+#: Ids of removed documents remembered, so that the first copy found later is indexed.
+REMOVED_KEPT = 100_000
 
 
 def document_from_item(item: PageItem) -> Document:
@@ -51,6 +55,8 @@ class IndexPipeline:
         self.flush_interval = flush_interval
         self.pending: list[Document] = []
         self._last_flush = time.monotonic()
+        # documents removed by this crawl: a copy of one (a moved page) is no duplicate
+        self.removed: OrderedDict[str, None] = OrderedDict()
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -86,7 +92,7 @@ class IndexPipeline:
         if item.noindex:
             self._inc("index/skipped_noindex")
             return item
-        if item.dup_of:
+        if item.dup_of and item.dup_of not in self.removed:
             self._inc("index/skipped_duplicate")
             return item
         self.pending.append(document_from_item(item))
@@ -100,6 +106,10 @@ class IndexPipeline:
         """Delete documents by id (pages gone or moved), pending ones included."""
         ids = set(ids)
         self.pending = [doc for doc in self.pending if doc.id not in ids]
+        for doc_id in ids:
+            self.removed[doc_id] = None
+        while len(self.removed) > REMOVED_KEPT:
+            self.removed.popitem(last=False)
         self.backend.delete(ids)
         self._inc(f"index/removed/{reason or 'other'}", len(ids))
 

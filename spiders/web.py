@@ -234,7 +234,9 @@ class WebSpider(scrapy.Spider):
         return scrapy.Request(url, callback=self.parse_sitemap, errback=self.fetch_failed,
                               priority=SITEMAP_PRIORITY,
                               meta={"depth": 0, "sitemap_level": level,
-                                    "frontier_tier": SITEMAP_TIER})
+                                    "frontier_tier": SITEMAP_TIER,
+                                    # recrawls are pages (parse); sitemaps come via robots.txt
+                                    "dont_recrawl": True})
 
     def parse_sitemap(self, response: Response):
         """Pages of a urlset (their ``lastmod`` in ``meta["sitemap_lastmod"]``, kept in the
