@@ -28,13 +28,21 @@ from tests.crawlrun import crawl_env, migrate  # noqa: E402
 
 SHARED = {
     "CONCURRENT_REQUESTS": 32,
-    "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-    "DOWNLOAD_DELAY": 0.0,
-    "ROBOTSTXT_OBEY": True,
     "USER_AGENT": "websearch-bench",
     "COOKIES_ENABLED": False,
     "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
     "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",
+}
+# The same per-host policy said two ways: one request in flight per host, no delay, robots.
+BASELINE = {
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    "DOWNLOAD_DELAY": 0.0,
+    "ROBOTSTXT_OBEY": True,
+}
+PROJECT = {
+    "FRONTIER_DELAY": 0.0,
+    "FRONTIER_LATENCY_FACTOR": 0.0,
+    "FRONTIER_IP_CONCURRENCY": 32,  # every test-web host is on 127.0.0.1
 }
 
 
@@ -78,7 +86,7 @@ def run_one(kind: str, hosts: int, seconds: float, workdir: Path) -> dict:
                 "-s",
                 "CRAWL_PROGRESS_INTERVAL=0",
             ]
-            for name, value in SHARED.items():
+            for name, value in {**SHARED, **PROJECT}.items():
                 cmd += ["-s", f"{name}={value}"]
         else:
             cmd = [
@@ -86,7 +94,7 @@ def run_one(kind: str, hosts: int, seconds: float, workdir: Path) -> dict:
                 str(ROOT / "bench" / "baseline_spider.py"),
                 str(seeds),
                 str(seconds),
-                json.dumps(SHARED),
+                json.dumps({**SHARED, **BASELINE}),
             ]
         cpu_before = children_cpu()
         started = time.monotonic()

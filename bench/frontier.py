@@ -58,6 +58,7 @@ def crawl_settings(kind: str, delay: float, seconds: float) -> dict[str, object]
         "ITEM_PIPELINES": "{}",
         "LOG_LEVEL": "WARNING",
         "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
+        "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",
         "USER_AGENT": "websearch-bench",
     }
     if kind == "frontier":

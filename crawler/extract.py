@@ -188,12 +188,24 @@ def _prune_chrome(node) -> None:
         if not isinstance(el.tag, str) or el is node or el in ancestors \
                 or el.getparent() is None:
             continue
-        if _is_chrome(el):
+        if _is_chrome(el) or (el.tag == "a" and _between_blocks(el)):
             el.drop_tree()
         elif el.tag in LINK_BLOCK_TAGS and el not in siblings and el.getparent() not in siblings:
             length, share = _link_text_share(el)
             if (el.tag == "li" and share > 0.99) or (length >= 40 and share > 0.6):
                 el.drop_tree()
+
+
+def _between_blocks(a) -> bool:
+    """A bare link standing between paragraphs, not inside running text: navigation."""
+    parent = a.getparent()
+    if parent is None or parent.tag not in ("div", "section", "body") or (a.tail or "").strip():
+        return False
+    prev = a.getprevious()
+    before = parent.text if prev is None else prev.tail
+    if (before or "").strip():
+        return False
+    return any(child.tag in ("p", "h1", "h2", "h3") for child in parent)
 
 
 def _main_node(root):

@@ -17,8 +17,10 @@ same ``RESOLVE_OVERRIDES`` as the crawler.
 
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import urlsplit
 
+from scrapy import signals
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
 from crawler.resolver import parse_overrides
@@ -56,10 +58,18 @@ def host_resolver_rules(overrides: dict[str, str]) -> str:
 
 
 class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
-    """scrapy-playwright's handler with the browser resolving names like the crawler."""
+    """scrapy-playwright's handler, started on the first page to render (not when the
+    engine starts: most crawls render nothing, and the driver costs seconds of CPU), with
+    the browser resolving names like the crawler."""
 
     def __init__(self, crawler):
         super().__init__(crawler)
+        for receiver in (getattr(self, "_maybe_launch_in_thread", None),
+                         getattr(self, "_engine_started", None)):
+            if receiver is not None:
+                crawler.signals.disconnect(receiver, signal=signals.engine_started)
+        self._started = False
+        self._start_lock: asyncio.Lock | None = None
         overrides = parse_overrides(crawler.settings.get("RESOLVE_OVERRIDES"))
         if overrides:
             options = dict(self.config.launch_options)
@@ -67,3 +77,14 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
             args.append(f"--host-resolver-rules={host_resolver_rules(overrides)}")
             options["args"] = args
             self.config.launch_options = options
+
+    async def download_request(self, request):
+        """Plain requests go straight to HTTP/1.1; the first render starts Playwright."""
+        if request.meta.get("playwright") and not self._started:
+            if self._start_lock is None:
+                self._start_lock = asyncio.Lock()
+            async with self._start_lock:
+                if not self._started:
+                    await self._launch()
+                    self._started = True
+        return await super().download_request(request)

@@ -18,11 +18,12 @@ from collections.abc import Callable
 
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.resolver import dnscache
 from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
-from crawler.config import get_config
+from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, Politeness, open_frontier
 from crawler.frontier.base import ROBOTS_RANK
 from crawler.hostrules import HostRules
@@ -60,6 +61,8 @@ class FrontierScheduler(BaseScheduler):
         ip_of: Callable[[str], str] | None = None,
         seeds_key: str | None = None,
         poll_interval: float = 0.05,
+        release_interval: float = 5.0,
+        stats_interval: float = 5.0,
         reset: bool = False,
     ):
         self.frontier = frontier
@@ -74,6 +77,8 @@ class FrontierScheduler(BaseScheduler):
         self.ip_of = ip_of or (lambda host: host)
         self.seeds_key = seeds_key
         self.poll_interval = poll_interval
+        self.release_interval = release_interval
+        self.stats_interval = stats_interval
         self.reset = reset
         self.spider = None
         self.crawler = None
@@ -87,11 +92,12 @@ class FrontierScheduler(BaseScheduler):
         self._pending_cache = (0.0, 0)
         self._loops: list[task.LoopingCall] = []
         self._drops: dict[str, int] = {}
+        self._ticks = 0
 
     @classmethod
     def from_crawler(cls, crawler) -> FrontierScheduler:
         s = crawler.settings
-        config = get_config()
+        config = config_from_settings(s)
         tiers = s.getint("FRONTIER_TIERS", 4)
         politeness = Politeness(
             default_delay=s.getfloat("FRONTIER_DELAY", 1.0),
@@ -110,6 +116,7 @@ class FrontierScheduler(BaseScheduler):
             ip_limit=s.getint("FRONTIER_IP_CONCURRENCY", 8),
             politeness=politeness,
             max_attempts=s.getint("FRONTIER_MAX_ATTEMPTS", 3),
+            robots_first=s.getbool("FRONTIER_ROBOTS", True),
         )
         loader = s.get("HOST_RULES_LOADER")
         host_rules = (
@@ -128,8 +135,10 @@ class FrontierScheduler(BaseScheduler):
             tiers=tiers,
             buffer_size=s.getint("FRONTIER_BUFFER_PER_SLOT", 3) * s.getint("CONCURRENT_REQUESTS"),
             host_budget=s.getint("FRONTIER_HOST_PAGE_BUDGET", 10_000) or None,
-            ip_of=lambda host: resolve_override(host, overrides) or host,
+            ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
             seeds_key=s.get("FRONTIER_SEEDS_KEY") or seeds_key,
+            release_interval=s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0),
+            stats_interval=s.getfloat("FRONTIER_STATS_INTERVAL", 5.0),
             reset=s.getbool("FRONTIER_RESET", False),
         )
         scheduler.crawler = crawler
@@ -139,8 +148,6 @@ class FrontierScheduler(BaseScheduler):
                 "the frontier's leases; set ROBOTSTXT_OBEY = False, FrontierScheduler obeys "
                 "robots.txt itself"
             )
-        scheduler.release_interval = s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0)
-        scheduler.stats_interval = s.getfloat("FRONTIER_STATS_INTERVAL", 5.0)
         crawler.signals.connect(scheduler.response_downloaded, signal=signals.response_downloaded)
         crawler.signals.connect(scheduler.response_received, signal=signals.response_received)
         crawler.signals.connect(
@@ -148,9 +155,6 @@ class FrontierScheduler(BaseScheduler):
         )
         crawler.signals.connect(scheduler.cut_host_budget, signal=host_budget_cut)
         return scheduler
-
-    release_interval = 5.0
-    stats_interval = 5.0
 
     # -- BaseScheduler -----------------------------------------------------------------
 
@@ -355,6 +359,7 @@ class FrontierScheduler(BaseScheduler):
             retry_after=outcome.retry_after,
             crawl_delay=crawl_delay,
             admin_delay=admin,
+            ip=self.ip_of(host_of(lease.url)),
         )
         self.frontier.done(lease, outcome)
         self._inc("frontier/done")
@@ -376,12 +381,31 @@ class FrontierScheduler(BaseScheduler):
 
     def tick(self) -> None:
         """Flush adds, pull seeds from Redis, and wake the engine if hosts may be ready."""
-        self._pull_seeds()
+        self._ticks += 1
+        if self._ticks % 5 == 1:  # every second
+            self._pull_seeds()
         self.flush()
         engine = getattr(self.crawler, "engine", None)
         slot = getattr(engine, "_slot", None)
-        if slot is not None and slot.nextcall is not None:
-            slot.nextcall.schedule()
+        if slot is not None:
+            self._release_orphans(slot.inprogress)
+            if slot.nextcall is not None:
+                slot.nextcall.schedule()
+
+    def _release_orphans(self, inprogress) -> None:
+        """Release leases of requests the engine dropped without a download signal.
+
+        A downloader middleware that raises IgnoreRequest in ``process_request`` ends a
+        request before the downloader sees it; the download signals fire, for requests that
+        reach it, before the engine forgets them, so a request handed out but no longer in
+        the engine's ``inprogress`` set was never fetched.
+        """
+        orphans = [r for r in self._inflight if r not in inprogress]
+        for request in orphans:
+            lease = self._inflight.pop(request)
+            self._responses.pop(request, None)
+            self.frontier.done(lease, Outcome(fetched=False))
+            self._inc("frontier/dropped/before_download")
 
     def release_expired(self) -> None:
         n = self.frontier.release_expired()
@@ -471,12 +495,23 @@ class FrontierScheduler(BaseScheduler):
             self.stats.inc_value(key, n)
 
 
+def _cached_ip(host: str) -> str | None:
+    """The address Scrapy's DNS cache holds for ``host``, without resolving anything."""
+    value = dnscache.get(host)
+    if isinstance(value, str):
+        return value
+    if value:  # CachingHostnameResolver keeps a list of addresses
+        return getattr(value[0], "host", None)
+    return None
+
+
 def _ignore_response(response):
     """robots.txt responses are consumed by the scheduler, not the spider."""
     return None
 
 
 def _ignore_failure(failure):
+    """A failed robots.txt fetch is recorded by the scheduler from the download signals."""
     return None
 
 

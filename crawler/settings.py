@@ -19,7 +19,7 @@ ELASTICSEARCH_URL = _config.elasticsearch_url
 
 # --- identity and etiquette ---
 USER_AGENT = "websearch-bot/0.1 (+http://127.0.0.1:8000/about)"
-ROBOTSTXT_OBEY = True
+ROBOTSTXT_OBEY = False  # robots.txt is obeyed through the frontier (FRONTIER_ROBOTS)
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 
@@ -53,13 +53,40 @@ PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 4  # the bounded pool of browser pages
 PLAYWRIGHT_ABORT_REQUEST = "crawler.render.should_abort"
 PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 15_000
 
-# --- concurrency and politeness ---
+# --- concurrency ---
 CONCURRENT_ITEMS = 100
 CONCURRENT_REQUESTS = 32
-CONCURRENT_REQUESTS_PER_DOMAIN = 1
-DOWNLOAD_DELAY = 0.25
-DOWNLOAD_DELAY_JITTER = 0
 REACTOR_THREADPOOL_MAXSIZE = 10
+# Scrapy's download slots stay permissive: the frontier's lease is the politeness guarantee
+# (one request per host in flight across every worker), see docs/frontier.md.
+CONCURRENT_REQUESTS_PER_DOMAIN = 8
+DOWNLOAD_DELAY = 0
+DOWNLOAD_DELAY_JITTER = 0
+
+# --- the frontier (crawler/frontier, crawler/scheduler.py; Redis when REDIS_URL is set) ---
+SCHEDULER = "crawler.scheduler.FrontierScheduler"
+FRONTIER_DELAY = 1.0  # default seconds between two requests to one host
+FRONTIER_MAX_CRAWL_DELAY = 30.0  # robots.txt Crawl-delay is capped here
+FRONTIER_LATENCY_FACTOR = 2.0  # delay >= k x the host's average response time
+FRONTIER_MAX_BACKOFF = 300.0  # cap of the doubling after 429/5xx/timeouts
+FRONTIER_LEASE_S = 60.0  # a leased URL returns to its queue after this (dead worker)
+FRONTIER_MAX_ATTEMPTS = 3  # leases that may expire before a URL is dropped
+FRONTIER_IP_CONCURRENCY = 8  # leases at once over hosts that share an IP address
+FRONTIER_TIERS = 4  # priority front queues (by link depth or meta["frontier_tier"])
+FRONTIER_BUFFER_PER_SLOT = 3  # leased requests kept ready per concurrent request
+FRONTIER_BLOOM_CAPACITY = 10_000_000  # URLs the seen filter is sized for
+FRONTIER_BLOOM_FPR = 0.01  # its false-positive rate at that size
+FRONTIER_HOST_PAGE_BUDGET = 10_000  # pages per host unless a host rule says otherwise
+FRONTIER_ROBOTS = True  # robots.txt through the frontier (Scrapy's middleware stays off)
+FRONTIER_ROBOTS_TTL = 86400.0  # seconds a fetched robots.txt is trusted
+FRONTIER_ROBOTS_ERROR_TTL = 600.0  # disallow-all after a 5xx/network error, for this long
+FRONTIER_MAX_DEPTH = 0  # trap guard: 0 = unlimited
+FRONTIER_MAX_URL_LENGTH = 2000  # trap guard
+FRONTIER_MAX_SEGMENT_REPEATS = 3  # trap guard: /a/b/a/b/a/b...
+FRONTIER_MAX_QUERY_VARIANTS = 200  # trap guard: distinct query strings per path pattern
+FRONTIER_RESET = False  # start from an empty frontier (tests, benchmarks)
+FRONTIER_RELEASE_INTERVAL = 5.0  # seconds between expired-lease sweeps
+FRONTIER_STATS_INTERVAL = 5.0  # seconds between cluster-wide stats refreshes
 
 # --- limits on what one response may cost ---
 DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
@@ -86,10 +113,9 @@ SITEMAP_MAX_DEPTH = 2  # sitemap indexes followed below the first sitemap
 SITEMAP_MAX_SIZE = 50 * 1024 * 1024  # bytes a gzipped sitemap may inflate to
 
 # --- components ---
-# The spider scopes links and tracks depth itself; Referer is not sent.
+# The spider scopes links and tracks depth itself.
 SPIDER_MIDDLEWARES = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
-    "scrapy.spidermiddlewares.referer.RefererMiddleware": None,
 }
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
@@ -97,7 +123,10 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.fetch.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {
-    "pipelines.index.IndexPipeline": 900,
+    "pipelines.dedup.DedupPipeline": 100,  # exact + near duplicates -> cluster ids, aliases
+    "pipelines.warc.WarcPipeline": 200,  # raw requests/responses -> rotating WARC.gz
+    "pipelines.linkgraph.LinkGraphPipeline": 300,  # edges + anchor text for ranking
+    "pipelines.index.IndexPipeline": 900,  # documents -> search backend
 }
 EXTENSIONS = {
     "crawler.extensions.CrawlProgress": 500,
@@ -111,8 +140,32 @@ STATS_EXPORT_MAX = 10_000  # snapshots kept per worker (file lines or Redis list
 STATS_EXPORT_TOP_HOSTS = 20  # hosts with most fetched pages in each snapshot
 STATS_EXPORT_WORKER = ""  # this worker's name; empty = "<hostname>-<pid>"
 
+# --- duplicates (pipelines/dedup.py, docs/dedup.md); shared through Redis when REDIS_URL ---
+DEDUP_ENABLED = True
+DEDUP_METHOD = "minhash"  # measured: MinHash LSH recall 0.999 vs SimHash k=3 0.30
+DEDUP_MINHASH_THRESHOLD = 0.7  # Jaccard similarity that makes a near-copy
+DEDUP_MINHASH_PERMUTATIONS = 128
+DEDUP_SIMHASH_DISTANCE = 3  # Hamming distance, when DEDUP_METHOD = "simhash"
+DEDUP_SHINGLE_SIZE = 3  # words per shingle
+DEDUP_MIN_TOKENS = 20  # shorter texts get the exact check only
+DEDUP_REDIS_PREFIX = "dedup"
+DEDUP_HOST_MIN_PAGES = 20  # pages before a host can be called a near-copy trap
+DEDUP_HOST_COPY_RATIO = 0.8  # share of near-copies that cuts a host's budget
+
+# --- raw store (pipelines/warc.py): shared storage when distributed ---
+WARC_ENABLED = True
+WARC_DIR = None  # default DATA_DIR/warc
+WARC_PREFIX = "crawl"
+WARC_MAX_BYTES = 100 * 1024 * 1024  # rotate past this size
+
+# --- link graph (pipelines/linkgraph.py): shared storage when distributed ---
+LINKGRAPH_ENABLED = True
+LINKGRAPH_DIR = None  # default DATA_DIR/linkgraph
+LINKGRAPH_BATCH_SIZE = 500
+
 # --- search index writer ---
 INDEX_BATCH_SIZE = 200
+INDEX_ANCHORS = True  # add the anchor text known so far (from the link graph) to documents
 
 # --- host rules from the admin (crawler/hostrules.py) ---
 HOST_RULES_LOADER = "webui.control.rules.load_host_rules"

@@ -73,16 +73,39 @@ class FileStatsStore(StatsStore):
         if not self.directory.is_dir():
             return out
         for path in sorted(self.directory.glob("*.jsonl")):
-            with open(path, encoding="utf-8") as f:
-                for line in f:
-                    try:
-                        snap = json.loads(line)
-                    except ValueError:  # a line being written right now
-                        continue
-                    if snap.get("ts", 0) >= since:
-                        out.append(snap)
+            out.extend(self._read_tail(path, since))
         out.sort(key=lambda s: s["ts"])
         return out
+
+    def _read_tail(self, path: Path, since: float, block: int = 65536) -> list[dict]:
+        """Snapshots at or after ``since``, reading the file backwards from its end (only the
+        window a dashboard shows is parsed, however long the file)."""
+        found: list[dict] = []
+        with open(path, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            rest = b""
+            while end > 0:
+                start = max(0, end - block)
+                f.seek(start)
+                chunk = f.read(end - start) + rest
+                end = start
+                lines = chunk.split(b"\n")
+                rest = lines.pop(0) if start > 0 else b""
+                for line in reversed(lines):
+                    snap = _parse(line)
+                    if snap is None:
+                        continue
+                    if snap.get("ts", 0) < since:
+                        return found[::-1]
+                    found.append(snap)
+        return found[::-1]
+
+
+def _parse(line: bytes) -> dict | None:
+    try:
+        return json.loads(line) if line.strip() else None
+    except ValueError:  # a line being written right now
+        return None
 
 
 class RedisStatsStore(StatsStore):
@@ -101,17 +124,23 @@ class RedisStatsStore(StatsStore):
         pipe.ltrim(key, -self.max_entries, -1)
         pipe.execute()
 
-    def read(self, since: float = 0.0) -> list[dict]:
+    def read(self, since: float = 0.0, chunk: int = 200) -> list[dict]:
         workers = sorted(
             w.decode() if isinstance(w, bytes) else w
             for w in self.client.smembers(f"{self.prefix}:workers")
         )
         out: list[dict] = []
         for worker in workers:
-            for raw in self.client.lrange(f"{self.prefix}:{worker}", 0, -1):
-                snap = json.loads(raw)
-                if snap.get("ts", 0) >= since:
-                    out.append(snap)
+            key = f"{self.prefix}:{worker}"
+            stop = -1
+            while True:  # newest first, one chunk at a time, until older than ``since``
+                raws = self.client.lrange(key, stop - chunk + 1, stop)
+                snaps = [json.loads(raw) for raw in raws]
+                recent = [s for s in snaps if s.get("ts", 0) >= since]
+                out.extend(recent)
+                if len(raws) < chunk or len(recent) < len(snaps):
+                    break
+                stop -= chunk
         out.sort(key=lambda s: s["ts"])
         return out
 

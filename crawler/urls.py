@@ -119,9 +119,12 @@ def host_of(url: str) -> str:
 
 
 def netloc_of(url: str) -> str:
-    """Host plus non-default port: the politeness key of ``url``."""
+    """Host plus non-default port: the politeness key of ``url`` (an IPv6 host keeps its
+    brackets, so the key is also a valid URL authority)."""
     parts = urlsplit(url)
     host = (parts.hostname or "").rstrip(".")
+    if ":" in host:
+        host = f"[{host}]"
     port = parts.port
     if port is None or port == DEFAULT_PORTS.get(parts.scheme):
         return host

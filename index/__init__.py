@@ -10,7 +10,11 @@ if TYPE_CHECKING:
 
 
 def get_backend(config: Config | None = None, **options) -> SearchBackend:
-    """The configured backend: Elasticsearch when ``ELASTICSEARCH_URL`` is set, else embedded."""
+    """The configured backend: Elasticsearch when ``ELASTICSEARCH_URL`` is set, else embedded.
+
+    ``settings=`` (Scrapy/Django settings or a mapping) tunes it through its ``ES_*`` or
+    ``EMBEDDED_*`` settings; other keyword options go to its constructor.
+    """
     from crawler.config import get_config
 
     config = config or get_config()
@@ -20,4 +24,4 @@ def get_backend(config: Config | None = None, **options) -> SearchBackend:
         return ElasticsearchBackend.from_config(config, **options)
     from index.embedded import EmbeddedBackend
 
-    return EmbeddedBackend(config=config, **options)
+    return EmbeddedBackend.from_config(config, **options)

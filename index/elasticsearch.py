@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from elastic_transport import ConnectionError as TransportConnectionError
+from elastic_transport import ConnectionTimeout
 from elasticsearch import ApiError, Elasticsearch, NotFoundError
 
 from crawler.config import Config, get_config
@@ -248,6 +250,7 @@ class ElasticsearchBackend(SearchBackend):
             max_retries=bulk_max_retries,
             request_timeout_s=max(request_timeout_s, 60.0),
             stats=self.stats_,
+            on_reconnect=self._ensure_index,
         )
         self._rank_feature: bool | None = None
 
@@ -287,7 +290,23 @@ class ElasticsearchBackend(SearchBackend):
         return max(names, key=_version_of) if names else None
 
     def ensure_index(self) -> None:
-        """Create ``<prefix>-v1`` behind the alias unless the alias exists; idempotent."""
+        """Create ``<prefix>-v1`` behind the alias unless the alias exists; idempotent.
+
+        With the cluster unreachable, writes are spooled and the index is created as soon
+        as the cluster answers, before the spool is replayed.
+        """
+        try:
+            self._ensure_index()
+        except (TransportConnectionError, ConnectionTimeout):
+            logger.warning(
+                "Elasticsearch at %s is unreachable; documents are spooled to %s until it "
+                "answers (scripts/services.sh status)",
+                ",".join(self.hosts),
+                self.writer.spool_dir,
+            )
+            self.writer.mark_unavailable()
+
+    def _ensure_index(self) -> None:
         if self.current_index() is not None:
             return
         try:
@@ -304,6 +323,8 @@ class ElasticsearchBackend(SearchBackend):
 
     def uses_rank_feature(self) -> bool:
         """Whether the current index scores static rank with a ``rank_feature`` field."""
+        if self._rank_feature is None and not self.writer.available:
+            return False  # asked again once the cluster is back
         if self._rank_feature is None:
             mapping = self.client.indices.get_mapping(index=self.alias)
             self._rank_feature = any(

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import tantivy
@@ -147,6 +148,41 @@ def _url_terms(url: str) -> str:
     return analyze_joined(url.split("://", 1)[-1])
 
 
+# Settings (Scrapy or Django settings, or a mapping) -> constructor option and type.
+SETTINGS = {
+    "EMBEDDED_COMMIT_DOCS": ("commit_every_docs", int),
+    "EMBEDDED_COMMIT_INTERVAL_S": ("commit_interval_s", float),
+    "EMBEDDED_FIELD_WEIGHTS": ("field_weights", dict),
+    "EMBEDDED_RANK_WEIGHTS": ("rank_weights", dict),
+    "EMBEDDED_RERANK_DEPTH": ("rerank_depth", int),
+    "EMBEDDED_MIN_STRICT_HITS": ("min_strict_hits", int),
+    "EMBEDDED_MAX_WINDOW": ("max_window", int),
+    "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
+    "EMBEDDED_SNIPPET_CHARS": ("snippet_chars", int),
+}
+
+
+def options_from_settings(settings: Any) -> dict:
+    """Constructor options from the ``EMBEDDED_*`` settings that are set."""
+    if isinstance(settings, Mapping) or hasattr(settings, "get"):
+        get = settings.get
+    else:
+
+        def get(name):
+            return getattr(settings, name, None)
+
+    options: dict[str, Any] = {}
+    for name, (option, kind) in SETTINGS.items():
+        value = get(name)
+        if value is None:
+            continue
+        if option == "field_weights":
+            options[option] = FieldWeights(**dict(value))
+        else:
+            options[option] = kind(value)
+    return options
+
+
 class EmbeddedBackend(SearchBackend):
     """A tantivy index under ``path`` (default ``DATA_DIR/index``); one writer process."""
 
@@ -189,6 +225,13 @@ class EmbeddedBackend(SearchBackend):
         self._last_commit = time.monotonic()
         self._lock = threading.RLock()
 
+    @classmethod
+    def from_config(cls, config: Config, settings: Any = None, **options) -> EmbeddedBackend:
+        """The backend under ``config.data_dir``, tuned by ``EMBEDDED_*`` settings if given."""
+        merged = options_from_settings(settings) if settings is not None else {}
+        merged.update(options)
+        return cls(config=config, **merged)
+
     # --- lifecycle --------------------------------------------------------------------
 
     def ensure_index(self) -> None:
@@ -212,16 +255,22 @@ class EmbeddedBackend(SearchBackend):
             index.config_reader(reload_policy="OnCommit")
             self._index, self._schema = index, schema
 
-    @property
-    def index_(self) -> tantivy.Index:
+    def _tantivy(self) -> tantivy.Index:
+        """The open tantivy index (opened on first use)."""
         if self._index is None:
             self.ensure_index()
         return self._index
 
+    @property
+    def index_(self) -> tantivy.Index:
+        """The open tantivy index, for read-only helpers (webui's "did you mean")."""
+        return self._tantivy()
+
     def _writer_(self) -> tantivy.IndexWriter:
+        """This process's writer, taking tantivy's one-writer lock on first use."""
         if self._writer is None:
             try:
-                self._writer = self.index_.writer(
+                self._writer = self._tantivy().writer(
                     self.writer_heap_bytes, self.writer_threads
                 )
             except ValueError as exc:
@@ -296,7 +345,7 @@ class EmbeddedBackend(SearchBackend):
         """Remove the documents whose host matches ``pattern``, committed; returns how many."""
         with self._lock:
             self.refresh()
-            searcher = self.index_.searcher()
+            searcher = self._tantivy().searcher()
             suffix = host_pattern_suffix(pattern)
             query = (
                 tantivy.Query.term_query(self._schema, "site", suffix)
@@ -338,14 +387,14 @@ class EmbeddedBackend(SearchBackend):
         """Commit pending writes and make every commit (of any process) visible here."""
         with self._lock:
             self._commit()
-            self.index_.reload()
+            self._tantivy().reload()
 
     # --- reads ------------------------------------------------------------------------
 
     def _get_many(self, ids: Sequence[str]) -> Iterator[Document]:
         if not ids:
             return
-        searcher = self.index_.searcher()
+        searcher = self._tantivy().searcher()
         query = tantivy.Query.term_set_query(self._schema, "id", list(ids))
         for _, address in searcher.search(query, limit=len(ids), count=False).hits:
             yield self._source(searcher, address)
@@ -360,7 +409,7 @@ class EmbeddedBackend(SearchBackend):
 
     def stats(self) -> dict:
         """``docs`` (searchable), ``bytes`` on disk, ``segments`` and ``pending`` writes."""
-        searcher = self.index_.searcher()
+        searcher = self._tantivy().searcher()
         size = sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
         return {
             "docs": searcher.num_docs,
@@ -406,7 +455,7 @@ class EmbeddedBackend(SearchBackend):
         if parsed.matches_nothing:
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
-        searcher = self.index_.searcher()
+        searcher = self._tantivy().searcher()
         offset = (page - 1) * size
         depth = min(offset + size + self.rerank_depth, self.max_window)
         found = searcher.search(self.compile(parsed.root), limit=depth, count=True)
@@ -424,7 +473,7 @@ class EmbeddedBackend(SearchBackend):
             extra = [h for h in more.hits if (h[1].segment_ord, h[1].doc) not in known]
             ranked += self.ranker.rank(self._candidates(searcher, extra, named, labelled))
         collapsed = self._collapse(ranked)
-        terms = parsed.terms()
+        words, phrases = parsed.words(), parsed.phrases()
         for candidate, similar in collapsed[offset : offset + size]:
             doc = self._source(searcher, candidate.ref)
             results.hits.append(
@@ -433,7 +482,7 @@ class EmbeddedBackend(SearchBackend):
                     url=doc.url,
                     title=doc.title,
                     snippet=build_snippet(
-                        doc.body or doc.description, terms, self.snippet_chars
+                        doc.body or doc.description, words, self.snippet_chars, phrases
                     ),
                     score=round(candidate.score, 6),
                     host=doc.host,

@@ -95,6 +95,7 @@ class BulkWriter:
         request_timeout_s: float = 60.0,
         stats: Stats | None = None,
         on_error: Callable[[dict], None] | None = None,
+        on_reconnect: Callable[[], None] | None = None,
     ):
         self.client = client
         self.spool_dir = Path(spool_dir)
@@ -108,6 +109,7 @@ class BulkWriter:
         self.request_timeout_s = request_timeout_s
         self.stats = stats or Stats()
         self.on_error = on_error
+        self.on_reconnect = on_reconnect
         self._queue: deque[_Action] = deque()
         self._queued_bytes = 0
         self._busy = False
@@ -246,6 +248,13 @@ class BulkWriter:
             if not self._reachable():
                 self._spool(batch)
                 return
+            if self.on_reconnect is not None:
+                try:
+                    self.on_reconnect()
+                except (TransportConnectionError, ConnectionTimeout, ApiError):
+                    logger.warning("Elasticsearch answers but is not ready yet", exc_info=True)
+                    self._spool(batch)
+                    return
         if not self._replay_spool():
             self._spool(batch)
             return
@@ -262,6 +271,11 @@ class BulkWriter:
         except (TransportConnectionError, ConnectionTimeout, ApiError):
             return False
         return True
+
+    def mark_unavailable(self) -> None:
+        """Treat the cluster as down: writes spool until a probe finds it back."""
+        with self._cond:
+            self._mark_down()
 
     def _mark_down(self) -> None:
         if self._down_since is None:

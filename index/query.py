@@ -161,6 +161,12 @@ class Query:
                     seen.setdefault(t)
         return list(seen)
 
+    def words(self) -> list[str]:
+        """The terms of positive single words (not phrases), unique and in query order."""
+        return list(
+            dict.fromkeys(n.term for n in self.leaves(positive_only=True) if isinstance(n, Term))
+        )
+
     def phrases(self) -> list[tuple[str, ...]]:
         """The term sequences of positive phrases, for highlighting whole phrases."""
         return [

@@ -103,28 +103,25 @@ def read_response(directory: str | os.PathLike, warc_file: str, offset: int) -> 
 def page_item_from_response(response: WarcResponse) -> PageItem | None:
     """The ``PageItem`` the ``web`` spider makes of this response, or None if it makes none.
 
-    Mirrors ``spiders.web.WebSpider.parse``: 2xx HTML only, the same extractor, and the
-    same-host ``rel=canonical`` rule for the document URL.
+    Mirrors ``spiders.web.WebSpider.parse``: 2xx HTML only, binary bodies skipped, the same
+    decoder and extractor, and the same-host ``rel=canonical`` rule for the document URL.
+    A page the crawl rendered with a browser was fetched again as rendered; that later
+    record wins, as the latest fetch of its URL.
     """
-    from crawler.extract import extract
+    from crawler.extract import decode_html, extract, looks_binary
     from crawler.urls import canonicalize, host_of
     from spiders.web import HTML_TYPES
 
     if not 200 <= response.status < 300:
         return None
-    ctype = response.header("Content-Type").split(";")[0].strip().lower()
+    content_type = response.header("Content-Type")
+    ctype = content_type.split(";")[0].strip().lower()
     if ctype and ctype.encode("latin-1") not in HTML_TYPES:
         return None
-    from scrapy.http import HtmlResponse, Request
-
-    scrapy_response = HtmlResponse(
-        url=response.url,
-        status=response.status,
-        headers=response.headers,
-        body=response.body,
-        request=Request(response.url),
-    )
-    page = extract(scrapy_response.text, response.url, response.header("X-Robots-Tag"))
+    if looks_binary(response.body):
+        return None
+    html, _encoding = decode_html(response.body, content_type)
+    page = extract(html, response.url, response.header("X-Robots-Tag"))
     url = canonicalize(response.url)
     if page.canonical and host_of(page.canonical) == host_of(url):
         url = page.canonical

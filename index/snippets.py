@@ -11,11 +11,10 @@ length, so offsets stay valid), and only those candidates are analyzed.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from html import escape
 
 from index.analysis import WORD_RE, analyze
@@ -27,6 +26,8 @@ SNIPPET_CHARS = 220
 SCAN_CHARS = 100_000
 _ELLIPSIS = "\u2026"
 _SPACES_RE = re.compile(r"\s+")
+_WORD_TERMS_MAX = 100_000
+_word_terms: dict[str, list[str]] = {}
 _fold_table: dict[int, str] = {ord(c): c.lower() for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
 
 
@@ -57,32 +58,49 @@ def _prefix(term: str) -> str:
     return base[: max(1, min(3, len(base)), len(base) - 2)]
 
 
-@functools.lru_cache(maxsize=256)
-def _candidate_re(terms: frozenset[str]) -> re.Pattern:
-    """Words starting like one of ``terms`` (compiled once per query, not per hit)."""
-    prefixes = sorted({re.escape(_prefix(t)) for t in terms if t}, key=len, reverse=True)
-    return re.compile(r"(?<![^\W_])(?:" + "|".join(prefixes) + ")")
+def _word_starts(folded: str, prefixes: set[str]) -> list[int]:
+    """Sorted offsets where a word of ``folded`` starts with one of ``prefixes``.
+
+    ``str.find`` per prefix beats compiling a regex alternation for every query.
+    """
+    starts = set()
+    for prefix in prefixes:
+        i = folded.find(prefix)
+        while i >= 0:
+            if i == 0 or not folded[i - 1].isalnum():
+                starts.add(i)
+            i = folded.find(prefix, i + 1)
+    return sorted(starts)
+
+
+def _terms_of(word: str) -> list[str]:
+    """``analyze(word)``, memoized: the same words recur on every page."""
+    terms = _word_terms.get(word)
+    if terms is None:
+        if len(_word_terms) >= _WORD_TERMS_MAX:
+            _word_terms.clear()
+        terms = _word_terms[word] = analyze(word)
+    return terms
 
 
 def find_matches(text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
     """``(start, end, term)`` of each word in ``text`` whose analyzed term is in ``terms``."""
-    wanted = frozenset(terms)
+    wanted = frozenset(t for t in terms if t)
     if not wanted or not text:
         return []
-    candidates = _candidate_re(wanted)
-    folded = _fold(text)
     matches = []
-    pos = 0
-    while pos < len(text) and (m := candidates.search(folded, pos)):
-        word = WORD_RE.match(text, m.start())
-        if word is None:
-            pos = m.start() + 1
+    end = 0
+    for start in _word_starts(_fold(text), {_prefix(t) for t in wanted}):
+        if start < end:
             continue
-        for term in analyze(word.group()):
+        word = WORD_RE.match(text, start)
+        if word is None:
+            continue
+        for term in _terms_of(word.group()):
             if term in wanted:
-                matches.append((word.start(), word.end(), term))
+                matches.append((start, word.end(), term))
                 break
-        pos = word.end()
+        end = word.end()
     return matches
 
 
@@ -106,6 +124,8 @@ def _best_window(matches: list[tuple[int, int, str]], width: int) -> tuple[int, 
 
 def _span(text: str, first: int, last: int, width: int) -> tuple[int, int]:
     """Character range of about ``width`` around ``[first, last)``, cut at word boundaries."""
+    if len(text) <= width:
+        return 0, len(text)
     lead = max(0, (width - (last - first)) // 3)
     start = max(0, first - lead)
     sentence = text.rfind(". ", start, first)
@@ -142,15 +162,50 @@ def _render(
     return "".join(out).strip()
 
 
-def build_snippet(
-    text: str, terms: Iterable[str], max_chars: int = SNIPPET_CHARS
-) -> str:
-    """HTML snippet: the ``max_chars`` window of ``text`` richest in ``terms``, marked up.
+def _adjacent(text: str, left: tuple[int, int, str], right: tuple[int, int, str]) -> bool:
+    """Whether ``right`` is the word right after ``left`` (only punctuation between)."""
+    return right[0] >= left[1] and not any(c.isalnum() for c in text[left[1] : right[0]])
 
-    Without a match it is the start of the text. Everything but ``<mark>`` is escaped.
+
+def _phrase_matches(
+    text: str,
+    matches: list[tuple[int, int, str]],
+    words: set[str],
+    phrases: Sequence[Sequence[str]],
+) -> list[tuple[int, int, str]]:
+    """The matches of ``words`` anywhere plus those inside a whole occurrence of a phrase."""
+    keep = [m[2] in words for m in matches]
+    for phrase in phrases:
+        k = len(phrase)
+        for i in range(len(matches) - k + 1):
+            if all(
+                matches[i + j][2] == phrase[j]
+                and (j == 0 or _adjacent(text, matches[i + j - 1], matches[i + j]))
+                for j in range(k)
+            ):
+                keep[i : i + k] = [True] * k
+    return [m for m, kept in zip(matches, keep, strict=True) if kept]
+
+
+def build_snippet(
+    text: str,
+    terms: Iterable[str],
+    max_chars: int = SNIPPET_CHARS,
+    phrases: Sequence[Sequence[str]] = (),
+) -> str:
+    """HTML snippet: the ``max_chars`` window of ``text`` richest in query matches, marked up.
+
+    ``terms`` match anywhere; the terms of ``phrases`` only where the whole phrase occurs
+    (``Query.words()`` and ``Query.phrases()``). Without a match it is the start of the
+    text. Everything but ``<mark>`` is escaped.
     """
     text = text[:SCAN_CHARS]
-    matches = find_matches(text, terms)
+    words = set(terms)
+    if phrases:
+        matches = find_matches(text, words.union(*phrases))
+        matches = _phrase_matches(text, matches, words, phrases)
+    else:
+        matches = find_matches(text, words)
     if not matches:
         return _render(text, *_span(text, 0, 0, max_chars), [])
     i, j = _best_window(matches, max_chars)

@@ -33,10 +33,13 @@ def document_from_item(item: PageItem) -> Document:
 class IndexPipeline:
     """Streams indexable pages to the search backend; skips noindex pages and duplicates."""
 
-    def __init__(self, backend: SearchBackend, batch_size: int = 200, stats=None):
+    def __init__(
+        self, backend: SearchBackend, batch_size: int = 200, stats=None, link_store=None
+    ):
         self.backend = backend
         self.batch_size = batch_size
         self.stats = stats
+        self.link_store = link_store
         self.pending: list[Document] = []
 
     @classmethod
@@ -47,7 +50,12 @@ class IndexPipeline:
         from index import get_backend
 
         backend = get_backend(config_from_settings(settings))
-        return cls(backend, settings.getint("INDEX_BATCH_SIZE", 200), crawler.stats)
+        link_store = None
+        if settings.getbool("LINKGRAPH_ENABLED", True) and settings.getbool("INDEX_ANCHORS", True):
+            from pipelines.linkgraph import crawler_link_store
+
+            link_store = crawler_link_store(crawler)
+        return cls(backend, settings.getint("INDEX_BATCH_SIZE", 200), crawler.stats, link_store)
 
     def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None:
@@ -74,6 +82,10 @@ class IndexPipeline:
         if not self.pending:
             return
         batch, self.pending = self.pending, []
+        if self.link_store is not None:
+            # Anchors known so far; later links reach the document at the next rank/reindex.
+            for doc in batch:
+                doc.anchors = self.link_store.anchor_text(doc.id)
         written = self.backend.index(batch)
         self._inc("index/indexed", written)
         self._inc("index/batches")

@@ -52,7 +52,7 @@ def rank(self, run_id: str | None = None) -> dict:
         batch.close_quietly(links)
         store.close()
     if report.committed:
-        publish.delay(report.version)
+        self.app.tasks["ranking.publish"].delay(report.version)
     else:
         logger.warning("ranking: run %s (version %s) was superseded", run_id, report.version)
     return report.to_dict()

@@ -34,7 +34,10 @@ for i in $(seq 0 $((HOSTS - 1))); do echo "http://site$i.test:$TESTWEB_PORT/"; d
 echo "demo: crawling up to $MAX_PAGES pages (detailed log: $DATA_DIR/logs/crawl.log)"
 .venv/bin/scrapy crawl web -a seeds_file="$seeds" -a allowed_hosts='*.test' \
     -a max_pages="$MAX_PAGES" -s RESOLVE_OVERRIDES='*.test=127.0.0.1' \
-    -s SSRF_ALLOWED_NETWORKS=127.0.0.0/8
+    -s SSRF_ALLOWED_NETWORKS=127.0.0.0/8 -s FRONTIER_DELAY=0.2 -s FRONTIER_IP_CONCURRENCY=32
+
+echo "demo: ranking (PageRank over the link graph, in-process)"
+$py manage.py rank
 
 query=$($py -c "import testweb; print(testweb.TestWeb($HOSTS, $TESTWEB_PORT).page('site3.test', '/').title)")
 echo "demo: sample query: $query"

@@ -22,6 +22,8 @@ from crawler.urls import InvalidURL, canonicalize, host_of
 
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 RECENT_LINKS = 200_000  # links this process yielded lately, skipped before building a Request
+SITEMAP_PRIORITY = -10  # Scrapy's scheduler: sitemaps after pages
+SITEMAP_TIER = 3  # the frontier's lowest front tier, still served (never starved)
 
 
 def load_host_rules(settings) -> HostRules:
@@ -218,8 +220,11 @@ class WebSpider(scrapy.Spider):
 
     def sitemap_request(self, url: str, level: int) -> scrapy.Request:
         """A request for a sitemap (``level`` = how many indexes led to it)."""
+        # after the pages: a sitemap only adds URLs, most of them found by links anyway
         return scrapy.Request(url, callback=self.parse_sitemap, errback=self.fetch_failed,
-                              meta={"depth": 0, "sitemap_level": level})
+                              priority=SITEMAP_PRIORITY,
+                              meta={"depth": 0, "sitemap_level": level,
+                                    "frontier_tier": SITEMAP_TIER})
 
     def parse_sitemap(self, response: Response):
         """Pages of a urlset (their ``lastmod`` in ``meta["sitemap_lastmod"]``, kept in the

@@ -52,6 +52,10 @@ def run_crawl(
         "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
         "SSRF_ALLOWED_NETWORKS": TESTWEB_NETWORKS,
         "CRAWL_PROGRESS_INTERVAL": 0,
+        # Test crawls are short: a small per-host delay, and the whole test web shares
+        # one address, so the per-IP limit is raised to the crawl's concurrency.
+        "FRONTIER_DELAY": 0.05,
+        "FRONTIER_IP_CONCURRENCY": 32,
     }
     for name, value in {**base, **(settings or {})}.items():
         cmd += ["-s", f"{name}={value}"]

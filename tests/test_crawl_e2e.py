@@ -23,7 +23,7 @@ def crawled(tmp_path_factory):
         result = run_crawl(
             data_dir,
             seeds,
-            settings={"DOWNLOAD_DELAY": 0.02},
+            settings={"FRONTIER_DELAY": 0.02},
             args={"allowed_hosts": "*.test", "max_pages": 300},
         )
         assert result.returncode == 0, result.stderr[-3000:]
@@ -75,7 +75,9 @@ def test_known_pages_found_through_api(crawled, crawl_backend, client):
         info = web.web.page(line["host"], line["path"])
         data = client.get("/api/search", {"q": info.keyword}).json()
         urls = [hit["url"] for hit in data["results"]]
-        found += bool(urls) and urls[0] == info.url
+        # Test-web links take their anchor text from the paragraph around them, so a page
+        # that a keyword's page links to may carry the keyword as anchor text too.
+        found += info.url in urls[:3]
     assert found == len(fetched)
 
 

@@ -1,5 +1,6 @@
 """Admin actions, crawl dashboard, URL inspector and recrawl, through Django's test client."""
 
+import io
 import pickle
 import time
 
@@ -75,6 +76,37 @@ def test_adding_a_block_rule_removes_the_hosts_pages(admin_client, client):
     admin_client.post("/admin/control/hostrule/add/", {"pattern": "*.gone.test",
                                                        "action": "block"})
     assert "http://sub.gone.test/c" not in _urls(client)
+
+
+def test_removehost_command(client):
+    from django.core.management import call_command
+
+    backend = get_search_backend()
+    backend.index([Document(id=doc_id_for("http://cmd.test/"), url="http://cmd.test/",
+                            host="cmd.test", title="zebu command")])
+    backend.refresh()
+    backend.close()
+    assert "http://cmd.test/" in _urls(client)
+    out = io.StringIO()
+    call_command("removehost", "CMD.test", stdout=out)
+    assert "cmd.test: 1 page(s) removed" in out.getvalue().lower()
+    assert "http://cmd.test/" not in _urls(client)
+
+
+def test_block_while_another_writer_holds_the_index(admin_client, client):
+    backend = get_search_backend()
+    backend.index([Document(id=doc_id_for("http://held.test/"), url="http://held.test/",
+                            host="held.test", title="zebu held")])
+    backend.refresh()  # the shared backend now holds the writer lock, like a running crawl
+    try:
+        response = admin_client.post("/admin/control/hostrule/add/",
+                                     {"pattern": "held.test", "action": "block"}, follow=True)
+        text = response.content.decode()
+        assert "could not be removed" in text and "manage.py removehost" in text
+        assert HostRule.objects.get(pattern="held.test").action == "block"
+    finally:
+        backend.close()
+    assert "http://held.test/" in _urls(client)
 
 
 def test_block_action_and_rule_fields(admin_client, client):
@@ -167,6 +199,7 @@ def test_inspector_robots_and_seen(admin_client):
     assert '<span class="bad">disallowed</span>' in text
     assert "robots.txt disallows it" in text
     assert "discovered (in the frontier" in text
+    assert "1 queued" in text and "1 page added" in text
     text = admin_client.get("/dashboard/inspect", {"url": "http://robo.test/open"}).content.decode()
     assert '<span class="ok">allowed</span>' in text
 

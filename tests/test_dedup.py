@@ -320,3 +320,52 @@ def test_frontier_is_found_on_the_scheduler():
     frontier = object()
     crawler = SimpleNamespace(engine=SimpleNamespace(scheduler=SimpleNamespace(frontier=frontier)))
     assert scheduler_frontier(crawler) is frontier
+
+
+@pytest.mark.slow
+def test_crawl_of_the_mirror_hosts_clusters_near_copies(tmp_path):
+    """Process level: crawl the test web's near-copy hosts with the content pipelines."""
+    import json
+    from itertools import combinations
+
+    import testweb
+    from crawler.urls import canonicalize
+    from index.embedded import EmbeddedBackend
+    from tests.crawlrun import run_crawl
+
+    pipelines = {
+        "pipelines.dedup.DedupPipeline": 100,
+        "pipelines.warc.WarcPipeline": 200,
+        "pipelines.linkgraph.LinkGraphPipeline": 300,
+        "pipelines.index.IndexPipeline": 900,
+    }
+    with testweb.run(hosts=1, pages=5, mirror_articles=30, seed=6) as web:
+        labels = web.web.mirror_labels()
+        result = run_crawl(
+            tmp_path,
+            [web.home_url(h) for h in web.web.mirror_hosts],
+            settings={
+                "ITEM_PIPELINES": json.dumps(pipelines),
+                "DOWNLOAD_DELAY": 0.0,
+                "HOST_RULES_LOADER": "",
+            },
+            args={"allowed_hosts": "*news*.test"},
+            timeout=150,
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    backend = EmbeddedBackend(tmp_path / "index")
+    backend.ensure_index()
+    cluster = {}
+    for url in labels:
+        doc = backend.get(doc_id_for(canonicalize(url)))
+        assert doc is not None, url  # no exact copies in the set: every page is indexed
+        cluster[url] = doc.cluster_id
+    backend.close()
+    pairs = list(combinations(labels, 2))
+    same = [(a, b) for a, b in pairs if labels[a] == labels[b]]
+    assert len(same) >= 15
+    assert sum(cluster[a] == cluster[b] for a, b in same) >= 0.95 * len(same)
+    assert not [(a, b) for a, b in pairs if labels[a] != labels[b] and cluster[a] == cluster[b]]
+    log = (tmp_path / "logs" / "crawl.log").read_text()
+    near = len(labels) - len(set(labels.values()))
+    assert f"'dedup/near': {near}," in log

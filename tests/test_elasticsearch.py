@@ -171,6 +171,19 @@ def test_freshness_decay_prefers_recent_pages(make_backend):
     assert urls(backend.search("gadget")) == ["http://new.test/", "http://old.test/"]
 
 
+def test_static_rank_uses_rank_feature_when_the_cluster_has_it(corpus):
+    with_module = ElasticsearchBackend(corpus.hosts, index_prefix=corpus.alias)
+    with_module._rank_feature = True  # as read from a mapping made on a full cluster
+    body = with_module.search_body(parse("python"))
+    with_module.client.close()
+    (feature,) = body["query"]["bool"]["should"]
+    assert feature["rank_feature"] == {"field": "pagerank_rf", "linear": {}, "boost": 2.0}
+    scored = body["query"]["bool"]["must"][0]["function_score"]["functions"]
+    assert [next(iter(f)) for f in scored] == ["gauss"]  # freshness only; rank is the feature
+    plain = corpus.search_body(parse("python"))["query"]["function_score"]["functions"]
+    assert plain[0]["field_value_factor"]["field"] == "pagerank"
+
+
 def test_field_weights_come_from_settings():
     assert set(QueryCompiler().fields) == {"title^3", "anchors^2", "url^1.5", "body^1"}
     options = options_from_settings(
@@ -255,3 +268,81 @@ def test_manage_py_reindex(make_backend, es_url, monkeypatch):
     call_command("reindex", "--prefix", backend.alias)
     assert backend.current_index() == f"{backend.alias}-v2"
     assert urls(backend.search('"python language"')) == ["http://a.test/python"]
+
+
+def test_a_query_over_its_time_budget_returns_partial_results(make_backend):
+    import random
+
+    from elasticsearch import helpers
+
+    backend = make_backend(query_timeout="1nanos", track_total_hits=1_000_000_000)
+    rng = random.Random(1)
+    vocab = [f"w{i}" for i in range(50)]
+
+    def actions():
+        for i in range(20_000):
+            words = " ".join(rng.choice(vocab) for _ in range(30))
+            source = {"id": str(i), "body": words, "cluster": str(i)}
+            source["doc"] = {"id": str(i), "url": f"http://t.test/{i}", "body": words}
+            yield {"_index": backend.alias, "_id": str(i), "_source": source}
+
+    helpers.bulk(backend.client, actions(), chunk_size=5000, refresh=True)
+    # Shards check the budget on a clock that ticks every 200 ms, so a query of ~100 ms does
+    # not always time out; running it until one does (at most 60 times) is enough.
+    query = " OR ".join(f'"{a} {b}"' for a, b in zip(vocab[:25], vocab[25:], strict=True))
+    runs = []
+    while len(runs) < 60 and not any(r.partial for r in runs):
+        runs.append(backend.search(query))
+    partial = [r for r in runs if r.partial]
+    assert partial, [r.total for r in runs]
+    unhurried = ElasticsearchBackend(
+        backend.hosts, index_prefix=backend.alias, track_total_hits=1_000_000_000
+    )
+    complete = unhurried.search(query)
+    unhurried.client.close()
+    assert not complete.partial and complete.total > 0
+    assert partial[0].total <= complete.total
+    assert all(r.total == complete.total for r in runs if not r.partial)
+
+
+def test_a_writer_that_starts_while_es_is_down_spools_and_the_next_one_replays(es_url, tmp_path):
+    from tests.fixtures_es import free_port
+
+    prefix = f"test-{uuid.uuid4().hex[:10]}"
+    down = ElasticsearchBackend(
+        f"http://127.0.0.1:{free_port()}",
+        index_prefix=prefix,
+        spool_dir=tmp_path,
+        bulk_interval_s=0.05,
+        bulk_max_retries=1,
+    )
+    down.ensure_index()  # logs a warning instead of failing the crawl
+    assert not down.writer.available
+    down.index(CORPUS)
+    down.index(CORPUS[:2])
+    down.close()
+    assert down.writer.spooled_files > 0
+    up = ElasticsearchBackend(es_url, index_prefix=prefix, spool_dir=tmp_path)
+    try:
+        up.ensure_index()
+        up.refresh()
+        assert up.writer.spooled_files == 0
+        assert up.stats()["docs"] == len(CORPUS)
+        assert urls(up.search("running")) == ["http://a.test/python"]
+    finally:
+        up.drop()
+        up.close()
+
+
+def test_bulk_queue_is_bounded_and_producers_wait(make_backend):
+    backend = make_backend(bulk_docs=20, bulk_queue_bytes=50_000)
+    body = "bounded memory " * 300  # about 5 kB of text per page
+    peak = 0
+    docs = [doc(f"http://bp{i}.test/", f"Page {i}", body) for i in range(300)]
+    for d in docs:
+        backend.index([d])
+        peak = max(peak, backend.writer._queued_bytes)
+    backend.refresh()
+    assert backend.stats_.get("index/bulk/backpressure_waits") > 0
+    assert peak <= 50_000 + 20_000  # the limit plus the one action that crossed it
+    assert backend.stats()["docs"] == 300

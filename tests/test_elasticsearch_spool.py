@@ -14,6 +14,7 @@ from tests.fixtures_es import EsProcesses, not_installed_reason
 pytestmark = pytest.mark.services
 
 DOWN_S = 10.0
+CRAWL_DOWN_S = 30.0  # the outage the issue asks a crawl to survive
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +84,72 @@ def test_documents_written_while_es_is_down_arrive_once(es_node, tmp_path):
     assert backend.stats()["docs"] == len(set(written))
     backend.drop()
     backend.client.close()
+
+
+@pytest.mark.slow
+def test_a_crawl_through_an_elasticsearch_outage_indexes_each_page_once(es_node, tmp_path):
+    import re
+    import subprocess
+    import sys
+
+    import testweb
+    from tests.crawlrun import ROOT, TESTWEB_NETWORKS, crawl_env, migrate
+
+    data_dir = tmp_path / "crawl"
+    data_dir.mkdir()
+    env = {"ELASTICSEARCH_URL": es_node.url}
+    reader = ElasticsearchBackend(es_node.url, index_prefix="websearch", spool_dir=tmp_path / "r")
+    with testweb.run(hosts=6, log=tmp_path / "testweb.log") as web:
+        migrate(data_dir, env)
+        seeds = [web.home_url(h) for h in web.hosts() if h.startswith("site")]
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "web", "-a", "seeds=" + ",".join(seeds)]
+        cmd += ["-a", "allowed_hosts=*.test", "-a", "max_pages=300"]
+        for setting in (
+            "RESOLVE_OVERRIDES=*.test=127.0.0.1",
+            "CRAWL_PROGRESS_INTERVAL=0",
+            f"SSRF_ALLOWED_NETWORKS={TESTWEB_NETWORKS}",
+            "FRONTIER_DELAY=0.6",  # slow enough that the outage falls in the crawl
+            "FRONTIER_IP_CONCURRENCY=32",
+            "INDEX_BATCH_SIZE=10",
+        ):
+            cmd += ["-s", setting]
+        log = open(tmp_path / "crawl.err", "w+")  # a pipe could fill up and stall the crawl
+        crawl = subprocess.Popen(
+            cmd, cwd=ROOT, env=crawl_env(data_dir, env), stdout=subprocess.DEVNULL, stderr=log
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while (
+                reader.client.options(ignore_status=(404, 503))
+                .count(index="websearch")
+                .get("count", 0)
+                == 0
+            ):
+                assert crawl.poll() is None and time.monotonic() < deadline, (
+                    "nothing indexed: " + (tmp_path / "crawl.err").read_text()[-2000:]
+                )
+                time.sleep(0.5)
+            es_node.kill("es")
+            time.sleep(CRAWL_DOWN_S / 2)
+            assert crawl.poll() is None, "the crawl must go on while Elasticsearch is down"
+            time.sleep(CRAWL_DOWN_S / 2)
+            es_node.start()
+            crawl.wait(timeout=300)
+        finally:
+            if crawl.poll() is None:
+                crawl.kill()
+            log.seek(0)
+            stderr = log.read()
+            log.close()
+    assert crawl.returncode == 0, stderr[-3000:]
+    indexed = int(re.search(r"documents indexed\s+(\d+)", stderr).group(1))
+    # What the crawl could not send before it ended is in its spool: the next writer sends it.
+    late = ElasticsearchBackend(
+        es_node.url, index_prefix="websearch", spool_dir=data_dir / "es-spool" / "websearch"
+    )
+    late.refresh()
+    late.close()
+    reader.client.indices.refresh(index="websearch")
+    stored = [d.id for d in reader.iter_documents()]
+    assert len(stored) == len(set(stored)) == indexed > 0
+    reader.client.close()

@@ -155,6 +155,12 @@ def test_div_soup_boilerplate_removed():
                                  "A list of articles next to the title is content"]
 
 
+def test_bare_links_between_paragraphs_are_navigation():
+    html = ('<html><body><div id="root"><h1>T</h1><p>Para one.</p><a href="/a">App 4</a>'
+            '<a href="/b">App 6</a></div><div>Read <a href="/x">this</a></div></body></html>')
+    assert extract(html, "http://a.test/").text == "T\nPara one.\nRead this"
+
+
 def test_xhtml_with_xml_declaration_as_str():
     page = extract(
         '<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN"'

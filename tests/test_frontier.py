@@ -209,3 +209,59 @@ def test_budget_cut_signal_and_seeds_from_redis(tmp_path):
         s.flush()
         assert s.stats["frontier/dropped/budget"] == 1
         s.close("finished")
+
+
+def test_local_frontier_memory_stays_flat_as_the_queue_grows(tmp_path):
+    import psutil
+
+    from crawler.frontier import Entry
+
+    frontier = LocalFrontier(tmp_path / "big.sqlite3", bloom_capacity=1_000_000)
+    process = psutil.Process()
+
+    def add(start: int, n: int) -> None:
+        for base in range(start, start + n, 5000):
+            frontier.add(Entry(f"http://h{i % 3000}.test/page/{i}", f"h{i % 3000}.test",
+                               payload=b"p" * 600) for i in range(base, base + 5000))
+
+    add(0, 20_000)
+    before = process.memory_info().rss
+    add(20_000, 80_000)
+    grown = process.memory_info().rss - before
+    assert frontier.pending() == 100_000
+    assert grown < 12 * 2**20  # 80,000 more queued requests (~50 MB of payload) stay on disk
+    frontier.close()
+
+
+def test_request_dropped_before_download_releases_its_lease(sched):
+    sched.frontier.robots_set("a.test", 404, b"", time.time() + 100)
+    sched.enqueue_request(scrapy.Request("http://a.test/1", callback=sched.spider.parse))
+    sched.enqueue_request(scrapy.Request("http://a.test/2", callback=sched.spider.parse))
+    first = sched.next_request()
+    sched._release_orphans(inprogress={first})  # still with the engine: kept
+    assert sched.next_request() is None
+    sched._release_orphans(inprogress=set())  # a middleware dropped it: the host is free
+    assert sched.next_request().url == "http://a.test/2"
+    assert sched.stats["frontier/dropped/before_download"] == 1
+
+
+def test_local_restart_releases_leases_of_dead_processes_at_once(tmp_path):
+    import subprocess
+    import sys
+
+    from crawler.frontier import Entry
+
+    path = tmp_path / "f.sqlite3"
+    frontier = LocalFrontier(path, bloom_capacity=1000, lease_s=3600)
+    frontier.add([Entry("http://a.test/1", "a.test"), Entry("http://b.test/1", "b.test")])
+    leases = frontier.next_ready(2)
+    assert len(leases) == 2
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    owner = frontier.owner.rsplit(":", 1)[0] + ":" + dead
+    frontier.db.execute("UPDATE leases SET owner = ? WHERE id = ?", (owner, leases[0].id))
+    frontier.close()
+    reopened = LocalFrontier(path, bloom_capacity=1000, lease_s=3600)
+    assert reopened.stats()["leases"] == 1  # this (live) process's lease stays
+    (again,) = reopened.next_ready(2)
+    assert again.url == leases[0].url

@@ -38,6 +38,8 @@ SETTINGS = {
     "ITEM_PIPELINES": "{}",
     "CRAWL_PROGRESS_INTERVAL": 0,
     "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
+    "SITEMAPS_ENABLED": False,  # the ground truth below follows links only
+    "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",  # the test web is on loopback
 }
 
 

@@ -307,3 +307,8 @@ def _walk(node):
         yield from _walk(child)
     if isinstance(node, Not):
         yield from _walk(node.child)
+
+
+def test_words_are_the_free_positive_terms():
+    q = parse('python "monty python" -java snakes OR lizards')
+    assert q.words() == ["python", "snake", "lizard"]

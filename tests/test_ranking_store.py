@@ -199,6 +199,11 @@ def test_manage_py_rank_runs_in_process(data_dir):
     reader = get_backend()
     reader.refresh()
     assert 0 < reader.get(doc_id_for(hub)).pagerank <= 1
+    out = io.StringIO()
+    call_command("rank", "--publish-only", stdout=out)  # already published: nothing to do
+    assert (
+        out.getvalue().strip() == f"version {report['version']}: 0 documents updated in the index"
+    )
     with pytest.raises(CommandError, match="RANK_"):
         call_command("rank", "--link-store", "nowhere.Store")
 
@@ -261,3 +266,38 @@ def test_search_puts_well_linked_page_first_and_rerank_the_named_home_page(tmp_p
     assert ranked[0].url == "https://widgets.test/"
     backend.close()
     store.close()
+
+
+def test_celery_tasks_run_in_process_without_a_broker(data_dir):
+    from ranking.batch import open_store
+    from ranking.celery_app import make_app
+
+    app = make_app()
+    app.conf.update(RANK_LINK_STORE="ranking.edgefiles.EdgeFiles.from_config")
+    app.loader.import_default_modules()
+    assert app.conf.task_always_eager and app.conf.broker_url == "memory://"
+    assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
+    assert app.conf.beat_schedule["rank-pages-and-hosts"]["task"] == "ranking.rank"
+    EdgeFiles.write(data_dir / "edges" / "0.tsv", site_edges(hub_links=10))
+    report = app.tasks["ranking.rank"].delay().get()
+    assert report["committed"] and report["pages"] == 31
+    store = open_store()
+    assert store.current() == report["version"] == store.published()
+    store.close()
+
+
+def test_manage_py_rank_while_the_index_is_busy_then_publish_only(data_dir):
+    from django.core.management import call_command
+
+    from index import get_backend
+
+    EdgeFiles.write(data_dir / "edges" / "0.tsv", site_edges(hub_links=3))
+    crawler_writer = get_backend()
+    hub = "https://hub.test/"
+    crawler_writer.index([Document(id=doc_id_for(hub), url=hub, host="hub.test", title="hub")])
+    with pytest.raises(CommandError, match="--publish-only"):
+        call_command("rank", "--link-store", "ranking.edgefiles.EdgeFiles.from_config")
+    crawler_writer.close()  # the crawl ends and releases the index
+    out = io.StringIO()
+    call_command("rank", "--publish-only", stdout=out)
+    assert out.getvalue().strip().endswith(": 1 documents updated in the index")

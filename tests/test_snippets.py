@@ -105,3 +105,26 @@ def test_regex_metacharacters_in_terms_are_safe():
 def test_one_letter_terms_terminate_and_match():
     assert find_matches("I said i. Then e", ["i", "e"]) == [(0, 1, "i"), (7, 8, "i"), (15, 16, "e")]
     assert find_matches("word.", [""]) == []
+
+
+def test_phrase_words_are_marked_only_inside_the_phrase():
+    body = "The cat sat. Later, the world turned; the end of the world."
+    out = build_snippet(body, [], phrases=[("the", "world")])
+    assert out == (
+        "The cat sat. Later, <mark>the</mark> <mark>world</mark> turned; the end of "
+        "<mark>the</mark> <mark>world</mark>."
+    )
+
+
+def test_free_words_and_phrases_together():
+    body = "Python here. Monty Python there. Monty alone."
+    out = build_snippet(body, terms("python"), phrases=[tuple(terms("monty python"))])
+    assert out == (
+        "<mark>Python</mark> here. <mark>Monty</mark> <mark>Python</mark> there. Monty alone."
+    )
+
+
+def test_phrase_across_punctuation_but_not_across_words():
+    body = "os.path is here; os and then path"
+    out = build_snippet(body, [], phrases=[("os", "path")])
+    assert out == "<mark>os</mark>.<mark>path</mark> is here; os and then path"

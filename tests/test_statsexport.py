@@ -97,3 +97,27 @@ def test_extension_can_be_switched_off(tmp_path):
     crawler = get_crawler(settings_dict={"DATA_DIR": str(tmp_path), "STATS_EXPORT_INTERVAL": 0})
     with pytest.raises(NotConfigured):
         StatsExport.from_crawler(crawler)
+
+
+def test_reads_only_the_window_from_the_end(tmp_path):
+    from redis import Redis
+
+    snaps = [_snap("w", float(n), n) for n in range(500)]
+    files = FileStatsStore(tmp_path / "files")
+    for snap in snaps:
+        files.append(snap)
+    path = tmp_path / "files" / "w.jsonl"
+    for block in (7, 64, 1000, 1 << 20):  # block edges fall inside lines
+        got = files._read_tail(path, since=123.0, block=block)
+        assert [s["ts"] for s in got] == [float(n) for n in range(123, 500)]
+    assert len(files.read(since=0)) == 500 and files.read(since=1000) == []
+    with running_redis(tmp_path / "redis") as server:
+        client = Redis.from_url(server.url)
+        store = RedisStatsStore(client, prefix="r")
+        for snap in snaps:
+            store.append(snap)
+        for chunk in (1, 50, 200, 1000):
+            assert [s["ts"] for s in store.read(since=123.0, chunk=chunk)] == [
+                float(n) for n in range(123, 500)]
+        assert len(store.read()) == 500
+        client.close()

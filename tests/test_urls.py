@@ -63,3 +63,10 @@ def test_host_and_netloc():
     assert host_of("http://Site1.TEST:8080/x") == "site1.test"
     assert netloc_of("http://site1.test:8080/x") == "site1.test:8080"
     assert netloc_of("https://site1.test:443/x") == "site1.test"
+
+
+def test_netloc_of_ipv6_keeps_brackets():
+    from crawler.urls import netloc_of
+
+    assert netloc_of("http://[::1]:8080/x") == "[::1]:8080"
+    assert netloc_of("http://[2001:db8::1]/") == "[2001:db8::1]"

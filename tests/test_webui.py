@@ -222,6 +222,14 @@ def test_opensearch_description_is_linked_and_valid(client):
     assert "http://testserver/?q={searchTerms}&page={startPage?}" in templates
 
 
+def test_about_page_names_the_user_agent(client):
+    from crawler import settings as crawl_settings
+
+    text = client.get("/about").content.decode()
+    assert crawl_settings.USER_AGENT in text and "Disallow: /" in text
+    assert "/about" in crawl_settings.USER_AGENT
+
+
 def test_search_command_json(capsys):
     call_command("search", "zebra", "--json")
     payload = json.loads(capsys.readouterr().out)

@@ -134,7 +134,7 @@ def _render(
             text.append(ads[i])
     text.extend(sidebar)
     text.append(site.footer)
-    nav = "".join(f'<a href="/{esc(n.lower().replace(" ", "-"))}/">{esc(n)}</a>' for n in site.nav)
+    nav = "".join(f'<a href="/#{esc(n.lower().replace(" ", "-"))}">{esc(n)}</a>' for n in site.nav)
     side = "".join(f"<li>{esc(s)}</li>" for s in sidebar)
     time_html = f"<p><time>{esc(stamp)}</time></p>" if stamp else ""
     page = (

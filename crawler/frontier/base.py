@@ -77,6 +77,8 @@ class Outcome:
     an admin override that wins over it. ``fetched=False`` means no request reached the
     host (e.g. robots-disallowed): the entry is finished without a politeness delay.
     ``requeue=True`` puts the entry back at the head of its queue instead of finishing it.
+    ``ip``, when known after the fetch, regroups the host under that address for the
+    per-IP limit.
     """
 
     status: int | None = None
@@ -87,6 +89,23 @@ class Outcome:
     admin_delay: float | None = None
     fetched: bool = True
     requeue: bool = False
+    ip: str | None = None
+
+
+@dataclass(frozen=True)
+class HostState:
+    """One host's crawl state, for inspection: entries queued (a leased one included),
+    whether it is leased, when it may be fetched next (epoch s), pages added against its
+    budget, a budget cut, and its politeness state (latency average, backoff level)."""
+
+    host: str
+    queued: int
+    leased: bool
+    next_eligible: float
+    pages_added: int
+    budget_cut: int | None
+    latency: float
+    backoff: int
 
 
 @dataclass(frozen=True)
@@ -194,7 +213,9 @@ class Frontier(ABC):
 
         Entries with ``filter`` set are dropped when the seen filter already holds their
         URL (then the URL is recorded as seen). Page entries beyond the host's budget (the
-        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped.
+        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped. A backend
+        built with ``robots_first`` puts a robots.txt fetch (``scheme://host/robots.txt``,
+        empty payload, not counted as added) at the head of every host it sees first.
         """
 
     @abstractmethod
@@ -242,12 +263,16 @@ class Frontier(ABC):
         """Add ``n`` to the shared counter ``key`` (reported by ``stats``)."""
 
     @abstractmethod
+    def host_state(self, host: str) -> HostState | None:
+        """The state of ``host`` (a netloc, as in ``Entry.host``); None if never added."""
+
+    @abstractmethod
     def pending(self) -> int:
         """Entries queued or leased (0 means the crawl has nothing left)."""
 
+    @abstractmethod
     def clear(self) -> None:
         """Drop all state of this crawl (queues, leases, seen filter, robots)."""
-        raise NotImplementedError
 
     def close(self) -> None:
         """Flush and release resources; state stays on disk / in Redis."""

@@ -7,6 +7,8 @@ several processes on one box may share the file and still get one lease per host
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import time
 import uuid
@@ -17,6 +19,7 @@ from crawler.frontier.base import (
     ROBOTS_RANK,
     Entry,
     Frontier,
+    HostState,
     Lease,
     Outcome,
     Politeness,
@@ -56,7 +59,8 @@ CREATE TABLE IF NOT EXISTS leases (
     host TEXT NOT NULL,
     entry_id INTEGER NOT NULL,
     ip TEXT NOT NULL,
-    deadline REAL NOT NULL
+    deadline REAL NOT NULL,
+    owner TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS leases_deadline ON leases (deadline);
 CREATE TABLE IF NOT EXISTS robots (
@@ -85,9 +89,11 @@ class LocalFrontier(Frontier):
         ip_wait: float = 0.25,
         politeness: Politeness | None = None,
         max_attempts: int = 3,
+        robots_first: bool = False,
         clock=time.time,
     ):
         self.path = path
+        self.robots_first = robots_first
         self.tiers = tiers
         self.lease_s = lease_s
         self.ip_limit = ip_limit
@@ -108,6 +114,8 @@ class LocalFrontier(Frontier):
         self.db.executescript(SCHEMA)
         bloom_path = None if path is None else path.with_suffix(".bloom")
         self.bloom = LocalBloom(bloom_path, bloom_capacity, bloom_fpr)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        self.release_dead_owners()
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -152,6 +160,12 @@ class LocalFrontier(Frontier):
                                     (e.host, e.ip or e.host))
                     self._inc("hosts")
                     row = (None, 0.0, 0, None)
+                    if self.robots_first and e.rank != ROBOTS_RANK:
+                        scheme = e.url.split("://", 1)[0]
+                        self.db.execute(
+                            "INSERT INTO entries (host, rank, url, payload) VALUES (?, ?, ?, ?)",
+                            (e.host, ROBOTS_RANK, f"{scheme}://{e.host}/robots.txt", b""),
+                        )
                 lease, next_time, added, cut = row
                 if e.rank != ROBOTS_RANK:
                     budget = _min_budget(e.budget, cut)
@@ -230,8 +244,8 @@ class LocalFrontier(Frontier):
         entry_id, rank, url, payload, attempts = head
         lease_id = uuid.uuid4().hex
         deadline = now + self.lease_s
-        self.db.execute("INSERT INTO leases VALUES (?, ?, ?, ?, ?)",
-                        (lease_id, host, entry_id, ip, deadline))
+        self.db.execute("INSERT INTO leases VALUES (?, ?, ?, ?, ?, ?)",
+                        (lease_id, host, entry_id, ip, deadline, self.owner))
         self.db.execute("UPDATE hosts SET lease = ? WHERE host = ?", (lease_id, host))
         return Lease(lease_id, host, str(entry_id), url, bytes(payload), rank, deadline,
                      attempts, latency, backoff)
@@ -269,6 +283,9 @@ class LocalFrontier(Frontier):
                 "UPDATE hosts SET lease = NULL, next = ?, latency = ?, backoff = ? "
                 "WHERE host = ?", (next_time, latency, backoff, lease.host),
             )
+            if outcome.ip:
+                self.db.execute("UPDATE hosts SET ip = ? WHERE host = ?",
+                                (outcome.ip, lease.host))
             self._make_ready(lease.host, next_time)
         return True
 
@@ -278,23 +295,42 @@ class LocalFrontier(Frontier):
             rows = self.db.execute(
                 "SELECT id, host, entry_id FROM leases WHERE deadline < ?", (now,)
             ).fetchall()
-            for lease_id, host, entry_id in rows:
-                self.db.execute("DELETE FROM leases WHERE id = ?", (lease_id,))
-                self.db.execute("UPDATE entries SET attempts = attempts + 1 WHERE id = ?",
-                                (entry_id,))
-                row = self.db.execute("SELECT attempts FROM entries WHERE id = ?",
-                                      (entry_id,)).fetchone()
-                if row is not None and row[0] >= self.max_attempts:
-                    self.db.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
-                    self._inc("dropped/lease_expired")
-                (next_time,) = self.db.execute(
-                    "SELECT next FROM hosts WHERE host = ?", (host,)
-                ).fetchone()
-                self.db.execute("UPDATE hosts SET lease = NULL WHERE host = ?", (host,))
-                self._make_ready(host, max(next_time, now))
-            self._inc("expired", len(rows))
+            self._release(rows, now)
         self.bloom.flush()  # called on a timer: bounds what a power cut can forget
         return len(rows)
+
+    def release_dead_owners(self) -> int:
+        """Release at once the leases of processes on this box that no longer run.
+
+        A restarted single-box crawl resumes without waiting for the lease timeout; leases of
+        live processes and of other boxes are left to expire.
+        """
+        box = socket.gethostname() + ":"
+        with self._tx():
+            rows = self.db.execute(
+                "SELECT id, host, entry_id, owner FROM leases WHERE owner LIKE ?", (box + "%",)
+            ).fetchall()
+            dead = [row[:3] for row in rows if not _alive(int(row[3][len(box):] or 0))]
+            self._release(dead, self.clock())
+        return len(dead)
+
+    def _release(self, rows, now: float) -> None:
+        """Return the entries of these leases to their queues (dropping poison entries)."""
+        for lease_id, host, entry_id in rows:
+            self.db.execute("DELETE FROM leases WHERE id = ?", (lease_id,))
+            self.db.execute("UPDATE entries SET attempts = attempts + 1 WHERE id = ?",
+                            (entry_id,))
+            row = self.db.execute("SELECT attempts FROM entries WHERE id = ?",
+                                  (entry_id,)).fetchone()
+            if row is not None and row[0] >= self.max_attempts:
+                self.db.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
+                self._inc("dropped/lease_expired")
+            (next_time,) = self.db.execute(
+                "SELECT next FROM hosts WHERE host = ?", (host,)
+            ).fetchone()
+            self.db.execute("UPDATE hosts SET lease = NULL WHERE host = ?", (host,))
+            self._make_ready(host, max(next_time, now))
+        self._inc("expired", len(rows))
 
     def stats(self) -> dict[str, float]:
         now = self.clock()
@@ -330,6 +366,18 @@ class LocalFrontier(Frontier):
         with self._tx():
             self._inc(key, n)
 
+    def host_state(self, host: str) -> HostState | None:
+        row = self.db.execute(
+            "SELECT next, lease, added, cut, latency, backoff FROM hosts WHERE host = ?", (host,)
+        ).fetchone()
+        if row is None:
+            return None
+        (queued,) = self.db.execute("SELECT COUNT(*) FROM entries WHERE host = ?",
+                                    (host,)).fetchone()
+        next_time, lease, added, cut, latency, backoff = row
+        return HostState(host, queued, lease is not None, next_time, added, cut, latency,
+                         backoff)
+
     def pending(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
 
@@ -343,6 +391,18 @@ class LocalFrontier(Frontier):
     def close(self) -> None:
         self.bloom.flush()
         self.db.close()
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def _min_budget(a: int | None, b: int | None) -> int | None:

@@ -24,6 +24,7 @@ from crawler.frontier.base import (
     ROBOTS_RANK,
     Entry,
     Frontier,
+    HostState,
     Lease,
     Outcome,
     Politeness,
@@ -57,9 +58,11 @@ class RedisFrontier(Frontier):
         ip_wait: float = 0.25,
         politeness: Politeness | None = None,
         max_attempts: int = 3,
+        robots_first: bool = False,
         clock: Callable[[], float] | None = None,
     ):
         self.client = client
+        self.robots_first = robots_first
         self.crawl = crawl
         self.prefix = f"frontier:{crawl}:"
         self.tiers = tiers
@@ -120,7 +123,8 @@ class RedisFrontier(Frontier):
         return counts
 
     def _add_batch(self, batch: list, counts: dict[str, int]) -> None:
-        added, seen, over = self._call("add", self.hasher.hashes, *batch)
+        added, seen, over = self._call("add", self.hasher.hashes,
+                                       "1" if self.robots_first else "0", *batch)
         counts["added"] += added
         counts["seen"] += seen
         counts["budget"] += over
@@ -144,7 +148,7 @@ class RedisFrontier(Frontier):
         )
         return bool(self._call("done", lease.id, f"{delay:.6f}", f"{latency:.6f}", backoff,
                                "1" if outcome.requeue else "0",
-                               "1" if outcome.fetched else "0"))
+                               "1" if outcome.fetched else "0", outcome.ip or ""))
 
     def release_expired(self) -> int:
         total = 0
@@ -189,6 +193,25 @@ class RedisFrontier(Frontier):
 
     def count(self, key: str, n: int = 1) -> None:
         self.client.hincrby(self.prefix + "stats", key, n)
+
+    def host_state(self, host: str) -> HostState | None:
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hgetall(self.prefix + "h:" + host)
+        pipe.zcard(self.prefix + "q:" + host)
+        fields, queued = pipe.execute()
+        if not fields:
+            return None
+        f = {k.decode(): v.decode() for k, v in fields.items()}
+        return HostState(
+            host,
+            int(queued),
+            bool(f.get("lease")),
+            float(f.get("next") or 0),
+            int(f.get("added") or 0),
+            int(f["cut"]) if f.get("cut") else None,
+            float(f.get("lat") or 0),
+            int(f.get("bo") or 0),
+        )
 
     def pending(self) -> int:
         return int(self.client.hlen(self.prefix + "e"))

@@ -16,8 +16,10 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Chromium for one test module: Playwright's event loop must stop before other modules
+    run (they may call asyncio.run)."""
     if not os.path.exists(CHROMIUM):
         pytest.fail("chromium is not installed: apt-get install -y chromium")
     from playwright.sync_api import sync_playwright

@@ -25,7 +25,7 @@ def pages():
             url=f"http://plains{n % 3}.test/q/{n}",
             host=f"plains{n % 3}.test",
             title=f"The quagga, page {n}",
-            body=f"The quagga was a subspecies of the plains zebra. Record {n} of the archive "
+            body=f"The quagga was a subspecies of the plains equids. Record {n} of the archive "
             "describes its striped head and brown hindquarters.",
             pagerank=0.1 * (n % 5),
         )
@@ -92,6 +92,20 @@ def test_search_and_paginate(page, live_server, shoot):
     page.click(".suggestion a")
     expect(page.locator("input[name=q]")).to_have_value("quagga")
     expect(page.locator("li.hit")).to_have_count(10)
+
+
+def test_search_works_without_javascript(browser, live_server, artifacts):
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390,
+                                                                       "height": 844})
+    page = context.new_page()
+    page.goto(live_server.url + "/")
+    page.fill("input[name=q]", "quagga archive")
+    page.press("input[name=q]", "Enter")
+    expect(page.locator("p.meta")).to_contain_text("Results 1–10")
+    page.click("a[rel=next]")
+    expect(page.locator("p.meta")).to_contain_text("Results 11–20")
+    page.screenshot(path=str(artifacts / "no-javascript-phone.png"), full_page=True)
+    context.close()
 
 
 def test_block_a_host_in_the_admin(page, live_server, staff, shoot):

@@ -284,3 +284,49 @@ def test_stats(backend):
     assert s["added"] == 3 and s["leased"] == 2 and s["done"] == 1
     assert s["dropped/depth"] == 2
     assert s["hosts_cooldown"] + s["hosts_ready"] == (1 if lease.host == "a.test" else 0)
+
+
+def test_host_state(backend):
+    f = backend.open(politeness=Politeness(default_delay=5.0, latency_factor=0))
+    assert f.host_state("a.test") is None
+    f.add([page("http://a.test/1", budget=10), page("http://a.test/2", budget=10)])
+    state = f.host_state("a.test")
+    assert (state.queued, state.leased, state.pages_added, state.budget_cut) == (2, False, 2, None)
+    (lease,) = f.next_ready(1)
+    assert f.host_state("a.test").leased
+    f.done(lease, Outcome(status=503, latency=0.5))
+    f.set_host_budget("a.test", 1)
+    state = f.host_state("a.test")
+    assert (state.queued, state.leased, state.budget_cut, state.backoff) == (1, False, 1, 1)
+    assert state.next_eligible >= backend.clock.t + 5.0
+    assert state.latency == pytest.approx(0.5)
+
+
+def test_robots_first_for_new_hosts(backend):
+    f = backend.open(robots_first=True)
+    f.add([page("http://a.test/1"), page("http://a.test/2")])
+    (robots,) = f.next_ready(5)
+    assert robots.is_robots and robots.url == "http://a.test/robots.txt"
+    f.done(robots, Outcome(status=200))
+    backend.clock.advance(1.1)
+    f.add([page("http://a.test/3")])  # a known host gets no second robots.txt fetch
+    urls = []
+    for _ in range(3):
+        (lease,) = f.next_ready(5)
+        urls.append(lease.url)
+        f.done(lease, DONE)
+        backend.clock.advance(1.1)
+    assert urls == ["http://a.test/1", "http://a.test/2", "http://a.test/3"]
+    assert f.stats()["added"] == 3
+
+
+def test_ip_learned_after_fetch_joins_the_ip_group(backend):
+    f = backend.open(ip_limit=1)
+    f.add([page("http://a.test/1"), page("http://a.test/2"),
+           page("http://b.test/1", ip="10.0.0.9"), page("http://b.test/2", ip="10.0.0.9")])
+    leases = f.next_ready(5)
+    assert len(leases) == 2  # a.test is its own group until its address is known
+    for lease in leases:
+        f.done(lease, Outcome(status=200, ip="10.0.0.9" if lease.host == "a.test" else None))
+    backend.clock.advance(2)
+    assert len(f.next_ready(5)) == 1  # now a.test and b.test share 10.0.0.9's one slot

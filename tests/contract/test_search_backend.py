@@ -294,3 +294,4 @@ def test_empty_fields_and_long_text(backend, make_doc):
     (hit,) = backend.search("needle").hits
     assert hit.id == docs[1].id
     assert backend.get(docs[0].id) == docs[0]
+

@@ -20,7 +20,8 @@ def _remove_pages(modeladmin: admin.ModelAdmin, request: HttpRequest, patterns: 
             modeladmin.message_user(
                 request,
                 f"{pattern} is blocked for the crawl, but its pages could not be removed from "
-                f"the index ({exc}). Save the rule again once the index is writable.",
+                f"the index ({exc}). Once the index is writable, run: "
+                f"python manage.py removehost '{pattern}'",
                 messages.WARNING,
             )
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from crawler.config import get_config
+from crawler.frontier import HostState
 from crawler.hostrules import HostPolicy, HostRule, HostRules
 from crawler.robots import RobotsPolicy
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
@@ -36,6 +37,7 @@ class Inspection:
     policy: HostPolicy | None = None
     robots: RobotsVerdict | None = None
     seen: bool | None = None
+    host_state: HostState | None = None
     frontier_error: str | None = None
     document: Document | None = None
     cluster_id: str = ""
@@ -102,6 +104,7 @@ def inspect_url(url: str) -> Inspection:
         with crawl_frontier() as frontier:
             result.seen = frontier.seen([canonical])[0]
             netloc = netloc_of(canonical)
+            result.host_state = frontier.host_state(netloc)
             robots = RobotsPolicy(frontier, crawler_user_agent())
             stored = frontier.robots_get(netloc)
             rules_now = robots.rules(netloc)

@@ -113,7 +113,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 def inspect(request: HttpRequest) -> HttpResponse:
     """Enter a URL; see canonical form, robots, crawl state, cluster, index state, PageRank."""
     url = request.GET.get("url", "").strip()[:2000]
-    context: dict = {"url": url}
+    context: dict = {"url": url, "now": time.time()}
     if url:
         context["r"] = inspect_url(url)
     return render(request, "dashboard/inspect.html", context)

@@ -8,4 +8,5 @@ urlpatterns = [
     path("api/search", views.api_search, name="api"),
     path("api/openapi.json", views.api_schema, name="openapi"),
     path("opensearch.xml", views.opensearch, name="opensearch"),
+    path("about", views.about, name="about"),
 ]

@@ -132,6 +132,14 @@ def api_schema(request: HttpRequest) -> JsonResponse:
 
 
 @require_GET
+def about(request: HttpRequest) -> HttpResponse:
+    """What the crawler is and how site owners control it (its user agent links here)."""
+    from webui.dashboard.inspect import crawler_user_agent
+
+    return render(request, "search/about.html", {"user_agent": crawler_user_agent()})
+
+
+@require_GET
 def opensearch(request: HttpRequest) -> HttpResponse:
     """OpenSearch description, so browsers can add this engine."""
     base = request.build_absolute_uri(reverse("search:page"))

@@ -1,11 +1,13 @@
--- ARGV: prefix, now, tiers, k, then per entry: host, ip, rank, budget ('' = none),
--- filter ('1'/'0'), blob, and the k Bloom bit positions packed as big-endian uint32s.
--- Returns {added, seen, over_budget}.
+-- ARGV: prefix, now, tiers, k, robots_first ('1'/'0'), then per entry: host, ip, rank,
+-- budget ('' = none), filter ('1'/'0'), blob, and the k Bloom bit positions packed as
+-- big-endian uint32s. With robots_first, a host seen for the first time gets a robots.txt
+-- fetch at the head of its queue. Returns {added, seen, over_budget}.
 local tiers = tonumber(ARGV[3])
 local k = tonumber(ARGV[4])
+local robots_first = ARGV[5] == '1'
 local stride = 7
 local added, seen, over = 0, 0, 0
-for i = 5, #ARGV, stride do
+for i = 6, #ARGV, stride do
   local host, ip, rank = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local budget, filter, blob = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   local keep = true
@@ -25,6 +27,12 @@ for i = 5, #ARGV, stride do
   if keep and redis.call('HSETNX', hk, 'ip', ip) == 1 then
     redis.call('HSET', hk, 'next', 0, 'added', 0)
     redis.call('HINCRBY', P .. 'stats', 'hosts', 1)
+    if robots_first and rank >= 0 then
+      local scheme = string.match(blob, '^(%a+)://') or 'http'
+      local id = redis.call('INCR', P .. 'seq')
+      redis.call('HSET', P .. 'e', id, scheme .. '://' .. host .. '/robots.txt\n')
+      redis.call('ZADD', P .. 'q:' .. host, -1, id)
+    end
   end
   if keep and rank >= 0 then
     local b = tonumber(budget)

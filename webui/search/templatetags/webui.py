@@ -48,3 +48,11 @@ def epoch(value: float) -> str:
     if not value:
         return "unknown"
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(value)))
+
+
+@register.filter
+def epoch_seconds(value: float) -> str:
+    """Epoch seconds as ``12:00:05 UTC``."""
+    import time
+
+    return time.strftime("%H:%M:%S UTC", time.gmtime(float(value)))

@@ -1,11 +1,11 @@
-"""python manage.py rank [--seed URL ...] [--link-store DOTTED] [--json]"""
+"""python manage.py rank [--seed URL ...] [--link-store DOTTED] [--publish-only] [--json]"""
 
 import json
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from ranking.batch import RankSettings, run_rank
+from ranking.batch import RankSettings, open_backend, open_store, publish, run_rank
 
 
 class Command(BaseCommand):
@@ -28,6 +28,11 @@ class Command(BaseCommand):
             help="Callable(config) returning the link store (default: RANK_LINK_STORE)",
         )
         parser.add_argument("--batch-size", type=int, help="Scores per write batch")
+        parser.add_argument(
+            "--publish-only",
+            action="store_true",
+            help="Only finish writing the committed version to the index (after a failure)",
+        )
         parser.add_argument("--json", action="store_true", help="Print the run report as JSON")
 
     def handle(self, *args, **opts):
@@ -40,10 +45,15 @@ class Command(BaseCommand):
             overrides["batch_size"] = opts["batch_size"]
         rank_settings = RankSettings.from_settings(settings)
         rank_settings = RankSettings(**{**rank_settings.__dict__, **overrides})
+        if opts["publish_only"]:
+            self.publish_committed(rank_settings)
+            return
         try:
             report = run_rank(rank_settings)
-        except ImportError as exc:
-            raise CommandError(str(exc)) from None
+        except (ImportError, RuntimeError) as exc:
+            raise CommandError(
+                f"{exc}\nIf the ranks were committed, finish with: manage.py rank --publish-only"
+            ) from None
         if opts["json"]:
             self.stdout.write(json.dumps(report.to_dict()))
             return
@@ -53,3 +63,18 @@ class Command(BaseCommand):
             f" {report.hosts} hosts ({report.host_edges} links); {report.published} documents"
             f" updated in the index"
         )
+
+    def publish_committed(self, rank_settings: RankSettings) -> None:
+        store = open_store()
+        version = store.current()
+        if version is None:
+            raise CommandError("No ranking run is committed yet; run manage.py rank first.")
+        backend = open_backend(rank_settings)
+        try:
+            changed = publish(store, backend, version, rank_settings)
+        except RuntimeError as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            backend.close()
+            store.close()
+        self.stdout.write(f"version {version}: {changed} documents updated in the index")
