@@ -177,3 +177,9 @@ LOG_FILE = str(_config.path("logs", "crawl.log"))
 LOG_FILE_APPEND = True
 
 FEED_EXPORT_ENCODING = "utf-8"
+
+# --- search backends: ES_* when ELASTICSEARCH_URL is set, EMBEDDED_* otherwise; the rest of
+# their settings and defaults are in docs/elasticsearch.md and docs/index-engine.md ---
+ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
+ES_SHARDS = 1  # primary shards of a new index
+ES_REPLICAS = 0  # replicas (1 or more on a multi-node cluster)
