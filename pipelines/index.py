@@ -65,7 +65,7 @@ class IndexPipeline:
             raise NotConfigured
         from index import get_backend
 
-        backend = get_backend(config_from_settings(settings))
+        backend = get_backend(config_from_settings(settings), settings=settings)
         link_store = None
         if settings.getbool("LINKGRAPH_ENABLED", True) and settings.getbool("INDEX_ANCHORS", True):
             from pipelines.linkgraph import crawler_link_store

@@ -80,7 +80,7 @@ class WebSpider(scrapy.Spider):
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = settings.getbool("RENDER_JS_ENABLED", False)
         spider.render_timeout_ms = settings.getint("RENDER_TIMEOUT_MS", 15_000)
-        spider.sitemap_probe = settings.getbool("SITEMAP_PROBE_DEFAULT", True)
+        spider.sitemap_probe = settings.getbool("SITEMAP_PROBE_DEFAULT", False)
         spider.sitemap_max_size = settings.getint("SITEMAP_MAX_SIZE", 50 * 1024 * 1024)
         spider.sitemap_max_depth = settings.getint("SITEMAP_MAX_DEPTH", 2)
         spider._sitemap_hosts = {}

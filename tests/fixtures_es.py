@@ -153,6 +153,11 @@ def _started(service: str, nodes: list[str]) -> Iterator[EsProcesses]:
         processes.cleanup()
 
 
+# One private server per test session, however many modules register ``es_url`` (a conftest
+# importing it and test modules naming this plugin are separate registrations to pytest).
+_session_server: dict = {"processes": None, "users": 0}
+
+
 @pytest.fixture(scope="session")
 def es_url() -> Iterator[str]:
     """The URL of a single-node Elasticsearch for this test session."""
@@ -160,8 +165,25 @@ def es_url() -> Iterator[str]:
     if external:
         yield external
         return
-    for processes in _started("es", ["es"]):
-        yield processes.url
+    reason = not_installed_reason()
+    if reason:
+        pytest.skip(reason)
+    if _session_server["processes"] is None:
+        processes = EsProcesses("es", ["es"])
+        try:
+            processes.start()
+        except BaseException:
+            processes.cleanup()
+            raise
+        _session_server["processes"] = processes
+    _session_server["users"] += 1
+    try:
+        yield _session_server["processes"].url
+    finally:
+        _session_server["users"] -= 1
+        if _session_server["users"] == 0:
+            _session_server["processes"].cleanup()
+            _session_server["processes"] = None
 
 
 @pytest.fixture(scope="module")

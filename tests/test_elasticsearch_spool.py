@@ -14,6 +14,7 @@ from tests.fixtures_es import EsProcesses, not_installed_reason
 pytestmark = pytest.mark.services
 
 DOWN_S = 10.0
+CRAWL_DOWN_S = 30.0  # the outage the issue asks a crawl to survive
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,7 @@ def test_a_crawl_through_an_elasticsearch_outage_indexes_each_page_once(es_node,
     import sys
 
     import testweb
-    from tests.crawlrun import ROOT, crawl_env, migrate
+    from tests.crawlrun import ROOT, TESTWEB_NETWORKS, crawl_env, migrate
 
     data_dir = tmp_path / "crawl"
     data_dir.mkdir()
@@ -106,7 +107,9 @@ def test_a_crawl_through_an_elasticsearch_outage_indexes_each_page_once(es_node,
         for setting in (
             "RESOLVE_OVERRIDES=*.test=127.0.0.1",
             "CRAWL_PROGRESS_INTERVAL=0",
-            "DOWNLOAD_DELAY=0.4",
+            f"SSRF_ALLOWED_NETWORKS={TESTWEB_NETWORKS}",
+            "FRONTIER_DELAY=0.6",  # slow enough that the outage falls in the crawl
+            "FRONTIER_IP_CONCURRENCY=32",
             "INDEX_BATCH_SIZE=10",
         ):
             cmd += ["-s", setting]
@@ -122,11 +125,14 @@ def test_a_crawl_through_an_elasticsearch_outage_indexes_each_page_once(es_node,
                 .get("count", 0)
                 == 0
             ):
-                assert crawl.poll() is None and time.monotonic() < deadline, "nothing indexed"
+                assert crawl.poll() is None and time.monotonic() < deadline, (
+                    "nothing indexed: " + (tmp_path / "crawl.err").read_text()[-2000:]
+                )
                 time.sleep(0.5)
             es_node.kill("es")
-            time.sleep(DOWN_S)
+            time.sleep(CRAWL_DOWN_S / 2)
             assert crawl.poll() is None, "the crawl must go on while Elasticsearch is down"
+            time.sleep(CRAWL_DOWN_S / 2)
             es_node.start()
             crawl.wait(timeout=300)
         finally:
