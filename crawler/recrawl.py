@@ -150,6 +150,13 @@ class RecrawlPolicy:
         state.gone = state.failures = 0
         state.next_fetch_at = now + self.bounds(state.tier)[1]
 
+    def redirected(self, state: CrawlState, now: float) -> None:
+        """A temporary redirect: an answer, not a failure; look again after the interval."""
+        low, high = self.bounds(state.tier)
+        interval = state.interval if state.interval > 0 else self.initial_interval
+        state.failures = 0
+        state.next_fetch_at = now + min(max(interval, low), high)
+
     def failed(self, state: CrawlState, now: float, status: int = 0) -> None:
         """A failed fetch (5xx, 429, download error): back off exponentially."""
         state.failures += 1
@@ -170,8 +177,8 @@ def observe(policy: RecrawlPolicy, state: CrawlState, now: float, status: int,
 
     Returns ``"new"`` (first copy), ``"changed"``, ``"unchanged"`` (same content in a 200),
     ``"not_modified"`` (304), ``"missing"`` (a first 404/410), ``"deleted"`` (the second
-    404/410 in a row: drop the document), ``"moved"`` (301/308 to ``location``) or
-    ``"failed"``.
+    404/410 in a row: drop the document), ``"moved"`` (301/308 to ``location``),
+    ``"redirected"`` (a temporary redirect) or ``"failed"``.
     """
     if status == 304 and state.content_hash:
         policy.not_modified(state, now)
@@ -185,5 +192,8 @@ def observe(policy: RecrawlPolicy, state: CrawlState, now: float, status: int,
     if status in (301, 308) and location:
         policy.moved(state, now, status, location)
         return "moved"
+    if 300 <= status < 400 and status != 304:
+        policy.redirected(state, now)
+        return "redirected"
     policy.failed(state, now, status)
     return "failed"

@@ -70,6 +70,9 @@ def test_moved_and_missing_reset_by_success():
     assert state.gone == 0
     assert observe(POLICY, state, 3.0, 301, location="http://a.test/q") == "moved"
     assert state.moved_to == "http://a.test/q"
+    temp = CrawlState("http://a.test/t")
+    assert observe(POLICY, temp, 5.0, 302, location="http://a.test/u") == "redirected"
+    assert temp.failures == 0 and temp.next_fetch_at == 5.0 + 10 * H and not temp.moved_to
 
 
 def test_priority_prefers_stale_fast_changing_and_important_urls():
