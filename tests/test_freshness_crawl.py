@@ -4,12 +4,12 @@
 import http.client
 import json
 import signal
-import sqlite3
 import time
 
 import pytest
 
 import testweb
+from crawler.crawlstate import LocalCrawlStateStore, RedisCrawlStateStore
 from crawler.recrawl import CrawlState
 from index.embedded import EmbeddedBackend
 from tests.crawlrun import start_crawl
@@ -71,16 +71,30 @@ def advance(web, seconds: float) -> None:
     clock_call(web, "POST", f"/advance?seconds={seconds}")
 
 
-def crawl_state(data_dir, url: str) -> CrawlState | None:
-    db = sqlite3.connect(data_dir / "crawlstate" / "web.sqlite3")
+@pytest.fixture(params=["local", "redis"])
+def services(request, tmp_path):
+    """The crawl's environment and its crawl-state store: embedded, or with Redis."""
+    if request.param == "local":
+        yield {}, lambda: LocalCrawlStateStore(tmp_path / "crawlstate" / "web.sqlite3")
+        return
+    from redis import Redis
+
+    from crawler.redisserver import running_redis
+
+    with running_redis(tmp_path / "redis") as server:
+        yield {"REDIS_URL": server.url}, lambda: RedisCrawlStateStore(
+            Redis.from_url(server.url), "web")
+
+
+def crawl_state(services, url: str) -> CrawlState | None:
+    store = services[1]()
     try:
-        row = db.execute("SELECT data FROM state WHERE url = ?", (url,)).fetchone()
+        return store.get(url)
     finally:
-        db.close()
-    return CrawlState(**json.loads(row[0])) if row else None
+        store.close()
 
 
-def test_continuous_crawl_follows_changes_deletions_and_moves(tmp_path):
+def test_continuous_crawl_follows_changes_deletions_and_moves(tmp_path, services):
     log = tmp_path / "testweb.log"
     start = EPOCH + 60
     with testweb.run(hosts=1, fresh_hosts=1, fresh_pages=PAGES, clock_offset=start - time.time(),
@@ -96,7 +110,8 @@ def test_continuous_crawl_follows_changes_deletions_and_moves(tmp_path):
         moved_word = host.page(moved, sim_now(web)).keyword
 
         crawl = start_crawl(tmp_path, [web.home_url("fresh0.test")], SETTINGS,
-                            {"allowed_hosts": "fresh0.test", "continuous": 1})
+                            {"allowed_hosts": "fresh0.test", "continuous": 1},
+                            env_extra=services[0])
         try:
             assert wait_for(lambda: url("fresh0.test", changing) in urls_for(tmp_path, first),
                             40), (tmp_path / "crawl.out").read_text()[-3000:]
@@ -124,13 +139,13 @@ def test_continuous_crawl_follows_changes_deletions_and_moves(tmp_path):
             for path, word in dead_words.items():
                 assert wait_for(lambda p=path, w=word: url("fresh0.test", p)
                                 not in urls_for(tmp_path, w), 3 * MAX_INTERVAL), path
-                assert crawl_state(tmp_path, url("fresh0.test", path)).tombstone
+                assert crawl_state(services, url("fresh0.test", path)).tombstone
             # a permanent redirect: the document now lives at its target
             target = url("fresh0.test", "/moved/10")
             assert wait_for(lambda: urls_for(tmp_path, moved_word) >= {target}
                             and url("fresh0.test", moved) not in urls_for(tmp_path, moved_word),
                             3 * MAX_INTERVAL)
-            assert crawl_state(tmp_path, url("fresh0.test", moved)).moved_to == target
+            assert crawl_state(services, url("fresh0.test", moved)).moved_to == target
             assert crawl.poll() is None, "continuous mode: the crawl keeps running"
         finally:
             crawl.send_signal(signal.SIGINT)
