@@ -17,7 +17,7 @@ import time
 from urllib.parse import urljoin
 
 from scrapy import Request, signals
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from twisted.internet import task
 
 from crawler.config import config_from_settings
@@ -174,8 +174,8 @@ class RecrawlFeeder:
 
     Every ``interval`` seconds it may add up to ``share x (requests dequeued + batch)``
     recrawls in all, at most ``batch`` at a time; when the scheduler has nothing else
-    pending, a whole ``batch``. A claimed URL is not due again for ``hold`` seconds unless
-    its fetch reschedules it.
+    pending, a whole ``batch``; an idle spider is kept open while due URLs remain. A claimed
+    URL is not due again for ``hold`` seconds unless its fetch reschedules it.
     """
 
     def __init__(self, crawler, store: CrawlStateStore, policy: RecrawlPolicy, *,
@@ -204,6 +204,7 @@ class RecrawlFeeder:
                      hold=s.getfloat("RECRAWL_HOLD", 600.0))
         crawler.signals.connect(feeder.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(feeder.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(feeder.spider_idle, signal=signals.spider_idle)
         return feeder
 
     def spider_opened(self, spider) -> None:
@@ -213,6 +214,11 @@ class RecrawlFeeder:
     def spider_closed(self, spider) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
+
+    def spider_idle(self, spider) -> None:
+        """Nothing new left: feed due URLs now, and keep the spider open if there were any."""
+        if self.feed():
+            raise DontCloseSpider
 
     def allowance(self, dequeued: int, idle: bool) -> int:
         """How many recrawls may be queued now."""

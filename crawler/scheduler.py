@@ -434,6 +434,8 @@ class FrontierScheduler(BaseScheduler):
             return
         adds, self._adds = self._adds, []
         counts = self.frontier.add(adds)
+        if counts["added"]:
+            self._pending_cache = (0.0, 0)  # new work: the next pending check must see it
         self._inc("frontier/added", counts["added"])
         if counts["seen"]:
             self._inc("frontier/dropped/seen", counts["seen"])

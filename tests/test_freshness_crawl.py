@@ -12,7 +12,7 @@ import testweb
 from crawler.crawlstate import LocalCrawlStateStore, RedisCrawlStateStore
 from crawler.recrawl import CrawlState
 from index.embedded import EmbeddedBackend
-from tests.crawlrun import start_crawl
+from tests.crawlrun import run_crawl, start_crawl
 from testweb.fresh import DAY, EPOCH
 
 pytestmark = pytest.mark.slow
@@ -162,3 +162,28 @@ def test_continuous_crawl_follows_changes_deletions_and_moves(tmp_path, services
     lines = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
     recrawled = [x for x in lines if x["path"] == "/p/1"]
     assert len(recrawled) >= 2 and {x["status"] for x in recrawled[1:]} == {304}
+
+
+def test_a_later_crawl_recrawls_due_urls_with_conditional_get(tmp_path):
+    """Crawl state outlives the crawl: the next run sends validators and gets 304s."""
+    log = tmp_path / "testweb.log"
+    with testweb.run(hosts=1, fresh_hosts=1, fresh_pages=6, log=log,
+                     clock_offset=EPOCH + 20 * DAY - time.time()) as web:
+        seeds = [web.home_url("fresh0.test")]
+        settings = {**SETTINGS, "RECRAWL_INITIAL_INTERVAL": 1.0, "RECRAWL_MIN_INTERVAL": 1.0}
+        args = {"allowed_hosts": "fresh0.test"}
+        first = run_crawl(tmp_path, seeds, settings, args, timeout=120)
+        assert first.returncode == 0, first.stderr[-3000:]
+        fetched = len(web.read_log())
+        time.sleep(1.5)
+        second = run_crawl(tmp_path, seeds, settings, args, timeout=120)
+        assert second.returncode == 0, second.stderr[-3000:]
+        time.sleep(0.3)
+        later = web.read_log()[fetched:]
+    statuses = {line["path"]: line["status"] for line in later}
+    assert statuses.get("/") == 200  # the front page has no validators: fetched again
+    assert any(status == 304 for path, status in statuses.items() if path.startswith("/p/"))
+    crawl_log = (tmp_path / "logs" / "crawl.log").read_text()
+    assert "'recrawl/queued'" in crawl_log and "'recrawl/not_modified'" in crawl_log
+    second_stats = crawl_log.rsplit("Dumping Scrapy stats", 1)[1]
+    assert "'frontier/queued': 0" in second_stats  # every due URL fetched before the close
