@@ -97,8 +97,10 @@ def crawl_state(services, url: str) -> CrawlState | None:
 def test_continuous_crawl_follows_changes_deletions_and_moves(tmp_path, services):
     log = tmp_path / "testweb.log"
     start = EPOCH + 60
+    # the clock runs 60x (no page of these changes in the first simulated hours), then jumps
+    # 15 days, past every change, deletion and move the test looks at
     with testweb.run(hosts=1, fresh_hosts=1, fresh_pages=PAGES, clock_offset=start - time.time(),
-                     log=log) as web:
+                     clock_speed=60.0, log=log) as web:
         host = web.web.host("fresh0.test")
         url = web.web.url
         changing, dead, moved = "/p/0", ["/p/3", "/p/6"], "/p/10"
