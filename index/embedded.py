@@ -69,6 +69,10 @@ class FieldWeights:
 
 
 DEFAULT_FIELD_WEIGHTS = FieldWeights()
+#: Signal weights of the embedded ranker where they differ from the signals' defaults: it
+#: scores text relative to the best candidate (0..1), so PageRank weighs on that scale
+#: (measured in docs/relevance.md).
+DEFAULT_RANK_WEIGHTS = {"pagerank": 0.1}
 _LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, tie_breaker=0.0)
 
 
@@ -155,6 +159,7 @@ SETTINGS = {
     "EMBEDDED_FIELD_WEIGHTS": ("field_weights", dict),
     "EMBEDDED_RANK_WEIGHTS": ("rank_weights", dict),
     "EMBEDDED_RERANK_DEPTH": ("rerank_depth", int),
+    "EMBEDDED_MIN_STRICT_HITS": ("min_strict_hits", int),
     "EMBEDDED_MAX_WINDOW": ("max_window", int),
     "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
     "EMBEDDED_SNIPPET_CHARS": ("snippet_chars", int),
@@ -206,6 +211,8 @@ class EmbeddedBackend(SearchBackend):
             path = (config or get_config()).data_dir / "index"
         self.path = Path(path)
         self.field_weights = field_weights
+        if not signals:
+            rank_weights = {**DEFAULT_RANK_WEIGHTS, **(rank_weights or {})}
         self.ranker = (
             Ranker(signals, rank_weights) if signals else Ranker(weights=rank_weights)
         )

@@ -71,7 +71,7 @@ class StaticRank(Signal):
     """The page's static rank from ``update_rank`` (PageRank scaled so the best page is ~1)."""
 
     name = "pagerank"
-    default_weight = 0.1
+    default_weight = 2.0
 
     def compute(self, candidate: Candidate) -> float:
         return candidate.pagerank

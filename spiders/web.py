@@ -10,7 +10,7 @@ from pathlib import Path
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import CloseSpider
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 
@@ -42,7 +42,8 @@ class WebSpider(scrapy.Spider):
 
     Arguments (``-a name=value``): ``seeds`` (comma-separated URLs), ``seeds_file`` (one URL
     per line, ``#`` comments), ``allowed_hosts`` (comma-separated host patterns such as
-    ``*.test``), ``max_pages``, ``max_depth``. Without seeds, the admin's seeds are used.
+    ``*.test``), ``max_pages``, ``max_depth``, ``continuous`` (1: never close when idle,
+    keep crawling new and due URLs). Without seeds, the admin's seeds are used.
     """
 
     name = "web"
@@ -54,6 +55,7 @@ class WebSpider(scrapy.Spider):
         allowed_hosts: str | None = None,
         max_pages: str | int | None = None,
         max_depth: str | int | None = None,
+        continuous: str | bool | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -64,6 +66,7 @@ class WebSpider(scrapy.Spider):
         ]
         self.max_pages_arg = int(max_pages) if max_pages else None
         self.max_depth_arg = int(max_depth) if max_depth else None
+        self.continuous = str(continuous or "").lower() in ("1", "true", "yes", "on")
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -88,10 +91,17 @@ class WebSpider(scrapy.Spider):
         spider._sitemap_pending = 0
         if settings.getbool("SITEMAPS_ENABLED", True):
             crawler.signals.connect(spider.robots_downloaded, signal=signals.response_downloaded)
+        if spider.continuous:
+            crawler.signals.connect(spider.keep_running, signal=signals.spider_idle)
         spider.pages = 0
         spider._scope_cache = {}
         spider._recent_links = {}
         return spider
+
+    def keep_running(self, spider=None) -> None:
+        """``spider_idle`` handler in continuous mode: due URLs will come (RecrawlFeeder)."""
+        self.crawler.stats.inc_value("crawl/idle")
+        raise DontCloseSpider
 
     # --- seeds ---
 
@@ -231,7 +241,9 @@ class WebSpider(scrapy.Spider):
         return scrapy.Request(url, callback=self.parse_sitemap, errback=self.fetch_failed,
                               priority=SITEMAP_PRIORITY,
                               meta={"depth": 0, "sitemap_level": level,
-                                    "frontier_tier": SITEMAP_TIER})
+                                    "frontier_tier": SITEMAP_TIER,
+                                    # recrawls are pages (parse); sitemaps come via robots.txt
+                                    "dont_recrawl": True})
 
     def parse_sitemap(self, response: Response):
         """Pages of a urlset (their ``lastmod`` in ``meta["sitemap_lastmod"]``, kept in the

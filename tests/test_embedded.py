@@ -167,47 +167,6 @@ def test_max_window_bounds_deep_pages(tmp_path):
     backend.close()
 
 
-def test_index_with_another_schema_gets_a_clear_error(tmp_path):
-    import tantivy
-
-    builder = tantivy.SchemaBuilder()
-    builder.add_text_field("other")
-    tantivy.Index(builder.build(), path=str(tmp_path))
-    with pytest.raises(RuntimeError, match="another schema"):
-        EmbeddedBackend(tmp_path).ensure_index()
-
-
-def test_phrase_snippet_marks_the_phrase_not_its_words_elsewhere(tmp_path):
-    backend = EmbeddedBackend(tmp_path)
-    backend.index([doc("http://c.test/fox", "Foxes", "The quick fox is quick.")])
-    backend.refresh()
-    (hit,) = backend.search('"quick fox"').hits
-    assert hit.snippet == "The <mark>quick</mark> <mark>fox</mark> is quick."
-    backend.close()
-
-
-def test_settings_tune_the_backend(tmp_path):
-    settings = {
-        "EMBEDDED_COMMIT_DOCS": "50",
-        "EMBEDDED_FIELD_WEIGHTS": {"title": 5.0},
-        "EMBEDDED_RANK_WEIGHTS": {"pagerank": 0.5},
-    }
-    backend = get_backend(Config(data_dir=tmp_path), settings=settings, rerank_depth=7)
-    assert backend.commit_every_docs == 50
-    assert backend.field_weights == FieldWeights(title=5.0)
-    assert backend.ranker.weights["pagerank"] == 0.5
-    assert backend.ranker.weights["bm25"] == 1.0
-    assert backend.rerank_depth == 7
-
-
-def test_tantivy_index_is_exposed_for_read_only_helpers(tmp_path):
-    backend = EmbeddedBackend(tmp_path)
-    backend.index([doc("http://a.test/", "rare word")])
-    backend.refresh()
-    assert backend.index_.searcher().doc_freq("title", "rare") == 1
-    backend.close()
-
-
 def test_text_relevance_is_relative_to_the_best_candidate():
     ranked = Ranker([TextRelevance()]).rank([Candidate("a", 2.0), Candidate("b", 8.0)])
     assert [(c.ref, c.score) for c in ranked] == [("b", 1.0), ("a", 0.25)]
@@ -274,3 +233,45 @@ def test_pages_named_by_every_query_word_rank_first(tmp_path):
     labelled = EmbeddedBackend(tmp_path, field_weights=weights, rank_weights={"label": 5.0})
     assert plain.search("stash changes").hits[0].url == "http://a.test/1"
     assert labelled.search("stash changes").hits[0].url == "http://a.test/2"
+
+
+def test_index_with_another_schema_gets_a_clear_error(tmp_path):
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("other")
+    tantivy.Index(builder.build(), path=str(tmp_path))
+    with pytest.raises(RuntimeError, match="another schema"):
+        EmbeddedBackend(tmp_path).ensure_index()
+
+
+def test_phrase_snippet_marks_the_phrase_not_its_words_elsewhere(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([doc("http://c.test/fox", "Foxes", "The quick fox is quick.")])
+    backend.refresh()
+    (hit,) = backend.search('"quick fox"').hits
+    assert hit.snippet == "The <mark>quick</mark> <mark>fox</mark> is quick."
+    backend.close()
+
+
+def test_settings_tune_the_backend(tmp_path):
+    settings = {
+        "EMBEDDED_COMMIT_DOCS": "50",
+        "EMBEDDED_FIELD_WEIGHTS": {"title": 5.0},
+        "EMBEDDED_RANK_WEIGHTS": {"pagerank": 0.5},
+    }
+    backend = get_backend(Config(data_dir=tmp_path), settings=settings, rerank_depth=7)
+    assert backend.commit_every_docs == 50
+    assert backend.field_weights == FieldWeights(title=5.0)
+    assert backend.ranker.weights == {
+        "bm25": 1.0, "pagerank": 0.5, "sitehome": 1.5, "label": 0.15
+    }
+    assert backend.rerank_depth == 7
+
+
+def test_tantivy_index_is_exposed_for_read_only_helpers(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([doc("http://a.test/", "rare word")])
+    backend.refresh()
+    assert backend.index_.searcher().doc_freq("title", "rare") == 1
+    backend.close()
