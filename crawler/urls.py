@@ -80,9 +80,33 @@ def canonicalize(url: str, base: str | None = None) -> str:
     return _canonicalize_absolute(url)
 
 
+# Already canonical: lower-case host without trailing dot, an explicit port other than the
+# default, a path of unreserved characters without dot segments or empty segments, and no
+# query or fragment. Such URLs skip w3lib (the crawl's hot path, see bench/crawl.py).
+_SIMPLE = re.compile(
+    r"(?P<scheme>https?)://[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::(?P<port>[1-9][0-9]{0,4}))?"
+    r"(?P<path>/[A-Za-z0-9_~./-]*)?"
+)
+
+
+def _already_canonical(url: str) -> str | None:
+    simple = _SIMPLE.fullmatch(url)
+    if simple is None:
+        return None
+    port, path = simple["port"], simple["path"] or ""
+    if port is not None and (int(port) > 65535 or int(port) == DEFAULT_PORTS[simple["scheme"]]):
+        return None
+    if "/." in path or "//" in path:
+        return None
+    return url if path else url + "/"
+
+
 @lru_cache(maxsize=131072)
 def _canonicalize_absolute(url: str) -> str:
     # Pages repeat their navigation links, so most calls are cache hits.
+    fast = _already_canonical(url)
+    if fast is not None:
+        return fast
     try:
         parts = urlsplit(url)
     except ValueError as exc:

@@ -70,3 +70,32 @@ def test_netloc_of_ipv6_keeps_brackets():
 
     assert netloc_of("http://[::1]:8080/x") == "[::1]:8080"
     assert netloc_of("http://[2001:db8::1]/") == "[2001:db8::1]"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://a.test:8471/p/12",
+        "https://www.example.org/docs/library/os.path.html",
+        "http://a-b.c-d.test/~user/x_y-z/",
+        "http://example.com",
+        "http://a.test:80/x",
+        "http://a.test/a/../b",
+        "http://a.test//x",
+        "http://a.test/.well-known/x",
+        "http://a.test:65536/x",
+    ],
+)
+def test_fast_path_agrees_with_w3lib(url, monkeypatch):
+    from crawler import urls
+
+    urls._canonicalize_absolute.cache_clear()
+    fast = urls._already_canonical(url)
+    monkeypatch.setattr(urls, "_already_canonical", lambda u: None)
+    try:
+        slow = urls._canonicalize_absolute(url)
+    except InvalidURL:
+        slow = None
+    finally:
+        urls._canonicalize_absolute.cache_clear()
+    assert fast is None or fast == slow
