@@ -311,3 +311,30 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "") -> Extracted:
     if not out.lang:
         out.lang = detect_language(out.text)
     return out
+
+
+def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float, **fields):
+    """The ``PageItem`` of an extracted page. Its document URL is the fetched URL
+    canonicalized, or the page's ``rel=canonical`` when that names the same host."""
+    from crawler.items import PageItem
+    from crawler.urls import host_of
+
+    url = canonicalize(fetched_url)
+    if page.canonical and host_of(page.canonical) == host_of(url):
+        url = page.canonical
+    return PageItem(
+        url=url,
+        fetched_url=fetched_url,
+        host=host_of(url),
+        status=status,
+        fetched_at=fetched_at,
+        title=page.title,
+        text=page.text,
+        description=page.description,
+        lang=page.lang,
+        canonical=page.canonical,
+        links=page.links,
+        noindex=page.noindex,
+        nofollow=page.nofollow,
+        **fields,
+    )

@@ -108,8 +108,7 @@ def page_item_from_response(response: WarcResponse) -> PageItem | None:
     A page the crawl rendered with a browser was fetched again as rendered; that later
     record wins, as the latest fetch of its URL.
     """
-    from crawler.extract import decode_html, extract, looks_binary
-    from crawler.urls import canonicalize, host_of
+    from crawler.extract import decode_html, extract, looks_binary, page_item
     from spiders.web import HTML_TYPES
 
     if not 200 <= response.status < 300:
@@ -122,23 +121,11 @@ def page_item_from_response(response: WarcResponse) -> PageItem | None:
         return None
     html, _encoding = decode_html(response.body, content_type)
     page = extract(html, response.url, response.header("X-Robots-Tag"))
-    url = canonicalize(response.url)
-    if page.canonical and host_of(page.canonical) == host_of(url):
-        url = page.canonical
-    return PageItem(
-        url=url,
-        fetched_url=response.url,
-        host=host_of(url),
-        status=response.status,
-        fetched_at=response.fetched_at,
-        title=page.title,
-        text=page.text,
-        description=page.description,
-        lang=page.lang,
-        canonical=page.canonical,
-        links=page.links,
-        noindex=page.noindex,
-        nofollow=page.nofollow,
+    return page_item(
+        page,
+        response.url,
+        response.status,
+        response.fetched_at,
         content_type=ctype,
         warc_file=response.warc_file,
         warc_offset=response.warc_offset,

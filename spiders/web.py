@@ -14,10 +14,9 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 
-from crawler.extract import decode_html, extract, looks_binary
+from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
-from crawler.items import PageItem
 from crawler.sitemaps import parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
 
@@ -180,23 +179,11 @@ class WebSpider(scrapy.Spider):
             return
         if response.meta.get("playwright"):
             stats.inc_value("render/rendered")
-        url = canonicalize(response.url)
-        if page.canonical and host_of(page.canonical) == host_of(url):
-            url = page.canonical
-        item = PageItem(
-            url=url,
-            fetched_url=response.url,
-            host=host_of(url),
-            status=response.status,
-            fetched_at=time.time(),
-            title=page.title,
-            text=page.text,
-            description=page.description,
-            lang=page.lang,
-            canonical=page.canonical,
-            links=page.links,
-            noindex=page.noindex,
-            nofollow=page.nofollow,
+        item = page_item(
+            page,
+            response.url,
+            response.status,
+            time.time(),
             depth=depth,
             content_type=ctype.decode("latin-1"),
             truncated=TRUNCATED in response.flags,
