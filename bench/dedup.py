@@ -16,9 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,42 +41,10 @@ def log(message: str) -> None:
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     """A throw-away redis-server on a free port; yields its URL."""
-    import redis
+    from crawler.redisserver import running_redis
 
-    if shutil.which("redis-server") is None:
-        raise SystemExit("redis-server is not installed: apt-get install -y redis-server")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.Popen(
-            [
-                "redis-server",
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                tmp,
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        try:
-            client = redis.Redis(port=port)
-            for _ in range(200):
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    time.sleep(0.05)
-            yield f"redis://127.0.0.1:{port}/0"
-        finally:
-            proc.terminate()
-            proc.wait(10)
+    with tempfile.TemporaryDirectory() as tmp, running_redis(Path(tmp)) as server:
+        yield server.url
 
 
 def run_method(

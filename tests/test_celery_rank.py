@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from celery import Celery
 
+from crawler.redisserver import running_redis
 from index.base import Document, doc_id_for
 from index.embedded import EmbeddedBackend
 from ranking.edgefiles import EdgeFiles
 from ranking.store import RedisScoreStore
-from tests.rankservices import redis_server
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS = 10
@@ -110,7 +110,8 @@ class Worker:
 @pytest.fixture
 def setup(tmp_path):
     data = tmp_path / "data"
-    with redis_server(tmp_path) as redis_url:
+    with running_redis(tmp_path / "redis") as server:
+        redis_url = server.url
         env = {
             **os.environ,
             "DATA_DIR": str(data),

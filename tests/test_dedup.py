@@ -1,17 +1,13 @@
 import random
-import shutil
-import socket
-import subprocess
-import time
 
 import numpy as np
 import pytest
-import redis
 from datasketch import MinHash
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from crawler.items import PageItem
+from crawler.redisserver import running_redis
 from dedup.core import Deduplicator
 from dedup.evaluate import evaluate
 from dedup.minhash import MinHasher, MinHashIndex, fold32
@@ -22,47 +18,10 @@ from pipelines.dedup import DedupPipeline, signal_budget_cut
 from testweb.nearcopies import calendar_trap, generate
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory):
-    if shutil.which("redis-server") is None:
-        pytest.fail("redis-server is not installed: apt-get install -y redis-server")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path_factory.mktemp("redis")),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    client = redis.Redis(port=port)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise
-            time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}/0"
-    proc.terminate()
-    proc.wait(10)
+    with running_redis(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
 
 
 def _article(rng: random.Random, n: int = 300) -> str:

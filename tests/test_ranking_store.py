@@ -10,6 +10,7 @@ import pytest
 import redis
 from django.core.management.base import CommandError
 
+from crawler.redisserver import running_redis
 from index.base import Document, doc_id_for
 from index.embedded import EmbeddedBackend
 from ranking.batch import (
@@ -23,12 +24,12 @@ from ranking.batch import (
 from ranking.edgefiles import EdgeFiles
 from ranking.pagerank import doc_ids_to_keys
 from ranking.store import RedisScoreStore, SQLiteScoreStore
-from tests.rankservices import redis_server
 
 
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory):
-    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+    with running_redis(tmp_path_factory.mktemp("redis")) as server:
+        url = server.url
         yield url
 
 
