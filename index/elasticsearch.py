@@ -44,7 +44,7 @@ from index.base import (
     host_matches,
     host_pattern_suffix,
 )
-from index.embedded import DEFAULT_FIELD_WEIGHTS, FieldWeights
+from index.embedded import DEFAULT_FIELD_WEIGHTS, FieldWeights, settings_to_options
 from index.es_bulk import BulkWriter, Stats, action_version
 from index.query import And, Node, Not, Or, Phrase, Query, Site, Term, parse
 from index.scoring import Ranker
@@ -89,23 +89,7 @@ SETTINGS = {
 
 def options_from_settings(settings: Any) -> dict:
     """Constructor options from a Scrapy/Django settings object or a mapping (``ES_*`` names)."""
-    if hasattr(settings, "get"):
-        get = settings.get
-    else:
-
-        def get(name):
-            return getattr(settings, name, None)
-
-    options = {}
-    for name, (option, kind) in SETTINGS.items():
-        value = get(name)
-        if value is None:
-            continue
-        if option == "field_weights":
-            options[option] = FieldWeights(**dict(value))
-        else:
-            options[option] = kind(value)
-    return options
+    return settings_to_options(settings, SETTINGS)
 
 
 def mappings(rank_feature: bool) -> dict:

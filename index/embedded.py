@@ -166,8 +166,9 @@ SETTINGS = {
 }
 
 
-def options_from_settings(settings: Any) -> dict:
-    """Constructor options from the ``EMBEDDED_*`` settings that are set."""
+def settings_to_options(settings: Any, table: Mapping[str, tuple[str, Any]]) -> dict:
+    """Constructor options from the settings in ``table`` that are set (``name -> (option,
+    type)``); ``settings`` is a Scrapy/Django settings object or a mapping."""
     if isinstance(settings, Mapping) or hasattr(settings, "get"):
         get = settings.get
     else:
@@ -176,15 +177,17 @@ def options_from_settings(settings: Any) -> dict:
             return getattr(settings, name, None)
 
     options: dict[str, Any] = {}
-    for name, (option, kind) in SETTINGS.items():
+    for name, (option, kind) in table.items():
         value = get(name)
         if value is None:
             continue
-        if option == "field_weights":
-            options[option] = FieldWeights(**dict(value))
-        else:
-            options[option] = kind(value)
+        options[option] = FieldWeights(**dict(value)) if option == "field_weights" else kind(value)
     return options
+
+
+def options_from_settings(settings: Any) -> dict:
+    """Constructor options from the ``EMBEDDED_*`` settings that are set."""
+    return settings_to_options(settings, SETTINGS)
 
 
 class EmbeddedBackend(SearchBackend):
