@@ -9,7 +9,7 @@ from pathlib import Path
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import CloseSpider
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 
@@ -83,6 +83,9 @@ class WebSpider(scrapy.Spider):
         spider._sitemap_hosts = {}
         if settings.getbool("SITEMAPS_ENABLED", True):
             crawler.signals.connect(spider.robots_downloaded, signal=signals.response_downloaded)
+        spider.wait_for_seeds = settings.getbool("CRAWL_WAIT_FOR_SEEDS", False)
+        if spider.wait_for_seeds:
+            crawler.signals.connect(spider.keep_alive, signal=signals.spider_idle)
         spider.pages = 0
         spider._scope_cache = {}
         spider._recent_links = {}
@@ -106,7 +109,9 @@ class WebSpider(scrapy.Spider):
                 urls.append(canonicalize(url))
             except InvalidURL as exc:
                 self.logger.warning("skipping seed: %s", exc)
-        if not urls:
+        if not urls and self.wait_for_seeds:
+            self.logger.info("no seeds given: waiting for seeds pushed to the frontier")
+        elif not urls:
             raise CloseSpider(
                 "no seeds: pass -a seeds=URL,URL or -a seeds_file=PATH, or add seeds in the admin"
             )
@@ -118,6 +123,10 @@ class WebSpider(scrapy.Spider):
                 yield self.page_request(url, 0, seed=True)
             else:
                 self.crawler.stats.inc_value("scope/seed_out_of_scope")
+
+    def keep_alive(self, spider=None) -> None:
+        """With ``CRAWL_WAIT_FOR_SEEDS``, an idle worker stays up for seeds pushed later."""
+        raise DontCloseSpider
 
     # --- scope ---
 
