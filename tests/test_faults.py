@@ -14,10 +14,12 @@ Covered elsewhere, not repeated here:
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,9 @@ import pytest
 import testweb
 from bench.politeness import host_delays, politeness_violations
 from crawler.redisserver import RedisServer
-from tests.crawlrun import ROOT, crawl_env
+from crawler.urls import host_of
+from tests.crawlrun import ROOT, crawl_env, migrate
+from tests.fixtures_es import SERVICES_SH, free_port
 from tests.test_frontier_crawl import DELAY, SETTINGS, crawled, reachable
 
 pytestmark = pytest.mark.slow
@@ -94,3 +98,66 @@ def test_redis_restart_mid_crawl_loses_nothing(tmp_path):
     assert before < len(fetched)  # the crawl went on after the restart
     assert set(fetched) == reachable(web, scope)
     assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
+
+
+@pytest.fixture
+def postgres(tmp_path):
+    """A private PostgreSQL from scripts/services.sh, migrated; yields (env, database URL)."""
+    if not list(Path("/usr/lib/postgresql").glob("*")):
+        pytest.skip("PostgreSQL is not installed: run scripts/install-services.sh")
+    run_dir = ROOT / ".services" / "test-runs" / uuid.uuid4().hex[:12]
+    env = dict(os.environ, SERVICES_RUN_DIR=str(run_dir), PG_PORT=str(free_port()))
+    started = _services(env, "start")
+    url = started.stdout.strip().split("=", 1)[1]
+    migrate(tmp_path / "data", {"DATABASE_URL": url})
+    try:
+        yield env, url
+    finally:
+        _services(env, "stop")
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _services(env, action: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run(["bash", str(SERVICES_SH), action, "postgres"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.mark.services
+def test_postgres_stopped_mid_crawl_rules_keep_their_cached_values(tmp_path, postgres):
+    """PostgreSQL stops while the crawl reloads host rules every 0.5 s: the blocked host stays
+    blocked, the crawl goes on, and it completes when the database is back."""
+    import psycopg
+
+    env, url = postgres
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO control_hostrule (pattern, action, render_js, note, created, updated)"
+            " VALUES ('site2.test', 'block', false, '', now(), now())"
+        )
+    scope = {"site1.test", "site2.test", "site3.test", "site4.test"}
+    with testweb.run(hosts=8, pages=15, log=tmp_path / "web.log") as web:
+        seeds = [web.home_url(h) for h in sorted(scope)]
+        proc = _crawl(tmp_path, seeds, scope, {"DATABASE_URL": url},
+                      HOST_RULES_LOADER="webui.control.rules.load_host_rules",
+                      HOST_RULES_TTL=0.5)
+        try:
+            _wait_for(lambda: _pages(web) >= 10, 60, "the crawl to start")
+            _services(env, "stop")
+            before = _pages(web)
+            time.sleep(3)
+            during = _pages(web)
+            _services(env, "start")
+            assert _finish(proc, 120) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        time.sleep(0.5)
+        fetched = crawled(web)
+    crawl_log = (tmp_path / "crawl.log").read_text()
+    assert "host rules unavailable" in crawl_log
+    assert before < during  # crawling while the database was down
+    assert not any(host_of(url) == "site2.test" for url in fetched)
+    assert set(fetched) == reachable(web, scope - {"site2.test"})
