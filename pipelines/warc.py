@@ -350,7 +350,7 @@ class WarcPipeline:
 
     def _disk_full(self, exc: WarcDiskFull) -> None:
         logger.error(
-            "WARC disk full (%s): crawl paused; retrying every %.0f s until space returns",
+            "WARC disk full (%s): crawl paused; retrying every %.1f s until space returns",
             exc, self.retry_s,
         )
         self._inc("warc/disk_full")

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ import pytest
 import testweb
 from bench.politeness import host_delays, politeness_violations
 from crawler.redisserver import RedisServer
-from crawler.urls import host_of
+from crawler.urls import canonicalize, host_of
 from tests.crawlrun import ROOT, crawl_env, migrate
 from tests.fixtures_es import SERVICES_SH, free_port
 from tests.test_frontier_crawl import DELAY, SETTINGS, crawled, reachable
@@ -161,3 +162,83 @@ def test_postgres_stopped_mid_crawl_rules_keep_their_cached_values(tmp_path, pos
     assert before < during  # crawling while the database was down
     assert not any(host_of(url) == "site2.test" for url in fetched)
     assert set(fetched) == reachable(web, scope - {"site2.test"})
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MiB tmpfs mounted for the test (needs root)."""
+    mount = tmp_path / "warc"
+    mount.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(path: Path) -> None:
+    with open(path, "wb", buffering=0) as f:
+        chunk = b"\0" * 65536
+        while True:
+            try:
+                f.write(chunk)
+            except OSError:
+                chunk = chunk[: len(chunk) // 2]
+                if not chunk:
+                    return
+
+
+def _warc_urls(directory: Path) -> Counter:
+    from warcio.archiveiterator import ArchiveIterator
+
+    urls: Counter = Counter()
+    for path in sorted(directory.glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            for record in ArchiveIterator(f):
+                if record.rec_type == "response":
+                    urls[canonicalize(record.rec_headers.get_header("WARC-Target-URI"))] += 1
+    return urls
+
+
+def test_full_warc_disk_pauses_the_crawl_until_space_returns(tmp_path, small_disk):
+    """The WARC disk fills mid-crawl: the crawl pauses with a clear error, resumes when the
+    space comes back, and every download ends up in the WARC files exactly once."""
+    scope = {"site1.test", "site3.test", "site4.test"}
+    filler = small_disk / "filler"
+    with testweb.run(hosts=8, pages=15, log=tmp_path / "web.log") as web:
+        seeds = [web.home_url(h) for h in sorted(scope)]
+        proc = _crawl(tmp_path, seeds, scope,
+                      ITEM_PIPELINES='{"pipelines.warc.WarcPipeline": 200}',
+                      WARC_DIR=str(small_disk), WARC_DISK_RETRY_S=0.5)
+        crawl_log = tmp_path / "crawl.log"
+        try:
+            _wait_for(lambda: _pages(web) >= 8, 60, "the crawl to start")
+            _fill(filler)
+            _wait_for(lambda: "WARC disk full" in _read(crawl_log), 30, "the pause")
+            time.sleep(1.5)  # requests already in the downloader finish
+            paused_at = len(web.read_log())
+            time.sleep(2)
+            assert len(web.read_log()) == paused_at  # nothing fetched while paused
+            assert proc.poll() is None
+            filler.unlink()
+            assert _finish(proc, 120) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        time.sleep(0.5)
+        fetched = Counter(
+            canonicalize(f"http://{row['host']}:{web.port}{row['path']}")
+            for row in web.read_log()
+        )
+    text = crawl_log.read_text()
+    assert "crawl paused" in text and "crawl resumed" in text
+    assert set(fetched) - {u for u in fetched if "/robots.txt" in u} >= reachable(web, scope)
+    assert _warc_urls(small_disk) == fetched  # every download recorded, none twice
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
