@@ -19,8 +19,9 @@
 # Settings (environment, defaults in brackets): STACK_DIR [.services/stack], STACK_WORKERS [2],
 # STACK_HOSTS [200] (test web hosts), TESTWEB_PORT [8471], WEB_PORT [8000], DATA_DIR
 # [$STACK_DIR/data], STACK_CRAWL_SETTINGS (extra "-s NAME=VALUE ..." for the workers),
-# STACK_WAIT_S [120], and every setting of scripts/services.sh (SERVICES_RUN_DIR [$STACK_DIR/run],
-# REDIS_PORT, PG_PORT, ES2_PORTS, ES2_TRANSPORT_PORTS, ES_HEAP...).
+# STACK_WAIT_S [120], PYTHON [.venv/bin/python], and every setting of scripts/services.sh
+# (SERVICES_RUN_DIR [$STACK_DIR/run], REDIS_PORT, PG_PORT, ES2_PORTS, ES2_TRANSPORT_PORTS,
+# ES_HEAP, ES_HOME...).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,7 +35,6 @@ WEB_PORT="${WEB_PORT:-8000}"
 DATA="${DATA_DIR:-$STACK_DIR/data}"
 WAIT_S="${STACK_WAIT_S:-120}"
 PY="${PYTHON:-$REPO/.venv/bin/python}"
-[[ -x "$PY" ]] || PY=/work/main/.venv/bin/python
 HONCHO="$(dirname "$PY")/honcho"
 SERVICES_SH="$REPO/scripts/services.sh"
 PIDFILE="$STACK_DIR/honcho.pid"
@@ -75,6 +75,7 @@ wait_for() {
 
 up() {
     honcho_alive && die "already up (honcho pid $(cat "$PIDFILE")); run: $0 down"
+    [[ -x "$PY" ]] || die "no Python at $PY: run scripts/setup.sh, or set PYTHON"
     [[ -x "$HONCHO" ]] || die "no honcho at $HONCHO: pip install -r requirements.txt"
     mkdir -p "$DATA"
     log "starting Redis, PostgreSQL and a two-node Elasticsearch"

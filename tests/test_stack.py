@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -45,6 +46,7 @@ def stack_env():
         TESTWEB_PORT=str(free_port()),
         WEB_PORT=str(free_port()),
         ES_HEAP="384m",
+        PYTHON=sys.executable,
     )
     for name in ("REDIS_URL", "ELASTICSEARCH_URL", "DATABASE_URL", "CELERY_BROKER_URL",
                  "DATA_DIR"):
