@@ -7,12 +7,13 @@ the crawl's links, and runs the judged queries of ``tests/relevance/queries.json
 the embedded backend's ``search()``. The baseline is SQLite FTS5 BM25 over the body text of
 the same pages: no title, anchors or URL, no dedup, no link signals.
 
-The crawl is cached under ``--cache`` (default ``DATA_DIR``-independent ``.cache/relevance``
-in the repository), so iterating on ranking does not re-crawl; ``--recrawl`` refreshes it.
-``--ablation`` adds one row per signal (body, +title, +anchors, +url, +collapse,
-+pagerank) on stderr and under ``"ablation"`` in the JSON.
+The crawl is cached under ``--cache`` (default ``.cache/relevance`` in the repository, or
+``.cache/relevance-quick``), so iterating on ranking does not re-crawl; ``--recrawl``
+refreshes it. ``--quick`` crawls only the CI subset (``QUICK_SITES``). ``--ablation`` adds
+one row per signal (body, +title, +anchors, +url, +collapse, +pagerank, +any-word,
++site home, +label match) on stderr and under ``"ablation"`` in the JSON.
 
-    python bench/relevance.py [--quick] [--ablation] [--cache DIR] [--recrawl]
+    python bench/relevance.py [--quick] [--ablation] [--elasticsearch] [--cache DIR] [--recrawl]
 
 Last stdout line: one JSON object with s_at_1, s_at_3, s_at_10, mrr_at_10,
 baseline_mrr_at_10, pages_crawled (and the baseline's success figures).
@@ -46,8 +47,8 @@ from testweb.docsites import available_doc_sites  # noqa: E402
 
 QUERIES = ROOT / "tests" / "relevance" / "queries.json"
 DEFAULT_CACHE = ROOT / ".cache" / "relevance"
-#: The subset crawled by ``--quick`` and the CI test: small sites that crawl in about a minute.
-QUICK_SITES = ("git.test", "python.test", "requests.test", "sphinx.test", "docutils.test")
+#: The subset crawled by ``--quick`` and the CI test: small sites that crawl in under a minute.
+QUICK_SITES = ("git.test", "requests.test", "sphinx.test", "docutils.test")
 FEED_FIELDS = ["url", "fetched_url", "host", "status", "title", "text", "description",
                "lang", "links", "noindex", "doc_id", "cluster_id", "dup_of", "fetched_at"]
 CRAWL_SETTINGS = {
@@ -137,12 +138,46 @@ class Scores:
         }
 
 
-def evaluate(search: Callable[[str], list[str]], judged: Sequence[Judgement]) -> Scores:
-    """Run each query through ``search`` (query -> result URLs, best first) and score it."""
+class NearCopies:
+    """The pages of each near-duplicate cluster of a crawl, by ``host/path``.
+
+    A copy of a judged page (the same English chapter under another language's directory of
+    the handbook, a mirror) says the same thing, so it answers the query as well: both the
+    project and the baseline are credited for it.
+    """
+
+    def __init__(self, pages: Iterable[dict]):
+        self.cluster_of: dict[str, str] = {}
+        self.members: dict[str, set[str]] = {}
+        for page in pages:
+            cluster = page.get("cluster_id") or page.get("dup_of")
+            if cluster:
+                key = page_key(page["url"])
+                self.cluster_of[key] = cluster
+                self.members.setdefault(cluster, set()).add(key)
+
+    def expand(self, keys: Iterable[str]) -> frozenset[str]:
+        """``keys`` and every near-copy of them."""
+        out = set(keys)
+        for key in keys:
+            cluster = self.cluster_of.get(key)
+            if cluster:
+                out |= self.members[cluster]
+        return frozenset(out)
+
+
+def evaluate(
+    search: Callable[[str], list[str]],
+    judged: Sequence[Judgement],
+    copies: NearCopies | None = None,
+) -> Scores:
+    """Run each query through ``search`` (query -> result URLs, best first) and score it;
+    with ``copies``, a near-copy of a relevant page counts as relevant."""
     scores = Scores()
     for j in judged:
+        relevant = copies.expand(j.relevant) if copies else j.relevant
         keys = [page_key(url) for url in search(j.query)[:CUTOFF]]
-        rank = next((i for i, key in enumerate(keys, 1) if key in j.relevant), None)
+        rank = next((i for i, key in enumerate(keys, 1) if key in relevant), None)
         scores.add(j.query, rank)
     return scores
 
@@ -289,14 +324,22 @@ def backend_search(backend) -> Callable[[str], list[str]]:
 # --- the run -----------------------------------------------------------------------------
 
 
+_OFF = {"pagerank": 0.0, "sitehome": 0.0, "label": 0.0}
+_BODY = FieldWeights(title=0, anchors=0, url=0)
+_TITLE = FieldWeights(anchors=0, url=0)
+_ANCHORS = FieldWeights(url=0)
+_ALL = DEFAULT_FIELD_WEIGHTS
+#: One row per signal added: (name, field weights, rank weights, dedup, any-word fallback).
 ABLATION = (
-    ("body", dict(field_weights=FieldWeights(title=0, anchors=0, url=0), pagerank=0,
-                  dedup=False)),
-    ("+title", dict(field_weights=FieldWeights(anchors=0, url=0), pagerank=0, dedup=False)),
-    ("+anchors", dict(field_weights=FieldWeights(url=0), pagerank=0, dedup=False)),
-    ("+url", dict(field_weights=DEFAULT_FIELD_WEIGHTS, pagerank=0, dedup=False)),
-    ("+collapse", dict(field_weights=DEFAULT_FIELD_WEIGHTS, pagerank=0, dedup=True)),
-    ("+pagerank", dict(field_weights=DEFAULT_FIELD_WEIGHTS, pagerank=None, dedup=True)),
+    ("body", _BODY, _OFF, False, 0),
+    ("+title", _TITLE, _OFF, False, 0),
+    ("+anchors", _ANCHORS, _OFF, False, 0),
+    ("+url", _ALL, _OFF, False, 0),
+    ("+collapse", _ALL, _OFF, True, 0),
+    ("+pagerank", _ALL, {**_OFF, "pagerank": None}, True, 0),
+    ("+any-word", _ALL, {**_OFF, "pagerank": None}, True, None),
+    ("+site home", _ALL, {"label": 0.0}, True, None),
+    ("+label match", _ALL, {}, True, None),
 )
 
 
@@ -305,15 +348,53 @@ def ablation(cache: Path, pages: Sequence[dict], judged: Sequence[Judgement],
     """One row per signal added, each scored on the judged set."""
     raw_index = cache / "index-nodedup"
     build_index(raw_index, documents(pages, cache / "links.sqlite", dedup=False))
+    copies = NearCopies(pages)
     rows = []
-    for name, opts in ABLATION:
-        weights = None if opts["pagerank"] is None else {"pagerank": opts["pagerank"]}
-        backend = EmbeddedBackend(project_index if opts["dedup"] else raw_index,
-                                  field_weights=opts["field_weights"], rank_weights=weights)
-        row = {"signals": name, **evaluate(backend_search(backend), judged).summary()}
-        log(f"ablation {name:10} {row}")
+    for name, fields, weights, dedup, fallback in ABLATION:
+        weights = {k: v for k, v in weights.items() if v is not None}
+        options = {} if fallback is None else {"min_strict_hits": fallback}
+        backend = EmbeddedBackend(project_index if dedup else raw_index, field_weights=fields,
+                                  rank_weights=weights, **options)
+        row = {"signals": name, **evaluate(backend_search(backend), judged, copies).summary()}
+        log(f"ablation {name:13} {row}")
         rows.append(row)
     return rows
+
+
+def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cache: Path,
+                         copies: NearCopies) -> Scores:
+    """The same documents in Elasticsearch (``ELASTICSEARCH_URL``, else a private node
+    started through scripts/services.sh), the same queries through its ``search()``."""
+    import uuid
+
+    from crawler.config import get_config
+    from index.elasticsearch import ElasticsearchBackend
+
+    url = get_config().elasticsearch_url
+    processes = None
+    if not url:
+        from tests.fixtures_es import EsProcesses, not_installed_reason
+
+        reason = not_installed_reason()
+        if reason:
+            raise SystemExit(f"--elasticsearch: {reason}, or set ELASTICSEARCH_URL")
+        processes = EsProcesses("es", ["es"])
+        log("starting a private Elasticsearch")
+        processes.start()
+        url = processes.url
+    prefix = f"relevance-{uuid.uuid4().hex[:8]}"
+    backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool")
+    try:
+        backend.ensure_index()
+        backend.index(documents(pages, cache / "links.sqlite"))
+        backend.refresh()
+        log(f"Elasticsearch holds {backend.stats().get('docs')} documents")
+        return evaluate(backend_search(backend), judged, copies)
+    finally:
+        backend.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
+        backend.close()
+        if processes is not None:
+            processes.cleanup()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -324,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"crawl cache directory (default {DEFAULT_CACHE}[-quick])")
     parser.add_argument("--recrawl", action="store_true", help="ignore a cached crawl")
     parser.add_argument("--ablation", action="store_true", help="score one row per signal")
+    parser.add_argument("--elasticsearch", action="store_true",
+                        help="also score the Elasticsearch backend (es_* keys)")
     parser.add_argument("--max-pages", type=int, default=0, help="stop the crawl after N pages")
     parser.add_argument("--show-misses", action="store_true",
                         help="print each query the project misses at 3 with its top results")
@@ -342,8 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     project_index = cache / "index"
     backend = build_index(project_index, documents(pages, cache / "links.sqlite"))
     log(f"indexed {backend.stats()['docs']} documents in {time.monotonic() - started:.0f} s")
-    project = evaluate(backend_search(backend), judged)
-    baseline = evaluate(BodyBM25(pages).search, judged)
+    copies = NearCopies(pages)
+    project = evaluate(backend_search(backend), judged, copies)
+    baseline = evaluate(BodyBM25(pages).search, judged, copies)
     if args.show_misses:
         for j in judged:
             rank = project.ranks[j.query]
@@ -357,6 +441,10 @@ def main(argv: list[str] | None = None) -> int:
               "pages_crawled": len(pages),
               "queries": len(judged),
               "sites": sites}
+    if args.elasticsearch:
+        es = elasticsearch_scores(pages, judged, cache, copies).summary()
+        log(f"elasticsearch {es}")
+        result.update({f"es_{name}": value for name, value in es.items()})
     if args.ablation:
         result["ablation"] = ablation(cache, pages, judged, project_index)
     print(json.dumps(result))

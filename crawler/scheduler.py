@@ -248,7 +248,9 @@ class FrontierScheduler(BaseScheduler):
                 payload=payload,
                 rank=self._tier(request),
                 filter=not request.dont_filter,
-                budget=policy.page_budget or self.host_budget,
+                # a recrawl is no new page: it does not count against the host's budget
+                budget=None if request.meta.get("recrawl") else (
+                    policy.page_budget or self.host_budget),
                 ip=self.ip_of(host_of(url)),
             )
         )
@@ -465,6 +467,8 @@ class FrontierScheduler(BaseScheduler):
             # kept for the next flush; a part the store took already counts as seen then
             self._adds = adds + self._adds
             raise
+        if counts["added"]:
+            self._pending_cache = (0.0, 0)  # new work: the next pending check must see it
         self._inc("frontier/added", counts["added"])
         if counts["seen"]:
             self._inc("frontier/dropped/seen", counts["seen"])

@@ -108,7 +108,7 @@ CRAWL_ALLOWED_HOSTS = []  # host patterns; empty = any host not blocked by a hos
 CRAWL_MAX_PAGES = 0  # 0 = unlimited; `-a max_pages=N` for one crawl
 # sitemaps (crawler/sitemaps.py): robots.txt `Sitemap:` lines, else /sitemap.xml
 SITEMAPS_ENABLED = True
-SITEMAP_PROBE_DEFAULT = True  # try /sitemap.xml on hosts whose robots.txt names none
+SITEMAP_PROBE_DEFAULT = False  # also try /sitemap.xml on hosts whose robots.txt names none
 SITEMAP_MAX_DEPTH = 2  # sitemap indexes followed below the first sitemap
 SITEMAP_MAX_SIZE = 50 * 1024 * 1024  # bytes a gzipped sitemap may inflate to
 
@@ -177,3 +177,26 @@ LOG_FILE = str(_config.path("logs", "crawl.log"))
 LOG_FILE_APPEND = True
 
 FEED_EXPORT_ENCODING = "utf-8"
+
+# --- search backends: ES_* when ELASTICSEARCH_URL is set, EMBEDDED_* otherwise; the rest of
+# their settings and defaults are in docs/elasticsearch.md and docs/index-engine.md ---
+ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
+ES_SHARDS = 1  # primary shards of a new index
+ES_REPLICAS = 0  # replicas (1 or more on a multi-node cluster)
+
+# --- freshness: recrawl, conditional GET, deletions, moves (crawler/freshness.py, issue 9) ---
+# between RedirectMiddleware (600) and the handler: sees 301/304/404 before they are handled
+DOWNLOADER_MIDDLEWARES["crawler.freshness.FreshnessMiddleware"] = 650
+EXTENSIONS["crawler.freshness.RecrawlFeeder"] = 520  # due URLs back into the frontier
+RECRAWL_ENABLED = True  # per-URL crawl state, validators, deletions; False = off
+RECRAWL_SHARE = 0.2  # share of fetches that may go to recrawls while new URLs wait
+RECRAWL_MIN_INTERVAL = 3600.0  # shortest recrawl interval of tier 0 (s)
+RECRAWL_MAX_INTERVAL = 30 * 86400.0  # longest recrawl interval of tier 0 (s)
+RECRAWL_INITIAL_INTERVAL = 86400.0  # interval after a URL's first fetch (s)
+RECRAWL_SHRINK = 0.5  # interval factor when a fetch finds the page changed
+RECRAWL_GROW = 1.5  # interval factor when it finds it unchanged (or 304)
+RECRAWL_TIER_FACTOR = 2.0  # each lower front tier multiplies both bounds by this
+RECRAWL_BATCH = 50  # due URLs queued at most per poll
+RECRAWL_POLL_INTERVAL = 1.0  # seconds between looks for due URLs
+RECRAWL_HOLD = 600.0  # seconds a queued recrawl is not due again, if its fetch never ends
+INDEX_FLUSH_INTERVAL = 10.0  # seconds between index writes, however few pages are pending

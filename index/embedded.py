@@ -20,12 +20,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import tantivy
 import xxhash
@@ -67,6 +69,11 @@ class FieldWeights:
 
 
 DEFAULT_FIELD_WEIGHTS = FieldWeights()
+#: Signal weights of the embedded ranker where they differ from the signals' defaults: it
+#: scores text relative to the best candidate (0..1), so PageRank weighs on that scale
+#: (measured in docs/relevance.md).
+DEFAULT_RANK_WEIGHTS = {"pagerank": 0.1}
+_LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, tie_breaker=0.0)
 
 
 def _schema() -> tantivy.Schema:
@@ -78,6 +85,8 @@ def _schema() -> tantivy.Schema:
     builder.add_float_field("pagerank", fast=True)
     builder.add_float_field("fetched_at", fast=True)
     builder.add_unsigned_field("cluster_key", fast=True)
+    builder.add_unsigned_field("url_depth", indexed=True, fast=True)
+    builder.add_unsigned_field("site_key", indexed=True, fast=True)
     builder.add_bytes_field("source", stored=True)
     return builder.build()
 
@@ -85,6 +94,58 @@ def _schema() -> tantivy.Schema:
 def _cluster_key(doc: Document) -> int:
     """A 64-bit key shared by a near-duplicate cluster (the document's own id if none)."""
     return xxhash.xxh64_intdigest((doc.cluster_id or doc.id).encode())
+
+
+_INDEX_FILES = frozenset({"index.html", "index.htm", "index.php", "default.aspx"})
+_GENERIC_LABELS = frozenset({"www", "m", "web", "docs", "doc", "home"})
+_WORDS = re.compile(r"[^\W_]+")
+#: Words that, next to a site's name, still ask for the site itself.
+NAVIGATIONAL_WORDS = frozenset(
+    "doc docs documentation manual home homepage site website official page web".split()
+)
+
+
+def url_depth(url: str) -> int:
+    """Path segments of a URL, an index file not counted: 0 for a site's home page."""
+    parts = urlsplit(url)
+    segments = [p for p in parts.path.split("/") if p]
+    if segments and segments[-1].lower() in _INDEX_FILES:
+        segments.pop()
+    return len(segments) + (1 if parts.query else 0)
+
+
+def site_name(host: str) -> str:
+    """The name a site is searched by: the label before the top-level domain, letters and
+    digits only (``docs.python.org`` -> ``python``, ``debian-handbook.info`` ->
+    ``debianhandbook``)."""
+    labels = [label for label in host.lower().split(":")[0].strip(".").split(".") if label]
+    if len(labels) > 1:
+        labels = labels[:-1]
+    named = [label for label in labels if label not in _GENERIC_LABELS] or labels
+    return "".join(_WORDS.findall(named[-1])) if named else ""
+
+
+def site_key(name: str) -> int:
+    """A 64-bit key of a site name (0 for none)."""
+    return xxhash.xxh64_intdigest(name.encode()) if name else 0
+
+
+def query_site_keys(raw: str, max_words: int = 3) -> frozenset[int]:
+    """Keys of the site names a navigational query names: the query is a run of up to
+    ``max_words`` words that joined make the name, plus only words like ``docs`` or
+    ``home`` (``django docs`` -> ``django``, ``debian handbook`` -> ``debianhandbook``).
+    Operators (``-word``, ``site:``) are not words; other queries name no site."""
+    words: list[str] = []
+    for token in raw.lower().replace('"', " ").split():
+        if token.startswith("-") or token.startswith("site:") or token == "or":
+            continue
+        words.extend(_WORDS.findall(token))
+    names = set()
+    for i in range(len(words)):
+        for j in range(i + 1, min(len(words), i + max_words) + 1):
+            if all(w in NAVIGATIONAL_WORDS for w in words[:i] + words[j:]):
+                names.add("".join(words[i:j]))
+    return frozenset(site_key(name) for name in names)
 
 
 def _url_terms(url: str) -> str:
@@ -98,6 +159,7 @@ SETTINGS = {
     "EMBEDDED_FIELD_WEIGHTS": ("field_weights", dict),
     "EMBEDDED_RANK_WEIGHTS": ("rank_weights", dict),
     "EMBEDDED_RERANK_DEPTH": ("rerank_depth", int),
+    "EMBEDDED_MIN_STRICT_HITS": ("min_strict_hits", int),
     "EMBEDDED_MAX_WINDOW": ("max_window", int),
     "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
     "EMBEDDED_SNIPPET_CHARS": ("snippet_chars", int),
@@ -136,6 +198,7 @@ class EmbeddedBackend(SearchBackend):
         rank_weights: Mapping[str, float] | None = None,
         signals: Sequence[Signal] | None = None,
         rerank_depth: int = 100,
+        min_strict_hits: int = 1,
         max_window: int = 10_000,
         commit_every_docs: int = 10_000,
         commit_interval_s: float = 5.0,
@@ -148,10 +211,13 @@ class EmbeddedBackend(SearchBackend):
             path = (config or get_config()).data_dir / "index"
         self.path = Path(path)
         self.field_weights = field_weights
+        if not signals:
+            rank_weights = {**DEFAULT_RANK_WEIGHTS, **(rank_weights or {})}
         self.ranker = (
             Ranker(signals, rank_weights) if signals else Ranker(weights=rank_weights)
         )
         self.rerank_depth = rerank_depth
+        self.min_strict_hits = min_strict_hits
         self.max_window = max_window
         self.commit_every_docs = commit_every_docs
         self.commit_interval_s = commit_interval_s
@@ -243,6 +309,8 @@ class EmbeddedBackend(SearchBackend):
         tdoc.add_float("pagerank", float(doc.pagerank))
         tdoc.add_float("fetched_at", float(doc.fetched_at))
         tdoc.add_unsigned("cluster_key", _cluster_key(doc))
+        tdoc.add_unsigned("url_depth", url_depth(doc.url))
+        tdoc.add_unsigned("site_key", site_key(site_name(doc.host)))
         # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
         tdoc.add_bytes("source", json.dumps(vars(doc), ensure_ascii=False).encode())
         return tdoc
@@ -360,18 +428,7 @@ class EmbeddedBackend(SearchBackend):
         """The tantivy query for a query-AST node."""
         schema = self._schema
         if isinstance(node, Term | Phrase):
-            per_field = []
-            for field, weight in self.field_weights.items():
-                if isinstance(node, Term):
-                    q = tantivy.Query.term_query(schema, field, node.term)
-                else:
-                    q = tantivy.Query.phrase_query(schema, field, list(node.terms))
-                per_field.append(tantivy.Query.boost_query(q, weight))
-            if len(per_field) == 1:
-                return per_field[0]
-            return tantivy.Query.disjunction_max_query(
-                per_field, self.field_weights.tie_breaker
-            )
+            return self._word_query(node, self.field_weights)
         if isinstance(node, Site):
             return tantivy.Query.term_query(schema, "site", node.host)
         if isinstance(node, Or):
@@ -409,7 +466,18 @@ class EmbeddedBackend(SearchBackend):
         depth = min(offset + size + self.rerank_depth, self.max_window)
         found = searcher.search(self.compile(parsed.root), limit=depth, count=True)
         results.total = found.count
-        ranked = self.ranker.rank(self._candidates(searcher, found.hits))
+        named = query_site_keys(parsed.raw)
+        labelled = self._labelled(searcher, parsed.root, depth)
+        hits = found.hits + self._named_homes(searcher, named, found.hits)
+        ranked = self.ranker.rank(self._candidates(searcher, hits, named, labelled))
+        relaxed = self._relaxed(parsed.root)
+        if found.count < self.min_strict_hits and relaxed is not None:
+            # Pages with every word stay first; pages with some of them follow.
+            more = searcher.search(relaxed, limit=depth, count=True)
+            results.total = more.count
+            known = {(a.segment_ord, a.doc) for _, a in hits}
+            extra = [h for h in more.hits if (h[1].segment_ord, h[1].doc) not in known]
+            ranked += self.ranker.rank(self._candidates(searcher, extra, named, labelled))
         collapsed = self._collapse(ranked)
         words, phrases = parsed.words(), parsed.phrases()
         for candidate, similar in collapsed[offset : offset + size]:
@@ -432,18 +500,94 @@ class EmbeddedBackend(SearchBackend):
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
 
+    def _named_homes(
+        self, searcher: tantivy.Searcher, named: frozenset[int], hits: list, limit: int = 5
+    ) -> list:
+        """(0.0, address) of home pages of sites the query names that ``hits`` lack, so a
+        navigational query finds the home page even when its text does not match."""
+        if not named:
+            return []
+        query = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, tantivy.Query.term_set_query(
+                    self._schema, "site_key", sorted(named))),
+                (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "url_depth", 0)),
+            ]
+        )
+        known = {(a.segment_ord, a.doc) for _, a in hits}
+        return [
+            (0.0, address)
+            for _, address in searcher.search(query, limit=limit, count=False).hits
+            if (address.segment_ord, address.doc) not in known
+        ]
+
+    def _word_query(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
+        """A word or phrase in any text field: the best field's score plus a share of the
+        others' (``weights.tie_breaker``)."""
+        per_field = []
+        for field, weight in weights.items():
+            if isinstance(node, Term):
+                q = tantivy.Query.term_query(self._schema, field, node.term)
+            else:
+                q = tantivy.Query.phrase_query(self._schema, field, list(node.terms))
+            per_field.append(tantivy.Query.boost_query(q, weight))
+        if len(per_field) == 1:
+            return per_field[0]
+        return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
+
+    def _labelled(self, searcher: tantivy.Searcher, root: Node, limit: int) -> set[tuple]:
+        """Addresses of the best pages whose title, anchor text or URL hold every word of
+        a plain word query: what a page is called and linked as, not just what it
+        mentions."""
+        words = [root] if isinstance(root, Term | Phrase) else getattr(root, "children", [])
+        words = [w for w in words if isinstance(w, Term | Phrase)]
+        if not words or not isinstance(root, Term | Phrase | And):
+            return set()
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, self._word_query(w, _LABEL_FIELDS)) for w in words]
+        )
+        found = searcher.search(query, limit=limit, count=False)
+        return {(a.segment_ord, a.doc) for _, a in found.hits}
+
+    def _relaxed(self, root: Node) -> tantivy.Query | None:
+        """Any-word matching for a plain list of words: questions and long queries often
+        carry a word the best page does not use. None when the query has operators."""
+        if not isinstance(root, And) or not all(
+            isinstance(c, Term | Phrase) for c in root.children
+        ):
+            return None
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, self.compile(c)) for c in root.children]
+        )
+
     @staticmethod
-    def _candidates(searcher: tantivy.Searcher, hits: list) -> list[Candidate]:
+    def _candidates(
+        searcher: tantivy.Searcher,
+        hits: list,
+        named_sites: frozenset[int] = frozenset(),
+        labelled: set[tuple] | frozenset = frozenset(),
+    ) -> list[Candidate]:
         addresses = [address for _, address in hits]
         if not addresses:
             return []
         ranks = searcher.fast_field_values("pagerank", addresses)
         fetched = searcher.fast_field_values("fetched_at", addresses)
         clusters = searcher.fast_field_values("cluster_key", addresses)
+        depths = searcher.fast_field_values("url_depth", addresses)
+        sites = searcher.fast_field_values("site_key", addresses)
         return [
-            Candidate(address, score, rank or 0.0, when or 0.0, cluster or 0)
-            for (score, address), rank, when, cluster in zip(
-                hits, ranks, fetched, clusters, strict=True
+            Candidate(
+                address,
+                score,
+                rank or 0.0,
+                when or 0.0,
+                cluster or 0,
+                depth=depth or 0,
+                site_home=depth == 0 and site in named_sites,
+                labelled=(address.segment_ord, address.doc) in labelled,
+            )
+            for (score, address), rank, when, cluster, depth, site in zip(
+                hits, ranks, fetched, clusters, depths, sites, strict=True
             )
         ]
 

@@ -17,8 +17,10 @@ from typing import Any, ClassVar
 __all__ = [
     "DEFAULT_SIGNALS",
     "Candidate",
+    "LabelMatch",
     "Ranker",
     "Signal",
+    "SiteHome",
     "StaticRank",
     "TextRelevance",
 ]
@@ -33,6 +35,10 @@ class Candidate:
     pagerank: float = 0.0
     fetched_at: float = 0.0
     cluster: int = 0
+    text_top: float = 0.0
+    depth: int = 0
+    site_home: bool = False
+    labelled: bool = False
     score: float = 0.0
 
 
@@ -48,13 +54,17 @@ class Signal(ABC):
 
 
 class TextRelevance(Signal):
-    """The engine's BM25 score over title, anchors, URL and body."""
+    """The engine's BM25 score over title, anchors, URL and body, relative to the best
+    candidate of the query (1 for the best), so other signals' weights mean the same for
+    every query."""
 
     name = "bm25"
     default_weight = 1.0
 
     def compute(self, candidate: Candidate) -> float:
-        return candidate.text_score
+        if candidate.text_top <= 0:
+            return 0.0
+        return max(0.0, candidate.text_score) / candidate.text_top
 
 
 class StaticRank(Signal):
@@ -67,7 +77,29 @@ class StaticRank(Signal):
         return candidate.pagerank
 
 
-DEFAULT_SIGNALS: tuple[Signal, ...] = (TextRelevance(), StaticRank())
+class SiteHome(Signal):
+    """Navigational intent: 1 for the home page of a site the query names (``django docs``
+    -> the home page of ``django.*``), else 0."""
+
+    name = "sitehome"
+    default_weight = 1.5
+
+    def compute(self, candidate: Candidate) -> float:
+        return 1.0 if candidate.site_home else 0.0
+
+
+class LabelMatch(Signal):
+    """1 when every query word is in the page's title, anchor text or URL: what the page
+    is called and linked as, not only what it mentions."""
+
+    name = "label"
+    default_weight = 0.15
+
+    def compute(self, candidate: Candidate) -> float:
+        return 1.0 if candidate.labelled else 0.0
+
+
+DEFAULT_SIGNALS: tuple[Signal, ...] = (TextRelevance(), StaticRank(), SiteHome(), LabelMatch())
 
 
 class Ranker:
@@ -95,7 +127,9 @@ class Ranker:
     def rank(self, candidates: list[Candidate]) -> list[Candidate]:
         """``candidates`` with ``score`` set, sorted by score, ties kept in engine order."""
         active = [(s.compute, w) for s, w in self.weighted if w]
+        top = max((c.text_score for c in candidates), default=0.0)
         for c in candidates:
+            c.text_top = top
             score = 0.0
             for compute, weight in active:
                 score += weight * compute(c)

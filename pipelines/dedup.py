@@ -15,20 +15,23 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import get_config
 from crawler.items import PageItem
+from crawler.urls import netloc_of
 from dedup.core import METHODS, Deduplicator
 from index.base import doc_id_for
 
 logger = logging.getLogger(__name__)
 
 
-def scheduler_frontier(crawler) -> Any | None:
-    """The frontier of the crawler's scheduler, or None before the crawl or if it has none."""
-    try:
-        engine = crawler.engine
-    except RuntimeError:  # Scrapy sets the engine when the crawl starts
-        return None
-    scheduler = getattr(engine, "scheduler", None) if engine is not None else None
-    return getattr(scheduler, "frontier", None)
+def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
+    """Cut a host's budget through the scheduler's ``host_budget_cut`` signal; True when a
+    frontier scheduler received it."""
+    from crawler.scheduler import host_budget_cut
+
+    def cut(host: str, budget: int) -> bool:
+        replies = crawler.signals.send_catch_log(host_budget_cut, host=host, budget=budget)
+        return any(not isinstance(result, Exception) for _, result in replies)
+
+    return cut
 
 
 class DedupPipeline:
@@ -36,20 +39,21 @@ class DedupPipeline:
 
     A host with at least ``host_min_pages`` pages of which a share ``host_copy_ratio`` are
     copies of its own other pages is a trap: its budget is cut once to the pages it already
-    has, through ``frontier.set_host_budget`` when the frontier offers it.
+    has, through ``cut_budget(netloc, pages)`` (in a crawl: the scheduler's
+    ``host_budget_cut`` signal, keyed like the frontier by ``netloc_of(url)``).
     """
 
     def __init__(
         self,
         dedup: Deduplicator,
         stats=None,
-        frontier: Callable[[], Any | None] = lambda: None,
+        cut_budget: Callable[[str, int], bool] | None = None,
         host_min_pages: int = 20,
         host_copy_ratio: float = 0.8,
     ):
         self.dedup = dedup
         self.stats = stats
-        self._frontier = frontier
+        self._cut_budget = cut_budget
         self.host_min_pages = host_min_pages
         self.host_copy_ratio = host_copy_ratio
         self._cut_hosts: set[str] = set()
@@ -75,7 +79,7 @@ class DedupPipeline:
         return cls(
             dedup,
             stats=crawler.stats,
-            frontier=lambda: scheduler_frontier(crawler),
+            cut_budget=signal_budget_cut(crawler),
             host_min_pages=settings.getint("DEDUP_HOST_MIN_PAGES", 20),
             host_copy_ratio=settings.getfloat("DEDUP_HOST_COPY_RATIO", 0.8),
         )
@@ -95,10 +99,10 @@ class DedupPipeline:
             self._inc("dedup/near")
         if verdict.kind != "known":
             own_copy = verdict.kind in ("exact", "near") and verdict.match_host == item.host
-            self._watch_host(item.host, own_copy)
+            self._watch_host(item.host, netloc_of(item.url), own_copy)
         return item
 
-    def _watch_host(self, host: str, own_copy: bool) -> None:
+    def _watch_host(self, host: str, netloc: str, own_copy: bool) -> None:
         pages, copies = self.dedup.store.count_host(host, own_copy)
         if (
             host in self._cut_hosts
@@ -108,8 +112,7 @@ class DedupPipeline:
             return
         self._cut_hosts.add(host)
         self._inc("dedup/host_trap")
-        frontier = self._frontier()
-        if frontier is None or not hasattr(frontier, "set_host_budget"):
+        if self._cut_budget is None or not self._cut_budget(netloc, pages):
             logger.info(
                 "host %s is mostly near-copies (%d of %d pages); no frontier to cut its budget",
                 host,
@@ -117,7 +120,6 @@ class DedupPipeline:
                 pages,
             )
             return
-        frontier.set_host_budget(host, pages)
         self._inc("dedup/host_budget_cut")
         logger.info("cut the budget of %s to %d pages: %d are copies", host, pages, copies)
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections import OrderedDict
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from crawler.config import config_from_settings
@@ -11,6 +14,9 @@ from crawler.items import PageItem
 from index.base import Document, SearchBackend, doc_id_for
 
 logger = logging.getLogger(__name__)
+
+#: Ids of removed documents remembered, so that the first copy found later is indexed.
+REMOVED_KEPT = 100_000
 
 
 def document_from_item(item: PageItem) -> Document:
@@ -31,16 +37,26 @@ def document_from_item(item: PageItem) -> Document:
 
 
 class IndexPipeline:
-    """Streams indexable pages to the search backend; skips noindex pages and duplicates."""
+    """Streams indexable pages to the search backend; skips noindex pages and duplicates.
+
+    Documents the crawl finds gone or moved (``crawler.freshness.documents_removed``) are
+    deleted. Writes are flushed every ``batch_size`` pages, ``flush_interval`` seconds, and
+    made visible when the spider goes idle (continuous crawls) and at the end.
+    """
 
     def __init__(
-        self, backend: SearchBackend, batch_size: int = 200, stats=None, link_store=None
+        self, backend: SearchBackend, batch_size: int = 200, stats=None, link_store=None,
+        flush_interval: float = 10.0,
     ):
         self.backend = backend
         self.batch_size = batch_size
         self.stats = stats
         self.link_store = link_store
+        self.flush_interval = flush_interval
         self.pending: list[Document] = []
+        self._last_flush = time.monotonic()
+        # documents removed by this crawl: a copy of one (a moved page) is no duplicate
+        self.removed: OrderedDict[str, None] = OrderedDict()
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -49,13 +65,19 @@ class IndexPipeline:
             raise NotConfigured
         from index import get_backend
 
-        backend = get_backend(config_from_settings(settings))
+        backend = get_backend(config_from_settings(settings), settings=settings)
         link_store = None
         if settings.getbool("LINKGRAPH_ENABLED", True) and settings.getbool("INDEX_ANCHORS", True):
             from pipelines.linkgraph import crawler_link_store
 
             link_store = crawler_link_store(crawler)
-        return cls(backend, settings.getint("INDEX_BATCH_SIZE", 200), crawler.stats, link_store)
+        from crawler.freshness import documents_removed
+
+        pipeline = cls(backend, settings.getint("INDEX_BATCH_SIZE", 200), crawler.stats,
+                       link_store, settings.getfloat("INDEX_FLUSH_INTERVAL", 10.0))
+        crawler.signals.connect(pipeline.remove, signal=documents_removed)
+        crawler.signals.connect(pipeline.publish, signal=signals.spider_idle)
+        return pipeline
 
     def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None:
@@ -70,15 +92,34 @@ class IndexPipeline:
         if item.noindex:
             self._inc("index/skipped_noindex")
             return item
-        if item.dup_of:
+        if item.dup_of and item.dup_of not in self.removed:
             self._inc("index/skipped_duplicate")
             return item
         self.pending.append(document_from_item(item))
-        if len(self.pending) >= self.batch_size:
+        if len(self.pending) >= self.batch_size or (
+            time.monotonic() - self._last_flush >= self.flush_interval
+        ):
             self.flush()
         return item
 
+    def remove(self, ids, reason: str = "", **kwargs) -> None:
+        """Delete documents by id (pages gone or moved), pending ones included."""
+        ids = set(ids)
+        self.pending = [doc for doc in self.pending if doc.id not in ids]
+        for doc_id in ids:
+            self.removed[doc_id] = None
+        while len(self.removed) > REMOVED_KEPT:
+            self.removed.popitem(last=False)
+        self.backend.delete(ids)
+        self._inc(f"index/removed/{reason or 'other'}", len(ids))
+
+    def publish(self, spider=None) -> None:
+        """Write what is pending and make every write searchable (the spider is idle)."""
+        self.flush()
+        self.backend.refresh()
+
     def flush(self) -> None:
+        self._last_flush = time.monotonic()
         if not self.pending:
             return
         batch, self.pending = self.pending, []

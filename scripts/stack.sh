@@ -9,8 +9,8 @@
 #
 # The services come from scripts/services.sh; the processes run under honcho from a Procfile
 # written to $STACK_DIR/Procfile (honcho stops them all when one dies, so the crawl workers run
-# with CRAWL_WAIT_FOR_SEEDS and stay up when idle). The seeds (the test web's home pages) are
-# pushed to the Redis list `web:start_urls`, which every worker pops; push more with
+# with `-a continuous=1`: they stay up when idle, and wait for seeds when there are none).
+# The seeds (the test web's home pages) are pushed to the Redis list `web:start_urls`, which every worker pops; push more with
 #   redis-cli -p $REDIS_PORT rpush web:start_urls http://...
 # Logs: $STACK_DIR/honcho.log (every process, prefixed by its name), the services' logs under
 # $SERVICES_RUN_DIR, the test web's request log in $STACK_DIR/testweb.log, the crawl's data
@@ -47,14 +47,14 @@ honcho_alive() { [[ -s "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null;
 
 write_procfile() {
     local crawl_settings=(
-        -s CRAWL_WAIT_FOR_SEEDS=True -s "RESOLVE_OVERRIDES=*.test=127.0.0.1"
+        -s "RESOLVE_OVERRIDES=*.test=127.0.0.1"
         -s SSRF_ALLOWED_NETWORKS=127.0.0.0/8 -s FRONTIER_DELAY=0.2
         -s FRONTIER_IP_CONCURRENCY=1000000 -s LOG_LEVEL=INFO
     )
     {
         echo "testweb: exec $PY -m testweb --hosts $HOSTS --port $TESTWEB_PORT --log $STACK_DIR/testweb.log"
         for n in $(seq 1 "$WORKERS"); do
-            echo "crawl$n: exec $PY -m scrapy crawl web -a 'allowed_hosts=*.test' ${crawl_settings[*]@Q} -s STATS_EXPORT_WORKER=crawl$n ${STACK_CRAWL_SETTINGS:-}"
+            echo "crawl$n: exec $PY -m scrapy crawl web -a continuous=1 -a 'allowed_hosts=*.test' ${crawl_settings[*]@Q} -s STATS_EXPORT_WORKER=crawl$n ${STACK_CRAWL_SETTINGS:-}"
         done
         echo "celery: exec $PY -m celery -A ranking.celery_app worker --loglevel=INFO --concurrency=1 --hostname=rank@%h"
         echo "beat: exec $PY -m celery -A ranking.celery_app beat --loglevel=INFO --schedule=$DATA/celerybeat-schedule"

@@ -41,7 +41,9 @@ class WebSpider(scrapy.Spider):
 
     Arguments (``-a name=value``): ``seeds`` (comma-separated URLs), ``seeds_file`` (one URL
     per line, ``#`` comments), ``allowed_hosts`` (comma-separated host patterns such as
-    ``*.test``), ``max_pages``, ``max_depth``. Without seeds, the admin's seeds are used.
+    ``*.test``), ``max_pages``, ``max_depth``, ``continuous`` (1: never close when idle,
+    keep crawling new and due URLs). Without seeds, the admin's seeds are used; with none
+    there either, a continuous crawl waits for seeds pushed to the frontier's seeds key.
     """
 
     name = "web"
@@ -53,6 +55,7 @@ class WebSpider(scrapy.Spider):
         allowed_hosts: str | None = None,
         max_pages: str | int | None = None,
         max_depth: str | int | None = None,
+        continuous: str | bool | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -63,6 +66,7 @@ class WebSpider(scrapy.Spider):
         ]
         self.max_pages_arg = int(max_pages) if max_pages else None
         self.max_depth_arg = int(max_depth) if max_depth else None
+        self.continuous = str(continuous or "").lower() in ("1", "true", "yes", "on")
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -77,19 +81,23 @@ class WebSpider(scrapy.Spider):
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = settings.getbool("RENDER_JS_ENABLED", False)
         spider.render_timeout_ms = settings.getint("RENDER_TIMEOUT_MS", 15_000)
-        spider.sitemap_probe = settings.getbool("SITEMAP_PROBE_DEFAULT", True)
+        spider.sitemap_probe = settings.getbool("SITEMAP_PROBE_DEFAULT", False)
         spider.sitemap_max_size = settings.getint("SITEMAP_MAX_SIZE", 50 * 1024 * 1024)
         spider.sitemap_max_depth = settings.getint("SITEMAP_MAX_DEPTH", 2)
         spider._sitemap_hosts = {}
         if settings.getbool("SITEMAPS_ENABLED", True):
             crawler.signals.connect(spider.robots_downloaded, signal=signals.response_downloaded)
-        spider.wait_for_seeds = settings.getbool("CRAWL_WAIT_FOR_SEEDS", False)
-        if spider.wait_for_seeds:
-            crawler.signals.connect(spider.keep_alive, signal=signals.spider_idle)
+        if spider.continuous:
+            crawler.signals.connect(spider.keep_running, signal=signals.spider_idle)
         spider.pages = 0
         spider._scope_cache = {}
         spider._recent_links = {}
         return spider
+
+    def keep_running(self, spider=None) -> None:
+        """``spider_idle`` handler in continuous mode: due URLs will come (RecrawlFeeder)."""
+        self.crawler.stats.inc_value("crawl/idle")
+        raise DontCloseSpider
 
     # --- seeds ---
 
@@ -109,7 +117,7 @@ class WebSpider(scrapy.Spider):
                 urls.append(canonicalize(url))
             except InvalidURL as exc:
                 self.logger.warning("skipping seed: %s", exc)
-        if not urls and self.wait_for_seeds:
+        if not urls and self.continuous:
             self.logger.info("no seeds given: waiting for seeds pushed to the frontier")
         elif not urls:
             raise CloseSpider(
@@ -123,10 +131,6 @@ class WebSpider(scrapy.Spider):
                 yield self.page_request(url, 0, seed=True)
             else:
                 self.crawler.stats.inc_value("scope/seed_out_of_scope")
-
-    def keep_alive(self, spider=None) -> None:
-        """With ``CRAWL_WAIT_FOR_SEEDS``, an idle worker stays up for seeds pushed later."""
-        raise DontCloseSpider
 
     # --- scope ---
 
@@ -233,7 +237,9 @@ class WebSpider(scrapy.Spider):
         return scrapy.Request(url, callback=self.parse_sitemap, errback=self.fetch_failed,
                               priority=SITEMAP_PRIORITY,
                               meta={"depth": 0, "sitemap_level": level,
-                                    "frontier_tier": SITEMAP_TIER})
+                                    "frontier_tier": SITEMAP_TIER,
+                                    # recrawls are pages (parse); sitemaps come via robots.txt
+                                    "dont_recrawl": True})
 
     def parse_sitemap(self, response: Response):
         """Pages of a urlset (their ``lastmod`` in ``meta["sitemap_lastmod"]``, kept in the

@@ -36,15 +36,12 @@ def migrate(data_dir: Path, env_extra: Mapping[str, str] | None = None) -> None:
     )
 
 
-def run_crawl(
-    data_dir: Path,
+def crawl_command(
     seeds: Iterable[str],
     settings: Mapping[str, object] | None = None,
     args: Mapping[str, object] | None = None,
-    env_extra: Mapping[str, str] | None = None,
-    timeout: float = 300,
-) -> subprocess.CompletedProcess:
-    """``scrapy crawl web`` over ``seeds`` with ``-s`` settings and ``-a`` arguments."""
+) -> list[str]:
+    """The ``scrapy crawl web`` command line over ``seeds`` with ``-s`` and ``-a`` options."""
     cmd = [sys.executable, "-m", "scrapy", "crawl", "web", "-a", "seeds=" + ",".join(seeds)]
     for name, value in (args or {}).items():
         cmd += ["-a", f"{name}={value}"]
@@ -59,11 +56,41 @@ def run_crawl(
     }
     for name, value in {**base, **(settings or {})}.items():
         cmd += ["-s", f"{name}={value}"]
+    return cmd
+
+
+def run_crawl(
+    data_dir: Path,
+    seeds: Iterable[str],
+    settings: Mapping[str, object] | None = None,
+    args: Mapping[str, object] | None = None,
+    env_extra: Mapping[str, str] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess:
+    """``scrapy crawl web`` over ``seeds`` with ``-s`` settings and ``-a`` arguments."""
     return subprocess.run(
-        cmd,
+        crawl_command(seeds, settings, args),
         cwd=ROOT,
         env=crawl_env(data_dir, env_extra),
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+def start_crawl(
+    data_dir: Path,
+    seeds: Iterable[str],
+    settings: Mapping[str, object] | None = None,
+    args: Mapping[str, object] | None = None,
+    env_extra: Mapping[str, str] | None = None,
+) -> subprocess.Popen:
+    """``scrapy crawl web`` started in the background (e.g. ``continuous=1``); output goes
+    to ``data_dir/crawl.out``. The caller stops it (SIGINT: a graceful close)."""
+    out = open(data_dir / "crawl.out", "wb")  # noqa: SIM115 (the child keeps it)
+    try:
+        return subprocess.Popen(crawl_command(seeds, settings, args), cwd=ROOT,
+                                env=crawl_env(data_dir, env_extra), stdout=out,
+                                stderr=subprocess.STDOUT)
+    finally:
+        out.close()

@@ -49,7 +49,9 @@ def write_graph(edges_dir: Path, hub: int) -> None:
     EdgeFiles.write(edges_dir / "edges.tsv", rows)
 
 
-def wait_for(what: str, check: Callable[[], object], timeout: float = 60) -> object:
+def wait_for(
+    what: str, check: Callable[[], object], timeout: float = 60, log: Path | None = None
+) -> object:
     t0 = time.monotonic()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -58,7 +60,8 @@ def wait_for(what: str, check: Callable[[], object], timeout: float = 60) -> obj
             print(f"{what}: {time.monotonic() - t0:.1f}s")
             return value
         time.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
+    tail = log.read_text(errors="replace")[-4000:] if log and log.exists() else ""
+    raise AssertionError(f"timed out waiting for {what}\n{tail}")
 
 
 class Worker:
@@ -161,12 +164,13 @@ def version_of(store: RedisScoreStore, task_id: str) -> int:
 def test_worker_killed_mid_batch_leaves_no_mixed_versions(setup):
     data, client, store, start_worker = setup
     edges = data / "edges"
+    log = data.parent / "worker.log"
 
     # Run 1 completes: committed, then published to the index.
     write_graph(edges, hub=0)
     worker = start_worker()
     v1 = version_of(store, client.send_task("ranking.rank").id)
-    wait_for("run 1 published", lambda: store.published() == v1)
+    wait_for("run 1 published", lambda: store.published() == v1, log=log)
     first = committed_scores(store, v1)
     assert len(first) == len(ALL_IDS)
     assert index_scores(data) == first
@@ -186,7 +190,7 @@ def test_worker_killed_mid_batch_leaves_no_mixed_versions(setup):
 
     # The redelivered task finishes run 2 on a new worker.
     worker = start_worker()
-    wait_for("run 2 published", lambda: store.published() == v2, timeout=90)
+    wait_for("run 2 published", lambda: store.published() == v2, timeout=90, log=log)
     second = committed_scores(store, v2)
     assert second != first and len(second) == len(ALL_IDS)
     assert index_scores(data) == second
@@ -204,6 +208,6 @@ def test_worker_killed_mid_batch_leaves_no_mixed_versions(setup):
     # Every document carries the score of a committed version; none of an unfinished run.
     assert all(now[i] in (second[i], third[i]) for i in ALL_IDS)
     worker = start_worker()
-    wait_for("run 3 published", lambda: store.published() == v3, timeout=90)
+    wait_for("run 3 published", lambda: store.published() == v3, timeout=90, log=log)
     assert index_scores(data) == third
     assert store.versions() == [v2, v3]  # older versions pruned

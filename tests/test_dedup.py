@@ -3,7 +3,6 @@ import shutil
 import socket
 import subprocess
 import time
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from dedup.minhash import MinHasher, MinHashIndex, fold32
 from dedup.simhash import SimHashIndex, hamming, simhash
 from dedup.text import exact_key, shingle_hashes, word_hashes, words
 from index.base import doc_id_for
-from pipelines.dedup import DedupPipeline, scheduler_frontier
+from pipelines.dedup import DedupPipeline, signal_budget_cut
 from testweb.nearcopies import calendar_trap, generate
 
 
@@ -278,7 +277,7 @@ def _queue(frontier, urls: list[str]) -> dict:
 def test_trap_host_gets_its_budget_cut_once(frontier):
     crawler = get_crawler()
     pipeline = DedupPipeline(
-        Deduplicator(), crawler.stats, lambda: frontier, host_min_pages=10, host_copy_ratio=0.8
+        Deduplicator(), crawler.stats, cutter(frontier), host_min_pages=10, host_copy_ratio=0.8
     )
     rng = random.Random(9)
     good = [(f"http://good.test/{i}", _article(rng, 300)) for i in range(12)]
@@ -297,7 +296,7 @@ def test_trap_host_gets_its_budget_cut_once(frontier):
 
 def test_mirror_of_another_host_is_not_a_trap(frontier):
     crawler = get_crawler()
-    pipeline = DedupPipeline(Deduplicator(), crawler.stats, lambda: frontier, host_min_pages=5)
+    pipeline = DedupPipeline(Deduplicator(), crawler.stats, cutter(frontier), host_min_pages=5)
     rng = random.Random(10)
     for i in range(8):
         text = _article(rng, 300)
@@ -315,11 +314,24 @@ def test_trap_is_counted_when_there_is_no_frontier():
     assert crawler.stats.get_value("dedup/host_budget_cut") is None
 
 
-def test_frontier_is_found_on_the_scheduler():
-    assert scheduler_frontier(get_crawler()) is None
-    frontier = object()
-    crawler = SimpleNamespace(engine=SimpleNamespace(scheduler=SimpleNamespace(frontier=frontier)))
-    assert scheduler_frontier(crawler) is frontier
+def cutter(frontier):
+    def cut(host, budget):
+        frontier.set_host_budget(host, budget)
+        return True
+
+    return cut
+
+
+def test_budget_cut_reaches_the_frontier_scheduler_by_signal():
+    from crawler.scheduler import host_budget_cut
+
+    crawler = get_crawler()
+    assert signal_budget_cut(crawler)("a.test:8080", 5) is False  # no scheduler listening
+    cuts = []
+    crawler.signals.connect(lambda host, budget, **kw: cuts.append((host, budget)),
+                            signal=host_budget_cut, weak=False)
+    assert signal_budget_cut(crawler)("a.test:8080", 5) is True
+    assert cuts == [("a.test:8080", 5)]
 
 
 @pytest.mark.slow

@@ -13,8 +13,15 @@ import pytest
 from crawler.config import Config
 from index import get_backend
 from index.base import Document, doc_id_for
-from index.embedded import EmbeddedBackend, FieldWeights
-from index.scoring import Candidate, Ranker, StaticRank, TextRelevance
+from index.embedded import (
+    EmbeddedBackend,
+    FieldWeights,
+    query_site_keys,
+    site_key,
+    site_name,
+    url_depth,
+)
+from index.scoring import Candidate, Ranker, SiteHome, StaticRank, TextRelevance
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,7 +125,7 @@ def test_url_terms_are_searchable(tmp_path):
 
 def test_ranker_weights_and_unknown_signal():
     ranker = Ranker(weights={"pagerank": 10.0})
-    assert ranker.weights == {"bm25": 1.0, "pagerank": 10.0}
+    assert ranker.weights == {"bm25": 1.0, "pagerank": 10.0, "sitehome": 1.5, "label": 0.15}
     ranked = ranker.rank(
         [Candidate("a", 5.0, pagerank=0.0), Candidate("b", 4.0, pagerank=1.0)]
     )
@@ -160,6 +167,74 @@ def test_max_window_bounds_deep_pages(tmp_path):
     backend.close()
 
 
+def test_text_relevance_is_relative_to_the_best_candidate():
+    ranked = Ranker([TextRelevance()]).rank([Candidate("a", 2.0), Candidate("b", 8.0)])
+    assert [(c.ref, c.score) for c in ranked] == [("b", 1.0), ("a", 0.25)]
+
+
+def test_url_depth_and_site_names():
+    assert url_depth("http://a.test/") == 0
+    assert url_depth("http://a.test/index.html") == 0
+    assert url_depth("http://a.test/en-US/index.html") == 1
+    assert url_depth("http://a.test/library/os.html?x=1") == 3
+    assert site_name("docs.python.org") == "python"
+    assert site_name("debian-handbook.test:8080") == "debianhandbook"
+    assert site_name("www.example.com") == "example"
+
+
+def test_only_a_query_that_is_a_site_name_names_the_site():
+    assert site_key("django") in query_site_keys("django docs")
+    assert site_key("debianhandbook") in query_site_keys("Debian Handbook")
+    assert site_key("django") in query_site_keys("django -flask site:x.test")
+    assert site_key("django") not in query_site_keys("django queryset filter")
+    assert SiteHome().compute(Candidate("a", 0.0, site_home=True)) == 1.0
+
+
+def test_navigational_query_finds_the_home_page(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    pages = [doc("http://django.test/", "Welcome", "the web framework")]
+    pages += [
+        doc(f"http://django.test/topics/{n}.html", f"Django topic {n}", "django docs " * 5)
+        for n in range(20)
+    ]
+    backend.index(pages)
+    backend.refresh()
+    assert backend.search("django docs").hits[0].url == "http://django.test/"
+    assert backend.search("django topic").hits[0].url != "http://django.test/"
+    backend.close()
+
+
+def test_few_exact_matches_fall_back_to_any_word(tmp_path):
+    backend = EmbeddedBackend(tmp_path, min_strict_hits=2)
+    backend.index(
+        [
+            doc("http://a.test/blame", "git-blame", "show what revision last modified each line"),
+            doc("http://a.test/log", "git-log", "show commit logs"),
+        ]
+    )
+    backend.refresh()
+    found = backend.search("who modified this line")
+    assert [h.url for h in found.hits][0] == "http://a.test/blame"
+    assert backend.search("blame -log").total == 1
+    backend.close()
+
+
+def test_pages_named_by_every_query_word_rank_first(tmp_path):
+    weights = FieldWeights(title=0.1, anchors=0.1, url=0.1, body=1.0)
+    writer = EmbeddedBackend(tmp_path)
+    writer.index(
+        [
+            doc("http://a.test/1", "stash", "stash changes " * 20),
+            doc("http://a.test/2", "stash changes", "a page about something else entirely"),
+        ]
+    )
+    writer.close()
+    plain = EmbeddedBackend(tmp_path, field_weights=weights, rank_weights={"label": 0})
+    labelled = EmbeddedBackend(tmp_path, field_weights=weights, rank_weights={"label": 5.0})
+    assert plain.search("stash changes").hits[0].url == "http://a.test/1"
+    assert labelled.search("stash changes").hits[0].url == "http://a.test/2"
+
+
 def test_index_with_another_schema_gets_a_clear_error(tmp_path):
     import tantivy
 
@@ -188,7 +263,9 @@ def test_settings_tune_the_backend(tmp_path):
     backend = get_backend(Config(data_dir=tmp_path), settings=settings, rerank_depth=7)
     assert backend.commit_every_docs == 50
     assert backend.field_weights == FieldWeights(title=5.0)
-    assert backend.ranker.weights == {"bm25": 1.0, "pagerank": 0.5}
+    assert backend.ranker.weights == {
+        "bm25": 1.0, "pagerank": 0.5, "sitehome": 1.5, "label": 0.15
+    }
     assert backend.rerank_depth == 7
 
 

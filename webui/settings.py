@@ -139,3 +139,9 @@ FRONTIER_BLOOM_CAPACITY = 10_000_000
 FRONTIER_BLOOM_FPR = 0.01
 # How far back the dashboard's plots reach, in seconds.
 DASHBOARD_WINDOW_S = 3600
+
+# --- search backends: ES_* when ELASTICSEARCH_URL is set, EMBEDDED_* otherwise; the rest of
+# their settings and defaults are in docs/elasticsearch.md and docs/index-engine.md ---
+ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
+ES_SHARDS = 1  # primary shards of a new index
+ES_REPLICAS = 0  # replicas (1 or more on a multi-node cluster)

@@ -20,7 +20,7 @@ def get_search_backend() -> SearchBackend:
     """The configured backend (embedded unless ELASTICSEARCH_URL is set)."""
     from index import get_backend
 
-    return get_backend(get_config())
+    return get_backend(get_config(), settings=settings)
 
 
 def run_search(query: str, page: int = 1, size: int | None = None) -> Results:
