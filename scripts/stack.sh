@@ -10,7 +10,8 @@
 # The services come from scripts/services.sh; the processes run under honcho from a Procfile
 # written to $STACK_DIR/Procfile (honcho stops them all when one dies, so the crawl workers run
 # with `-a continuous=1`: they stay up when idle, and wait for seeds when there are none).
-# The seeds (the test web's home pages) are pushed to the Redis list `web:start_urls`, which every worker pops; push more with
+# The seeds (the test web's home pages) are pushed to the Redis list `web:start_urls`, which
+# every worker pops; push more with
 #   redis-cli -p $REDIS_PORT rpush web:start_urls http://...
 # Logs: $STACK_DIR/honcho.log (every process, prefixed by its name), the services' logs under
 # $SERVICES_RUN_DIR, the test web's request log in $STACK_DIR/testweb.log, the crawl's data
