@@ -23,6 +23,7 @@ from twisted.internet import task
 from crawler.config import config_from_settings
 from crawler.crawlstate import CrawlStateStore, open_crawl_state
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
+from crawler.scheduler import STORE_DOWN
 from crawler.urls import InvalidURL, canonicalize
 from index.base import doc_id_for
 
@@ -208,8 +209,15 @@ class RecrawlFeeder:
         return feeder
 
     def spider_opened(self, spider) -> None:
-        self._loop = task.LoopingCall(self.feed)
+        self._loop = task.LoopingCall(self._feed_on_timer)
         self._loop.start(self.interval, now=False)
+
+    def _feed_on_timer(self) -> None:
+        # a store outage (Redis restarting) skips a round; it must not stop the timer
+        try:
+            self.feed()
+        except STORE_DOWN as exc:
+            logger.warning("recrawl feed skipped, crawl state store unavailable: %s", exc)
 
     def spider_closed(self, spider) -> None:
         if self._loop is not None and self._loop.running:
@@ -217,7 +225,12 @@ class RecrawlFeeder:
 
     def spider_idle(self, spider) -> None:
         """Nothing new left: feed due URLs now, and keep the spider open if there were any."""
-        if self.feed():
+        try:
+            fed = self.feed()
+        except STORE_DOWN as exc:
+            logger.warning("recrawl feed skipped, crawl state store unavailable: %s", exc)
+            raise DontCloseSpider from exc
+        if fed:
             raise DontCloseSpider
 
     def allowance(self, dequeued: int, idle: bool) -> int:

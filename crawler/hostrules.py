@@ -7,9 +7,12 @@ and refreshed every ``ttl`` seconds so a database outage keeps the last known va
 from __future__ import annotations
 
 import fnmatch
+import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,10 @@ class HostRules:
             return
         try:
             rules = list(self._loader())
-        except Exception:  # keep last known rules when the store is down
+        except Exception as exc:  # keep last known rules when the store is down
+            logger.warning(
+                "host rules unavailable (%s): keeping the last %d rules", exc, len(self._rules)
+            )
             self._loaded_at = now
             return
         rules.sort(key=lambda r: ("*" in r.pattern or "?" in r.pattern, -len(r.pattern)))

@@ -12,10 +12,12 @@ from __future__ import annotations
 import email.utils
 import logging
 import pickle
+import sqlite3
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 
+import redis.exceptions
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.resolver import dnscache
@@ -33,6 +35,11 @@ from crawler.traps import TrapGuard
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 logger = logging.getLogger(__name__)
+
+#: The frontier's store is unreachable for now (Redis restarting, SQLite locked): the
+#: scheduler keeps what it holds, retries, and the crawl goes on when the store is back.
+STORE_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+              sqlite3.OperationalError)
 
 #: Signal a component sends to cut a host's page budget cluster-wide (e.g. the dedup
 #: pipeline on a trap host): ``crawler.signals.send_catch_log(host_budget_cut, host=...,
@@ -90,6 +97,8 @@ class FrontierScheduler(BaseScheduler):
         self._last_poll = 0.0
         self._poll_now = True
         self._pending_cache = (0.0, 0)
+        self._done: deque[tuple[Lease, Outcome]] = deque()
+        self._down_since: float | None = None
         self._loops: list[task.LoopingCall] = []
         self._drops: dict[str, int] = {}
         self._ticks = 0
@@ -167,7 +176,7 @@ class FrontierScheduler(BaseScheduler):
             (self.stats_interval, self.update_stats),
             (0.2, self.tick),
         ):
-            loop = task.LoopingCall(fn)
+            loop = task.LoopingCall(self._guarded, fn)
             loop.start(interval, now=False)
             self._loops.append(loop)
         pending = self.frontier.pending()
@@ -178,12 +187,16 @@ class FrontierScheduler(BaseScheduler):
         for loop in self._loops:
             if loop.running:
                 loop.stop()
-        self.flush()
-        for lease in [*self._buffer, *self._inflight.values()]:
-            self.frontier.done(lease, Outcome(requeue=True))
+        self._settle()
+        try:
+            self.flush()
+            for lease in [*self._buffer, *self._inflight.values()]:
+                self.frontier.done(lease, Outcome(requeue=True))
+            self.update_stats()
+        except STORE_DOWN as exc:  # the leases expire and go back to the queue on their own
+            logger.error("frontier store unavailable at close (%s): leases left to expire", exc)
         self._buffer.clear()
         self._inflight.clear()
-        self.update_stats()
         self.frontier.close()
 
     def has_pending_requests(self) -> bool:
@@ -192,8 +205,12 @@ class FrontierScheduler(BaseScheduler):
         now = time.monotonic()
         checked, pending = self._pending_cache
         if now - checked > 1.0:
-            self.flush()
-            pending = self.frontier.pending()
+            try:
+                self.flush()
+                pending = self.frontier.pending()
+            except STORE_DOWN as exc:
+                self._store_down(exc)
+                return True  # unknown: the crawl must not end because the store is away
             self._pending_cache = (now, pending)
         return pending > 0
 
@@ -243,15 +260,19 @@ class FrontierScheduler(BaseScheduler):
         return True
 
     def next_request(self) -> Request | None:
-        while True:
-            lease = self._next_lease()
-            if lease is None:
-                return None
-            request = self._request_for(lease)
-            if request is not None:
-                self._inflight[request] = lease
-                self._inc("frontier/dequeued")
-                return request
+        try:
+            while True:
+                lease = self._next_lease()
+                if lease is None:
+                    return None
+                request = self._request_for(lease)
+                if request is not None:
+                    self._inflight[request] = lease
+                    self._inc("frontier/dequeued")
+                    return request
+        except STORE_DOWN as exc:  # a lease in hand expires and returns to the queue
+            self._store_down(exc)
+            return None
 
     # -- leases ------------------------------------------------------------------------
 
@@ -363,7 +384,8 @@ class FrontierScheduler(BaseScheduler):
             admin_delay=admin,
             ip=self.ip_of(host_of(lease.url)),
         )
-        self.frontier.done(lease, outcome)
+        self._done.append((lease, outcome))
+        self._settle()
         self._inc("frontier/done")
         if outcome.status is not None:
             self._inc(f"frontier/outcome/{outcome.status}")
@@ -384,6 +406,7 @@ class FrontierScheduler(BaseScheduler):
     def tick(self) -> None:
         """Flush adds, pull seeds from Redis, and wake the engine if hosts may be ready."""
         self._ticks += 1
+        self._settle()
         if self._ticks % 5 == 1:  # every second
             self._pull_seeds()
         self.flush()
@@ -428,12 +451,22 @@ class FrontierScheduler(BaseScheduler):
         """Send buffered adds (and drop counts) to the frontier in one call each."""
         if self._drops:
             drops, self._drops = self._drops, {}
-            for reason, n in drops.items():
-                self.frontier.count(f"dropped/{reason}", n)
+            try:
+                for reason in list(drops):
+                    self.frontier.count(f"dropped/{reason}", drops.pop(reason))
+            except STORE_DOWN:
+                for reason, n in drops.items():
+                    self._drops[reason] = self._drops.get(reason, 0) + n
+                raise
         if not self._adds:
             return
         adds, self._adds = self._adds, []
-        counts = self.frontier.add(adds)
+        try:
+            counts = self.frontier.add(adds)
+        except STORE_DOWN:
+            # kept for the next flush; a part the store took already counts as seen then
+            self._adds = adds + self._adds
+            raise
         if counts["added"]:
             self._pending_cache = (0.0, 0)  # new work: the next pending check must see it
         self._inc("frontier/added", counts["added"])
@@ -453,6 +486,35 @@ class FrontierScheduler(BaseScheduler):
                 self.enqueue_request(Request(canonicalize(url), meta={"depth": 0}))
             except InvalidURL:
                 self._drop("invalid_url")
+
+    def _settle(self) -> None:
+        """Report finished leases to the frontier, keeping those the store could not take."""
+        try:
+            while self._done:
+                lease, outcome = self._done[0]
+                self.frontier.done(lease, outcome)
+                self._done.popleft()
+        except STORE_DOWN as exc:
+            self._store_down(exc)
+
+    def _guarded(self, fn) -> None:
+        """Run a timer's ``fn``; a store outage is logged once and the timer keeps going."""
+        try:
+            fn()
+        except STORE_DOWN as exc:
+            self._store_down(exc)
+            return
+        if self._down_since is not None:
+            logger.warning(
+                "frontier store is back after %.1f s", time.monotonic() - self._down_since
+            )
+            self._down_since = None
+
+    def _store_down(self, exc: Exception) -> None:
+        if self._down_since is None:
+            self._down_since = time.monotonic()
+            logger.error("frontier store unavailable (%s): holding work and retrying", exc)
+        self._inc("frontier/store_errors")
 
     # -- helpers -----------------------------------------------------------------------
 

@@ -6,14 +6,22 @@ robots.txt and redirects included. The item pipeline then puts the location of t
 page's response record on the item (``warc_file``, ``warc_offset``), the record whose URL
 is the item's ``fetched_url``; an item whose response was not seen (built outside a crawl)
 is written from its ``raw_headers`` and ``raw_body``.
+
+A full disk (ENOSPC, EDQUOT, or less free space than ``WARC_MIN_FREE_BYTES``) pauses the
+crawl instead of losing records: the failed write is rolled back, the engine is paused, the
+records of the downloads still arriving wait in memory (with their items), and every
+``WARC_DISK_RETRY_S`` the pipeline tries again; when they are all written the crawl resumes.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import shutil
 import socket
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from io import BytesIO
@@ -22,6 +30,7 @@ from typing import Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from twisted.internet import defer, task
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -32,6 +41,11 @@ logger = logging.getLogger(__name__)
 
 # Twisted has already undone the chunking; the stored body is one block.
 _HOP_HEADERS = frozenset(("transfer-encoding", "content-length"))
+_DISK_FULL = frozenset((errno.ENOSPC, errno.EDQUOT))
+
+
+class WarcDiskFull(OSError):
+    """The WARC directory has no room for the next record; nothing of it was written."""
 
 
 def _warc_date(timestamp: float | None) -> str:
@@ -67,8 +81,10 @@ class RotatingWarcWriter:
         prefix: str = "crawl",
         max_bytes: int = 100 * 1024 * 1024,
         software: str = "websearch",
+        min_free_bytes: int = 0,
     ):
         self.directory = Path(directory)
+        self.min_free_bytes = min_free_bytes
         self.worker = worker or f"{socket.gethostname()}-{os.getpid()}"
         self.prefix = prefix
         self.max_bytes = max_bytes
@@ -76,6 +92,7 @@ class RotatingWarcWriter:
         self._serial = 0
         self._file = None
         self._writer: WARCWriter | None = None
+        self._size = 0
         self.name = ""
         self.files: list[str] = []
 
@@ -88,14 +105,51 @@ class RotatingWarcWriter:
             path = self.directory / name
             if not path.exists():
                 break
-        self._file = open(path, "xb")
+        # Unbuffered: each record is one write() that is either on disk or rolled back.
+        self._file = open(path, "xb", buffering=0)
+        self._size = 0
         self._writer = WARCWriter(self._file, gzip=True)
         self.name = name
         self.files.append(name)
         info = self._writer.create_warcinfo_record(
             name, {"software": self.software, "format": "WARC File Format 1.1"}
         )
-        self._writer.write_record(info)
+        try:
+            self._append(lambda w: w.write_record(info))
+        except WarcDiskFull:
+            self._file.close()
+            self._file = self._writer = None
+            self.files.pop()
+            path.unlink(missing_ok=True)
+            raise
+
+    def _append(self, write) -> int:
+        """Serialize with ``write(warc_writer)`` and append it in one write; return its offset.
+        On a full disk the file is cut back to where it was and WarcDiskFull is raised."""
+        buf = BytesIO()
+        write(WARCWriter(buf, gzip=True))
+        data = buf.getvalue()
+        offset = self._size
+        if self.min_free_bytes:
+            free = shutil.disk_usage(self.directory).free
+            if free - len(data) < self.min_free_bytes:
+                raise WarcDiskFull(
+                    errno.ENOSPC,
+                    f"{free} bytes free, WARC_MIN_FREE_BYTES is {self.min_free_bytes}",
+                    str(self.directory),
+                )
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self._file.write(view):]
+        except OSError as exc:
+            if exc.errno not in _DISK_FULL:
+                raise
+            self._file.truncate(offset)
+            self._file.seek(offset)
+            raise WarcDiskFull(exc.errno, exc.strerror, str(self.directory)) from exc
+        self._size = offset + len(data)
+        return offset
 
     def write(
         self,
@@ -109,8 +163,10 @@ class RotatingWarcWriter:
         fetched_at: float | None = None,
         protocol: str = "HTTP/1.1",
     ) -> tuple[str, int]:
-        """Write a response record and its request record; return (file name, offset)."""
-        if self._file is not None and self._file.tell() >= self.max_bytes:
+        """Write a response record and its request record; return (file name, offset).
+
+        Raises WarcDiskFull, having written nothing, when the disk is full."""
+        if self._file is not None and self._size >= self.max_bytes:
             self.close()
         if self._file is None:
             self._open()
@@ -134,9 +190,7 @@ class RotatingWarcWriter:
                 f"{method} {path} {protocol}", list(request_headers), is_http_request=True
             ),
         )
-        offset = self._file.tell()
-        self._writer.write_request_response_pair(request, response)
-        self._file.flush()
+        offset = self._append(lambda w: w.write_request_response_pair(request, response))
         return self.name, offset
 
     def close(self) -> None:
@@ -156,13 +210,31 @@ def _reason(status: int) -> str:
 
 
 class WarcPipeline:
-    """Records every download in WARC files and the page's record location on its item."""
+    """Records every download in WARC files and the page's record location on its item.
 
-    def __init__(self, writer: RotatingWarcWriter, stats=None, remember: int = 10_000):
+    On a full disk it pauses the crawl (``pause``/``resume`` callables) until the records
+    waiting in memory are written: no download goes unrecorded."""
+
+    def __init__(
+        self,
+        writer: RotatingWarcWriter,
+        stats=None,
+        remember: int = 10_000,
+        retry_s: float = 5.0,
+        pause=None,
+        resume=None,
+    ):
         self.writer = writer
         self.stats = stats
         self._remember = remember
+        self.retry_s = retry_s
+        self._pause = pause
+        self._resume = resume
         self._locations: OrderedDict[str, tuple[str, int]] = OrderedDict()
+        self._backlog: deque[tuple[str, dict]] = deque()
+        self._waiting: dict[str, list[defer.Deferred]] = {}
+        self._retry: task.LoopingCall | None = None
+        self._paused_at = 0.0
 
     @classmethod
     def from_crawler(cls, crawler) -> WarcPipeline:
@@ -176,49 +248,136 @@ class WarcPipeline:
             prefix=settings.get("WARC_PREFIX", "crawl"),
             max_bytes=settings.getint("WARC_MAX_BYTES", 100 * 1024 * 1024),
             software=settings.get("BOT_NAME", "websearch"),
+            min_free_bytes=settings.getint("WARC_MIN_FREE_BYTES", 0),
         )
-        pipeline = cls(writer, crawler.stats)
+        pipeline = cls(
+            writer,
+            crawler.stats,
+            retry_s=settings.getfloat("WARC_DISK_RETRY_S", 5.0),
+            pause=lambda: crawler.engine.pause(),
+            resume=lambda: crawler.engine.unpause(),
+        )
         crawler.signals.connect(pipeline.response_downloaded, signal=signals.response_downloaded)
         return pipeline
 
+    @property
+    def paused(self) -> bool:
+        """True while records wait for disk space."""
+        return bool(self._backlog)
+
     def response_downloaded(self, response, request, spider=None) -> None:
         """Record a download as received (signal handler)."""
-        location = self.writer.write(
+        self._record(
             response.url,
-            response.status,
-            _header_pairs(response.headers),
-            response.body,
-            method=request.method,
-            request_headers=_header_pairs(request.headers),
-            request_body=request.body,
-            protocol=getattr(response, "protocol", None) or "HTTP/1.1",
+            {
+                "status": response.status,
+                "response_headers": _header_pairs(response.headers),
+                "body": response.body,
+                "method": request.method,
+                "request_headers": _header_pairs(request.headers),
+                "request_body": request.body,
+                "protocol": getattr(response, "protocol", None) or "HTTP/1.1",
+            },
         )
-        self._locations[response.url] = location
-        self._locations.move_to_end(response.url)
-        while len(self._locations) > self._remember:
-            self._locations.popitem(last=False)
-        self._inc("warc/records", 2)
-        self._inc("warc/bytes", len(response.body))
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):
             return item
-        location = self._locations.pop(item.fetched_url, None)
-        if location is None:
-            location = self.writer.write(
-                item.fetched_url,
-                item.status,
-                _header_pairs(item.raw_headers),
-                item.raw_body,
-                fetched_at=item.fetched_at,
-            )
-            self._inc("warc/records", 2)
+        url = item.fetched_url
+        location = self._locations.pop(url, None)
+        if location is None and not self._is_waiting(url):
             self._inc("warc/from_item")
+            self._record(
+                url,
+                {
+                    "status": item.status,
+                    "response_headers": _header_pairs(item.raw_headers),
+                    "body": item.raw_body,
+                    "fetched_at": item.fetched_at,
+                },
+            )
+            location = self._locations.pop(url, None)
+        if location is None:
+            # The record waits for disk space: so does the item (it needs the location).
+            waiter = defer.Deferred()
+            self._waiting.setdefault(url, []).append(waiter)
+            return waiter.addCallback(self._locate, item)
+        return self._locate(location, item)
+
+    def close_spider(self) -> None:
+        if self._backlog:
+            self._drain()
+        if self._backlog:
+            logger.error(
+                "WARC disk still full at close: %d downloads not recorded in %s",
+                len(self._backlog), self.writer.directory,
+            )
+        self.writer.close()
+
+    # -- internals ------------------------------------------------------------------------
+
+    @staticmethod
+    def _locate(location: tuple[str, int], item: PageItem) -> PageItem:
         item.warc_file, item.warc_offset = location
         return item
 
-    def close_spider(self) -> None:
-        self.writer.close()
+    def _is_waiting(self, url: str) -> bool:
+        return any(u == url for u, _ in self._backlog)
+
+    def _record(self, url: str, record: dict) -> None:
+        if not self._backlog:
+            try:
+                self._written(url, record, self.writer.write(url, **record))
+                return
+            except WarcDiskFull as exc:
+                self._disk_full(exc)
+        self._backlog.append((url, record))
+
+    def _written(self, url: str, record: dict, location: tuple[str, int]) -> None:
+        self._inc("warc/records", 2)
+        self._inc("warc/bytes", len(record["body"]))
+        waiters = self._waiting.pop(url, None)
+        if waiters:
+            waiter, *rest = waiters
+            if rest:
+                self._waiting[url] = rest
+            waiter.callback(location)
+            return
+        self._locations[url] = location
+        self._locations.move_to_end(url)
+        while len(self._locations) > self._remember:
+            self._locations.popitem(last=False)
+
+    def _disk_full(self, exc: WarcDiskFull) -> None:
+        logger.error(
+            "WARC disk full (%s): crawl paused; retrying every %.1f s until space returns",
+            exc, self.retry_s,
+        )
+        self._inc("warc/disk_full")
+        self._paused_at = time.monotonic()
+        if self._pause is not None:
+            self._pause()
+        self._retry = task.LoopingCall(self._drain)
+        self._retry.start(self.retry_s, now=False)
+
+    def _drain(self) -> None:
+        """Write the waiting records in order; resume the crawl when none is left."""
+        while self._backlog:
+            url, record = self._backlog[0]
+            try:
+                location = self.writer.write(url, **record)
+            except WarcDiskFull:
+                return
+            self._backlog.popleft()
+            self._written(url, record, location)
+        if self._retry is not None and self._retry.running:
+            self._retry.stop()
+        self._retry = None
+        paused_s = time.monotonic() - self._paused_at
+        self._inc("warc/paused_s", round(paused_s))
+        logger.warning("WARC disk has space again: crawl resumed after %.0f s paused", paused_s)
+        if self._resume is not None:
+            self._resume()
 
     def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None:

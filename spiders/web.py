@@ -42,7 +42,8 @@ class WebSpider(scrapy.Spider):
     Arguments (``-a name=value``): ``seeds`` (comma-separated URLs), ``seeds_file`` (one URL
     per line, ``#`` comments), ``allowed_hosts`` (comma-separated host patterns such as
     ``*.test``), ``max_pages``, ``max_depth``, ``continuous`` (1: never close when idle,
-    keep crawling new and due URLs). Without seeds, the admin's seeds are used.
+    keep crawling new and due URLs). Without seeds, the admin's seeds are used; with none
+    there either, a continuous crawl waits for seeds pushed to the frontier's seeds key.
     """
 
     name = "web"
@@ -120,7 +121,9 @@ class WebSpider(scrapy.Spider):
                 urls.append(canonicalize(url))
             except InvalidURL as exc:
                 self.logger.warning("skipping seed: %s", exc)
-        if not urls:
+        if not urls and self.continuous:
+            self.logger.info("no seeds given: waiting for seeds pushed to the frontier")
+        elif not urls:
             raise CloseSpider(
                 "no seeds: pass -a seeds=URL,URL or -a seeds_file=PATH, or add seeds in the admin"
             )

@@ -377,3 +377,46 @@ def test_crawl_then_reindex_from_warc_answers_like_the_crawl(tmp_path):
     original.close()
     rebuilt.close()
     assert os.path.exists(rebuilt_dir / "linkgraph" / "links.sqlite")
+
+
+def test_full_disk_pauses_holds_items_and_resumes_when_space_returns(tmp_path):
+    from pipelines.warc import WarcDiskFull
+
+    writer = RotatingWarcWriter(tmp_path, worker="w", min_free_bytes=1 << 62)
+    with pytest.raises(WarcDiskFull):
+        writer.write("http://a.test/", 200, [], b"x")
+    assert list(tmp_path.glob("*.warc.gz")) == []  # nothing half-written left behind
+
+    events = []
+    pipeline = WarcPipeline(writer, retry_s=3600, pause=lambda: events.append("pause"),
+                            resume=lambda: events.append("resume"))
+    request = Request("http://a.test/")
+    response = HtmlResponse("http://a.test/", body=b"<html>a</html>", request=request)
+    pipeline.response_downloaded(response, request)
+    assert pipeline.paused and events == ["pause"]
+    item = PageItem(url="http://a.test/", fetched_url="http://a.test/", status=200,
+                    host="a.test", fetched_at=0.0)
+    waiting = pipeline.process_item(item)
+    done = []
+    waiting.addCallback(done.append)
+    assert done == []  # the item waits for its record
+
+    pipeline._drain()  # still full: nothing changes
+    assert pipeline.paused and done == []
+    writer.min_free_bytes = 0
+    pipeline._drain()
+    assert not pipeline.paused and events == ["pause", "resume"]
+    assert done == [item] and item.warc_file and item.warc_offset == writer_offset(tmp_path)
+    pipeline.close_spider()
+
+
+def writer_offset(directory) -> int:
+    """Offset of the first response record: right after the warcinfo record."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    (path,) = directory.glob("*.warc.gz")
+    with open(path, "rb") as f:
+        for record in (it := ArchiveIterator(f)):
+            if record.rec_type == "response":
+                return it.get_record_offset()
+    raise AssertionError("no response record")
