@@ -160,6 +160,8 @@ WARC_ENABLED = True
 WARC_DIR = None  # default DATA_DIR/warc
 WARC_PREFIX = "crawl"
 WARC_MAX_BYTES = 100 * 1024 * 1024  # rotate past this size
+WARC_MIN_FREE_BYTES = 0  # pause the crawl when free space would drop below this (0: off)
+WARC_DISK_RETRY_S = 5.0  # how often a crawl paused on a full disk retries its records
 
 # --- link graph (pipelines/linkgraph.py): shared storage when distributed ---
 LINKGRAPH_ENABLED = True
