@@ -79,7 +79,14 @@ def bind(address: str, port: int) -> socket.socket:
     """A listening-ready TCP socket bound to (address, port)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((address, port))
+    try:
+        sock.bind((address, port))
+    except OSError as exc:
+        sock.close()
+        raise SystemExit(
+            f"testweb: cannot listen on {address}:{port}: {exc.strerror}; is another testweb "
+            "running there? Stop it or pass another --port (0 picks a free one)."
+        ) from None
     sock.setblocking(False)
     return sock
 
