@@ -41,7 +41,7 @@ $py manage.py rank
 
 query=$($py -c "import testweb; print(testweb.TestWeb($HOSTS, $TESTWEB_PORT).page('site3.test', '/').title)")
 echo "demo: sample query: $query"
-$py manage.py search "$query" | head -8
+$py manage.py search "$query" --size 5
 
 echo
 echo "Search page: http://$WEB_ADDR/   (Ctrl-C stops the server and testweb)"
