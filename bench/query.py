@@ -118,11 +118,8 @@ def time_queries(run, queries: list[str], warmup: int) -> tuple[list[float], lis
     return wall, cpu
 
 
-def bench_embedded(n: int, hosts: int, queries: list[str], warmup: int, work: Path) -> dict:
-    path = work / "tantivy"
-    backend = EmbeddedBackend(path)
-    backend.ensure_index()
-    log(f"embedded: indexing {n} docs")
+def index_generated(backend, n: int, hosts: int, report_every: int) -> float:
+    """Index ``generate(n, hosts)`` in batches of 1,000 and refresh; returns seconds taken."""
     started = time.perf_counter()
     batch: list[Document] = []
     for i, doc in enumerate(generate(n, hosts), 1):
@@ -130,11 +127,19 @@ def bench_embedded(n: int, hosts: int, queries: list[str], warmup: int, work: Pa
         if len(batch) == 1000:
             backend.index(batch)
             batch = []
-        if i % 10_000 == 0:
+        if i % report_every == 0:
             log(f"  {i} docs, {i / (time.perf_counter() - started):.0f} docs/s")
     backend.index(batch)
     backend.refresh()
-    elapsed = time.perf_counter() - started
+    return time.perf_counter() - started
+
+
+def bench_embedded(n: int, hosts: int, queries: list[str], warmup: int, work: Path) -> dict:
+    path = work / "tantivy"
+    backend = EmbeddedBackend(path)
+    backend.ensure_index()
+    log(f"embedded: indexing {n} docs")
+    elapsed = index_generated(backend, n, hosts, report_every=10_000)
     backend.close()
     backend = EmbeddedBackend(path)
     assert backend.stats()["docs"] == n, backend.stats()

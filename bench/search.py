@@ -34,7 +34,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.query import SEED, dir_bytes, generate, make_queries, title_for  # noqa: E402
+from bench.query import (  # noqa: E402
+    SEED,
+    dir_bytes,
+    generate,
+    index_generated,
+    make_queries,
+    title_for,
+)
 from index.base import Document, doc_id_for  # noqa: E402
 from index.elasticsearch import ElasticsearchBackend  # noqa: E402
 from index.embedded import EmbeddedBackend  # noqa: E402
@@ -198,18 +205,7 @@ def bench_embedded(n: int, hosts: int, queries: list[str], warmup: int, work: Pa
     backend = EmbeddedBackend(path)
     backend.ensure_index()
     log(f"embedded: indexing {n} docs")
-    started = time.perf_counter()
-    batch: list[Document] = []
-    for i, doc in enumerate(generate(n, hosts), 1):
-        batch.append(doc)
-        if len(batch) == 1000:
-            backend.index(batch)
-            batch = []
-        if i % 20_000 == 0:
-            log(f"  {i} docs, {i / (time.perf_counter() - started):.0f} docs/s")
-    backend.index(batch)
-    backend.refresh()
-    elapsed = time.perf_counter() - started
+    elapsed = index_generated(backend, n, hosts, report_every=20_000)
     assert backend.stats()["docs"] == n, backend.stats()
     log(f"embedded: {n / elapsed:.0f} docs/s; timing {len(queries) - warmup} queries")
     samples = time_queries(lambda q: backend.search(q, page=1, size=10), queries, warmup)
