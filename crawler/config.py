@@ -22,6 +22,8 @@ class Config:
     elasticsearch_url: str | None = None
     database_url: str | None = None
     celery_broker_url: str | None = None
+    #: The frontier's Redis primaries, partitioned by host hash; empty = ``redis_url`` alone.
+    frontier_redis_urls: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -39,18 +41,30 @@ class Config:
             elasticsearch_url=get("ELASTICSEARCH_URL"),
             database_url=get("DATABASE_URL"),
             celery_broker_url=get("CELERY_BROKER_URL") or redis_url,
+            frontier_redis_urls=_url_list(get("FRONTIER_REDIS_URLS")),
         )
 
     @property
     def distributed(self) -> bool:
         """True when the frontier is shared through Redis."""
-        return self.redis_url is not None
+        return self.redis_url is not None or bool(self.frontier_redis_urls)
+
+    @property
+    def frontier_urls(self) -> tuple[str, ...]:
+        """The Redis URLs of the frontier's partitions (none: the local frontier)."""
+        if self.frontier_redis_urls:
+            return self.frontier_redis_urls
+        return (self.redis_url,) if self.redis_url else ()
 
     def path(self, *parts: str) -> Path:
         """A path under ``data_dir``, its parent directory created."""
         p = self.data_dir.joinpath(*parts)
         p.parent.mkdir(parents=True, exist_ok=True)
         return p
+
+
+def _url_list(value: str | None) -> tuple[str, ...]:
+    return tuple(u for u in (value or "").replace(",", " ").split() if u)
 
 
 def get_config() -> Config:
@@ -69,4 +83,7 @@ def config_from_settings(settings) -> Config:
         elasticsearch_url=settings.get("ELASTICSEARCH_URL") or base.elasticsearch_url,
         database_url=base.database_url,
         celery_broker_url=base.celery_broker_url,
+        frontier_redis_urls=(
+            tuple(settings.getlist("FRONTIER_REDIS_URLS")) or base.frontier_redis_urls
+        ),
     )

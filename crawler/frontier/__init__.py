@@ -30,17 +30,19 @@ __all__ = [
 
 
 def open_frontier(config: Config, crawl: str, **options: Any) -> Frontier:
-    """The Redis frontier when ``config.redis_url`` is set, else the local one.
+    """The Redis frontier when ``config.redis_url`` is set (partitioned by host hash over
+    ``config.frontier_redis_urls`` when that lists several primaries), else the local one.
 
     ``options`` are the keyword arguments both backends accept (``bloom_capacity``,
     ``bloom_fpr``, ``tiers``, ``lease_s``, ``ip_limit``, ``politeness``...).
     """
-    if config.redis_url:
+    if config.frontier_urls:
         from scrapy_redis.connection import get_redis
 
-        from crawler.frontier.redis_backend import RedisFrontier
+        from crawler.frontier.redis_backend import redis_frontier
 
-        return RedisFrontier(get_redis(url=config.redis_url), crawl, **options)
+        return redis_frontier([get_redis(url=url) for url in config.frontier_urls], crawl,
+                              **options)
     from crawler.frontier.local import LocalFrontier
 
     return LocalFrontier(config.path("frontier", f"{crawl}.sqlite3"), **options)

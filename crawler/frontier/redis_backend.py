@@ -3,7 +3,9 @@
 Every state change is one script, so it is atomic across any number of workers on any
 number of boxes. Times come from the Redis server clock unless a ``clock`` is given (tests).
 Keys live under ``frontier:<crawl>:``; a script touches keys computed from host names, so
-this runs on a single Redis (or a replicated primary), not on Redis Cluster.
+one ``RedisFrontier`` runs on a single Redis (or a replicated primary), not on Redis Cluster.
+Several primaries share a crawl through ``redis_frontier``: hosts are partitioned by a hash
+of their name (crawler/frontier/partitioned.py), so each script still runs on one primary.
 
 Redis must run with ``appendonly yes``; ``appendfsync everysec`` bounds the loss on a power
 cut to one second of acknowledged operations (a Redis process crash loses nothing, the
@@ -243,3 +245,23 @@ def _chunks(items: Iterable, size: int):
         yield batch
 
 
+
+
+def redis_frontier(clients: Sequence[Redis], crawl: str, **options) -> Frontier:
+    """A ``RedisFrontier`` on one primary, or a ``PartitionedFrontier`` of one per primary.
+
+    Partitioned, each primary's seen filter is sized for its share of ``bloom_capacity``
+    (same false-positive rate), and the per-IP limit ``ip_limit`` is split between the
+    primaries (at least 1 each), since each counts its own hosts' requests to an address:
+    the crawl never exceeds ``max(ip_limit, partitions)`` requests in flight per address.
+    """
+    if len(clients) == 1:
+        return RedisFrontier(clients[0], crawl, **options)
+    from crawler.frontier.partitioned import PartitionedFrontier
+
+    n = len(clients)
+    if "bloom_capacity" in options:
+        options["bloom_capacity"] = -(-options["bloom_capacity"] // n)
+    if options.get("ip_limit"):
+        options["ip_limit"] = max(1, options["ip_limit"] // n)
+    return PartitionedFrontier([RedisFrontier(c, crawl, **options) for c in clients])

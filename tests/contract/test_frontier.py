@@ -1,4 +1,5 @@
-"""The ``Frontier`` contract, run against every backend (local SQLite, real Redis)."""
+"""The ``Frontier`` contract, run against every backend: local SQLite, one real Redis, and
+two real Redis servers partitioned by host hash."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from redis import Redis
 from crawler.frontier import Entry, Outcome, Politeness
 from crawler.frontier.base import ROBOTS_RANK
 from crawler.frontier.local import LocalFrontier
-from crawler.frontier.redis_backend import RedisFrontier
+from crawler.frontier.partitioned import partition_of
+from crawler.frontier.redis_backend import RedisFrontier, redis_frontier
 from crawler.redisserver import running_redis
 
 DONE = Outcome(status=200, latency=0.01)
@@ -36,12 +38,19 @@ def redis_server(tmp_path_factory):
         yield server
 
 
+@pytest.fixture(scope="module")
+def redis_server2(tmp_path_factory):
+    """A second server: with the first, the two partitions of the partitioned frontier."""
+    with running_redis(tmp_path_factory.mktemp("redis2")) as server:
+        yield server
+
+
 class Backend:
     """Builds frontiers of one kind over the same state, and restarts that state."""
 
-    def __init__(self, kind, tmp_path, redis_server, crawl):
+    def __init__(self, kind, tmp_path, servers, crawl):
         self.kind, self.tmp_path, self.crawl = kind, tmp_path, crawl
-        self.redis_server = redis_server
+        self.servers = servers
         self.clock = Clock()
         self.opened = []
 
@@ -51,30 +60,35 @@ class Backend:
         options.setdefault("bloom_capacity", 10_000)
         if self.kind == "local":
             f = LocalFrontier(self.tmp_path / "frontier.sqlite3", **options)
+        elif self.kind == "redis":
+            f = RedisFrontier(Redis.from_url(self.servers[0].url), self.crawl, **options)
         else:
-            f = RedisFrontier(Redis.from_url(self.redis_server.url), self.crawl, **options)
+            f = redis_frontier([Redis.from_url(s.url) for s in self.servers], self.crawl,
+                               **options)
         self.opened.append(f)
         return f
 
     def restart(self):
-        """Close every frontier; for Redis, SIGKILL and restart the server (AOF replay)."""
+        """Close every frontier; for Redis, SIGKILL and restart the servers (AOF replay)."""
         for f in self.opened:
             f.close()
         self.opened = []
-        if self.kind == "redis":
-            self.redis_server.stop(kill=True)
-            self.redis_server.start()
+        for server in self.servers:
+            server.stop(kill=True)
+            server.start()
 
     def close(self):
         for f in self.opened:
-            if self.kind == "redis":
+            if self.kind != "local":
                 f.clear()
             f.close()
 
 
-@pytest.fixture(params=["local", "redis"])
-def backend(request, tmp_path, redis_server):
-    b = Backend(request.param, tmp_path, redis_server, crawl=request.node.name)
+@pytest.fixture(params=["local", "redis", "redis-partitioned"])
+def backend(request, tmp_path, redis_server, redis_server2):
+    servers = {"local": [], "redis": [redis_server],
+               "redis-partitioned": [redis_server, redis_server2]}[request.param]
+    b = Backend(request.param, tmp_path, servers, crawl=request.node.name)
     yield b
     b.close()
 
@@ -321,12 +335,41 @@ def test_robots_first_for_new_hosts(backend):
 
 
 def test_ip_learned_after_fetch_joins_the_ip_group(backend):
+    # a.test and c.test share a partition of the partitioned frontier (the limit holds
+    # per partition there: test_partitions_share_the_ip_limit)
     f = backend.open(ip_limit=1)
     f.add([page("http://a.test/1"), page("http://a.test/2"),
-           page("http://b.test/1", ip="10.0.0.9"), page("http://b.test/2", ip="10.0.0.9")])
+           page("http://c.test/1", ip="10.0.0.9"), page("http://c.test/2", ip="10.0.0.9")])
     leases = f.next_ready(5)
     assert len(leases) == 2  # a.test is its own group until its address is known
     for lease in leases:
         f.done(lease, Outcome(status=200, ip="10.0.0.9" if lease.host == "a.test" else None))
     backend.clock.advance(2)
-    assert len(f.next_ready(5)) == 1  # now a.test and b.test share 10.0.0.9's one slot
+    assert len(f.next_ready(5)) == 1  # now a.test and c.test share 10.0.0.9's one slot
+
+
+def test_partitions_share_the_ip_limit(backend):
+    if backend.kind != "redis-partitioned":
+        pytest.skip("one store: the limit is global (test_per_ip_limit)")
+    f = backend.open(ip_limit=4)  # two partitions: 2 requests per address each
+    hosts = [f"h{h}.test" for h in range(12)]
+    assert {partition_of(h, 2) for h in hosts} == {0, 1}
+    f.add([page(f"http://{h}/", ip="10.0.0.1") for h in hosts])
+    leases = f.next_ready(20)
+    assert len(leases) == 4
+    assert Counter(partition_of(lease.host, 2) for lease in leases) == {0: 2, 1: 2}
+
+
+def test_partitions_hold_each_host_whole(backend):
+    if backend.kind != "redis-partitioned":
+        pytest.skip("one store")
+    f = backend.open()
+    f.add([page(f"http://h{h}.test/{i}") for h in range(8) for i in range(3)])
+    for index, part in enumerate(f.partitions):
+        for h in range(8):
+            state = part.host_state(f"h{h}.test")
+            mine = partition_of(f"h{h}.test", 2) == index
+            assert (state is not None and state.queued == 3) if mine else state is None
+    assert f.pending() == 24 == sum(p.pending() for p in f.partitions)
+    leases = f.next_ready(8)
+    assert sorted(lease.host for lease in leases) == sorted(f"h{h}.test" for h in range(8))
