@@ -1,25 +1,32 @@
-"""Soak: a long distributed crawl (2 workers sharing the Redis frontier) over a large test web.
+"""Soak: a long distributed crawl (2 workers sharing Redis) over a large test web, against
+scrapy-redis.
 
 Two `scrapy crawl web` processes with the default pipelines (dedup through Redis, WARC, link
-graph, embedded index per worker) crawl ``--hosts`` test web hosts for ``--minutes``. Measured:
+graph, embedded index per worker) crawl ``--hosts`` test web hosts for ``--minutes`` on the
+project's Redis frontier. Then the baseline: the same two workers, spider, pipelines, delay and
+concurrency with scrapy-redis's scheduler and dupefilter (Scrapy's robots.txt middleware,
+DOWNLOAD_DELAY and one request per host slot for politeness, as scrapy-redis users run it)
+crawl a fresh Redis and test web for ``--baseline-minutes`` (shorter: a second 30-minute crawl
+would double the run; the per-core, per-URL and violation figures do not depend on length,
+the RSS growth less so). Each crawl is measured the same way:
 
 - ``pages``: pages served to the crawl (status 200, robots.txt excluded), from the test web's
   own request log;
 - ``pages_per_s_per_core``: pages per second of worker CPU time (user + system of both
-  workers), i.e. what one core sustains; the wall-clock rate is printed too;
+  workers), i.e. what one core sustains; the wall-clock rate is ``pages_per_s``;
 - ``violations``: politeness violations in the test web's log (bench/politeness.py: a request
   to a host while one is in flight, or sooner than its delay after the previous one ended);
 - ``rss_growth_mb``: the largest growth of a worker's resident memory from the end of the
   warm-up (the first quarter of the run, at least 30 s) to the end of the run (mean of the
   last 3 samples);
 - ``redis_bytes_per_url``: Redis ``used_memory`` growth over the run divided by the URLs the
-  frontier knows (the workers' ``frontier/added``, i.e. URLs that passed the seen filter).
-  It is all of the crawl's Redis state (frontier queues, hosts, Bloom filter, dedup, stats).
+  crawl knows (the project: the workers' ``frontier/added``, URLs that passed the seen
+  filter; scrapy-redis: its dupefilter's fingerprints). It is all of the crawl's Redis state
+  (queues, hosts, seen filter, dedup, stats).
 
-The baseline is the run's own start: RSS is compared with the warm-up, Redis with the empty
-server (a second 30-minute crawl of another crawler would double the run).
+The baseline's figures carry the same names prefixed ``baseline_``.
 
-    python bench/soak.py [--minutes 30] [--hosts 5000] [--quick]
+    python bench/soak.py [--minutes 30] [--hosts 5000] [--baseline-minutes 5] [--quick]
 """
 
 from __future__ import annotations
@@ -54,20 +61,36 @@ def log(message: str) -> None:
     print(f"[soak] {message}", file=sys.stderr, flush=True)
 
 
-def worker_settings(seconds: float, delay: float) -> dict[str, object]:
-    return {
+def worker_settings(kind: str, seconds: float, delay: float) -> dict[str, object]:
+    """The ``-s`` settings of a worker: the project's frontier, or scrapy-redis's scheduler."""
+    shared = {
         "CLOSESPIDER_TIMEOUT": seconds,
         "CONCURRENT_REQUESTS": 64,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
-        "DOWNLOAD_DELAY": 0,
-        "FRONTIER_DELAY": delay,
-        "FRONTIER_IP_CONCURRENCY": 1_000_000,  # every test web host is 127.0.0.1
         "HOST_RULES_LOADER": "",
         "CRAWL_PROGRESS_INTERVAL": 0,
         "LOG_LEVEL": "INFO",
         "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
         "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",
         "USER_AGENT": "websearch-soak",
+    }
+    if kind == "project":
+        return {
+            **shared,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+            "DOWNLOAD_DELAY": 0,
+            "FRONTIER_DELAY": delay,
+            "FRONTIER_IP_CONCURRENCY": 1_000_000,  # every test web host is 127.0.0.1
+        }
+    # scrapy-redis as its users run it: its scheduler and dupefilter on the shared Redis,
+    # Scrapy's own robots.txt middleware and per-slot delay for politeness.
+    return {
+        **shared,
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOAD_DELAY": delay,
+        "RANDOMIZE_DOWNLOAD_DELAY": False,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
     }
 
 
@@ -83,8 +106,15 @@ def _stat(text: str, name: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def soak(minutes: float, hosts: int, delay: float, workdir: Path) -> dict[str, float]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path) -> dict[str, float]:
+    """``WORKERS`` crawl workers of ``kind`` on a fresh Redis and test web, measured."""
     seconds = minutes * 60
+    workdir.mkdir(parents=True)
     with running_redis(workdir / "redis") as server:
         client = Redis.from_url(server.url)
         redis_before = client.info("memory")["used_memory"]
@@ -92,11 +122,12 @@ def soak(minutes: float, hosts: int, delay: float, workdir: Path) -> dict[str, f
         with testweb.run(hosts=hosts, log=weblog, timeout=120) as web:
             seeds = workdir / "seeds.txt"
             seeds.write_text("\n".join(web.home_url(h) for h in web.hosts()) + "\n")
+            cpu_before = _children_cpu()
             procs = []
             for n in range(WORKERS):
                 cmd = [sys.executable, "-m", "scrapy", "crawl", "web", "-a",
                        f"seeds_file={seeds}", "-a", "allowed_hosts=*.test"]
-                for name, value in worker_settings(seconds, delay).items():
+                for name, value in worker_settings(kind, seconds, delay).items():
                     cmd += ["-s", f"{name}={value}"]
                 data = workdir / f"data-{n}"
                 data.mkdir()
@@ -104,7 +135,8 @@ def soak(minutes: float, hosts: int, delay: float, workdir: Path) -> dict[str, f
                     cmd, cwd=ROOT, env=crawl_env(data, {"REDIS_URL": server.url}),
                     stdout=subprocess.DEVNULL, stderr=open(workdir / f"worker-{n}.err", "w"),
                 ))
-            log(f"{WORKERS} workers crawling {hosts} hosts for {minutes:g} min (delay {delay}s)")
+            log(f"{kind}: {WORKERS} workers crawling {hosts} hosts for {minutes:g} min "
+                f"(delay {delay}s)")
             rss: list[list[tuple[float, float]]] = [[] for _ in procs]
             started = time.monotonic()
             while any(p.poll() is None for p in procs):
@@ -118,7 +150,8 @@ def soak(minutes: float, hosts: int, delay: float, workdir: Path) -> dict[str, f
                     rss[n].append((time.monotonic() - started, mb))
                 elapsed = time.monotonic() - started
                 lines = _line_count(weblog)
-                log(f"{elapsed:5.0f}s  requests {lines:7d} ({lines / max(elapsed, 1):.1f}/s)  "
+                log(f"{kind} {elapsed:5.0f}s  requests {lines:7d} "
+                    f"({lines / max(elapsed, 1):.1f}/s)  "
                     f"RSS MB {' '.join(f'{s[-1][1]:.0f}' for s in rss if s)}  "
                     f"redis MB {client.info('memory')['used_memory'] / 2**20:.1f}")
                 deadline = time.monotonic() + SAMPLE_S
@@ -127,26 +160,29 @@ def soak(minutes: float, hosts: int, delay: float, workdir: Path) -> dict[str, f
             for n, proc in enumerate(procs):
                 if proc.wait(seconds + 300) != 0:
                     err = (workdir / f"worker-{n}.err").read_text()[-3000:]
-                    raise SystemExit(f"worker {n} failed:\n{err}")
-            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu = usage.ru_utime + usage.ru_stime  # the workers only: testweb still runs
+                    raise SystemExit(f"{kind} worker {n} failed:\n{err}")
+            cpu = _children_cpu() - cpu_before  # the workers only: testweb still runs
             time.sleep(0.5)  # the test web flushes its log every 0.2 s
             rows = web.read_log()
             audit = politeness_violations(rows, host_delays(web, delay))
         redis_after = client.info("memory")["used_memory"]
-    # Scrapy's stats dump is in each worker's detailed log, DATA_DIR/logs/crawl.log
-    known = sum(_stat((workdir / f"data-{n}" / "logs" / "crawl.log").read_text(),
-                      "frontier/added") for n in range(WORKERS))
+        if kind == "project":
+            # Scrapy's stats dump is in each worker's detailed log, DATA_DIR/logs/crawl.log
+            known = sum(_stat((workdir / f"data-{n}" / "logs" / "crawl.log").read_text(),
+                              "frontier/added") for n in range(WORKERS))
+        else:
+            known = client.scard("web:dupefilter")  # request fingerprints seen
+        client.close()
     pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
     growth = []
     for series in rss:
         warm = [mb for t, mb in series if t <= max(seconds / 4, 30)]
         end = statistics.mean(mb for _, mb in series[-3:])
         growth.append(end - warm[-1])
-        log(f"worker RSS MB: after warm-up {warm[-1]:.0f}, end {end:.0f}, "
+        log(f"{kind} worker RSS MB: after warm-up {warm[-1]:.0f}, end {end:.0f}, "
             f"max {max(mb for _, mb in series):.0f}")
-    log(f"{pages} pages in {seconds:.0f}s = {pages / seconds:.1f}/s wall, worker CPU {cpu:.0f}s "
-        f"= {pages / max(cpu, 1e-9):.1f} pages per CPU-second; known URLs {known}; "
+    log(f"{kind}: {pages} pages in {seconds:.0f}s = {pages / seconds:.1f}/s wall, worker CPU "
+        f"{cpu:.0f}s = {pages / max(cpu, 1e-9):.1f} pages per CPU-second; known URLs {known}; "
         f"violations {audit}")
     return {
         "pages": pages,
@@ -158,8 +194,18 @@ def soak(minutes: float, hosts: int, delay: float, workdir: Path) -> dict[str, f
         "known_urls": known,
         "worker_cpu_s": round(cpu, 1),
         "minutes": minutes,
-        "hosts": hosts,
     }
+
+
+def run(minutes: float, baseline_minutes: float, hosts: int, delay: float,
+        workdir: Path) -> dict[str, float]:
+    """The project's soak, then the scrapy-redis baseline's shorter one; keys side by side."""
+    result = soak("project", minutes, hosts, delay, workdir / "project")
+    if baseline_minutes > 0:
+        base = soak("scrapy-redis", baseline_minutes, hosts, delay, workdir / "baseline")
+        result.update({f"baseline_{name}": value for name, value in base.items()})
+    result["hosts"] = hosts
+    return result
 
 
 def main() -> None:
@@ -167,16 +213,19 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--hosts", type=int, default=5000)
     parser.add_argument("--delay", type=float, default=1.0, help="per-host delay, seconds")
-    parser.add_argument("--quick", action="store_true", help="2 minutes")
+    parser.add_argument("--baseline-minutes", type=float, default=5.0,
+                        help="length of the scrapy-redis baseline's crawl (0 = none)")
+    parser.add_argument("--quick", action="store_true", help="2 minutes, baseline 1 minute")
     parser.add_argument("--workdir", type=Path, help="keep the run's files here")
     opts = parser.parse_args()
     minutes = 2.0 if opts.quick else opts.minutes
+    baseline = min(1.0, opts.baseline_minutes) if opts.quick else opts.baseline_minutes
     if opts.workdir:
         opts.workdir.mkdir(parents=True)
-        result = soak(minutes, opts.hosts, opts.delay, opts.workdir)
+        result = run(minutes, baseline, opts.hosts, opts.delay, opts.workdir)
     else:
         with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
-            result = soak(minutes, opts.hosts, opts.delay, Path(tmp))
+            result = run(minutes, baseline, opts.hosts, opts.delay, Path(tmp))
     print(json.dumps(result))
 
 
