@@ -139,3 +139,31 @@ def test_two_workers_share_redis_and_survive_sigkill(tmp_path):
     assert sum(n - 1 for n in fetched.values()) <= len(scope)
     assert "expired leases" in survivor_log
     assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
+
+
+def test_two_workers_on_two_partitions_crawl_everything_once(tmp_path):
+    scope = {"site1.test", "site3.test", "site4.test", "site5.test", "site6.test"}
+    with running_redis(tmp_path / "r1") as r1, running_redis(tmp_path / "r2") as r2, \
+            testweb.run(hosts=10, pages=12, log=tmp_path / "web.log") as web:
+        seeds = [web.home_url(h) for h in sorted(scope)]
+        partitions = f"{r1.url},{r2.url}"
+        workers = [_worker(tmp_path, name, r1.url, seeds, scope, FRONTIER_REDIS_URLS=partitions)
+                   for name in ("a", "b")]
+        try:
+            assert [w.wait(120) for w in workers] == [0, 0]
+        finally:
+            for proc in workers:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        time.sleep(0.5)
+        fetched = crawled(web)
+        log = web.read_log()
+        hosts_on = [sorted(k.decode()[len("frontier:web:h:"):]
+                           for k in Redis.from_url(r.url).scan_iter("frontier:web:h:*"))
+                    for r in (r1, r2)]
+    assert set(fetched) == reachable(web, scope)
+    assert max(fetched.values()) == 1
+    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
+    assert hosts_on[0] and hosts_on[1]  # both partitions hold hosts, none holds one twice
+    assert not set(hosts_on[0]) & set(hosts_on[1])
