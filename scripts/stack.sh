@@ -7,13 +7,14 @@
 #   scripts/stack.sh down     stops the processes, then the services.
 #   scripts/stack.sh status   the services and the processes.
 #
-# The services come from scripts/services.sh; the processes run under honcho from a Procfile
-# written to $STACK_DIR/Procfile (honcho stops them all when one dies, so the crawl workers run
-# with `-a continuous=1`: they stay up when idle, and wait for seeds when there are none).
+# The services come from scripts/services.sh; the processes run under scripts/supervise.py
+# from a Procfile written to $STACK_DIR/Procfile: a process that dies (a crawl worker
+# SIGKILLed) is restarted, the others keep running. The crawl workers run with
+# `-a continuous=1`: they stay up when idle, and wait for seeds when there are none.
 # The seeds (the test web's home pages) are pushed to the Redis list `web:start_urls`, which
 # every worker pops; push more with
 #   redis-cli -p $REDIS_PORT rpush web:start_urls http://...
-# Logs: $STACK_DIR/honcho.log (every process, prefixed by its name), the services' logs under
+# Logs: $STACK_DIR/stack.log (every process, prefixed by its name), the services' logs under
 # $SERVICES_RUN_DIR, the test web's request log in $STACK_DIR/testweb.log, the crawl's data
 # (WARC, link graph, stats) under $DATA_DIR. $STACK_DIR/stack.env holds the variables to source.
 #
@@ -36,15 +37,17 @@ WEB_PORT="${WEB_PORT:-8000}"
 DATA="${DATA_DIR:-$STACK_DIR/data}"
 WAIT_S="${STACK_WAIT_S:-120}"
 PY="${PYTHON:-$REPO/.venv/bin/python}"
-HONCHO="$(dirname "$PY")/honcho"
 SERVICES_SH="$REPO/scripts/services.sh"
-PIDFILE="$STACK_DIR/honcho.pid"
+PIDFILE="$STACK_DIR/supervisor.pid"
+LOGFILE="$STACK_DIR/stack.log"
+#: seconds the processes get to exit after SIGTERM (a crawl worker flushes its WARC and index)
+GRACE_S=60
 ENVFILE="$STACK_DIR/stack.env"
 
 log() { printf 'stack: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-honcho_alive() { [[ -s "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+supervisor_alive() { [[ -s "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
 write_procfile() {
     local crawl_settings=(
@@ -68,16 +71,15 @@ wait_for() {
     shift
     local deadline=$((SECONDS + WAIT_S))
     until "$@" >/dev/null 2>&1; do
-        honcho_alive || { tail -n 40 "$STACK_DIR/honcho.log" >&2; die "the stack died starting $what"; }
-        ((SECONDS < deadline)) || die "$what not up after $WAIT_S s; log: $STACK_DIR/honcho.log"
+        supervisor_alive || { tail -n 40 "$LOGFILE" >&2; die "the stack died starting $what"; }
+        ((SECONDS < deadline)) || die "$what not up after $WAIT_S s; log: $LOGFILE"
         sleep 0.5
     done
 }
 
 up() {
-    honcho_alive && die "already up (honcho pid $(cat "$PIDFILE")); run: $0 down"
+    supervisor_alive && die "already up (supervisor pid $(cat "$PIDFILE")); run: $0 down"
     [[ -x "$PY" ]] || die "no Python at $PY: run scripts/setup.sh, or set PYTHON"
-    [[ -x "$HONCHO" ]] || die "no honcho at $HONCHO: pip install -r requirements.txt"
     mkdir -p "$DATA"
     log "starting Redis, PostgreSQL and a two-node Elasticsearch"
     local exports
@@ -94,8 +96,8 @@ up() {
         || { cat "$STACK_DIR/migrate.log" >&2; die "migrate failed"; }
     write_procfile
     log "starting $WORKERS crawl workers, Celery worker + beat, the web UI, the test web ($HOSTS hosts)"
-    (cd "$REPO" && exec setsid "$HONCHO" start -f "$STACK_DIR/Procfile" -d "$REPO" -e "$ENVFILE" \
-        >"$STACK_DIR/honcho.log" 2>&1 </dev/null) &
+    (cd "$REPO" && exec setsid "$PY" "$REPO/scripts/supervise.py" -f "$STACK_DIR/Procfile" \
+        -d "$REPO" -e "$ENVFILE" --grace "$GRACE_S" >"$LOGFILE" 2>&1 </dev/null) &
     echo $! >"$PIDFILE"
     wait_for "the test web" curl -s -o /dev/null "http://127.0.0.1:$TESTWEB_PORT/"
     local redis_port="${REDIS_URL##*:}"
@@ -104,38 +106,29 @@ up() {
         | xargs -n 500 redis-cli -h 127.0.0.1 -p "$redis_port" rpush web:start_urls >/dev/null
     log "pushed $HOSTS seeds to Redis list web:start_urls"
     wait_for "the web UI" curl -sf "http://127.0.0.1:$WEB_PORT/"
-    log "up: search http://127.0.0.1:$WEB_PORT/  (logs: $STACK_DIR/honcho.log; env: source $ENVFILE)"
+    log "up: search http://127.0.0.1:$WEB_PORT/  (logs: $LOGFILE; env: source $ENVFILE)"
     cat "$ENVFILE"
 }
 
 down() {
-    if honcho_alive; then
+    if supervisor_alive; then
         local pid
         pid="$(cat "$PIDFILE")"
-        # The crawl workers first, all at once, while the services they write to are up:
-        # Scrapy closes the spider (leases back to the frontier, WARC and index batches
-        # flushed). honcho then sends SIGTERM to the rest (SIGKILL after 5 s).
-        local workers
-        workers="$(sed -n 's/.* crawl[0-9]*\.1 started (pid=\([0-9]*\)).*/\1/p' "$STACK_DIR/honcho.log")"
-        if [[ -n "$workers" ]]; then
-            # shellcheck disable=SC2086
-            kill -TERM $workers 2>/dev/null || true
-            local w alive
-            for _ in $(seq 1 120); do
-                alive=0
-                for w in $workers; do kill -0 "$w" 2>/dev/null && alive=1; done
-                ((alive)) || break
-                sleep 0.5
-            done
-        fi
+        # The supervisor sends SIGTERM to every process and gives them GRACE_S seconds: each
+        # crawl worker closes its spider (leases back to the frontier, WARC and index batches
+        # flushed) while the services it writes to are still up.
         kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 120); do
+        for _ in $(seq 1 $((2 * GRACE_S + 20))); do
             kill -0 "$pid" 2>/dev/null || break
             sleep 0.5
         done
         if kill -0 "$pid" 2>/dev/null; then
-            log "processes did not stop in 60 s; killing their group"
+            log "processes did not stop in $((GRACE_S + 10)) s; killing their groups"
             kill -KILL -- "-$pid" 2>/dev/null || true
+            local child
+            for child in $(sed -n 's/.*| started (pid=\([0-9]*\)).*/\1/p' "$LOGFILE"); do
+                kill -KILL -- "-$child" 2>/dev/null || true
+            done
         fi
         log "processes stopped"
     else
@@ -147,8 +140,8 @@ down() {
 
 status() {
     bash "$SERVICES_SH" status redis postgres es2
-    if honcho_alive; then
-        log "processes: running (honcho pid $(cat "$PIDFILE")): $(cut -d: -f1 "$STACK_DIR/Procfile" | tr '\n' ' ')"
+    if supervisor_alive; then
+        log "processes: running (supervisor pid $(cat "$PIDFILE")): $(cut -d: -f1 "$STACK_DIR/Procfile" | tr '\n' ' ')"
     else
         log "processes: stopped"
     fi

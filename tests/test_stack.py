@@ -1,10 +1,13 @@
-"""scripts/stack.sh: the whole distributed stack comes up, crawls into Elasticsearch, stops."""
+"""scripts/stack.sh: the whole distributed stack comes up, crawls into Elasticsearch, rides
+out a SIGKILLed crawl worker, stops."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -68,7 +71,7 @@ def search(port: str, query: str) -> dict:
         return json.load(resp)
 
 
-def test_stack_up_crawls_into_elasticsearch_and_down_stops_everything(stack_env):
+def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stack_env):
     up = stack(stack_env, "up")
     assert up.returncode == 0, up.stderr[-3000:]
     exported = dict(
@@ -101,9 +104,34 @@ def test_stack_up_crawls_into_elasticsearch_and_down_stops_everything(stack_env)
     assert result["total"] >= 50, result
     assert all(h.endswith(".test") for h in hosts)
 
-    honcho_log = (ROOT / stack_env["STACK_DIR"] / "honcho.log").read_text()
-    for name in ("crawl1.1", "crawl2.1", "celery.1", "beat.1", "web.1", "testweb.1"):
-        assert f"{name} started" in honcho_log
+    log = ROOT / stack_env["STACK_DIR"] / "stack.log"
+    for name in ("crawl1", "crawl2", "celery", "beat", "web", "testweb"):
+        assert re.search(rf"{name}\.1 +\| started", log.read_text())
+
+    # A crawl worker SIGKILLed: the supervisor starts it again, the rest of the stack stays
+    # up, and the crawl goes on (its leases expire to the workers).
+    (worker,) = re.findall(r"crawl1\.1 +\| started \(pid=(\d+)\)", log.read_text())
+    requests_before = _lines(ROOT / stack_env["STACK_DIR"] / "testweb.log")
+    os.kill(int(worker), signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if len(re.findall(r"crawl1\.1 +\| started", log.read_text())) == 2:
+            break
+        time.sleep(0.5)
+    text = log.read_text()
+    assert re.search(r"crawl1\.1 +\| exited with code -9; restarting", text)
+    assert len(re.findall(r"crawl1\.1 +\| started", text)) == 2
+    assert len(re.findall(r"crawl2\.1 +\| started", text)) == 1  # untouched
+    # the new crawl1 crawls: a progress line of it with pages fetched
+    restarted = re.compile(r"crawl1\.1 +\| \[crawl\] +\d+s +pages +[1-9]")
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if restarted.search(_since_restart(log.read_text())):
+            break
+        time.sleep(1)
+    assert restarted.search(_since_restart(log.read_text())), log.read_text()[-3000:]
+    assert _lines(ROOT / stack_env["STACK_DIR"] / "testweb.log") > requests_before + 20
+    assert search(stack_env["WEB_PORT"], "the")["total"] >= result["total"]
 
     down = stack(stack_env, "down")
     assert down.returncode == 0, down.stderr
@@ -111,6 +139,17 @@ def test_stack_up_crawls_into_elasticsearch_and_down_stops_everything(stack_env)
     for line in ("redis: stopped", "postgres: stopped", "es2-a: stopped", "es2-b: stopped",
                  "processes: stopped"):
         assert line in status.stderr
-    # The workers were stopped gracefully, before the services: each printed its summary.
-    honcho_log = (ROOT / stack_env["STACK_DIR"] / "honcho.log").read_text()
-    assert honcho_log.count("crawl finished (shutdown)") == 2
+    # The workers were stopped gracefully, before the services: each printed its summary
+    # (the restarted crawl1 and crawl2; the killed one printed nothing).
+    text = log.read_text()
+    assert text.count("crawl finished (shutdown)") == 2, text[-6000:]
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_bytes().splitlines()) if path.exists() else 0
+
+
+def _since_restart(text: str) -> str:
+    """The stack log after crawl1's second start."""
+    starts = list(re.finditer(r"crawl1\.1 +\| started", text))
+    return text[starts[1].end():] if len(starts) >= 2 else ""
