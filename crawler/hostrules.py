@@ -41,11 +41,18 @@ class HostPolicy:
 
 
 class HostRules:
-    """Resolves a host to its policy. Exact patterns win over globs; block wins over allow."""
+    """Resolves a host to its policy. Exact patterns win over globs; block wins over allow.
 
-    def __init__(self, loader: Callable[[], Iterable[HostRule]], ttl: float = 30.0):
+    Resolved policies are cached per host until the next reload, at most ``max_cached``
+    hosts (the cache starts over beyond that: rules that never reload, ``static``, would
+    otherwise keep one entry per host the crawl ever met).
+    """
+
+    def __init__(self, loader: Callable[[], Iterable[HostRule]], ttl: float = 30.0,
+                 max_cached: int = 100_000):
         self._loader = loader
         self._ttl = ttl
+        self.max_cached = max_cached
         self._rules: list[HostRule] = []
         self._loaded_at = float("-inf")
         self._cache: dict[str, HostPolicy] = {}
@@ -94,5 +101,7 @@ class HostRules:
             if budget is None and rule.page_budget is not None:
                 budget = rule.page_budget
         result = HostPolicy(blocked, allowed, delay, budget, render)
+        if len(self._cache) >= self.max_cached:
+            self._cache.clear()
         self._cache[host] = result
         return result

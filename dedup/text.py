@@ -41,9 +41,14 @@ def exact_key(tokens: list[str]) -> str:
 
 class _HashCache(dict):
     """Token -> 64-bit hash, filled on first use; word frequencies are Zipfian, so most
-    lookups hit and the per-token cost is a C-level dict lookup instead of a Python call."""
+    lookups hit and the per-token cost is a C-level dict lookup instead of a Python call.
 
-    max_size = 500_000
+    Started over at ``max_size`` tokens (~130 bytes each): the frequent words are back
+    within a few pages, and a crawl's vocabulary grows without end (Heaps' law), so a
+    larger bound only grows the worker's memory through the whole crawl.
+    """
+
+    max_size = 65_536
 
     def __missing__(self, token: str) -> int:
         if len(self) >= self.max_size:

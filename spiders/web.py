@@ -281,9 +281,12 @@ class WebSpider(scrapy.Spider):
                 url = canonicalize(loc)
             except InvalidURL:
                 continue
-            if url in self._recent_links:
+            recent = self._recent_links
+            if url in recent:
                 continue
-            self._recent_links[url] = None
+            recent[url] = None
+            if len(recent) > RECENT_LINKS:
+                del recent[next(iter(recent))]
             released += 1
             yield self.page_request(url, 1, sitemap_lastmod=lastmod)
         if backlog is not None and not backlog:

@@ -340,3 +340,20 @@ def test_crawl_of_the_mirror_hosts_clusters_near_copies(tmp_path):
     log = (tmp_path / "logs" / "crawl.log").read_text()
     near = len(labels) - len(set(labels.values()))
     assert f"'dedup/near': {near}," in log
+
+
+def test_token_hash_cache_memory_is_bounded():
+    import sys
+
+    import xxhash
+
+    from dedup.text import _hash_cache, word_hashes
+
+    tokens = [f"w{n:07d}" for n in range(300_000)]
+    for start in range(0, len(tokens), 1000):
+        word_hashes(tokens[start:start + 1000])
+    size = sys.getsizeof(_hash_cache) + sum(
+        sys.getsizeof(k) + sys.getsizeof(v) for k, v in _hash_cache.items()
+    )
+    assert size < 16 * 2**20
+    assert int(word_hashes(["w0000001"])[0]) == xxhash.xxh3_64_intdigest(b"w0000001")

@@ -31,3 +31,12 @@ def test_keeps_last_rules_when_store_fails():
     assert rules.policy("a.test").blocked
     assert rules.policy("a.test").blocked  # reload failed: old rules kept
     assert calls["n"] >= 2
+
+
+def test_policy_cache_stays_bounded_without_reloads():
+    rules = HostRules.static([HostRule("*.blocked.test", "block")])
+    rules.max_cached = 100
+    for n in range(1000):
+        assert not rules.policy(f"h{n}.test").blocked
+        assert len(rules._cache) <= 100
+    assert rules.policy("a.blocked.test").blocked  # answers stay right after a reset

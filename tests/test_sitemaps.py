@@ -50,3 +50,21 @@ def test_testweb_sitemaps_host():
     host = web.host("sitemaps.test")
     assert [p.loc for p in pages] == [web.url("sitemaps.test", f"/p/{n}") for n in range(40)]
     assert pages[4].lastmod == host.lastmod(4)
+
+
+def test_released_sitemap_urls_stay_within_the_recent_links_bound(monkeypatch):
+    from collections import deque
+
+    from scrapy.utils.test import get_crawler
+
+    import spiders.web
+    from spiders.web import WebSpider
+
+    monkeypatch.setattr(spiders.web, "RECENT_LINKS", 10)
+    crawler = get_crawler(WebSpider, {"HOST_RULES_LOADER": "", "SITEMAP_RELEASE": 1000})
+    spider = WebSpider.from_crawler(crawler, seeds="http://a.test/")
+    spider._sitemap_backlog["a.test"] = deque((f"http://a.test/p{n}", None) for n in range(50))
+    spider._sitemap_pending = 50
+    released = list(spider.release_sitemap_urls("a.test"))
+    assert len(released) == 50
+    assert len(spider._recent_links) <= 11
