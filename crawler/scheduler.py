@@ -249,25 +249,29 @@ class FrontierScheduler(BaseScheduler):
         meta = {**template.meta, "depth": depth}
         tier = min(max(int(meta.get("frontier_tier", depth)), 0), self.tiers - 1)
         policy = self.referrer.policy(response, template) if self.referrer else None
-        referers: dict[str, dict] = {}
+        base = {**base, "meta": meta}
+        by_origin: dict[str, dict] = {}
+        queued = 0
         for url in urls:
             # the standard referrer policies look at the target's origin only
             origin = _origin(url)
-            headers = referers.get(origin)
-            if headers is None:
+            fields = by_origin.get(origin)
+            if fields is None:
                 referer = policy.referrer(response.url, url) if policy else None
-                headers = referers[origin] = (
-                    {**base["headers"], b"Referer": [referer.encode()]} if referer
-                    else base["headers"]
+                fields = by_origin[origin] = (
+                    {**base, "headers": {**base.get("headers", {}),
+                                         b"Referer": [referer.encode()]}}
+                    if referer else base
                 )
-            self._queue(
+            queued += self._queue(
                 url, depth,
-                lambda url=url, headers=headers: pickle.dumps(
-                    {**base, "url": url, "meta": meta, "headers": headers},
-                    protocol=pickle.HIGHEST_PROTOCOL,
+                lambda url=url, fields=fields: pickle.dumps(
+                    {**fields, "url": url}, protocol=pickle.HIGHEST_PROTOCOL
                 ),
                 tier=tier,
+                count=False,
             )
+        self._inc("frontier/enqueued", queued)
         return True
 
     def _queue(
@@ -279,8 +283,10 @@ class FrontierScheduler(BaseScheduler):
         tier: int,
         filter: bool = True,
         recrawl: bool = False,
+        count: bool = True,
     ) -> bool:
-        """Trap guards, host rules and the seen filter, then the URL into the add batch."""
+        """Trap guards, host rules and the seen filter, then the URL into the add batch
+        (counted in ``frontier/enqueued`` if ``count``)."""
         # links are mostly canonical already and mostly repeats: drop those before the cost
         # of canonicalizing and serializing
         if filter and raw_url in self._recent:
@@ -319,7 +325,8 @@ class FrontierScheduler(BaseScheduler):
                 ip=self.ip_of(host),
             )
         )
-        self._inc("frontier/enqueued")
+        if count:
+            self._inc("frontier/enqueued")
         if len(self._adds) >= self.add_batch:
             self.flush()
         return True
@@ -605,7 +612,9 @@ class FrontierScheduler(BaseScheduler):
             d.setdefault(attr, getattr(request, attr))
         if type(request) is not Request:
             d["_class"] = f"{type(request).__module__}.{type(request).__name__}"
-        return d
+            return d
+        # what request_from_dict fills in by itself need not be stored for each URL
+        return {k: v for k, v in d.items() if k == "url" or _DEFAULTS.get(k, d) != v}
 
     def _method_name(self, func) -> str | None:
         """The name of the spider method ``func`` (ValueError if it is not one)."""
@@ -634,6 +643,12 @@ class FrontierScheduler(BaseScheduler):
     def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None and n:
             self.stats.inc_value(key, n)
+
+
+_BLANK = Request("http://blank.invalid/")
+#: attribute values of a plain Request made from a URL alone
+_DEFAULTS = {attr: getattr(_BLANK, attr) for attr in Request.attributes if attr != "url"}
+_DEFAULTS["headers"] = {}
 
 
 def _origin(url: str) -> str:
