@@ -21,6 +21,7 @@ import redis.exceptions
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.resolver import dnscache
+from scrapy.spidermiddlewares.referer import RefererMiddleware
 from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
@@ -45,6 +46,16 @@ STORE_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
 #: pipeline on a trap host): ``crawler.signals.send_catch_log(host_budget_cut, host=...,
 #: budget=...)``. ``host`` is the frontier's host key, ``netloc_of(url)``.
 host_budget_cut = object()
+
+#: Signal the spider sends with the links of a page it wants followed:
+#: ``crawler.signals.send_catch_log(links_extracted, response=..., urls=[...], depth=...,
+#: template=Request)``. ``FrontierScheduler`` queues them in one batch, each URL as a copy of
+#: ``template`` (callback, errback, meta) with its ``depth`` and the Referer that Scrapy's
+#: referrer policy gives, and returns True; with another scheduler nobody returns True and
+#: the spider yields Requests instead. A page has dozens of links: a Request object, the
+#: spider middleware chain and the engine's scheduling each, per link, were the largest part
+#: of the crawl's CPU time per page (docs/frontier.md).
+links_extracted = object()
 
 
 class FrontierScheduler(BaseScheduler):
@@ -71,6 +82,7 @@ class FrontierScheduler(BaseScheduler):
         release_interval: float = 5.0,
         stats_interval: float = 5.0,
         reset: bool = False,
+        referrer: RefererMiddleware | None = None,
     ):
         self.frontier = frontier
         self.host_rules = host_rules
@@ -87,6 +99,7 @@ class FrontierScheduler(BaseScheduler):
         self.release_interval = release_interval
         self.stats_interval = stats_interval
         self.reset = reset
+        self.referrer = referrer
         self.spider = None
         self.crawler = None
         self._adds: list[Entry] = []
@@ -102,6 +115,7 @@ class FrontierScheduler(BaseScheduler):
         self._loops: list[task.LoopingCall] = []
         self._drops: dict[str, int] = {}
         self._ticks = 0
+        self._templates: dict[int, tuple[Request, dict]] = {}
 
     @classmethod
     def from_crawler(cls, crawler) -> FrontierScheduler:
@@ -149,6 +163,7 @@ class FrontierScheduler(BaseScheduler):
             release_interval=s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0),
             stats_interval=s.getfloat("FRONTIER_STATS_INTERVAL", 5.0),
             reset=s.getbool("FRONTIER_RESET", False),
+            referrer=RefererMiddleware(s) if s.getbool("REFERER_ENABLED") else None,
         )
         scheduler.crawler = crawler
         if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
@@ -163,6 +178,7 @@ class FrontierScheduler(BaseScheduler):
             scheduler.request_left_downloader, signal=signals.request_left_downloader
         )
         crawler.signals.connect(scheduler.cut_host_budget, signal=host_budget_cut)
+        crawler.signals.connect(scheduler.enqueue_links, signal=links_extracted)
         return scheduler
 
     # -- BaseScheduler -----------------------------------------------------------------
@@ -215,46 +231,102 @@ class FrontierScheduler(BaseScheduler):
         return pending > 0
 
     def enqueue_request(self, request: Request) -> bool:
+        return self._queue(
+            request.url,
+            request.meta.get("depth", 0),
+            lambda: self._serialize(request),
+            tier=self._tier(request),
+            filter=not request.dont_filter,
+            recrawl=bool(request.meta.get("recrawl")),
+        )
+
+    def enqueue_links(
+        self, response, urls, depth: int, template: Request, spider=None, **kwargs
+    ) -> bool:
+        """Handler of ``links_extracted``: queue ``urls`` found on ``response`` as copies of
+        ``template`` at ``depth``, without building a Request each."""
+        base = self._template(template)
+        meta = {**template.meta, "depth": depth}
+        tier = min(max(int(meta.get("frontier_tier", depth)), 0), self.tiers - 1)
+        policy = self.referrer.policy(response, template) if self.referrer else None
+        base = {**base, "meta": meta}
+        by_origin: dict[str, dict] = {}
+        queued = 0
+        for url in urls:
+            # the standard referrer policies look at the target's origin only
+            origin = _origin(url)
+            fields = by_origin.get(origin)
+            if fields is None:
+                referer = policy.referrer(response.url, url) if policy else None
+                fields = by_origin[origin] = (
+                    {**base, "headers": {**base.get("headers", {}),
+                                         b"Referer": [referer.encode()]}}
+                    if referer else base
+                )
+            queued += self._queue(
+                url, depth,
+                lambda url=url, fields=fields: pickle.dumps(
+                    {**fields, "url": url}, protocol=pickle.HIGHEST_PROTOCOL
+                ),
+                tier=tier,
+                count=False,
+            )
+        self._inc("frontier/enqueued", queued)
+        return True
+
+    def _queue(
+        self,
+        raw_url: str,
+        depth: int,
+        payload: Callable[[], bytes],
+        *,
+        tier: int,
+        filter: bool = True,
+        recrawl: bool = False,
+        count: bool = True,
+    ) -> bool:
+        """Trap guards, host rules and the seen filter, then the URL into the add batch
+        (counted in ``frontier/enqueued`` if ``count``)."""
         # links are mostly canonical already and mostly repeats: drop those before the cost
         # of canonicalizing and serializing
-        if not request.dont_filter and request.url in self._recent:
+        if filter and raw_url in self._recent:
             return self._drop("seen")
         try:
-            url = canonicalize(request.url)
+            url = canonicalize(raw_url)
         except InvalidURL:
             return self._drop("invalid_url")
-        reason = self.traps.check(url, request.meta.get("depth", 0))
+        reason = self.traps.check(url, depth)
         if reason:
             return self._drop(reason)
-        policy = self.host_rules.policy(host_of(url))
+        host = host_of(url)
+        policy = self.host_rules.policy(host)
         if policy.blocked:
             return self._drop("blocked")
-        if not request.dont_filter:
+        if filter:
             if url in self._recent:
                 return self._drop("seen")
             self._recent[url] = None
             if len(self._recent) > 100_000:
                 self._recent.popitem(last=False)
         try:
-            payload = self._serialize(request)
+            data = payload()
         except ValueError:  # a callback that is not a spider method cannot be stored
-            logger.exception("cannot store %s in the frontier", request)
+            logger.exception("cannot store %s in the frontier", raw_url)
             return self._drop("unserializable")
-        netloc = netloc_of(url)
         self._adds.append(
             Entry(
                 url=url,
-                host=netloc,
-                payload=payload,
-                rank=self._tier(request),
-                filter=not request.dont_filter,
+                host=netloc_of(url),
+                payload=data,
+                rank=tier,
+                filter=filter,
                 # a recrawl is no new page: it does not count against the host's budget
-                budget=None if request.meta.get("recrawl") else (
-                    policy.page_budget or self.host_budget),
-                ip=self.ip_of(host_of(url)),
+                budget=None if recrawl else (policy.page_budget or self.host_budget),
+                ip=self.ip_of(host),
             )
         )
-        self._inc("frontier/enqueued")
+        if count:
+            self._inc("frontier/enqueued")
         if len(self._adds) >= self.add_batch:
             self.flush()
         return True
@@ -520,6 +592,16 @@ class FrontierScheduler(BaseScheduler):
 
     def _serialize(self, request: Request) -> bytes:
         """``request.to_dict`` without its per-call scan of the spider's members."""
+        return pickle.dumps(self._request_dict(request), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _template(self, template: Request) -> dict:
+        """``_request_dict(template)``, computed once per template."""
+        cached = self._templates.get(id(template))
+        if cached is None or cached[0] is not template:
+            cached = self._templates[id(template)] = (template, self._request_dict(template))
+        return cached[1]
+
+    def _request_dict(self, request: Request) -> dict:
         d = {
             "url": request.url,
             "callback": self._method_name(request.callback),
@@ -530,7 +612,9 @@ class FrontierScheduler(BaseScheduler):
             d.setdefault(attr, getattr(request, attr))
         if type(request) is not Request:
             d["_class"] = f"{type(request).__module__}.{type(request).__name__}"
-        return pickle.dumps(d, protocol=pickle.HIGHEST_PROTOCOL)
+            return d
+        # what request_from_dict fills in by itself need not be stored for each URL
+        return {k: v for k, v in d.items() if k == "url" or _DEFAULTS.get(k, d) != v}
 
     def _method_name(self, func) -> str | None:
         """The name of the spider method ``func`` (ValueError if it is not one)."""
@@ -559,6 +643,18 @@ class FrontierScheduler(BaseScheduler):
     def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None and n:
             self.stats.inc_value(key, n)
+
+
+_BLANK = Request("http://blank.invalid/")
+#: attribute values of a plain Request made from a URL alone
+_DEFAULTS = {attr: getattr(_BLANK, attr) for attr in Request.attributes if attr != "url"}
+_DEFAULTS["headers"] = {}
+
+
+def _origin(url: str) -> str:
+    """``scheme://authority`` of an absolute URL."""
+    end = url.find("/", url.find("//") + 2)
+    return url if end < 0 else url[:end]
 
 
 def _cached_ip(host: str) -> str | None:

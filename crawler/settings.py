@@ -55,7 +55,9 @@ PLAYWRIGHT_ABORT_REQUEST = "crawler.render.should_abort"
 PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 15_000
 
 # --- concurrency ---
-CONCURRENT_ITEMS = 100
+# Scrapy starts this many worker tasks for the output of every response; a page yields one
+# item (its links go to the frontier in one batch), so 100 only cost CPU (docs/frontier.md)
+CONCURRENT_ITEMS = 4
 CONCURRENT_REQUESTS = 32
 REACTOR_THREADPOOL_MAXSIZE = 10
 # Scrapy's download slots stay permissive: the frontier's lease is the politeness guarantee

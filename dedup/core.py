@@ -106,20 +106,17 @@ class Deduplicator:
     def check(self, doc_id: str, host: str, text: str) -> Verdict:
         """Classify ``doc_id`` and record it; checking the same id again returns ``known``."""
         tokens = self.fingerprinter.tokens(text)
-        if tokens:
-            owner = self.store.claim_exact(exact_key(tokens), doc_id)
-            if owner != doc_id:
-                owner_cluster, owner_host = self.store.lookup(owner) or (owner, "")
-                cluster = self.store.assign(doc_id, owner_cluster, host)
-                return Verdict(doc_id, cluster, "exact", owner, owner_host)
-        known = self.store.lookup(doc_id)
+        owner, known = self.store.claim(exact_key(tokens) if tokens else None, doc_id)
+        if owner is not None and owner != doc_id:
+            owner_cluster, owner_host = self.store.lookup(owner) or (owner, "")
+            cluster = self.store.assign(doc_id, owner_cluster, host)
+            return Verdict(doc_id, cluster, "exact", owner, owner_host)
         if known is not None:
             return Verdict(doc_id, known[0], "known")
         if len(tokens) < self.min_tokens:
             return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
         fingerprint = self.fingerprint(tokens)
-        found = self.index.match(fingerprint)
-        self.index.add(doc_id, fingerprint)
+        found = self.index.match_and_add(doc_id, fingerprint)
         if found is None:
             return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
         match = found[0]

@@ -131,10 +131,13 @@ class MinHashIndex:
         return [pickle.loads(key) for key in found]
 
     def _redis_insert(self, key: str, signature: LeanMinHash) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        self._queue_insert(pipe, key, signature, self._band_keys(signature))
+        pipe.execute()
+
+    def _queue_insert(self, pipe, key: str, signature: LeanMinHash, bands: list[bytes]) -> None:
         # the same keys and values as datasketch's Redis storage, written in one round trip
         pickled = pickle.dumps(key)
-        bands = self._band_keys(signature)
-        pipe = self._redis.pipeline(transaction=False)
         pipe.hset(self._sig_key, key, signature.hashvalues.tobytes())
         keys = self.lsh.keys
         pipe.hset(keys._name, pickled, keys.redis_key(pickled))
@@ -142,7 +145,6 @@ class MinHashIndex:
         for band, table in zip(bands, self.lsh.hashtables, strict=True):
             pipe.hset(table._name, band, table.redis_key(band))
             pipe.sadd(table.redis_key(band), pickled)
-        pipe.execute()
 
     def match(self, signature: LeanMinHash) -> tuple[str, float] | None:
         """The indexed key most similar to ``signature`` if at least ``threshold``, else None.
@@ -153,6 +155,25 @@ class MinHashIndex:
             candidates = self.lsh.query(signature)
         else:
             candidates = self._redis_query(signature)
+        return self._best(signature, candidates)
+
+    def match_and_add(self, key: str, signature: LeanMinHash) -> tuple[str, float] | None:
+        """``match(signature)``, then ``add(key, signature)``: in Redis the bucket reads and
+        the writes go in one round trip (plus one to read the candidates' signatures)."""
+        if self._redis is None:
+            found = self.match(signature)
+            self.add(key, signature)
+            return found
+        bands = self._band_keys(signature)
+        pipe = self._redis.pipeline(transaction=False)
+        for band, table in zip(bands, self.lsh.hashtables, strict=True):
+            pipe.smembers(table.redis_key(band))
+        self._queue_insert(pipe, key, signature, bands)
+        found: set[bytes] = set().union(*pipe.execute()[: len(bands)])
+        candidates = [k for k in map(pickle.loads, found) if k != key]
+        return self._best(signature, candidates)
+
+    def _best(self, signature: LeanMinHash, candidates: Iterable[str]) -> tuple[str, float] | None:
         best: tuple[str, float] | None = None
         for key, stored in self._stored(candidates).items():
             similarity = signature.jaccard(stored)

@@ -90,6 +90,12 @@ class SimHashIndex:
                 best = (key, distance)
         return best
 
+    def match_and_add(self, key: str, fingerprint: int) -> tuple[str, int] | None:
+        """``match(fingerprint)``, then ``add(key, fingerprint)``."""
+        found = self.match(fingerprint)
+        self.add(key, fingerprint)
+        return found
+
     def add(self, key: str, fingerprint: int) -> None:
         """Index ``fingerprint`` under ``key``; a key already indexed is left as it was."""
         if self._redis is None:

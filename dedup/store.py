@@ -29,6 +29,14 @@ class DedupStore(ABC):
     def cluster_size(self, cluster_id: str) -> int:
         """How many documents are in the cluster (the first one included)."""
 
+    def claim(
+        self, text_key: str | None, doc_id: str
+    ) -> tuple[str | None, tuple[str, str] | None]:
+        """``claim_exact(text_key, doc_id)`` (None without a key) and ``lookup(doc_id)``
+        together (one round trip in Redis)."""
+        owner = self.claim_exact(text_key, doc_id) if text_key is not None else None
+        return owner, self.lookup(doc_id)
+
     @abstractmethod
     def count_host(self, host: str, copy: bool) -> tuple[int, int]:
         """Count one more page of ``host`` (a copy of one of its own pages if ``copy``).
@@ -79,6 +87,7 @@ class RedisDedupStore(DedupStore):
         self._docs = f"{prefix}:docs"
         self._sizes = f"{prefix}:sizes"
         self._hosts = f"{prefix}:hosts"
+        self._assign = client.register_script(_ASSIGN)
 
     @classmethod
     def from_url(cls, redis_url: str, prefix: str = "dedup") -> RedisDedupStore:
@@ -92,18 +101,25 @@ class RedisDedupStore(DedupStore):
         pipe.hget(self._exact, text_key)
         return pipe.execute()[1].decode("utf-8")
 
+    def claim(
+        self, text_key: str | None, doc_id: str
+    ) -> tuple[str | None, tuple[str, str] | None]:
+        pipe = self.redis.pipeline()
+        if text_key is not None:
+            pipe.hsetnx(self._exact, text_key, doc_id)
+            pipe.hget(self._exact, text_key)
+        pipe.hget(self._docs, doc_id)
+        *claimed, known = pipe.execute()
+        owner = claimed[1].decode("utf-8") if claimed else None
+        return owner, _parse_doc(known)
+
     def assign(self, doc_id: str, cluster_id: str, host: str) -> str:
-        if self.redis.hsetnx(self._docs, doc_id, f"{cluster_id} {host}"):
-            self.redis.hincrby(self._sizes, cluster_id, 1)
-            return cluster_id
-        return self.lookup(doc_id)[0]
+        value = self._assign(keys=[self._docs, self._sizes],
+                             args=[doc_id, f"{cluster_id} {host}", cluster_id])
+        return _parse_doc(value)[0]
 
     def lookup(self, doc_id: str) -> tuple[str, str] | None:
-        value = self.redis.hget(self._docs, doc_id)
-        if value is None:
-            return None
-        cluster_id, _, host = value.decode("utf-8").partition(" ")
-        return cluster_id, host
+        return _parse_doc(self.redis.hget(self._docs, doc_id))
 
     def cluster_size(self, cluster_id: str) -> int:
         return int(self.redis.hget(self._sizes, cluster_id) or 0)
@@ -114,3 +130,21 @@ class RedisDedupStore(DedupStore):
         pipe.hincrby(self._hosts, f"{host} copies", int(copy))
         pages, copies = pipe.execute()
         return int(pages), int(copies)
+
+
+#: assign in one round trip: the first cluster given to a document stays, sizes count it once
+_ASSIGN = """
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
+  redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
+  return ARGV[2]
+end
+return redis.call('HGET', KEYS[1], ARGV[1])
+"""
+
+
+def _parse_doc(value: bytes | None) -> tuple[str, str] | None:
+    """``(cluster_id, host)`` from a stored ``"cluster host"`` value."""
+    if value is None:
+        return None
+    cluster_id, _, host = value.decode("utf-8").partition(" ")
+    return cluster_id, host

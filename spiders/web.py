@@ -17,6 +17,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
+from crawler.scheduler import links_extracted
 from crawler.sitemaps import parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
 
@@ -96,6 +97,10 @@ class WebSpider(scrapy.Spider):
         spider.pages = 0
         spider._scope_cache = {}
         spider._recent_links = {}
+        # what a followed link's request is like, bar its URL and depth (links_extracted)
+        spider.link_template = scrapy.Request(
+            "http://link.invalid/", callback=spider.parse, errback=spider.fetch_failed
+        )
         return spider
 
     def keep_running(self, spider=None) -> None:
@@ -196,7 +201,7 @@ class WebSpider(scrapy.Spider):
             yield from self.release_sitemap_urls(host_of(response.url))
         if page.nofollow or (self.max_depth and depth >= self.max_depth):
             return
-        yield from self.follow(page.links, depth + 1)
+        yield from self.follow(page.links, depth + 1, response)
 
     # --- sitemaps ---
 
@@ -334,21 +339,39 @@ class WebSpider(scrapy.Spider):
         self.logger.info("fetch failed (%s): %s: %s", kind,
                          getattr(request, "url", "?"), failure.getErrorMessage())
 
-    def follow(self, links, depth: int):
-        """Requests for in-scope links not yielded lately by this process.
+    def follow(self, links, depth: int, response: Response | None = None):
+        """Follow the in-scope links not seen lately by this process.
 
-        Most links of a page were seen on its siblings; skipping them here saves building
-        and scheduling a Request each. The frontier's seen filter stays the authority.
+        Most links of a page were seen on its siblings; skipping them here saves the
+        scheduling of each. The frontier's seen filter stays the authority. With
+        ``response``, the links go to the scheduler in one batch (``links_extracted``) and
+        Requests are yielded only for what no scheduler took and hosts rendered in a browser.
         """
         recent = self._recent_links
         stats = self.crawler.stats
+        urls = []
         for link in links:
             if link.nofollow or link.url in recent:
                 continue
             recent[link.url] = None
             if len(recent) > RECENT_LINKS:
                 del recent[next(iter(recent))]
-            if not self.in_scope(host_of(link.url)):
+            host = host_of(link.url)
+            if not self.in_scope(host):
                 stats.inc_value("scope/out_of_scope")
                 continue
-            yield self.page_request(link.url, depth)
+            if self.render_enabled and self.host_rules.policy(host).render_js:
+                yield self.render_request(link.url, {"depth": depth})
+            else:
+                urls.append(link.url)
+        if not urls:
+            return
+        if response is not None:
+            taken = self.crawler.signals.send_catch_log(
+                links_extracted, response=response, urls=urls, depth=depth,
+                template=self.link_template, spider=self,
+            )
+            if any(result is True for _, result in taken):
+                return
+        for url in urls:
+            yield self.page_request(url, depth)

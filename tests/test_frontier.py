@@ -12,7 +12,7 @@ from crawler.frontier import Outcome, Politeness, TierSelector
 from crawler.frontier.local import LocalFrontier
 from crawler.hostrules import HostRule, HostRules
 from crawler.robots import RobotsPolicy
-from crawler.scheduler import FrontierScheduler, _retry_after
+from crawler.scheduler import FrontierScheduler, _retry_after, links_extracted
 from crawler.traps import TrapGuard
 
 # -- politeness --------------------------------------------------------------------------
@@ -131,6 +131,61 @@ def test_enqueue_drops_by_reason(sched):
     assert sched.stats["frontier/dropped/seen"] == 1
     assert sched.stats["frontier/dropped/budget"] == 1
     assert sched.frontier.stats()["dropped/depth"] == 1
+
+
+def test_links_batch_becomes_requests_like_the_template(tmp_path):
+    from scrapy.settings import Settings
+    from scrapy.spidermiddlewares.referer import RefererMiddleware
+
+    frontier = LocalFrontier(None, bloom_capacity=10_000,
+                             politeness=Politeness(default_delay=0.0, latency_factor=0))
+    s = FrontierScheduler(frontier, HostRules.static([HostRule("blocked.test", action="block")]),
+                          TrapGuard(max_depth=3), None, stats=Stats(), buffer_size=6,
+                          poll_interval=0, referrer=RefererMiddleware(Settings()))
+    s.spider = Spider()
+    template = scrapy.Request("http://x.invalid/", callback=s.spider.parse,
+                              meta={"frontier_tier": 1})
+    page = HtmlResponse("https://a.test/page#frag", body=b"<html></html>")
+    urls = ["https://a.test/1", "https://a.test/1", "http://b.test/x", "http://blocked.test/",
+            "https://c.test/" + "p/" * 1200]
+    assert s.enqueue_links(page, urls, 2, template) is True
+    s.flush()
+    assert s.stats["frontier/dropped/seen"] == 1
+    assert s.stats["frontier/dropped/blocked"] == 1
+    assert s.stats["frontier/dropped/url_length"] == 1
+    got = {}
+    while (request := s.next_request()) is not None:
+        got[request.url] = request
+    assert set(got) == {"https://a.test/1", "http://b.test/x"}
+    same = got["https://a.test/1"]
+    assert same.callback == s.spider.parse
+    assert same.meta == {"frontier_tier": 1, "depth": 2}
+    assert same.headers[b"Referer"] == b"https://a.test/page"  # fragment stripped
+    assert b"Referer" not in got["http://b.test/x"].headers  # no referrer on a downgrade
+    assert frontier.stats()["added"] == 2
+    frontier.close()
+
+
+def test_spider_hands_links_to_the_scheduler_or_yields_requests(tmp_path):
+    from scrapy.utils.test import get_crawler
+
+    from crawler.items import Link
+    from spiders.web import WebSpider
+
+    crawler = get_crawler(WebSpider, {"HOST_RULES_LOADER": None})
+    spider = WebSpider.from_crawler(crawler, seeds="http://a.test/")
+    page = HtmlResponse("http://a.test/", body=b"<html></html>")
+    links = [Link("http://a.test/1", "one"), Link("http://a.test/2", "two", nofollow=True),
+             Link("http://a.test/1", "again")]
+    # no scheduler took them: Requests, as with any Scrapy scheduler
+    requests = list(spider.follow(links, 1, page))
+    assert [(r.url, r.meta["depth"], r.callback) for r in requests] == [
+        ("http://a.test/1", 1, spider.parse)]
+    taken = []
+    crawler.signals.connect(lambda urls, **kw: taken.extend(urls) or True,
+                            signal=links_extracted, weak=False)
+    assert list(spider.follow([Link("http://a.test/3", "three")], 1, page)) == []
+    assert taken == ["http://a.test/3"]
 
 
 def test_robots_first_then_pages_and_disallowed_dropped(sched):
