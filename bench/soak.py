@@ -91,6 +91,7 @@ def worker_settings(kind: str, seconds: float, delay: float) -> dict[str, object
         **shared,
         "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
         "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "SCHEDULER_PERSIST": True,  # keep the queue and seen set at close, as the frontier does
         "ROBOTSTXT_OBEY": True,
         "DOWNLOAD_DELAY": delay,
         "RANDOMIZE_DOWNLOAD_DELAY": False,
