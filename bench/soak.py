@@ -24,7 +24,8 @@ the RSS growth less so). Each crawl is measured the same way:
 - ``redis_bytes_per_url``: Redis ``used_memory`` growth over the run divided by the URLs the
   crawl knows (the project: the workers' ``frontier/added``, URLs that passed the seen
   filter; scrapy-redis: its dupefilter's fingerprints). It is all of the crawl's Redis state
-  (queues, hosts, seen filter, dedup, stats).
+  (queues, hosts, seen filter, dedup, stats). ``redis_key_bytes`` splits the keys' own
+  sizes (``MEMORY USAGE``) into ``frontier``, ``dedup`` and ``other``.
 
 The baseline's figures carry the same names prefixed ``baseline_``.
 
@@ -116,6 +117,24 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def redis_usage(client: Redis) -> dict[str, int]:
+    """Bytes per key family (``MEMORY USAGE`` of every key): ``frontier`` (queues, hosts,
+    seen filter, robots), ``dedup`` and the rest, so the per-URL figure can be split."""
+    usage: dict[str, int] = {}
+    keys = list(client.scan_iter(count=1000))
+    for start in range(0, len(keys), 1000):
+        batch = keys[start:start + 1000]
+        pipe = client.pipeline(transaction=False)
+        for key in batch:
+            pipe.memory_usage(key, samples=0)
+        for key, size in zip(batch, pipe.execute(), strict=True):
+            family = key.split(b":", 1)[0].decode(errors="replace")
+            if family not in ("frontier", "dedup"):
+                family = "other"
+            usage[family] = usage.get(family, 0) + (size or 0)
+    return usage
+
+
 def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path) -> dict[str, float]:
     """``WORKERS`` crawl workers of ``kind`` on a fresh Redis and test web, measured."""
     seconds = minutes * 60
@@ -171,6 +190,7 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path) -> 
             rows = web.read_log()
             audit = politeness_violations(rows, host_delays(web, delay))
         redis_after = client.info("memory")["used_memory"]
+        families = redis_usage(client)
         if kind == "project":
             # Scrapy's stats dump is in each worker's detailed log, DATA_DIR/logs/crawl.log
             known = sum(_stat((workdir / f"data-{n}" / "logs" / "crawl.log").read_text(),
@@ -200,6 +220,7 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path) -> 
         "known_urls": known,
         "worker_cpu_s": round(cpu, 1),
         "minutes": minutes,
+        "redis_key_bytes": families,
     }
 
 
