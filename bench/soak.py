@@ -29,12 +29,17 @@ the RSS growth less so). Each crawl is measured the same way:
 
 The baseline's figures carry the same names prefixed ``baseline_``.
 
-    python bench/soak.py [--minutes 30] [--hosts 5000] [--baseline-minutes 5] [--quick]
+``--partitions N`` runs the project's frontier on N Redis servers partitioned by host hash
+(the baseline keeps one).
+
+    python bench/soak.py [--minutes 30] [--hosts 5000] [--baseline-minutes 5] [--partitions 1]
+                         [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import resource
@@ -135,13 +140,25 @@ def redis_usage(client: Redis) -> dict[str, int]:
     return usage
 
 
-def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path) -> dict[str, float]:
-    """``WORKERS`` crawl workers of ``kind`` on a fresh Redis and test web, measured."""
+def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
+         partitions: int = 1) -> dict[str, float]:
+    """``WORKERS`` crawl workers of ``kind`` on a fresh Redis (``partitions`` servers for the
+    project's frontier) and test web, measured."""
     seconds = minutes * 60
     workdir.mkdir(parents=True)
-    with running_redis(workdir / "redis") as server:
-        client = Redis.from_url(server.url)
-        redis_before = client.info("memory")["used_memory"]
+    with contextlib.ExitStack() as servers:
+        urls = [servers.enter_context(running_redis(workdir / f"redis-{n}")).url
+                for n in range(partitions if kind == "project" else 1)]
+        client = Redis.from_url(urls[0])
+        clients = [Redis.from_url(url) for url in urls]
+
+        def used_memory() -> int:
+            return sum(c.info("memory")["used_memory"] for c in clients)
+
+        redis_before = used_memory()
+        env = {"REDIS_URL": urls[0]}
+        if len(urls) > 1:
+            env["FRONTIER_REDIS_URLS"] = ",".join(urls)
         weblog = workdir / "web.log"
         with testweb.run(hosts=hosts, log=weblog, timeout=120) as web:
             seeds = workdir / "seeds.txt"
@@ -156,7 +173,7 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path) -> 
                 data = workdir / f"data-{n}"
                 data.mkdir()
                 procs.append(subprocess.Popen(
-                    cmd, cwd=ROOT, env=crawl_env(data, {"REDIS_URL": server.url}),
+                    cmd, cwd=ROOT, env=crawl_env(data, env),
                     stdout=subprocess.DEVNULL, stderr=open(workdir / f"worker-{n}.err", "w"),
                 ))
             log(f"{kind}: {WORKERS} workers crawling {hosts} hosts for {minutes:g} min "
@@ -177,7 +194,7 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path) -> 
                 log(f"{kind} {elapsed:5.0f}s  requests {lines:7d} "
                     f"({lines / max(elapsed, 1):.1f}/s)  "
                     f"RSS MB {' '.join(f'{s[-1][1]:.0f}' for s in rss if s)}  "
-                    f"redis MB {client.info('memory')['used_memory'] / 2**20:.1f}")
+                    f"redis MB {used_memory() / 2**20:.1f}")
                 deadline = time.monotonic() + SAMPLE_S
                 while time.monotonic() < deadline and any(p.poll() is None for p in procs):
                     time.sleep(0.5)
@@ -189,15 +206,19 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path) -> 
             time.sleep(0.5)  # the test web flushes its log every 0.2 s
             rows = web.read_log()
             audit = politeness_violations(rows, host_delays(web, delay))
-        redis_after = client.info("memory")["used_memory"]
-        families = redis_usage(client)
+        redis_after = used_memory()
+        families: dict[str, int] = {}
+        for c in clients:
+            for family, size in redis_usage(c).items():
+                families[family] = families.get(family, 0) + size
         if kind == "project":
             # Scrapy's stats dump is in each worker's detailed log, DATA_DIR/logs/crawl.log
             known = sum(_stat((workdir / f"data-{n}" / "logs" / "crawl.log").read_text(),
                               "frontier/added") for n in range(WORKERS))
         else:
             known = client.scard("web:dupefilter")  # request fingerprints seen
-        client.close()
+        for c in clients:
+            c.close()
     pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
     growth = []
     warmup = max(seconds / 4, min(WARMUP_MIN_S, seconds / 2))
@@ -225,13 +246,14 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path) -> 
 
 
 def run(minutes: float, baseline_minutes: float, hosts: int, delay: float,
-        workdir: Path) -> dict[str, float]:
+        workdir: Path, partitions: int = 1) -> dict[str, float]:
     """The project's soak, then the scrapy-redis baseline's shorter one; keys side by side."""
-    result = soak("project", minutes, hosts, delay, workdir / "project")
+    result = soak("project", minutes, hosts, delay, workdir / "project", partitions)
     if baseline_minutes > 0:
         base = soak("scrapy-redis", baseline_minutes, hosts, delay, workdir / "baseline")
         result.update({f"baseline_{name}": value for name, value in base.items()})
     result["hosts"] = hosts
+    result["partitions"] = partitions
     return result
 
 
@@ -242,6 +264,8 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0, help="per-host delay, seconds")
     parser.add_argument("--baseline-minutes", type=float, default=5.0,
                         help="length of the scrapy-redis baseline's crawl (0 = none)")
+    parser.add_argument("--partitions", type=int, default=1,
+                        help="Redis servers for the project's frontier (FRONTIER_REDIS_URLS)")
     parser.add_argument("--quick", action="store_true", help="2 minutes, baseline 1 minute")
     parser.add_argument("--workdir", type=Path, help="keep the run's files here")
     opts = parser.parse_args()
@@ -249,10 +273,10 @@ def main() -> None:
     baseline = min(1.0, opts.baseline_minutes) if opts.quick else opts.baseline_minutes
     if opts.workdir:
         opts.workdir.mkdir(parents=True)
-        result = run(minutes, baseline, opts.hosts, opts.delay, opts.workdir)
+        result = run(minutes, baseline, opts.hosts, opts.delay, opts.workdir, opts.partitions)
     else:
         with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
-            result = run(minutes, baseline, opts.hosts, opts.delay, Path(tmp))
+            result = run(minutes, baseline, opts.hosts, opts.delay, Path(tmp), opts.partitions)
     print(json.dumps(result))
 
 
