@@ -149,8 +149,8 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
     with contextlib.ExitStack() as servers:
         urls = [servers.enter_context(running_redis(workdir / f"redis-{n}")).url
                 for n in range(partitions if kind == "project" else 1)]
-        client = Redis.from_url(urls[0])
         clients = [Redis.from_url(url) for url in urls]
+        client = clients[0]
 
         def used_memory() -> int:
             return sum(c.info("memory")["used_memory"] for c in clients)
