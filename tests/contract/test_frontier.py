@@ -373,3 +373,18 @@ def test_partitions_hold_each_host_whole(backend):
     assert f.pending() == 24 == sum(p.pending() for p in f.partitions)
     leases = f.next_ready(8)
     assert sorted(lease.host for lease in leases) == sorted(f"h{h}.test" for h in range(8))
+
+
+def test_partitions_share_each_lease_request(backend):
+    if backend.kind != "redis-partitioned":
+        pytest.skip("one store")
+    f = backend.open()
+    hosts = [f"h{h}.test" for h in range(40)]
+    f.add([page(f"http://{h}/") for h in hosts])
+    per_partition = Counter(partition_of(h, 2) for h in hosts)
+    leases = f.next_ready(10)
+    assert Counter(partition_of(lease.host, 2) for lease in leases) == {0: 5, 1: 5}
+    # a partition that runs dry leaves its share to the other
+    rest = f.next_ready(100)
+    assert len(leases) + len(rest) == 40
+    assert Counter(partition_of(lease.host, 2) for lease in leases + rest) == per_partition
