@@ -165,8 +165,8 @@ def _query_words(raw: str) -> list[str]:
     return words
 
 
-def query_site_keys(raw: str, max_words: int = 3) -> frozenset[int]:
-    """Keys of the site names a navigational query names: the query is a run of up to
+def query_site_names(raw: str, max_words: int = 3) -> frozenset[str]:
+    """The site names a navigational query names: the query is a run of up to
     ``max_words`` words that joined make the name, plus only words like ``docs`` or
     ``home`` (``django docs`` -> ``django``, ``debian handbook`` -> ``debianhandbook``).
     Operators (``-word``, ``site:``) are not words; other queries name no site."""
@@ -176,18 +176,28 @@ def query_site_keys(raw: str, max_words: int = 3) -> frozenset[int]:
         for j in range(i + 1, min(len(words), i + max_words) + 1):
             if all(w in NAVIGATIONAL_WORDS for w in words[:i] + words[j:]):
                 names.add("".join(words[i:j]))
-    return frozenset(site_key(name) for name in names)
+    return frozenset(names)
 
 
-def mentioned_site_keys(raw: str, max_words: int = 3) -> frozenset[int]:
-    """Keys of the site names among a query's words, alone or up to ``max_words`` adjacent
-    words joined (``requests session`` -> ``requests``)."""
+def query_site_keys(raw: str, max_words: int = 3) -> frozenset[int]:
+    """Keys (``site_key``) of the site names a navigational query names."""
+    return frozenset(site_key(name) for name in query_site_names(raw, max_words))
+
+
+def mentioned_site_names(raw: str, max_words: int = 3) -> frozenset[str]:
+    """The site names a query may mention: its words, alone or up to ``max_words``
+    adjacent words joined (``requests session`` -> ``requests``)."""
     words = _query_words(raw)
     return frozenset(
-        site_key("".join(words[i:j]))
+        "".join(words[i:j])
         for i in range(len(words))
         for j in range(i + 1, min(len(words), i + max_words) + 1)
     )
+
+
+def mentioned_site_keys(raw: str, max_words: int = 3) -> frozenset[int]:
+    """Keys (``site_key``) of the site names a query may mention."""
+    return frozenset(site_key(name) for name in mentioned_site_names(raw, max_words))
 
 
 def language_key(lang: str) -> int:
