@@ -229,6 +229,7 @@ SETTINGS = {
     "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
     "EMBEDDED_SNIPPET_CHARS": ("snippet_chars", int),
     "EMBEDDED_BLEND_WORDS": ("blend_words", int),
+    "EMBEDDED_BLEND_DEPTH": ("blend_depth", int),
     "SEARCH_LANGUAGE": ("language", str),
 }
 
@@ -276,6 +277,7 @@ class EmbeddedBackend(SearchBackend):
         writer_threads: int = 0,
         snippet_chars: int = 220,
         blend_words: int = 3,
+        blend_depth: int = 20,
         max_missing_share: float = 0.5,
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
@@ -301,6 +303,7 @@ class EmbeddedBackend(SearchBackend):
         self.language = language
         self.compound_fields = compound_fields
         self.blend_words = blend_words
+        self.blend_depth = blend_depth
         self.max_missing_share = max_missing_share
         self._index: tantivy.Index | None = None
         self._schema: tantivy.Schema | None = None
@@ -543,7 +546,7 @@ class EmbeddedBackend(SearchBackend):
         searcher = self._tantivy().searcher()
         offset = (page - 1) * size
         depth = min(offset + size + self.rerank_depth, self.max_window)
-        compounds = self._compounds(parsed.root)
+        compounds = self._compound_clauses(self._compounds(parsed.root))
         found = searcher.search(
             self._with_compounds(self.compile(parsed.root), compounds), limit=depth, count=True
         )
@@ -558,9 +561,12 @@ class EmbeddedBackend(SearchBackend):
         candidates = self._candidates(searcher, hits, context)
         # Pages lacking one word of a longer query compete with those having them all.
         for query, coverage in self._all_but_one(searcher, parsed.root):
-            more = searcher.search(self._with_compounds(query, compounds), limit=depth,
-                                   count=True)
-            results.total += more.count
+            # Not counted in full (a count visits every match): the total grows by the
+            # pages ranked.
+            more = searcher.search(self._with_compounds(query, compounds),
+                                   limit=min(depth, offset + size + self.blend_depth),
+                                   count=False)
+            results.total += len(more.hits)
             extra = self._candidates(searcher, more.hits, context)
             for candidate in extra:
                 candidate.coverage = coverage
@@ -698,18 +704,19 @@ class EmbeddedBackend(SearchBackend):
             return []
         return compound_terms([c.word for c in children])
 
-    def _with_compounds(self, query: tantivy.Query, compounds: list[str]) -> tantivy.Query:
-        """``query``, scored higher for pages whose title, anchors or URL hold a compound
-        of its words; it matches the same pages."""
-        if not compounds:
+    def _compound_clauses(self, compounds: list[str]) -> list[tuple]:
+        """Should clauses scoring pages whose title, anchors or URL hold a compound."""
+        return [
+            (tantivy.Occur.Should, self._word_query(Term(c, c), self.compound_fields))
+            for c in compounds
+        ]
+
+    @staticmethod
+    def _with_compounds(query: tantivy.Query, clauses: list[tuple]) -> tantivy.Query:
+        """``query`` scored up by compound ``clauses``; it matches the same pages."""
+        if not clauses:
             return query
-        return tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, query)]
-            + [
-                (tantivy.Occur.Should, self._word_query(Term(c, c), self.compound_fields))
-                for c in compounds
-            ]
-        )
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *clauses])
 
     @staticmethod
     def _candidates(
