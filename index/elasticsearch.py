@@ -11,6 +11,12 @@ Index design (see docs/elasticsearch.md):
   numeric. When the cluster has the mapper-extras module, ``pagerank_rf`` is also a
   ``rank_feature`` and the static rank uses a ``rank_feature`` query; otherwise a
   ``function_score`` over ``pagerank``. A ``gauss`` decay on ``fetched_at`` favours fresh pages.
+- The embedded ranker's query signals, without scripts: ``site_name`` (keyword) and
+  ``url_depth`` (integer) are computed in Python; site home, label, site mention, language
+  and word coverage are ``filter`` + ``weight`` functions of a ``function_score`` that
+  multiplies the text score by ``1 + sum(weights)``; compounds of the query's words are
+  ``should`` clauses; pages lacking one minor word are ``should`` alternatives (their IDF
+  from one ``filters`` aggregation); the any-word fallback is a second request.
 - ``doc`` keeps the whole :class:`~index.base.Document` (not indexed) for hits, snippets,
   ``get`` and rebuilds; the analyzed fields are left out of ``_source`` to keep it small.
 - Writes go to the alias ``<prefix>``, which points to one versioned index
@@ -561,7 +567,10 @@ class ElasticsearchBackend(SearchBackend):
             if share > self.max_missing_share:
                 continue
             others = [c for j, c in enumerate(compiled) if j != i]
-            alternatives.append({"bool": {"must": others, "must_not": [missing]}})
+            # boost: Lucene's coordination factor, the text score times the share covered
+            alternatives.append(
+                {"bool": {"must": others, "must_not": [missing], "boost": 1 - share}}
+            )
             functions.append(
                 {"filter": {"bool": {"must_not": [missing]}}, "weight": weight * (1 - share)}
             )

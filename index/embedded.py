@@ -569,7 +569,9 @@ class EmbeddedBackend(SearchBackend):
             results.total += len(more.hits)
             extra = self._candidates(searcher, more.hits, context)
             for candidate in extra:
+                # Lucene's coordination factor: text score times the share covered.
                 candidate.coverage = coverage
+                candidate.text_score *= coverage
             candidates += extra
         ranked = self.ranker.rank(candidates)
         relaxed = self._relaxed(parsed.root)

@@ -131,7 +131,8 @@ class LanguageMatch(Signal):
 class Coverage(Signal):
     """The share of the query's words (weighted by IDF) the page has: 1 for every word.
     Longer queries also bring pages lacking a minor word, since the best page often does
-    not use every word of a question."""
+    not use every word of a question; their text score is already multiplied by this
+    share (Lucene's coordination factor), and this signal adds a bonus for every word."""
 
     name = "coverage"
     default_weight = 0.5
