@@ -341,7 +341,7 @@ def backend_search(backend) -> Callable[[str], list[str]]:
 
 
 _OFF = {"pagerank": 0.0, "sitehome": 0.0, "label": 0.0, "site": 0.0, "lang": 0.0,
-        "coverage": 0.0}
+        "allwords": 0.0}
 _BODY = FieldWeights(title=0, anchors=0, url=0)
 _TITLE = FieldWeights(anchors=0, url=0)
 _ANCHORS = FieldWeights(url=0)

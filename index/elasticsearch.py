@@ -13,7 +13,7 @@ Index design (see docs/elasticsearch.md):
   ``function_score`` over ``pagerank``. A ``gauss`` decay on ``fetched_at`` favours fresh pages.
 - The embedded ranker's query signals, without scripts: ``site_name`` (keyword) and
   ``url_depth`` (integer) are computed in Python; site home, label, site mention, language
-  and word coverage are ``filter`` + ``weight`` functions of a ``function_score`` that
+  and every-word are ``filter`` + ``weight`` functions of a ``function_score`` that
   multiplies the text score by ``1 + sum(weights)``; compounds of the query's words are
   ``should`` clauses; pages lacking one minor word are ``should`` alternatives (their IDF
   from one ``filters`` aggregation); the any-word fallback is a second request.
@@ -111,6 +111,7 @@ SETTINGS = {
     "ES_SUGGEST_BODY_CHARS": ("suggest_body_chars", int),
     "ES_MIN_STRICT_HITS": ("min_strict_hits", int),
     "ES_BLEND_WORDS": ("blend_words", int),
+    "ES_BLEND_BELOW": ("blend_below", int),
     "SEARCH_LANGUAGE": ("language", str),
     "ES_BULK_DOCS": ("bulk_docs", int),
     "ES_BULK_BYTES": ("bulk_bytes", int),
@@ -246,6 +247,7 @@ class ElasticsearchBackend(SearchBackend):
         snippet_chars: int = 220,
         min_strict_hits: int = 1,
         blend_words: int = 3,
+        blend_below: int = 300,
         max_missing_share: float = 0.5,
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
@@ -273,6 +275,7 @@ class ElasticsearchBackend(SearchBackend):
         self.weights = weights
         self.min_strict_hits = min_strict_hits
         self.blend_words = blend_words
+        self.blend_below = blend_below
         self.max_missing_share = max_missing_share
         self.language = language
         self.freshness_weight = freshness_weight
@@ -540,15 +543,16 @@ class ElasticsearchBackend(SearchBackend):
     def _matching(
         self, parsed: Query, relaxed: bool, idf: list[float] | None
     ) -> tuple[dict, list[dict]]:
-        """The query for the pages to rank and the coverage functions that go with it.
+        """The query for the pages to rank and the ``allwords`` function that goes with it.
 
         Strict: every word. ``relaxed`` (the any-word fallback): any word, pages with every
         word scored up. With ``idf`` (a plain query of ``blend_words`` words or more): also
-        the pages lacking one minor word, scored by the share of the query they cover.
+        the pages lacking one minor word, their text score times the share of the query's
+        IDF they cover, pages with every word scored up.
         """
         strict = self.compiler.compile(parsed.root)
         words = _plain_words(parsed.root)
-        weight = self.weights.get("coverage", 0.0)
+        weight = self.weights.get("allwords", 0.0)
         if relaxed and len(words) > 1:
             query = {
                 "bool": {
@@ -561,7 +565,7 @@ class ElasticsearchBackend(SearchBackend):
             return strict, []
         total = sum(idf) or 1.0
         compiled = [self.compiler.compile(w) for w in words]
-        alternatives, functions = [strict], [{"filter": strict, "weight": weight}]
+        alternatives = [strict]
         for i, missing in enumerate(compiled):
             share = idf[i] / total
             if share > self.max_missing_share:
@@ -571,15 +575,12 @@ class ElasticsearchBackend(SearchBackend):
             alternatives.append(
                 {"bool": {"must": others, "must_not": [missing], "boost": 1 - share}}
             )
-            functions.append(
-                {"filter": {"bool": {"must_not": [missing]}}, "weight": weight * (1 - share)}
-            )
         if len(alternatives) == 1:
             return strict, []
         query = {"bool": {"should": alternatives, "minimum_should_match": 1}}
-        return query, functions if weight else []
+        return query, [{"filter": strict, "weight": weight}] if weight else []
 
-    def _signals(self, parsed: Query, query: dict, coverage: list[dict]) -> dict:
+    def _signals(self, parsed: Query, query: dict, all_words: list[dict]) -> dict:
         """``query`` scored by the ranking signals the query calls for, as a multiplier of
         its text score (``1 + sum(weight)`` of the signals a page has), so a weight means
         the same share of the text score as in the embedded ranker. Compounds of the
@@ -635,7 +636,7 @@ class ElasticsearchBackend(SearchBackend):
             lang = query_language(parsed.raw, self.language)
             functions.append({"filter": {"term": {"lang": lang}}, "weight": weights["lang"]})
             functions.append({"filter": {"term": {"lang": ""}}, "weight": weights["lang"] / 2})
-        functions.extend(coverage)
+        functions.extend(all_words)
         if not functions:
             return query
         return {
@@ -649,8 +650,8 @@ class ElasticsearchBackend(SearchBackend):
 
     def _word_idf(self, parsed: Query) -> list[float] | None:
         """BM25's IDF of each word of a plain query of ``blend_words`` to
-        ``MAX_BLEND_WORDS`` words, in the body field (a phrase: its rarest term); one
-        request. ``None`` for other queries."""
+        ``MAX_BLEND_WORDS`` words that fewer than ``blend_below`` pages match in full, in
+        the body field (a phrase: its rarest term); one request. ``None`` otherwise."""
         words = _plain_words(parsed.root)
         if not self.blend_words or not self.blend_words <= len(words) <= MAX_BLEND_WORDS:
             return None
@@ -662,10 +663,13 @@ class ElasticsearchBackend(SearchBackend):
             aggs={
                 "df": {
                     "filters": {"filters": {t: {"term": {"body": t}} for t in terms}}
-                }
+                },
+                "strict": {"filter": self.compiler.compile(parsed.root)},
             },
             timeout=self.query_timeout,
         )
+        if response["aggregations"]["strict"]["doc_count"] >= self.blend_below:
+            return None
         n = response["hits"]["total"]["value"]
         df = {t: b["doc_count"] for t, b in response["aggregations"]["df"]["buckets"].items()}
 

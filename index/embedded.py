@@ -230,6 +230,7 @@ SETTINGS = {
     "EMBEDDED_SNIPPET_CHARS": ("snippet_chars", int),
     "EMBEDDED_BLEND_WORDS": ("blend_words", int),
     "EMBEDDED_BLEND_DEPTH": ("blend_depth", int),
+    "EMBEDDED_BLEND_BELOW": ("blend_below", int),
     "SEARCH_LANGUAGE": ("language", str),
 }
 
@@ -278,6 +279,7 @@ class EmbeddedBackend(SearchBackend):
         snippet_chars: int = 220,
         blend_words: int = 3,
         blend_depth: int = 20,
+        blend_below: int = 300,
         max_missing_share: float = 0.5,
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
@@ -304,6 +306,7 @@ class EmbeddedBackend(SearchBackend):
         self.compound_fields = compound_fields
         self.blend_words = blend_words
         self.blend_depth = blend_depth
+        self.blend_below = blend_below
         self.max_missing_share = max_missing_share
         self._index: tantivy.Index | None = None
         self._schema: tantivy.Schema | None = None
@@ -559,19 +562,21 @@ class EmbeddedBackend(SearchBackend):
         )
         hits = found.hits + self._named_homes(searcher, context.named, found.hits)
         candidates = self._candidates(searcher, hits, context)
-        # Pages lacking one word of a longer query compete with those having them all.
-        for query, coverage in self._all_but_one(searcher, parsed.root):
+        # Pages lacking one word of a longer query compete with those having them all,
+        # when few pages have them all.
+        blended = (
+            self._all_but_one(searcher, parsed.root) if found.count < self.blend_below else None
+        )
+        if blended is not None:
             # Not counted in full (a count visits every match): the total grows by the
             # pages ranked.
-            more = searcher.search(self._with_compounds(query, compounds),
+            more = searcher.search(self._with_compounds(blended, compounds),
                                    limit=min(depth, offset + size + self.blend_depth),
                                    count=False)
             results.total += len(more.hits)
             extra = self._candidates(searcher, more.hits, context)
             for candidate in extra:
-                # Lucene's coordination factor: text score times the share covered.
-                candidate.coverage = coverage
-                candidate.text_score *= coverage
+                candidate.all_words = False
             candidates += extra
         ranked = self.ranker.rank(candidates)
         relaxed = self._relaxed(parsed.root)
@@ -654,19 +659,18 @@ class EmbeddedBackend(SearchBackend):
         found = searcher.search(query, limit=limit, count=False)
         return {(a.segment_ord, a.doc) for _, a in found.hits}
 
-    def _all_but_one(
-        self, searcher: tantivy.Searcher, root: Node
-    ) -> list[tuple[tantivy.Query, float]]:
-        """For a plain query of ``blend_words`` to ``MAX_BLEND_WORDS`` words: a query for
-        the pages lacking one word, with their share of the query's weight (the words'
-        IDF), for each word minor enough to leave out (``max_missing_share``)."""
+    def _all_but_one(self, searcher: tantivy.Searcher, root: Node) -> tantivy.Query | None:
+        """For a plain query of ``blend_words`` to ``MAX_BLEND_WORDS`` words: the pages
+        lacking one word minor enough to leave out (its share of the query's IDF at most
+        ``max_missing_share``), scored by their text score times the share of the query
+        they cover (Lucene's coordination factor). None for other queries."""
         if (
             not self.blend_words
             or not isinstance(root, And)
             or not self.blend_words <= len(root.children) <= MAX_BLEND_WORDS
             or not all(isinstance(c, Term | Phrase) for c in root.children)
         ):
-            return []
+            return None
         idf = [self._idf(searcher, c) for c in root.children]
         total = sum(idf) or 1.0
         words = [self.compile(c) for c in root.children]
@@ -675,9 +679,12 @@ class EmbeddedBackend(SearchBackend):
             if idf[i] / total > self.max_missing_share:
                 continue
             clauses = [(tantivy.Occur.Must, w) for j, w in enumerate(words) if j != i]
+            # Each clause lacks its word, so a page matches at most one of them.
             clauses.append((tantivy.Occur.MustNot, missing))
-            out.append((tantivy.Query.boolean_query(clauses), 1.0 - idf[i] / total))
-        return out
+            coverage = 1.0 - idf[i] / total
+            out.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.boolean_query(clauses), coverage)))
+        return tantivy.Query.boolean_query(out) if out else None
 
     def _idf(self, searcher: tantivy.Searcher, node: Term | Phrase) -> float:
         """BM25's IDF of a query word in the body field (a phrase: its rarest term)."""

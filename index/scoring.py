@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 __all__ = [
     "DEFAULT_SIGNALS",
+    "AllWords",
     "Candidate",
-    "Coverage",
     "LabelMatch",
     "LanguageMatch",
     "Ranker",
@@ -44,7 +44,7 @@ class Candidate:
     labelled: bool = False
     site_named: bool = False
     language: float = 0.0
-    coverage: float = 1.0
+    all_words: bool = True
     score: float = 0.0
 
 
@@ -128,17 +128,17 @@ class LanguageMatch(Signal):
         return candidate.language
 
 
-class Coverage(Signal):
-    """The share of the query's words (weighted by IDF) the page has: 1 for every word.
-    Longer queries also bring pages lacking a minor word, since the best page often does
-    not use every word of a question; their text score is already multiplied by this
-    share (Lucene's coordination factor), and this signal adds a bonus for every word."""
+class AllWords(Signal):
+    """1 for a page with every query word, 0 for one lacking a word. Longer queries also
+    bring pages lacking a minor word, since the best page often does not use every word of
+    a question; their text score is already multiplied by the share of the query's IDF
+    they cover (Lucene's coordination factor)."""
 
-    name = "coverage"
+    name = "allwords"
     default_weight = 0.5
 
     def compute(self, candidate: Candidate) -> float:
-        return candidate.coverage
+        return 1.0 if candidate.all_words else 0.0
 
 
 DEFAULT_SIGNALS: tuple[Signal, ...] = (
@@ -148,7 +148,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     LabelMatch(),
     SiteMention(),
     LanguageMatch(),
-    Coverage(),
+    AllWords(),
 )
 
 

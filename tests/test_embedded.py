@@ -127,7 +127,7 @@ def test_ranker_weights_and_unknown_signal():
     ranker = Ranker(weights={"pagerank": 10.0})
     assert ranker.weights == {
         "bm25": 1.0, "pagerank": 10.0, "sitehome": 1.5, "label": 0.15, "site": 0.1,
-        "lang": 0.3, "coverage": 0.5,
+        "lang": 0.3, "allwords": 0.5,
     }
     ranked = ranker.rank(
         [Candidate("a", 5.0, pagerank=0.0), Candidate("b", 4.0, pagerank=1.0)]
@@ -268,7 +268,7 @@ def test_settings_tune_the_backend(tmp_path):
     assert backend.field_weights == FieldWeights(title=5.0)
     assert backend.ranker.weights == {
         "bm25": 1.0, "pagerank": 0.5, "sitehome": 1.5, "label": 0.15, "site": 0.1,
-        "lang": 0.3, "coverage": 0.5,
+        "lang": 0.3, "allwords": 0.5,
     }
     assert backend.rerank_depth == 7
 
@@ -345,4 +345,19 @@ def test_pages_of_a_site_the_query_mentions_rank_first(tmp_path):
     backend.refresh()
     assert backend.search("requests session").hits[0].url == "http://requests.test/sessions"
     assert backend.search("django session").hits[0].url == "http://django.test/sessions"
+    backend.close()
+
+
+def test_pages_lacking_a_word_only_when_few_pages_have_every_word(tmp_path):
+    backend = EmbeddedBackend(tmp_path, blend_below=3)
+    pages = [doc("http://g.test/tutorial", "git tutorial", "a tutorial introduction to git")]
+    pages += [doc(f"http://p.test/{n}", "faq", f"python for beginners, tutorial {n}, git")
+              for n in range(3)]
+    pages += [doc(f"http://o.test/{n}", "other", "beginners") for n in range(20)]
+    backend.index(pages)
+    backend.refresh()
+    # three pages have every word: enough, the page lacking "beginners" is not looked for
+    assert "http://g.test/tutorial" not in [
+        h.url for h in backend.search("git tutorial beginners").hits
+    ]
     backend.close()
