@@ -47,7 +47,8 @@ CLIENT_RENDERED_MAX_TEXT = 200  # characters of main text below which an app she
 WS = re.compile(r"\s+")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 MAX_LINKS = 1000
-LANG_SAMPLE_CHARS = 400  # py3langid costs ~1 ms per 500 characters
+LANG_SAMPLE_CHARS = 400  # per spot; py3langid costs ~0.2 ms per 400 characters
+LANG_SAMPLE_SPOTS = 3
 LANG_MIN_CHARS = 40
 CHARSET_SAMPLE_BYTES = 32 * 1024
 BINARY_SAMPLE_BYTES = 1024
@@ -99,13 +100,19 @@ def _guess_encoding(sample: bytes) -> str:
 
 
 def detect_language(text: str) -> str:
-    """ISO 639-1 code of ``text`` from a bounded sample (py3langid), or "" if too short."""
+    """ISO 639-1 code of ``text`` from bounded samples (py3langid), or "" if too short."""
     if len(text) < LANG_MIN_CHARS:
         return ""
     import py3langid
 
-    start = max(0, len(text) // 2 - LANG_SAMPLE_CHARS // 2)
-    return py3langid.classify(text[start:start + LANG_SAMPLE_CHARS])[0]
+    # Several spots, not one: a single sample of a manual often lands on a code block,
+    # which reads as English whatever the page's language.
+    size, spots = LANG_SAMPLE_CHARS, LANG_SAMPLE_SPOTS
+    if len(text) <= size * spots:
+        return py3langid.classify(text)[0]
+    step = len(text) // (spots + 1)
+    sample = " ".join(text[step * i - size // 2:][:size] for i in range(1, spots + 1))
+    return py3langid.classify(sample)[0]
 
 
 @dataclass

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import Stemmer
 
@@ -34,9 +34,11 @@ __all__ = [
     "analyze",
     "analyze_joined",
     "analyze_query_term",
+    "compound_terms",
     "host_suffixes",
     "is_stopword",
     "normalize",
+    "query_language",
     "tokens_with_offsets",
 ]
 
@@ -224,3 +226,37 @@ def normalize_host(host: str) -> str:
     if host.startswith("["):
         return host.split("]", 1)[0] + "]"
     return host.split(":", 1)[0].strip(".")
+
+
+def compound_terms(words: Sequence[str], max_words: int = 5) -> list[str]:
+    """Index terms of the compounds two query words can form, either way round: names
+    written as one word (``ignore files git`` -> ``gitignore``, ``working trees`` ->
+    ``worktree``). Each pair is joined as typed and as stems; terms the words already are,
+    and queries longer than ``max_words``, give none."""
+    words = [w for w in words if w]
+    if not 2 <= len(words) <= max_words:
+        return []
+    stems = [" ".join(analyze(w)) for w in words]
+    own = set(stems)
+    found: dict[str, None] = {}
+    for i, a in enumerate(words):
+        for j, b in enumerate(words):
+            if i == j:
+                continue
+            for joined in (normalize(a) + normalize(b), stems[i] + stems[j]):
+                terms = analyze(joined)
+                if len(terms) == 1 and terms[0] not in own:
+                    found.setdefault(terms[0])
+    return list(found)
+
+
+def query_language(text: str, default: str = "en") -> str:
+    """The language a query is written in: guessed (py3langid) when it has letters of a
+    non-Latin script, else ``default`` (the user interface's language), since a few Latin
+    words are too short to tell English from French."""
+    letters = [c for c in text if c.isalpha() and not c.isascii()]
+    if not any(not unicodedata.name(c, "LATIN").startswith("LATIN") for c in letters):
+        return default
+    import py3langid
+
+    return py3langid.classify(text)[0]

@@ -11,6 +11,12 @@ Index design (see docs/elasticsearch.md):
   numeric. When the cluster has the mapper-extras module, ``pagerank_rf`` is also a
   ``rank_feature`` and the static rank uses a ``rank_feature`` query; otherwise a
   ``function_score`` over ``pagerank``. A ``gauss`` decay on ``fetched_at`` favours fresh pages.
+- The embedded ranker's query signals, without scripts: ``site_name`` (keyword) and
+  ``url_depth`` (integer) are computed in Python; site home, label, site mention, language
+  and every-word are ``filter`` + ``weight`` functions of a ``function_score`` that
+  multiplies the text score by ``1 + sum(weights)``; compounds of the query's words are
+  ``should`` clauses; pages lacking one minor word are ``should`` alternatives (their IDF
+  from one ``filters`` aggregation); the any-word fallback is a second request.
 - ``doc`` keeps the whole :class:`~index.base.Document` (not indexed) for hits, snippets,
   ``get`` and rebuilds; the analyzed fields are left out of ``_source`` to keep it small.
 - Writes go to the alias ``<prefix>``, which points to one versioned index
@@ -24,6 +30,7 @@ their analyzed term), because Elasticsearch's highlighter would only see the ste
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -35,7 +42,15 @@ from elastic_transport import ConnectionTimeout
 from elasticsearch import ApiError, Elasticsearch, NotFoundError
 
 from crawler.config import Config, get_config
-from index.analysis import WORD_RE, analyze, host_suffixes, normalize, normalize_host
+from index.analysis import (
+    WORD_RE,
+    analyze,
+    compound_terms,
+    host_suffixes,
+    normalize,
+    normalize_host,
+    query_language,
+)
 from index.base import (
     Document,
     Hit,
@@ -44,7 +59,17 @@ from index.base import (
     host_matches,
     host_pattern_suffix,
 )
-from index.embedded import DEFAULT_FIELD_WEIGHTS, FieldWeights, settings_to_options
+from index.embedded import (
+    DEFAULT_COMPOUND_FIELDS,
+    DEFAULT_FIELD_WEIGHTS,
+    MAX_BLEND_WORDS,
+    FieldWeights,
+    mentioned_site_names,
+    query_site_names,
+    settings_to_options,
+    site_name,
+    url_depth,
+)
 from index.es_bulk import BulkWriter, Stats, action_version
 from index.query import And, Node, Not, Or, Phrase, Query, Site, Term, parse
 from index.scoring import Ranker
@@ -64,6 +89,11 @@ _SECONDS_PER_DAY = 86_400.0
 # Ties in score break by id, so from/size pages and search_after walks agree.
 _RANK_ORDER = [{"_score": "desc"}, {"id": "asc"}]
 
+#: Signal weights where they differ from the signals' defaults. Signals multiply the raw
+#: text score here, so the home page of a named site needs a large factor to come first
+#: as it does in the embedded ranker (whose text score is at most 1).
+DEFAULT_RANK_WEIGHTS = {"sitehome": 100.0}
+
 # Setting name -> (constructor option, type); defaults live in ElasticsearchBackend.__init__.
 SETTINGS = {
     "ES_INDEX_PREFIX": ("index_prefix", str),
@@ -79,6 +109,10 @@ SETTINGS = {
     "ES_FRESHNESS_WEIGHT": ("freshness_weight", float),
     "ES_FRESHNESS_SCALE_DAYS": ("freshness_scale_days", float),
     "ES_SUGGEST_BODY_CHARS": ("suggest_body_chars", int),
+    "ES_MIN_STRICT_HITS": ("min_strict_hits", int),
+    "ES_BLEND_WORDS": ("blend_words", int),
+    "ES_BLEND_BELOW": ("blend_below", int),
+    "SEARCH_LANGUAGE": ("language", str),
     "ES_BULK_DOCS": ("bulk_docs", int),
     "ES_BULK_BYTES": ("bulk_bytes", int),
     "ES_BULK_INTERVAL_S": ("bulk_interval_s", float),
@@ -105,6 +139,8 @@ def mappings(rank_feature: bool) -> dict:
             "cluster": {"type": "keyword"},
             "cluster_id": {"type": "keyword"},
             "lang": {"type": "keyword"},
+            "site_name": {"type": "keyword"},
+            "url_depth": {"type": "integer"},
             "fetched_at": {"type": "double"},
             "pagerank": {"type": "float"},
             "indexed_at": {"type": "long"},
@@ -123,9 +159,32 @@ def mappings(rank_feature: bool) -> dict:
 class QueryCompiler:
     """Compiles the shared query AST to the Elasticsearch query DSL."""
 
-    def __init__(self, field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS):
+    def __init__(
+        self,
+        field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
+        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
+    ):
         self.field_weights = field_weights
         self.fields = [f"{name}^{weight:g}" for name, weight in field_weights.items()]
+        self.compound_fields = compound_fields
+
+    def label(self, node: Node) -> dict:
+        """Pages whose title, anchor text or URL hold a word or phrase (a filter)."""
+        if isinstance(node, Term):
+            return _label_match(node.term, "best_fields")
+        return _label_match(" ".join(node.terms), "phrase")
+
+    def compound(self, term: str) -> dict:
+        """A compound term of the query's words in the compound fields, scored."""
+        return {
+            "multi_match": {
+                "query": term,
+                "type": "best_fields",
+                "fields": [f"{f}^{w:g}" for f, w in self.compound_fields.items()],
+                "tie_breaker": self.compound_fields.tie_breaker,
+                "analyzer": "whitespace",
+            }
+        }
 
     def compile(self, node: Node) -> dict:
         """The DSL query matching exactly the documents ``node`` matches."""
@@ -186,6 +245,12 @@ class ElasticsearchBackend(SearchBackend):
         track_total_hits: int = 10_000,
         suggest_body_chars: int = 2000,
         snippet_chars: int = 220,
+        min_strict_hits: int = 1,
+        blend_words: int = 3,
+        blend_below: int = 300,
+        max_missing_share: float = 0.5,
+        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
+        language: str = "en",
         spool_dir: str | Path | None = None,
         bulk_docs: int = 500,
         bulk_bytes: int = 5_000_000,
@@ -203,10 +268,16 @@ class ElasticsearchBackend(SearchBackend):
         self.shards = shards
         self.replicas = replicas
         self.refresh_interval = refresh_interval
-        self.compiler = QueryCompiler(field_weights)
-        weights = Ranker(weights=rank_weights).weights
+        self.compiler = QueryCompiler(field_weights, compound_fields)
+        weights = Ranker(weights={**DEFAULT_RANK_WEIGHTS, **(rank_weights or {})}).weights
         self.text_weight = weights.get("bm25", 1.0)
         self.rank_weight = weights.get("pagerank", 0.0)
+        self.weights = weights
+        self.min_strict_hits = min_strict_hits
+        self.blend_words = blend_words
+        self.blend_below = blend_below
+        self.max_missing_share = max_missing_share
+        self.language = language
         self.freshness_weight = freshness_weight
         self.freshness_scale_s = freshness_scale_days * _SECONDS_PER_DAY
         self.query_timeout = query_timeout
@@ -344,7 +415,9 @@ class ElasticsearchBackend(SearchBackend):
             "host": doc.host,
             "cluster": doc.cluster_id or doc.id,
             "cluster_id": doc.cluster_id,
-            "lang": doc.lang,
+            "lang": doc.lang.strip().lower().replace("_", "-").split("-")[0],
+            "site_name": site_name(doc.host),
+            "url_depth": url_depth(doc.url),
             "fetched_at": float(doc.fetched_at),
             "pagerank": float(doc.pagerank),
             "doc": doc.to_dict(),
@@ -467,9 +540,154 @@ class ElasticsearchBackend(SearchBackend):
             **{k: v for k, v in self.stats_.values.items()},
         }
 
-    def search_body(self, parsed: Query) -> dict:
-        """The search request body (without paging) for a parsed, non-empty query."""
-        text_query = self.compiler.compile(parsed.root)
+    def _matching(
+        self, parsed: Query, relaxed: bool, idf: list[float] | None
+    ) -> tuple[dict, list[dict]]:
+        """The query for the pages to rank and the ``allwords`` function that goes with it.
+
+        Strict: every word. ``relaxed`` (the any-word fallback): any word, pages with every
+        word scored up. With ``idf`` (a plain query of ``blend_words`` words or more): also
+        the pages lacking one minor word, their text score times the share of the query's
+        IDF they cover, pages with every word scored up.
+        """
+        strict = self.compiler.compile(parsed.root)
+        words = _plain_words(parsed.root)
+        weight = self.weights.get("allwords", 0.0)
+        if relaxed and len(words) > 1:
+            query = {
+                "bool": {
+                    "should": [self.compiler.compile(w) for w in words],
+                    "minimum_should_match": 1,
+                }
+            }
+            return query, [{"filter": strict, "weight": weight}] if weight else []
+        if not idf:
+            return strict, []
+        total = sum(idf) or 1.0
+        compiled = [self.compiler.compile(w) for w in words]
+        alternatives = [strict]
+        for i, missing in enumerate(compiled):
+            share = idf[i] / total
+            if share > self.max_missing_share:
+                continue
+            others = [c for j, c in enumerate(compiled) if j != i]
+            # boost: Lucene's coordination factor, the text score times the share covered
+            alternatives.append(
+                {"bool": {"must": others, "must_not": [missing], "boost": 1 - share}}
+            )
+        if len(alternatives) == 1:
+            return strict, []
+        query = {"bool": {"should": alternatives, "minimum_should_match": 1}}
+        return query, [{"filter": strict, "weight": weight}] if weight else []
+
+    def _signals(self, parsed: Query, query: dict, all_words: list[dict]) -> dict:
+        """``query`` scored by the ranking signals the query calls for, as a multiplier of
+        its text score (``1 + sum(weight)`` of the signals a page has), so a weight means
+        the same share of the text score as in the embedded ranker. Compounds of the
+        query's words add to the text score; the home page of a site the query names
+        matches even without the words."""
+        words = _plain_words(parsed.root)
+        compounds = (
+            compound_terms([w.word for w in words])
+            if words and all(isinstance(w, Term) for w in words)
+            and self.compiler.compound_fields.items()
+            else []
+        )
+        if compounds:
+            query = {
+                "bool": {
+                    "must": [query],
+                    "should": [self.compiler.compound(c) for c in compounds],
+                }
+            }
+        weights = self.weights
+        functions: list[dict] = []
+        named = sorted(query_site_names(parsed.raw))
+        if named and weights.get("sitehome"):
+            home = {
+                "bool": {
+                    "filter": [{"terms": {"site_name": named}}, {"term": {"url_depth": 0}}]
+                }
+            }
+            query = {
+                "bool": {
+                    "should": [query, {"constant_score": {"filter": home, "boost": 1.0}}],
+                    "minimum_should_match": 1,
+                }
+            }
+            functions.append({"filter": home, "weight": weights["sitehome"]})
+        labelled = [
+            w for w in (getattr(parsed.root, "children", None) or [parsed.root])
+            if isinstance(w, Term | Phrase)
+        ]
+        if labelled and isinstance(parsed.root, Term | Phrase | And) and weights.get("label"):
+            functions.append(
+                {
+                    "filter": {"bool": {"filter": [self.compiler.label(w) for w in labelled]}},
+                    "weight": weights["label"],
+                }
+            )
+        mentioned = sorted(mentioned_site_names(parsed.raw))
+        if mentioned and weights.get("site"):
+            functions.append(
+                {"filter": {"terms": {"site_name": mentioned}}, "weight": weights["site"]}
+            )
+        if weights.get("lang"):
+            lang = query_language(parsed.raw, self.language)
+            functions.append({"filter": {"term": {"lang": lang}}, "weight": weights["lang"]})
+            functions.append({"filter": {"term": {"lang": ""}}, "weight": weights["lang"] / 2})
+        functions.extend(all_words)
+        if not functions:
+            return query
+        return {
+            "function_score": {
+                "query": query,
+                "functions": [{"weight": 1.0}, *functions],
+                "score_mode": "sum",
+                "boost_mode": "multiply",
+            }
+        }
+
+    def _word_idf(self, parsed: Query) -> list[float] | None:
+        """BM25's IDF of each word of a plain query of ``blend_words`` to
+        ``MAX_BLEND_WORDS`` words that fewer than ``blend_below`` pages match in full, in
+        the body field (a phrase: its rarest term); one request. ``None`` otherwise."""
+        words = _plain_words(parsed.root)
+        if not self.blend_words or not self.blend_words <= len(words) <= MAX_BLEND_WORDS:
+            return None
+        terms = sorted({t for w in words for t in ([w.term] if isinstance(w, Term) else w.terms)})
+        response = self.client.search(
+            index=self.alias,
+            size=0,
+            track_total_hits=True,
+            aggs={
+                "df": {
+                    "filters": {"filters": {t: {"term": {"body": t}} for t in terms}}
+                },
+                "strict": {"filter": self.compiler.compile(parsed.root)},
+            },
+            timeout=self.query_timeout,
+        )
+        if response["aggregations"]["strict"]["doc_count"] >= self.blend_below:
+            return None
+        n = response["hits"]["total"]["value"]
+        df = {t: b["doc_count"] for t, b in response["aggregations"]["df"]["buckets"].items()}
+
+        def idf(count: int) -> float:
+            return math.log(1.0 + (n - count + 0.5) / (count + 0.5))
+
+        return [
+            idf(df[w.term]) if isinstance(w, Term) else max(idf(df[t]) for t in w.terms)
+            for w in words
+        ]
+
+    def search_body(
+        self, parsed: Query, relaxed: bool = False, idf: list[float] | None = None
+    ) -> dict:
+        """The search request body (without paging) for a parsed, non-empty query:
+        ``relaxed`` for the any-word fallback, ``idf`` (``_word_idf``) to also rank pages
+        lacking one minor word."""
+        text_query = self._signals(parsed, *self._matching(parsed, relaxed, idf))
         if self.text_weight != 1.0:
             text_query = {"bool": {"must": [text_query], "boost": self.text_weight}}
         functions = []
@@ -541,24 +759,21 @@ class ElasticsearchBackend(SearchBackend):
             results.suggestion = self._suggest(parsed)
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
-        body = self.search_body(parsed)
+        body = self.search_body(parsed, idf=self._word_idf(parsed))
         offset = (page - 1) * size
         suggest = self._suggest_request(parsed)
         if suggest:
             body["suggest"] = suggest
-        if offset + size <= self.max_window:
-            response = self.client.search(
-                index=self.alias,
-                **body,
-                from_=offset,
-                size=size,
-                sort=_RANK_ORDER,
-                collapse={"field": "cluster"},
-            ).body
-            hits = response["hits"]["hits"]
-            found = list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
-        else:
-            response, found = self._deep_page(body, offset, size)
+        response, found = self._page(body, offset, size)
+        if (
+            response["hits"]["total"]["value"] < self.min_strict_hits
+            and len(_plain_words(parsed.root)) > 1
+        ):
+            # No page has every word: pages with some of them, those with more first.
+            body = self.search_body(parsed, relaxed=True)
+            if suggest:
+                body["suggest"] = suggest
+            response, found = self._page(body, offset, size)
         results.total = response["hits"]["total"]["value"]
         results.partial = _partial(response)
         results.suggestion = self._suggestion(parsed, response.get("suggest"))
@@ -582,6 +797,21 @@ class ElasticsearchBackend(SearchBackend):
             )
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
+
+    def _page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
+        """The response and the (hit, near-copies) of one page of results for ``body``."""
+        if offset + size > self.max_window:
+            return self._deep_page(body, offset, size)
+        response = self.client.search(
+            index=self.alias,
+            **body,
+            from_=offset,
+            size=size,
+            sort=_RANK_ORDER,
+            collapse={"field": "cluster"},
+        ).body
+        hits = response["hits"]["hits"]
+        return response, list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
 
     def _deep_page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
         """A page past ``max_window``: walk the ranking with search_after, collapsing here."""
@@ -800,6 +1030,27 @@ class ElasticsearchBackend(SearchBackend):
             if current is None or current[0] != doc_id or current[1] < version:
                 stale.append(doc_id)
         return stale
+
+
+def _label_match(text: str, kind: str) -> dict:
+    return {
+        "multi_match": {
+            "query": text,
+            "type": kind,
+            "fields": ["title", "anchors", "url"],
+            "analyzer": "whitespace",
+        }
+    }
+
+
+def _plain_words(root: Node | None) -> list[Term | Phrase]:
+    """The words of a plain word query (no operators), else ``[]``."""
+    children = [root] if isinstance(root, Term | Phrase) else getattr(root, "children", [])
+    if not isinstance(root, Term | Phrase | And) or not all(
+        isinstance(c, Term | Phrase) for c in children
+    ):
+        return []
+    return list(children)
 
 
 def _version_of(index_name: str) -> int:

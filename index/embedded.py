@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -33,7 +34,13 @@ import tantivy
 import xxhash
 
 from crawler.config import Config, get_config
-from index.analysis import analyze_joined, host_suffixes, normalize_host
+from index.analysis import (
+    analyze_joined,
+    compound_terms,
+    host_suffixes,
+    normalize_host,
+    query_language,
+)
 from index.base import (
     Document,
     Hit,
@@ -52,6 +59,8 @@ logger = logging.getLogger(__name__)
 
 _TOKENIZER = "terms"
 _TEXT_FIELDS = ("title", "body", "anchors", "url")
+#: Longest query whose pages lacking one word are looked for (one clause per word left out).
+MAX_BLEND_WORDS = 6
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,21 @@ DEFAULT_FIELD_WEIGHTS = FieldWeights()
 #: (measured in docs/relevance.md).
 DEFAULT_RANK_WEIGHTS = {"pagerank": 0.1}
 _LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, tie_breaker=0.0)
+#: Where a compound of the query's words scores (names are written as one word in titles,
+#: URLs and link text, rarely in running text), and how much.
+DEFAULT_COMPOUND_FIELDS = FieldWeights(title=3.0, anchors=2.0, url=1.5, body=0.0,
+                                       tie_breaker=0.3)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What a query tells the signals: the sites it names (navigational) or mentions, the
+    best pages labelled with its words, and the key of its language."""
+
+    named: frozenset[int] = frozenset()
+    mentioned: frozenset[int] = frozenset()
+    labelled: set[tuple] | frozenset = frozenset()
+    lang_key: int = 0
 
 
 def _schema() -> tantivy.Schema:
@@ -87,6 +111,7 @@ def _schema() -> tantivy.Schema:
     builder.add_unsigned_field("cluster_key", fast=True)
     builder.add_unsigned_field("url_depth", indexed=True, fast=True)
     builder.add_unsigned_field("site_key", indexed=True, fast=True)
+    builder.add_unsigned_field("lang_key", indexed=True, fast=True)
     builder.add_bytes_field("source", stored=True)
     return builder.build()
 
@@ -130,22 +155,62 @@ def site_key(name: str) -> int:
     return xxhash.xxh64_intdigest(name.encode()) if name else 0
 
 
-def query_site_keys(raw: str, max_words: int = 3) -> frozenset[int]:
-    """Keys of the site names a navigational query names: the query is a run of up to
-    ``max_words`` words that joined make the name, plus only words like ``docs`` or
-    ``home`` (``django docs`` -> ``django``, ``debian handbook`` -> ``debianhandbook``).
-    Operators (``-word``, ``site:``) are not words; other queries name no site."""
+def _query_words(raw: str) -> list[str]:
+    """The words of a query's text, operators (``-word``, ``site:``, ``OR``) left out."""
     words: list[str] = []
     for token in raw.lower().replace('"', " ").split():
         if token.startswith("-") or token.startswith("site:") or token == "or":
             continue
         words.extend(_WORDS.findall(token))
+    return words
+
+
+def query_site_names(raw: str, max_words: int = 3) -> frozenset[str]:
+    """The site names a navigational query names: the query is a run of up to
+    ``max_words`` words that joined make the name, plus only words like ``docs`` or
+    ``home`` (``django docs`` -> ``django``, ``debian handbook`` -> ``debianhandbook``).
+    Operators (``-word``, ``site:``) are not words; other queries name no site."""
+    words = _query_words(raw)
     names = set()
     for i in range(len(words)):
         for j in range(i + 1, min(len(words), i + max_words) + 1):
             if all(w in NAVIGATIONAL_WORDS for w in words[:i] + words[j:]):
                 names.add("".join(words[i:j]))
-    return frozenset(site_key(name) for name in names)
+    return frozenset(names)
+
+
+def query_site_keys(raw: str, max_words: int = 3) -> frozenset[int]:
+    """Keys (``site_key``) of the site names a navigational query names."""
+    return frozenset(site_key(name) for name in query_site_names(raw, max_words))
+
+
+def mentioned_site_names(raw: str, max_words: int = 3) -> frozenset[str]:
+    """The site names a query may mention: its words, alone or up to ``max_words``
+    adjacent words joined (``requests session`` -> ``requests``)."""
+    words = _query_words(raw)
+    return frozenset(
+        "".join(words[i:j])
+        for i in range(len(words))
+        for j in range(i + 1, min(len(words), i + max_words) + 1)
+    )
+
+
+def mentioned_site_keys(raw: str, max_words: int = 3) -> frozenset[int]:
+    """Keys (``site_key``) of the site names a query may mention."""
+    return frozenset(site_key(name) for name in mentioned_site_names(raw, max_words))
+
+
+def language_key(lang: str) -> int:
+    """A 64-bit key of a language's primary subtag (``en-US`` -> ``en``); 0 for none."""
+    primary = lang.strip().lower().replace("_", "-").split("-")[0]
+    return xxhash.xxh64_intdigest(primary.encode()) if primary else 0
+
+
+def language_match(key: int, wanted: int) -> float:
+    """1 for a page in the wanted language, 0.5 for one of unknown language, else 0."""
+    if not key:
+        return 0.5
+    return 1.0 if key == wanted else 0.0
 
 
 def _url_terms(url: str) -> str:
@@ -163,6 +228,10 @@ SETTINGS = {
     "EMBEDDED_MAX_WINDOW": ("max_window", int),
     "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
     "EMBEDDED_SNIPPET_CHARS": ("snippet_chars", int),
+    "EMBEDDED_BLEND_WORDS": ("blend_words", int),
+    "EMBEDDED_BLEND_DEPTH": ("blend_depth", int),
+    "EMBEDDED_BLEND_BELOW": ("blend_below", int),
+    "SEARCH_LANGUAGE": ("language", str),
 }
 
 
@@ -208,6 +277,12 @@ class EmbeddedBackend(SearchBackend):
         writer_heap_bytes: int = 128_000_000,
         writer_threads: int = 0,
         snippet_chars: int = 220,
+        blend_words: int = 3,
+        blend_depth: int = 20,
+        blend_below: int = 300,
+        max_missing_share: float = 0.5,
+        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
+        language: str = "en",
         config: Config | None = None,
     ):
         if path is None:
@@ -227,6 +302,12 @@ class EmbeddedBackend(SearchBackend):
         self.writer_heap_bytes = writer_heap_bytes
         self.writer_threads = writer_threads
         self.snippet_chars = snippet_chars
+        self.language = language
+        self.compound_fields = compound_fields
+        self.blend_words = blend_words
+        self.blend_depth = blend_depth
+        self.blend_below = blend_below
+        self.max_missing_share = max_missing_share
         self._index: tantivy.Index | None = None
         self._schema: tantivy.Schema | None = None
         self._writer: tantivy.IndexWriter | None = None
@@ -314,6 +395,7 @@ class EmbeddedBackend(SearchBackend):
         tdoc.add_unsigned("cluster_key", _cluster_key(doc))
         tdoc.add_unsigned("url_depth", url_depth(doc.url))
         tdoc.add_unsigned("site_key", site_key(site_name(doc.host)))
+        tdoc.add_unsigned("lang_key", language_key(doc.lang))
         # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
         tdoc.add_bytes("source", json.dumps(vars(doc), ensure_ascii=False).encode())
         return tdoc
@@ -467,20 +549,45 @@ class EmbeddedBackend(SearchBackend):
         searcher = self._tantivy().searcher()
         offset = (page - 1) * size
         depth = min(offset + size + self.rerank_depth, self.max_window)
-        found = searcher.search(self.compile(parsed.root), limit=depth, count=True)
+        compounds = self._compound_clauses(self._compounds(parsed.root))
+        found = searcher.search(
+            self._with_compounds(self.compile(parsed.root), compounds), limit=depth, count=True
+        )
         results.total = found.count
-        named = query_site_keys(parsed.raw)
-        labelled = self._labelled(searcher, parsed.root, depth)
-        hits = found.hits + self._named_homes(searcher, named, found.hits)
-        ranked = self.ranker.rank(self._candidates(searcher, hits, named, labelled))
+        context = _Context(
+            named=query_site_keys(parsed.raw),
+            mentioned=mentioned_site_keys(parsed.raw),
+            labelled=self._labelled(searcher, parsed.root, depth),
+            lang_key=language_key(query_language(parsed.raw, self.language)),
+        )
+        hits = found.hits + self._named_homes(searcher, context.named, found.hits)
+        candidates = self._candidates(searcher, hits, context)
+        # Pages lacking one word of a longer query compete with those having them all,
+        # when few pages have them all.
+        blended = (
+            self._all_but_one(searcher, parsed.root) if found.count < self.blend_below else None
+        )
+        if blended is not None:
+            # Not counted in full (a count visits every match): the total grows by the
+            # pages ranked.
+            more = searcher.search(self._with_compounds(blended, compounds),
+                                   limit=min(depth, offset + size + self.blend_depth),
+                                   count=False)
+            results.total += len(more.hits)
+            extra = self._candidates(searcher, more.hits, context)
+            for candidate in extra:
+                candidate.all_words = False
+            candidates += extra
+        ranked = self.ranker.rank(candidates)
         relaxed = self._relaxed(parsed.root)
         if found.count < self.min_strict_hits and relaxed is not None:
             # Pages with every word stay first; pages with some of them follow.
-            more = searcher.search(relaxed, limit=depth, count=True)
+            more = searcher.search(self._with_compounds(relaxed, compounds), limit=depth,
+                                   count=True)
             results.total = more.count
             known = {(a.segment_ord, a.doc) for _, a in hits}
             extra = [h for h in more.hits if (h[1].segment_ord, h[1].doc) not in known]
-            ranked += self.ranker.rank(self._candidates(searcher, extra, named, labelled))
+            ranked += self.ranker.rank(self._candidates(searcher, extra, context))
         collapsed = self._collapse(ranked)
         words, phrases = parsed.words(), parsed.phrases()
         for candidate, similar in collapsed[offset : offset + size]:
@@ -552,6 +659,40 @@ class EmbeddedBackend(SearchBackend):
         found = searcher.search(query, limit=limit, count=False)
         return {(a.segment_ord, a.doc) for _, a in found.hits}
 
+    def _all_but_one(self, searcher: tantivy.Searcher, root: Node) -> tantivy.Query | None:
+        """For a plain query of ``blend_words`` to ``MAX_BLEND_WORDS`` words: the pages
+        lacking one word minor enough to leave out (its share of the query's IDF at most
+        ``max_missing_share``), scored by their text score times the share of the query
+        they cover (Lucene's coordination factor). None for other queries."""
+        if (
+            not self.blend_words
+            or not isinstance(root, And)
+            or not self.blend_words <= len(root.children) <= MAX_BLEND_WORDS
+            or not all(isinstance(c, Term | Phrase) for c in root.children)
+        ):
+            return None
+        idf = [self._idf(searcher, c) for c in root.children]
+        total = sum(idf) or 1.0
+        words = [self.compile(c) for c in root.children]
+        out = []
+        for i, missing in enumerate(words):
+            if idf[i] / total > self.max_missing_share:
+                continue
+            clauses = [(tantivy.Occur.Must, w) for j, w in enumerate(words) if j != i]
+            # Each clause lacks its word, so a page matches at most one of them.
+            clauses.append((tantivy.Occur.MustNot, missing))
+            coverage = 1.0 - idf[i] / total
+            out.append((tantivy.Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.boolean_query(clauses), coverage)))
+        return tantivy.Query.boolean_query(out) if out else None
+
+    def _idf(self, searcher: tantivy.Searcher, node: Term | Phrase) -> float:
+        """BM25's IDF of a query word in the body field (a phrase: its rarest term)."""
+        n = searcher.num_docs
+        terms = [node.term] if isinstance(node, Term) else list(node.terms)
+        df = min(searcher.doc_freq("body", t) for t in terms)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
     def _relaxed(self, root: Node) -> tantivy.Query | None:
         """Any-word matching for a plain list of words: questions and long queries often
         carry a word the best page does not use. None when the query has operators."""
@@ -563,21 +704,43 @@ class EmbeddedBackend(SearchBackend):
             [(tantivy.Occur.Should, self.compile(c)) for c in root.children]
         )
 
+    def _compounds(self, root: Node) -> list[str]:
+        """Compound terms of a plain word query's words (see ``compound_terms``)."""
+        children = [root] if isinstance(root, Term) else getattr(root, "children", [])
+        if not self.compound_fields.items() or not isinstance(root, Term | And):
+            return []
+        if not all(isinstance(c, Term) for c in children):
+            return []
+        return compound_terms([c.word for c in children])
+
+    def _compound_clauses(self, compounds: list[str]) -> list[tuple]:
+        """Should clauses scoring pages whose title, anchors or URL hold a compound."""
+        return [
+            (tantivy.Occur.Should, self._word_query(Term(c, c), self.compound_fields))
+            for c in compounds
+        ]
+
+    @staticmethod
+    def _with_compounds(query: tantivy.Query, clauses: list[tuple]) -> tantivy.Query:
+        """``query`` scored up by compound ``clauses``; it matches the same pages."""
+        if not clauses:
+            return query
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *clauses])
+
     @staticmethod
     def _candidates(
-        searcher: tantivy.Searcher,
-        hits: list,
-        named_sites: frozenset[int] = frozenset(),
-        labelled: set[tuple] | frozenset = frozenset(),
+        searcher: tantivy.Searcher, hits: list, context: _Context | None = None
     ) -> list[Candidate]:
         addresses = [address for _, address in hits]
         if not addresses:
             return []
+        context = context or _Context()
         ranks = searcher.fast_field_values("pagerank", addresses)
         fetched = searcher.fast_field_values("fetched_at", addresses)
         clusters = searcher.fast_field_values("cluster_key", addresses)
         depths = searcher.fast_field_values("url_depth", addresses)
         sites = searcher.fast_field_values("site_key", addresses)
+        langs = searcher.fast_field_values("lang_key", addresses)
         return [
             Candidate(
                 address,
@@ -586,11 +749,13 @@ class EmbeddedBackend(SearchBackend):
                 when or 0.0,
                 cluster or 0,
                 depth=depth or 0,
-                site_home=depth == 0 and site in named_sites,
-                labelled=(address.segment_ord, address.doc) in labelled,
+                site_home=depth == 0 and site in context.named,
+                labelled=(address.segment_ord, address.doc) in context.labelled,
+                site_named=site in context.mentioned,
+                language=language_match(lang or 0, context.lang_key),
             )
-            for (score, address), rank, when, cluster, depth, site in zip(
-                hits, ranks, fetched, clusters, depths, sites, strict=True
+            for (score, address), rank, when, cluster, depth, site, lang in zip(
+                hits, ranks, fetched, clusters, depths, sites, langs, strict=True
             )
         ]
 

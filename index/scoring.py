@@ -16,11 +16,14 @@ from typing import Any, ClassVar
 
 __all__ = [
     "DEFAULT_SIGNALS",
+    "AllWords",
     "Candidate",
     "LabelMatch",
+    "LanguageMatch",
     "Ranker",
     "Signal",
     "SiteHome",
+    "SiteMention",
     "StaticRank",
     "TextRelevance",
 ]
@@ -39,6 +42,9 @@ class Candidate:
     depth: int = 0
     site_home: bool = False
     labelled: bool = False
+    site_named: bool = False
+    language: float = 0.0
+    all_words: bool = True
     score: float = 0.0
 
 
@@ -99,7 +105,51 @@ class LabelMatch(Signal):
         return 1.0 if candidate.labelled else 0.0
 
 
-DEFAULT_SIGNALS: tuple[Signal, ...] = (TextRelevance(), StaticRank(), SiteHome(), LabelMatch())
+class SiteMention(Signal):
+    """1 for a page of a site the query names among other words (``requests session`` ->
+    pages of ``requests.*``), else 0."""
+
+    name = "site"
+    default_weight = 0.1
+
+    def compute(self, candidate: Candidate) -> float:
+        return 1.0 if candidate.site_named else 0.0
+
+
+class LanguageMatch(Signal):
+    """How well the page's language fits the query's: 1 the same, 0.5 unknown, 0 another
+    (set by the backend as ``candidate.language``). Translations share names and
+    commands (``nfs``, ``samba``), so text alone cannot tell them apart."""
+
+    name = "lang"
+    default_weight = 0.3
+
+    def compute(self, candidate: Candidate) -> float:
+        return candidate.language
+
+
+class AllWords(Signal):
+    """1 for a page with every query word, 0 for one lacking a word. Longer queries also
+    bring pages lacking a minor word, since the best page often does not use every word of
+    a question; their text score is already multiplied by the share of the query's IDF
+    they cover (Lucene's coordination factor)."""
+
+    name = "allwords"
+    default_weight = 0.5
+
+    def compute(self, candidate: Candidate) -> float:
+        return 1.0 if candidate.all_words else 0.0
+
+
+DEFAULT_SIGNALS: tuple[Signal, ...] = (
+    TextRelevance(),
+    StaticRank(),
+    SiteHome(),
+    LabelMatch(),
+    SiteMention(),
+    LanguageMatch(),
+    AllWords(),
+)
 
 
 class Ranker:

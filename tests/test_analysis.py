@@ -122,3 +122,22 @@ def test_host_suffixes_for_site_matching():
         == "docs.example.test"
     )
     assert normalize_host("[::1]:80") == "[::1]"
+
+
+def test_compound_terms_join_two_query_words_either_way():
+    from index.analysis import compound_terms
+
+    assert "gitignor" in compound_terms(["ignore", "files", "git"])  # gitignore
+    assert "worktre" in compound_terms(["working", "trees"])  # worktree, from the stems
+    assert compound_terms(["git"]) == []
+    assert compound_terms(["a", "b", "c", "d", "e", "f"]) == []
+
+
+def test_query_language_is_guessed_only_from_non_latin_letters():
+    from index.analysis import query_language
+
+    assert query_language("nfs export") == "en"
+    assert query_language("nfs export", default="de") == "de"
+    assert query_language("café crème") == "en"  # too little Latin text to tell
+    assert query_language("сетевой сервер") == "ru"
+    assert query_language("ファイルサーバー") == "ja"

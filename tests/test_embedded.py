@@ -125,7 +125,10 @@ def test_url_terms_are_searchable(tmp_path):
 
 def test_ranker_weights_and_unknown_signal():
     ranker = Ranker(weights={"pagerank": 10.0})
-    assert ranker.weights == {"bm25": 1.0, "pagerank": 10.0, "sitehome": 1.5, "label": 0.15}
+    assert ranker.weights == {
+        "bm25": 1.0, "pagerank": 10.0, "sitehome": 1.5, "label": 0.15, "site": 0.1,
+        "lang": 0.3, "allwords": 0.5,
+    }
     ranked = ranker.rank(
         [Candidate("a", 5.0, pagerank=0.0), Candidate("b", 4.0, pagerank=1.0)]
     )
@@ -264,7 +267,8 @@ def test_settings_tune_the_backend(tmp_path):
     assert backend.commit_every_docs == 50
     assert backend.field_weights == FieldWeights(title=5.0)
     assert backend.ranker.weights == {
-        "bm25": 1.0, "pagerank": 0.5, "sitehome": 1.5, "label": 0.15
+        "bm25": 1.0, "pagerank": 0.5, "sitehome": 1.5, "label": 0.15, "site": 0.1,
+        "lang": 0.3, "allwords": 0.5,
     }
     assert backend.rerank_depth == 7
 
@@ -274,4 +278,86 @@ def test_tantivy_index_is_exposed_for_read_only_helpers(tmp_path):
     backend.index([doc("http://a.test/", "rare word")])
     backend.refresh()
     assert backend.index_.searcher().doc_freq("title", "rare") == 1
+    backend.close()
+
+
+def test_pages_in_the_query_language_rank_first(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index(
+        [
+            Document(id=doc_id_for(f"http://h.test/{lang}/nfs"), url=f"http://h.test/{lang}/nfs",
+                     host="h.test", title="NFS", body=text, lang=lang)
+            for lang, text in [("fr", "serveur nfs nfs nfs"), ("en", "nfs file server")]
+        ]
+    )
+    backend.refresh()
+    assert backend.search("nfs").hits[0].url == "http://h.test/en/nfs"
+    french = EmbeddedBackend(tmp_path, language="fr")
+    assert french.search("nfs").hits[0].url == "http://h.test/fr/nfs"
+    unweighted = EmbeddedBackend(tmp_path, rank_weights={"lang": 0})
+    assert unweighted.search("nfs").hits[0].url == "http://h.test/fr/nfs"
+    backend.close()
+
+
+def test_a_compound_of_query_words_in_a_title_ranks_the_page_first(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index(
+        [
+            doc("http://g.test/check-ignore", "git-check-ignore", "git ignore files " * 5),
+            doc("http://g.test/gitignore", "gitignore", "files git should ignore"),
+        ]
+        + [doc(f"http://g.test/{n}", f"git-{n}", "git") for n in range(20)]
+    )
+    backend.refresh()
+    assert backend.search("ignore files git").hits[0].url == "http://g.test/gitignore"
+    off = EmbeddedBackend(tmp_path, compound_fields=FieldWeights(0, 0, 0, 0))
+    assert off.search("ignore files git").hits[0].url == "http://g.test/check-ignore"
+    backend.close()
+
+
+def test_a_page_lacking_a_minor_word_of_a_long_query_competes(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    pages = [doc("http://g.test/tutorial", "git tutorial", "a tutorial introduction to git")]
+    pages += [doc(f"http://p.test/{n}", "faq", f"python for beginners, tutorial {n}, git")
+              for n in range(3)]
+    pages += [doc(f"http://o.test/{n}", "other", "beginners") for n in range(20)]
+    backend.index(pages)
+    backend.refresh()
+    found = backend.search("git tutorial beginners")
+    assert found.hits[0].url == "http://g.test/tutorial"
+    assert found.total == 4
+    strict = EmbeddedBackend(tmp_path, blend_words=0)
+    assert "http://g.test/tutorial" not in [h.url for h in strict.search(
+        "git tutorial beginners").hits]
+    # leaving out the rarest word is not offered: "git tutorial" pages lack "beginners"
+    assert backend.search("faq git tutorial").total == 3
+    backend.close()
+
+
+def test_pages_of_a_site_the_query_mentions_rank_first(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index(
+        [
+            doc("http://django.test/sessions", "Sessions", "session requests"),
+            doc("http://requests.test/sessions", "Sessions", "session requests"),
+        ]
+    )
+    backend.refresh()
+    assert backend.search("requests session").hits[0].url == "http://requests.test/sessions"
+    assert backend.search("django session").hits[0].url == "http://django.test/sessions"
+    backend.close()
+
+
+def test_pages_lacking_a_word_only_when_few_pages_have_every_word(tmp_path):
+    backend = EmbeddedBackend(tmp_path, blend_below=3)
+    pages = [doc("http://g.test/tutorial", "git tutorial", "a tutorial introduction to git")]
+    pages += [doc(f"http://p.test/{n}", "faq", f"python for beginners, tutorial {n}, git")
+              for n in range(3)]
+    pages += [doc(f"http://o.test/{n}", "other", "beginners") for n in range(20)]
+    backend.index(pages)
+    backend.refresh()
+    # three pages have every word: enough, the page lacking "beginners" is not looked for
+    assert "http://g.test/tutorial" not in [
+        h.url for h in backend.search("git tutorial beginners").hits
+    ]
     backend.close()
