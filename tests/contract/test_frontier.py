@@ -72,8 +72,8 @@ class Backend:
         """Redis: fsync the AOF on every write until the next restart. With ``everysec``
         Redis may hold writes back for up to 2 s while a slow fsync runs (a loaded disk),
         and a SIGKILL then loses them (docs/frontier.md)."""
-        if self.kind == "redis":
-            Redis.from_url(self.redis_server.url).config_set("appendfsync", "always")
+        for server in self.servers:
+            Redis.from_url(server.url).config_set("appendfsync", "always")
 
     def restart(self):
         """Close every frontier; for Redis, SIGKILL and restart the servers (AOF replay)."""
