@@ -22,6 +22,7 @@ from twisted.internet import task
 
 from crawler.config import config_from_settings
 from crawler.crawlstate import CrawlStateStore, open_crawl_state
+from crawler.frontier.base import request_tier
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
 from crawler.scheduler import STORE_DOWN
 from crawler.urls import InvalidURL, canonicalize
@@ -67,11 +68,6 @@ def _url_of(request: Request) -> str | None:
         return canonicalize(request.url)
     except InvalidURL:
         return None
-
-
-def _tier(request: Request) -> int:
-    tier = request.meta.get("frontier_tier")
-    return int(request.meta.get("depth", 0) if tier is None else tier)
 
 
 class FreshnessMiddleware:
@@ -122,7 +118,7 @@ class FreshnessMiddleware:
         if url is None:
             return response
         state = self.store.get(url) or CrawlState(url)
-        state.tier = min(max(_tier(request), 0), self.max_tier)
+        state.tier = min(max(request_tier(request.meta), 0), self.max_tier)
         status = response.status
         headers = response.headers
         location = ""

@@ -28,7 +28,7 @@ from twisted.internet import task
 
 from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, Politeness, open_frontier
-from crawler.frontier.base import ROBOTS_RANK
+from crawler.frontier.base import ROBOTS_RANK, request_tier
 from crawler.hostrules import HostRules
 from crawler.resolver import parse_overrides, resolve_override
 from crawler.robots import RobotsPolicy
@@ -235,7 +235,7 @@ class FrontierScheduler(BaseScheduler):
             request.url,
             request.meta.get("depth", 0),
             lambda: self._serialize(request),
-            tier=self._tier(request),
+            tier=self._tier(request.meta),
             filter=not request.dont_filter,
             recrawl=bool(request.meta.get("recrawl")),
         )
@@ -247,7 +247,7 @@ class FrontierScheduler(BaseScheduler):
         ``template`` at ``depth``, without building a Request each."""
         base = self._template(template)
         meta = {**template.meta, "depth": depth}
-        tier = min(max(int(meta.get("frontier_tier", depth)), 0), self.tiers - 1)
+        tier = self._tier(meta)
         policy = self.referrer.policy(response, template) if self.referrer else None
         base = {**base, "meta": meta}
         by_origin: dict[str, dict] = {}
@@ -628,11 +628,8 @@ class FrontierScheduler(BaseScheduler):
             return name
         raise ValueError(f"{func!r} is not a method of the spider {self.spider!r}")
 
-    def _tier(self, request: Request) -> int:
-        tier = request.meta.get("frontier_tier")
-        if tier is None:
-            tier = request.meta.get("depth", 0)
-        return min(max(int(tier), 0), self.tiers - 1)
+    def _tier(self, meta: dict) -> int:
+        return min(max(request_tier(meta), 0), self.tiers - 1)
 
     def _drop(self, reason: str) -> bool:
         self._inc(f"frontier/dropped/{reason}")

@@ -193,20 +193,6 @@ def test_only_a_query_that_is_a_site_name_names_the_site():
     assert SiteHome().compute(Candidate("a", 0.0, site_home=True)) == 1.0
 
 
-def test_navigational_query_finds_the_home_page(tmp_path):
-    backend = EmbeddedBackend(tmp_path)
-    pages = [doc("http://django.test/", "Welcome", "the web framework")]
-    pages += [
-        doc(f"http://django.test/topics/{n}.html", f"Django topic {n}", "django docs " * 5)
-        for n in range(20)
-    ]
-    backend.index(pages)
-    backend.refresh()
-    assert backend.search("django docs").hits[0].url == "http://django.test/"
-    assert backend.search("django topic").hits[0].url != "http://django.test/"
-    backend.close()
-
-
 def test_few_exact_matches_fall_back_to_any_word(tmp_path):
     backend = EmbeddedBackend(tmp_path, min_strict_hits=2)
     backend.index(
@@ -331,20 +317,6 @@ def test_a_page_lacking_a_minor_word_of_a_long_query_competes(tmp_path):
         "git tutorial beginners").hits]
     # leaving out the rarest word is not offered: "git tutorial" pages lack "beginners"
     assert backend.search("faq git tutorial").total == 3
-    backend.close()
-
-
-def test_pages_of_a_site_the_query_mentions_rank_first(tmp_path):
-    backend = EmbeddedBackend(tmp_path)
-    backend.index(
-        [
-            doc("http://django.test/sessions", "Sessions", "session requests"),
-            doc("http://requests.test/sessions", "Sessions", "session requests"),
-        ]
-    )
-    backend.refresh()
-    assert backend.search("requests session").hits[0].url == "http://requests.test/sessions"
-    assert backend.search("django session").hits[0].url == "http://django.test/sessions"
     backend.close()
 
 

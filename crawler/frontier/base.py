@@ -16,6 +16,14 @@ from dataclasses import dataclass, field
 #: ``Entry.rank`` of a robots.txt fetch: always at the head of its host's queue.
 ROBOTS_RANK = -1
 
+
+def request_tier(meta: dict) -> int:
+    """The front tier a request asks for: ``meta["frontier_tier"]``, else its link depth
+    (not capped: callers cap it to their number of tiers)."""
+    tier = meta.get("frontier_tier")
+    return int(meta.get("depth", 0) if tier is None else tier)
+
+
 #: Status codes and download errors that make a host back off exponentially.
 BACKOFF_STATUSES = frozenset({429, 500, 502, 503, 504})
 BACKOFF_ERRORS = frozenset({"timeout", "connection"})
