@@ -36,13 +36,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVICES_SH = ROOT / "scripts" / "services.sh"
 
 
-def _services_dir() -> Path:
+def services_dir() -> Path:
+    """Where the services are installed and tests keep their runs (``SERVICES_DIR``)."""
     return Path(os.environ.get("SERVICES_DIR") or ROOT / ".services")
 
 
 def not_installed_reason() -> str | None:
     """Why Elasticsearch cannot be started here, or ``None`` when it can."""
-    es_home = Path(os.environ.get("ES_HOME") or _services_dir() / "elasticsearch")
+    es_home = Path(os.environ.get("ES_HOME") or services_dir() / "elasticsearch")
     java_home = Path(os.environ.get("ES_JAVA_HOME") or "/usr/lib/jvm/temurin-25-jdk-amd64")
     if not (es_home / "bin" / "elasticsearch").exists():
         return f"Elasticsearch is not installed at {es_home}: run scripts/install-services.sh"
@@ -64,7 +65,7 @@ class EsProcesses:
     def __init__(self, service: str, nodes: list[str]):
         self.service = service
         self.nodes = nodes
-        self.run_dir = _services_dir() / "test-runs" / uuid.uuid4().hex[:12]
+        self.run_dir = services_dir() / "test-runs" / uuid.uuid4().hex[:12]
         self.http_ports = {name: free_port() for name in nodes}
         transport = [free_port() for _ in nodes]
         self.env = dict(os.environ, SERVICES_RUN_DIR=str(self.run_dir))

@@ -30,7 +30,7 @@ from bench.politeness import host_delays, politeness_violations
 from crawler.redisserver import RedisServer
 from crawler.urls import canonicalize, host_of
 from tests.crawlrun import ROOT, crawl_env, migrate
-from tests.fixtures_es import SERVICES_SH, free_port
+from tests.fixtures_es import SERVICES_SH, free_port, services_dir
 from tests.test_frontier_crawl import DELAY, SETTINGS, crawled, reachable
 
 pytestmark = pytest.mark.slow
@@ -106,7 +106,7 @@ def postgres(tmp_path):
     """A private PostgreSQL from scripts/services.sh, migrated; yields (env, database URL)."""
     if not list(Path("/usr/lib/postgresql").glob("*")):
         pytest.skip("PostgreSQL is not installed: run scripts/install-services.sh")
-    run_dir = ROOT / ".services" / "test-runs" / uuid.uuid4().hex[:12]
+    run_dir = services_dir() / "test-runs" / uuid.uuid4().hex[:12]
     env = dict(os.environ, SERVICES_RUN_DIR=str(run_dir), PG_PORT=str(free_port()))
     started = _services(env, "start")
     url = started.stdout.strip().split("=", 1)[1]

@@ -10,14 +10,14 @@ import psycopg
 import pytest
 import redis
 
-from tests.fixtures_es import ROOT, SERVICES_SH, free_port
+from tests.fixtures_es import SERVICES_SH, free_port, services_dir
 
 pytestmark = pytest.mark.services
 
 
 @pytest.fixture
 def services_env():
-    run_dir = ROOT / ".services" / "test-runs" / uuid.uuid4().hex[:12]
+    run_dir = services_dir() / "test-runs" / uuid.uuid4().hex[:12]
     env = dict(
         os.environ,
         SERVICES_RUN_DIR=str(run_dir),

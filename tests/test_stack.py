@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures_es import ROOT, free_port, not_installed_reason
+from tests.fixtures_es import ROOT, free_port, not_installed_reason, services_dir
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -36,7 +36,7 @@ def stack_env():
     reason = _missing()
     if reason:
         pytest.skip(reason)
-    stack_dir = ROOT / ".services" / "test-runs" / ("stack-" + uuid.uuid4().hex[:8])
+    stack_dir = services_dir() / "test-runs" / ("stack-" + uuid.uuid4().hex[:8])
     env = dict(
         os.environ,
         STACK_DIR=str(stack_dir),
