@@ -1,0 +1,131 @@
+"""Worker memory: what the process holds, sampled into the crawl stats, and freed C heap
+pages handed back to the operating system.
+
+RSS alone cannot tell a leak from fragmentation: glibc keeps memory a process freed for
+reuse, so a crawl whose live data is flat can still show a slowly rising RSS while freed
+chunks are scattered between live ones. ``MemoryMonitor`` samples both sides every
+``MEMORY_SAMPLE_INTERVAL`` seconds (stats ``memory/*``, exported over time with the other
+stats): RSS, the C heap in use and free (glibc's ``mallinfo2``, every arena) and the blocks
+Python's own allocator holds. With ``MEMORY_TRIM`` it then calls glibc's ``malloc_trim(0)``,
+which returns every free heap page to the kernel, so RSS follows what is in use. With
+``MEMORY_MALLOC_ARENAS`` it caps glibc's per-thread arenas (``mallopt(M_ARENA_MAX)``, the
+``MALLOC_ARENA_MAX`` variable's setting): each arena keeps its own free memory, and a
+crawler's threads (DNS, index writer and merges) need no more than a few.
+
+Off glibc (musl, macOS) the heap figures and the trim are skipped; RSS is still sampled.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import sys
+
+import psutil
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from twisted.internet import task
+
+logger = logging.getLogger(__name__)
+
+#: ``mallopt`` parameter number of ``M_ARENA_MAX`` (glibc malloc.h).
+M_ARENA_MAX = -8
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost",
+    )]
+
+
+class GlibcHeap:
+    """glibc's allocator of this process: its statistics, trim and arena cap."""
+
+    def __init__(self, libc: ctypes.CDLL):
+        self._mallinfo2 = libc.mallinfo2
+        self._mallinfo2.restype = _MallInfo2
+        self._trim = libc.malloc_trim
+        self._trim.argtypes = [ctypes.c_size_t]
+        self._mallopt = libc.mallopt
+        self._mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+
+    @classmethod
+    def load(cls) -> GlibcHeap | None:
+        """The allocator if this process runs on glibc 2.33 or later, else None."""
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            return cls(libc) if hasattr(libc, "mallinfo2") else None
+        except OSError:
+            return None
+
+    def usage(self) -> tuple[int, int]:
+        """Bytes of C heap in use (chunks and mmapped blocks) and free inside the arenas."""
+        info = self._mallinfo2()
+        return info.uordblks + info.hblkhd, info.fordblks
+
+    def trim(self) -> bool:
+        """Give free heap pages of every arena back to the kernel; True if any were."""
+        return bool(self._trim(0))
+
+    def cap_arenas(self, arenas: int) -> bool:
+        """At most ``arenas`` malloc arenas from now on; True if glibc accepted it."""
+        return bool(self._mallopt(M_ARENA_MAX, arenas))
+
+
+class MemoryMonitor:
+    """Samples RSS, C heap and Python allocator blocks into ``memory/*`` stats every
+    ``interval`` seconds, trimming the C heap first when ``trim`` is set."""
+
+    def __init__(self, stats, interval: float, trim: bool = True, arenas: int = 0,
+                 heap: GlibcHeap | None = None):
+        self.stats = stats
+        self.interval = interval
+        self.trim = trim
+        self.heap = heap
+        self.process = psutil.Process()
+        self.loop: task.LoopingCall | None = None
+        if arenas > 0 and heap is not None and not heap.cap_arenas(arenas):
+            logger.warning("could not cap malloc arenas at %d", arenas)
+
+    @classmethod
+    def from_crawler(cls, crawler) -> MemoryMonitor:
+        settings = crawler.settings
+        interval = settings.getfloat("MEMORY_SAMPLE_INTERVAL", 60.0)
+        if interval <= 0:
+            raise NotConfigured
+        ext = cls(crawler.stats, interval, trim=settings.getbool("MEMORY_TRIM", True),
+                  arenas=settings.getint("MEMORY_MALLOC_ARENAS", 2), heap=GlibcHeap.load())
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        return ext
+
+    def spider_opened(self, spider) -> None:
+        self.loop = task.LoopingCall(self.sample)
+        self.loop.start(self.interval, now=True)
+
+    def spider_closed(self, spider) -> None:
+        if self.loop is not None and self.loop.running:
+            self.loop.stop()
+        self.sample()
+
+    def sample(self) -> dict[str, int]:
+        """Trim (if on), then record and return the current figures."""
+        figures: dict[str, int] = {}
+        if self.heap is not None:
+            if self.trim:
+                self.heap.trim()
+                self.stats.inc_value("memory/trims")
+            in_use, free = self.heap.usage()
+            figures["memory/heap_in_use_bytes"] = in_use
+            figures["memory/heap_free_bytes"] = free
+        figures["memory/python_blocks"] = sys.getallocatedblocks()
+        rss = self.process.memory_info().rss
+        figures["memory/rss_bytes"] = rss
+        for name, value in figures.items():
+            self.stats.set_value(name, value)
+        self.stats.max_value("memory/rss_max_bytes", rss)
+        return figures

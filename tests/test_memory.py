@@ -1,0 +1,77 @@
+"""Worker memory monitor: heap figures that follow real allocations, a trim that returns
+freed pages to the kernel, stats under ``memory/``."""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.test import get_crawler
+
+from crawler.memory import GlibcHeap, MemoryMonitor
+
+MB = 2**20
+
+heap = GlibcHeap.load()
+needs_glibc = pytest.mark.skipif(heap is None, reason="glibc 2.33+ only")
+
+
+def _rss() -> int:
+    return psutil.Process().memory_info().rss
+
+
+@needs_glibc
+def test_heap_in_use_follows_allocations():
+    before, _ = heap.usage()
+    chunks = [bytes(2000) for _ in range(50_000)]  # > 512 bytes: malloc, not pymalloc
+    during, _ = heap.usage()
+    assert during - before >= 50_000 * 2000 * 0.9
+    del chunks
+    after, _ = heap.usage()
+    assert during - after >= 50_000 * 2000 * 0.9
+
+
+@needs_glibc
+def test_trim_returns_fragmented_free_pages():
+    heap.trim()
+    chunks = [bytes(1000) for _ in range(150_000)]
+    # Keep one chunk in a hundred, and the last: the freed memory lies between live chunks,
+    # so free() cannot shrink the heap and RSS keeps it.
+    kept = chunks[::100] + chunks[-1:]
+    del chunks
+    in_use, free = heap.usage()
+    assert free >= 100 * MB
+    before = _rss()
+    assert heap.trim()
+    assert before - _rss() >= 80 * MB
+    assert heap.usage()[0] == pytest.approx(in_use, rel=0.01)
+    del kept
+
+
+@needs_glibc
+def test_sample_trims_and_records_stats():
+    crawler = get_crawler()
+    stats = MemoryStatsCollector(crawler)
+    monitor = MemoryMonitor(stats, interval=60, trim=True, heap=heap)
+    figures = monitor.sample()
+    assert stats.get_value("memory/trims") == 1
+    for name in ("memory/rss_bytes", "memory/heap_in_use_bytes", "memory/heap_free_bytes",
+                 "memory/python_blocks"):
+        assert stats.get_value(name) == figures[name]
+    assert figures["memory/rss_bytes"] > 10 * MB
+    assert figures["memory/heap_in_use_bytes"] > MB
+    assert stats.get_value("memory/rss_max_bytes") == figures["memory/rss_bytes"]
+
+
+def test_without_glibc_only_rss_and_python_blocks():
+    stats = MemoryStatsCollector(get_crawler())
+    figures = MemoryMonitor(stats, interval=60, heap=None).sample()
+    assert set(figures) == {"memory/rss_bytes", "memory/python_blocks"}
+    assert stats.get_value("memory/trims") is None
+
+
+def test_off_when_interval_is_zero():
+    crawler = get_crawler(settings_dict={"MEMORY_SAMPLE_INTERVAL": 0})
+    with pytest.raises(NotConfigured):
+        MemoryMonitor.from_crawler(crawler)
