@@ -16,11 +16,17 @@ the RSS growth less so). Each crawl is measured the same way:
   workers), i.e. what one core sustains; the wall-clock rate is ``pages_per_s``;
 - ``violations``: politeness violations in the test web's log (bench/politeness.py: a request
   to a host while one is in flight, or sooner than its delay after the previous one ended);
-- ``rss_growth_mb``: the largest growth of a worker's resident memory from the end of the
-  warm-up to the end of the run (mean of the last 3 samples). The warm-up is the first
-  quarter of the run, at least ``WARMUP_MIN_S`` (5 minutes; shorter runs: half the run): the
-  worker's bounded caches (canonical URLs, recent links, recent requests) take about 4
-  minutes to fill at the soak's rate, RSS rising from ~190 to ~370 MB meanwhile;
+- ``rss_growth_mb``: the largest growth of a worker's resident memory after the warm-up,
+  sampled from outside every 10 s: the least-squares trend of the samples from the end of
+  the warm-up to the end of the crawl, times that span (RSS swings by tens of MB between
+  samples, so end minus start would measure the swing). The warm-up is the first quarter of
+  the run, at least ``WARMUP_MIN_S`` (5 minutes; shorter runs: half the run): the worker's
+  bounded caches (canonical URLs, recent links, recent requests) take about 4 minutes to
+  fill at the soak's rate, RSS rising from ~150 to ~330 MB meanwhile. ``rss_end_mb`` is
+  the largest RSS of a worker in its last sample before the close; ``heap_in_use_growth_mb``
+  the same trend for the C heap in use (glibc's ``mallinfo2``, from the workers' exported
+  ``memory/heap_in_use_bytes`` stats, ``crawler/memory.py``): memory the process holds, as
+  opposed to memory the allocator kept after it was freed;
 - ``redis_bytes_per_url``: Redis ``used_memory`` growth over the run divided by the URLs the
   crawl knows (the project: the workers' ``frontier/added``, URLs that passed the seen
   filter; scrapy-redis: its dupefilter's fingerprints). It is all of the crawl's Redis state
@@ -59,6 +65,7 @@ from redis import Redis  # noqa: E402
 import testweb  # noqa: E402
 from bench.politeness import host_delays, politeness_violations  # noqa: E402
 from crawler.redisserver import running_redis  # noqa: E402
+from crawler.statsexport import RedisStatsStore  # noqa: E402
 from tests.crawlrun import crawl_env  # noqa: E402
 
 WORKERS = 2
@@ -120,6 +127,32 @@ def _stat(text: str, name: str) -> int:
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def heap_series(snapshots: list[dict]) -> dict[str, list[tuple[float, float]]]:
+    """Per worker, (seconds since its first snapshot, C heap in use in MB) from the exported
+    stats (``crawler.memory.MemoryMonitor``); workers without the monitor give nothing."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    first: dict[str, float] = {}
+    for snap in snapshots:
+        used = snap["stats"].get("memory/heap_in_use_bytes")
+        if used is None:
+            continue
+        start = first.setdefault(snap["worker"], snap["ts"])
+        series.setdefault(snap["worker"], []).append((snap["ts"] - start, used / 2**20))
+    return series
+
+
+def _growth(series: list[tuple[float, float]], warmup: float, end: float) -> float:
+    """MB gained from the end of the warm-up to ``end`` (the crawl's end; the close that
+    follows writes the last index commit): the least-squares trend of the samples in between
+    times its length. A trend, not end minus start: RSS and heap swing by tens of MB from one
+    sample to the next (the index writer's buffer comes and goes with each commit)."""
+    window = [(t, mb) for t, mb in series if warmup <= t <= end]
+    if len(window) < 3:
+        return 0.0
+    slope, _ = statistics.linear_regression([t for t, _ in window], [mb for _, mb in window])
+    return slope * (window[-1][0] - window[0][0])
 
 
 def redis_usage(client: Redis) -> dict[str, int]:
@@ -217,17 +250,17 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
                               "frontier/added") for n in range(WORKERS))
         else:
             known = client.scard("web:dupefilter")  # request fingerprints seen
+        heap = heap_series(RedisStatsStore(client).read())
         for c in clients:
             c.close()
     pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
-    growth = []
     warmup = max(seconds / 4, min(WARMUP_MIN_S, seconds / 2))
-    for series in rss:
-        warm = [mb for t, mb in series if t <= warmup]
-        end = statistics.mean(mb for _, mb in series[-3:])
-        growth.append(end - warm[-1])
-        log(f"{kind} worker RSS MB: after warm-up {warm[-1]:.0f}, end {end:.0f}, "
-            f"max {max(mb for _, mb in series):.0f}")
+    growth = [_growth(series, warmup, seconds) for series in rss]
+    for series, grown in zip(rss, growth, strict=True):
+        log(f"{kind} worker RSS MB: end {series[-1][1]:.0f} (+{grown:.1f} after the warm-up), "
+            f"max {max(mb for _, mb in series):.0f}; samples "
+            + " ".join(f"{t / 60:.0f}m:{mb:.0f}" for t, mb in series[::30]))
+    heap_growth = [_growth(series, warmup, seconds) for series in heap.values() if series]
     log(f"{kind}: {pages} pages in {seconds:.0f}s = {pages / seconds:.1f}/s wall, worker CPU "
         f"{cpu:.0f}s = {pages / max(cpu, 1e-9):.1f} pages per CPU-second; known URLs {known}; "
         f"violations {audit}")
@@ -236,6 +269,8 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         "pages_per_s_per_core": round(pages / max(cpu, 1e-9), 2),
         "violations": audit["total"],
         "rss_growth_mb": round(max(growth), 1),
+        "rss_end_mb": round(max([mb for t, mb in series if t <= seconds][-1] for series in rss), 1),
+        "heap_in_use_growth_mb": round(max(heap_growth), 1) if heap_growth else None,
         "redis_bytes_per_url": round((redis_after - redis_before) / max(known, 1), 1),
         "pages_per_s": round(pages / seconds, 2),
         "known_urls": known,
