@@ -140,7 +140,7 @@ EXTENSIONS = {
 }
 CRAWL_PROGRESS_INTERVAL = 5.0
 
-# --- worker memory (crawler/memory.py, docs/capacity.md "Memory") ---
+# --- worker memory (crawler/memory.py, docs/operations.md "Worker memory") ---
 MEMORY_SAMPLE_INTERVAL = 60.0  # seconds between memory/* stats samples; 0 = off
 MEMORY_TRIM = True  # malloc_trim(0) before each sample: freed heap pages back to the kernel
 MEMORY_MALLOC_ARENAS = 2  # cap on glibc malloc arenas (M_ARENA_MAX); 0 = glibc's default
