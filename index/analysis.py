@@ -115,8 +115,12 @@ _ASCII_TABLE = bytes(
 
 _stem_words = Stemmer.Stemmer("english").stemWords
 # word -> stem. Looking words up with map() runs at C speed, 5x faster than stemWords even
-# with its own cache; Zipf-distributed text makes the hit rate high.
-_STEM_CACHE_MAX = 500_000
+# with its own cache; Zipf-distributed text makes the hit rate high. Started over at
+# _STEM_CACHE_MAX words: a crawl's vocabulary never stops growing, and a crawler worker
+# analyses every page it indexes, so a larger bound is memory that grows for hours
+# (500,000 grew a worker by ~5,000 objects a minute in the soak); on 40,000 crawled test web
+# pages 32,768 costs 87 us per page against 84 with no limit reached.
+_STEM_CACHE_MAX = 32_768
 _stem_cache: dict[str, str] = {}
 
 _NORMALIZE_CACHE_MAX = 100_000

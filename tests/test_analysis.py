@@ -141,3 +141,20 @@ def test_query_language_is_guessed_only_from_non_latin_letters():
     assert query_language("café crème") == "en"  # too little Latin text to tell
     assert query_language("сетевой сервер") == "ru"
     assert query_language("ファイルサーバー") == "ja"
+
+
+def test_stem_cache_memory_is_bounded():
+    import sys
+
+    from index import analysis
+
+    analysis._stem_cache.clear()
+    words = [f"walking{n:07d}" for n in range(200_000)]
+    for start in range(0, len(words), 1000):
+        analysis.analyze(" ".join(words[start:start + 1000]))
+    assert len(analysis._stem_cache) <= analysis._STEM_CACHE_MAX
+    size = sys.getsizeof(analysis._stem_cache) + sum(
+        sys.getsizeof(k) + sys.getsizeof(v) for k, v in analysis._stem_cache.items()
+    )
+    assert size < 8 * 2**20
+    assert analysis.analyze("walking dogs") == ["walk", "dog"]
