@@ -20,7 +20,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
+import os
+import re
 import sys
+import tempfile
 
 import psutil
 from scrapy import signals
@@ -76,6 +79,35 @@ class GlibcHeap:
         return bool(self._mallopt(M_ARENA_MAX, arenas))
 
 
+_PYMALLOC_FIGURES = {
+    "arenas allocated current": "memory/pymalloc_arenas",
+    "bytes in allocated blocks": "memory/pymalloc_used_bytes",
+}
+_PYMALLOC_LINE = re.compile(
+    r"^# (arenas allocated current|bytes in allocated blocks)\s*=\s*([\d,]+)", re.M)
+
+
+def pymalloc_stats() -> dict[str, int]:
+    """Python's small-object allocator: arenas it holds from the kernel (1 MiB each on 3.10+,
+    freed only when every block in them is) and bytes in its live blocks; empty when pymalloc
+    is off (``PYTHONMALLOC=malloc``). ``sys._debugmallocstats`` is the only interface and
+    writes to file descriptor 2, so that is pointed at a temporary file for the call (~1 ms;
+    another thread's write to stderr in that window would land there too)."""
+    with tempfile.TemporaryFile() as out:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(out.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    return {_PYMALLOC_FIGURES[name]: int(value.replace(",", ""))
+            for name, value in _PYMALLOC_LINE.findall(text)}
+
+
 class MemoryMonitor:
     """Samples RSS, C heap and Python allocator blocks into ``memory/*`` stats every
     ``interval`` seconds, trimming the C heap first when ``trim`` is set."""
@@ -123,6 +155,7 @@ class MemoryMonitor:
             figures["memory/heap_in_use_bytes"] = in_use
             figures["memory/heap_free_bytes"] = free
         figures["memory/python_blocks"] = sys.getallocatedblocks()
+        figures.update(pymalloc_stats())
         rss = self.process.memory_info().rss
         figures["memory/rss_bytes"] = rss
         for name, value in figures.items():

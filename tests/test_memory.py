@@ -3,13 +3,17 @@ freed pages to the kernel, stats under ``memory/``."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import psutil
 import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from crawler.memory import GlibcHeap, MemoryMonitor
+from crawler.memory import GlibcHeap, MemoryMonitor, pymalloc_stats
 
 MB = 2**20
 
@@ -67,7 +71,8 @@ def test_sample_trims_and_records_stats():
 def test_without_glibc_only_rss_and_python_blocks():
     stats = MemoryStatsCollector(get_crawler())
     figures = MemoryMonitor(stats, interval=60, heap=None).sample()
-    assert set(figures) == {"memory/rss_bytes", "memory/python_blocks"}
+    assert set(figures) == {"memory/rss_bytes", "memory/python_blocks",
+                            "memory/pymalloc_arenas", "memory/pymalloc_used_bytes"}
     assert stats.get_value("memory/trims") is None
 
 
@@ -75,3 +80,24 @@ def test_off_when_interval_is_zero():
     crawler = get_crawler(settings_dict={"MEMORY_SAMPLE_INTERVAL": 0})
     with pytest.raises(NotConfigured):
         MemoryMonitor.from_crawler(crawler)
+
+
+def test_pymalloc_figures_follow_small_objects(capfd):
+    before = pymalloc_stats()
+    strings = [str(n) * 4 for n in range(500_000)]  # ~60 bytes each: pymalloc's blocks
+    during = pymalloc_stats()
+    assert during["memory/pymalloc_used_bytes"] - before["memory/pymalloc_used_bytes"] >= 25 * MB
+    assert during["memory/pymalloc_arenas"] - before["memory/pymalloc_arenas"] >= 25
+    del strings
+    after = pymalloc_stats()
+    assert during["memory/pymalloc_used_bytes"] - after["memory/pymalloc_used_bytes"] >= 25 * MB
+    # The allocator's report went to the figures, not to the process's stderr.
+    assert capfd.readouterr().err == ""
+
+
+def test_pymalloc_figures_absent_without_pymalloc():
+    code = "from crawler.memory import pymalloc_stats; print(pymalloc_stats())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONMALLOC": "malloc"}, check=True)
+    assert out.stdout.strip() == "{}"
+    assert out.stderr == ""
