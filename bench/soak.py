@@ -26,7 +26,10 @@ the RSS growth less so). Each crawl is measured the same way:
   the largest RSS of a worker in its last sample before the close; ``heap_in_use_growth_mb``
   the same trend for the C heap in use (glibc's ``mallinfo2``, from the workers' exported
   ``memory/heap_in_use_bytes`` stats, ``crawler/memory.py``): memory the process holds, as
-  opposed to memory the allocator kept after it was freed;
+  opposed to memory the allocator kept after it was freed; ``rss_trimmed_growth_mb`` the
+  trend of the RSS each worker samples itself right after handing its free heap pages back
+  (``memory/rss_bytes``, once a minute): RSS without what glibc kept since the last trim;
+  ``pymalloc_arenas_growth_mb`` the trend of Python's small-object arenas (1 MiB each);
 - ``redis_bytes_per_url``: Redis ``used_memory`` growth over the run divided by the URLs the
   crawl knows (the project: the workers' ``frontier/added``, URLs that passed the seen
   filter; scrapy-redis: its dupefilter's fingerprints). It is all of the crawl's Redis state
@@ -129,17 +132,19 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def heap_series(snapshots: list[dict]) -> dict[str, list[tuple[float, float]]]:
-    """Per worker, (seconds since its first snapshot, C heap in use in MB) from the exported
-    stats (``crawler.memory.MemoryMonitor``); workers without the monitor give nothing."""
+def stat_series(snapshots: list[dict], name: str = "memory/heap_in_use_bytes",
+                scale: float = 2**20) -> dict[str, list[tuple[float, float]]]:
+    """Per worker, (seconds since its first snapshot, stat ``name`` / ``scale``) from the
+    exported stats (``crawler.memory.MemoryMonitor``'s ``memory/*``); workers without the
+    stat give nothing."""
     series: dict[str, list[tuple[float, float]]] = {}
     first: dict[str, float] = {}
     for snap in snapshots:
-        used = snap["stats"].get("memory/heap_in_use_bytes")
-        if used is None:
+        value = snap["stats"].get(name)
+        if value is None:
             continue
         start = first.setdefault(snap["worker"], snap["ts"])
-        series.setdefault(snap["worker"], []).append((snap["ts"] - start, used / 2**20))
+        series.setdefault(snap["worker"], []).append((snap["ts"] - start, value / scale))
     return series
 
 
@@ -153,6 +158,10 @@ def _growth(series: list[tuple[float, float]], warmup: float, end: float) -> flo
         return 0.0
     slope, _ = statistics.linear_regression([t for t, _ in window], [mb for _, mb in window])
     return slope * (window[-1][0] - window[0][0])
+
+
+def _largest(growths: list[float]) -> float | None:
+    return round(max(growths), 1) if growths else None
 
 
 def redis_usage(client: Redis) -> dict[str, int]:
@@ -250,7 +259,12 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
                               "frontier/added") for n in range(WORKERS))
         else:
             known = client.scard("web:dupefilter")  # request fingerprints seen
-        heap = heap_series(RedisStatsStore(client).read())
+        snapshots = RedisStatsStore(client).read()
+        exported = {key: stat_series(snapshots, name, scale) for key, name, scale in (
+            ("heap_in_use", "memory/heap_in_use_bytes", 2**20),
+            ("rss_trimmed", "memory/rss_bytes", 2**20),
+            ("pymalloc_arenas", "memory/pymalloc_arenas", 1.0),  # 1 MiB each
+        )}
         for c in clients:
             c.close()
     pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
@@ -260,7 +274,12 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         log(f"{kind} worker RSS MB: end {series[-1][1]:.0f} (+{grown:.1f} after the warm-up), "
             f"max {max(mb for _, mb in series):.0f}; samples "
             + " ".join(f"{t / 60:.0f}m:{mb:.0f}" for t, mb in series[::30]))
-    heap_growth = [_growth(series, warmup, seconds) for series in heap.values() if series]
+    trends = {key: [_growth(series, warmup, seconds) for series in per_worker.values()]
+              for key, per_worker in exported.items()}
+    for key, per_worker in exported.items():
+        log(f"{kind} exported {key}: " + "; ".join(
+            f"{worker}: {' '.join(f'{t / 60:.0f}m:{v:.0f}' for t, v in series[::36])}"
+            for worker, series in per_worker.items()))
     log(f"{kind}: {pages} pages in {seconds:.0f}s = {pages / seconds:.1f}/s wall, worker CPU "
         f"{cpu:.0f}s = {pages / max(cpu, 1e-9):.1f} pages per CPU-second; known URLs {known}; "
         f"violations {audit}")
@@ -270,7 +289,9 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         "violations": audit["total"],
         "rss_growth_mb": round(max(growth), 1),
         "rss_end_mb": round(max([mb for t, mb in series if t <= seconds][-1] for series in rss), 1),
-        "heap_in_use_growth_mb": round(max(heap_growth), 1) if heap_growth else None,
+        "rss_trimmed_growth_mb": _largest(trends["rss_trimmed"]),
+        "heap_in_use_growth_mb": _largest(trends["heap_in_use"]),
+        "pymalloc_arenas_growth_mb": _largest(trends["pymalloc_arenas"]),
         "redis_bytes_per_url": round((redis_after - redis_before) / max(known, 1), 1),
         "pages_per_s": round(pages / seconds, 2),
         "known_urls": known,

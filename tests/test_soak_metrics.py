@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.soak import _growth, heap_series
+from bench.soak import _growth, stat_series
 
 
 def test_growth_of_a_swinging_flat_series_is_zero():
@@ -32,4 +32,15 @@ def test_heap_series_per_worker_from_exported_stats():
         {"ts": 1010.0, "worker": "a", "stats": {"memory/heap_in_use_bytes": 3 * 2**20}},
         {"ts": 1003.0, "worker": "b", "stats": {"memory/heap_in_use_bytes": 5 * 2**20}},
     ]
-    assert heap_series(snapshots) == {"a": [(0.0, 1.0), (10.0, 3.0)], "b": [(0.0, 5.0)]}
+    assert stat_series(snapshots) == {"a": [(0.0, 1.0), (10.0, 3.0)], "b": [(0.0, 5.0)]}
+
+
+def test_stat_series_of_another_stat_and_scale():
+    snapshots = [
+        {"ts": 5.0, "worker": "a", "stats": {"memory/pymalloc_arenas": 140}},
+        {"ts": 65.0, "worker": "a", "stats": {"memory/pymalloc_arenas": 143,
+                                               "memory/rss_bytes": 300 * 2**20}},
+    ]
+    assert stat_series(snapshots, "memory/pymalloc_arenas", 1.0) == {
+        "a": [(0.0, 140.0), (60.0, 143.0)]}
+    assert stat_series(snapshots, "memory/rss_bytes") == {"a": [(0.0, 300.0)]}
