@@ -5,9 +5,10 @@ RSS alone cannot tell a leak from fragmentation: glibc keeps memory a process fr
 reuse, so a crawl whose live data is flat can still show a slowly rising RSS while freed
 chunks are scattered between live ones. ``MemoryMonitor`` samples both sides every
 ``MEMORY_SAMPLE_INTERVAL`` seconds (stats ``memory/*``, exported over time with the other
-stats): RSS, the C heap in use and free (glibc's ``mallinfo2``, every arena) and the blocks
-Python's own allocator holds. With ``MEMORY_TRIM`` it then calls glibc's ``malloc_trim(0)``,
-which returns every free heap page to the kernel, so RSS follows what is in use. With
+stats): RSS, the C heap in use and free (glibc's ``mallinfo2``, every arena), the blocks
+Python's own allocator holds and its arenas. With ``MEMORY_TRIM`` it then calls glibc's
+``malloc_trim(0)``, which returns every free heap page to the kernel, so RSS follows what
+is in use. With
 ``MEMORY_MALLOC_ARENAS`` it caps glibc's per-thread arenas (``mallopt(M_ARENA_MAX)``, the
 ``MALLOC_ARENA_MAX`` variable's setting): each arena keeps its own free memory, and a
 crawler's threads (DNS, index writer and merges) need no more than a few.
@@ -93,17 +94,21 @@ def pymalloc_stats() -> dict[str, int]:
     is off (``PYTHONMALLOC=malloc``). ``sys._debugmallocstats`` is the only interface and
     writes to file descriptor 2, so that is pointed at a temporary file for the call (~1 ms;
     another thread's write to stderr in that window would land there too)."""
-    with tempfile.TemporaryFile() as out:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        try:
-            os.dup2(out.fileno(), 2)
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        out.seek(0)
-        text = out.read().decode(errors="replace")
+    try:
+        with tempfile.TemporaryFile() as out:
+            sys.stderr.flush()
+            saved = os.dup(2)
+            try:
+                os.dup2(out.fileno(), 2)
+                sys._debugmallocstats()
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            out.seek(0)
+            text = out.read().decode(errors="replace")
+    except (OSError, ValueError) as exc:  # no descriptor 2, no temporary directory
+        logger.debug("pymalloc figures unavailable: %s", exc)
+        return {}
     return {_PYMALLOC_FIGURES[name]: int(value.replace(",", ""))
             for name, value in _PYMALLOC_LINE.findall(text)}
 

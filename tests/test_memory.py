@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 
 import psutil
 import pytest
@@ -68,7 +69,7 @@ def test_sample_trims_and_records_stats():
     assert stats.get_value("memory/rss_max_bytes") == figures["memory/rss_bytes"]
 
 
-def test_without_glibc_only_rss_and_python_blocks():
+def test_without_glibc_no_heap_figures_and_no_trim():
     stats = MemoryStatsCollector(get_crawler())
     figures = MemoryMonitor(stats, interval=60, heap=None).sample()
     assert set(figures) == {"memory/rss_bytes", "memory/python_blocks",
@@ -101,3 +102,15 @@ def test_pymalloc_figures_absent_without_pymalloc():
                          env={**os.environ, "PYTHONMALLOC": "malloc"}, check=True)
     assert out.stdout.strip() == "{}"
     assert out.stderr == ""
+
+
+def test_pymalloc_figures_without_stderr_or_temporary_directory(monkeypatch):
+    # A daemon with descriptor 2 closed still gets them (the temporary file takes it) ...
+    code = ("import os; from crawler.memory import pymalloc_stats; os.close(2); "
+            "print(sorted(pymalloc_stats()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "['memory/pymalloc_arenas', 'memory/pymalloc_used_bytes']"
+    # ... and without a writable temporary directory the sample goes on without them.
+    monkeypatch.setattr(tempfile, "tempdir", "/nonexistent/websearch-test")
+    assert pymalloc_stats() == {}
