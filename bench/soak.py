@@ -132,7 +132,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def stat_series(snapshots: list[dict], name: str = "memory/heap_in_use_bytes",
+def stat_series(snapshots: list[dict], name: str,
                 scale: float = 2**20) -> dict[str, list[tuple[float, float]]]:
     """Per worker, (seconds since its first snapshot, stat ``name`` / ``scale``) from the
     exported stats (``crawler.memory.MemoryMonitor``'s ``memory/*``); workers without the
@@ -158,6 +158,11 @@ def _growth(series: list[tuple[float, float]], warmup: float, end: float) -> flo
         return 0.0
     slope, _ = statistics.linear_regression([t for t, _ in window], [mb for _, mb in window])
     return slope * (window[-1][0] - window[0][0])
+
+
+def _sampled(series: list[tuple[float, float]], every: int) -> str:
+    """Every ``every``-th sample of a series, as ``<minute>m:<value>`` for the log."""
+    return " ".join(f"{t / 60:.0f}m:{value:.0f}" for t, value in series[::every])
 
 
 def _largest(growths: list[float]) -> float | None:
@@ -272,14 +277,12 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
     growth = [_growth(series, warmup, seconds) for series in rss]
     for series, grown in zip(rss, growth, strict=True):
         log(f"{kind} worker RSS MB: end {series[-1][1]:.0f} (+{grown:.1f} after the warm-up), "
-            f"max {max(mb for _, mb in series):.0f}; samples "
-            + " ".join(f"{t / 60:.0f}m:{mb:.0f}" for t, mb in series[::30]))
+            f"max {max(mb for _, mb in series):.0f}; samples {_sampled(series, 30)}")
     trends = {key: [_growth(series, warmup, seconds) for series in per_worker.values()]
               for key, per_worker in exported.items()}
     for key, per_worker in exported.items():
         log(f"{kind} exported {key}: " + "; ".join(
-            f"{worker}: {' '.join(f'{t / 60:.0f}m:{v:.0f}' for t, v in series[::36])}"
-            for worker, series in per_worker.items()))
+            f"{worker}: {_sampled(series, 36)}" for worker, series in per_worker.items()))
     log(f"{kind}: {pages} pages in {seconds:.0f}s = {pages / seconds:.1f}/s wall, worker CPU "
         f"{cpu:.0f}s = {pages / max(cpu, 1e-9):.1f} pages per CPU-second; known URLs {known}; "
         f"violations {audit}")

@@ -8,10 +8,10 @@ chunks are scattered between live ones. ``MemoryMonitor`` samples both sides eve
 stats): RSS, the C heap in use and free (glibc's ``mallinfo2``, every arena), the blocks
 Python's own allocator holds and its arenas. With ``MEMORY_TRIM`` it then calls glibc's
 ``malloc_trim(0)``, which returns every free heap page to the kernel, so RSS follows what
-is in use. With
-``MEMORY_MALLOC_ARENAS`` it caps glibc's per-thread arenas (``mallopt(M_ARENA_MAX)``, the
-``MALLOC_ARENA_MAX`` variable's setting): each arena keeps its own free memory, and a
-crawler's threads (DNS, index writer and merges) need no more than a few.
+is in use. With ``MEMORY_MALLOC_ARENAS`` it caps glibc's per-thread arenas
+(``mallopt(M_ARENA_MAX)``, the ``MALLOC_ARENA_MAX`` variable's setting): each arena keeps
+its own free memory, and a crawler's threads (DNS, index writer and merges) need no more
+than a few.
 
 Off glibc (musl, macOS) the heap figures and the trim are skipped; RSS is still sampled.
 """
@@ -85,7 +85,7 @@ _PYMALLOC_FIGURES = {
     "bytes in allocated blocks": "memory/pymalloc_used_bytes",
 }
 _PYMALLOC_LINE = re.compile(
-    r"^# (arenas allocated current|bytes in allocated blocks)\s*=\s*([\d,]+)", re.M)
+    rf"^# ({'|'.join(map(re.escape, _PYMALLOC_FIGURES))})\s*=\s*([\d,]+)", re.M)
 
 
 def pymalloc_stats() -> dict[str, int]:

@@ -25,14 +25,15 @@ def test_growth_ignores_the_warm_up_and_the_close():
     assert _growth(warm + steady + close, warmup=300, end=1490) == pytest.approx(0.0)
 
 
-def test_heap_series_per_worker_from_exported_stats():
+def test_stat_series_per_worker_from_exported_stats():
     snapshots = [
         {"ts": 1000.0, "worker": "a", "stats": {"memory/heap_in_use_bytes": 2**20}},
         {"ts": 1000.0, "worker": "b", "stats": {}},  # no memory monitor
         {"ts": 1010.0, "worker": "a", "stats": {"memory/heap_in_use_bytes": 3 * 2**20}},
         {"ts": 1003.0, "worker": "b", "stats": {"memory/heap_in_use_bytes": 5 * 2**20}},
     ]
-    assert stat_series(snapshots) == {"a": [(0.0, 1.0), (10.0, 3.0)], "b": [(0.0, 5.0)]}
+    assert stat_series(snapshots, "memory/heap_in_use_bytes") == {
+        "a": [(0.0, 1.0), (10.0, 3.0)], "b": [(0.0, 5.0)]}
 
 
 def test_stat_series_of_another_stat_and_scale():
