@@ -11,7 +11,12 @@ Python's own allocator holds and its arenas. With ``MEMORY_TRIM`` it then calls 
 is in use. With ``MEMORY_MALLOC_ARENAS`` it caps glibc's per-thread arenas
 (``mallopt(M_ARENA_MAX)``, the ``MALLOC_ARENA_MAX`` variable's setting): each arena keeps
 its own free memory, and a crawler's threads (DNS, index writer and merges) need no more
-than a few.
+than a few. With ``MEMORY_MMAP_THRESHOLD`` it fixes glibc's mmap threshold
+(``mallopt(M_MMAP_THRESHOLD)``, the ``MALLOC_MMAP_THRESHOLD_`` variable's setting): blocks
+that large get their own mapping, unmapped when freed. Left dynamic, glibc raises the
+threshold to the size of each mapped block freed (up to 32 MiB), after which the embedded
+index writer's large, short-lived buffers land in the heap between long-lived small chunks,
+and the resident free memory that the trim cannot return grows with the index.
 
 Off glibc (musl, macOS) the heap figures and the trim are skipped; RSS is still sampled.
 """
@@ -33,7 +38,8 @@ from twisted.internet import task
 
 logger = logging.getLogger(__name__)
 
-#: ``mallopt`` parameter number of ``M_ARENA_MAX`` (glibc malloc.h).
+#: ``mallopt`` parameter numbers (glibc malloc.h).
+M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 
 
@@ -79,6 +85,11 @@ class GlibcHeap:
         """At most ``arenas`` malloc arenas from now on; True if glibc accepted it."""
         return bool(self._mallopt(M_ARENA_MAX, arenas))
 
+    def fix_mmap_threshold(self, nbytes: int) -> bool:
+        """Blocks of ``nbytes`` or more mapped on their own from now on, with glibc's
+        dynamic raising of that threshold off; True if glibc accepted it."""
+        return bool(self._mallopt(M_MMAP_THRESHOLD, nbytes))
+
 
 _PYMALLOC_FIGURES = {
     "arenas allocated current": "memory/pymalloc_arenas",
@@ -118,7 +129,7 @@ class MemoryMonitor:
     ``interval`` seconds, trimming the C heap first when ``trim`` is set."""
 
     def __init__(self, stats, interval: float, trim: bool = True, arenas: int = 0,
-                 heap: GlibcHeap | None = None):
+                 heap: GlibcHeap | None = None, mmap_threshold: int = 0):
         self.stats = stats
         self.interval = interval
         self.trim = trim
@@ -127,6 +138,9 @@ class MemoryMonitor:
         self.loop: task.LoopingCall | None = None
         if arenas > 0 and heap is not None and not heap.cap_arenas(arenas):
             logger.warning("could not cap malloc arenas at %d", arenas)
+        if (mmap_threshold > 0 and heap is not None
+                and not heap.fix_mmap_threshold(mmap_threshold)):
+            logger.warning("could not fix the malloc mmap threshold at %d bytes", mmap_threshold)
 
     @classmethod
     def from_crawler(cls, crawler) -> MemoryMonitor:
@@ -135,7 +149,8 @@ class MemoryMonitor:
         if interval <= 0:
             raise NotConfigured
         ext = cls(crawler.stats, interval, trim=settings.getbool("MEMORY_TRIM", True),
-                  arenas=settings.getint("MEMORY_MALLOC_ARENAS", 2), heap=GlibcHeap.load())
+                  arenas=settings.getint("MEMORY_MALLOC_ARENAS", 2), heap=GlibcHeap.load(),
+                  mmap_threshold=settings.getint("MEMORY_MMAP_THRESHOLD", 131072))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext

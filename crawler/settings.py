@@ -144,6 +144,7 @@ CRAWL_PROGRESS_INTERVAL = 5.0
 MEMORY_SAMPLE_INTERVAL = 60.0  # seconds between memory/* stats samples; 0 = off
 MEMORY_TRIM = True  # malloc_trim(0) before each sample: freed heap pages back to the kernel
 MEMORY_MALLOC_ARENAS = 2  # cap on glibc malloc arenas (M_ARENA_MAX); 0 = glibc's default
+MEMORY_MMAP_THRESHOLD = 131072  # bytes: bigger blocks get own mappings; 0 = glibc dynamic
 
 # --- stats over time for the dashboard (crawler/statsexport.py) ---
 STATS_EXPORT_INTERVAL = 10.0  # seconds between snapshots; 0 = off

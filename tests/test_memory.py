@@ -3,6 +3,7 @@ freed pages to the kernel, stats under ``memory/``."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -114,3 +115,37 @@ def test_pymalloc_figures_without_stderr_or_temporary_directory(monkeypatch):
     # ... and without a writable temporary directory the sample goes on without them.
     monkeypatch.setattr(tempfile, "tempdir", "/nonexistent/websearch-test")
     assert pymalloc_stats() == {}
+
+
+# In a fresh process: a mapped block of 8 MiB freed, then a 1 MiB block allocated and freed;
+# prints how much the heap's free memory grew.
+_MMAP_PROBE = """
+import ctypes, json, sys
+from scrapy.utils.test import get_crawler
+from crawler.memory import GlibcHeap, MemoryMonitor
+MemoryMonitor.from_crawler(get_crawler(settings_dict=json.loads(sys.argv[1])))
+heap = GlibcHeap.load()
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.free(libc.malloc(8 << 20))
+free_before = heap.usage()[1]
+libc.free(libc.malloc(1 << 20))
+print(heap.usage()[1] - free_before)
+"""
+
+
+def _heap_kept_after_large_block(settings: dict) -> int:
+    out = subprocess.run([sys.executable, "-c", _MMAP_PROBE, json.dumps(settings)],
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
+@needs_glibc
+def test_mmap_threshold_fixed_large_blocks_leave_no_free_heap():
+    # Fixed (the default): the 1 MiB block is mapped on its own and unmapped when freed.
+    assert _heap_kept_after_large_block({}) < 64 * 1024
+    assert _heap_kept_after_large_block({"MEMORY_MMAP_THRESHOLD": 512 * 1024}) < 64 * 1024
+    # glibc's dynamic threshold rose to 8 MiB with the first block freed, so the 1 MiB
+    # block came from the heap and stays there, free, when released.
+    assert _heap_kept_after_large_block({"MEMORY_MMAP_THRESHOLD": 0}) >= MB
