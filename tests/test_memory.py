@@ -149,3 +149,15 @@ def test_mmap_threshold_fixed_large_blocks_leave_no_free_heap():
     # glibc's dynamic threshold rose to 8 MiB with the first block freed, so the 1 MiB
     # block came from the heap and stays there, free, when released.
     assert _heap_kept_after_large_block({"MEMORY_MMAP_THRESHOLD": 0}) >= MB
+
+
+@needs_glibc
+def test_index_memory_benchmark_prints_both_sides():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "bench/index_memory.py", "--docs", "2000"], cwd=root,
+                         capture_output=True, text=True, check=True)
+    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    assert figures["docs"] == 2000
+    for key in ("rss_anon_mb", "rss_anon_growth_mb", "heap_free_mb", "docs_per_s", "index_mb"):
+        assert figures[key] > 0 or key.endswith("growth_mb")
+        assert f"baseline_{key}" in figures
