@@ -29,6 +29,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.soak import _growth  # noqa: E402
 from crawler.settings import MEMORY_MMAP_THRESHOLD as FIXED  # noqa: E402
 
 MB = 2**20
@@ -84,12 +85,10 @@ def child(docs: int, commit_docs: int, threshold: int, workdir: Path) -> None:
 
 
 def _trend(samples: list[dict], key: str) -> float:
-    """Least-squares growth of ``key`` (MB) over the samples after the first quarter."""
-    rows = samples[len(samples) // 4:]
-    xs = [r["docs"] for r in rows]
-    ys = [r[key] / MB for r in rows]
-    slope = statistics.linear_regression(xs, ys).slope if len(rows) > 1 else 0.0
-    return round(slope * (xs[-1] - xs[0]), 1) if rows else 0.0
+    """Growth of ``key`` (MB) over the samples after the first quarter: the soak's
+    least-squares trend, over documents instead of seconds."""
+    series = [(r["docs"], r[key] / MB) for r in samples]
+    return round(_growth(series, warmup=series[len(series) // 4][0], end=series[-1][0]), 1)
 
 
 def side(name: str, docs: int, commit_docs: int, threshold: int) -> dict:
