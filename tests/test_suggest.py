@@ -1,7 +1,7 @@
-"""Did-you-mean for the embedded index: one-edit corrections backed by document frequency."""
+"""Did-you-mean for the embedded index (index/suggest.py): one-edit corrections by doc frequency."""
 
 from index.analysis import analyze
-from webui.search.suggest import EditSuggester, edits1
+from index.suggest import EditSuggester, edits1
 
 VOCABULARY = {"zebra": 9, "zebu": 2, "striped": 4, "running": 3, "africa": 5}
 DF = {analyze(word)[0]: n for word, n in VOCABULARY.items()}

@@ -15,8 +15,8 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from index.base import Document, Hit, Results, doc_id_for
+from index.query import parse
 from webui.search.backend import get_search_backend
-from webui.search.views import relaxed_queries
 
 pytestmark = pytest.mark.django_db
 
@@ -117,6 +117,10 @@ def test_search_page_empty_and_zero_results(client):
     assert "Without quotes" in html and "On every site" in html
 
 
+def relaxed_queries(text):
+    return parse(text).relaxations()
+
+
 def test_relaxed_queries():
     assert relaxed_queries('"a b" -c site:x.test') == [
         ("Without quotes", "a b -c site:x.test"),
@@ -189,15 +193,19 @@ def test_openapi_schema_matches_real_responses(client, settings):
     schema = client.get("/api/openapi.json").json()
     assert schema["openapi"].startswith("3.1")
     operation = schema["paths"]["/api/search"]["get"]
-    assert {p["name"] for p in operation["parameters"]} == {"q", "page", "size"}
+    assert {p["name"] for p in operation["parameters"]} == {"q", "page", "size", "explain"}
     for name in ("Results", "Hit", "Error"):
         Draft202012Validator.check_schema(schema["components"]["schemas"][name])
     results, error = _validator(schema, "Results"), _validator(schema, "Error")
-    for params in ({"q": "zebra"}, {"q": "okapi", "page": 2, "size": 5}, {"q": "nothingxyz"}):
+    for params in ({"q": "zebra"}, {"q": "okapi", "page": 2, "size": 5}, {"q": "nothingxyz"},
+                   {"q": "zebra", "explain": 1}):
         response = client.get("/api/search", params)
         assert response.status_code == 200
         results.validate(response.json())
     assert client.get("/api/search", {"q": "zebra"}).json()["results"]
+    (explained, *_) = client.get("/api/search", {"q": "zebra", "explain": 1}).json()["results"]
+    assert explained["explain"]["bm25"]["value"] > 0
+    assert "explain" not in client.get("/api/search", {"q": "zebra"}).json()["results"][0]
     bad = client.get("/api/search", {"q": "zebra", "size": 1000})
     assert bad.status_code == 400 and "400" in operation["responses"]
     error.validate(bad.json())

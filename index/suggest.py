@@ -1,4 +1,4 @@
-""""Did you mean" for the embedded index, which has no suggester of its own.
+""""Did you mean" for the embedded index (Elasticsearch has a term suggester of its own).
 
 A query word that no document holds is replaced by its one-edit variant (delete, transpose,
 replace, insert) found in the most documents, judged by the index's own term statistics, so
@@ -10,8 +10,8 @@ from __future__ import annotations
 import string
 from collections.abc import Callable, Iterator
 
-from index.analysis import WORD_RE, analyze, is_stopword, normalize
-from index.query import Query, Term, parse
+from index.analysis import analyze, is_stopword
+from index.query import Query, parse
 
 LETTERS = string.ascii_lowercase + string.digits
 
@@ -59,29 +59,14 @@ class EditSuggester:
         """The query with unknown words corrected, or None when there is nothing to fix."""
         parsed = query if isinstance(query, Query) else parse(query)
         fixes: dict[str, str] = {}
-        for leaf in parsed.leaves(positive_only=True):
-            if len(fixes) >= self.max_words or not isinstance(leaf, Term):
-                continue
-            word = normalize(leaf.word)
+        for word in parsed.suggest_words:
+            if len(fixes) >= self.max_words:
+                break
             if not (self.min_length <= len(word) <= self.max_length) or not word.isalnum():
                 continue
-            if self.doc_freq(leaf.term) == 0:
+            terms = analyze(word)
+            if len(terms) == 1 and self.doc_freq(terms[0]) == 0:
                 fixed = self.correct(word)
                 if fixed:
                     fixes[word] = fixed
-        if not fixes:
-            return None
-        suggestion = WORD_RE.sub(lambda m: fixes.get(normalize(m.group()), m.group()),
-                                 parsed.raw)
-        return suggestion if suggestion != parsed.raw else None
-
-
-def embedded_doc_freq(backend) -> Callable[[str], int]:
-    """Documents of an embedded backend holding a term in their title or body."""
-    searcher = backend.index_.searcher()
-
-    def doc_freq(term: str) -> int:
-        return max(searcher.doc_freq("title", term), searcher.doc_freq("body", term))
-
-    return doc_freq
-
+        return parsed.with_words_replaced(fixes)
