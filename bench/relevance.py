@@ -38,11 +38,8 @@ import testweb  # noqa: E402
 from crawler.items import Link, PageItem  # noqa: E402
 from index.analysis import analyze_joined  # noqa: E402
 from index.base import Document, doc_id_for  # noqa: E402
-from index.embedded import (  # noqa: E402
-    DEFAULT_FIELD_WEIGHTS,
-    EmbeddedBackend,
-    FieldWeights,
-)
+from index.embedded import EmbeddedBackend  # noqa: E402
+from index.fields import DEFAULT_FIELD_WEIGHTS, FieldWeights  # noqa: E402
 from pipelines.index import document_from_item  # noqa: E402
 from pipelines.linkgraph import SQLiteLinkStore  # noqa: E402
 from ranking.batch import RankSettings, compute  # noqa: E402

@@ -59,7 +59,7 @@ from index.fields import (
 from index.hits import make_hit
 from index.options import settings_to_options
 from index.query import Query, Term, parse
-from index.signals import Candidate, RankContext, Ranker, Signal
+from index.signals import Candidate, RankContext, Ranker, Signal, SiteHome
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
 
@@ -400,14 +400,19 @@ class ElasticsearchBackend(SearchBackend):
             results.suggestion = self.suggest(parsed)
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
-        body = self.search_body(parsed, idf=self._word_idf(parsed))
+        idf, strict = self._word_idf(parsed)
+        body = self.search_body(parsed, idf=idf)
         offset = (page - 1) * size
         suggest = suggest_request(parsed)
         if suggest:
             body["suggest"] = suggest
         response, found = self.pager.page(body, offset, size)
-        if response["hits"]["total"]["value"] < self.min_strict_hits and parsed.relaxable:
+        if strict is None:  # no page lacking a word competes: every match has them all
+            strict = response["hits"]["total"]["value"]
+        relaxed = False
+        if strict < self.min_strict_hits and parsed.relaxable:
             # No page has every word: pages with some of them, those with more first.
+            relaxed, idf = True, None
             body = self.search_body(parsed, relaxed=True)
             if suggest:
                 body["suggest"] = suggest
@@ -415,7 +420,7 @@ class ElasticsearchBackend(SearchBackend):
         results.total = response["hits"]["total"]["value"]
         results.partial = partial(response)
         results.suggestion = suggestion(parsed, response.get("suggest"))
-        explained = self._explain(parsed, [h for h, _ in found]) if explain else {}
+        explained = self._explain(parsed, [h for h, _ in found], relaxed, idf) if explain else {}
         for hit, similar in found:
             results.hits.append(make_hit(hit["_source"]["doc"], hit["_score"] or 0.0, similar,
                                          parsed, self.snippet_chars,
@@ -432,52 +437,55 @@ class ElasticsearchBackend(SearchBackend):
         response = self.client.search(index=self.alias, size=0, suggest=request)
         return suggestion(parsed, response.get("suggest"))
 
-    def _explain(self, parsed: Query, hits: list[dict]) -> dict[str, dict]:
+    def _explain(self, parsed: Query, hits: list[dict], relaxed: bool,
+                 idf: list[float] | None) -> dict[str, dict]:
         """Each signal's value, weight and contribution for ``hits``, by id: the signals'
-        own values over the hits' stored ranking fields (one more request)."""
+        own values over the hits' text scores, ranking fields and matches (one request)."""
         if not hits:
             return {}
         context = RankContext.of(parsed, self.language)
         ids = [h["_id"] for h in hits]
+        named = {"strict": self.compiler.compile(parsed.root)}
+        home = SiteHome.es_filter(context)
+        if home is not None:
+            named["home"] = home
+        if parsed.label_words:
+            named["label"] = {"bool": {"filter": [self.compiler.label(w)
+                                                  for w in parsed.label_words]}}
         fields = sorted(DOC_FIELDS)
-        label, strict = self._matches(parsed, ids)
-        top = max(h["_score"] or 0.0 for h in hits)
-        response = self.client.search(index=self.alias, query={"ids": {"values": ids}},
-                                      size=len(ids), _source=False, docvalue_fields=fields)
+        response = self.client.search(
+            index=self.alias, size=len(ids), _source=False, docvalue_fields=fields,
+            query={"bool": {
+                "must": [self.ranking.text_query(context, relaxed, idf)],
+                "filter": [{"ids": {"values": ids}}],
+                # filters score nothing: the text score stays BM25's alone
+                "should": [{"bool": {"filter": [q], "_name": name}} for name, q in named.items()],
+            }},
+        ).body
+        found = response["hits"]["hits"]
+        top = max((h["_score"] or 0.0 for h in found), default=0.0)
         out = {}
-        for found in response["hits"]["hits"]:
+        for hit in found:
             values = {}
             for name in fields:
-                value = (found.get("fields", {}).get(name) or [None])[0]
-                if DOC_FIELDS[name].kind == KEYWORD:
-                    value = keyword_key(value or "")
-                values[name] = value
-            score = next(h["_score"] or 0.0 for h in hits if h["_id"] == found["_id"])
-            candidate = Candidate(found["_id"], score, values, labelled=found["_id"] in label,
-                                  all_words=found["_id"] in strict, text_top=top)
-            out[found["_id"]] = self.ranker.explain(candidate, context)
+                value = (hit.get("fields", {}).get(name) or [None])[0]
+                values[name] = keyword_key(value or "") if DOC_FIELDS[name].kind == KEYWORD \
+                    else value
+            matched = set(hit.get("matched_queries", []))
+            candidate = Candidate(hit["_id"], hit["_score"] or 0.0, values,
+                                  labelled="label" in matched,
+                                  all_words=bool(matched & {"strict", "home"}),
+                                  text_top=top)
+            out[hit["_id"]] = self.ranker.explain(candidate, context)
         return out
 
-    def _matches(self, parsed: Query, ids: list[str]) -> tuple[set[str], set[str]]:
-        """Which of ``ids`` hold every label word in their label, and every word."""
-        filters = {"strict": self.compiler.compile(parsed.root)}
-        if parsed.label_words:
-            filters["label"] = {"bool": {"filter": [self.compiler.label(w)
-                                                    for w in parsed.label_words]}}
-        found: dict[str, set[str]] = {"label": set(), "strict": set()}
-        for name, query in filters.items():
-            response = self.client.search(
-                index=self.alias, size=len(ids), _source=False,
-                query={"bool": {"filter": [{"ids": {"values": ids}}, query]}})
-            found[name] = {h["_id"] for h in response["hits"]["hits"]}
-        return found["label"], found["strict"]
-
-    def _word_idf(self, parsed: Query) -> list[float] | None:
+    def _word_idf(self, parsed: Query) -> tuple[list[float] | None, int | None]:
         """BM25's IDF of each word of a ``blendable`` plain query that fewer than
         ``blend_below`` pages match in full, in the body field (a phrase: its rarest
-        term); one request. ``None`` otherwise."""
+        term), and how many pages hold every word; one request. ``(None, None)`` when the
+        query is not blendable, ``(None, count)`` when enough pages hold every word."""
         if not parsed.blendable(self.blend_words):
-            return None
+            return None, None
         words = parsed.plain_words
         terms = sorted({t for w in words for t in ([w.term] if isinstance(w, Term) else w.terms)})
         response = self.client.search(
@@ -490,8 +498,9 @@ class ElasticsearchBackend(SearchBackend):
             },
             timeout=self.query_timeout,
         )
-        if response["aggregations"]["strict"]["doc_count"] >= self.blend_below:
-            return None
+        strict = response["aggregations"]["strict"]["doc_count"]
+        if strict >= self.blend_below:
+            return None, strict
         n = response["hits"]["total"]["value"]
         df = {t: b["doc_count"] for t, b in response["aggregations"]["df"]["buckets"].items()}
 
@@ -501,7 +510,7 @@ class ElasticsearchBackend(SearchBackend):
         return [
             idf(df[w.term]) if isinstance(w, Term) else max(idf(df[t]) for t in w.terms)
             for w in words
-        ]
+        ], strict
 
     # --- rebuild --------------------------------------------------------------------
 

@@ -409,8 +409,11 @@ class EmbeddedBackend(SearchBackend):
                                    count=True)
             results.total = more.count
             known = {_key(a) for _, a in hits}
-            extra = [h for h in more.hits if _key(h[1]) not in known]
-            ranked += self.ranker.rank(self._candidates(searcher, extra, labelled), context)
+            extra = self._candidates(searcher, [h for h in more.hits if _key(h[1]) not in known],
+                                     labelled)
+            for candidate in extra:
+                candidate.all_words = False
+            ranked += self.ranker.rank(extra, context)
         for candidate, similar in collapse(ranked, lambda c: c.get("cluster"))[
             offset : offset + size
         ]:

@@ -124,6 +124,18 @@ class RankingQuery:
             label_filters=tuple(self.compiler.label(w) for w in parsed.label_words),
         )
         text = self._boosted(self._retrieval(matching, context), context, parts)
+        return self._weighted(text, context, parts, rank_feature)
+
+    def text_query(self, context: RankContext, relaxed: bool = False,
+                   idf: list[float] | None = None) -> dict:
+        """The text part of ``query``: the pages it ranks, scored by BM25 (with compounds
+        and the coordination factor) before any signal."""
+        matching, _ = self._matching(context.query, relaxed, idf)
+        return self._retrieval(matching, context)
+
+    def _weighted(self, text: dict, context: RankContext, parts: EsParts,
+                  rank_feature: bool) -> dict:
+        """``text`` boosted by the text weight, plus the ``add`` signals."""
         added: list[dict] = []
         should: list[dict] = []
         for signal, weight in self.ranker.weighted:

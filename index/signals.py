@@ -283,9 +283,9 @@ class LanguageMatch(Signal):
 
 
 class AllWords(Signal):
-    """1 for a page with every query word, 0 for one lacking a word. Longer queries also
-    bring pages lacking a minor word, and the any-word fallback pages with some words; a
-    page with them all is scored up."""
+    """1 for a page matching the query as asked (every word, or the home page of the site
+    it names), 0 for one brought in lacking a word: longer queries also rank pages lacking
+    a minor word, and the any-word fallback pages with some of the words."""
 
     name = "allwords"
     default_weight = 0.5
@@ -295,8 +295,11 @@ class AllWords(Signal):
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         if not parts.others_compete:
-            return []
-        return [{"filter": parts.strict, "weight": weight}]
+            return []  # every page matches as asked: the same factor for all
+        home = SiteHome.es_filter(context)
+        asked = parts.strict if home is None else {
+            "bool": {"should": [parts.strict, home], "minimum_should_match": 1}}
+        return [{"filter": asked, "weight": weight}]
 
 
 DEFAULT_SIGNALS: tuple[Signal, ...] = (
