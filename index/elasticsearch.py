@@ -24,7 +24,6 @@ their analyzed term), because Elasticsearch's highlighter would only see the ste
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -43,23 +42,21 @@ from index.base import (
     host_pattern_suffix,
 )
 from index.es_bulk import BulkWriter, Stats, action_version
-from index.es_mapping import HIT_SOURCE, document_source, mappings
+from index.es_explain import explain_hits
+from index.es_mapping import HIT_SOURCE, bulk_action, document_source, index_body, mappings
 from index.es_paging import Pager, partial
-from index.es_query import QueryCompiler, RankingQuery
+from index.es_query import QueryCompiler, RankingQuery, word_idf
 from index.es_reindex import AliasReindexer, current_index
 from index.es_suggest import suggest_request, suggestion
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
-    DOC_FIELDS,
-    KEYWORD,
     FieldWeights,
-    keyword_key,
 )
 from index.hits import make_hit
 from index.options import settings_to_options
-from index.query import Query, Term, parse
-from index.signals import Candidate, RankContext, Ranker, Signal, SiteHome
+from index.query import Query, parse
+from index.signals import RankContext, Ranker, Signal
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
 
@@ -188,21 +185,8 @@ class ElasticsearchBackend(SearchBackend):
 
     # --- index lifecycle --------------------------------------------------------------
 
-    def _cluster_has_rank_feature(self) -> bool:
-        nodes = self.client.nodes.info(metric="plugins")["nodes"].values()
-        return all(
-            any(m["name"] == "mapper-extras" for m in node.get("modules", [])) for node in nodes
-        )
-
     def _index_body(self) -> dict:
-        return {
-            "settings": {
-                "number_of_shards": self.shards,
-                "number_of_replicas": self.replicas,
-                "refresh_interval": self.refresh_interval,
-            },
-            "mappings": mappings(self._cluster_has_rank_feature()),
-        }
+        return index_body(self.client, self.shards, self.replicas, self.refresh_interval)
 
     def current_index(self) -> str | None:
         """The concrete index the alias points to, or ``None`` before ``ensure_index``."""
@@ -273,18 +257,7 @@ class ElasticsearchBackend(SearchBackend):
             version = action_version()
             source = document_source(doc, rank_feature, self.suggest_body_chars)
             source["indexed_at"] = version
-            self.writer.add(
-                {
-                    "index": {
-                        "_index": self.alias,
-                        "_id": doc.id,
-                        "version": version,
-                        "version_type": "external",
-                        "require_alias": True,
-                    }
-                },
-                source,
-            )
+            self.writer.add(bulk_action("index", self.alias, doc.id, version), source)
             count += 1
         return count
 
@@ -292,17 +265,7 @@ class ElasticsearchBackend(SearchBackend):
         """Queue deletions by id; unknown ids are ignored."""
         count = 0
         for doc_id in ids:
-            self.writer.add(
-                {
-                    "delete": {
-                        "_index": self.alias,
-                        "_id": doc_id,
-                        "version": action_version(),
-                        "version_type": "external",
-                        "require_alias": True,
-                    }
-                }
-            )
+            self.writer.add(bulk_action("delete", self.alias, doc_id, action_version()))
             count += 1
         return count
 
@@ -439,78 +402,12 @@ class ElasticsearchBackend(SearchBackend):
 
     def _explain(self, parsed: Query, hits: list[dict], relaxed: bool,
                  idf: list[float] | None) -> dict[str, dict]:
-        """Each signal's value, weight and contribution for ``hits``, by id: the signals'
-        own values over the hits' text scores, ranking fields and matches (one request)."""
-        if not hits:
-            return {}
         context = RankContext.of(parsed, self.language)
-        ids = [h["_id"] for h in hits]
-        named = {"strict": self.compiler.compile(parsed.root)}
-        home = SiteHome.es_filter(context)
-        if home is not None:
-            named["home"] = home
-        if parsed.label_words:
-            named["label"] = {"bool": {"filter": [self.compiler.label(w)
-                                                  for w in parsed.label_words]}}
-        fields = sorted(DOC_FIELDS)
-        response = self.client.search(
-            index=self.alias, size=len(ids), _source=False, docvalue_fields=fields,
-            query={"bool": {
-                "must": [self.ranking.text_query(context, relaxed, idf)],
-                "filter": [{"ids": {"values": ids}}],
-                # filters score nothing: the text score stays BM25's alone
-                "should": [{"bool": {"filter": [q], "_name": name}} for name, q in named.items()],
-            }},
-        ).body
-        found = response["hits"]["hits"]
-        top = max((h["_score"] or 0.0 for h in found), default=0.0)
-        out = {}
-        for hit in found:
-            values = {}
-            for name in fields:
-                value = (hit.get("fields", {}).get(name) or [None])[0]
-                values[name] = keyword_key(value or "") if DOC_FIELDS[name].kind == KEYWORD \
-                    else value
-            matched = set(hit.get("matched_queries", []))
-            candidate = Candidate(hit["_id"], hit["_score"] or 0.0, values,
-                                  labelled="label" in matched,
-                                  all_words=bool(matched & {"strict", "home"}),
-                                  text_top=top)
-            out[hit["_id"]] = self.ranker.explain(candidate, context)
-        return out
+        return explain_hits(self.client, self.alias, self.ranking, context, hits, relaxed, idf)
 
     def _word_idf(self, parsed: Query) -> tuple[list[float] | None, int | None]:
-        """BM25's IDF of each word of a ``blendable`` plain query that fewer than
-        ``blend_below`` pages match in full, in the body field (a phrase: its rarest
-        term), and how many pages hold every word; one request. ``(None, None)`` when the
-        query is not blendable, ``(None, count)`` when enough pages hold every word."""
-        if not parsed.blendable(self.blend_words):
-            return None, None
-        words = parsed.plain_words
-        terms = sorted({t for w in words for t in ([w.term] if isinstance(w, Term) else w.terms)})
-        response = self.client.search(
-            index=self.alias,
-            size=0,
-            track_total_hits=True,
-            aggs={
-                "df": {"filters": {"filters": {t: {"term": {"body": t}} for t in terms}}},
-                "strict": {"filter": self.compiler.compile(parsed.root)},
-            },
-            timeout=self.query_timeout,
-        )
-        strict = response["aggregations"]["strict"]["doc_count"]
-        if strict >= self.blend_below:
-            return None, strict
-        n = response["hits"]["total"]["value"]
-        df = {t: b["doc_count"] for t, b in response["aggregations"]["df"]["buckets"].items()}
-
-        def idf(count: int) -> float:
-            return math.log(1.0 + (n - count + 0.5) / (count + 0.5))
-
-        return [
-            idf(df[w.term]) if isinstance(w, Term) else max(idf(df[t]) for t in w.terms)
-            for w in words
-        ], strict
+        return word_idf(self.client, self.alias, self.compiler, parsed, self.blend_words,
+                        self.blend_below, self.query_timeout)
 
     # --- rebuild --------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ the analyzed fields are left out of ``_source`` to keep it small.
 
 from __future__ import annotations
 
+from elasticsearch import Elasticsearch
+
 from index.analysis import WORD_RE, normalize
 from index.base import Document
 from index.fields import (
@@ -21,7 +23,7 @@ from index.fields import (
     document_fields,
 )
 
-__all__ = ["HIT_SOURCE", "document_source", "mappings"]
+__all__ = ["HIT_SOURCE", "bulk_action", "document_source", "index_body", "mappings"]
 
 _ANALYZED = [*TEXT_FIELDS, "suggest", "site"]
 _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
@@ -78,3 +80,34 @@ def document_source(doc: Document, rank_feature: bool, suggest_body_chars: int) 
     if rank_feature and doc.pagerank > 0:
         source["pagerank_rf"] = float(doc.pagerank)
     return source
+
+
+def cluster_has_rank_feature(client: Elasticsearch) -> bool:
+    """Whether every node has the mapper-extras module (the ``rank_feature`` type)."""
+    nodes = client.nodes.info(metric="plugins")["nodes"].values()
+    return all(
+        any(m["name"] == "mapper-extras" for m in node.get("modules", [])) for node in nodes
+    )
+
+
+def index_body(client: Elasticsearch, shards: int, replicas: int,
+               refresh_interval: str) -> dict:
+    """Settings and mapping of a new versioned index on this cluster."""
+    return {
+        "settings": {
+            "number_of_shards": shards,
+            "number_of_replicas": replicas,
+            "refresh_interval": refresh_interval,
+        },
+        "mappings": mappings(cluster_has_rank_feature(client)),
+    }
+
+
+def bulk_action(op: str, index: str, doc_id: str, version: int,
+                require_alias: bool = True) -> dict:
+    """The bulk action line for ``op`` ("index" or "delete") of a document, versioned
+    externally so a replayed or reordered write never overwrites a newer one."""
+    action = {"_index": index, "_id": doc_id, "version": version, "version_type": "external"}
+    if require_alias:
+        action["require_alias"] = True
+    return {op: action}

@@ -17,11 +17,15 @@ from the parsed :class:`~index.query.Query`, as for the embedded engine
 
 from __future__ import annotations
 
+import math
+
+from elasticsearch import Elasticsearch
+
 from index.fields import DEFAULT_COMPOUND_FIELDS, DEFAULT_FIELD_WEIGHTS, FieldWeights
 from index.query import And, Node, Not, Or, Phrase, Query, Site, Term
 from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
 
-__all__ = ["QueryCompiler", "RankingQuery"]
+__all__ = ["QueryCompiler", "RankingQuery", "word_idf"]
 
 
 class QueryCompiler:
@@ -211,3 +215,39 @@ class RankingQuery:
             return query
         return {"function_score": {"query": query, "functions": [{"weight": 1.0}, *functions],
                                    "score_mode": "sum", "boost_mode": "multiply"}}
+
+
+def word_idf(client: Elasticsearch, alias: str, compiler: QueryCompiler, parsed: Query,
+             blend_words: int, blend_below: int, timeout: str
+             ) -> tuple[list[float] | None, int | None]:
+    """BM25's IDF of each word of a ``blendable`` plain query that fewer than
+    ``blend_below`` pages match in full, in the body field (a phrase: its rarest term), and
+    how many pages hold every word; one request. ``(None, None)`` when the query is not
+    blendable, ``(None, count)`` when enough pages hold every word."""
+    if not parsed.blendable(blend_words):
+        return None, None
+    words = parsed.plain_words
+    terms = sorted({t for w in words for t in ([w.term] if isinstance(w, Term) else w.terms)})
+    response = client.search(
+        index=alias,
+        size=0,
+        track_total_hits=True,
+        aggs={
+            "df": {"filters": {"filters": {t: {"term": {"body": t}} for t in terms}}},
+            "strict": {"filter": compiler.compile(parsed.root)},
+        },
+        timeout=timeout,
+    )
+    strict = response["aggregations"]["strict"]["doc_count"]
+    if strict >= blend_below:
+        return None, strict
+    n = response["hits"]["total"]["value"]
+    df = {t: b["doc_count"] for t, b in response["aggregations"]["df"]["buckets"].items()}
+
+    def idf(count: int) -> float:
+        return math.log(1.0 + (n - count + 0.5) / (count + 0.5))
+
+    return [
+        idf(df[w.term]) if isinstance(w, Term) else max(idf(df[t]) for t in w.terms)
+        for w in words
+    ], strict

@@ -18,7 +18,7 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from index.base import Document
 from index.es_bulk import BulkWriter, Stats
-from index.es_mapping import document_source
+from index.es_mapping import bulk_action, document_source
 
 __all__ = ["AliasReindexer", "current_index", "version_of"]
 
@@ -99,11 +99,8 @@ class AliasReindexer:
             for doc, version in docs:
                 src = document_source(doc, rank_feature, self.suggest_body_chars)
                 src["indexed_at"] = version
-                writer.add(
-                    {"index": {"_index": target, "_id": doc.id, "version": version,
-                               "version_type": "external"}},
-                    src,
-                )
+                writer.add(bulk_action("index", target, doc.id, version, require_alias=False),
+                           src)
                 count += 1
                 if progress is not None and count % 10_000 == 0:
                     progress(count)
