@@ -27,10 +27,10 @@ if __package__ in (None, ""):
 
 from datasketch import MinHash, MinHashLSH  # noqa: E402
 
+from crawler.urls import doc_id_for  # noqa: E402
 from dedup.core import Deduplicator  # noqa: E402
 from dedup.evaluate import Score, evaluate  # noqa: E402
 from dedup.text import words  # noqa: E402
-from index.base import doc_id_for  # noqa: E402
 from testweb.nearcopies import generate  # noqa: E402
 
 

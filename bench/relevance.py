@@ -36,8 +36,9 @@ sys.path.insert(0, str(ROOT))
 
 import testweb  # noqa: E402
 from crawler.items import Link, PageItem  # noqa: E402
+from crawler.urls import doc_id_for  # noqa: E402
 from index.analysis import analyze_joined  # noqa: E402
-from index.base import Document, doc_id_for  # noqa: E402
+from index.base import Document  # noqa: E402
 from index.embedded import (  # noqa: E402
     DEFAULT_FIELD_WEIGHTS,
     EmbeddedBackend,

@@ -25,8 +25,7 @@ from crawler.crawlstate import CrawlStateStore, open_crawl_state
 from crawler.frontier.base import request_tier
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
 from crawler.scheduler import STORE_DOWN
-from crawler.urls import InvalidURL, canonicalize
-from index.base import doc_id_for
+from crawler.urls import InvalidURL, canonicalize, doc_id_for
 
 logger = logging.getLogger(__name__)
 

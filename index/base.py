@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-
-
-def doc_id_for(canonical_url: str) -> str:
-    """Document id: the first 16 hex digits of SHA-1 of the canonical URL."""
-    return hashlib.sha1(canonical_url.encode("utf-8")).hexdigest()[:16]
 
 
 def host_pattern_suffix(pattern: str) -> str:

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.items import PageItem
+from crawler.urls import doc_id_for
 from dedup.core import Deduplicator
-from index.base import Document, SearchBackend, doc_id_for
+from index.base import Document, SearchBackend
 
 if TYPE_CHECKING:
     from pipelines.linkgraph import LinkStore

@@ -15,9 +15,8 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import get_config
 from crawler.items import PageItem
-from crawler.urls import netloc_of
+from crawler.urls import doc_id_for, netloc_of
 from dedup.core import METHODS, Deduplicator
-from index.base import doc_id_for
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,8 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import config_from_settings
 from crawler.items import PageItem
-from index.base import Document, SearchBackend, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document, SearchBackend
 
 logger = logging.getLogger(__name__)
 

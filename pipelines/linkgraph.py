@@ -27,8 +27,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import Config, config_from_settings, get_config
 from crawler.items import Link, PageItem
-from crawler.urls import host_of
-from index.base import doc_id_for
+from crawler.urls import doc_id_for, host_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS edges (

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from crawler.config import Config, get_config
-from crawler.urls import canonicalize, host_of
-from index.base import SearchBackend, doc_id_for
+from crawler.urls import canonicalize, doc_id_for, host_of
+from index.base import SearchBackend
 from ranking.pagerank import DocIds, LinkGraph, pagerank, static_rank
 from ranking.store import RedisScoreStore, ScoreStore, SQLiteScoreStore
 

@@ -8,12 +8,12 @@ from scrapy.utils.test import get_crawler
 
 from crawler.items import PageItem
 from crawler.redisserver import running_redis
+from crawler.urls import doc_id_for
 from dedup.core import Deduplicator
 from dedup.evaluate import evaluate
 from dedup.minhash import MinHasher, MinHashIndex, fold32
 from dedup.simhash import SimHashIndex, hamming, simhash
 from dedup.text import exact_key, shingle_hashes, word_hashes, words
-from index.base import doc_id_for
 from pipelines.dedup import DedupPipeline, signal_budget_cut
 from testweb.nearcopies import calendar_trap, generate
 

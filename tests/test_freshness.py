@@ -9,7 +9,7 @@ from scrapy.signalmanager import SignalManager
 from crawler.crawlstate import LocalCrawlStateStore
 from crawler.freshness import FreshnessMiddleware, RecrawlFeeder, documents_removed
 from crawler.recrawl import RecrawlPolicy
-from index.base import doc_id_for
+from crawler.urls import doc_id_for
 
 H = 3600.0
 URL = "http://fresh0.test/p/1"

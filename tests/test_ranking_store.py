@@ -11,7 +11,8 @@ import redis
 from django.core.management.base import CommandError
 
 from crawler.redisserver import running_redis
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.embedded import EmbeddedBackend
 from ranking.batch import (
     RankSettings,

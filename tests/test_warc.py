@@ -8,7 +8,7 @@ from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
 
 from crawler.items import PageItem
-from index.base import doc_id_for
+from crawler.urls import doc_id_for
 from index.rebuild import iter_responses, page_item_from_response, read_response, warc_files
 from pipelines.warc import RotatingWarcWriter, WarcPipeline
 

@@ -8,8 +8,8 @@ from crawler.config import get_config
 from crawler.frontier import HostState
 from crawler.hostrules import HostPolicy, HostRule, HostRules
 from crawler.robots import RobotsPolicy
-from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
-from index.base import Document, doc_id_for
+from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
+from index.base import Document
 from webui.control.operations import crawl_frontier
 
 
