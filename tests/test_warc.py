@@ -9,8 +9,8 @@ from scrapy.utils.test import get_crawler
 
 from crawler.items import PageItem
 from crawler.urls import doc_id_for
-from index.rebuild import iter_responses, page_item_from_response, read_response, warc_files
 from pipelines.warc import RotatingWarcWriter, WarcPipeline
+from ranking.rebuild import iter_responses, page_item_from_response, read_response, warc_files
 
 
 def test_writer_rotates_by_size_and_offsets_point_at_responses(tmp_path):
@@ -213,7 +213,7 @@ def _crawl_through_pipelines(pages, data_dir):
 
 def test_rebuilt_index_answers_like_the_original(tmp_path):
     from index.embedded import EmbeddedBackend
-    from index.rebuild import rebuild_index
+    from ranking.rebuild import rebuild_index
     from testweb.nearcopies import generate
 
     pages = generate(articles=40, short_pages=10, seed=3)
@@ -253,7 +253,7 @@ def test_rebuilt_index_answers_like_the_original(tmp_path):
 
 def test_rebuild_indexes_anchor_text_of_inbound_links(tmp_path):
     from index.embedded import EmbeddedBackend
-    from index.rebuild import rebuild_index
+    from ranking.rebuild import rebuild_index
 
     writer = RotatingWarcWriter(tmp_path / "warc")
     html = {

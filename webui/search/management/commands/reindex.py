@@ -54,8 +54,8 @@ class Command(BaseCommand):
     def from_warc(self, opts):
         from dedup.core import Deduplicator
         from index import get_backend
-        from index.rebuild import rebuild_index
         from pipelines.linkgraph import LinkStore
+        from ranking.rebuild import rebuild_index
 
         config = get_config()
         links = None if opts["no_links"] else LinkStore.open(config)
