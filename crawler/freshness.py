@@ -25,13 +25,10 @@ from crawler.crawlstate import CrawlStateStore, open_crawl_state
 from crawler.frontier.base import request_tier
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
 from crawler.scheduler import STORE_DOWN
+from crawler.signals import documents_removed
 from crawler.urls import InvalidURL, canonicalize, doc_id_for
 
 logger = logging.getLogger(__name__)
-
-#: Signal asking the index writer to remove documents: ``send_catch_log(documents_removed,
-#: ids=[...], reason="deleted" | "moved")``.
-documents_removed = object()
 
 CONDITIONAL_HEADERS = ("If-None-Match", "If-Modified-Since")
 

@@ -32,6 +32,7 @@ from crawler.frontier.base import ROBOTS_RANK, request_tier
 from crawler.hostrules import HostRules
 from crawler.resolver import parse_overrides, resolve_override
 from crawler.robots import RobotsPolicy
+from crawler.signals import host_budget_cut, links_extracted
 from crawler.traps import TrapGuard
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
@@ -41,21 +42,6 @@ logger = logging.getLogger(__name__)
 #: scheduler keeps what it holds, retries, and the crawl goes on when the store is back.
 STORE_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
               sqlite3.OperationalError)
-
-#: Signal a component sends to cut a host's page budget cluster-wide (e.g. the dedup
-#: pipeline on a trap host): ``crawler.signals.send_catch_log(host_budget_cut, host=...,
-#: budget=...)``. ``host`` is the frontier's host key, ``netloc_of(url)``.
-host_budget_cut = object()
-
-#: Signal the spider sends with the links of a page it wants followed:
-#: ``crawler.signals.send_catch_log(links_extracted, response=..., urls=[...], depth=...,
-#: template=Request)``. ``FrontierScheduler`` queues them in one batch, each URL as a copy of
-#: ``template`` (callback, errback, meta) with its ``depth`` and the Referer that Scrapy's
-#: referrer policy gives, and returns True; with another scheduler nobody returns True and
-#: the spider yields Requests instead. A page has dozens of links: a Request object, the
-#: spider middleware chain and the engine's scheduling each, per link, were the largest part
-#: of the crawl's CPU time per page (docs/frontier.md).
-links_extracted = object()
 
 
 class FrontierScheduler(BaseScheduler):

@@ -15,6 +15,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import get_config
 from crawler.items import PageItem
+from crawler.signals import host_budget_cut
 from crawler.urls import doc_id_for, netloc_of
 from dedup.core import METHODS, Deduplicator
 
@@ -22,9 +23,8 @@ logger = logging.getLogger(__name__)
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
-    """Cut a host's budget through the scheduler's ``host_budget_cut`` signal; True when a
-    frontier scheduler received it."""
-    from crawler.scheduler import host_budget_cut
+    """Cut a host's budget through the ``host_budget_cut`` signal; True when a frontier
+    scheduler received it."""
 
     def cut(host: str, budget: int) -> bool:
         replies = crawler.signals.send_catch_log(host_budget_cut, host=host, budget=budget)

@@ -11,6 +11,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import config_from_settings
 from crawler.items import PageItem
+from crawler.signals import documents_removed
 from crawler.urls import doc_id_for
 from index.base import Document, SearchBackend
 
@@ -40,7 +41,7 @@ def document_from_item(item: PageItem) -> Document:
 class IndexPipeline:
     """Streams indexable pages to the search backend; skips noindex pages and duplicates.
 
-    Documents the crawl finds gone or moved (``crawler.freshness.documents_removed``) are
+    Documents the crawl finds gone or moved (``crawler.signals.documents_removed``) are
     deleted. Writes are flushed every ``batch_size`` pages, ``flush_interval`` seconds, and
     made visible when the spider goes idle (continuous crawls) and at the end.
     """
@@ -72,8 +73,6 @@ class IndexPipeline:
             from pipelines.linkgraph import crawler_link_store
 
             link_store = crawler_link_store(crawler)
-        from crawler.freshness import documents_removed
-
         pipeline = cls(backend, settings.getint("INDEX_BATCH_SIZE", 200), crawler.stats,
                        link_store, settings.getfloat("INDEX_FLUSH_INTERVAL", 10.0))
         crawler.signals.connect(pipeline.remove, signal=documents_removed)

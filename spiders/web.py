@@ -17,7 +17,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
-from crawler.scheduler import links_extracted
+from crawler.signals import links_extracted
 from crawler.sitemaps import parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
 

@@ -282,7 +282,7 @@ def cutter(frontier):
 
 
 def test_budget_cut_reaches_the_frontier_scheduler_by_signal():
-    from crawler.scheduler import host_budget_cut
+    from crawler.signals import host_budget_cut
 
     crawler = get_crawler()
     assert signal_budget_cut(crawler)("a.test:8080", 5) is False  # no scheduler listening

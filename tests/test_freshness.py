@@ -7,8 +7,9 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.signalmanager import SignalManager
 
 from crawler.crawlstate import LocalCrawlStateStore
-from crawler.freshness import FreshnessMiddleware, RecrawlFeeder, documents_removed
+from crawler.freshness import FreshnessMiddleware, RecrawlFeeder
 from crawler.recrawl import RecrawlPolicy
+from crawler.signals import documents_removed
 from crawler.urls import doc_id_for
 
 H = 3600.0

@@ -12,7 +12,8 @@ from crawler.frontier import Outcome, Politeness, TierSelector
 from crawler.frontier.local import LocalFrontier
 from crawler.hostrules import HostRule, HostRules
 from crawler.robots import RobotsPolicy
-from crawler.scheduler import FrontierScheduler, _retry_after, links_extracted
+from crawler.scheduler import FrontierScheduler, _retry_after
+from crawler.signals import links_extracted
 from crawler.traps import TrapGuard
 
 # -- politeness --------------------------------------------------------------------------
@@ -247,7 +248,7 @@ def test_budget_cut_signal_and_seeds_from_redis(tmp_path):
 
     from crawler.frontier.redis_backend import RedisFrontier
     from crawler.redisserver import running_redis
-    from crawler.scheduler import host_budget_cut
+    from crawler.signals import host_budget_cut
 
     with running_redis(tmp_path / "redis") as server:
         frontier = RedisFrontier(Redis.from_url(server.url), "unit", bloom_capacity=1000)
