@@ -23,6 +23,7 @@ from twisted.internet import task
 from crawler.config import config_from_settings
 from crawler.crawlstate import CrawlStateStore, open_crawl_state
 from crawler.frontier.base import request_tier
+from crawler.options import enabled, setting
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
 from crawler.scheduler import STORE_DOWN
 from crawler.signals import documents_removed
@@ -36,12 +37,12 @@ CONDITIONAL_HEADERS = ("If-None-Match", "If-Modified-Since")
 def policy_from_settings(settings) -> RecrawlPolicy:
     """The ``RecrawlPolicy`` the ``RECRAWL_*`` settings describe."""
     return RecrawlPolicy(
-        min_interval=settings.getfloat("RECRAWL_MIN_INTERVAL", 3600.0),
-        max_interval=settings.getfloat("RECRAWL_MAX_INTERVAL", 30 * 86400.0),
-        initial_interval=settings.getfloat("RECRAWL_INITIAL_INTERVAL", 86400.0),
-        shrink=settings.getfloat("RECRAWL_SHRINK", 0.5),
-        grow=settings.getfloat("RECRAWL_GROW", 1.5),
-        tier_factor=settings.getfloat("RECRAWL_TIER_FACTOR", 2.0),
+        min_interval=setting(settings, "RECRAWL_MIN_INTERVAL", float),
+        max_interval=setting(settings, "RECRAWL_MAX_INTERVAL", float),
+        initial_interval=setting(settings, "RECRAWL_INITIAL_INTERVAL", float),
+        shrink=setting(settings, "RECRAWL_SHRINK", float),
+        grow=setting(settings, "RECRAWL_GROW", float),
+        tier_factor=setting(settings, "RECRAWL_TIER_FACTOR", float),
     )
 
 
@@ -52,7 +53,7 @@ def store_from_crawler(crawler) -> CrawlStateStore:
         s = crawler.settings
         crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
         store = open_crawl_state(config_from_settings(s), crawl)
-        if s.getbool("FRONTIER_RESET", False):
+        if enabled(s, "FRONTIER_RESET"):
             store.clear()
         crawler.crawl_state = store
         crawler.signals.connect(store.close, signal=signals.engine_stopped)
@@ -81,10 +82,10 @@ class FreshnessMiddleware:
     @classmethod
     def from_crawler(cls, crawler) -> FreshnessMiddleware:
         s = crawler.settings
-        if not s.getbool("RECRAWL_ENABLED", True):
+        if not enabled(s, "RECRAWL_ENABLED"):
             raise NotConfigured
         return cls(store_from_crawler(crawler), policy_from_settings(s), stats=crawler.stats,
-                   signals_=crawler.signals, max_tier=s.getint("FRONTIER_TIERS", 4) - 1)
+                   signals_=crawler.signals, max_tier=setting(s, "FRONTIER_TIERS", int) - 1)
 
     def _skip(self, request: Request) -> bool:
         return bool(request.meta.get("frontier_robots") or request.meta.get("dont_recrawl"))
@@ -188,13 +189,13 @@ class RecrawlFeeder:
     @classmethod
     def from_crawler(cls, crawler) -> RecrawlFeeder:
         s = crawler.settings
-        if not s.getbool("RECRAWL_ENABLED", True) or s.getfloat("RECRAWL_SHARE", 0.2) <= 0:
+        if not enabled(s, "RECRAWL_ENABLED") or setting(s, "RECRAWL_SHARE", float) <= 0:
             raise NotConfigured
         feeder = cls(crawler, store_from_crawler(crawler), policy_from_settings(s),
-                     share=s.getfloat("RECRAWL_SHARE", 0.2),
-                     batch=s.getint("RECRAWL_BATCH", 50),
-                     interval=s.getfloat("RECRAWL_POLL_INTERVAL", 1.0),
-                     hold=s.getfloat("RECRAWL_HOLD", 600.0))
+                     share=setting(s, "RECRAWL_SHARE", float),
+                     batch=setting(s, "RECRAWL_BATCH", int),
+                     interval=setting(s, "RECRAWL_POLL_INTERVAL", float),
+                     hold=setting(s, "RECRAWL_HOLD", float))
         crawler.signals.connect(feeder.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(feeder.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(feeder.spider_idle, signal=signals.spider_idle)

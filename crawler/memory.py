@@ -36,6 +36,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
+from crawler.options import enabled, setting
+
 logger = logging.getLogger(__name__)
 
 #: ``mallopt`` parameter numbers (glibc malloc.h).
@@ -145,12 +147,12 @@ class MemoryMonitor:
     @classmethod
     def from_crawler(cls, crawler) -> MemoryMonitor:
         settings = crawler.settings
-        interval = settings.getfloat("MEMORY_SAMPLE_INTERVAL", 60.0)
+        interval = setting(settings, "MEMORY_SAMPLE_INTERVAL", float)
         if interval <= 0:
             raise NotConfigured
-        ext = cls(crawler.stats, interval, trim=settings.getbool("MEMORY_TRIM", True),
-                  arenas=settings.getint("MEMORY_MALLOC_ARENAS", 2), heap=GlibcHeap.load(),
-                  mmap_threshold=settings.getint("MEMORY_MMAP_THRESHOLD", 131072))
+        ext = cls(crawler.stats, interval, trim=enabled(settings, "MEMORY_TRIM"),
+                  arenas=setting(settings, "MEMORY_MALLOC_ARENAS", int), heap=GlibcHeap.load(),
+                  mmap_threshold=setting(settings, "MEMORY_MMAP_THRESHOLD", int))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext

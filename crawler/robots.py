@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from protego import Protego
 
 from crawler.frontier.base import Frontier
+from crawler.options import setting
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +75,8 @@ class RobotsPolicy:
         return cls(
             store,
             user_agent=settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT"),
-            ttl=settings.getfloat("FRONTIER_ROBOTS_TTL", 86400.0),
-            error_ttl=settings.getfloat("FRONTIER_ROBOTS_ERROR_TTL", 600.0),
+            ttl=setting(settings, "FRONTIER_ROBOTS_TTL", float),
+            error_ttl=setting(settings, "FRONTIER_ROBOTS_ERROR_TTL", float),
         )
 
     @staticmethod

@@ -138,7 +138,8 @@ EXTENSIONS = {
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
 }
-CRAWL_PROGRESS_INTERVAL = 5.0
+CRAWL_PROGRESS_INTERVAL = 5.0  # seconds between progress lines on stderr
+CRAWL_SUMMARY_ENABLED = True  # a summary of the crawl's stats on stderr at the end
 
 # --- worker memory (crawler/memory.py, docs/operations.md "Worker memory") ---
 MEMORY_SAMPLE_INTERVAL = 60.0  # seconds between memory/* stats samples; 0 = off
@@ -178,6 +179,7 @@ LINKGRAPH_DIR = None  # default DATA_DIR/linkgraph
 LINKGRAPH_BATCH_SIZE = 500
 
 # --- search index writer ---
+INDEX_ENABLED = True
 INDEX_BATCH_SIZE = 200
 INDEX_ANCHORS = True  # add the anchor text known so far (from the link graph) to documents
 

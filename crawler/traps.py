@@ -12,6 +12,8 @@ import re
 from collections import Counter, OrderedDict
 from urllib.parse import parse_qsl, urlsplit
 
+from crawler.options import setting
+
 _DIGITS = re.compile(r"\d+")
 
 
@@ -46,10 +48,10 @@ class TrapGuard:
     @classmethod
     def from_settings(cls, settings) -> TrapGuard:
         return cls(
-            max_depth=settings.getint("FRONTIER_MAX_DEPTH", 0),
-            max_url_length=settings.getint("FRONTIER_MAX_URL_LENGTH", 2000),
-            max_segment_repeats=settings.getint("FRONTIER_MAX_SEGMENT_REPEATS", 3),
-            max_query_variants=settings.getint("FRONTIER_MAX_QUERY_VARIANTS", 200),
+            max_depth=setting(settings, "FRONTIER_MAX_DEPTH", int),
+            max_url_length=setting(settings, "FRONTIER_MAX_URL_LENGTH", int),
+            max_segment_repeats=setting(settings, "FRONTIER_MAX_SEGMENT_REPEATS", int),
+            max_query_variants=setting(settings, "FRONTIER_MAX_QUERY_VARIANTS", int),
         )
 
     def check(self, url: str, depth: int = 0) -> str | None:

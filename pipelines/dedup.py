@@ -15,6 +15,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import get_config
 from crawler.items import PageItem
+from crawler.options import enabled, setting
 from crawler.signals import host_budget_cut
 from crawler.urls import doc_id_for, netloc_of
 from dedup.core import METHODS, Deduplicator
@@ -60,27 +61,27 @@ class DedupPipeline:
     @classmethod
     def from_crawler(cls, crawler) -> DedupPipeline:
         settings = crawler.settings
-        if not settings.getbool("DEDUP_ENABLED", True):
+        if not enabled(settings, "DEDUP_ENABLED"):
             raise NotConfigured("DEDUP_ENABLED is off")
-        method = settings.get("DEDUP_METHOD", "minhash")
+        method = setting(settings, "DEDUP_METHOD")
         if method not in METHODS:
             raise NotConfigured(f"DEDUP_METHOD must be one of {METHODS}, not {method!r}")
         dedup = Deduplicator.create(
             method=method,
             redis_url=settings.get("REDIS_URL") or get_config().redis_url,
-            prefix=settings.get("DEDUP_REDIS_PREFIX", "dedup"),
-            threshold=settings.getfloat("DEDUP_MINHASH_THRESHOLD", 0.7),
-            num_perm=settings.getint("DEDUP_MINHASH_PERMUTATIONS", 128),
-            hamming_k=settings.getint("DEDUP_SIMHASH_DISTANCE", 3),
-            shingle_size=settings.getint("DEDUP_SHINGLE_SIZE", 3),
-            min_tokens=settings.getint("DEDUP_MIN_TOKENS", 20),
+            prefix=setting(settings, "DEDUP_REDIS_PREFIX"),
+            threshold=setting(settings, "DEDUP_MINHASH_THRESHOLD", float),
+            num_perm=setting(settings, "DEDUP_MINHASH_PERMUTATIONS", int),
+            hamming_k=setting(settings, "DEDUP_SIMHASH_DISTANCE", int),
+            shingle_size=setting(settings, "DEDUP_SHINGLE_SIZE", int),
+            min_tokens=setting(settings, "DEDUP_MIN_TOKENS", int),
         )
         return cls(
             dedup,
             stats=crawler.stats,
             cut_budget=signal_budget_cut(crawler),
-            host_min_pages=settings.getint("DEDUP_HOST_MIN_PAGES", 20),
-            host_copy_ratio=settings.getfloat("DEDUP_HOST_COPY_RATIO", 0.8),
+            host_min_pages=setting(settings, "DEDUP_HOST_MIN_PAGES", int),
+            host_copy_ratio=setting(settings, "DEDUP_HOST_COPY_RATIO", float),
         )
 
     def process_item(self, item: Any) -> Any:

@@ -11,6 +11,7 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import config_from_settings
 from crawler.items import PageItem
+from crawler.options import enabled, setting
 from crawler.signals import documents_removed
 from crawler.urls import doc_id_for
 from index.base import Document, SearchBackend
@@ -63,18 +64,18 @@ class IndexPipeline:
     @classmethod
     def from_crawler(cls, crawler):
         settings = crawler.settings
-        if not settings.getbool("INDEX_ENABLED", True):
+        if not enabled(settings, "INDEX_ENABLED"):
             raise NotConfigured
         from index import get_backend
 
         backend = get_backend(config_from_settings(settings), settings=settings)
         link_store = None
-        if settings.getbool("LINKGRAPH_ENABLED", True) and settings.getbool("INDEX_ANCHORS", True):
+        if enabled(settings, "LINKGRAPH_ENABLED") and enabled(settings, "INDEX_ANCHORS"):
             from pipelines.linkgraph import crawler_link_store
 
             link_store = crawler_link_store(crawler)
-        pipeline = cls(backend, settings.getint("INDEX_BATCH_SIZE", 200), crawler.stats,
-                       link_store, settings.getfloat("INDEX_FLUSH_INTERVAL", 10.0))
+        pipeline = cls(backend, setting(settings, "INDEX_BATCH_SIZE", int), crawler.stats,
+                       link_store, setting(settings, "INDEX_FLUSH_INTERVAL", float))
         crawler.signals.connect(pipeline.remove, signal=documents_removed)
         crawler.signals.connect(pipeline.publish, signal=signals.spider_idle)
         return pipeline

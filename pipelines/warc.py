@@ -36,6 +36,7 @@ from warcio.warcwriter import WARCWriter
 
 from crawler.config import config_from_settings
 from crawler.items import PageItem
+from crawler.options import enabled, setting
 
 logger = logging.getLogger(__name__)
 
@@ -239,21 +240,21 @@ class WarcPipeline:
     @classmethod
     def from_crawler(cls, crawler) -> WarcPipeline:
         settings = crawler.settings
-        if not settings.getbool("WARC_ENABLED", True):
+        if not enabled(settings, "WARC_ENABLED"):
             raise NotConfigured("WARC_ENABLED is off")
         directory = settings.get("WARC_DIR") or config_from_settings(settings).data_dir / "warc"
         writer = RotatingWarcWriter(
             directory,
             worker=settings.get("WARC_WORKER_ID") or None,
-            prefix=settings.get("WARC_PREFIX", "crawl"),
-            max_bytes=settings.getint("WARC_MAX_BYTES", 100 * 1024 * 1024),
-            software=settings.get("BOT_NAME", "websearch"),
-            min_free_bytes=settings.getint("WARC_MIN_FREE_BYTES", 0),
+            prefix=setting(settings, "WARC_PREFIX"),
+            max_bytes=setting(settings, "WARC_MAX_BYTES", int),
+            software=setting(settings, "BOT_NAME"),
+            min_free_bytes=setting(settings, "WARC_MIN_FREE_BYTES", int),
         )
         pipeline = cls(
             writer,
             crawler.stats,
-            retry_s=settings.getfloat("WARC_DISK_RETRY_S", 5.0),
+            retry_s=setting(settings, "WARC_DISK_RETRY_S", float),
             pause=lambda: crawler.engine.pause(),
             resume=lambda: crawler.engine.unpause(),
         )
