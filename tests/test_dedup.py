@@ -15,6 +15,7 @@ from dedup.minhash import MinHasher, MinHashIndex, fold32
 from dedup.simhash import SimHashIndex, hamming, simhash
 from dedup.text import exact_key, shingle_hashes, word_hashes, words
 from pipelines.dedup import DedupPipeline, signal_budget_cut
+from tests.frontiers import options
 from testweb.nearcopies import calendar_trap, generate
 
 
@@ -222,7 +223,7 @@ def test_pipeline_is_switched_off_by_setting():
 def frontier():
     from crawler.frontier.local import LocalFrontier
 
-    frontier = LocalFrontier(None, bloom_capacity=10_000)
+    frontier = LocalFrontier(None, **options(bloom_capacity=10_000))
     yield frontier
     frontier.close()
 
