@@ -264,7 +264,7 @@ def link_signals(pages: Sequence[dict], path: Path) -> tuple[SQLiteLinkStore, di
         links = [Link(**link) for link in page.get("links") or ()]
         store.add(page.get("doc_id") or doc_id_for(page["url"]), page["host"], links)
     store.flush()
-    computed = compute(store, RankSettings())
+    computed = compute(store, RankSettings.from_settings(None))
     ranks: dict[str, float] = {}
     for batch in computed.pages.batches(computed.page_ranks):
         ranks.update(batch)

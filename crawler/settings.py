@@ -183,6 +183,21 @@ INDEX_ENABLED = True
 INDEX_BATCH_SIZE = 200
 INDEX_ANCHORS = True  # add the anchor text known so far (from the link graph) to documents
 
+# --- the ranking batch (ranking/batch.py, docs/ranking.md): read from the Django settings
+# (`manage.py rank`) or the Celery app's configuration (workers) ---
+RANK_ALPHA = 0.85  # damping factor
+# networkx's convergence test (L1 change < n * tol); smaller than its 1e-6 because
+# n * 1e-6 stops after one step on a graph of a million pages
+RANK_TOL = 1e-10
+RANK_MAX_ITER = 200  # power-iteration steps before giving up
+RANK_BATCH_SIZE = 5000  # scores per staged batch and per update_rank call
+RANK_WRITE_PAUSE_S = 0.0  # pause between write batches, to spare a loaded index
+RANK_KEEP_VERSIONS = 2  # committed versions kept in the store
+RANK_SEEDS = ()  # seed URLs to personalize on (empty: uniform)
+RANK_LINK_STORE = "pipelines.linkgraph.LinkStore.open"  # callable(config) -> link store
+RANK_INDEX_BACKEND = "index.get_backend"  # callable(config) -> search backend
+RANK_INTERVAL_S = 6 * 3600.0  # the Celery beat schedule of the batch
+
 # --- host rules from the admin (crawler/hostrules.py) ---
 HOST_RULES_LOADER = "webui.control.rules.load_host_rules"
 HOST_RULES_TTL = 30.0
