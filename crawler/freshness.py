@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from typing import ClassVar
 from urllib.parse import urljoin
 
 from scrapy import Request, signals
@@ -23,7 +24,7 @@ from twisted.internet import task
 from crawler.config import config_from_settings
 from crawler.crawlstate import CrawlStateStore, open_crawl_state
 from crawler.frontier.base import request_tier
-from crawler.options import enabled, setting
+from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
 from crawler.scheduler import STORE_DOWN
 from crawler.signals import documents_removed
@@ -32,18 +33,6 @@ from crawler.urls import InvalidURL, canonicalize, doc_id_for
 logger = logging.getLogger(__name__)
 
 CONDITIONAL_HEADERS = ("If-None-Match", "If-Modified-Since")
-
-
-def policy_from_settings(settings) -> RecrawlPolicy:
-    """The ``RecrawlPolicy`` the ``RECRAWL_*`` settings describe."""
-    return RecrawlPolicy(
-        min_interval=setting(settings, "RECRAWL_MIN_INTERVAL", float),
-        max_interval=setting(settings, "RECRAWL_MAX_INTERVAL", float),
-        initial_interval=setting(settings, "RECRAWL_INITIAL_INTERVAL", float),
-        shrink=setting(settings, "RECRAWL_SHRINK", float),
-        grow=setting(settings, "RECRAWL_GROW", float),
-        tier_factor=setting(settings, "RECRAWL_TIER_FACTOR", float),
-    )
 
 
 def store_from_crawler(crawler) -> CrawlStateStore:
@@ -70,8 +59,8 @@ def _url_of(request: Request) -> str | None:
 class FreshnessMiddleware:
     """Conditional GET and per-URL change tracking; see the module docstring."""
 
-    def __init__(self, store: CrawlStateStore, policy: RecrawlPolicy, *, stats=None,
-                 signals_=None, clock=time.time, max_tier: int = 3):
+    def __init__(self, store: CrawlStateStore, policy: RecrawlPolicy, *, max_tier: int,
+                 stats=None, signals_=None, clock=time.time):
         self.store = store
         self.policy = policy
         self.stats = stats
@@ -84,7 +73,7 @@ class FreshnessMiddleware:
         s = crawler.settings
         if not enabled(s, "RECRAWL_ENABLED"):
             raise NotConfigured
-        return cls(store_from_crawler(crawler), policy_from_settings(s), stats=crawler.stats,
+        return cls(store_from_crawler(crawler), RecrawlPolicy.from_settings(s), stats=crawler.stats,
                    signals_=crawler.signals, max_tier=setting(s, "FRONTIER_TIERS", int) - 1)
 
     def _skip(self, request: Request) -> bool:
@@ -172,9 +161,16 @@ class RecrawlFeeder:
     URL is not due again for ``hold`` seconds unless its fetch reschedules it.
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "RECRAWL_SHARE": ("share", float),
+        "RECRAWL_BATCH": ("batch", int),
+        "RECRAWL_POLL_INTERVAL": ("interval", float),
+        "RECRAWL_HOLD": ("hold", float),
+    }
+
     def __init__(self, crawler, store: CrawlStateStore, policy: RecrawlPolicy, *,
-                 share: float = 0.2, batch: int = 50, interval: float = 1.0,
-                 hold: float = 600.0, clock=time.time):
+                 share: float, batch: int, interval: float, hold: float, clock=time.time):
         self.crawler = crawler
         self.store = store
         self.policy = policy
@@ -191,11 +187,8 @@ class RecrawlFeeder:
         s = crawler.settings
         if not enabled(s, "RECRAWL_ENABLED") or setting(s, "RECRAWL_SHARE", float) <= 0:
             raise NotConfigured
-        feeder = cls(crawler, store_from_crawler(crawler), policy_from_settings(s),
-                     share=setting(s, "RECRAWL_SHARE", float),
-                     batch=setting(s, "RECRAWL_BATCH", int),
-                     interval=setting(s, "RECRAWL_POLL_INTERVAL", float),
-                     hold=setting(s, "RECRAWL_HOLD", float))
+        feeder = cls(crawler, store_from_crawler(crawler), RecrawlPolicy.from_settings(s),
+                     **settings_to_options(s, cls.SETTINGS))
         crawler.signals.connect(feeder.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(feeder.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(feeder.spider_idle, signal=signals.spider_idle)

@@ -84,6 +84,9 @@ class Spider(scrapy.Spider):
         return None
 
 
+AGENT = {"USER_AGENT": "websearch-bot"}
+
+
 class Stats(dict):
     def inc_value(self, key, count=1):
         self[key] = self.get(key, 0) + count
@@ -98,8 +101,8 @@ def sched():
         bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
     rules = HostRules.static([HostRule("blocked.test", action="block"),
                               HostRule("small.test", page_budget=2)])
-    s = FrontierScheduler(frontier, rules, TrapGuard(max_depth=3),
-                          RobotsPolicy(frontier, "websearch-bot"), stats=Stats(),
+    s = FrontierScheduler(frontier, rules, TrapGuard.from_settings(None, max_depth=3),
+                          RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(),
                           buffer_size=6, poll_interval=0, **scheduler_options())
     s.spider = Spider()
     yield s
@@ -142,7 +145,8 @@ def test_links_batch_becomes_requests_like_the_template(tmp_path):
     frontier = LocalFrontier(None, **options(
         bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
     s = FrontierScheduler(frontier, HostRules.static([HostRule("blocked.test", action="block")]),
-                          TrapGuard(max_depth=3), None, stats=Stats(), buffer_size=6,
+                          TrapGuard.from_settings(None, max_depth=3), None, stats=Stats(),
+                          buffer_size=6,
                           poll_interval=0, referrer=RefererMiddleware(Settings()),
                           **scheduler_options())
     s.spider = Spider()
@@ -231,8 +235,8 @@ def test_failed_download_backs_off_and_retry_after_is_honoured(sched):
 def test_close_returns_buffered_leases(tmp_path):
     path = tmp_path / "f.sqlite3"
     frontier = LocalFrontier(path, **options(bloom_capacity=1000))
-    s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard(),
-                          RobotsPolicy(frontier, "websearch-bot"), stats=Stats(), buffer_size=6,
+    s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard.from_settings(None),
+                          RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(), buffer_size=6,
                           **scheduler_options())
     s.spider = Spider()
     for h in range(4):
@@ -255,8 +259,9 @@ def test_budget_cut_signal_and_seeds_from_redis(tmp_path):
 
     with running_redis(tmp_path / "redis") as server:
         frontier = RedisFrontier(Redis.from_url(server.url), "unit", **options(bloom_capacity=1000))
-        s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard(), None, stats=Stats(),
-                              seeds_key=frontier.seeds_key, **scheduler_options())
+        s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard.from_settings(None),
+                              None, stats=Stats(), seeds_key=frontier.seeds_key,
+                              **scheduler_options())
         s.spider = Spider()
         signals = SignalManager()
         signals.connect(s.cut_host_budget, signal=host_budget_cut)

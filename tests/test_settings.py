@@ -51,12 +51,16 @@ def test_no_component_repeats_a_default_as_a_fallback():
 
 
 def _components():
+    from crawler.freshness import FreshnessMiddleware, RecrawlFeeder
     from crawler.frontier import SETTINGS as FRONTIER
     from crawler.frontier import Politeness
     from crawler.frontier.local import LocalFrontier
     from crawler.frontier.redis_backend import RedisFrontier
     from crawler.hostrules import HostRules
+    from crawler.recrawl import RecrawlPolicy
+    from crawler.robots import RobotsPolicy
     from crawler.scheduler import FrontierScheduler
+    from crawler.traps import TrapGuard
     from ranking.batch import _SETTINGS as RANK
     from ranking.batch import RankSettings
 
@@ -65,8 +69,13 @@ def _components():
         (RedisFrontier, FRONTIER),
         (Politeness, Politeness.SETTINGS),
         (FrontierScheduler, FrontierScheduler.SETTINGS),
-        (RankSettings, RANK),
+        (TrapGuard, TrapGuard.SETTINGS),
+        (RobotsPolicy, RobotsPolicy.SETTINGS),
         (HostRules, {"HOST_RULES_TTL": ("ttl", float)}),
+        (RecrawlPolicy, RecrawlPolicy.SETTINGS),
+        (RecrawlFeeder, RecrawlFeeder.SETTINGS),
+        (FreshnessMiddleware, {"FRONTIER_TIERS": ("max_tier", int)}),  # tiers - 1
+        (RankSettings, RANK),
     ]
 
 
