@@ -51,7 +51,8 @@ def run_method(
     method: str, pages, visible: bool = False, redis_url: str | None = None
 ) -> tuple[Score, float]:
     """Score and CPU seconds of one method over the pages' main (or all visible) text."""
-    dedup = Deduplicator.create(method, redis_url=redis_url, prefix=f"bench-{method}")
+    dedup = Deduplicator.from_settings(None, method=method, redis_url=redis_url,
+                                       prefix=f"bench-{method}")
     start = time.process_time()
     score = evaluate(dedup, pages, (lambda p: p.visible_text) if visible else (lambda p: p.text))
     return score, time.process_time() - start

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from scrapy.exceptions import NotConfigured
 
 from crawler.config import get_config
 from crawler.items import PageItem
-from crawler.options import enabled, setting
+from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.signals import host_budget_cut
 from crawler.urls import doc_id_for, netloc_of
 from dedup.core import METHODS, Deduplicator
@@ -43,13 +43,20 @@ class DedupPipeline:
     ``host_budget_cut`` signal, keyed like the frontier by ``netloc_of(url)``).
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "DEDUP_HOST_MIN_PAGES": ("host_min_pages", int),
+        "DEDUP_HOST_COPY_RATIO": ("host_copy_ratio", float),
+    }
+
     def __init__(
         self,
         dedup: Deduplicator,
         stats=None,
         cut_budget: Callable[[str, int], bool] | None = None,
-        host_min_pages: int = 20,
-        host_copy_ratio: float = 0.8,
+        *,
+        host_min_pages: int,
+        host_copy_ratio: float,
     ):
         self.dedup = dedup
         self.stats = stats
@@ -66,23 +73,10 @@ class DedupPipeline:
         method = setting(settings, "DEDUP_METHOD")
         if method not in METHODS:
             raise NotConfigured(f"DEDUP_METHOD must be one of {METHODS}, not {method!r}")
-        dedup = Deduplicator.create(
-            method=method,
-            redis_url=settings.get("REDIS_URL") or get_config().redis_url,
-            prefix=setting(settings, "DEDUP_REDIS_PREFIX"),
-            threshold=setting(settings, "DEDUP_MINHASH_THRESHOLD", float),
-            num_perm=setting(settings, "DEDUP_MINHASH_PERMUTATIONS", int),
-            hamming_k=setting(settings, "DEDUP_SIMHASH_DISTANCE", int),
-            shingle_size=setting(settings, "DEDUP_SHINGLE_SIZE", int),
-            min_tokens=setting(settings, "DEDUP_MIN_TOKENS", int),
-        )
-        return cls(
-            dedup,
-            stats=crawler.stats,
-            cut_budget=signal_budget_cut(crawler),
-            host_min_pages=setting(settings, "DEDUP_HOST_MIN_PAGES", int),
-            host_copy_ratio=setting(settings, "DEDUP_HOST_COPY_RATIO", float),
-        )
+        redis_url = settings.get("REDIS_URL") or get_config().redis_url
+        dedup = Deduplicator.from_settings(settings, redis_url=redis_url)
+        return cls(dedup, stats=crawler.stats, cut_budget=signal_budget_cut(crawler),
+                   **settings_to_options(settings, cls.SETTINGS))
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):

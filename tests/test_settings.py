@@ -61,6 +61,8 @@ def _components():
     from crawler.robots import RobotsPolicy
     from crawler.scheduler import FrontierScheduler
     from crawler.traps import TrapGuard
+    from dedup.core import Deduplicator
+    from pipelines.dedup import DedupPipeline
     from ranking.batch import _SETTINGS as RANK
     from ranking.batch import RankSettings
 
@@ -75,19 +77,21 @@ def _components():
         (RecrawlPolicy, RecrawlPolicy.SETTINGS),
         (RecrawlFeeder, RecrawlFeeder.SETTINGS),
         (FreshnessMiddleware, {"FRONTIER_TIERS": ("max_tier", int)}),  # tiers - 1
+        (Deduplicator.create, Deduplicator.SETTINGS),
+        (DedupPipeline, DedupPipeline.SETTINGS),
         (RankSettings, RANK),
     ]
 
 
 @pytest.mark.parametrize("component, table", _components(),
-                         ids=lambda v: getattr(v, "__name__", ""))
+                         ids=lambda v: getattr(v, "__qualname__", ""))
 def test_constructors_take_setting_backed_options_without_their_defaults(component, table):
     """A constructor option read from a setting has no default, or an "off" value that is
     not the setting's default (the frontier's per-IP limit and robots.txt-first)."""
     parameters = inspect.signature(component).parameters
     repeated = []
     for name, (option, _kind) in table.items():
-        assert option in parameters, f"{component.__name__} has no option {option}"
+        assert option in parameters, f"{component.__qualname__} has no option {option}"
         default = parameters[option].default
         if default is not inspect.Parameter.empty and default == setting_default(name):
             repeated.append(f"{option}={default!r} ({name})")

@@ -65,7 +65,7 @@ class Command(BaseCommand):
                 opts["from_warc"],
                 backend,
                 link_store=links,
-                dedup=Deduplicator.create(opts["method"]),
+                dedup=Deduplicator.from_settings(settings, method=opts["method"]),
                 progress=lambda message: self.stderr.write(message),
                 anchors=not opts["no_anchors"],
             )
