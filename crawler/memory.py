@@ -130,7 +130,7 @@ class MemoryMonitor:
     """Samples RSS, C heap and Python allocator blocks into ``memory/*`` stats every
     ``interval`` seconds, trimming the C heap first when ``trim`` is set."""
 
-    def __init__(self, stats, interval: float, trim: bool = True, arenas: int = 0,
+    def __init__(self, stats, interval: float, *, trim: bool, arenas: int = 0,
                  heap: GlibcHeap | None = None, mmap_threshold: int = 0):
         self.stats = stats
         self.interval = interval

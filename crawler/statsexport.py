@@ -188,7 +188,8 @@ class StatsExport:
         store: StatsStore,
         interval: float,
         worker: str | None = None,
-        top_hosts: int = 20,
+        *,
+        top_hosts: int,
         clock=time.time,
     ):
         self.stats = stats
@@ -208,7 +209,7 @@ class StatsExport:
             raise NotConfigured
         store = open_stats_store(config_from_settings(s), setting(s, "STATS_EXPORT_MAX", int))
         ext = cls(crawler.stats, store, interval, s.get("STATS_EXPORT_WORKER") or None,
-                  setting(s, "STATS_EXPORT_TOP_HOSTS", int))
+                  top_hosts=setting(s, "STATS_EXPORT_TOP_HOSTS", int))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(ext.response_received, signal=signals.response_received)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from typing import ClassVar
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from crawler.config import config_from_settings
 from crawler.items import PageItem
-from crawler.options import enabled, setting
+from crawler.options import Option, enabled, settings_to_options
 from crawler.signals import documents_removed
 from crawler.urls import doc_id_for
 from index.base import Document, SearchBackend
@@ -47,9 +48,15 @@ class IndexPipeline:
     made visible when the spider goes idle (continuous crawls) and at the end.
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "INDEX_BATCH_SIZE": ("batch_size", int),
+        "INDEX_FLUSH_INTERVAL": ("flush_interval", float),
+    }
+
     def __init__(
-        self, backend: SearchBackend, batch_size: int = 200, stats=None, link_store=None,
-        flush_interval: float = 10.0,
+        self, backend: SearchBackend, stats=None, link_store=None, *, batch_size: int,
+        flush_interval: float,
     ):
         self.backend = backend
         self.batch_size = batch_size
@@ -74,8 +81,8 @@ class IndexPipeline:
             from pipelines.linkgraph import crawler_link_store
 
             link_store = crawler_link_store(crawler)
-        pipeline = cls(backend, setting(settings, "INDEX_BATCH_SIZE", int), crawler.stats,
-                       link_store, setting(settings, "INDEX_FLUSH_INTERVAL", float))
+        pipeline = cls(backend, crawler.stats, link_store,
+                       **settings_to_options(settings, cls.SETTINGS))
         crawler.signals.connect(pipeline.remove, signal=documents_removed)
         crawler.signals.connect(pipeline.publish, signal=signals.spider_idle)
         return pipeline

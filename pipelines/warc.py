@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -36,7 +36,7 @@ from warcio.warcwriter import WARCWriter
 
 from crawler.config import config_from_settings
 from crawler.items import PageItem
-from crawler.options import enabled, setting
+from crawler.options import Option, enabled, setting, settings_to_options
 
 logger = logging.getLogger(__name__)
 
@@ -75,14 +75,23 @@ class RotatingWarcWriter:
     to a returned offset. File names sort in writing order for one worker.
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "WARC_PREFIX": ("prefix", str),
+        "WARC_MAX_BYTES": ("max_bytes", int),
+        "BOT_NAME": ("software", str),
+        "WARC_MIN_FREE_BYTES": ("min_free_bytes", int),
+    }
+
     def __init__(
         self,
         directory: str | os.PathLike,
         worker: str | None = None,
-        prefix: str = "crawl",
-        max_bytes: int = 100 * 1024 * 1024,
-        software: str = "websearch",
-        min_free_bytes: int = 0,
+        *,
+        prefix: str,
+        max_bytes: int,
+        software: str,
+        min_free_bytes: int,
     ):
         self.directory = Path(directory)
         self.min_free_bytes = min_free_bytes
@@ -97,6 +106,13 @@ class RotatingWarcWriter:
         self.name = ""
         self.files: list[str] = []
 
+
+    @classmethod
+    def from_settings(
+        cls, settings: Any, directory: str | os.PathLike, **overrides: Any
+    ) -> RotatingWarcWriter:
+        """A writer into ``directory`` with the ``WARC_*`` settings, ``overrides`` on top."""
+        return cls(directory, **settings_to_options(settings, cls.SETTINGS, **overrides))
     def _open(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
@@ -221,7 +237,8 @@ class WarcPipeline:
         writer: RotatingWarcWriter,
         stats=None,
         remember: int = 10_000,
-        retry_s: float = 5.0,
+        *,
+        retry_s: float,
         pause=None,
         resume=None,
     ):
@@ -243,13 +260,8 @@ class WarcPipeline:
         if not enabled(settings, "WARC_ENABLED"):
             raise NotConfigured("WARC_ENABLED is off")
         directory = settings.get("WARC_DIR") or config_from_settings(settings).data_dir / "warc"
-        writer = RotatingWarcWriter(
-            directory,
-            worker=settings.get("WARC_WORKER_ID") or None,
-            prefix=setting(settings, "WARC_PREFIX"),
-            max_bytes=setting(settings, "WARC_MAX_BYTES", int),
-            software=setting(settings, "BOT_NAME"),
-            min_free_bytes=setting(settings, "WARC_MIN_FREE_BYTES", int),
+        writer = RotatingWarcWriter.from_settings(
+            settings, directory, worker=settings.get("WARC_WORKER_ID") or None
         )
         pipeline = cls(
             writer,

@@ -51,18 +51,23 @@ def test_no_component_repeats_a_default_as_a_fallback():
 
 
 def _components():
+    from crawler.fetch import FetchLimitsMiddleware
     from crawler.freshness import FreshnessMiddleware, RecrawlFeeder
     from crawler.frontier import SETTINGS as FRONTIER
     from crawler.frontier import Politeness
     from crawler.frontier.local import LocalFrontier
     from crawler.frontier.redis_backend import RedisFrontier
     from crawler.hostrules import HostRules
+    from crawler.memory import MemoryMonitor
     from crawler.recrawl import RecrawlPolicy
     from crawler.robots import RobotsPolicy
     from crawler.scheduler import FrontierScheduler
+    from crawler.statsexport import StatsExport
     from crawler.traps import TrapGuard
     from dedup.core import Deduplicator
     from pipelines.dedup import DedupPipeline
+    from pipelines.index import IndexPipeline
+    from pipelines.warc import RotatingWarcWriter, WarcPipeline
     from ranking.batch import _SETTINGS as RANK
     from ranking.batch import RankSettings
 
@@ -79,6 +84,14 @@ def _components():
         (FreshnessMiddleware, {"FRONTIER_TIERS": ("max_tier", int)}),  # tiers - 1
         (Deduplicator.create, Deduplicator.SETTINGS),
         (DedupPipeline, DedupPipeline.SETTINGS),
+        (RotatingWarcWriter, RotatingWarcWriter.SETTINGS),
+        (WarcPipeline, {"WARC_DISK_RETRY_S": ("retry_s", float)}),
+        (IndexPipeline, IndexPipeline.SETTINGS),
+        (FetchLimitsMiddleware, {"RETRY_BACKOFF_BASE": ("backoff_base", float),
+                                 "RETRY_BACKOFF_MAX": ("backoff_max", float)}),
+        (MemoryMonitor, {"MEMORY_TRIM": ("trim", bool), "MEMORY_MALLOC_ARENAS": ("arenas", int),
+                         "MEMORY_MMAP_THRESHOLD": ("mmap_threshold", int)}),
+        (StatsExport, {"STATS_EXPORT_TOP_HOSTS": ("top_hosts", int)}),
         (RankSettings, RANK),
     ]
 
