@@ -10,6 +10,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
+from crawler.options import enabled
+
 SUMMARY_KEYS = (
     ("pages downloaded", "response_received_count"),
     ("items extracted", "item_scraped_count"),
@@ -54,7 +56,7 @@ class CrawlProgress:
     @classmethod
     def from_crawler(cls, crawler):
         interval = crawler.settings.getfloat("CRAWL_PROGRESS_INTERVAL")
-        if not crawler.settings.getbool("CRAWL_SUMMARY_ENABLED", True):
+        if not enabled(crawler.settings, "CRAWL_SUMMARY_ENABLED"):
             raise NotConfigured
         if crawler.settings.get("LOG_FILE"):
             _echo_problems_to_stderr()

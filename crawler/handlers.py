@@ -26,9 +26,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 
+from crawler.options import enabled, setting
 from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused
-
-DEFAULT_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
 
 
 def _is_ip(host: str) -> bool:
@@ -55,9 +54,9 @@ class GuardedDownloadHandler:
         from twisted.internet import reactor
 
         settings = crawler.settings
-        path = settings.get("FETCH_HANDLER") or DEFAULT_HANDLER
-        if settings.getbool("RENDER_JS_ENABLED", False):
-            path = settings.get("RENDER_HANDLER") or "crawler.render.RenderingDownloadHandler"
+        path = setting(settings, "FETCH_HANDLER")
+        if enabled(settings, "RENDER_JS_ENABLED"):
+            path = setting(settings, "RENDER_HANDLER")
         inner = build_from_crawler(load_object(path), crawler)
         return cls(inner, AddressPolicy.from_settings(settings), RefusalLog(),
                    resolve=reactor.resolve)

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from scrapy import signals
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
+from crawler.options import setting
 from crawler.resolver import parse_overrides
 
 #: Resource types a text crawler never needs from the browser.
@@ -72,7 +73,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 crawler.signals.disconnect(receiver, signal=signals.engine_started)
         self._started = False
         self._start_lock: asyncio.Lock | None = None
-        self.context_renders = crawler.settings.getint("RENDER_CONTEXT_RENDERS", 100)
+        self.context_renders = setting(crawler.settings, "RENDER_CONTEXT_RENDERS", int)
         self._generation = 0
         self._renders = 0
         self._open: dict[str, int] = {}  # pages in flight per context name

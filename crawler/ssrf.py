@@ -14,6 +14,8 @@ from collections.abc import Iterable
 
 from scrapy.exceptions import IgnoreRequest
 
+from crawler.options import enabled
+
 logger = logging.getLogger(__name__)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -60,7 +62,7 @@ class AddressPolicy:
     def from_settings(cls, settings) -> AddressPolicy:
         """``SSRF_GUARD_ENABLED`` (default True), ``SSRF_ALLOWED_NETWORKS`` (CIDR list)."""
         return cls(settings.getlist("SSRF_ALLOWED_NETWORKS"),
-                   enabled=settings.getbool("SSRF_GUARD_ENABLED", True))
+                   enabled=enabled(settings, "SSRF_GUARD_ENABLED"))
 
     def refusal(self, address: str) -> str | None:
         """The reason to refuse ``address`` (an IP literal), or None if it may be used.

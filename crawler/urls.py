@@ -6,6 +6,7 @@ fragments); on top of it we drop default ports, tracking parameters and session 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -153,3 +154,8 @@ def netloc_of(url: str) -> str:
     if port is None or port == DEFAULT_PORTS.get(parts.scheme):
         return host
     return f"{host}:{port}"
+
+
+def doc_id_for(canonical_url: str) -> str:
+    """Document id: the first 16 hex digits of SHA-1 of the canonical URL."""
+    return hashlib.sha1(canonical_url.encode("utf-8")).hexdigest()[:16]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -11,11 +10,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from index.query import Query
-
-
-def doc_id_for(canonical_url: str) -> str:
-    """Document id: the first 16 hex digits of SHA-1 of the canonical URL."""
-    return hashlib.sha1(canonical_url.encode("utf-8")).hexdigest()[:16]
 
 
 def host_pattern_suffix(pattern: str) -> str:

@@ -34,6 +34,7 @@ from elastic_transport import ConnectionTimeout
 from elasticsearch import ApiError, Elasticsearch
 
 from crawler.config import Config, get_config
+from crawler.options import setting_default, settings_to_options
 from index.base import (
     Document,
     Results,
@@ -54,7 +55,6 @@ from index.fields import (
     FieldWeights,
 )
 from index.hits import make_hit
-from index.options import settings_to_options
 from index.query import Query, parse
 from index.signals import RankContext, Ranker, Signal
 
@@ -72,7 +72,7 @@ SETTINGS = {
     "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
-    "ES_FIELD_WEIGHTS": ("field_weights", FieldWeights),
+    "ES_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
     "ES_RANK_WEIGHTS": ("rank_weights", dict),
     "ES_SUGGEST_BODY_CHARS": ("suggest_body_chars", int),
     "ES_MIN_STRICT_HITS": ("min_strict_hits", int),
@@ -100,9 +100,9 @@ class ElasticsearchBackend(SearchBackend):
         self,
         hosts: str | list[str],
         *,
-        index_prefix: str = "websearch",
-        shards: int = 1,
-        replicas: int = 0,
+        index_prefix: str | None = None,
+        shards: int | None = None,
+        replicas: int | None = None,
         refresh_interval: str = "1s",
         field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
         rank_weights: Mapping[str, float] | None = None,
@@ -133,9 +133,11 @@ class ElasticsearchBackend(SearchBackend):
         if isinstance(hosts, str):
             hosts = [h.strip() for h in hosts.split(",") if h.strip()]
         self.hosts = hosts
+        # None: the setting's default (crawler/settings.py)
+        index_prefix = index_prefix or setting_default("ES_INDEX_PREFIX")
         self.alias = index_prefix
-        self.shards = shards
-        self.replicas = replicas
+        self.shards = setting_default("ES_SHARDS") if shards is None else shards
+        self.replicas = setting_default("ES_REPLICAS") if replicas is None else replicas
         self.refresh_interval = refresh_interval
         self.compiler = QueryCompiler(field_weights, compound_fields)
         self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights,

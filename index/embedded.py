@@ -29,6 +29,7 @@ from typing import Any
 import tantivy
 
 from crawler.config import Config, get_config
+from crawler.options import settings_to_options
 from index.base import (
     Document,
     Results,
@@ -49,7 +50,6 @@ from index.fields import (
     keyword_key,
 )
 from index.hits import collapse, make_hit
-from index.options import settings_to_options
 from index.query import Query, parse
 from index.signals import Candidate, RankContext, Ranker, Signal
 from index.suggest import EditSuggester
@@ -110,7 +110,7 @@ def _to_tantivy(doc: Document) -> tantivy.Document:
 SETTINGS = {
     "EMBEDDED_COMMIT_DOCS": ("commit_every_docs", int),
     "EMBEDDED_COMMIT_INTERVAL_S": ("commit_interval_s", float),
-    "EMBEDDED_FIELD_WEIGHTS": ("field_weights", FieldWeights),
+    "EMBEDDED_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
     "EMBEDDED_RANK_WEIGHTS": ("rank_weights", dict),
     "EMBEDDED_RERANK_DEPTH": ("rerank_depth", int),
     "EMBEDDED_MIN_STRICT_HITS": ("min_strict_hits", int),

@@ -15,6 +15,7 @@ URL is (:func:`url_depth`).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,11 +63,16 @@ class FieldWeights:
         return [(f, getattr(self, f)) for f in TEXT_FIELDS if getattr(self, f) > 0]
 
     @classmethod
-    def of(cls, value: FieldWeights | dict | None) -> FieldWeights:
-        """Weights from a mapping (a setting) or as given; ``None`` is the default."""
+    def of(cls, value: FieldWeights | dict | str | None) -> FieldWeights:
+        """Weights from a setting (a mapping or its JSON text) or as given; ``None`` is the
+        default."""
         if value is None:
             return cls()
-        return value if isinstance(value, FieldWeights) else cls(**dict(value))
+        if isinstance(value, FieldWeights):
+            return value
+        if isinstance(value, str):
+            value = json.loads(value)
+        return cls(**dict(value))
 
 
 DEFAULT_FIELD_WEIGHTS = FieldWeights()

@@ -9,7 +9,8 @@ from django.test import Client
 from scrapy.utils.request import request_from_dict
 
 from crawler.statsexport import FileStatsStore
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from webui.control.models import HostRule, Seed
 from webui.control.operations import crawl_frontier, recrawl_entry
 from webui.dashboard.crawlstats import summarize

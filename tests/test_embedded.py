@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from crawler.config import Config
+from crawler.urls import doc_id_for
 from index import get_backend
-from index.base import Document, doc_id_for
+from index.base import Document
 from index.embedded import EmbeddedBackend
 from index.fields import FieldWeights, keyword_key, site_name, url_depth
 from index.query import parse

@@ -14,7 +14,8 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from index.base import Document, Hit, Results, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document, Hit, Results
 from index.query import parse
 from webui.search.backend import get_search_backend
 

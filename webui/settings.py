@@ -1,10 +1,14 @@
-"""Django settings. Service locations come from crawler.config; nothing here reads os.environ."""
+"""Django settings. Service locations come from crawler.config; nothing here reads os.environ.
+
+Settings the web UI shares with the crawler are taken from crawler/settings.py, not copied.
+"""
 
 import secrets
 from pathlib import Path
 
 import dj_database_url
 
+from crawler import settings as crawl_settings
 from crawler.config import get_config
 
 _config = get_config()
@@ -132,16 +136,18 @@ SEARCH_RATE_LIMIT = 60
 SEARCH_RATE_WINDOW_S = 60
 
 # --- crawl dashboard, URL inspector, recrawl ---
-# The frontier these pages read and push to: the same values as the crawler's settings of the
-# same names (FRONTIER_CRAWL defaults to the spider name there; the Bloom size must match).
+# The frontier these pages read and push to is the crawl's: the name of the `web` spider's
+# crawl (the crawler's FRONTIER_CRAWL defaults to the spider's name), and the crawler's own
+# settings for the rest (crawler/settings.py; a FRONTIER_* name set here wins).
 FRONTIER_CRAWL = "web"
-FRONTIER_BLOOM_CAPACITY = 10_000_000
-FRONTIER_BLOOM_FPR = 0.01
 # How far back the dashboard's plots reach, in seconds.
 DASHBOARD_WINDOW_S = 3600
 
-# --- search backends: ES_* when ELASTICSEARCH_URL is set, EMBEDDED_* otherwise; the rest of
-# their settings and defaults are in docs/elasticsearch.md and docs/index-engine.md ---
-ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
-ES_SHARDS = 1  # primary shards of a new index
-ES_REPLICAS = 0  # replicas (1 or more on a multi-node cluster)
+# --- what the web UI shares with the crawler: defined once, in crawler/settings.py ---
+# the seen filter's size (every process that opens the frontier must agree on it) and the
+# search backends' ES_* settings (the rest of them: docs/elasticsearch.md, index-engine.md)
+FRONTIER_BLOOM_CAPACITY = crawl_settings.FRONTIER_BLOOM_CAPACITY
+FRONTIER_BLOOM_FPR = crawl_settings.FRONTIER_BLOOM_FPR
+ES_INDEX_PREFIX = crawl_settings.ES_INDEX_PREFIX
+ES_SHARDS = crawl_settings.ES_SHARDS
+ES_REPLICAS = crawl_settings.ES_REPLICAS

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.embedded import EmbeddedBackend
 from tests.fixtures_es import es_url  # noqa: F401  (the fixture, for the Elasticsearch param)
 

@@ -10,19 +10,19 @@ from django.conf import settings
 from scrapy import Request
 
 from crawler.config import get_config
-from crawler.frontier import Entry, Frontier, open_frontier
+from crawler.frontier import Entry, Frontier, frontier_options, open_frontier
 from crawler.urls import canonicalize, host_of, netloc_of
 
 
 @contextlib.contextmanager
 def crawl_frontier() -> Iterator[Frontier]:
-    """The crawl's frontier (local file or Redis, like the crawler's), closed on exit."""
-    frontier = open_frontier(
-        get_config(),
-        settings.FRONTIER_CRAWL,
-        bloom_capacity=settings.FRONTIER_BLOOM_CAPACITY,
-        bloom_fpr=settings.FRONTIER_BLOOM_FPR,
-    )
+    """The crawl's frontier (local file or Redis, like the crawler's), closed on exit.
+
+    Opened with the crawl's ``FRONTIER_*`` settings; robots.txt-first stays off: the web UI
+    only queues recrawls and drops hosts, the scheduler fetches robots.txt when it leases.
+    """
+    options = frontier_options(settings, robots_first=False)
+    frontier = open_frontier(get_config(), settings.FRONTIER_CRAWL, **options)
     try:
         yield frontier
     finally:
