@@ -106,7 +106,8 @@ def api_search(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": "Pass a query as ?q=words"}, status=400)
     try:
         results = run_search(
-            query, page=_int_param(request, "page", 1), size=_int_param(request, "size", 10)
+            query, page=_int_param(request, "page", 1),
+            size=_int_param(request, "size", settings.SEARCH_PAGE_SIZE),
         )
     except QueryError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
