@@ -126,6 +126,7 @@ class WebSpider(scrapy.Spider):
                 urls.append(canonicalize(url))
             except InvalidURL as exc:
                 self.logger.warning("skipping seed: %s", exc)
+                self.crawler.stats.inc_value(f"scope/invalid_seed/{exc.reason}")
         if not urls and self.continuous:
             self.logger.info("no seeds given: waiting for seeds pushed to the frontier")
         elif not urls:
@@ -180,6 +181,8 @@ class WebSpider(scrapy.Spider):
         html, _encoding = decode_html(response.body, content_type.decode("latin-1"))
         x_robots = response.headers.get(b"X-Robots-Tag", b"").decode("latin-1")
         page = extract(html, response.url, x_robots)
+        for reason, n in page.invalid_links.items():
+            stats.inc_value(f"extract/dropped_links/{reason}", n)
         depth = response.meta.get("depth", 0)
         if page.client_rendered and self.render_enabled and not response.meta.get("playwright"):
             stats.inc_value("render/detected")
