@@ -28,6 +28,8 @@ class Config:
     web_https: bool = False
     #: Reverse proxies (CIDRs) whose ``X-Forwarded-For`` the web UI believes.
     web_trusted_proxies: tuple[str, ...] = ()
+    #: Log lines as JSON objects (``LOG_FORMAT=json``) instead of text.
+    log_json: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -48,6 +50,7 @@ class Config:
             frontier_redis_urls=_url_list(get("FRONTIER_REDIS_URLS")),
             web_https=(get("WEB_HTTPS") or "").lower() in ("1", "true", "yes", "on"),
             web_trusted_proxies=_url_list(get("WEB_TRUSTED_PROXIES")),
+            log_json=(get("LOG_FORMAT") or "text").lower() == "json",
         )
 
     @property

@@ -13,6 +13,7 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.misc import load_object
 
 from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
@@ -29,8 +30,6 @@ SITEMAP_TIER = 3  # the frontier's lowest front tier, still served (never starve
 
 def load_host_rules(settings) -> HostRules:
     """The admin's host rules, through the loader named by ``HOST_RULES_LOADER``."""
-    from scrapy.utils.misc import load_object
-
     path = settings.get("HOST_RULES_LOADER")
     if not path:
         return HostRules.static([])
@@ -78,6 +77,15 @@ class WebSpider(scrapy.Spider):
         ]
         spider.max_pages = spider.max_pages_arg or settings.getint("CRAWL_MAX_PAGES")
         spider.max_depth = spider.max_depth_arg or settings.getint("DEPTH_LIMIT")
+        prepare = settings.get("CONTROL_DB_PREPARE")
+        if prepare and settings.get("HOST_RULES_LOADER"):
+            from webui.control.rules import ControlDatabaseNotReady
+
+            try:
+                load_object(prepare)()
+            except ControlDatabaseNotReady as exc:
+                spider.logger.error("%s", exc)
+                raise SystemExit(str(exc)) from None  # one sentence, not a traceback
         spider.host_rules = load_host_rules(settings)
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = settings.getbool("RENDER_JS_ENABLED", False)

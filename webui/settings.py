@@ -144,7 +144,10 @@ else:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # LOG_FORMAT=json: one JSON object per line (crawler/logjson.py)
+    "formatters": {"json": {"()": "crawler.logjson.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler",
+                             **({"formatter": "json"} if _config.log_json else {})}},
     # Only Django's own loggers: the crawler process configures the root logger itself.
     "loggers": {"django": {"handlers": ["console"], "level": "WARNING"}},
 }
