@@ -36,7 +36,11 @@ def _echo_problems_to_stderr() -> None:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    from crawler.logjson import JsonLogRecord
+
+    json_lines = logging.getLogRecordFactory() is JsonLogRecord
+    handler.setFormatter(logging.Formatter(
+        "%(message)s" if json_lines else "%(levelname)s %(name)s: %(message)s"))
     handler._crawl_echo = True
     root.addHandler(handler)
 

@@ -175,8 +175,9 @@ class FetchLimitsMiddleware:
 
     def process_exception(self, request: Request, exception: BaseException) -> None:
         if isinstance(exception, SSRFRefused):
-            self._inc("ssrf/refused")
-            self._inc(f"ssrf/refused/{exception.reason}")
+            if not exception.counted:
+                self._inc("ssrf/refused")
+                self._inc(f"ssrf/refused/{exception.reason}")
         elif isinstance(exception, IgnoreRequest):
             return None  # a middleware's decision (robots.txt...), not a failed download
         self._inc(f"fetch/error/{failure_kind(exception)}")

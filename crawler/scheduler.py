@@ -264,8 +264,8 @@ class FrontierScheduler(BaseScheduler):
             return self._drop("seen")
         try:
             url = canonicalize(raw_url)
-        except InvalidURL:
-            return self._drop("invalid_url")
+        except InvalidURL as exc:
+            return self._drop(exc.reason)
         reason = self.traps.check(url, depth)
         if reason:
             return self._drop(reason)
@@ -527,8 +527,8 @@ class FrontierScheduler(BaseScheduler):
             url = raw.decode() if isinstance(raw, bytes) else raw
             try:
                 self.enqueue_request(Request(canonicalize(url), meta={"depth": 0}))
-            except InvalidURL:
-                self._drop("invalid_url")
+            except InvalidURL as exc:
+                self._drop(exc.reason)
 
     def _settle(self) -> None:
         """Report finished leases to the frontier, keeping those the store could not take."""

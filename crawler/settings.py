@@ -201,10 +201,18 @@ RANK_INTERVAL_S = 6 * 3600.0  # the Celery beat schedule of the batch
 # --- host rules from the admin (crawler/hostrules.py) ---
 HOST_RULES_LOADER = "webui.control.rules.load_host_rules"
 HOST_RULES_TTL = 30.0
+# Run when the spider starts: migrates the embedded SQLite control database, stops the crawl
+# if PostgreSQL's is not migrated (empty: skip).
+CONTROL_DB_PREPARE = "webui.control.rules.prepare_control_database"
 
 # --- logging: the detailed log goes to DATA_DIR/logs, progress lines to stderr ---
 LOG_LEVEL = "INFO"
 LOG_FILE = str(_config.path("logs", "crawl.log"))
+if _config.log_json:  # LOG_FORMAT=json in the environment: JSON lines (crawler/logjson.py)
+    from crawler.logjson import install_json_records
+
+    install_json_records()
+    LOG_FORMAT = "%(message)s"
 LOG_FILE_APPEND = True
 
 FEED_EXPORT_ENCODING = "utf-8"

@@ -22,9 +22,12 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class SSRFRefused(IgnoreRequest):
-    """A connection to a non-public address that no allowlist entry names; never retried."""
+    """A connection to a non-public address that no allowlist entry names; never retried.
 
-    def __init__(self, host: str, ip: str, reason: str):
+    ``counted``: the refusal is already in the stats (the browser proxy counts its own).
+    """
+
+    def __init__(self, host: str, ip: str, reason: str, counted: bool = False):
         super().__init__(
             f"SSRF guard refused {host} ({ip}: {reason}); allow it with "
             f"SSRF_ALLOWED_NETWORKS if it is meant to be crawled"
@@ -32,6 +35,7 @@ class SSRFRefused(IgnoreRequest):
         self.host = host
         self.ip = ip
         self.reason = reason
+        self.counted = counted
 
 
 def address_class(ip: IPAddress) -> str | None:

@@ -13,6 +13,7 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.misc import load_object
 
 from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
@@ -69,6 +70,15 @@ class WebSpider(scrapy.Spider):
         ]
         spider.max_pages = spider.max_pages_arg or settings.getint("CRAWL_MAX_PAGES")
         spider.max_depth = spider.max_depth_arg or settings.getint("DEPTH_LIMIT")
+        prepare = settings.get("CONTROL_DB_PREPARE")
+        if prepare and settings.get("HOST_RULES_LOADER"):
+            from webui.control.rules import ControlDatabaseNotReady
+
+            try:
+                load_object(prepare)()
+            except ControlDatabaseNotReady as exc:
+                spider.logger.error("%s", exc)
+                raise SystemExit(str(exc)) from None  # one sentence, not a traceback
         spider.host_rules = HostRules.from_settings(settings)
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
@@ -117,6 +127,7 @@ class WebSpider(scrapy.Spider):
                 urls.append(canonicalize(url))
             except InvalidURL as exc:
                 self.logger.warning("skipping seed: %s", exc)
+                self.crawler.stats.inc_value(f"scope/invalid_seed/{exc.reason}")
         if not urls and self.continuous:
             self.logger.info("no seeds given: waiting for seeds pushed to the frontier")
         elif not urls:
@@ -171,6 +182,8 @@ class WebSpider(scrapy.Spider):
         html, _encoding = decode_html(response.body, content_type.decode("latin-1"))
         x_robots = response.headers.get(b"X-Robots-Tag", b"").decode("latin-1")
         page = extract(html, response.url, x_robots)
+        for reason, n in page.invalid_links.items():
+            stats.inc_value(f"extract/dropped_links/{reason}", n)
         depth = response.meta.get("depth", 0)
         if page.client_rendered and self.render_enabled and not response.meta.get("playwright"):
             stats.inc_value("render/detected")

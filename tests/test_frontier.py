@@ -329,3 +329,12 @@ def test_local_restart_releases_leases_of_dead_processes_at_once(tmp_path):
     assert reopened.stats()["leases"] == 1  # this (live) process's lease stays
     (again,) = reopened.next_ready(2)
     assert again.url == leases[0].url
+
+
+def test_a_url_with_a_bad_host_is_dropped_with_its_reason(sched):
+    spider = sched.spider
+    for url in ('http://"><img src=x onerror=alert(1)>.test/', "http://a%00b.test/"):
+        assert not sched.enqueue_request(scrapy.Request(url, callback=spider.parse))
+    assert not sched.enqueue_request(scrapy.Request("http://a..b.test/", callback=spider.parse))
+    sched.flush()
+    assert sched.stats["frontier/dropped/invalid_host"] == 3

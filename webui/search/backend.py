@@ -29,7 +29,7 @@ def run_search(query: str, page: int = 1, size: int | None = None,
     """Validate, parse once and run a user query (``results.parsed`` is the parsed query);
     raises QueryError with a helpful message."""
     query = (query or "").strip()
-    size = size or settings.SEARCH_PAGE_SIZE
+    size = settings.SEARCH_PAGE_SIZE if size is None else size
     if len(query) > settings.SEARCH_MAX_QUERY_LENGTH:
         raise QueryError(f"Queries are limited to {settings.SEARCH_MAX_QUERY_LENGTH} characters.")
     if not 1 <= page <= settings.SEARCH_MAX_PAGE:

@@ -86,7 +86,7 @@ def api_search(request: HttpRequest) -> JsonResponse:
         results = run_search(
             query,
             page=_int_param(request, "page", 1),
-            size=_int_param(request, "size", 10),
+            size=_int_param(request, "size", settings.SEARCH_PAGE_SIZE),
             explain=request.GET.get("explain") == "1",
         )
     except QueryError as exc:
