@@ -9,6 +9,7 @@ from django.conf import settings
 
 from crawler.config import get_config
 from index.base import Results, SearchBackend
+from webui.monitoring.metrics import observe_search
 
 
 class QueryError(ValueError):
@@ -41,7 +42,13 @@ def run_search(query: str, page: int = 1, size: int | None = None) -> Results:
     if results.suggestion is None and page == 1 and results.total < size:
         results.suggestion = _fallback_suggestion(query)
     results.took_ms = (time.perf_counter() - started) * 1000
+    observe_search(_backend_name(), results.took_ms / 1000)
     return results
+
+
+def _backend_name() -> str:
+    """The metrics label of the configured backend."""
+    return "elasticsearch" if get_config().elasticsearch_url else "embedded"
 
 
 def _fallback_suggestion(query: str) -> str | None:
