@@ -137,6 +137,7 @@ EXTENSIONS = {
     "crawler.extensions.CrawlProgress": 500,
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
+    "crawler.metrics.CrawlMetrics": 540,
 }
 CRAWL_PROGRESS_INTERVAL = 5.0
 
@@ -151,6 +152,10 @@ STATS_EXPORT_INTERVAL = 10.0  # seconds between snapshots; 0 = off
 STATS_EXPORT_MAX = 10_000  # snapshots kept per worker (file lines or Redis list entries)
 STATS_EXPORT_TOP_HOSTS = 20  # hosts with most fetched pages in each snapshot
 STATS_EXPORT_WORKER = ""  # this worker's name; empty = "<hostname>-<pid>"
+
+# --- Prometheus metrics of this worker (crawler/metrics.py, docs/operations.md "Metrics") ---
+CRAWL_METRICS_PORT = 0  # serve /metrics on this port while crawling; 0 = off (one per worker)
+CRAWL_METRICS_ADDRESS = "127.0.0.1"  # the interface it listens on
 
 # --- duplicates (pipelines/dedup.py, docs/dedup.md); shared through Redis when REDIS_URL ---
 DEDUP_ENABLED = True
