@@ -48,6 +48,7 @@ def stack_env():
         ES2_TRANSPORT_PORTS=f"{free_port()} {free_port()}",
         TESTWEB_PORT=str(free_port()),
         WEB_PORT=str(free_port()),
+        STACK_METRICS_PORT=str(free_port()),
         ES_HEAP="384m",
         PYTHON=sys.executable,
     )
@@ -107,6 +108,14 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
     log = ROOT / stack_env["STACK_DIR"] / "stack.log"
     for name in ("crawl1", "crawl2", "celery", "beat", "web", "testweb"):
         assert re.search(rf"{name}\.1 +\| started", log.read_text())
+    # the web UI under gunicorn, ready, with its metrics; each crawl worker serves its own
+    assert re.search(r"web\.1 +\| .*Booting worker", log.read_text())
+    assert "development server" not in log.read_text()
+    assert _get(f"http://127.0.0.1:{stack_env['WEB_PORT']}/readyz")[0] == 200
+    assert b"websearch_search_duration_seconds_count" in _get(
+        f"http://127.0.0.1:{stack_env['WEB_PORT']}/metrics")[1]
+    pages = _get(f"http://127.0.0.1:{stack_env['STACK_METRICS_PORT']}/metrics")[1]
+    assert re.search(rb"^websearch_crawl_pages_total [1-9]", pages, re.M), pages[:2000]
 
     # A crawl worker SIGKILLed: the supervisor starts it again, the rest of the stack stays
     # up, and the crawl goes on (its leases expire to the workers).
@@ -143,6 +152,14 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
     # (the restarted crawl1 and crawl2; the killed one printed nothing).
     text = log.read_text()
     assert text.count("crawl finished (shutdown)") == 2, text[-6000:]
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
 
 
 def _lines(path: Path) -> int:
