@@ -26,6 +26,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
+from crawler import aliases
 from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, Politeness, open_frontier
 from crawler.frontier.base import ROBOTS_RANK, request_tier
@@ -82,6 +83,7 @@ class FrontierScheduler(BaseScheduler):
         release_interval: float = 5.0,
         stats_interval: float = 5.0,
         reset: bool = False,
+        persist: bool = True,
         referrer: RefererMiddleware | None = None,
     ):
         self.frontier = frontier
@@ -99,6 +101,7 @@ class FrontierScheduler(BaseScheduler):
         self.release_interval = release_interval
         self.stats_interval = stats_interval
         self.reset = reset
+        self.persist = persist
         self.referrer = referrer
         self.spider = None
         self.crawler = None
@@ -122,12 +125,9 @@ class FrontierScheduler(BaseScheduler):
         s = crawler.settings
         config = config_from_settings(s)
         tiers = s.getint("FRONTIER_TIERS", 4)
-        politeness = Politeness(
-            default_delay=s.getfloat("FRONTIER_DELAY", 1.0),
-            max_crawl_delay=s.getfloat("FRONTIER_MAX_CRAWL_DELAY", 30.0),
-            latency_factor=s.getfloat("FRONTIER_LATENCY_FACTOR", 2.0),
-            max_backoff=s.getfloat("FRONTIER_MAX_BACKOFF", 300.0),
-        )
+        politeness = Politeness.from_settings(s)
+        if s.getbool("AUTOTHROTTLE_ENABLED"):
+            _take_over_autothrottle(crawler, politeness)
         crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
         frontier = open_frontier(
             config,
@@ -148,7 +148,9 @@ class FrontierScheduler(BaseScheduler):
             else HostRules.static([])
         )
         overrides = parse_overrides(s.get("RESOLVE_OVERRIDES"))
-        seeds_key = getattr(frontier, "seeds_key", None)
+        seeds_key = aliases.get(s, "FRONTIER_SEEDS_KEY") or getattr(frontier, "seeds_key", None)
+        if seeds_key and "%(" in seeds_key:
+            seeds_key = seeds_key % {"name": crawler.spidercls.name}
         scheduler = cls(
             frontier,
             host_rules,
@@ -159,10 +161,11 @@ class FrontierScheduler(BaseScheduler):
             buffer_size=s.getint("FRONTIER_BUFFER_PER_SLOT", 3) * s.getint("CONCURRENT_REQUESTS"),
             host_budget=s.getint("FRONTIER_HOST_PAGE_BUDGET", 10_000) or None,
             ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
-            seeds_key=s.get("FRONTIER_SEEDS_KEY") or seeds_key,
+            seeds_key=seeds_key,
             release_interval=s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0),
             stats_interval=s.getfloat("FRONTIER_STATS_INTERVAL", 5.0),
-            reset=s.getbool("FRONTIER_RESET", False),
+            reset=aliases.getbool(s, "FRONTIER_RESET", False),
+            persist=aliases.getbool(s, "FRONTIER_PERSIST", True),
             referrer=RefererMiddleware(s) if s.getbool("REFERER_ENABLED") else None,
         )
         scheduler.crawler = crawler
@@ -213,6 +216,9 @@ class FrontierScheduler(BaseScheduler):
             logger.error("frontier store unavailable at close (%s): leases left to expire", exc)
         self._buffer.clear()
         self._inflight.clear()
+        if not self.persist:
+            logger.info("FRONTIER_PERSIST is off: clearing the frontier of this crawl")
+            self.frontier.clear()
         self.frontier.close()
 
     def has_pending_requests(self) -> bool:
@@ -646,6 +652,32 @@ _BLANK = Request("http://blank.invalid/")
 #: attribute values of a plain Request made from a URL alone
 _DEFAULTS = {attr: getattr(_BLANK, attr) for attr in Request.attributes if attr != "url"}
 _DEFAULTS["headers"] = {}
+
+
+def _take_over_autothrottle(crawler, politeness: Politeness) -> None:
+    """With ``AUTOTHROTTLE_ENABLED``, the frontier's politeness follows the ``AUTOTHROTTLE_*``
+    settings (``Politeness.from_settings``); Scrapy's own AutoThrottle extension, if a
+    project left it in ``EXTENSIONS``, must not also slow Scrapy's download slots on top:
+    it is disconnected before the spider opens (it acts on ``spider_opened`` and
+    ``response_downloaded`` only)."""
+    from scrapy.extensions.throttle import AutoThrottle
+
+    throttle = crawler.get_extension(AutoThrottle)
+    if throttle is not None:
+        crawler.signals.disconnect(throttle._spider_opened, signal=signals.spider_opened)
+        crawler.signals.disconnect(throttle._response_downloaded,
+                                   signal=signals.response_downloaded)
+        crawler.stats.set_value("frontier/autothrottle_disconnected", 1)
+    target = crawler.settings.getfloat("AUTOTHROTTLE_TARGET_CONCURRENCY", 1.0)
+    if target > 1:
+        logger.warning(
+            "AUTOTHROTTLE_TARGET_CONCURRENCY is %g: the frontier sends at most one request "
+            "per host at a time (its lease), so it acts as 1", target)
+    logger.info(
+        "AUTOTHROTTLE_ENABLED: host delay >= %.3g x latency (at most %g s), %g s after a "
+        "host's first response, never below FRONTIER_DELAY %g s",
+        politeness.latency_factor, politeness.max_latency_delay, politeness.start_delay,
+        politeness.default_delay)
 
 
 def _origin(url: str) -> str:

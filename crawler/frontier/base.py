@@ -8,6 +8,7 @@ is *leased*: no other worker gets that host until the lease is done or times out
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
@@ -121,8 +122,11 @@ class Politeness:
     """Computes a host's next delay from its state and the last outcome.
 
     delay = admin override, else max(default, min(robots Crawl-delay, max_crawl_delay));
-    then at least ``k`` x the latency moving average; doubled per consecutive 429/5xx/timeout
-    (capped at ``max_backoff``); at least Retry-After (capped at ``max_retry_after``).
+    then at least ``k`` x the latency moving average (that term capped at
+    ``max_latency_delay``); after a host's first fetch at least ``start_delay``; doubled per
+    consecutive 429/5xx/timeout (capped at ``max_backoff``); at least Retry-After (capped at
+    ``max_retry_after``). The delay runs from the response's arrival to the next request's
+    start, and a host has one request in flight at a time (its lease).
     """
 
     default_delay: float = 1.0
@@ -131,6 +135,47 @@ class Politeness:
     latency_alpha: float = 0.3
     max_backoff: float = 300.0
     max_retry_after: float = 3600.0
+    max_latency_delay: float = math.inf
+    start_delay: float = 0.0
+
+    @classmethod
+    def from_settings(cls, settings) -> Politeness:
+        """The policy of the ``FRONTIER_*`` settings, or, with ``AUTOTHROTTLE_ENABLED``, of
+        Scrapy's ``AUTOTHROTTLE_*`` settings mapped onto it (docs/frontier.md):
+
+        - ``AUTOTHROTTLE_TARGET_CONCURRENCY`` N (requests in flight per host on average):
+          AutoThrottle starts a request every latency/N seconds; here a request starts
+          ``k`` x latency after the previous response, i.e. every (1 + k) x latency, so
+          k = 1/N - 1 (0 for N >= 1: the lease never allows more than one at a time);
+        - ``AUTOTHROTTLE_MAX_DELAY`` caps that latency term (robots Crawl-delay, admin
+          delays, backoff and Retry-After are not AutoThrottle's and keep their own caps);
+        - ``AUTOTHROTTLE_START_DELAY`` is the delay after a host's first response, before
+          its latency is known (AutoThrottle starts every new slot there).
+
+        The floor stays ``FRONTIER_DELAY`` (Scrapy's ``DOWNLOAD_DELAY`` stays 0: Scrapy's
+        slots must not delay on top of the frontier).
+        """
+        policy = cls(
+            default_delay=settings.getfloat("FRONTIER_DELAY", cls.default_delay),
+            max_crawl_delay=settings.getfloat("FRONTIER_MAX_CRAWL_DELAY", cls.max_crawl_delay),
+            latency_factor=settings.getfloat("FRONTIER_LATENCY_FACTOR", cls.latency_factor),
+            max_backoff=settings.getfloat("FRONTIER_MAX_BACKOFF", cls.max_backoff),
+        )
+        if not settings.getbool("AUTOTHROTTLE_ENABLED", False):
+            return policy
+        # Scrapy's defaults of the AUTOTHROTTLE_* settings (scrapy/settings/default_settings.py)
+        target = settings.getfloat("AUTOTHROTTLE_TARGET_CONCURRENCY", 1.0)
+        if target <= 0:
+            raise ValueError(
+                f"AUTOTHROTTLE_TARGET_CONCURRENCY must be above 0 (it is {target!r}): the "
+                "average number of requests in flight to one host, e.g. 0.5"
+            )
+        return dataclasses.replace(
+            policy,
+            latency_factor=max(0.0, 1.0 / target - 1.0),
+            max_latency_delay=settings.getfloat("AUTOTHROTTLE_MAX_DELAY", 60.0),
+            start_delay=settings.getfloat("AUTOTHROTTLE_START_DELAY", 5.0),
+        )
 
     def next_delay(
         self, latency: float, backoff: int, outcome: Outcome
@@ -138,6 +183,7 @@ class Politeness:
         """Return ``(delay, new latency average, new backoff level)``."""
         if outcome.requeue or not outcome.fetched:
             return 0.0, latency, backoff
+        first = latency <= 0
         if outcome.latency is not None:
             latency = (
                 outcome.latency
@@ -150,7 +196,9 @@ class Politeness:
             base = self.default_delay
             if outcome.crawl_delay is not None:
                 base = max(base, min(outcome.crawl_delay, self.max_crawl_delay))
-        delay = max(base, self.latency_factor * latency)
+        delay = max(base, min(self.latency_factor * latency, self.max_latency_delay))
+        if first:
+            delay = max(delay, self.start_delay)
         if outcome.status in BACKOFF_STATUSES or outcome.error in BACKOFF_ERRORS:
             backoff += 1
             delay = max(delay, min(self.max_backoff, max(base, 1.0) * 2.0**backoff))
