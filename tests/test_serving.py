@@ -5,30 +5,14 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from crawler.config import Config
-from index.base import Document, doc_id_for
-from index.embedded import EmbeddedBackend
 from tests.fixtures_es import free_port
-from tests.webserver import get, gunicorn, prepare
+from tests.webserver import get, gunicorn, index_pages, prepare
 
 pytestmark = pytest.mark.slow
-
-
-def index_pages(data_dir: Path, n: int = 12) -> None:
-    backend = EmbeddedBackend.from_config(Config(data_dir=data_dir))
-    backend.index(
-        Document(id=doc_id_for(f"http://okapi.test/{i}"), url=f"http://okapi.test/{i}",
-                 host="okapi.test", title=f"The okapi, part {i}",
-                 body=f"The okapi is a giraffid of the Congo rainforest. Part {i}.")
-        for i in range(n)
-    )
-    backend.refresh()
-    backend.close()
 
 
 @pytest.fixture(scope="module")

@@ -36,6 +36,23 @@ def prepare(data_dir: Path, env_extra: Mapping[str, str] | None = None) -> None:
                        timeout=120)
 
 
+def index_pages(data_dir: Path, n: int = 12) -> None:
+    """``n`` pages about the okapi in the embedded index under ``data_dir``."""
+    from crawler.config import Config
+    from index.base import Document, doc_id_for
+    from index.embedded import EmbeddedBackend
+
+    backend = EmbeddedBackend.from_config(Config(data_dir=data_dir))
+    backend.index(
+        Document(id=doc_id_for(f"http://okapi.test/{i}"), url=f"http://okapi.test/{i}",
+                 host="okapi.test", title=f"The okapi, part {i}",
+                 body=f"The okapi is a giraffid of the Congo rainforest. Part {i}.")
+        for i in range(n)
+    )
+    backend.refresh()
+    backend.close()
+
+
 @contextlib.contextmanager
 def gunicorn(data_dir: Path, env_extra: Mapping[str, str] | None = None,
              args: tuple[str, ...] = ()) -> Iterator[WebServer]:
