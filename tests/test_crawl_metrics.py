@@ -3,6 +3,7 @@ port while it crawls; off by default."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 import urllib.error
@@ -15,7 +16,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 import testweb
-from crawler.metrics import CrawlMetrics, StatsCollector
+from crawler.metrics import FAMILIES, CrawlMetrics, StatsCollector
 from tests.crawlrun import ROOT, crawl_command, crawl_env, migrate
 from tests.fixtures_es import free_port
 
@@ -54,6 +55,13 @@ def test_stats_become_named_families_and_the_rest_is_kept():
     assert samples[("websearch_crawl_stat", (("key", "memory/python_blocks"),))] == 999
     assert samples[("websearch_crawl_stat", (("key", "dedup/near"),))] == 4
     assert not any("start_time" in str(labels) for _, labels in samples)
+
+
+def test_the_grafana_dashboard_uses_only_metrics_a_worker_exports():
+    text = (ROOT / "docs" / "grafana-dashboard.json").read_text()
+    used = set(re.findall(r"websearch_crawl_[a-z_]+", text))
+    exported = {f.name + ("_total" if f.kind == "counter" else "") for f in FAMILIES}
+    assert used and used <= exported, used - exported
 
 
 def test_off_unless_a_port_is_set():

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.crawlrun import ROOT
 from tests.fixtures_es import free_port
 from tests.webserver import get, gunicorn, index_pages, prepare
 
@@ -78,6 +80,13 @@ def test_metrics_count_requests_searches_and_refusals_over_all_workers(server):
                  le="+Inf") == answered
     assert value(after, "websearch_http_request_duration_seconds_count", method="GET",
                  route="static", status="200") >= 1
+
+
+def test_the_grafana_dashboard_uses_only_metrics_the_web_app_exports(server):
+    text = (ROOT / "docs" / "grafana-dashboard.json").read_text()
+    used = set(re.findall(r"websearch_(?:http|search|rate)_[a-z_]+", text))
+    exported = {name for name, _ in metric_samples(server.url)}
+    assert used and used <= exported, used - exported
 
 
 def test_health_and_readiness(server):

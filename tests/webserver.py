@@ -67,12 +67,12 @@ def gunicorn(data_dir: Path, env_extra: Mapping[str, str] | None = None,
         )
     server = WebServer(f"http://127.0.0.1:{port}", log, process)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while True:
             try:
-                with urllib.request.urlopen(server.url + "/healthz", timeout=5):
+                with urllib.request.urlopen(server.url + "/healthz", timeout=10):
                     break
-            except (urllib.error.URLError, ConnectionError):
+            except OSError:  # refused, reset, or no worker answering yet (a loaded box)
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("gunicorn did not start:\n" + server.output()) from None
                 time.sleep(0.2)
