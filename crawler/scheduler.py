@@ -218,7 +218,10 @@ class FrontierScheduler(BaseScheduler):
         self._inflight.clear()
         if not self.persist:
             logger.info("FRONTIER_PERSIST is off: clearing the frontier of this crawl")
-            self.frontier.clear()
+            try:
+                self.frontier.clear()
+            except STORE_DOWN as exc:
+                logger.error("frontier store unavailable at close (%s): not cleared", exc)
         self.frontier.close()
 
     def has_pending_requests(self) -> bool:
