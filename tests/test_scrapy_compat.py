@@ -207,3 +207,31 @@ def test_scheduler_flush_on_start_empties_the_frontier(redis_server, tmp_path):
         assert scheduler.frontier.pending() == 2
     finally:
         scheduler.close("finished")
+
+
+# -- a crawl with AutoThrottle's settings, seen from the test web's side ------------------
+
+
+@pytest.mark.slow
+def test_a_crawl_with_autothrottle_settings_keeps_their_delays(tmp_path):
+    import testweb
+    from tests.crawlrun import migrate, run_crawl
+
+    slow = 0.4  # every response of slow.test takes this long
+    with testweb.run(hosts=1, slow_delay=slow, log=tmp_path / "web.log") as web:
+        migrate(tmp_path / "data")
+        result = run_crawl(tmp_path / "data", [web.home_url("slow.test")], {
+            "AUTOTHROTTLE_ENABLED": True, "AUTOTHROTTLE_START_DELAY": 1.5,
+            "AUTOTHROTTLE_TARGET_CONCURRENCY": 0.25,  # k = 3: three latencies between requests
+            "FRONTIER_DELAY": 0.05,
+        }, args={"allowed_hosts": "slow.test", "max_pages": 4}, timeout=180)
+        assert result.returncode == 0, result.stderr[-3000:]
+        log = sorted((r for r in web.read_log() if r["host"].startswith("slow.test")),
+                     key=lambda r: r["start"])
+    assert [r["path"] for r in log[:2]] == ["/robots.txt", "/"]
+    assert len(log) >= 4
+    gaps = [b["start"] - a["end"] for a, b in zip(log, log[1:], strict=False)]
+    assert gaps[0] >= 1.5 - 0.01  # AUTOTHROTTLE_START_DELAY after the host's first response
+    # then 3 x the latency average (>= the server's 0.4 s): not FRONTIER_LATENCY_FACTOR's 2 x
+    assert all(gap >= 3 * slow - 0.01 for gap in gaps[1:]), gaps
+    assert all(b["start"] >= a["end"] for a, b in zip(log, log[1:], strict=False))
