@@ -80,6 +80,8 @@ def test_metrics_count_requests_searches_and_refusals_over_all_workers(server):
                  le="+Inf") == answered
     assert value(after, "websearch_http_request_duration_seconds_count", method="GET",
                  route="static", status="200") >= 1
+    # both workers answered some of them (one file per process): the scrape merged them
+    assert len(list((server.log.parent / "metrics" / "web").glob("histogram_*.db"))) == 2
 
 
 def test_the_grafana_dashboard_uses_only_metrics_the_web_app_exports(server):
