@@ -31,6 +31,7 @@ from twisted.internet.error import CannotListenError
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
+from crawler.options import setting
 from crawler.statsexport import numeric_stats
 
 logger = logging.getLogger(__name__)
@@ -161,10 +162,10 @@ class CrawlMetrics:
     @classmethod
     def from_crawler(cls, crawler) -> CrawlMetrics:
         s = crawler.settings
-        port = s.getint("CRAWL_METRICS_PORT", 0)
+        port = setting(s, "CRAWL_METRICS_PORT", int) or 0
         if port <= 0:
             raise NotConfigured
-        ext = cls(crawler.stats, port, s.get("CRAWL_METRICS_ADDRESS") or "127.0.0.1")
+        ext = cls(crawler.stats, port, setting(s, "CRAWL_METRICS_ADDRESS", str))
         ext.listen()
         crawler.signals.connect(ext.stop, signal=signals.engine_stopped)
         return ext

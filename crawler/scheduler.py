@@ -60,6 +60,7 @@ class FrontierScheduler(BaseScheduler):
         "FRONTIER_RELEASE_INTERVAL": ("release_interval", float),
         "FRONTIER_STATS_INTERVAL": ("stats_interval", float),
         "FRONTIER_RESET": ("reset", bool),
+        "FRONTIER_PERSIST": ("persist", bool),
     }
 
     def __init__(
@@ -143,6 +144,7 @@ class FrontierScheduler(BaseScheduler):
             ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
             seeds_key=seeds_key,
             referrer=RefererMiddleware(s) if s.getbool("REFERER_ENABLED") else None,
+            # reset and persist may come from their scrapy-redis names (crawler/aliases.py)
             **settings_to_options(s, cls.SETTINGS, reset=aliases.getbool(s, "FRONTIER_RESET"),
                                   persist=aliases.getbool(s, "FRONTIER_PERSIST")),
         )

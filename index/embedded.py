@@ -8,7 +8,7 @@ tantivy has no partial update) read it back.
 
 Ranking is two-phase: tantivy returns the top candidates by BM25 over title, anchors, URL
 and body (per-field weights, best field plus a tie-break share of the others), then a
-:class:`~index.scoring.Ranker` re-scores them with its signals and results collapse on
+:class:`~index.signals.Ranker` re-scores them with its signals and results collapse on
 ``cluster_id``.
 
 One process writes (the crawler); any number read. A reader sees new commits through

@@ -260,7 +260,7 @@ def test_search_puts_well_linked_page_first_and_rerank_the_named_home_page(tmp_p
         "https://popular.test/widgets",
         "https://lonely.test/widgets",
     ]
-    # A query naming a site: its home page first (index.scoring.SiteHome).
+    # A query naming a site: its home page first (index.signals.SiteHome).
     assert backend.search("widgets", size=10).hits[0].url == "https://widgets.test/"
     backend.close()
     store.close()

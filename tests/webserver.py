@@ -39,7 +39,8 @@ def prepare(data_dir: Path, env_extra: Mapping[str, str] | None = None) -> None:
 def index_pages(data_dir: Path, n: int = 12) -> None:
     """``n`` pages about the okapi in the embedded index under ``data_dir``."""
     from crawler.config import Config
-    from index.base import Document, doc_id_for
+    from crawler.urls import doc_id_for
+    from index.base import Document
     from index.embedded import EmbeddedBackend
 
     backend = EmbeddedBackend.from_config(Config(data_dir=data_dir))
