@@ -6,6 +6,7 @@ app_name = "search"
 urlpatterns = [
     path("", views.search_page, name="page"),
     path("api/search", views.api_search, name="api"),
+    path("click", views.click, name="click"),
     path("api/openapi.json", views.api_schema, name="openapi"),
     path("opensearch.xml", views.opensearch, name="opensearch"),
     path("about", views.about, name="about"),

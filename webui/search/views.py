@@ -8,8 +8,10 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
 
+from webui.search import querylog
 from webui.search.backend import QueryError, run_search
 from webui.search.openapi import openapi_schema
 from webui.security import rate_limited
@@ -45,6 +47,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
             last_page = min(max(1, -(-results.total // results.size)), settings.SEARCH_MAX_PAGE)
             context.update(
                 results=results,
+                log_id=querylog.record(results, "page"),
                 first=(results.page - 1) * results.size + 1,
                 last=(results.page - 1) * results.size + len(results.hits),
                 prev_page=results.page - 1 if results.page > 1 else None,
@@ -91,6 +94,7 @@ def api_search(request: HttpRequest) -> JsonResponse:
         )
     except QueryError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
+    querylog.record(results, "api")
     return JsonResponse(
         {
             "query": results.query,
@@ -103,6 +107,19 @@ def api_search(request: HttpRequest) -> JsonResponse:
             "results": [hit_json(hit) for hit in results.hits],
         }
     )
+
+
+@csrf_exempt
+@require_POST
+@rate_limited("api", json=True)
+def click(request: HttpRequest) -> HttpResponse:
+    """``POST /click?l=<log id>&r=<rank>``: the ping a result link sends when followed; it
+    marks the logged search as clicked (the query log's no-click rate). 204 either way."""
+    entry, rank = _int_param(request, "l", -1), _int_param(request, "r", -1)
+    if entry <= 0 or rank <= 0:
+        return JsonResponse({"error": "Pass l=<log id>&r=<rank>"}, status=400)
+    querylog.clicked(entry, rank)
+    return HttpResponse(status=204)
 
 
 @require_GET
