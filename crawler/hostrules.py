@@ -24,6 +24,8 @@ class HostRule:
     crawl_delay: float | None = None
     page_budget: int | None = None
     render_js: bool = False
+    #: "" (the crawl decides), "trusted" (never judged spam or a mirror) or "spam"
+    quality: str = ""
 
     def matches(self, host: str) -> bool:
         return fnmatch.fnmatchcase(host.lower(), self.pattern.lower())
@@ -38,6 +40,7 @@ class HostPolicy:
     crawl_delay: float | None = None
     page_budget: int | None = None
     render_js: bool = False
+    quality: str = ""
 
 
 class HostRules:
@@ -56,6 +59,17 @@ class HostRules:
         self._rules: list[HostRule] = []
         self._loaded_at = float("-inf")
         self._cache: dict[str, HostPolicy] = {}
+
+    @classmethod
+    def from_settings(cls, settings) -> HostRules:
+        """The admin's rules through the loader named by ``HOST_RULES_LOADER`` (none: no
+        rules), refreshed every ``HOST_RULES_TTL`` seconds."""
+        from scrapy.utils.misc import load_object
+
+        path = settings.get("HOST_RULES_LOADER")
+        if not path:
+            return cls.static([])
+        return cls(load_object(path), ttl=settings.getfloat("HOST_RULES_TTL", 30.0))
 
     @classmethod
     def static(cls, rules: Iterable[HostRule]) -> HostRules:
@@ -90,6 +104,7 @@ class HostRules:
             return cached
         blocked = allowed = render = False
         delay = budget = None
+        quality = ""
         for rule in self._rules:  # most specific first
             if not rule.matches(host):
                 continue
@@ -100,7 +115,8 @@ class HostRules:
                 delay = rule.crawl_delay
             if budget is None and rule.page_budget is not None:
                 budget = rule.page_budget
-        result = HostPolicy(blocked, allowed, delay, budget, render)
+            quality = quality or rule.quality
+        result = HostPolicy(blocked, allowed, delay, budget, render, quality)
         if len(self._cache) >= self.max_cached:
             self._cache.clear()
         self._cache[host] = result

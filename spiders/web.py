@@ -17,6 +17,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
+from crawler.quality import BROWSER_AGENT, browser_probe_fetched
 from crawler.scheduler import links_extracted
 from crawler.sitemaps import parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
@@ -203,6 +204,26 @@ class WebSpider(scrapy.Spider):
             return
         yield from self.follow(page.links, depth + 1, response)
 
+    def probe_request(self, url: str) -> scrapy.Request:
+        """``url`` again as a browser would ask for it (``BROWSER_AGENT``), for the quality
+        pipeline's cloaking check; polite like any page (it goes through the frontier)."""
+        return scrapy.Request(url, callback=self.parse_probe, errback=self.fetch_failed,
+                              dont_filter=True, headers={"User-Agent": BROWSER_AGENT},
+                              meta={"depth": 0, "frontier_tier": 0, "dont_recrawl": True,
+                                    "quality_probe": url})
+
+    def parse_probe(self, response: Response) -> None:
+        """A page fetched as a browser: its text goes to the quality pipeline
+        (``browser_probe_fetched``), which compares it with what the crawler was served."""
+        if not isinstance(response, TextResponse) or looks_binary(response.body):
+            text = ""
+        else:
+            content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
+            text = extract(decode_html(response.body, content_type)[0], response.url).text
+        self.crawler.signals.send_catch_log(
+            browser_probe_fetched, url=response.meta.get("quality_probe", response.url),
+            text=text)
+
     # --- sitemaps ---
 
     def robots_downloaded(self, response, request, spider=None) -> None:
@@ -369,7 +390,7 @@ class WebSpider(scrapy.Spider):
         if response is not None:
             taken = self.crawler.signals.send_catch_log(
                 links_extracted, response=response, urls=urls, depth=depth,
-                template=self.link_template, spider=self,
+                template=self.link_template, spider=self, outlinks=len(links),
             )
             if any(result is True for _, result in taken):
                 return

@@ -62,7 +62,7 @@ def _host_rules() -> list[HostRule]:
     from webui.control.models import HostRule as HostRuleModel
 
     return [
-        HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js)
+        HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js, r.quality)
         for r in HostRuleModel.objects.all()
     ]
 
