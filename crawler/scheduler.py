@@ -753,7 +753,7 @@ def _value_order(settings, tiers: int) -> ValueOrder | None:
         return None
     if order != "value":
         raise ValueError(f"FRONTIER_ORDER must be 'value' or 'depth', not {order!r}")
-    return ValueOrder(tiers, base=settings.getfloat("FRONTIER_VALUE_BASE", 8.0))
+    return ValueOrder(tiers, base=settings.getfloat("FRONTIER_VALUE_BASE", 16.0))
 
 
 def _origin(url: str) -> str:

@@ -220,7 +220,7 @@ INDEX_FLUSH_INTERVAL = 10.0  # seconds between index writes, however few pages a
 # crawler/frontier/value.py: "value" ranks new URLs by OPIC cash x host quality, "depth"
 # by link depth (breadth-first)
 FRONTIER_ORDER = "value"
-FRONTIER_VALUE_BASE = 8.0  # one rank lower per factor of cash less
+FRONTIER_VALUE_BASE = 16.0  # one rank lower per factor of value less
 # crawler/traps.py DeadSubtrees: a directory whose fetches all answered 404/410 (or soft
 # 404) goes to the lowest tier after MIN_FETCHES; its queued URLs are dropped after
 # DROP_AFTER fetches of which SHARE were dead

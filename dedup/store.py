@@ -49,9 +49,11 @@ class DedupStore(ABC):
         """How many pages of ``host`` were counted by ``count_host``."""
 
     @abstractmethod
-    def count_shared(self, host: str, other: str, backlink: bool) -> PairCounts:
+    def count_shared(self, host: str, other: str, backlink: bool,
+                     other_backlink: bool = False) -> PairCounts:
         """A page of ``host`` arrived as a copy of a page of ``other`` (another host); it
-        links to that page if ``backlink``. Returns both directions' totals."""
+        links to that page if ``backlink``, that page links to it if ``other_backlink``.
+        Returns both directions' totals."""
 
 
 class PairCounts(tuple):
@@ -110,10 +112,13 @@ class MemoryDedupStore(DedupStore):
     def host_pages(self, host: str) -> int:
         return self._hosts.get(host, (0, 0))[0]
 
-    def count_shared(self, host: str, other: str, backlink: bool) -> PairCounts:
+    def count_shared(self, host: str, other: str, backlink: bool,
+                     other_backlink: bool = False) -> PairCounts:
         pairs = self._pairs
         for key, n in (((host, other, "shared"), 1), ((other, host, "shared"), 1),
-                       ((host, other, "back"), int(backlink)), ((host, other, "later"), 1)):
+                       ((host, other, "back"), int(backlink)),
+                       ((other, host, "back"), int(other_backlink)),
+                       ((host, other, "later"), 1)):
             pairs[key] = pairs.get(key, 0) + n
         return PairCounts(pairs.get((a, b, kind), 0) for kind in ("shared", "back", "later")
                           for a, b in ((host, other), (other, host)))
@@ -176,12 +181,13 @@ class RedisDedupStore(DedupStore):
     def host_pages(self, host: str) -> int:
         return int(self.redis.hget(self._hosts, f"{host} pages") or 0)
 
-    def count_shared(self, host: str, other: str, backlink: bool) -> PairCounts:
+    def count_shared(self, host: str, other: str, backlink: bool,
+                     other_backlink: bool = False) -> PairCounts:
         pipe = self.redis.pipeline()
         pipe.hincrby(self._pairs, f"{host} {other} shared", 1)
         pipe.hincrby(self._pairs, f"{other} {host} shared", 1)
         pipe.hincrby(self._pairs, f"{host} {other} back", int(backlink))
-        pipe.hget(self._pairs, f"{other} {host} back")
+        pipe.hincrby(self._pairs, f"{other} {host} back", int(other_backlink))
         pipe.hincrby(self._pairs, f"{host} {other} later", 1)
         pipe.hget(self._pairs, f"{other} {host} later")
         return PairCounts(int(v or 0) for v in pipe.execute())

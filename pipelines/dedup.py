@@ -8,6 +8,7 @@ index pipeline skips it and records the alias.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,9 @@ from dedup.store import PairCounts
 from index.base import doc_id_for
 
 logger = logging.getLogger(__name__)
+
+#: Pages whose off-host links the mirror check remembers (about 200 bytes each).
+MAX_REMEMBERED_LINKS = 100_000
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
@@ -91,6 +95,8 @@ class DedupPipeline:
         self._cut_hosts: set[str] = set()
         self.mirrors: dict[str, str] = {}
         self._netlocs: dict[str, str] = {}
+        # doc id -> ids of the pages on other hosts it links to, for the pages seen lately
+        self._offhost: OrderedDict[str, frozenset[str]] = OrderedDict()
 
     @classmethod
     def from_crawler(cls, crawler) -> DedupPipeline:
@@ -143,6 +149,7 @@ class DedupPipeline:
         elif verdict.kind == "near":
             self._inc("dedup/near")
         if verdict.kind != "known":
+            self._remember_links(item)
             netloc = netloc_of(item.url)
             self._netlocs.setdefault(item.host, netloc)
             own_copy = verdict.kind in ("exact", "near") and verdict.match_host == item.host
@@ -151,11 +158,21 @@ class DedupPipeline:
                 self._watch_mirror(item, verdict.match, verdict.match_host)
         return item
 
+    def _remember_links(self, item: PageItem) -> None:
+        """Keep the ids of the off-host pages ``item`` links to (a copy may arrive later and
+        find that its twin links to it as the original)."""
+        targets = frozenset(doc_id_for(link.url) for link in item.links
+                            if host_of(link.url) != item.host)
+        if targets:
+            self._offhost[item.doc_id] = targets
+            if len(self._offhost) > MAX_REMEMBERED_LINKS:
+                self._offhost.popitem(last=False)
+
     def _watch_mirror(self, item: PageItem, match: str, other: str) -> None:
         """Count a page shared with another host; condemn whichever of the two is a mirror."""
-        backlink = any(host_of(link.url) == other and doc_id_for(link.url) == match
-                       for link in item.links)
-        counts = self.dedup.store.count_shared(item.host, other, backlink)
+        backlink = match in self._offhost.get(item.doc_id, ())
+        other_backlink = item.doc_id in self._offhost.get(match, ())
+        counts = self.dedup.store.count_shared(item.host, other, backlink, other_backlink)
         self._judge_mirror(item.host, other, counts)
         self._judge_mirror(other, item.host, counts.flipped())
 

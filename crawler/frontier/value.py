@@ -2,13 +2,21 @@
 
 OPIC (Abiteboul, Preda, Cobena, "Adaptive On-Line Page Importance Computation", WWW 2003):
 every seed starts with the same cash; a fetched page hands its cash out in equal shares to
-its outlinks, and the cash a URL holds when it is queued is its importance estimate. The
-estimate is scaled by the host's quality (1 for a host with no spam signals, down to
-``min_quality`` for a host whose pages trip the spam rules; ``crawler.quality``) and bucketed
-on a log scale into the frontier's ranks: rank 0 for a seed's cash, one rank more per factor
-``base`` less. ``Entry.rank`` orders each host's back queue (rank, then arrival) and puts the
-host in the front tier of its head entry, so the same ranks order every backend (local,
-Redis, partitioned) without a change to any of them.
+its outlinks (at least ``min_outlinks`` shares, so that chains of pages with one or two
+links, such as calendars and pagers, do not pass their whole cash down), and the cash a URL
+holds when it is queued is its importance estimate. The estimate is scaled by its host's
+standing:
+
+- *quality*, 1 for a host with no spam signals, down to ``min_quality`` for a host whose
+  pages trip the spam rules (``crawler.quality``, through ``set_host_quality``);
+- *authority*, from the in-link counts of the link graph at host level: 1 for a host that
+  pages of ``trusted_hosts`` other hosts link to, ``1 / base`` for a host nobody else links
+  to (a trap or a spam host reached from its seed alone), in between for fewer.
+
+The value is put on a log scale into a fractional rank ``-log_base(value)`` in
+``[0, tiers - 1]`` (in steps of 1/1000): ``Entry.rank`` orders each host's back queue by it,
+and a host waits in the front tier of its head entry's integer rank, so the same ranks
+order every backend (local, Redis, partitioned).
 
 The estimate is the cash a URL holds *when it is queued*: the frontier's seen filter keeps
 one entry per URL, so later in-links do not move a queued URL up. Cash is kept for at most
@@ -22,19 +30,28 @@ import math
 from collections import OrderedDict
 
 
-class ValueOrder:
-    """Ranks URLs by OPIC cash x host quality (see the module docstring)."""
+def _host(url: str) -> str:
+    start = url.find("//") + 2
+    end = url.find("/", start)
+    return (url[start:] if end < 0 else url[start:end]).lower()
 
-    def __init__(self, tiers: int = 4, base: float = 8.0, min_quality: float = 0.05,
-                 max_urls: int = 1_000_000):
+
+class ValueOrder:
+    """Ranks URLs by OPIC cash x host quality x host authority (see the module)."""
+
+    def __init__(self, tiers: int = 4, base: float = 16.0, min_quality: float = 0.05,
+                 min_outlinks: int = 10, trusted_hosts: int = 2, max_urls: int = 1_000_000):
         if tiers < 1:
             raise ValueError("tiers must be >= 1")
         self.tiers = tiers
         self.base = base
         self.min_quality = min_quality
+        self.min_outlinks = min_outlinks
+        self.trusted_hosts = trusted_hosts
         self.max_urls = max_urls
         self._cash: OrderedDict[str, float] = OrderedDict()
         self._quality: dict[str, float] = {}
+        self._linked_from: dict[str, set[str]] = {}
 
     def cash(self, url: str, depth: int = 0) -> float:
         """The cash ``url`` holds (``base ** -depth`` when it is not known)."""
@@ -43,17 +60,26 @@ class ValueOrder:
 
     def distribute(self, url: str, links: list[str], depth: int, outlinks: int = 0) -> None:
         """``url`` was fetched: its cash goes in equal shares to its ``outlinks`` links (at
-        least ``len(links)``), of which ``links`` are the ones still to be queued."""
+        least ``len(links)`` and ``min_outlinks``), of which ``links`` are still to be
+        queued; links to other hosts count towards those hosts' authority."""
         cash = self._cash.pop(url, None)
         if cash is None:
             cash = self.base ** -max(depth - 1, 0)
-        share = cash / max(outlinks, len(links), 1)
+        share = cash / max(outlinks, len(links), self.min_outlinks, 1)
         store = self._cash
+        source = _host(url)
         for link in links:
             store[link] = store.get(link, 0.0) + share
             store.move_to_end(link)
+            target = _host(link)
+            if target != source:
+                linked = self._linked_from.setdefault(target, set())
+                if len(linked) < self.trusted_hosts:
+                    linked.add(source)
         while len(store) > self.max_urls:
             store.popitem(last=False)
+        if len(self._linked_from) > self.max_urls:
+            self._linked_from.clear()
 
     def set_host_quality(self, host: str, quality: float) -> None:
         """``host``'s quality, 0..1 (1: no spam signal); stored at least ``min_quality``."""
@@ -61,10 +87,21 @@ class ValueOrder:
         if len(self._quality) > self.max_urls:
             self._quality.clear()
 
-    def rank(self, url: str, host: str, depth: int = 0) -> int:
-        """The rank (0 = most valuable .. ``tiers - 1``) to queue ``url`` of ``host`` with."""
-        value = self.cash(url, depth) * self._quality.get(host, 1.0)
+    def authority(self, host: str) -> float:
+        """1 for a host linked from ``trusted_hosts`` other hosts, down to ``1 / base``."""
+        linked = len(self._linked_from.get(host, ()))
+        return self.base ** -(1 - min(linked, self.trusted_hosts) / self.trusted_hosts)
+
+    def value(self, url: str, host: str, depth: int = 0) -> float:
+        """The importance estimate of ``url`` of ``host`` (a netloc)."""
+        return (self.cash(url, depth) * self._quality.get(host, 1.0)
+                * self.authority(host))
+
+    def rank(self, url: str, host: str, depth: int = 0) -> float:
+        """The rank (0 = most valuable .. ``tiers - 1``, in steps of 1/1000) to queue
+        ``url`` of ``host`` with."""
+        value = self.value(url, host, depth)
         if value <= 0:
-            return self.tiers - 1
-        steps = math.floor(-math.log(value, self.base) + 1e-9)
-        return min(max(steps, 0), self.tiers - 1)
+            return float(self.tiers - 1)
+        steps = -math.log(value, self.base)
+        return round(min(max(0.0, steps), self.tiers - 1.0), 3) + 0.0
