@@ -96,9 +96,9 @@ def useful_pages(truth, lines: list[dict]) -> list[tuple[str, str]]:
         host, path = line["host"], line["path"]
         if line["status"] != 200:
             continue
-        if host in normal:
+        if host in normal:  # /p/, and /private/ where robots.txt allows it
             key = (host, path.split("?", 1)[0])
-            if key[1] == "/" or key[1].startswith("/p/"):
+            if truth.page(*key) is not None:
                 seen.setdefault(key, None)
         elif host == "deadlinks.test" and (path == "/" or path.startswith("/doc/")):
             seen.setdefault((host, path), None)

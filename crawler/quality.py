@@ -147,24 +147,23 @@ def text_overlap(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-def hidden_text_share(body: bytes, visible_tokens: int) -> float:
-    """The share of a page's words that sit in elements hidden with CSS (display:none,
-    visibility:hidden, font-size:0, positioned far off screen)."""
+def hidden_words(body: bytes) -> int:
+    """How many words of an HTML page sit in elements hidden with CSS (display:none,
+    visibility:hidden, font-size:0, positioned far off screen); cheap for pages without."""
     if not body or not _HIDDEN_ATTR.search(body):
-        return 0.0
+        return 0
     import lxml.html
 
     try:
         root = lxml.html.fromstring(body)
     except (ValueError, lxml.etree.ParserError):
-        return 0.0
+        return 0
     hidden = 0
     for el in root.iter():
         style = el.get("style") if isinstance(el.tag, str) else None
         if style and _HIDDEN_STYLE.search(style):
             hidden += len(_WORD.findall(el.text_content()))
-    total = max(visible_tokens, hidden, 1)
-    return hidden / total
+    return hidden
 
 
 @dataclass(frozen=True)
@@ -206,7 +205,7 @@ class SpamJudge:
     cloaking, count as tripped on every page). The verdict is revised as pages arrive.
     """
 
-    def __init__(self, sample_pages: int = 8, spam_share: float = 0.6,
+    def __init__(self, sample_pages: int = 6, spam_share: float = 0.6,
                  stuffing_share: float = 0.45, title_density: float = 0.3,
                  hidden_share: float = 0.3, thin_tokens: int = 80,
                  offhost_share: float = 0.6, min_links: int = 10, max_hosts: int = 100_000):
@@ -222,8 +221,9 @@ class SpamJudge:
         self._hosts: OrderedDict[str, _HostTally] = OrderedDict()
 
     def page_signals(self, host: str, title: str, text: str, links: list[str],
-                     body: bytes = b"") -> PageSignals:
-        """The features and tripped rules of one page (``links``: outlink URLs' hosts)."""
+                     hidden: int = 0) -> PageSignals:
+        """The features and tripped rules of one page (``links``: its outlinks' hosts;
+        ``hidden``: its words hidden with CSS, ``hidden_words``)."""
         words = _WORD.findall(text.lower())
         n = len(words)
         counts = Counter(words)
@@ -233,7 +233,7 @@ class SpamJudge:
         content = [w for w in words if w not in STOPWORDS]
         title_density = (sum(1 for w in content if w in terms) / len(content)
                          if content and terms else 0.0)
-        hidden = hidden_text_share(body, n)
+        hidden_share = hidden / max(n, hidden, 1)
         off = [h for h in links if h != host]
         off_share = len(off) / len(links) if links else 0.0
         thin = n < self.thin_tokens
@@ -242,11 +242,11 @@ class SpamJudge:
             rules.append("keyword_stuffing")
         if thin and n >= 20 and title_density >= self.title_density:
             rules.append("title_stuffing")
-        if hidden >= self.hidden_share:
+        if hidden_share >= self.hidden_share:
             rules.append("hidden_text")
         if thin and len(links) >= self.min_links and off_share >= self.offhost_share:
             rules.append("link_farm")
-        return PageSignals(n, top_share, title_density, hidden, len(links), off_share,
+        return PageSignals(n, top_share, title_density, hidden_share, len(links), off_share,
                            tuple(sorted(set(off))), tuple(rules))
 
     def observe(self, host: str, signals: PageSignals, offhost_targets: list[str]) -> None:

@@ -237,6 +237,6 @@ QUALITY_ENABLED = True
 QUALITY_TEMPLATE_MIN_NOVELTY = 0.15  # share of new shingles under which a page adds nothing
 QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a trap
 QUALITY_TEMPLATE_TRAP_SHARE = 0.8  # share of a pattern's pages that added nothing
-QUALITY_SPAM_SAMPLE_PAGES = 8  # pages of a host before its spam verdict
+QUALITY_SPAM_SAMPLE_PAGES = 6  # pages of a host before its spam verdict
 QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a spam host
 QUALITY_CLOAKING_PROBE = True  # fetch each host's 2nd page again as a browser (cloaking)

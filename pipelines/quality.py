@@ -33,6 +33,9 @@ from crawler.urls import host_of, netloc_of
 
 logger = logging.getLogger(__name__)
 
+#: Weight of the newest page in a host's moving average of novelty.
+NOVELTY_ALPHA = 0.3
+
 
 class QualityPipeline:
     """Judges every ``PageItem``; never drops one (the WARC store and link graph keep it).
@@ -70,8 +73,11 @@ class QualityPipeline:
         self.condemned: dict[str, str] = {}
         self._pages: OrderedDict[str, int] = OrderedDict()
         self._quality: dict[str, float] = {}
+        self._spam_scores: dict[str, float] = {}
         self._probes: dict[str, tuple[str, str, str]] = {}
         self._trap_patterns: dict[str, list[str]] = {}
+        self._pattern_docs: OrderedDict[str, list[str]] = OrderedDict()
+        self._novelty: OrderedDict[str, float] = OrderedDict()
 
     @classmethod
     def from_crawler(cls, crawler) -> QualityPipeline:
@@ -79,8 +85,10 @@ class QualityPipeline:
         if not s.getbool("QUALITY_ENABLED", True):
             raise NotConfigured("QUALITY_ENABLED is off")
         from crawler import scheduler
+        from crawler.freshness import documents_removed
 
-        signals = {"host_condemned": scheduler.host_condemned,
+        signals = {"documents_removed": documents_removed,
+                   "host_condemned": scheduler.host_condemned,
                    "pattern_trapped": scheduler.pattern_trapped,
                    "soft_404_found": scheduler.soft_404_found,
                    "host_scored": scheduler.host_scored}
@@ -101,7 +109,7 @@ class QualityPipeline:
                 trap_share=s.getfloat("QUALITY_TEMPLATE_TRAP_SHARE", 0.8),
             ),
             SpamJudge(
-                sample_pages=s.getint("QUALITY_SPAM_SAMPLE_PAGES", 8),
+                sample_pages=s.getint("QUALITY_SPAM_SAMPLE_PAGES", 6),
                 spam_share=s.getfloat("QUALITY_SPAM_SHARE", 0.6),
             ),
             stats=crawler.stats,
@@ -145,6 +153,13 @@ class QualityPipeline:
         novelty = self.traps.observe(url, item.text)
         if novelty is None:
             return
+        copy = bool(item.dup_of) or (item.cluster_id and item.cluster_id != item.doc_id)
+        self._note_novelty(netloc, 0.0 if copy else novelty.novelty)
+        docs = self._pattern_docs.setdefault(novelty.pattern, [])
+        if len(docs) < 2 * self.traps.min_pages and item.doc_id:
+            docs.append(item.doc_id)
+        if len(self._pattern_docs) > self.traps.max_patterns:
+            self._pattern_docs.popitem(last=False)
         if novelty.stale:
             item.skip_index = item.skip_index or "template"
             self._inc("quality/template_stale")
@@ -153,6 +168,9 @@ class QualityPipeline:
         self._inc("quality/template_trap")
         logger.info("template trap: %s (pages add almost nothing new)", novelty.pattern)
         self._send("pattern_trapped", pattern=novelty.pattern, netloc=netloc)
+        # its first pages (the template, and those indexed before it was found) go too
+        self._send("documents_removed", ids=self._pattern_docs.pop(novelty.pattern, []),
+                   reason="template_trap")
         patterns = self._trap_patterns.setdefault(netloc, [])
         patterns.append(novelty.pattern)
         if self.verdicts is not None:
@@ -162,10 +180,30 @@ class QualityPipeline:
                               for p in patterns),
                 action="pattern_dropped", detail={"patterns": list(patterns)}))
 
+    def _note_novelty(self, netloc: str, novelty: float) -> None:
+        """A moving average of how much new content the host's pages add (copies add
+        none): a host whose pages add nothing is worth little, spam or not."""
+        average = self._novelty.get(netloc, 1.0)
+        self._novelty[netloc] = (1 - NOVELTY_ALPHA) * average + NOVELTY_ALPHA * novelty
+        self._novelty.move_to_end(netloc)
+        if len(self._novelty) > self.max_hosts:
+            self._novelty.popitem(last=False)
+        self._score(netloc)
+
+    def _score(self, netloc: str, spam_score: float = 0.0) -> None:
+        """Send the host's quality (``host_scored``) when it moved by 0.1 or more."""
+        quality = round(min(1.0 - spam_score, self._novelty.get(netloc, 1.0)), 2)
+        if spam_score:
+            self._spam_scores[netloc] = spam_score
+        quality = min(quality, round(1.0 - self._spam_scores.get(netloc, 0.0), 2))
+        if abs(self._quality.get(netloc, 1.0) - quality) >= 0.1:
+            self._quality[netloc] = quality
+            self._send("host_scored", host=netloc, quality=quality)
+
     def _judge_spam(self, item: PageItem, host: str, netloc: str, url: str) -> None:
         link_hosts = [host_of(link.url) for link in item.links]
         signals = self.judge.page_signals(host, item.title, item.text, link_hosts,
-                                          item.raw_body)
+                                          item.hidden_words)
         item.spam_score = signals.score
         self.judge.observe(host, signals,
                            [link.url for link, h in zip(item.links, link_hosts, strict=True)
@@ -180,10 +218,7 @@ class QualityPipeline:
         verdict = self.judge.verdict(host)
         if verdict is None:
             return
-        quality = round(1.0 - verdict.score, 2)
-        if abs(self._quality.get(netloc, 1.0) - quality) >= 0.1:
-            self._quality[netloc] = quality
-            self._send("host_scored", host=netloc, quality=quality)
+        self._score(netloc, verdict.score)
         if verdict.spam and host not in self.condemned:
             self._condemn(host, netloc, SPAM, Verdict(
                 netloc, SPAM, verdict.score, reasons=tuple(verdict.explain()),

@@ -17,7 +17,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
-from crawler.quality import BROWSER_AGENT, browser_probe_fetched
+from crawler.quality import BROWSER_AGENT, browser_probe_fetched, hidden_words
 from crawler.scheduler import links_extracted
 from crawler.sitemaps import parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
@@ -196,6 +196,7 @@ class WebSpider(scrapy.Spider):
             depth=depth,
             content_type=ctype.decode("latin-1"),
             truncated=TRUNCATED in response.flags,
+            hidden_words=hidden_words(response.body),
         )
         yield item
         if self._sitemap_backlog:

@@ -10,8 +10,8 @@ standing:
 - *quality*, 1 for a host with no spam signals, down to ``min_quality`` for a host whose
   pages trip the spam rules (``crawler.quality``, through ``set_host_quality``);
 - *authority*, from the in-link counts of the link graph at host level: 1 for a host that
-  pages of ``trusted_hosts`` other hosts link to, ``1 / base`` for a host nobody else links
-  to (a trap or a spam host reached from its seed alone), in between for fewer.
+  pages of ``trusted_hosts`` other hosts link to, ``base ** -0.5`` for a host nobody else
+  links to (a trap or a spam host reached from its seed alone), in between for fewer.
 
 The value is put on a log scale into a fractional rank ``-log_base(value)`` in
 ``[0, tiers - 1]`` (in steps of 1/1000): ``Entry.rank`` orders each host's back queue by it,
@@ -88,9 +88,9 @@ class ValueOrder:
             self._quality.clear()
 
     def authority(self, host: str) -> float:
-        """1 for a host linked from ``trusted_hosts`` other hosts, down to ``1 / base``."""
+        """1 for a host linked from ``trusted_hosts`` other hosts, down to ``base ** -0.5``."""
         linked = len(self._linked_from.get(host, ()))
-        return self.base ** -(1 - min(linked, self.trusted_hosts) / self.trusted_hosts)
+        return self.base ** -(0.5 - 0.5 * min(linked, self.trusted_hosts) / self.trusted_hosts)
 
     def value(self, url: str, host: str, depth: int = 0) -> float:
         """The importance estimate of ``url`` of ``host`` (a netloc)."""

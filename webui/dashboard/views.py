@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from crawler.config import get_config
 from crawler.statsexport import open_stats_store
 from crawler.urls import InvalidURL
-from webui.control.operations import crawl_frontier, recrawl_now
+from webui.control.operations import crawl_frontier, crawl_verdicts, recrawl_now
 from webui.dashboard.crawlstats import summarize, top
 from webui.dashboard.inspect import inspect_url
 from webui.dashboard.svg import line_chart
@@ -37,6 +37,14 @@ def _frontier_stats() -> tuple[dict, str | None]:
             return frontier.stats(), None
     except Exception as exc:
         return {}, f"{type(exc).__name__}: {exc}"
+
+
+def _verdicts() -> tuple[list, str | None]:
+    try:
+        with crawl_verdicts() as store:
+            return store.all(), None
+    except Exception as exc:
+        return [], f"{type(exc).__name__}: {exc}"
 
 
 def _index_stats() -> tuple[dict, str | None]:
@@ -68,6 +76,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     summary = summarize(snapshots, now - window, now)
     frontier, frontier_error = _frontier_stats()
     index, index_error = _index_stats()
+    verdicts, verdicts_error = _verdicts()
     drops = summary.drops
     for key, value in frontier.items():  # the frontier's own counters cover every worker
         if key.startswith("dropped/"):
@@ -102,7 +111,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "workers": summary.workers,
             "window": window,
             "windows": WINDOWS,
-            "problems": [p for p in (store_error, frontier_error, index_error) if p],
+            "problems": [p for p in (store_error, frontier_error, index_error, verdicts_error)
+                         if p],
+            "verdicts": verdicts[:50],
             "frontier": sorted(frontier.items()),
         },
     )
