@@ -274,7 +274,8 @@ class FrontierScheduler(BaseScheduler):
             tier=self._tier(request.meta),
             valued="frontier_tier" not in request.meta,
             filter=not request.dont_filter,
-            recrawl=bool(request.meta.get("recrawl")),
+            # a cloaking probe fetches a page held already: no new page for the budget
+            recrawl=bool(request.meta.get("recrawl") or request.meta.get("quality_probe")),
         )
 
     def enqueue_links(

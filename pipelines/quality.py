@@ -33,6 +33,10 @@ from crawler.urls import host_of, netloc_of
 
 logger = logging.getLogger(__name__)
 
+#: A cloaking probe compares texts of at least this many words (an app shell that only a
+#: browser renders has none in its HTML).
+PROBE_MIN_WORDS = 20
+
 #: Weight of the newest page in a host's moving average of novelty.
 NOVELTY_ALPHA = 0.3
 
@@ -253,6 +257,9 @@ class QualityPipeline:
         if probe is None:
             return
         host, netloc, crawler_text = probe
+        if min(len(crawler_text.split()), len(text.split())) < PROBE_MIN_WORDS:
+            self._inc("quality/probes_inconclusive")  # an app shell, an error page
+            return
         overlap = text_overlap(crawler_text, text)
         self._inc("quality/probes")
         if overlap < self.cloak_overlap:

@@ -256,19 +256,22 @@ def test_verdict_labels_and_round_trip(tmp_path):
 
 # -- the value order -----------------------------------------------------------------------
 
-def test_value_order_ranks_by_cash_and_host_standing():
+def test_value_order_ranks_by_depth_level_then_value_and_host_standing():
     order = ValueOrder(tiers=4, base=16.0)
     home = "http://a.test/"
-    assert order.rank(home, "a.test", 0) == 0.5  # unknown host: nobody links to it yet
+    assert order.rank(home, "a.test", 0) == 0.333  # nobody links to a.test yet
     for source in ("http://b.test/", "http://c.test/"):
         order.distribute(source, [home], 0, outlinks=10)
     assert order.authority("a.test") == 1.0 and order.authority("b.test") < 1.0
     order.distribute(home, [f"http://a.test/p/{i}" for i in range(10)], 1, outlinks=100)
     child = order.rank("http://a.test/p/1", "a.test", 1)
-    assert order.rank(home, "a.test") == 0.0 < child < 3
+    assert order.rank(home, "a.test") == 0.0 and 1 < child < 2
     # a chain of pages with one link each does not pass its whole cash down
-    order.distribute("http://a.test/p/1", ["http://a.test/chain"], 2, outlinks=1)
-    assert order.rank("http://a.test/chain", "a.test", 2) > child
+    order.distribute("http://a.test/p/1", ["http://a.test/chain"], 1, outlinks=1)
+    chain = order.rank("http://a.test/chain", "a.test", 1)
+    assert child < chain < 2  # same level, less value
+    order.set_host_quality("a.test", 0.3)
+    assert 2 < order.rank("http://a.test/p/2", "a.test", 1) < 3  # one level lower
     order.set_host_quality("a.test", 0.0)
-    assert order.rank("http://a.test/p/2", "a.test", 1) > child
-    assert order.rank("http://z.test/never", "z.test", 9) == 3.0
+    assert 3 <= order.rank("http://a.test/p/2", "a.test", 1) < 4
+    assert 3 <= order.rank("http://z.test/never", "z.test", 9) < 4

@@ -13,10 +13,16 @@ standing:
   pages of ``trusted_hosts`` other hosts link to, ``base ** -0.5`` for a host nobody else
   links to (a trap or a spam host reached from its seed alone), in between for fewer.
 
-The value is put on a log scale into a fractional rank ``-log_base(value)`` in
-``[0, tiers - 1]`` (in steps of 1/1000): ``Entry.rank`` orders each host's back queue by it,
-and a host waits in the front tier of its head entry's integer rank, so the same ranks
-order every backend (local, Redis, partitioned).
+The rank keeps breadth-first's levels and orders within them by value: its integer part is
+the link depth (capped at ``tiers - 1``), one level lower for a host of quality under 0.5
+and two under 0.2; its fractional part is ``x / (1 + x)`` for ``x = -log_base(value)``
+(rounded to 1/1000), so within a level more valuable URLs come first. ``Entry.rank``
+orders each host's back queue by it and a host waits in the front tier of its head entry's
+integer part, so the same ranks order every backend (local, Redis, partitioned). On the
+test web (bench/crawl_value.py) a rank from value alone, without the depth levels, held
+less PageRank after a quarter of the fetches than breadth-first: OPIC's cash favours hosts
+with small home pages (a calendar, a shop of 30 items) over sites whose home links to a
+hundred articles.
 
 The estimate is the cash a URL holds *when it is queued*: the frontier's seen filter keeps
 one entry per URL, so later in-links do not move a queued URL up. Cash is kept for at most
@@ -98,10 +104,11 @@ class ValueOrder:
                 * self.authority(host))
 
     def rank(self, url: str, host: str, depth: int = 0) -> float:
-        """The rank (0 = most valuable .. ``tiers - 1``, in steps of 1/1000) to queue
-        ``url`` of ``host`` with."""
+        """The rank (0 = most valuable .. below ``tiers``, in steps of 1/1000) to queue
+        ``url`` of ``host`` with, found at link ``depth``."""
+        quality = self._quality.get(host, 1.0)
+        level = depth + (quality < 0.5) + (quality < 0.2)
+        level = min(max(level, 0), self.tiers - 1)
         value = self.value(url, host, depth)
-        if value <= 0:
-            return float(self.tiers - 1)
-        steps = -math.log(value, self.base)
-        return round(min(max(0.0, steps), self.tiers - 1.0), 3) + 0.0
+        steps = max(0.0, -math.log(value, self.base)) if value > 0 else 1e9
+        return level + min(0.999, round(steps / (1.0 + steps), 3))
