@@ -157,8 +157,9 @@ class QualityPipeline:
         novelty = self.traps.observe(url, item.text)
         if novelty is None:
             return
-        copy = bool(item.dup_of) or (item.cluster_id and item.cluster_id != item.doc_id)
-        self._note_novelty(netloc, 0.0 if copy else novelty.novelty)
+        # novelty within the host's own patterns: a copy of another host's page may be the
+        # original of the two (the mirror check decides), so it is no reason to demote
+        self._note_novelty(netloc, novelty.novelty)
         docs = self._pattern_docs.setdefault(novelty.pattern, [])
         if len(docs) < 2 * self.traps.min_pages and item.doc_id:
             docs.append(item.doc_id)
@@ -185,8 +186,8 @@ class QualityPipeline:
                 action="pattern_dropped", detail={"patterns": list(patterns)}))
 
     def _note_novelty(self, netloc: str, novelty: float) -> None:
-        """A moving average of how much new content the host's pages add (copies add
-        none): a host whose pages add nothing is worth little, spam or not."""
+        """A moving average of how much new content the host's pages add: a host whose
+        pages add nothing is worth little, spam or not."""
         average = self._novelty.get(netloc, 1.0)
         self._novelty[netloc] = (1 - NOVELTY_ALPHA) * average + NOVELTY_ALPHA * novelty
         self._novelty.move_to_end(netloc)

@@ -259,13 +259,13 @@ def test_verdict_labels_and_round_trip(tmp_path):
 def test_value_order_ranks_by_depth_level_then_value_and_host_standing():
     order = ValueOrder(tiers=4, base=16.0)
     home = "http://a.test/"
-    assert order.rank(home, "a.test", 0) == 0.333  # nobody links to a.test yet
+    assert 0.6 < order.rank(home, "a.test", 0) < 1  # a seed: nobody links to it yet
     for source in ("http://b.test/", "http://c.test/"):
         order.distribute(source, [home], 0, outlinks=10)
     assert order.authority("a.test") == 1.0 and order.authority("b.test") < 1.0
     order.distribute(home, [f"http://a.test/p/{i}" for i in range(10)], 1, outlinks=100)
     child = order.rank("http://a.test/p/1", "a.test", 1)
-    assert order.rank(home, "a.test") == 0.0 and 1 < child < 2
+    assert order.rank(home, "a.test") < 1 < child < 2
     # a chain of pages with one link each does not pass its whole cash down
     order.distribute("http://a.test/p/1", ["http://a.test/chain"], 1, outlinks=1)
     chain = order.rank("http://a.test/chain", "a.test", 1)

@@ -27,7 +27,9 @@ hundred articles.
 The estimate is the cash a URL holds *when it is queued*: the frontier's seen filter keeps
 one entry per URL, so later in-links do not move a queued URL up. Cash is kept for at most
 ``max_urls`` URLs in this process (least recently touched forgotten first); a URL it does
-not know gets the cash of a page at its link depth (``base ** -depth``).
+not know gets little cash (``base ** -(depth + 2)``), so it comes after the linked URLs of
+its level: sitemap entries released early otherwise went before the pages a site's home
+links to.
 """
 
 from __future__ import annotations
@@ -60,17 +62,18 @@ class ValueOrder:
         self._linked_from: dict[str, set[str]] = {}
 
     def cash(self, url: str, depth: int = 0) -> float:
-        """The cash ``url`` holds (``base ** -depth`` when it is not known)."""
+        """The cash ``url`` holds; a URL no fetched page linked to (a seed, a sitemap entry,
+        a redirect target) holds ``base ** -(depth + 2)``: within its level, after the
+        URLs pages link to."""
         held = self._cash.get(url)
-        return self.base ** -depth if held is None else held
+        return self.base ** -(depth + 2) if held is None else held
 
     def distribute(self, url: str, links: list[str], depth: int, outlinks: int = 0) -> None:
         """``url`` was fetched: its cash goes in equal shares to its ``outlinks`` links (at
         least ``len(links)`` and ``min_outlinks``), of which ``links`` are still to be
         queued; links to other hosts count towards those hosts' authority."""
-        cash = self._cash.pop(url, None)
-        if cash is None:
-            cash = self.base ** -max(depth - 1, 0)
+        cash = self.cash(url, max(depth - 1, 0))
+        self._cash.pop(url, None)
         share = cash / max(outlinks, len(links), self.min_outlinks, 1)
         store = self._cash
         source = _host(url)
