@@ -153,9 +153,8 @@ def spam_verdicts(data_dir: Path) -> set[str]:
 def indexed(data_dir: Path, lines: list[dict], hosts: set[str], port: int) -> int:
     """Fetched pages of ``hosts`` that are in the crawl's index."""
     from crawler.config import Config
-    from crawler.urls import InvalidURL, canonicalize
+    from crawler.urls import InvalidURL, canonicalize, doc_id_for
     from index import get_backend
-    from index.base import doc_id_for
 
     backend = get_backend(Config(data_dir=data_dir))
     try:

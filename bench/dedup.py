@@ -27,10 +27,10 @@ if __package__ in (None, ""):
 
 from datasketch import MinHash, MinHashLSH  # noqa: E402
 
+from crawler.urls import doc_id_for  # noqa: E402
 from dedup.core import Deduplicator  # noqa: E402
 from dedup.evaluate import Score, evaluate  # noqa: E402
 from dedup.text import words  # noqa: E402
-from index.base import doc_id_for  # noqa: E402
 from testweb.nearcopies import generate  # noqa: E402
 
 
@@ -51,7 +51,8 @@ def run_method(
     method: str, pages, visible: bool = False, redis_url: str | None = None
 ) -> tuple[Score, float]:
     """Score and CPU seconds of one method over the pages' main (or all visible) text."""
-    dedup = Deduplicator.create(method, redis_url=redis_url, prefix=f"bench-{method}")
+    dedup = Deduplicator.from_settings(None, method=method, redis_url=redis_url,
+                                       prefix=f"bench-{method}")
     start = time.process_time()
     score = evaluate(dedup, pages, (lambda p: p.visible_text) if visible else (lambda p: p.text))
     return score, time.process_time() - start

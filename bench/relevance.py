@@ -36,13 +36,11 @@ sys.path.insert(0, str(ROOT))
 
 import testweb  # noqa: E402
 from crawler.items import Link, PageItem  # noqa: E402
+from crawler.urls import doc_id_for  # noqa: E402
 from index.analysis import analyze_joined  # noqa: E402
-from index.base import Document, doc_id_for  # noqa: E402
-from index.embedded import (  # noqa: E402
-    DEFAULT_FIELD_WEIGHTS,
-    EmbeddedBackend,
-    FieldWeights,
-)
+from index.base import Document  # noqa: E402
+from index.embedded import EmbeddedBackend  # noqa: E402
+from index.fields import DEFAULT_FIELD_WEIGHTS, FieldWeights  # noqa: E402
 from pipelines.index import document_from_item  # noqa: E402
 from pipelines.linkgraph import SQLiteLinkStore  # noqa: E402
 from ranking.batch import RankSettings, compute  # noqa: E402
@@ -263,7 +261,7 @@ def link_signals(pages: Sequence[dict], path: Path) -> tuple[SQLiteLinkStore, di
         links = [Link(**link) for link in page.get("links") or ()]
         store.add(page.get("doc_id") or doc_id_for(page["url"]), page["host"], links)
     store.flush()
-    computed = compute(store, RankSettings())
+    computed = compute(store, RankSettings.from_settings(None))
     ranks: dict[str, float] = {}
     for batch in computed.pages.batches(computed.page_ranks):
         ranks.update(batch)

@@ -42,7 +42,8 @@ from bench.query import (  # noqa: E402
     make_queries,
     title_for,
 )
-from index.base import Document, doc_id_for  # noqa: E402
+from crawler.urls import doc_id_for  # noqa: E402
+from index.base import Document  # noqa: E402
 from index.elasticsearch import ElasticsearchBackend  # noqa: E402
 from index.embedded import EmbeddedBackend  # noqa: E402
 from testweb import text  # noqa: E402

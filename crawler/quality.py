@@ -23,9 +23,11 @@ from __future__ import annotations
 import re
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import xxhash
 
+from crawler.options import Option
 from crawler.traps import url_pattern
 
 #: The User-Agent of a cloaking probe: a page fetched again as a browser asks for it.
@@ -89,9 +91,15 @@ class Novelty:
 class TemplateTraps:
     """Per URL pattern: the share of each page's content that is new (see the module)."""
 
-    def __init__(self, min_novelty: float = 0.15, min_pages: int = 10,
-                 trap_share: float = 0.8, max_patterns: int = 10_000,
-                 max_shingles: int = 50_000):
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "QUALITY_TEMPLATE_MIN_NOVELTY": ("min_novelty", float),
+        "QUALITY_TEMPLATE_MIN_PAGES": ("min_pages", int),
+        "QUALITY_TEMPLATE_TRAP_SHARE": ("trap_share", float),
+    }
+
+    def __init__(self, *, min_novelty: float, min_pages: int, trap_share: float,
+                 max_patterns: int = 10_000, max_shingles: int = 50_000):
         self.min_novelty = min_novelty
         self.min_pages = min_pages
         self.trap_share = trap_share
@@ -205,9 +213,14 @@ class SpamJudge:
     cloaking, count as tripped on every page). The verdict is revised as pages arrive.
     """
 
-    def __init__(self, sample_pages: int = 6, spam_share: float = 0.6,
-                 stuffing_share: float = 0.45, title_density: float = 0.3,
-                 hidden_share: float = 0.3, thin_tokens: int = 80,
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "QUALITY_SPAM_SAMPLE_PAGES": ("sample_pages", int),
+        "QUALITY_SPAM_SHARE": ("spam_share", float),
+    }
+
+    def __init__(self, *, sample_pages: int, spam_share: float, stuffing_share: float = 0.45,
+                 title_density: float = 0.3, hidden_share: float = 0.3, thin_tokens: int = 80,
                  offhost_share: float = 0.6, min_links: int = 10, max_hosts: int = 100_000):
         self.sample_pages = sample_pages
         self.spam_share = spam_share

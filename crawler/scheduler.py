@@ -16,23 +16,33 @@ import sqlite3
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from typing import ClassVar
 
 import redis.exceptions
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.resolver import dnscache
 from scrapy.spidermiddlewares.referer import RefererMiddleware
-from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
+from crawler import aliases
 from crawler.config import config_from_settings
-from crawler.frontier import Entry, Frontier, Lease, Outcome, Politeness, open_frontier
-from crawler.frontier.base import ROBOTS_RANK, request_tier
+from crawler.frontier import Entry, Frontier, Lease, Outcome, frontier_options, open_frontier
+from crawler.frontier.base import ROBOTS_RANK, Politeness, request_tier
 from crawler.frontier.value import ValueOrder
 from crawler.hostrules import HostRules
+from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.resolver import parse_overrides, resolve_override
 from crawler.robots import RobotsPolicy
+from crawler.signals import (
+    host_budget_cut,
+    host_condemned,
+    host_scored,
+    links_extracted,
+    pattern_trapped,
+    soft_404_found,
+)
 from crawler.traps import DeadSubtrees, TrapGuard
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
@@ -43,47 +53,23 @@ logger = logging.getLogger(__name__)
 STORE_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
               sqlite3.OperationalError)
 
-#: Signal a component sends to cut a host's page budget cluster-wide (e.g. the dedup
-#: pipeline on a trap host): ``crawler.signals.send_catch_log(host_budget_cut, host=...,
-#: budget=...)``. ``host`` is the frontier's host key, ``netloc_of(url)``.
-host_budget_cut = object()
-
-#: Signal a component sends when a whole host is not worth fetching any more (a mirror, a
-#: spam host): ``send_catch_log(host_condemned, host=<host name>, netloc=<netloc_of(url)>,
-#: reason="mirror")``. The scheduler cuts its budget to nothing and drops its queued URLs
-#: as they are leased (``frontier/dropped/<reason>``); the index pipeline removes its pages.
-host_condemned = object()
-
-#: Signal the quality pipeline sends when a URL pattern (``crawler.traps.url_pattern``) is
-#: a template trap: ``send_catch_log(pattern_trapped, pattern=..., netloc=...)``. Its URLs
-#: are dropped from then on, queued ones when leased (``frontier/dropped/template_trap``).
-pattern_trapped = object()
-
-#: Signal the quality pipeline sends for a page that answered 200 with a "not found"
-#: template: ``send_catch_log(soft_404_found, url=...)``; it counts as dead for its directory.
-soft_404_found = object()
-
-#: Signal the quality pipeline sends with a host's quality (0..1, 1 = no spam signal):
-#: ``send_catch_log(host_scored, host=<netloc>, quality=q)``; value-ordered crawls rank its
-#: new URLs by it.
-host_scored = object()
-
-#: Signal the spider sends with the links of a page it wants followed:
-#: ``crawler.signals.send_catch_log(links_extracted, response=..., urls=[...], depth=...,
-#: template=Request)``. ``FrontierScheduler`` queues them in one batch, each URL as a copy of
-#: ``template`` (callback, errback, meta) with its ``depth`` and the Referer that Scrapy's
-#: referrer policy gives, and returns True; with another scheduler nobody returns True and
-#: the spider yields Requests instead. A page has dozens of links: a Request object, the
-#: spider middleware chain and the engine's scheduling each, per link, were the largest part
-#: of the crawl's CPU time per page (docs/frontier.md).
-links_extracted = object()
-
 
 class FrontierScheduler(BaseScheduler):
     """Scheduler whose queue is a ``Frontier`` (local SQLite, or Redis when configured).
 
-    Settings (read in ``from_crawler``; see the report for the full list): ``FRONTIER_*``.
+    Built by ``from_crawler`` from the ``FRONTIER_*`` settings (``SETTINGS`` here, the
+    frontier's ``crawler.frontier.SETTINGS``, the robots, trap and host-rule settings); the
+    defaults are in crawler/settings.py.
     """
+
+    #: Setting -> keyword option of ``__init__``.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "FRONTIER_TIERS": ("tiers", int),
+        "FRONTIER_RELEASE_INTERVAL": ("release_interval", float),
+        "FRONTIER_STATS_INTERVAL": ("stats_interval", float),
+        "FRONTIER_RESET": ("reset", bool),
+        "FRONTIER_PERSIST": ("persist", bool),
+    }
 
     def __init__(
         self,
@@ -93,16 +79,17 @@ class FrontierScheduler(BaseScheduler):
         robots: RobotsPolicy | None = None,
         *,
         stats=None,
-        tiers: int = 4,
+        tiers: int,
+        release_interval: float,
+        stats_interval: float,
+        reset: bool,
+        persist: bool,
         buffer_size: int = 48,
         add_batch: int = 200,
         host_budget: int | None = None,
         ip_of: Callable[[str], str] | None = None,
         seeds_key: str | None = None,
         poll_interval: float = 0.05,
-        release_interval: float = 5.0,
-        stats_interval: float = 5.0,
-        reset: bool = False,
         referrer: RefererMiddleware | None = None,
         value_order: ValueOrder | None = None,
         dead_subtrees: DeadSubtrees | None = None,
@@ -122,6 +109,7 @@ class FrontierScheduler(BaseScheduler):
         self.release_interval = release_interval
         self.stats_interval = stats_interval
         self.reset = reset
+        self.persist = persist
         self.referrer = referrer
         self.value_order = value_order
         self.dead_subtrees = dead_subtrees
@@ -147,55 +135,33 @@ class FrontierScheduler(BaseScheduler):
     def from_crawler(cls, crawler) -> FrontierScheduler:
         s = crawler.settings
         config = config_from_settings(s)
-        tiers = s.getint("FRONTIER_TIERS", 4)
-        politeness = Politeness(
-            default_delay=s.getfloat("FRONTIER_DELAY", 1.0),
-            max_crawl_delay=s.getfloat("FRONTIER_MAX_CRAWL_DELAY", 30.0),
-            latency_factor=s.getfloat("FRONTIER_LATENCY_FACTOR", 2.0),
-            max_backoff=s.getfloat("FRONTIER_MAX_BACKOFF", 300.0),
-        )
+        politeness = Politeness.from_settings(s)
+        if enabled(s, "AUTOTHROTTLE_ENABLED"):
+            _take_over_autothrottle(crawler, politeness)
         crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
-        frontier = open_frontier(
-            config,
-            crawl,
-            bloom_capacity=s.getint("FRONTIER_BLOOM_CAPACITY", 10_000_000),
-            bloom_fpr=s.getfloat("FRONTIER_BLOOM_FPR", 0.01),
-            tiers=tiers,
-            lease_s=s.getfloat("FRONTIER_LEASE_S", 60.0),
-            ip_limit=s.getint("FRONTIER_IP_CONCURRENCY", 8),
-            politeness=politeness,
-            max_attempts=s.getint("FRONTIER_MAX_ATTEMPTS", 3),
-            robots_first=s.getbool("FRONTIER_ROBOTS", True),
-        )
-        loader = s.get("HOST_RULES_LOADER")
-        host_rules = (
-            HostRules(load_object(loader), ttl=s.getfloat("HOST_RULES_TTL", 30.0))
-            if loader
-            else HostRules.static([])
-        )
+        frontier = open_frontier(config, crawl, **frontier_options(s, politeness=politeness))
+        robots = RobotsPolicy.from_settings(s, frontier) if enabled(s, "FRONTIER_ROBOTS") else None
         overrides = parse_overrides(s.get("RESOLVE_OVERRIDES"))
-        seeds_key = getattr(frontier, "seeds_key", None)
+        seeds_key = aliases.get(s, "FRONTIER_SEEDS_KEY") or getattr(frontier, "seeds_key", None)
+        if seeds_key and "%(" in seeds_key:
+            seeds_key = seeds_key % {"name": crawler.spidercls.name}
         scheduler = cls(
             frontier,
-            host_rules,
+            HostRules.from_settings(s),
             TrapGuard.from_settings(s),
-            RobotsPolicy.from_settings(s, frontier) if s.getbool("FRONTIER_ROBOTS", True) else None,
+            robots,
             stats=crawler.stats,
-            tiers=tiers,
-            buffer_size=s.getint("FRONTIER_BUFFER_PER_SLOT", 3) * s.getint("CONCURRENT_REQUESTS"),
-            host_budget=s.getint("FRONTIER_HOST_PAGE_BUDGET", 10_000) or None,
+            buffer_size=(setting(s, "FRONTIER_BUFFER_PER_SLOT", int)
+                         * setting(s, "CONCURRENT_REQUESTS", int)),
+            host_budget=setting(s, "FRONTIER_HOST_PAGE_BUDGET", int) or None,
             ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
-            seeds_key=s.get("FRONTIER_SEEDS_KEY") or seeds_key,
-            release_interval=s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0),
-            stats_interval=s.getfloat("FRONTIER_STATS_INTERVAL", 5.0),
-            reset=s.getbool("FRONTIER_RESET", False),
+            seeds_key=seeds_key,
             referrer=RefererMiddleware(s) if s.getbool("REFERER_ENABLED") else None,
-            value_order=_value_order(s, tiers),
-            dead_subtrees=DeadSubtrees(
-                min_fetches=s.getint("FRONTIER_DEAD_DIR_MIN_FETCHES", 3),
-                drop_after=s.getint("FRONTIER_DEAD_DIR_DROP_AFTER", 8),
-                dead_share=s.getfloat("FRONTIER_DEAD_DIR_SHARE", 0.9),
-            ) if s.getbool("FRONTIER_DEAD_DIRS", True) else None,
+            # reset and persist may come from their scrapy-redis names (crawler/aliases.py)
+            **settings_to_options(s, cls.SETTINGS, reset=aliases.getbool(s, "FRONTIER_RESET"),
+                                  persist=aliases.getbool(s, "FRONTIER_PERSIST")),
+            value_order=_value_order(s),
+            dead_subtrees=DeadSubtrees.from_settings(s),
         )
         scheduler.crawler = crawler
         if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
@@ -249,6 +215,12 @@ class FrontierScheduler(BaseScheduler):
             logger.error("frontier store unavailable at close (%s): leases left to expire", exc)
         self._buffer.clear()
         self._inflight.clear()
+        if not self.persist:
+            logger.info("FRONTIER_PERSIST is off: clearing the frontier of this crawl")
+            try:
+                self.frontier.clear()
+            except STORE_DOWN as exc:
+                logger.error("frontier store unavailable at close (%s): not cleared", exc)
         self.frontier.close()
 
     def has_pending_requests(self) -> bool:
@@ -337,8 +309,8 @@ class FrontierScheduler(BaseScheduler):
             return self._drop("seen")
         try:
             url = canonicalize(raw_url)
-        except InvalidURL:
-            return self._drop("invalid_url")
+        except InvalidURL as exc:
+            return self._drop(exc.reason)
         reason = self.traps.check(url, depth)
         if reason:
             return self._drop(reason)
@@ -655,8 +627,8 @@ class FrontierScheduler(BaseScheduler):
             url = raw.decode() if isinstance(raw, bytes) else raw
             try:
                 self.enqueue_request(Request(canonicalize(url), meta={"depth": 0}))
-            except InvalidURL:
-                self._drop("invalid_url")
+            except InvalidURL as exc:
+                self._drop(exc.reason)
 
     def _settle(self) -> None:
         """Report finished leases to the frontier, keeping those the store could not take."""
@@ -747,14 +719,41 @@ _DEFAULTS = {attr: getattr(_BLANK, attr) for attr in Request.attributes if attr 
 _DEFAULTS["headers"] = {}
 
 
-def _value_order(settings, tiers: int) -> ValueOrder | None:
+def _value_order(settings) -> ValueOrder | None:
     """The value order when ``FRONTIER_ORDER`` is ``value``; None for ``depth`` (breadth-first)."""
-    order = settings.get("FRONTIER_ORDER", "value")
+    order = setting(settings, "FRONTIER_ORDER", str)
     if order == "depth":
         return None
     if order != "value":
         raise ValueError(f"FRONTIER_ORDER must be 'value' or 'depth', not {order!r}")
-    return ValueOrder(tiers, base=settings.getfloat("FRONTIER_VALUE_BASE", 16.0))
+    return ValueOrder(setting(settings, "FRONTIER_TIERS", int),
+                      base=setting(settings, "FRONTIER_VALUE_BASE", float))
+
+
+def _take_over_autothrottle(crawler, politeness: Politeness) -> None:
+    """With ``AUTOTHROTTLE_ENABLED``, the frontier's politeness follows the ``AUTOTHROTTLE_*``
+    settings (``Politeness.from_settings``); Scrapy's own AutoThrottle extension, if a
+    project left it in ``EXTENSIONS``, must not also slow Scrapy's download slots on top:
+    it is disconnected before the spider opens (it acts on ``spider_opened`` and
+    ``response_downloaded`` only)."""
+    from scrapy.extensions.throttle import AutoThrottle
+
+    throttle = crawler.get_extension(AutoThrottle)
+    if throttle is not None:
+        crawler.signals.disconnect(throttle._spider_opened, signal=signals.spider_opened)
+        crawler.signals.disconnect(throttle._response_downloaded,
+                                   signal=signals.response_downloaded)
+        crawler.stats.set_value("frontier/autothrottle_disconnected", 1)
+    target = crawler.settings.getfloat("AUTOTHROTTLE_TARGET_CONCURRENCY", 1.0)
+    if target > 1:
+        logger.warning(
+            "AUTOTHROTTLE_TARGET_CONCURRENCY is %g: the frontier sends at most one request "
+            "per host at a time (its lease), so it acts as 1", target)
+    logger.info(
+        "AUTOTHROTTLE_ENABLED: host delay >= %.3g x latency (at most %g s), %g s after a "
+        "host's first response, never below FRONTIER_DELAY %g s",
+        politeness.latency_factor, politeness.max_latency_delay, politeness.start_delay,
+        politeness.default_delay)
 
 
 def _origin(url: str) -> str:

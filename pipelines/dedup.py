@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from scrapy.exceptions import NotConfigured
 
@@ -18,10 +18,11 @@ from crawler.config import config_from_settings, get_config
 from crawler.hostrules import HostRules
 from crawler.hostverdicts import MIRROR, Verdict, VerdictStore, open_verdicts
 from crawler.items import PageItem
-from crawler.urls import host_of, netloc_of
+from crawler.options import Option, enabled, setting, settings_to_options
+from crawler.signals import host_budget_cut, host_condemned
+from crawler.urls import doc_id_for, host_of, netloc_of
 from dedup.core import METHODS, Deduplicator
 from dedup.store import PairCounts
-from index.base import doc_id_for
 
 logger = logging.getLogger(__name__)
 
@@ -30,9 +31,8 @@ MAX_REMEMBERED_LINKS = 100_000
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
-    """Cut a host's budget through the scheduler's ``host_budget_cut`` signal; True when a
-    frontier scheduler received it."""
-    from crawler.scheduler import host_budget_cut
+    """Cut a host's budget through the ``host_budget_cut`` signal; True when a frontier
+    scheduler received it."""
 
     def cut(host: str, budget: int) -> bool:
         replies = crawler.signals.send_catch_log(host_budget_cut, host=host, budget=budget)
@@ -44,8 +44,6 @@ def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
 def signal_condemned(crawler) -> Callable[..., None]:
     """Tell the crawl (scheduler, quality and index pipelines) that a host is not worth
     fetching any more, through the ``host_condemned`` signal."""
-    from crawler.scheduler import host_condemned
-
     def condemn(host: str, netloc: str, reason: str) -> None:
         crawler.signals.send_catch_log(host_condemned, host=host, netloc=netloc, reason=reason)
 
@@ -60,8 +58,9 @@ class DedupPipeline:
     has, through ``cut_budget(netloc, pages)`` (in a crawl: the scheduler's
     ``host_budget_cut`` signal, keyed like the frontier by ``netloc_of(url)``).
 
-    A host with at least ``mirror_min_pages`` pages of which a share ``mirror_copy_ratio``
-    are in a duplicate cluster with pages of one other host is a *mirror* of it, unless the
+    A host with at least ``mirror_min_pages`` pages (0: no mirror check) of which a share
+    ``mirror_copy_ratio`` are in a duplicate cluster with pages of one other host is a
+    *mirror* of it, unless the
     evidence points the other way: the copy whose pages link to their twin on the other host
     is the mirror; without such links, the one whose copies arrived later. Arrival order
     alone does not decide it, so an original crawled after its mirror is not cut. A mirror
@@ -69,17 +68,26 @@ class DedupPipeline:
     out of the index) and its verdict, with the evidence, goes to ``verdicts``.
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "DEDUP_HOST_MIN_PAGES": ("host_min_pages", int),
+        "DEDUP_HOST_COPY_RATIO": ("host_copy_ratio", float),
+        "DEDUP_MIRROR_MIN_PAGES": ("mirror_min_pages", int),
+        "DEDUP_MIRROR_COPY_RATIO": ("mirror_copy_ratio", float),
+    }
+
     def __init__(
         self,
         dedup: Deduplicator,
         stats=None,
         cut_budget: Callable[[str, int], bool] | None = None,
-        host_min_pages: int = 20,
-        host_copy_ratio: float = 0.8,
+        *,
+        host_min_pages: int,
+        host_copy_ratio: float,
+        mirror_min_pages: int = 0,
+        mirror_copy_ratio: float = 1.0,
         condemn: Callable[[str, str, str], None] | None = None,
         verdicts: VerdictStore | None = None,
-        mirror_min_pages: int = 30,
-        mirror_copy_ratio: float = 0.8,
         trusted: Callable[[str], bool] | None = None,
     ):
         self.dedup = dedup
@@ -101,35 +109,20 @@ class DedupPipeline:
     @classmethod
     def from_crawler(cls, crawler) -> DedupPipeline:
         settings = crawler.settings
-        if not settings.getbool("DEDUP_ENABLED", True):
+        if not enabled(settings, "DEDUP_ENABLED"):
             raise NotConfigured("DEDUP_ENABLED is off")
-        method = settings.get("DEDUP_METHOD", "minhash")
+        method = setting(settings, "DEDUP_METHOD")
         if method not in METHODS:
             raise NotConfigured(f"DEDUP_METHOD must be one of {METHODS}, not {method!r}")
-        dedup = Deduplicator.create(
-            method=method,
-            redis_url=settings.get("REDIS_URL") or get_config().redis_url,
-            prefix=settings.get("DEDUP_REDIS_PREFIX", "dedup"),
-            threshold=settings.getfloat("DEDUP_MINHASH_THRESHOLD", 0.7),
-            num_perm=settings.getint("DEDUP_MINHASH_PERMUTATIONS", 128),
-            hamming_k=settings.getint("DEDUP_SIMHASH_DISTANCE", 3),
-            shingle_size=settings.getint("DEDUP_SHINGLE_SIZE", 3),
-            min_tokens=settings.getint("DEDUP_MIN_TOKENS", 20),
-        )
+        redis_url = settings.get("REDIS_URL") or get_config().redis_url
+        dedup = Deduplicator.from_settings(settings, redis_url=redis_url)
         rules = HostRules.from_settings(settings)
         crawl = settings.get("FRONTIER_CRAWL") or crawler.spidercls.name
-        return cls(
-            dedup,
-            stats=crawler.stats,
-            cut_budget=signal_budget_cut(crawler),
-            host_min_pages=settings.getint("DEDUP_HOST_MIN_PAGES", 20),
-            host_copy_ratio=settings.getfloat("DEDUP_HOST_COPY_RATIO", 0.8),
-            condemn=signal_condemned(crawler),
-            verdicts=open_verdicts(config_from_settings(settings), crawl),
-            mirror_min_pages=settings.getint("DEDUP_MIRROR_MIN_PAGES", 30),
-            mirror_copy_ratio=settings.getfloat("DEDUP_MIRROR_COPY_RATIO", 0.8),
-            trusted=lambda host: rules.policy(host).quality == "trusted",
-        )
+        return cls(dedup, stats=crawler.stats, cut_budget=signal_budget_cut(crawler),
+                   condemn=signal_condemned(crawler),
+                   verdicts=open_verdicts(config_from_settings(settings), crawl),
+                   trusted=lambda host: rules.policy(host).quality == "trusted",
+                   **settings_to_options(settings, cls.SETTINGS))
 
     def close_spider(self, spider=None) -> None:
         if self.verdicts is not None:
@@ -177,7 +170,8 @@ class DedupPipeline:
         self._judge_mirror(other, item.host, counts.flipped())
 
     def _judge_mirror(self, host: str, other: str, counts: PairCounts) -> None:
-        if host in self.mirrors or other in self.mirrors or self._trusted(host):
+        if (not self.mirror_min_pages or host in self.mirrors or other in self.mirrors
+                or self._trusted(host)):
             return
         pages = self.dedup.store.host_pages(host)
         if pages < self.mirror_min_pages or counts.shared < self.mirror_copy_ratio * pages:

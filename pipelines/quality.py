@@ -22,6 +22,7 @@ from crawler.config import config_from_settings
 from crawler.hostrules import HostRules
 from crawler.hostverdicts import SPAM, TEMPLATE_TRAP, Verdict, VerdictStore, open_verdicts
 from crawler.items import PageItem
+from crawler.options import enabled, settings_to_options
 from crawler.quality import (
     SpamJudge,
     TemplateTraps,
@@ -86,16 +87,13 @@ class QualityPipeline:
     @classmethod
     def from_crawler(cls, crawler) -> QualityPipeline:
         s = crawler.settings
-        if not s.getbool("QUALITY_ENABLED", True):
+        if not enabled(s, "QUALITY_ENABLED"):
             raise NotConfigured("QUALITY_ENABLED is off")
-        from crawler import scheduler
-        from crawler.freshness import documents_removed
+        from crawler import signals as crawl_signals
 
-        signals = {"documents_removed": documents_removed,
-                   "host_condemned": scheduler.host_condemned,
-                   "pattern_trapped": scheduler.pattern_trapped,
-                   "soft_404_found": scheduler.soft_404_found,
-                   "host_scored": scheduler.host_scored}
+        signals = {name: getattr(crawl_signals, name) for name in (
+            "documents_removed", "host_condemned", "pattern_trapped", "soft_404_found",
+            "host_scored")}
 
         def send(name: str, **kwargs) -> None:
             crawler.signals.send_catch_log(signals[name], **kwargs)
@@ -107,22 +105,15 @@ class QualityPipeline:
 
         crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
         pipeline = cls(
-            TemplateTraps(
-                min_novelty=s.getfloat("QUALITY_TEMPLATE_MIN_NOVELTY", 0.15),
-                min_pages=s.getint("QUALITY_TEMPLATE_MIN_PAGES", 10),
-                trap_share=s.getfloat("QUALITY_TEMPLATE_TRAP_SHARE", 0.8),
-            ),
-            SpamJudge(
-                sample_pages=s.getint("QUALITY_SPAM_SAMPLE_PAGES", 6),
-                spam_share=s.getfloat("QUALITY_SPAM_SHARE", 0.6),
-            ),
+            TemplateTraps(**settings_to_options(s, TemplateTraps.SETTINGS)),
+            SpamJudge(**settings_to_options(s, SpamJudge.SETTINGS)),
             stats=crawler.stats,
             send=send,
             verdicts=open_verdicts(config_from_settings(s), crawl),
             host_rules=HostRules.from_settings(s),
-            probe=probe if s.getbool("QUALITY_CLOAKING_PROBE", True) else None,
+            probe=probe if enabled(s, "QUALITY_CLOAKING_PROBE") else None,
         )
-        crawler.signals.connect(pipeline.host_condemned, signal=scheduler.host_condemned)
+        crawler.signals.connect(pipeline.host_condemned, signal=crawl_signals.host_condemned)
         crawler.signals.connect(pipeline.probe_fetched, signal=browser_probe_fetched)
         return pipeline
 

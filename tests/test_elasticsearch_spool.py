@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.elasticsearch import ElasticsearchBackend
 from tests.fixtures_es import EsProcesses, not_installed_reason
 

@@ -10,6 +10,7 @@ from crawler.extract import extract, page_item
 from crawler.frontier.value import ValueOrder
 from crawler.hostrules import HostRule, HostRules
 from crawler.hostverdicts import MIRROR, SPAM, TEMPLATE_TRAP, LocalVerdictStore, Verdict
+from crawler.options import settings_to_options
 from crawler.quality import (
     SpamJudge,
     TemplateTraps,
@@ -18,11 +19,18 @@ from crawler.quality import (
     text_overlap,
 )
 from crawler.traps import DeadSubtrees, TrapGuard, url_pattern
-from crawler.urls import host_of
-from index.base import doc_id_for
+from crawler.urls import doc_id_for, host_of
 from pipelines.quality import QualityPipeline
 
 PORT = 8000
+
+
+def traps_for() -> TemplateTraps:
+    return TemplateTraps(**settings_to_options({}, TemplateTraps.SETTINGS))
+
+
+def judge_for() -> SpamJudge:
+    return SpamJudge(**settings_to_options({}, SpamJudge.SETTINGS))
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +65,7 @@ def paths(host: str, n: int) -> list[str]:
 
 @pytest.mark.parametrize("host", ["events.test", "calendar.test"])
 def test_calendar_pages_add_nothing_and_their_pattern_is_a_trap(web, host):
-    traps = TemplateTraps(min_pages=10)
+    traps = traps_for()
     results = [traps.observe(web.url(host, p), web.page(host, p).main_text)
                for p in paths(host, 14)]
     assert not results[0].stale  # the pattern's first page is its template
@@ -69,7 +77,7 @@ def test_calendar_pages_add_nothing_and_their_pattern_is_a_trap(web, host):
 
 
 def test_articles_are_no_template_trap(web):
-    traps = TemplateTraps(min_pages=10)
+    traps = traps_for()
     results = [traps.observe(web.url("site1.test", p), web.page("site1.test", p).main_text)
                for p in paths("site1.test", 40)]
     assert not any(r.trapped or r.stale for r in results)
@@ -80,7 +88,7 @@ def test_url_patterns_fold_digits_and_keep_query_names():
     assert url_pattern("http://e.test/2026/03/14/?view=week") == "e.test/#/#/#/?view"
     assert url_pattern("http://e.test/2025/1/2/?view=list") == "e.test/#/#/#/?view"
     assert url_pattern("http://e.test/2026/03/14/") == "e.test/#/#/#/"
-    guard = TrapGuard()
+    guard = TrapGuard.from_settings({})
     guard.block_pattern("e.test/#/#/#/")
     assert guard.check("http://e.test/1999/12/31/") == "template_trap"
     assert guard.check("http://e.test/1999/12/31/?view=week") is None
@@ -111,7 +119,7 @@ def test_dead_subtree_deprioritised_then_dropped():
         dead.record(url.format(i), 404)
     assert dead.dead(url.format(99))
     assert not dead.dying("http://d.test/doc/1") and not dead.dead("http://d.test/x")
-    live = DeadSubtrees(min_fetches=3, drop_after=8)
+    live = DeadSubtrees(min_fetches=3, drop_after=8, dead_share=0.9)
     for i in range(8):
         live.record(f"http://d.test/doc/{i}", 200 if i % 2 else 404)
     assert not live.dying("http://d.test/doc/9") and not live.dead("http://d.test/doc/9")
@@ -123,7 +131,7 @@ def test_dead_subtree_deprioritised_then_dropped():
 # -- spam ----------------------------------------------------------------------------------
 
 def judge_hosts(web, hosts, pages=12) -> dict[str, object]:
-    judge = SpamJudge()
+    judge = judge_for()
     for host in hosts:
         for path in ["/", *paths(host, pages)]:
             item = item_of(web, host, path)
@@ -179,7 +187,7 @@ class Recorder:
 
 def pipeline_for(rules=(), verdicts=None):
     rec = Recorder()
-    pipe = QualityPipeline(TemplateTraps(), SpamJudge(), send=rec.send,
+    pipe = QualityPipeline(traps_for(), judge_for(), send=rec.send,
                            host_rules=HostRules.static(list(rules)), probe=rec.probes.append,
                            verdicts=verdicts)
     return pipe, rec

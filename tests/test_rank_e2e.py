@@ -10,8 +10,7 @@ from statistics import median
 import pytest
 
 import testweb
-from crawler.urls import canonicalize
-from index.base import doc_id_for
+from crawler.urls import canonicalize, doc_id_for
 from index.embedded import EmbeddedBackend
 from index.query import parse
 from tests.crawlrun import ROOT, crawl_env, migrate, run_crawl

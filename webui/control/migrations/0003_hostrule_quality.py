@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('control', '0001_initial'),
+        ('control', '0002_recrawl_permission'),
     ]
 
     operations = [
