@@ -29,6 +29,8 @@ class HostRule:
     crawl_delay: float | None = None
     page_budget: int | None = None
     render_js: bool = False
+    #: "" (the crawl decides), "trusted" (never judged spam or a mirror) or "spam"
+    quality: str = ""
 
     def matches(self, host: str) -> bool:
         return fnmatch.fnmatchcase(host.lower(), self.pattern.lower())
@@ -43,6 +45,7 @@ class HostPolicy:
     crawl_delay: float | None = None
     page_budget: int | None = None
     render_js: bool = False
+    quality: str = ""
 
 
 class HostRules:
@@ -104,6 +107,7 @@ class HostRules:
             return cached
         blocked = allowed = render = False
         delay = budget = None
+        quality = ""
         for rule in self._rules:  # most specific first
             if not rule.matches(host):
                 continue
@@ -114,7 +118,8 @@ class HostRules:
                 delay = rule.crawl_delay
             if budget is None and rule.page_budget is not None:
                 budget = rule.page_budget
-        result = HostPolicy(blocked, allowed, delay, budget, render)
+            quality = quality or rule.quality
+        result = HostPolicy(blocked, allowed, delay, budget, render, quality)
         if len(self._cache) >= self.max_cached:
             self._cache.clear()
         self._cache[host] = result

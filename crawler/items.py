@@ -20,7 +20,10 @@ class PageItem:
 
     ``url`` is the canonical URL the document is known by (rel=canonical when it is on the
     same host, else the fetched URL canonicalized); ``fetched_url`` is what was downloaded.
-    Pipelines fill ``doc_id``, ``cluster_id``, ``dup_of``, ``warc_*``.
+    Pipelines fill ``doc_id``, ``cluster_id``, ``dup_of``, ``warc_*``, and the quality
+    pipeline ``spam_score`` (0..1) and ``skip_index`` (why the index must skip the page:
+    ``soft_404``, ``template``, ``spam``, ``mirror``; empty: index it); the spider sets
+    ``hidden_words`` (words hidden with CSS, ``crawler.quality.hidden_words``).
     """
 
     url: str
@@ -42,6 +45,9 @@ class PageItem:
     doc_id: str = ""
     cluster_id: str = ""
     dup_of: str = ""
+    skip_index: str = ""
+    spam_score: float = 0.0
+    hidden_words: int = 0
     warc_file: str = ""
     warc_offset: int = -1
     raw_headers: dict = field(default_factory=dict)

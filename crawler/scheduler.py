@@ -30,12 +30,20 @@ from crawler import aliases
 from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, frontier_options, open_frontier
 from crawler.frontier.base import ROBOTS_RANK, Politeness, request_tier
+from crawler.frontier.value import ValueOrder
 from crawler.hostrules import HostRules
 from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.resolver import parse_overrides, resolve_override
 from crawler.robots import RobotsPolicy
-from crawler.signals import host_budget_cut, links_extracted
-from crawler.traps import TrapGuard
+from crawler.signals import (
+    host_budget_cut,
+    host_condemned,
+    host_scored,
+    links_extracted,
+    pattern_trapped,
+    soft_404_found,
+)
+from crawler.traps import DeadSubtrees, TrapGuard
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 logger = logging.getLogger(__name__)
@@ -83,6 +91,8 @@ class FrontierScheduler(BaseScheduler):
         seeds_key: str | None = None,
         poll_interval: float = 0.05,
         referrer: RefererMiddleware | None = None,
+        value_order: ValueOrder | None = None,
+        dead_subtrees: DeadSubtrees | None = None,
     ):
         self.frontier = frontier
         self.host_rules = host_rules
@@ -101,6 +111,9 @@ class FrontierScheduler(BaseScheduler):
         self.reset = reset
         self.persist = persist
         self.referrer = referrer
+        self.value_order = value_order
+        self.dead_subtrees = dead_subtrees
+        self._condemned: dict[str, str] = {}
         self.spider = None
         self.crawler = None
         self._adds: list[Entry] = []
@@ -147,6 +160,8 @@ class FrontierScheduler(BaseScheduler):
             # reset and persist may come from their scrapy-redis names (crawler/aliases.py)
             **settings_to_options(s, cls.SETTINGS, reset=aliases.getbool(s, "FRONTIER_RESET"),
                                   persist=aliases.getbool(s, "FRONTIER_PERSIST")),
+            value_order=_value_order(s),
+            dead_subtrees=DeadSubtrees.from_settings(s),
         )
         scheduler.crawler = crawler
         if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
@@ -162,6 +177,10 @@ class FrontierScheduler(BaseScheduler):
         )
         crawler.signals.connect(scheduler.cut_host_budget, signal=host_budget_cut)
         crawler.signals.connect(scheduler.enqueue_links, signal=links_extracted)
+        crawler.signals.connect(scheduler.condemn_host, signal=host_condemned)
+        crawler.signals.connect(scheduler.trap_pattern, signal=pattern_trapped)
+        crawler.signals.connect(scheduler.soft_404, signal=soft_404_found)
+        crawler.signals.connect(scheduler.score_host, signal=host_scored)
         return scheduler
 
     # -- BaseScheduler -----------------------------------------------------------------
@@ -225,15 +244,21 @@ class FrontierScheduler(BaseScheduler):
             request.meta.get("depth", 0),
             lambda: self._serialize(request),
             tier=self._tier(request.meta),
+            valued="frontier_tier" not in request.meta,
             filter=not request.dont_filter,
-            recrawl=bool(request.meta.get("recrawl")),
+            # a cloaking probe fetches a page held already: no new page for the budget
+            recrawl=bool(request.meta.get("recrawl") or request.meta.get("quality_probe")),
         )
 
     def enqueue_links(
-        self, response, urls, depth: int, template: Request, spider=None, **kwargs
+        self, response, urls, depth: int, template: Request, spider=None, outlinks: int = 0,
+        **kwargs,
     ) -> bool:
         """Handler of ``links_extracted``: queue ``urls`` found on ``response`` as copies of
-        ``template`` at ``depth``, without building a Request each."""
+        ``template`` at ``depth``, without building a Request each (``outlinks``: how many
+        links the page has in all, for the value order's shares)."""
+        if self.value_order is not None:
+            self.value_order.distribute(response.url, list(urls), depth, outlinks)
         base = self._template(template)
         meta = {**template.meta, "depth": depth}
         tier = self._tier(meta)
@@ -259,6 +284,7 @@ class FrontierScheduler(BaseScheduler):
                 ),
                 tier=tier,
                 count=False,
+                valued="frontier_tier" not in meta,
             )
         self._inc("frontier/enqueued", queued)
         return True
@@ -273,6 +299,7 @@ class FrontierScheduler(BaseScheduler):
         filter: bool = True,
         recrawl: bool = False,
         count: bool = True,
+        valued: bool = False,
     ) -> bool:
         """Trap guards, host rules and the seen filter, then the URL into the add batch
         (counted in ``frontier/enqueued`` if ``count``)."""
@@ -291,6 +318,14 @@ class FrontierScheduler(BaseScheduler):
         policy = self.host_rules.policy(host)
         if policy.blocked:
             return self._drop("blocked")
+        condemned = self._condemned.get(host) if self._condemned else None
+        if condemned and not recrawl and policy.quality != "trusted":
+            return self._drop(condemned)
+        netloc = netloc_of(url)
+        if valued and self.value_order is not None:
+            tier = self.value_order.rank(url, netloc, depth)
+        if self.dead_subtrees is not None and self.dead_subtrees.dying(url):
+            tier = self.tiers - 1
         if filter:
             if url in self._recent:
                 return self._drop("seen")
@@ -305,7 +340,7 @@ class FrontierScheduler(BaseScheduler):
         self._adds.append(
             Entry(
                 url=url,
-                host=netloc_of(url),
+                host=netloc,
                 payload=data,
                 rank=tier,
                 filter=filter,
@@ -365,6 +400,12 @@ class FrontierScheduler(BaseScheduler):
         """The request to send for ``lease``, or None after settling the lease here."""
         if lease.is_robots:
             return self._robots_request(lease)
+        reason = self._not_worth(lease)
+        if reason:
+            self._inc(f"frontier/dropped/{reason}")
+            self._drops[reason] = self._drops.get(reason, 0) + 1
+            self.frontier.done(lease, Outcome(fetched=False))
+            return None
         if self.robots is not None:
             allowed = self.robots.allowed(lease.url, lease.host)
             if allowed is None:
@@ -386,6 +427,19 @@ class FrontierScheduler(BaseScheduler):
             self._inc("frontier/dropped/undecodable")
             self.frontier.done(lease, Outcome(fetched=False))
             return None
+
+    def _not_worth(self, lease: Lease) -> str | None:
+        """Why a leased URL found worthless since it was queued is dropped, or None."""
+        if self._condemned:
+            host = host_of(lease.url)
+            reason = self._condemned.get(host)
+            if reason and self.host_rules.policy(host).quality != "trusted":
+                return reason
+        if self.traps.blocked(lease.url):
+            return "template_trap"
+        if self.dead_subtrees is not None and self.dead_subtrees.dead(lease.url):
+            return "dead_subtree"
+        return None
 
     def _robots_request(self, lease: Lease) -> Request:
         return Request(
@@ -445,6 +499,8 @@ class FrontierScheduler(BaseScheduler):
             admin_delay=admin,
             ip=self.ip_of(host_of(lease.url)),
         )
+        if self.dead_subtrees is not None and not lease.is_robots and outcome.status:
+            self.dead_subtrees.record(lease.url, outcome.status)
         self._done.append((lease, outcome))
         self._settle()
         self._inc("frontier/done")
@@ -461,6 +517,32 @@ class FrontierScheduler(BaseScheduler):
         """Handler of ``host_budget_cut``: no more than ``budget`` pages from ``host``."""
         self.frontier.set_host_budget(host, budget)
         self._inc("frontier/budget_cuts")
+
+    def condemn_host(self, host: str, netloc: str = "", reason: str = "condemned",
+                     **kwargs) -> None:
+        """Handler of ``host_condemned``: no new URLs of ``host``, queued ones dropped."""
+        if host in self._condemned:
+            return
+        self._condemned[host] = reason
+        if netloc:
+            self.frontier.set_host_budget(netloc, 0)
+        self._inc("frontier/budget_cuts")
+        self._inc(f"frontier/condemned/{reason}")
+
+    def trap_pattern(self, pattern: str, **kwargs) -> None:
+        """Handler of ``pattern_trapped``: drop the URLs of a template-trap pattern."""
+        self.traps.block_pattern(pattern)
+        self._inc("frontier/trapped_patterns")
+
+    def soft_404(self, url: str, **kwargs) -> None:
+        """Handler of ``soft_404_found``: the fetch of ``url`` counts as dead."""
+        if self.dead_subtrees is not None:
+            self.dead_subtrees.soft_404(url)
+
+    def score_host(self, host: str, quality: float, **kwargs) -> None:
+        """Handler of ``host_scored``: rank the host's new URLs by its quality."""
+        if self.value_order is not None:
+            self.value_order.set_host_quality(host, quality)
 
     # -- timers ------------------------------------------------------------------------
 
@@ -635,6 +717,17 @@ _BLANK = Request("http://blank.invalid/")
 #: attribute values of a plain Request made from a URL alone
 _DEFAULTS = {attr: getattr(_BLANK, attr) for attr in Request.attributes if attr != "url"}
 _DEFAULTS["headers"] = {}
+
+
+def _value_order(settings) -> ValueOrder | None:
+    """The value order when ``FRONTIER_ORDER`` is ``value``; None for ``depth`` (breadth-first)."""
+    order = setting(settings, "FRONTIER_ORDER", str)
+    if order == "depth":
+        return None
+    if order != "value":
+        raise ValueError(f"FRONTIER_ORDER must be 'value' or 'depth', not {order!r}")
+    return ValueOrder(setting(settings, "FRONTIER_TIERS", int),
+                      base=setting(settings, "FRONTIER_VALUE_BASE", float))
 
 
 def _take_over_autothrottle(crawler, politeness: Politeness) -> None:

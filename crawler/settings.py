@@ -137,6 +137,7 @@ DOWNLOADER_MIDDLEWARES = {
 }
 ITEM_PIPELINES = {
     "pipelines.dedup.DedupPipeline": 100,  # exact + near duplicates -> cluster ids, aliases
+    "pipelines.quality.QualityPipeline": 150,  # soft 404s, template traps, spam (issue 21)
     "pipelines.warc.WarcPipeline": 200,  # raw requests/responses -> rotating WARC.gz
     "pipelines.linkgraph.LinkGraphPipeline": 300,  # edges + anchor text for ranking
     "pipelines.index.IndexPipeline": 900,  # documents -> search backend
@@ -256,3 +257,28 @@ RECRAWL_BATCH = 50  # due URLs queued at most per poll
 RECRAWL_POLL_INTERVAL = 1.0  # seconds between looks for due URLs
 RECRAWL_HOLD = 600.0  # seconds a queued recrawl is not due again, if its fetch never ends
 INDEX_FLUSH_INTERVAL = 10.0  # seconds between index writes, however few pages are pending
+
+# --- pages worth having (issue 21): crawl order, mirrors, traps, dead subtrees, spam ---
+# crawler/frontier/value.py: "value" ranks new URLs by OPIC cash x host quality, "depth"
+# by link depth (breadth-first)
+FRONTIER_ORDER = "value"
+FRONTIER_VALUE_BASE = 16.0  # one rank lower per factor of value less
+# crawler/traps.py DeadSubtrees: a directory whose fetches all answered 404/410 (or soft
+# 404) goes to the lowest tier after MIN_FETCHES; its queued URLs are dropped after
+# DROP_AFTER fetches of which SHARE were dead
+FRONTIER_DEAD_DIRS = True
+FRONTIER_DEAD_DIR_MIN_FETCHES = 3
+FRONTIER_DEAD_DIR_DROP_AFTER = 8
+FRONTIER_DEAD_DIR_SHARE = 0.9
+# pipelines/dedup.py: a host with MIN_PAGES pages, RATIO of them near-copies of pages of
+# one other host (and the evidence says it is the copy), is a mirror: its crawl stops
+DEDUP_MIRROR_MIN_PAGES = 30
+DEDUP_MIRROR_COPY_RATIO = 0.8
+# pipelines/quality.py (crawler/quality.py): template traps per URL pattern, soft 404s, spam
+QUALITY_ENABLED = True
+QUALITY_TEMPLATE_MIN_NOVELTY = 0.15  # share of new shingles under which a page adds nothing
+QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a trap
+QUALITY_TEMPLATE_TRAP_SHARE = 0.8  # share of a pattern's pages that added nothing
+QUALITY_SPAM_SAMPLE_PAGES = 6  # pages of a host before its spam verdict
+QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a spam host
+QUALITY_CLOAKING_PROBE = True  # fetch each host's 2nd page again as a browser (cloaking)

@@ -21,3 +21,24 @@ links_extracted = object()
 #: Remove documents from the index: ``ids=[...]``, ``reason="deleted" | "moved"`` (sent by
 #: ``crawler.freshness.FreshnessMiddleware``, handled by ``pipelines.index.IndexPipeline``).
 documents_removed = object()
+
+#: A whole host is not worth fetching any more (a mirror, a spam host): ``host`` (the host
+#: name), ``netloc`` (``netloc_of(url)``, the frontier's key), ``reason`` (``"mirror"``,
+#: ``"spam"``). ``FrontierScheduler`` cuts its budget to nothing and drops its queued URLs
+#: as they are leased (``frontier/dropped/<reason>``); the index pipeline removes its pages
+#: and the quality pipeline marks its later pages ``skip_index``.
+host_condemned = object()
+
+#: A URL pattern (``crawler.traps.url_pattern``) is a template trap: ``pattern``, ``netloc``
+#: (sent by ``pipelines.quality.QualityPipeline``). Its URLs are dropped from then on,
+#: queued ones when leased (``frontier/dropped/template_trap``).
+pattern_trapped = object()
+
+#: A page answered 200 with a "not found" template: ``url`` (sent by the quality pipeline);
+#: the fetch counts as dead for its directory (``crawler.traps.DeadSubtrees``).
+soft_404_found = object()
+
+#: A host's quality, 0..1 (1 = no spam signal, pages that add new content): ``host`` (a
+#: netloc), ``quality`` (sent by the quality pipeline); value-ordered crawls rank the host's
+#: new URLs by it (``crawler.frontier.value.ValueOrder``).
+host_scored = object()

@@ -13,9 +13,23 @@ from collections import Counter, OrderedDict
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
-from crawler.options import Option, settings_to_options
+from crawler.options import Option, enabled, settings_to_options
 
 _DIGITS = re.compile(r"\d+")
+
+
+def url_pattern(url: str) -> str:
+    """A URL's pattern: netloc, path with digit runs folded to ``#``, and the sorted names
+    of its query parameters (``/cal/2024/05?view=w`` ~ ``/cal/2025/11?view=m``)."""
+    return _pattern(urlsplit(url))
+
+
+def _pattern(parts) -> str:
+    path = _DIGITS.sub("#", parts.path)
+    if not parts.query:
+        return f"{parts.netloc}{path}"
+    names = ",".join(sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)}))
+    return f"{parts.netloc}{path}?{names}"
 
 
 class TrapGuard:
@@ -25,6 +39,8 @@ class TrapGuard:
     - ``url_length``: longer than ``max_url_length`` characters;
     - ``repeated_segments``: a path segment occurring ``max_segment_repeats`` times or more
       (``/a/b/a/b/a/b``), the shape of relative-link loops;
+    - ``template_trap``: a URL pattern (``url_pattern``) found to be a template trap and
+      given to ``block_pattern`` (by the quality pipeline);
     - ``query_explosion``: more than ``max_query_variants`` distinct URLs with a query seen
       for one path pattern and set of parameter names (digits folded: ``/cal/2024/05`` ~
       ``/cal/2025/11``), the shape of session ids, sort orders and calendars. Counted in a
@@ -54,6 +70,15 @@ class TrapGuard:
         self.max_query_variants = max_query_variants
         self.max_patterns = max_patterns
         self._variants: OrderedDict[str, set[int]] = OrderedDict()
+        self._blocked: set[str] = set()
+
+    def block_pattern(self, pattern: str) -> None:
+        """Drop every later URL of ``pattern`` (a ``url_pattern``) as ``template_trap``."""
+        self._blocked.add(pattern)
+
+    def blocked(self, url: str) -> bool:
+        """Whether ``url``'s pattern was blocked."""
+        return bool(self._blocked) and url_pattern(url) in self._blocked
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> TrapGuard:
@@ -67,6 +92,8 @@ class TrapGuard:
         if self.max_url_length and len(url) > self.max_url_length:
             return "url_length"
         parts = urlsplit(url)
+        if self._blocked and _pattern(parts) in self._blocked:
+            return "template_trap"
         if self.max_segment_repeats and self._repeats(parts.path):
             return "repeated_segments"
         if self.max_query_variants and parts.query and self._explodes(parts):
@@ -81,8 +108,7 @@ class TrapGuard:
         return counts.most_common(1)[0][1] >= self.max_segment_repeats
 
     def _explodes(self, parts) -> bool:
-        names = ",".join(sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)}))
-        pattern = f"{parts.netloc}{_DIGITS.sub('#', parts.path)}?{names}"
+        pattern = _pattern(parts)
         variants = self._variants.get(pattern)
         if variants is None:
             variants = self._variants[pattern] = set()
@@ -97,3 +123,77 @@ class TrapGuard:
             return True
         variants.add(key)
         return False
+
+
+class DeadSubtrees:
+    """Directories whose fetches keep answering 404/410 (or soft 404s).
+
+    A directory is the URL's netloc and path up to its last ``/``. Once ``min_fetches``
+    fetches of a directory were all dead it is *dying*: new URLs in it go to the lowest
+    tier. Once it has ``drop_after`` fetches of which ``dead_share`` are dead it is *dead*:
+    its queued URLs are dropped when leased (``dead_subtree``). Bounded LRU of
+    ``max_dirs`` directories; a live answer resets nothing but dilutes the share.
+    """
+
+    DEAD_STATUSES = frozenset({404, 410})
+
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "FRONTIER_DEAD_DIR_MIN_FETCHES": ("min_fetches", int),
+        "FRONTIER_DEAD_DIR_DROP_AFTER": ("drop_after", int),
+        "FRONTIER_DEAD_DIR_SHARE": ("dead_share", float),
+    }
+
+    def __init__(self, *, min_fetches: int, drop_after: int, dead_share: float,
+                 max_dirs: int = 50_000):
+        self.min_fetches = min_fetches
+        self.drop_after = drop_after
+        self.dead_share = dead_share
+        self.max_dirs = max_dirs
+        self._dirs: OrderedDict[str, list[int]] = OrderedDict()
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> DeadSubtrees | None:
+        """The tracker the ``FRONTIER_DEAD_DIR_*`` settings describe; None when
+        ``FRONTIER_DEAD_DIRS`` is off."""
+        if not enabled(settings, "FRONTIER_DEAD_DIRS"):
+            return None
+        return cls(**settings_to_options(settings, cls.SETTINGS))
+
+    @staticmethod
+    def directory(url: str) -> str:
+        parts = urlsplit(url)
+        return parts.netloc + parts.path[:parts.path.rfind("/") + 1]
+
+    def record(self, url: str, status: int | None) -> None:
+        """Count one fetch of ``url`` that answered ``status``."""
+        counts = self._counts(url)
+        counts[0] += 1
+        counts[1] += status in self.DEAD_STATUSES
+
+    def soft_404(self, url: str) -> None:
+        """A fetch counted as live turned out to be a soft 404."""
+        counts = self._counts(url)
+        if counts[1] < counts[0]:
+            counts[1] += 1
+
+    def _counts(self, url: str) -> list[int]:
+        key = self.directory(url)
+        counts = self._dirs.get(key)
+        if counts is None:
+            counts = self._dirs[key] = [0, 0]
+            if len(self._dirs) > self.max_dirs:
+                self._dirs.popitem(last=False)
+        else:
+            self._dirs.move_to_end(key)
+        return counts
+
+    def dying(self, url: str) -> bool:
+        """Every fetch of the directory so far (at least ``min_fetches``) was dead."""
+        counts = self._dirs.get(self.directory(url)) if self._dirs else None
+        return counts is not None and counts[0] >= self.min_fetches and counts[1] == counts[0]
+
+    def dead(self, url: str) -> bool:
+        """The directory has ``drop_after`` fetches, ``dead_share`` of them dead."""
+        counts = self._dirs.get(self.directory(url)) if self._dirs else None
+        return (counts is not None and counts[0] >= self.drop_after
+                and counts[1] >= self.dead_share * counts[0])

@@ -44,6 +44,37 @@ class DedupStore(ABC):
         Returns the host's totals ``(pages, copies)``.
         """
 
+    @abstractmethod
+    def host_pages(self, host: str) -> int:
+        """How many pages of ``host`` were counted by ``count_host``."""
+
+    @abstractmethod
+    def count_shared(self, host: str, other: str, backlink: bool,
+                     other_backlink: bool = False) -> PairCounts:
+        """A page of ``host`` arrived as a copy of a page of ``other`` (another host); it
+        links to that page if ``backlink``, that page links to it if ``other_backlink``.
+        Returns both directions' totals."""
+
+
+class PairCounts(tuple):
+    """Evidence about two hosts that share pages, as seen from ``host``'s side:
+    ``(shared, shared_back, backlinks, backlinks_back, later, later_back)``: pages of each
+    in a cluster with the other's, pages of each linking to their twin on the other, and
+    copies of each that arrived after their twin."""
+
+    __slots__ = ()
+
+    shared = property(lambda self: self[0])
+    other_shared = property(lambda self: self[1])
+    backlinks = property(lambda self: self[2])
+    other_backlinks = property(lambda self: self[3])
+    later = property(lambda self: self[4])
+    other_later = property(lambda self: self[5])
+
+    def flipped(self) -> PairCounts:
+        """The same evidence seen from the other host."""
+        return PairCounts((self[1], self[0], self[3], self[2], self[5], self[4]))
+
 
 class MemoryDedupStore(DedupStore):
     """Dedup state in dictionaries of this process."""
@@ -53,6 +84,7 @@ class MemoryDedupStore(DedupStore):
         self._docs: dict[str, tuple[str, str]] = {}
         self._sizes: dict[str, int] = {}
         self._hosts: dict[str, tuple[int, int]] = {}
+        self._pairs: dict[tuple[str, str, str], int] = {}
 
     def claim_exact(self, text_key: str, doc_id: str) -> str:
         return self._exact.setdefault(text_key, doc_id)
@@ -77,6 +109,20 @@ class MemoryDedupStore(DedupStore):
         self._hosts[host] = totals
         return totals
 
+    def host_pages(self, host: str) -> int:
+        return self._hosts.get(host, (0, 0))[0]
+
+    def count_shared(self, host: str, other: str, backlink: bool,
+                     other_backlink: bool = False) -> PairCounts:
+        pairs = self._pairs
+        for key, n in (((host, other, "shared"), 1), ((other, host, "shared"), 1),
+                       ((host, other, "back"), int(backlink)),
+                       ((other, host, "back"), int(other_backlink)),
+                       ((host, other, "later"), 1)):
+            pairs[key] = pairs.get(key, 0) + n
+        return PairCounts(pairs.get((a, b, kind), 0) for kind in ("shared", "back", "later")
+                          for a, b in ((host, other), (other, host)))
+
 
 class RedisDedupStore(DedupStore):
     """Dedup state in Redis hashes under ``prefix``, shared by every worker."""
@@ -87,6 +133,7 @@ class RedisDedupStore(DedupStore):
         self._docs = f"{prefix}:docs"
         self._sizes = f"{prefix}:sizes"
         self._hosts = f"{prefix}:hosts"
+        self._pairs = f"{prefix}:pairs"
         self._assign = client.register_script(_ASSIGN)
 
     @classmethod
@@ -130,6 +177,20 @@ class RedisDedupStore(DedupStore):
         pipe.hincrby(self._hosts, f"{host} copies", int(copy))
         pages, copies = pipe.execute()
         return int(pages), int(copies)
+
+    def host_pages(self, host: str) -> int:
+        return int(self.redis.hget(self._hosts, f"{host} pages") or 0)
+
+    def count_shared(self, host: str, other: str, backlink: bool,
+                     other_backlink: bool = False) -> PairCounts:
+        pipe = self.redis.pipeline()
+        pipe.hincrby(self._pairs, f"{host} {other} shared", 1)
+        pipe.hincrby(self._pairs, f"{other} {host} shared", 1)
+        pipe.hincrby(self._pairs, f"{host} {other} back", int(backlink))
+        pipe.hincrby(self._pairs, f"{other} {host} back", int(other_backlink))
+        pipe.hincrby(self._pairs, f"{host} {other} later", 1)
+        pipe.hget(self._pairs, f"{other} {host} later")
+        return PairCounts(int(v or 0) for v in pipe.execute())
 
 
 #: assign in one round trip: the first cluster given to a document stays, sizes count it once

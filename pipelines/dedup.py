@@ -8,19 +8,26 @@ index pipeline skips it and records the alias.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from scrapy.exceptions import NotConfigured
 
-from crawler.config import get_config
+from crawler.config import config_from_settings, get_config
+from crawler.hostrules import HostRules
+from crawler.hostverdicts import MIRROR, Verdict, VerdictStore, open_verdicts
 from crawler.items import PageItem
 from crawler.options import Option, enabled, setting, settings_to_options
-from crawler.signals import host_budget_cut
-from crawler.urls import doc_id_for, netloc_of
+from crawler.signals import host_budget_cut, host_condemned
+from crawler.urls import doc_id_for, host_of, netloc_of
 from dedup.core import METHODS, Deduplicator
+from dedup.store import PairCounts
 
 logger = logging.getLogger(__name__)
+
+#: Pages whose off-host links the mirror check remembers (about 200 bytes each).
+MAX_REMEMBERED_LINKS = 100_000
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
@@ -34,6 +41,15 @@ def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
     return cut
 
 
+def signal_condemned(crawler) -> Callable[..., None]:
+    """Tell the crawl (scheduler, quality and index pipelines) that a host is not worth
+    fetching any more, through the ``host_condemned`` signal."""
+    def condemn(host: str, netloc: str, reason: str) -> None:
+        crawler.signals.send_catch_log(host_condemned, host=host, netloc=netloc, reason=reason)
+
+    return condemn
+
+
 class DedupPipeline:
     """Sets ``doc_id``, ``cluster_id`` and ``dup_of`` on each ``PageItem``; never drops one.
 
@@ -41,12 +57,23 @@ class DedupPipeline:
     copies of its own other pages is a trap: its budget is cut once to the pages it already
     has, through ``cut_budget(netloc, pages)`` (in a crawl: the scheduler's
     ``host_budget_cut`` signal, keyed like the frontier by ``netloc_of(url)``).
+
+    A host with at least ``mirror_min_pages`` pages (0: no mirror check) of which a share
+    ``mirror_copy_ratio`` are in a duplicate cluster with pages of one other host is a
+    *mirror* of it, unless the
+    evidence points the other way: the copy whose pages link to their twin on the other host
+    is the mirror; without such links, the one whose copies arrived later. Arrival order
+    alone does not decide it, so an original crawled after its mirror is not cut. A mirror
+    is condemned once (``condemn(host, netloc, "mirror")``: budget cut, queue dropped, pages
+    out of the index) and its verdict, with the evidence, goes to ``verdicts``.
     """
 
     #: Setting -> option; the defaults are in crawler/settings.py.
     SETTINGS: ClassVar[dict[str, Option]] = {
         "DEDUP_HOST_MIN_PAGES": ("host_min_pages", int),
         "DEDUP_HOST_COPY_RATIO": ("host_copy_ratio", float),
+        "DEDUP_MIRROR_MIN_PAGES": ("mirror_min_pages", int),
+        "DEDUP_MIRROR_COPY_RATIO": ("mirror_copy_ratio", float),
     }
 
     def __init__(
@@ -57,13 +84,27 @@ class DedupPipeline:
         *,
         host_min_pages: int,
         host_copy_ratio: float,
+        mirror_min_pages: int = 0,
+        mirror_copy_ratio: float = 1.0,
+        condemn: Callable[[str, str, str], None] | None = None,
+        verdicts: VerdictStore | None = None,
+        trusted: Callable[[str], bool] | None = None,
     ):
         self.dedup = dedup
         self.stats = stats
         self._cut_budget = cut_budget
         self.host_min_pages = host_min_pages
         self.host_copy_ratio = host_copy_ratio
+        self._condemn = condemn
+        self.verdicts = verdicts
+        self.mirror_min_pages = mirror_min_pages
+        self.mirror_copy_ratio = mirror_copy_ratio
+        self._trusted = trusted or (lambda host: False)
         self._cut_hosts: set[str] = set()
+        self.mirrors: dict[str, str] = {}
+        self._netlocs: dict[str, str] = {}
+        # doc id -> ids of the pages on other hosts it links to, for the pages seen lately
+        self._offhost: OrderedDict[str, frozenset[str]] = OrderedDict()
 
     @classmethod
     def from_crawler(cls, crawler) -> DedupPipeline:
@@ -75,8 +116,17 @@ class DedupPipeline:
             raise NotConfigured(f"DEDUP_METHOD must be one of {METHODS}, not {method!r}")
         redis_url = settings.get("REDIS_URL") or get_config().redis_url
         dedup = Deduplicator.from_settings(settings, redis_url=redis_url)
+        rules = HostRules.from_settings(settings)
+        crawl = settings.get("FRONTIER_CRAWL") or crawler.spidercls.name
         return cls(dedup, stats=crawler.stats, cut_budget=signal_budget_cut(crawler),
+                   condemn=signal_condemned(crawler),
+                   verdicts=open_verdicts(config_from_settings(settings), crawl),
+                   trusted=lambda host: rules.policy(host).quality == "trusted",
                    **settings_to_options(settings, cls.SETTINGS))
+
+    def close_spider(self, spider=None) -> None:
+        if self.verdicts is not None:
+            self.verdicts.close()
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):
@@ -92,9 +142,65 @@ class DedupPipeline:
         elif verdict.kind == "near":
             self._inc("dedup/near")
         if verdict.kind != "known":
+            self._remember_links(item)
+            netloc = netloc_of(item.url)
+            self._netlocs.setdefault(item.host, netloc)
             own_copy = verdict.kind in ("exact", "near") and verdict.match_host == item.host
-            self._watch_host(item.host, netloc_of(item.url), own_copy)
+            self._watch_host(item.host, netloc, own_copy)
+            if verdict.kind in ("exact", "near") and verdict.match_host not in ("", item.host):
+                self._watch_mirror(item, verdict.match, verdict.match_host)
         return item
+
+    def _remember_links(self, item: PageItem) -> None:
+        """Keep the ids of the off-host pages ``item`` links to (a copy may arrive later and
+        find that its twin links to it as the original)."""
+        targets = frozenset(doc_id_for(link.url) for link in item.links
+                            if host_of(link.url) != item.host)
+        if targets:
+            self._offhost[item.doc_id] = targets
+            if len(self._offhost) > MAX_REMEMBERED_LINKS:
+                self._offhost.popitem(last=False)
+
+    def _watch_mirror(self, item: PageItem, match: str, other: str) -> None:
+        """Count a page shared with another host; condemn whichever of the two is a mirror."""
+        backlink = match in self._offhost.get(item.doc_id, ())
+        other_backlink = item.doc_id in self._offhost.get(match, ())
+        counts = self.dedup.store.count_shared(item.host, other, backlink, other_backlink)
+        self._judge_mirror(item.host, other, counts)
+        self._judge_mirror(other, item.host, counts.flipped())
+
+    def _judge_mirror(self, host: str, other: str, counts: PairCounts) -> None:
+        if (not self.mirror_min_pages or host in self.mirrors or other in self.mirrors
+                or self._trusted(host)):
+            return
+        pages = self.dedup.store.host_pages(host)
+        if pages < self.mirror_min_pages or counts.shared < self.mirror_copy_ratio * pages:
+            return
+        if counts.backlinks or counts.other_backlinks:
+            if counts.backlinks <= counts.other_backlinks:
+                return  # the other links to its twins as the originals: it is the copy
+        elif counts.later <= counts.other_later:
+            return
+        self.mirrors[host] = other
+        self._inc("dedup/mirror")
+        netloc = self._netlocs.get(host, host)
+        logger.info("%s is a mirror of %s (%d of %d pages shared, %d link back)", host, other,
+                    counts.shared, pages, counts.backlinks)
+        if self.verdicts is not None:
+            self.verdicts.put(Verdict(
+                netloc, MIRROR, round(min(1.0, counts.shared / pages), 3), of=other,
+                reasons=(f"{counts.shared} of its {pages} pages are near-copies of pages of "
+                         f"{other}", f"{counts.backlinks} of them link to their twin on "
+                         f"{other}, {counts.other_backlinks} the other way"),
+                action="budget_cut",
+                detail={"pages": pages, "shared": counts.shared,
+                        "original_shared": counts.other_shared,
+                        "backlinks": counts.backlinks,
+                        "original_backlinks": counts.other_backlinks,
+                        "arrived_later": counts.later,
+                        "original_arrived_later": counts.other_later}))
+        if self._condemn is not None:
+            self._condemn(host, netloc, "mirror")
 
     def _watch_host(self, host: str, netloc: str, own_copy: bool) -> None:
         pages, copies = self.dedup.store.count_host(host, own_copy)

@@ -13,7 +13,7 @@ from scrapy.exceptions import NotConfigured
 from crawler.config import config_from_settings
 from crawler.items import PageItem
 from crawler.options import Option, enabled, settings_to_options
-from crawler.signals import documents_removed
+from crawler.signals import documents_removed, host_condemned
 from crawler.urls import doc_id_for
 from index.base import Document, SearchBackend
 
@@ -84,6 +84,7 @@ class IndexPipeline:
         pipeline = cls(backend, crawler.stats, link_store,
                        **settings_to_options(settings, cls.SETTINGS))
         crawler.signals.connect(pipeline.remove, signal=documents_removed)
+        crawler.signals.connect(pipeline.remove_host, signal=host_condemned)
         crawler.signals.connect(pipeline.publish, signal=signals.spider_idle)
         return pipeline
 
@@ -99,6 +100,9 @@ class IndexPipeline:
             return item
         if item.noindex:
             self._inc("index/skipped_noindex")
+            return item
+        if item.skip_index:
+            self._inc(f"index/skipped_{item.skip_index}")
             return item
         if item.dup_of and item.dup_of not in self.removed:
             self._inc("index/skipped_duplicate")
@@ -120,6 +124,13 @@ class IndexPipeline:
             self.removed.popitem(last=False)
         self.backend.delete(ids)
         self._inc(f"index/removed/{reason or 'other'}", len(ids))
+
+    def remove_host(self, host: str, reason: str = "", **kwargs) -> None:
+        """Handler of ``host_condemned``: delete the pages of a mirror or spam host that are
+        already indexed (its later pages come with ``skip_index`` set)."""
+        self.pending = [doc for doc in self.pending if doc.host != host]
+        removed = self.backend.delete_by_host(host)
+        self._inc(f"index/removed/{reason or 'condemned'}", removed)
 
     def publish(self, spider=None) -> None:
         """Write what is pending and make every write searchable (the spider is idle)."""

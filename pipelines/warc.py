@@ -279,7 +279,10 @@ class WarcPipeline:
         return bool(self._backlog)
 
     def response_downloaded(self, response, request, spider=None) -> None:
-        """Record a download as received (signal handler)."""
+        """Record a download as received (signal handler); a cloaking probe (the page again
+        as a browser sees it, ``meta["quality_probe"]``) is no record of the page."""
+        if request.meta.get("quality_probe"):
+            return
         self._record(
             response.url,
             {

@@ -19,6 +19,7 @@ from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
 from crawler.options import enabled, setting
+from crawler.quality import BROWSER_AGENT, browser_probe_fetched, hidden_words
 from crawler.signals import links_extracted
 from crawler.sitemaps import parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
@@ -199,6 +200,7 @@ class WebSpider(scrapy.Spider):
             depth=depth,
             content_type=ctype.decode("latin-1"),
             truncated=TRUNCATED in response.flags,
+            hidden_words=hidden_words(response.body),
         )
         yield item
         if self._sitemap_backlog:
@@ -206,6 +208,26 @@ class WebSpider(scrapy.Spider):
         if page.nofollow or (self.max_depth and depth >= self.max_depth):
             return
         yield from self.follow(page.links, depth + 1, response)
+
+    def probe_request(self, url: str) -> scrapy.Request:
+        """``url`` again as a browser would ask for it (``BROWSER_AGENT``), for the quality
+        pipeline's cloaking check; polite like any page (it goes through the frontier)."""
+        return scrapy.Request(url, callback=self.parse_probe, errback=self.fetch_failed,
+                              dont_filter=True, headers={"User-Agent": BROWSER_AGENT},
+                              meta={"depth": 0, "frontier_tier": 0, "dont_recrawl": True,
+                                    "quality_probe": url})
+
+    def parse_probe(self, response: Response) -> None:
+        """A page fetched as a browser: its text goes to the quality pipeline
+        (``browser_probe_fetched``), which compares it with what the crawler was served."""
+        if not isinstance(response, TextResponse) or looks_binary(response.body):
+            text = ""
+        else:
+            content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
+            text = extract(decode_html(response.body, content_type)[0], response.url).text
+        self.crawler.signals.send_catch_log(
+            browser_probe_fetched, url=response.meta.get("quality_probe", response.url),
+            text=text)
 
     # --- sitemaps ---
 
@@ -373,7 +395,7 @@ class WebSpider(scrapy.Spider):
         if response is not None:
             taken = self.crawler.signals.send_catch_log(
                 links_extracted, response=response, urls=urls, depth=depth,
-                template=self.link_template, spider=self,
+                template=self.link_template, spider=self, outlinks=len(links),
             )
             if any(result is True for _, result in taken):
                 return

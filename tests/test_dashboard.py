@@ -292,6 +292,37 @@ def test_dashboard_and_recrawl_on_redis(admin_client, tmp_path, monkeypatch):
         assert "Crawl state</th><td>not discovered" in text
 
 
+def test_host_verdicts_in_dashboard_inspector_and_admin(admin_client):
+    from crawler.hostverdicts import MIRROR, SPAM, Verdict
+    from webui.control.operations import crawl_verdicts
+
+    with crawl_verdicts() as store:
+        store.clear()
+        store.put(Verdict("mirror.test:8000", MIRROR, 0.97, of="site0.test",
+                          reasons=("31 of its 32 pages are near-copies of pages of site0.test",),
+                          action="budget_cut"))
+        store.put(Verdict("spam.test", SPAM, 0.9,
+                          reasons=("a few words make up most of the text (keyword_stuffing: "
+                                   "9 of 10 pages)",), action="budget_cut"))
+    text = admin_client.get("/dashboard/").content.decode()
+    assert "mirror of site0.test" in text and "spam.test" in text
+    text = admin_client.get("/dashboard/inspect",
+                            {"url": "http://mirror.test:8000/p/3"}).content.decode()
+    assert "Its host is a mirror of site0.test" in text
+    page = admin_client.get("/admin/control/hostrule/quality/").content.decode()
+    assert "keyword_stuffing" in page and "mirror of site0.test" in page
+    response = admin_client.post("/admin/control/hostrule/quality/",
+                                 {"host": "spam.test", "quality": "trusted"})
+    assert response.status_code == 302
+    assert HostRule.objects.get(pattern="spam.test").quality == "trusted"
+    text = admin_client.get("/dashboard/inspect", {"url": "http://spam.test/x"}).content.decode()
+    assert "a host rule overrides the verdict" in text
+    admin_client.post("/admin/control/hostrule/quality/", {"host": "spam.test", "quality": ""})
+    assert HostRule.objects.get(pattern="spam.test").quality == ""
+    with crawl_verdicts() as store:
+        store.clear()
+
+
 def test_recrawl_needs_the_recrawl_permission(django_user_model):
     from django.contrib.auth.models import Permission
 

@@ -361,3 +361,74 @@ def test_token_hash_cache_memory_is_bounded():
     )
     assert size < 16 * 2**20
     assert int(word_hashes(["w0000001"])[0]) == xxhash.xxh3_64_intdigest(b"w0000001")
+
+
+# -- cross-host mirrors (issue 21) -----------------------------------------------------------
+
+def _web_items(host: str, paths: list[str]) -> list[PageItem]:
+    import testweb
+    from crawler.extract import extract, page_item
+
+    web = testweb.TestWeb(hosts=3, port=8000, pages_per_host=200)
+    items = []
+    for path in paths:
+        url = web.url(host, path)
+        page = extract(web.render(host, path).body.decode(), url)
+        items.append(page_item(page, url, 200, 0.0))
+    return items
+
+
+class _Condemned(list):
+    def __call__(self, host, netloc, reason):
+        self.append((host, netloc, reason))
+
+
+@pytest.mark.parametrize("mirror_first", [False, True])
+def test_cross_host_mirror_cut_whichever_arrives_first(mirror_first, tmp_path):
+    from crawler.hostverdicts import LocalVerdictStore
+
+    paths = ["/", *(f"/p/{i}" for i in range(40))]
+    original, mirror = _web_items("site0.test", paths), _web_items("mirror.test", paths)
+    condemned = _Condemned()
+    verdicts = LocalVerdictStore(tmp_path / "v.sqlite3")
+    pipe = DedupPipeline(Deduplicator.from_settings(None), condemn=condemned, verdicts=verdicts,
+                         host_min_pages=20, host_copy_ratio=0.8, mirror_min_pages=30,
+                         mirror_copy_ratio=0.8)
+    first, second = (mirror, original) if mirror_first else (original, mirror)
+    for a, b in zip(first, second, strict=True):  # two hosts crawled side by side
+        pipe.process_item(a)
+        pipe.process_item(b)
+    assert condemned == [("mirror.test", "mirror.test:8000", "mirror")]
+    assert pipe.mirrors == {"mirror.test": "site0.test"}
+    (verdict,) = verdicts.for_host("mirror.test")
+    assert verdict.label == "mirror of site0.test"
+    assert verdict.detail["backlinks"] >= 25 and verdict.detail["original_backlinks"] == 0
+    assert verdicts.for_host("site0.test") == []
+    verdicts.close()
+
+
+def test_distinct_hosts_are_no_mirrors():
+    items = [*_web_items("site1.test", [f"/p/{i}" for i in range(40)]),
+             *_web_items("site2.test", [f"/p/{i}" for i in range(40)])]
+    condemned = _Condemned()
+    pipe = DedupPipeline(Deduplicator.from_settings(None), condemn=condemned,
+                         host_min_pages=20, host_copy_ratio=0.8, mirror_min_pages=30,
+                         mirror_copy_ratio=0.8)
+    for item in items:
+        pipe.process_item(item)
+    assert condemned == [] and pipe.mirrors == {}
+
+
+def test_pair_counts_in_redis_match_memory(redis_url):
+    from dedup.store import MemoryDedupStore, RedisDedupStore
+
+    memory, shared = MemoryDedupStore(), RedisDedupStore.from_url(redis_url, "pairs-test")
+    for store in (memory, shared):
+        store.count_host("m.test", False)
+        store.count_shared("m.test", "o.test", True)
+        store.count_shared("o.test", "m.test", False)
+        counts = store.count_shared("m.test", "o.test", True)
+        assert tuple(counts) == (3, 3, 2, 0, 2, 1)
+        assert tuple(store.count_shared("x.test", "y.test", False, True)) == (1, 1, 0, 1, 1, 0)
+        assert tuple(counts.flipped()) == (3, 3, 0, 2, 1, 2)
+        assert store.host_pages("m.test") == 1

@@ -14,6 +14,7 @@ from testweb.fresh import Clock, ClockHost, FreshHost
 from testweb.kinds import HOST_KINDS, HostKind, LRUCache, NormalHost, not_found
 from testweb.messages import PageInfo, Request, Response
 from testweb.mirrors import MirrorHost, labelled_pages
+from testweb.quality import MIRROR_HOST, MIRRORED_HOST, SPAM_HOSTS
 from testweb.signals import MetaHost  # noqa: F401 - registers the robots and meta hosts
 
 DEFAULT_PAGES_PER_HOST = 10_000
@@ -118,6 +119,15 @@ class TestWeb:
         for name in self.mirror_hosts:
             labels.update(self._hosts[name].labels())  # type: ignore[attr-defined]
         return labels
+
+    def spam_hosts(self) -> dict[str, str]:
+        """Spam host name -> its kind of spam (keyword_stuffing, hidden_text, doorway,
+        link_farm, cloaking): the ground truth of spam detection."""
+        return dict(SPAM_HOSTS)
+
+    def cross_mirrors(self) -> dict[str, str]:
+        """Cross-host mirror -> the host it copies (``mirror.test`` -> ``site0.test``)."""
+        return {MIRROR_HOST: MIRRORED_HOST}
 
     def host(self, name: str) -> HostKind:
         """The host object of a name (KeyError if unknown)."""

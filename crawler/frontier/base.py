@@ -39,7 +39,9 @@ BACKOFF_ERRORS = frozenset({"timeout", "connection"})
 class Entry:
     """A URL to crawl: its canonical ``url``, ``host``, and the serialized request.
 
-    ``rank`` is the front-queue tier (0 = most important) or ``ROBOTS_RANK``;
+    ``rank`` is the front-queue tier (0 = most important) or ``ROBOTS_RANK``; it may be
+    fractional (in steps of 1/1000, the value order's): the queue is ordered by it, the host
+    waits in the tier of its integer part;
     ``filter`` runs the URL through the seen filter; ``budget`` is the host's page budget
     (``None`` = unlimited); ``ip`` groups hosts that share a per-IP concurrency limit.
     """
@@ -47,7 +49,7 @@ class Entry:
     url: str
     host: str
     payload: bytes = b""
-    rank: int = 0
+    rank: float = 0
     filter: bool = True
     budget: int | None = None
     ip: str = ""
@@ -71,7 +73,7 @@ class Lease:
     entry_id: str
     url: str
     payload: bytes
-    rank: int
+    rank: float
     deadline: float
     attempts: int = 0
     latency: float = 0.0
@@ -258,9 +260,10 @@ class TierSelector:
         return best
 
 
-def tier_of(rank: int, tiers: int) -> int:
-    """The front tier a host with head entry of ``rank`` waits in."""
-    return min(max(rank, 0), tiers - 1)
+def tier_of(rank: float, tiers: int) -> int:
+    """The front tier a host with head entry of ``rank`` waits in (a fractional rank, as
+    the value order gives, orders its host's queue finely and waits in its floor's tier)."""
+    return min(max(int(rank), 0), tiers - 1)
 
 
 class Frontier(ABC):

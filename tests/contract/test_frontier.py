@@ -245,6 +245,25 @@ def test_host_moves_up_when_better_entry_arrives(backend):
     assert first.url == "http://low0.test/important"
 
 
+def test_fractional_ranks_order_the_queue_and_wait_in_their_floor_tier(backend):
+    """The value order's ranks: a host's queue by rank (then arrival), the host in the tier
+    of its head entry's integer part."""
+    f = backend.open(tiers=4)
+    f.add([page("http://v.test/late", rank=2.75), page("http://v.test/mid", rank=2.125),
+           page("http://v.test/best", rank=1.5), page("http://w.test/only", rank=0.999)])
+    order = []
+    for _ in range(4):
+        backend.clock.advance(10)
+        leases = sorted(f.next_ready(2), key=lambda lease: lease.host)
+        for lease in leases:
+            order.append((lease.url, int(lease.rank)))
+            f.done(lease, DONE)
+    assert [u for u, _ in order if "v.test" in u] == [
+        "http://v.test/best", "http://v.test/mid", "http://v.test/late"]
+    assert dict(order) == {"http://v.test/best": 1, "http://v.test/mid": 2,
+                           "http://v.test/late": 2, "http://w.test/only": 0}
+
+
 def test_page_budget_and_cut(backend):
     f = backend.open()
     counts = f.add([page(f"http://a.test/{i}", budget=3) for i in range(5)])

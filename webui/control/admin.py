@@ -10,7 +10,13 @@ from django.urls import path, reverse
 from crawler.urls import InvalidURL
 from webui.control.forms import BulkSeedForm
 from webui.control.models import HostRule, Seed
-from webui.control.operations import RECRAWL_PERMISSION, recrawl_now, remove_host_from_index
+from webui.control.operations import (
+    RECRAWL_PERMISSION,
+    crawl_verdicts,
+    recrawl_now,
+    remove_host_from_index,
+    set_host_quality,
+)
 
 
 def _remove_pages(modeladmin: admin.ModelAdmin, request: HttpRequest, patterns: list[str]):
@@ -38,12 +44,50 @@ admin.site.index_title = "Crawl control"
 
 @admin.register(HostRule)
 class HostRuleAdmin(admin.ModelAdmin):
-    list_display = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "note",
-                    "updated")
-    list_filter = ("action", "render_js", "updated")
+    list_display = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "quality",
+                    "note", "updated")
+    list_filter = ("action", "render_js", "quality", "updated")
     search_fields = ("pattern", "note")
-    fields = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "note")
+    fields = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "quality", "note")
     actions = ["block_hosts", "allow_hosts"]
+    change_list_template = "admin/control/hostrule/change_list.html"
+
+    def get_urls(self):
+        return [
+            path("quality/", self.admin_site.admin_view(self.quality_view),
+                 name="control_hostrule_quality"),
+            *super().get_urls(),
+        ]
+
+    def quality_view(self, request: HttpRequest) -> HttpResponse:
+        """The crawl's host verdicts (mirror of, spam, template trap) with their reasons,
+        and buttons that override them with a host rule."""
+        if request.method == "POST":
+            if not self.has_change_permission(request):
+                return HttpResponseRedirect(reverse("admin:control_hostrule_changelist"))
+            host = request.POST.get("host", "")
+            quality = request.POST.get("quality", "")
+            if host and quality in {choice for choice, _ in HostRule.QUALITY}:
+                set_host_quality(host, quality)
+                self.message_user(request, f"{host}: quality set to "
+                                           f"{quality or 'judged by the crawl'}.")
+            return HttpResponseRedirect(reverse("admin:control_hostrule_quality"))
+        error = None
+        try:
+            with crawl_verdicts() as store:
+                verdicts = store.all()
+        except Exception as exc:
+            verdicts, error = [], f"{type(exc).__name__}: {exc}"
+        overrides = dict(HostRule.objects.exclude(quality="").values_list("pattern", "quality"))
+        rows = [(v, overrides.get(v.host.split(":", 1)[0], "")) for v in verdicts]
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Host quality: the crawl's verdicts",
+            "rows": rows,
+            "error": error,
+        }
+        return TemplateResponse(request, "admin/control/hostrule/quality.html", context)
 
     def save_model(self, request, obj: HostRule, form, change: bool) -> None:
         super().save_model(request, obj, form, change)

@@ -26,6 +26,15 @@ class HostRule(models.Model):
         null=True, blank=True, help_text="Most pages to crawl from this host"
     )
     render_js = models.BooleanField(default=False, help_text="Render pages with a browser")
+    AUTO = ""
+    TRUSTED = "trusted"
+    SPAM = "spam"
+    QUALITY = [(AUTO, "judged by the crawl"), (TRUSTED, "trusted: never spam or a mirror"),
+               (SPAM, "spam: stop crawling, keep out of the index")]
+    quality = models.CharField(
+        max_length=7, choices=QUALITY, default=AUTO, blank=True,
+        help_text="Overrides the crawl's spam and mirror verdicts for matching hosts",
+    )
     note = models.CharField(max_length=255, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

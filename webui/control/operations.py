@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import pickle
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from scrapy import Request
@@ -12,6 +13,7 @@ from scrapy import Request
 from crawler.config import get_config
 from crawler.frontier import Entry, Frontier, frontier_options, open_frontier
 from crawler.hostrules import HostRule, HostRules
+from crawler.hostverdicts import VerdictStore, open_verdicts
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 #: The permission that "recrawl now" needs, in the admin and on the staff pages.
@@ -20,6 +22,9 @@ RECRAWL_PERMISSION = "control.recrawl_seed"
 
 class OutOfScope(InvalidURL):
     """A URL whose host the crawl's host rules keep out (blocked, or not allowed)."""
+
+if TYPE_CHECKING:
+    from webui.control.models import HostRule as HostRuleModel
 
 
 @contextlib.contextmanager
@@ -35,6 +40,30 @@ def crawl_frontier() -> Iterator[Frontier]:
         yield frontier
     finally:
         frontier.close()
+
+
+@contextlib.contextmanager
+def crawl_verdicts() -> Iterator[VerdictStore]:
+    """The crawl's host verdicts (mirrors, spam, template traps), closed on exit."""
+    store = open_verdicts(get_config(), settings.FRONTIER_CRAWL)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def set_host_quality(host: str, quality: str) -> HostRuleModel:
+    """Override the crawl's verdicts for ``host`` with a host rule (``trusted``, ``spam``
+    or ``""``); keeps the rule's other fields. Crawlers pick it up within HOST_RULES_TTL."""
+    from webui.control.models import HostRule as Model
+
+    pattern = host.split(":", 1)[0].strip().lower()
+    rule, _ = Model.objects.get_or_create(pattern=pattern)
+    rule.quality = quality
+    if quality and not rule.note:
+        rule.note = f"quality override: {quality}"
+    rule.save()
+    return rule
 
 
 def recrawl_entry(url: str) -> Entry:

@@ -36,7 +36,7 @@ def _query_rules() -> list[HostRule]:
 
     try:
         return [
-            HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js)
+            HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js, r.quality)
             for r in HostRuleModel.objects.all()
         ]
     finally:

@@ -9,10 +9,11 @@ from django.conf import settings
 from crawler.config import get_config
 from crawler.frontier import HostState
 from crawler.hostrules import HostPolicy, HostRule, HostRules
+from crawler.hostverdicts import MIRROR, Verdict
 from crawler.robots import RobotsPolicy, user_agent
 from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
 from index.base import Document
-from webui.control.operations import crawl_frontier
+from webui.control.operations import crawl_frontier, crawl_verdicts
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Inspection:
     document: Document | None = None
     cluster_id: str = ""
     cluster_size: int | None = None
+    verdicts: list[Verdict] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
 
     @property
@@ -60,7 +62,7 @@ def _host_rules() -> list[HostRule]:
     from webui.control.models import HostRule as HostRuleModel
 
     return [
-        HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js)
+        HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js, r.quality)
         for r in HostRuleModel.objects.all()
     ]
 
@@ -119,6 +121,11 @@ def inspect_url(url: str) -> Inspection:
                 )
     except Exception as exc:  # a frontier outage must not hide what the index knows
         result.frontier_error = f"{type(exc).__name__}: {exc}"
+    try:
+        with crawl_verdicts() as store:
+            result.verdicts = store.for_host(netloc_of(canonical))
+    except Exception as exc:
+        result.frontier_error = result.frontier_error or f"{type(exc).__name__}: {exc}"
     backend = get_search_backend()
     backend.refresh()
     result.document = backend.get(result.doc_id)
@@ -132,8 +139,25 @@ def inspect_url(url: str) -> Inspection:
     return result
 
 
+def _verdict_reason(v: Verdict, overridden: bool) -> str:
+    if overridden:
+        return (f"Its host was judged {v.label}, but a host rule overrides the verdict: "
+                "the crawl treats it as trusted.")
+    if v.kind == MIRROR:
+        return (f"Its host is a mirror of {v.of}: its crawl stopped and its pages are kept "
+                f"out of the index ({'; '.join(v.reasons)}).")
+    if v.kind == "spam":
+        return (f"Its host was judged spam: its crawl stopped and its pages are kept out of "
+                f"the index ({'; '.join(v.reasons)}). Override it in the admin's host quality "
+                "page if this is wrong.")
+    return (f"Its host has template-trap URL patterns, no longer crawled: "
+            f"{', '.join(v.detail.get('patterns', []))}.")
+
+
 def _reasons(r: Inspection, has_allow_rules: bool) -> list[str]:
     reasons: list[str] = []
+    trusted = bool(r.policy and r.policy.quality == "trusted")
+    reasons += [_verdict_reason(v, trusted and v.kind != "template_trap") for v in r.verdicts]
     if r.indexed:
         reasons.append("Indexed: it was fetched, is HTML, allowed indexing and is the kept page "
                        "of its duplicate cluster.")

@@ -17,7 +17,12 @@ from django.views.decorators.http import require_GET, require_POST
 from crawler.config import get_config
 from crawler.statsexport import open_stats_store
 from crawler.urls import InvalidURL
-from webui.control.operations import RECRAWL_PERMISSION, crawl_frontier, recrawl_now
+from webui.control.operations import (
+    RECRAWL_PERMISSION,
+    crawl_frontier,
+    crawl_verdicts,
+    recrawl_now,
+)
 from webui.dashboard.crawlstats import summarize, top
 from webui.dashboard.inspect import inspect_url
 from webui.dashboard.svg import line_chart
@@ -39,6 +44,14 @@ def _frontier_stats() -> tuple[dict, str | None]:
             return frontier.stats(), None
     except Exception as exc:
         return {}, f"{type(exc).__name__}: {exc}"
+
+
+def _verdicts() -> tuple[list, str | None]:
+    try:
+        with crawl_verdicts() as store:
+            return store.all(), None
+    except Exception as exc:
+        return [], f"{type(exc).__name__}: {exc}"
 
 
 def _index_stats() -> tuple[dict, str | None]:
@@ -70,6 +83,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     summary = summarize(snapshots, now - window, now)
     frontier, frontier_error = _frontier_stats()
     index, index_error = _index_stats()
+    verdicts, verdicts_error = _verdicts()
     drops = summary.drops
     for key, value in frontier.items():  # the frontier's own counters cover every worker
         if key.startswith("dropped/"):
@@ -104,7 +118,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "workers": summary.workers,
             "window": window,
             "windows": WINDOWS,
-            "problems": [p for p in (store_error, frontier_error, index_error) if p],
+            "problems": [p for p in (store_error, frontier_error, index_error, verdicts_error)
+                         if p],
+            "verdicts": verdicts[:50],
             "frontier": sorted(frontier.items()),
             "searches": querylog.summary(window),
             "query_log": settings.SEARCH_QUERY_LOG,

@@ -1,0 +1,117 @@
+"""Crawl order by value: an online importance estimate turned into a front-queue rank.
+
+OPIC (Abiteboul, Preda, Cobena, "Adaptive On-Line Page Importance Computation", WWW 2003):
+every seed starts with the same cash; a fetched page hands its cash out in equal shares to
+its outlinks (at least ``min_outlinks`` shares, so that chains of pages with one or two
+links, such as calendars and pagers, do not pass their whole cash down), and the cash a URL
+holds when it is queued is its importance estimate. The estimate is scaled by its host's
+standing:
+
+- *quality*, 1 for a host with no spam signals, down to ``min_quality`` for a host whose
+  pages trip the spam rules (``crawler.quality``, through ``set_host_quality``);
+- *authority*, from the in-link counts of the link graph at host level: 1 for a host that
+  pages of ``trusted_hosts`` other hosts link to, ``base ** -0.5`` for a host nobody else
+  links to (a trap or a spam host reached from its seed alone), in between for fewer.
+
+The rank keeps breadth-first's levels and orders within them by value: its integer part is
+the link depth (capped at ``tiers - 1``), one level lower for a host of quality under 0.5
+and two under 0.2; its fractional part is ``x / (1 + x)`` for ``x = -log_base(value)``
+(rounded to 1/1000), so within a level more valuable URLs come first. ``Entry.rank``
+orders each host's back queue by it and a host waits in the front tier of its head entry's
+integer part, so the same ranks order every backend (local, Redis, partitioned). On the
+test web (bench/crawl_value.py) a rank from value alone, without the depth levels, held
+less PageRank after a quarter of the fetches than breadth-first: OPIC's cash favours hosts
+with small home pages (a calendar, a shop of 30 items) over sites whose home links to a
+hundred articles.
+
+The estimate is the cash a URL holds *when it is queued*: the frontier's seen filter keeps
+one entry per URL, so later in-links do not move a queued URL up. Cash is kept for at most
+``max_urls`` URLs in this process (least recently touched forgotten first); a URL it does
+not know gets little cash (``base ** -(depth + 2)``), so it comes after the linked URLs of
+its level: sitemap entries released early otherwise went before the pages a site's home
+links to.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+
+
+def _host(url: str) -> str:
+    start = url.find("//") + 2
+    end = url.find("/", start)
+    return (url[start:] if end < 0 else url[start:end]).lower()
+
+
+class ValueOrder:
+    """Ranks URLs by OPIC cash x host quality x host authority (see the module)."""
+
+    def __init__(self, tiers: int = 4, base: float = 16.0, min_quality: float = 0.05,
+                 min_outlinks: int = 10, trusted_hosts: int = 2, max_urls: int = 1_000_000):
+        if tiers < 1:
+            raise ValueError("tiers must be >= 1")
+        self.tiers = tiers
+        self.base = base
+        self.min_quality = min_quality
+        self.min_outlinks = min_outlinks
+        self.trusted_hosts = trusted_hosts
+        self.max_urls = max_urls
+        self._cash: OrderedDict[str, float] = OrderedDict()
+        self._quality: dict[str, float] = {}
+        self._linked_from: dict[str, set[str]] = {}
+
+    def cash(self, url: str, depth: int = 0) -> float:
+        """The cash ``url`` holds; a URL no fetched page linked to (a seed, a sitemap entry,
+        a redirect target) holds ``base ** -(depth + 2)``: within its level, after the
+        URLs pages link to."""
+        held = self._cash.get(url)
+        return self.base ** -(depth + 2) if held is None else held
+
+    def distribute(self, url: str, links: list[str], depth: int, outlinks: int = 0) -> None:
+        """``url`` was fetched: its cash goes in equal shares to its ``outlinks`` links (at
+        least ``len(links)`` and ``min_outlinks``), of which ``links`` are still to be
+        queued; links to other hosts count towards those hosts' authority."""
+        cash = self.cash(url, max(depth - 1, 0))
+        self._cash.pop(url, None)
+        share = cash / max(outlinks, len(links), self.min_outlinks, 1)
+        store = self._cash
+        source = _host(url)
+        for link in links:
+            store[link] = store.get(link, 0.0) + share
+            store.move_to_end(link)
+            target = _host(link)
+            if target != source:
+                linked = self._linked_from.setdefault(target, set())
+                if len(linked) < self.trusted_hosts:
+                    linked.add(source)
+        while len(store) > self.max_urls:
+            store.popitem(last=False)
+        if len(self._linked_from) > self.max_urls:
+            self._linked_from.clear()
+
+    def set_host_quality(self, host: str, quality: float) -> None:
+        """``host``'s quality, 0..1 (1: no spam signal); stored at least ``min_quality``."""
+        self._quality[host] = max(self.min_quality, min(1.0, quality))
+        if len(self._quality) > self.max_urls:
+            self._quality.clear()
+
+    def authority(self, host: str) -> float:
+        """1 for a host linked from ``trusted_hosts`` other hosts, down to ``base ** -0.5``."""
+        linked = len(self._linked_from.get(host, ()))
+        return self.base ** -(0.5 - 0.5 * min(linked, self.trusted_hosts) / self.trusted_hosts)
+
+    def value(self, url: str, host: str, depth: int = 0) -> float:
+        """The importance estimate of ``url`` of ``host`` (a netloc)."""
+        return (self.cash(url, depth) * self._quality.get(host, 1.0)
+                * self.authority(host))
+
+    def rank(self, url: str, host: str, depth: int = 0) -> float:
+        """The rank (0 = most valuable .. below ``tiers``, in steps of 1/1000) to queue
+        ``url`` of ``host`` with, found at link ``depth``."""
+        quality = self._quality.get(host, 1.0)
+        level = depth + (quality < 0.5) + (quality < 0.2)
+        level = min(max(level, 0), self.tiers - 1)
+        value = self.value(url, host, depth)
+        steps = max(0.0, -math.log(value, self.base)) if value > 0 else 1e9
+        return level + min(0.999, round(steps / (1.0 + steps), 3))

@@ -1,0 +1,347 @@
+"""Is a fetched page worth having? Template traps, soft 404s and spam, page by page and host
+by host (issue 21).
+
+Each judge is a plain object fed one page at a time (``pipelines.quality.QualityPipeline``
+wires them into a crawl) and keeps bounded state in this process:
+
+- ``TemplateTraps``: pages that differ only in dates, numbers or a few words (calendars,
+  faceted navigation, endless pagination, session variants in the path) add almost no new
+  content to their *URL pattern* (``crawler.traps.url_pattern``: digits folded, query
+  parameter names kept). Novelty = the share of a page's word 3-shingles, digits folded,
+  that the pattern has not shown before; texts of any length count (a text shorter than a
+  shingle is one shingle). A pattern with ``min_pages`` pages of which ``trap_share`` added
+  less than ``min_novelty`` is a trap.
+- ``is_soft_404``: a 200 answer whose title or first line is a "not found" template.
+- ``SpamJudge``: content and link features per page (keyword stuffing, title-term stuffing of
+  thin pages, text hidden with CSS, thin pages linking mostly off-host, a host's link
+  clique), a spam score per page and per host, and a host verdict with its reasons once
+  ``sample_pages`` pages are in. Every rule is named, so the admin sees why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import xxhash
+
+from crawler.options import Option
+from crawler.traps import url_pattern
+
+#: The User-Agent of a cloaking probe: a page fetched again as a browser asks for it.
+BROWSER_AGENT = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+                 "Chrome/126.0 Safari/537.36")
+
+#: Signal the spider sends with a probe's text: ``send_catch_log(browser_probe_fetched,
+#: url=<the page's URL>, text=<main text served to a browser>)``.
+browser_probe_fetched = object()
+
+_WORD = re.compile(r"\w+")
+_DIGITS = re.compile(r"\d+")
+_NOT_FOUND = re.compile(
+    r"\b(404|not found|page (?:does not|doesn't|no longer) exists?|could not be found|"
+    r"cannot be found|no longer available|nothing (?:was )?found)\b", re.I)
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|em|pt)?\s*(?:;|$)|"
+    r"(?:left|top|text-indent)\s*:\s*-\d{3,}px", re.I)
+_HIDDEN_ATTR = re.compile(rb"style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*"
+                          rb"hidden|font-size\s*:\s*0|-\d{3,}px)", re.I)
+#: Words too common to say what a page is about (title-term density ignores them).
+STOPWORDS = frozenset(
+    "the of and to a in is it you that he was for on are with as i his they be at one have "
+    "this from or had by not but what some we can out other were all there when up use your "
+    "how said an each she which do their time if will way about many then them would like so "
+    "these her long make thing see him two has look more day could go come did my no most who "
+    "over know than call first may down been now find any new get just".split())
+
+
+def folded_tokens(text: str) -> list[str]:
+    """Lower-cased words with every digit run folded to ``#``."""
+    return [_DIGITS.sub("#", w) for w in _WORD.findall(text.lower())]
+
+
+def _shingles(tokens: list[str], size: int = 3) -> set[int]:
+    if len(tokens) < size:
+        return {xxhash.xxh64_intdigest(" ".join(tokens).encode())} if tokens else set()
+    return {xxhash.xxh64_intdigest(" ".join(tokens[i:i + size]).encode())
+            for i in range(len(tokens) - size + 1)}
+
+
+@dataclass
+class _Pattern:
+    pages: int = 0
+    stale: int = 0
+    shingles: set[int] = field(default_factory=set)
+    urls: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Novelty:
+    """How much a page added to its URL pattern; ``trapped`` is set on the page that makes
+    its pattern a trap (once per pattern)."""
+
+    pattern: str
+    novelty: float
+    stale: bool
+    trapped: bool = False
+
+
+class TemplateTraps:
+    """Per URL pattern: the share of each page's content that is new (see the module)."""
+
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "QUALITY_TEMPLATE_MIN_NOVELTY": ("min_novelty", float),
+        "QUALITY_TEMPLATE_MIN_PAGES": ("min_pages", int),
+        "QUALITY_TEMPLATE_TRAP_SHARE": ("trap_share", float),
+    }
+
+    def __init__(self, *, min_novelty: float, min_pages: int, trap_share: float,
+                 max_patterns: int = 10_000, max_shingles: int = 50_000):
+        self.min_novelty = min_novelty
+        self.min_pages = min_pages
+        self.trap_share = trap_share
+        self.max_patterns = max_patterns
+        self.max_shingles = max_shingles
+        self._patterns: OrderedDict[str, _Pattern] = OrderedDict()
+        self.trapped: set[str] = set()
+
+    def observe(self, url: str, text: str) -> Novelty | None:
+        """Record one fetched page; None when this URL was already counted (a recrawl)."""
+        pattern = url_pattern(url)
+        state = self._patterns.get(pattern)
+        if state is None:
+            state = self._patterns[pattern] = _Pattern()
+            if len(self._patterns) > self.max_patterns:
+                self._patterns.popitem(last=False)
+        else:
+            self._patterns.move_to_end(pattern)
+        key = xxhash.xxh64_intdigest(url.encode())
+        if key in state.urls:
+            return None
+        state.urls.add(key)
+        shingles = _shingles(folded_tokens(text))
+        new = shingles - state.shingles
+        novelty = len(new) / len(shingles) if shingles else 0.0
+        if len(state.shingles) < self.max_shingles:
+            state.shingles |= new
+        state.pages += 1
+        # the first page of a pattern is its template: new by definition, never stale
+        stale = state.pages > 1 and novelty < self.min_novelty
+        state.stale += stale
+        trapped = (pattern not in self.trapped and state.pages >= self.min_pages
+                   and state.stale >= self.trap_share * state.pages)
+        if trapped:
+            self.trapped.add(pattern)
+        return Novelty(pattern, novelty, stale, trapped)
+
+
+def is_soft_404(title: str, text: str, max_tokens: int = 60) -> bool:
+    """A 200 page that is a "not found" template: short, with "not found" (or the like)
+    in its title or its first line."""
+    if len(_WORD.findall(text)) > max_tokens:
+        return False
+    first = text.strip().split("\n", 1)[0][:200]
+    return bool(_NOT_FOUND.search(title or "") or _NOT_FOUND.search(first))
+
+
+def text_overlap(a: str, b: str) -> float:
+    """Jaccard similarity of the word sets of two texts (1 for two empty texts)."""
+    wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+    if not wa and not wb:
+        return 1.0
+    return len(wa & wb) / len(wa | wb)
+
+
+def hidden_words(body: bytes) -> int:
+    """How many words of an HTML page sit in elements hidden with CSS (display:none,
+    visibility:hidden, font-size:0, positioned far off screen); cheap for pages without."""
+    if not body or not _HIDDEN_ATTR.search(body):
+        return 0
+    import lxml.html
+
+    try:
+        root = lxml.html.fromstring(body)
+    except (ValueError, lxml.etree.ParserError):
+        return 0
+    hidden = 0
+    for el in root.iter():
+        style = el.get("style") if isinstance(el.tag, str) else None
+        if style and _HIDDEN_STYLE.search(style):
+            hidden += len(_WORD.findall(el.text_content()))
+    return hidden
+
+
+@dataclass(frozen=True)
+class PageSignals:
+    """Content and link features of one page, and the spam rules it trips."""
+
+    tokens: int
+    top_share: float
+    title_density: float
+    hidden_share: float
+    links: int
+    offhost_share: float
+    offhost_hosts: tuple[str, ...]
+    rules: tuple[str, ...]
+
+    @property
+    def score(self) -> float:
+        """0 (clean) .. 1 (trips every content rule): the page's spam score."""
+        return min(1.0, len(self.rules) / 2)
+
+
+#: rule name -> what the admin reads
+RULES = {
+    "keyword_stuffing": "a few words make up most of the text",
+    "title_stuffing": "thin pages repeating their title's words",
+    "hidden_text": "much of the text is hidden with CSS",
+    "link_farm": "thin pages whose links go mostly to other hosts",
+    "link_clique": "links mostly within a clique of hosts that link back",
+    "doorway": "thin pages that all point to the same off-host page",
+    "cloaking": "serves crawlers other content than browsers",
+}
+
+
+class SpamJudge:
+    """Spam features per page, aggregated per host into a verdict with reasons.
+
+    A host is judged once it has ``sample_pages`` pages: spam when the share of its pages
+    tripping a rule reaches ``spam_share`` (host-level rules, such as a link clique or
+    cloaking, count as tripped on every page). The verdict is revised as pages arrive.
+    """
+
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "QUALITY_SPAM_SAMPLE_PAGES": ("sample_pages", int),
+        "QUALITY_SPAM_SHARE": ("spam_share", float),
+    }
+
+    def __init__(self, *, sample_pages: int, spam_share: float, stuffing_share: float = 0.45,
+                 title_density: float = 0.3, hidden_share: float = 0.3, thin_tokens: int = 80,
+                 offhost_share: float = 0.6, min_links: int = 10, max_hosts: int = 100_000):
+        self.sample_pages = sample_pages
+        self.spam_share = spam_share
+        self.stuffing_share = stuffing_share
+        self.title_density = title_density
+        self.hidden_share = hidden_share
+        self.thin_tokens = thin_tokens
+        self.offhost_share = offhost_share
+        self.min_links = min_links
+        self.max_hosts = max_hosts
+        self._hosts: OrderedDict[str, _HostTally] = OrderedDict()
+
+    def page_signals(self, host: str, title: str, text: str, links: list[str],
+                     hidden: int = 0) -> PageSignals:
+        """The features and tripped rules of one page (``links``: its outlinks' hosts;
+        ``hidden``: its words hidden with CSS, ``hidden_words``)."""
+        words = _WORD.findall(text.lower())
+        n = len(words)
+        counts = Counter(words)
+        top_share = sum(c for _, c in counts.most_common(3)) / n if n else 0.0
+        terms = {w for w in _WORD.findall(title.lower())
+                 if w not in STOPWORDS and len(w) > 2 and not w.isdigit()}
+        content = [w for w in words if w not in STOPWORDS]
+        title_density = (sum(1 for w in content if w in terms) / len(content)
+                         if content and terms else 0.0)
+        hidden_share = hidden / max(n, hidden, 1)
+        off = [h for h in links if h != host]
+        off_share = len(off) / len(links) if links else 0.0
+        thin = n < self.thin_tokens
+        rules = []
+        if n >= 30 and top_share >= self.stuffing_share:
+            rules.append("keyword_stuffing")
+        if thin and n >= 20 and title_density >= self.title_density:
+            rules.append("title_stuffing")
+        if hidden_share >= self.hidden_share:
+            rules.append("hidden_text")
+        if thin and len(links) >= self.min_links and off_share >= self.offhost_share:
+            rules.append("link_farm")
+        return PageSignals(n, top_share, title_density, hidden_share, len(links), off_share,
+                           tuple(sorted(set(off))), tuple(rules))
+
+    def observe(self, host: str, signals: PageSignals, offhost_targets: list[str]) -> None:
+        """Count one page of ``host`` (``offhost_targets``: its off-host link URLs)."""
+        tally = self._tally(host)
+        tally.pages += 1
+        tally.flagged += bool(signals.rules)
+        tally.rules.update(signals.rules)
+        tally.thin += signals.tokens < self.thin_tokens
+        tally.out_hosts.update(signals.offhost_hosts)
+        tally.targets.update(set(offhost_targets))
+
+    def note_cloaking(self, host: str) -> None:
+        """Record that ``host`` answered a browser with other content than the crawler."""
+        self._tally(host).cloaking = True
+
+    def _tally(self, host: str) -> _HostTally:
+        tally = self._hosts.get(host)
+        if tally is None:
+            tally = self._hosts[host] = _HostTally()
+            if len(self._hosts) > self.max_hosts:
+                self._hosts.popitem(last=False)
+        return tally
+
+    def verdict(self, host: str) -> HostVerdict | None:
+        """The host's verdict once it has ``sample_pages`` pages (else None)."""
+        tally = self._hosts.get(host)
+        if tally is None or (tally.pages < self.sample_pages and not tally.cloaking):
+            return None
+        reasons: dict[str, int] = dict(tally.rules)
+        pages = max(tally.pages, 1)
+        clique = self._clique(host, tally)
+        if clique and tally.thin >= self.spam_share * pages:
+            reasons["link_clique"] = pages
+        common = tally.targets.most_common(1)
+        if common and tally.thin >= self.spam_share * pages and common[0][1] >= 0.8 * pages:
+            reasons["doorway"] = common[0][1]
+        if tally.cloaking:
+            reasons["cloaking"] = pages
+        flagged = max([tally.flagged, *(v for k, v in reasons.items()
+                                        if k in ("link_clique", "doorway", "cloaking"))])
+        score = min(1.0, flagged / pages)
+        return HostVerdict(host, score >= self.spam_share, round(score, 3), tally.pages,
+                           reasons, tuple(clique))
+
+    def _clique(self, host: str, tally: _HostTally) -> list[str]:
+        """Hosts ``host`` links to most that link back to it, when they take most of its
+        off-host links."""
+        out = sum(tally.out_hosts.values())
+        if not out:
+            return []
+        back = [h for h in tally.out_hosts
+                if (other := self._hosts.get(h)) is not None and host in other.out_hosts]
+        if len(back) >= 2 and sum(tally.out_hosts[h] for h in back) >= 0.8 * out:
+            return sorted(back)
+        return []
+
+
+@dataclass
+class _HostTally:
+    pages: int = 0
+    flagged: int = 0
+    thin: int = 0
+    cloaking: bool = False
+    rules: Counter = field(default_factory=Counter)
+    out_hosts: Counter = field(default_factory=Counter)
+    targets: Counter = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class HostVerdict:
+    """A host's spam verdict: ``score`` is the share of its pages that trip a rule (or a
+    host rule's), ``reasons`` rule -> pages, ``clique`` the hosts of its link clique."""
+
+    host: str
+    spam: bool
+    score: float
+    pages: int
+    reasons: dict[str, int]
+    clique: tuple[str, ...] = ()
+
+    def explain(self) -> list[str]:
+        """One line per reason, for the admin."""
+        return [f"{RULES.get(rule, rule)} ({rule}: {n} of {self.pages} pages)"
+                for rule, n in sorted(self.reasons.items(), key=lambda kv: -kv[1])]

@@ -1,0 +1,266 @@
+"""Pages and hosts not worth having: soft 404s, template traps and spam (issue 21).
+
+Runs after the dedup pipeline. Marks items the index must skip (``item.skip_index``) and
+feeds the frontier back through the scheduler's signals: a soft 404 counts as dead for its
+directory (``soft_404_found``), a template-trap pattern stops being crawled
+(``pattern_trapped``), a spam host is condemned (``host_condemned``: budget cut, queue
+dropped, pages out of the index), and every host's quality orders its new URLs
+(``host_scored``). Host verdicts and their reasons go to the verdict store, where the admin
+sees them; a host rule's ``quality`` (``trusted`` / ``spam``) overrides the crawl's verdict.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from scrapy.exceptions import NotConfigured
+
+from crawler.config import config_from_settings
+from crawler.hostrules import HostRules
+from crawler.hostverdicts import SPAM, TEMPLATE_TRAP, Verdict, VerdictStore, open_verdicts
+from crawler.items import PageItem
+from crawler.options import enabled, settings_to_options
+from crawler.quality import (
+    SpamJudge,
+    TemplateTraps,
+    browser_probe_fetched,
+    is_soft_404,
+    text_overlap,
+)
+from crawler.urls import host_of, netloc_of
+
+logger = logging.getLogger(__name__)
+
+#: A cloaking probe compares texts of at least this many words (an app shell that only a
+#: browser renders has none in its HTML).
+PROBE_MIN_WORDS = 20
+
+#: Weight of the newest page in a host's moving average of novelty.
+NOVELTY_ALPHA = 0.3
+
+
+class QualityPipeline:
+    """Judges every ``PageItem``; never drops one (the WARC store and link graph keep it).
+
+    ``send(signal_name, **kwargs)`` reaches the scheduler (``crawler.scheduler``'s signals);
+    ``probe(url)`` fetches a page again as a browser (the spider's ``probe_request``) for
+    the cloaking check, on the ``probe_page``-th page of each host; a probe whose text
+    overlaps the crawler's by less than ``cloak_overlap`` marks the host as cloaking.
+    """
+
+    def __init__(
+        self,
+        traps: TemplateTraps,
+        judge: SpamJudge,
+        *,
+        stats=None,
+        send: Callable[..., None] | None = None,
+        verdicts: VerdictStore | None = None,
+        host_rules: HostRules | None = None,
+        probe: Callable[[str], None] | None = None,
+        probe_page: int = 2,
+        cloak_overlap: float = 0.3,
+        max_hosts: int = 100_000,
+    ):
+        self.traps = traps
+        self.judge = judge
+        self.stats = stats
+        self._send = send or (lambda name, **kwargs: None)
+        self.verdicts = verdicts
+        self.host_rules = host_rules or HostRules.static([])
+        self._probe = probe
+        self.probe_page = probe_page
+        self.cloak_overlap = cloak_overlap
+        self.max_hosts = max_hosts
+        self.condemned: dict[str, str] = {}
+        self._pages: OrderedDict[str, int] = OrderedDict()
+        self._quality: dict[str, float] = {}
+        self._spam_scores: dict[str, float] = {}
+        self._probes: dict[str, tuple[str, str, str]] = {}
+        self._trap_patterns: dict[str, list[str]] = {}
+        self._pattern_docs: OrderedDict[str, list[str]] = OrderedDict()
+        self._novelty: OrderedDict[str, float] = OrderedDict()
+
+    @classmethod
+    def from_crawler(cls, crawler) -> QualityPipeline:
+        s = crawler.settings
+        if not enabled(s, "QUALITY_ENABLED"):
+            raise NotConfigured("QUALITY_ENABLED is off")
+        from crawler import signals as crawl_signals
+
+        signals = {name: getattr(crawl_signals, name) for name in (
+            "documents_removed", "host_condemned", "pattern_trapped", "soft_404_found",
+            "host_scored")}
+
+        def send(name: str, **kwargs) -> None:
+            crawler.signals.send_catch_log(signals[name], **kwargs)
+
+        def probe(url: str) -> None:
+            spider = crawler.spider
+            if spider is not None and hasattr(spider, "probe_request"):
+                crawler.engine.crawl(spider.probe_request(url))
+
+        crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
+        pipeline = cls(
+            TemplateTraps(**settings_to_options(s, TemplateTraps.SETTINGS)),
+            SpamJudge(**settings_to_options(s, SpamJudge.SETTINGS)),
+            stats=crawler.stats,
+            send=send,
+            verdicts=open_verdicts(config_from_settings(s), crawl),
+            host_rules=HostRules.from_settings(s),
+            probe=probe if enabled(s, "QUALITY_CLOAKING_PROBE") else None,
+        )
+        crawler.signals.connect(pipeline.host_condemned, signal=crawl_signals.host_condemned)
+        crawler.signals.connect(pipeline.probe_fetched, signal=browser_probe_fetched)
+        return pipeline
+
+    def close_spider(self, spider=None) -> None:
+        if self.verdicts is not None:
+            self.verdicts.close()
+
+    # -- items -------------------------------------------------------------------------
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem):
+            return item
+        host, netloc = item.host, netloc_of(item.url)
+        override = self.host_rules.policy(host).quality
+        if override == "spam" and host not in self.condemned:
+            self._condemn(host, netloc, SPAM, Verdict(
+                netloc, SPAM, 1.0, reasons=("an admin host rule says spam",),
+                action="overridden"))
+        url = item.fetched_url or item.url
+        if item.status == 200 and is_soft_404(item.title, item.text):
+            item.skip_index = "soft_404"
+            self._inc("quality/soft_404")
+            self._send("soft_404_found", url=url)
+        self._judge_template(item, url, netloc)
+        if override == "":
+            self._judge_spam(item, host, netloc, url)
+        if host in self.condemned and override != "trusted":
+            item.skip_index = self.condemned[host]
+        return item
+
+    def _judge_template(self, item: PageItem, url: str, netloc: str) -> None:
+        novelty = self.traps.observe(url, item.text)
+        if novelty is None:
+            return
+        # novelty within the host's own patterns: a copy of another host's page may be the
+        # original of the two (the mirror check decides), so it is no reason to demote
+        self._note_novelty(netloc, novelty.novelty)
+        docs = self._pattern_docs.setdefault(novelty.pattern, [])
+        if len(docs) < 2 * self.traps.min_pages and item.doc_id:
+            docs.append(item.doc_id)
+        if len(self._pattern_docs) > self.traps.max_patterns:
+            self._pattern_docs.popitem(last=False)
+        if novelty.stale:
+            item.skip_index = item.skip_index or "template"
+            self._inc("quality/template_stale")
+        if not novelty.trapped:
+            return
+        self._inc("quality/template_trap")
+        logger.info("template trap: %s (pages add almost nothing new)", novelty.pattern)
+        self._send("pattern_trapped", pattern=novelty.pattern, netloc=netloc)
+        # its first pages (the template, and those indexed before it was found) go too
+        self._send("documents_removed", ids=self._pattern_docs.pop(novelty.pattern, []),
+                   reason="template_trap")
+        patterns = self._trap_patterns.setdefault(netloc, [])
+        patterns.append(novelty.pattern)
+        if self.verdicts is not None:
+            self.verdicts.put(Verdict(
+                netloc, TEMPLATE_TRAP, 1.0,
+                reasons=tuple(f"{p}: pages differ only in dates, numbers or a few words"
+                              for p in patterns),
+                action="pattern_dropped", detail={"patterns": list(patterns)}))
+
+    def _note_novelty(self, netloc: str, novelty: float) -> None:
+        """A moving average of how much new content the host's pages add: a host whose
+        pages add nothing is worth little, spam or not."""
+        average = self._novelty.get(netloc, 1.0)
+        self._novelty[netloc] = (1 - NOVELTY_ALPHA) * average + NOVELTY_ALPHA * novelty
+        self._novelty.move_to_end(netloc)
+        if len(self._novelty) > self.max_hosts:
+            self._novelty.popitem(last=False)
+        self._score(netloc)
+
+    def _score(self, netloc: str, spam_score: float = 0.0) -> None:
+        """Send the host's quality (``host_scored``) when it moved by 0.1 or more."""
+        quality = round(min(1.0 - spam_score, self._novelty.get(netloc, 1.0)), 2)
+        if spam_score:
+            self._spam_scores[netloc] = spam_score
+        quality = min(quality, round(1.0 - self._spam_scores.get(netloc, 0.0), 2))
+        if abs(self._quality.get(netloc, 1.0) - quality) >= 0.1:
+            self._quality[netloc] = quality
+            self._send("host_scored", host=netloc, quality=quality)
+
+    def _judge_spam(self, item: PageItem, host: str, netloc: str, url: str) -> None:
+        link_hosts = [host_of(link.url) for link in item.links]
+        signals = self.judge.page_signals(host, item.title, item.text, link_hosts,
+                                          item.hidden_words)
+        item.spam_score = signals.score
+        self.judge.observe(host, signals,
+                           [link.url for link, h in zip(item.links, link_hosts, strict=True)
+                            if h != host])
+        pages = self._count_page(host)
+        if pages == self.probe_page and self._probe is not None:
+            self._probes[url] = (host, netloc, item.text)
+            self._probe(url)
+        self._decide(host, netloc)
+
+    def _decide(self, host: str, netloc: str) -> None:
+        verdict = self.judge.verdict(host)
+        if verdict is None:
+            return
+        self._score(netloc, verdict.score)
+        if verdict.spam and host not in self.condemned:
+            self._condemn(host, netloc, SPAM, Verdict(
+                netloc, SPAM, verdict.score, reasons=tuple(verdict.explain()),
+                action="budget_cut",
+                detail={"pages": verdict.pages, "rules": verdict.reasons,
+                        "clique": list(verdict.clique)}))
+
+    def _condemn(self, host: str, netloc: str, reason: str, verdict: Verdict) -> None:
+        self.condemned[host] = reason
+        self._inc(f"quality/condemned/{reason}")
+        logger.info("%s condemned as %s: %s", host, reason, "; ".join(verdict.reasons))
+        if self.verdicts is not None:
+            self.verdicts.put(verdict)
+        self._send("host_condemned", host=host, netloc=netloc, reason=reason)
+
+    def _count_page(self, host: str) -> int:
+        pages = self._pages.get(host, 0) + 1
+        self._pages[host] = pages
+        if len(self._pages) > self.max_hosts:
+            self._pages.popitem(last=False)
+        return pages
+
+    # -- signals -----------------------------------------------------------------------
+
+    def host_condemned(self, host: str, reason: str = "condemned", **kwargs) -> None:
+        """Handler of ``host_condemned`` (from any component): skip the host's pages."""
+        self.condemned.setdefault(host, reason)
+
+    def probe_fetched(self, url: str, text: str, **kwargs) -> None:
+        """Handler of ``browser_probe_fetched``: compare a browser's text with the crawler's."""
+        probe = self._probes.pop(url, None)
+        if probe is None:
+            return
+        host, netloc, crawler_text = probe
+        if min(len(crawler_text.split()), len(text.split())) < PROBE_MIN_WORDS:
+            self._inc("quality/probes_inconclusive")  # an app shell, an error page
+            return
+        overlap = text_overlap(crawler_text, text)
+        self._inc("quality/probes")
+        if overlap < self.cloak_overlap:
+            self._inc("quality/cloaking")
+            logger.info("%s serves browsers other content (word overlap %.2f)", host, overlap)
+            self.judge.note_cloaking(host)
+            if self.host_rules.policy(host).quality == "":
+                self._decide(host, netloc)
+
+    def _inc(self, key: str, n: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key, n)

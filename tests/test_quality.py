@@ -1,0 +1,285 @@
+"""Pages and hosts worth having: template traps, soft 404s, spam, the quality pipeline, and
+the value order, judged on the test web's own pages."""
+
+from __future__ import annotations
+
+import pytest
+
+import testweb
+from crawler.extract import extract, page_item
+from crawler.frontier.value import ValueOrder
+from crawler.hostrules import HostRule, HostRules
+from crawler.hostverdicts import MIRROR, SPAM, TEMPLATE_TRAP, LocalVerdictStore, Verdict
+from crawler.options import settings_to_options
+from crawler.quality import (
+    SpamJudge,
+    TemplateTraps,
+    hidden_words,
+    is_soft_404,
+    text_overlap,
+)
+from crawler.traps import DeadSubtrees, TrapGuard, url_pattern
+from crawler.urls import doc_id_for, host_of
+from pipelines.quality import QualityPipeline
+
+PORT = 8000
+
+
+def traps_for() -> TemplateTraps:
+    return TemplateTraps(**settings_to_options({}, TemplateTraps.SETTINGS))
+
+
+def judge_for() -> SpamJudge:
+    return SpamJudge(**settings_to_options({}, SpamJudge.SETTINGS))
+
+
+@pytest.fixture(scope="module")
+def web():
+    return testweb.TestWeb(hosts=4, port=PORT, pages_per_host=200)
+
+
+def item_of(web, host: str, path: str, agent: str = "websearch-bot/0.1"):
+    response = web.render(host, path, {"User-Agent": agent})
+    assert response.status == 200, (host, path)
+    url = web.url(host, path)
+    page = extract(response.body.decode("utf-8", "replace"), url)
+    item = page_item(page, url, 200, 0.0)
+    item.doc_id = doc_id_for(item.url)
+    item.hidden_words = hidden_words(response.body)
+    return item
+
+
+def paths(host: str, n: int) -> list[str]:
+    if host == "events.test":
+        return [f"/2026/03/{d:02d}/" for d in range(1, n + 1)]
+    if host == "calendar.test":
+        return [f"/calendar/{2026 + m // 12}/{m % 12 + 1}" for m in range(n)]
+    if host == "deadlinks.test":
+        return [f"/doc/{i}" for i in range(n)]
+    if host == "sessions.test":
+        return [f"/item/{i}" for i in range(n)]
+    return [f"/p/{i}" for i in range(n)]
+
+
+# -- template traps ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("host", ["events.test", "calendar.test"])
+def test_calendar_pages_add_nothing_and_their_pattern_is_a_trap(web, host):
+    traps = traps_for()
+    results = [traps.observe(web.url(host, p), web.page(host, p).main_text)
+               for p in paths(host, 14)]
+    assert not results[0].stale  # the pattern's first page is its template
+    assert all(r.stale for r in results[1:])
+    (trapped,) = [r for r in results if r.trapped]
+    assert trapped is results[9] and trapped.pattern in traps.trapped
+    # short pages count: no minimum text length
+    assert len(web.page(host, paths(host, 1)[0]).main_text.split()) < 20
+
+
+def test_articles_are_no_template_trap(web):
+    traps = traps_for()
+    results = [traps.observe(web.url("site1.test", p), web.page("site1.test", p).main_text)
+               for p in paths("site1.test", 40)]
+    assert not any(r.trapped or r.stale for r in results)
+    assert traps.observe(web.url("site1.test", "/p/3"), "anything") is None  # counted once
+
+
+def test_url_patterns_fold_digits_and_keep_query_names():
+    assert url_pattern("http://e.test/2026/03/14/?view=week") == "e.test/#/#/#/?view"
+    assert url_pattern("http://e.test/2025/1/2/?view=list") == "e.test/#/#/#/?view"
+    assert url_pattern("http://e.test/2026/03/14/") == "e.test/#/#/#/"
+    guard = TrapGuard.from_settings({})
+    guard.block_pattern("e.test/#/#/#/")
+    assert guard.check("http://e.test/1999/12/31/") == "template_trap"
+    assert guard.check("http://e.test/1999/12/31/?view=week") is None
+    assert guard.blocked("http://e.test/1/2/3/") and not guard.blocked("http://e.test/1/2/")
+
+
+# -- soft 404s and dead subtrees -----------------------------------------------------------
+
+def test_soft_404_recognised_and_articles_are_not(web):
+    moved = web.page("deadlinks.test", "/moved/3")
+    assert is_soft_404(moved.title, moved.main_text)
+    for host, path in (("deadlinks.test", "/doc/3"), ("site0.test", "/p/5"),
+                       ("site0.test", "/")):
+        page = web.page(host, path)
+        assert not is_soft_404(page.title, page.main_text), (host, path)
+    assert not is_soft_404("A long story", "not found " + "word " * 100)
+
+
+def test_dead_subtree_deprioritised_then_dropped():
+    dead = DeadSubtrees(min_fetches=3, drop_after=8, dead_share=0.9)
+    url = "http://d.test/archive/{}"
+    for i in range(2):
+        dead.record(url.format(i), 404)
+    assert not dead.dying(url.format(99))
+    dead.record(url.format(2), 410)
+    assert dead.dying(url.format(99)) and not dead.dead(url.format(99))
+    for i in range(3, 8):
+        dead.record(url.format(i), 404)
+    assert dead.dead(url.format(99))
+    assert not dead.dying("http://d.test/doc/1") and not dead.dead("http://d.test/x")
+    live = DeadSubtrees(min_fetches=3, drop_after=8, dead_share=0.9)
+    for i in range(8):
+        live.record(f"http://d.test/doc/{i}", 200 if i % 2 else 404)
+    assert not live.dying("http://d.test/doc/9") and not live.dead("http://d.test/doc/9")
+    for i in range(8):  # soft 404s make a live-looking directory dead
+        live.soft_404(f"http://d.test/doc/{i}")
+    assert live.dead("http://d.test/doc/9")
+
+
+# -- spam ----------------------------------------------------------------------------------
+
+def judge_hosts(web, hosts, pages=12) -> dict[str, object]:
+    judge = judge_for()
+    for host in hosts:
+        for path in ["/", *paths(host, pages)]:
+            item = item_of(web, host, path)
+            links = [link.url for link in item.links]
+            signals = judge.page_signals(host, item.title, item.text,
+                                         [host_of(u) for u in links], item.hidden_words)
+            judge.observe(host, signals, [u for u in links if host_of(u) != host])
+    return {host: judge.verdict(host) for host in hosts}
+
+
+def test_spam_hosts_of_each_kind_are_found_with_their_reasons(web):
+    spam = web.spam_hosts()
+    verdicts = judge_hosts(web, [h for h, kind in spam.items() if kind != "cloaking"])
+    expected = {"keyword_stuffing": "keyword_stuffing", "hidden_text": "hidden_text",
+                "doorway": "doorway", "link_farm": "link_farm"}
+    for host, verdict in verdicts.items():
+        assert verdict.spam, host
+        assert expected[spam[host]] in verdict.reasons, (host, verdict.reasons)
+        assert verdict.explain()
+    assert any("link_clique" in v.reasons for h, v in verdicts.items() if "farm" in h)
+
+
+def test_normal_and_other_hosts_are_not_spam(web):
+    hosts = [*web.hosts(), "mirror.test", "deadlinks.test", "events.test", "sessions.test",
+             "calendar.test", "cloak.test"]
+    verdicts = judge_hosts(web, hosts)
+    assert not [h for h, v in verdicts.items() if v is not None and v.spam]
+
+
+def test_hidden_text_share_and_overlap(web):
+    item = item_of(web, "hidden.test", "/p/4")
+    assert item.hidden_words >= 200
+    assert item_of(web, "site0.test", "/p/4").hidden_words == 0
+    crawler_view = item_of(web, "cloak.test", "/p/2").text
+    browser_view = item_of(web, "cloak.test", "/p/2", agent="Mozilla/5.0").text
+    assert text_overlap(crawler_view, browser_view) < 0.3
+    assert text_overlap(crawler_view, crawler_view) == 1.0
+
+
+# -- the pipeline --------------------------------------------------------------------------
+
+class Recorder:
+    def __init__(self):
+        self.sent: list[tuple[str, dict]] = []
+        self.probes: list[str] = []
+
+    def send(self, name, **kwargs):
+        self.sent.append((name, kwargs))
+
+    def names(self, name):
+        return [kw for n, kw in self.sent if n == name]
+
+
+def pipeline_for(rules=(), verdicts=None):
+    rec = Recorder()
+    pipe = QualityPipeline(traps_for(), judge_for(), send=rec.send,
+                           host_rules=HostRules.static(list(rules)), probe=rec.probes.append,
+                           verdicts=verdicts)
+    return pipe, rec
+
+
+def test_pipeline_skips_soft_404s_and_template_pages_and_drops_trap_patterns(web, tmp_path):
+    store = LocalVerdictStore(tmp_path / "v.sqlite3")
+    pipe, rec = pipeline_for(verdicts=store)
+    moved = pipe.process_item(item_of(web, "deadlinks.test", "/moved/1"))
+    assert moved.skip_index == "soft_404"
+    assert rec.names("soft_404_found") == [{"url": web.url("deadlinks.test", "/moved/1")}]
+    items = [pipe.process_item(item_of(web, "events.test", p)) for p in paths("events.test", 12)]
+    assert items[0].skip_index == "" and all(i.skip_index == "template" for i in items[1:])
+    (trap,) = rec.names("pattern_trapped")
+    assert trap["pattern"] == f"events.test:{PORT}/#/#/#/"
+    (removed,) = rec.names("documents_removed")
+    assert removed["reason"] == "template_trap" and items[0].doc_id in removed["ids"]
+    (verdict,) = store.for_host(f"events.test:{PORT}")
+    assert verdict.kind == TEMPLATE_TRAP and verdict.detail["patterns"] == [trap["pattern"]]
+    doc = pipe.process_item(item_of(web, "deadlinks.test", "/doc/2"))
+    assert doc.skip_index == ""
+    store.close()
+
+
+def test_pipeline_condemns_a_spam_host_once_and_skips_its_pages(web, tmp_path):
+    store = LocalVerdictStore(tmp_path / "v.sqlite3")
+    pipe, rec = pipeline_for(verdicts=store)
+    items = [pipe.process_item(item_of(web, "stuffing.test", p))
+             for p in ["/", *paths("stuffing.test", 10)]]
+    (condemned,) = rec.names("host_condemned")
+    assert condemned == {"host": "stuffing.test", "netloc": f"stuffing.test:{PORT}",
+                         "reason": "spam"}
+    assert items[-1].skip_index == "spam" and items[-1].spam_score > 0
+    assert rec.names("host_scored")[-1]["quality"] < 0.5
+    (verdict,) = store.for_host("stuffing.test")
+    assert verdict.kind == SPAM and any("keyword_stuffing" in r for r in verdict.reasons)
+    for p in paths("site2.test", 10):
+        assert pipe.process_item(item_of(web, "site2.test", p)).skip_index == ""
+    assert len(rec.names("host_condemned")) == 1
+    store.close()
+
+
+def test_pipeline_finds_cloaking_through_its_browser_probe(web):
+    pipe, rec = pipeline_for()
+    for path in ["/", *paths("cloak.test", 3)]:
+        pipe.process_item(item_of(web, "cloak.test", path))
+    (probed,) = rec.probes
+    assert rec.names("host_condemned") == []
+    browser = item_of(web, "cloak.test", probed.split(str(PORT), 1)[1], agent="Mozilla/5.0")
+    pipe.probe_fetched(url=probed, text=browser.text)
+    (condemned,) = rec.names("host_condemned")
+    assert condemned["host"] == "cloak.test"
+
+
+def test_admin_overrides_win(web):
+    rules = [HostRule("stuffing.test", quality="trusted"), HostRule("site1.test", quality="spam")]
+    pipe, rec = pipeline_for(rules)
+    for path in ["/", *paths("stuffing.test", 10)]:
+        assert pipe.process_item(item_of(web, "stuffing.test", path)).skip_index == ""
+    assert pipe.process_item(item_of(web, "site1.test", "/p/1")).skip_index == "spam"
+    assert [kw["host"] for kw in rec.names("host_condemned")] == ["site1.test"]
+
+
+def test_verdict_labels_and_round_trip(tmp_path):
+    store = LocalVerdictStore(tmp_path / "v.sqlite3")
+    store.put(Verdict("mirror.test:8000", MIRROR, 0.97, of="site0.test", reasons=("a",),
+                      detail={"backlinks": 30}))
+    (got,) = store.for_host("mirror.test")
+    assert got.label == "mirror of site0.test" and got.detail == {"backlinks": 30}
+    assert got.updated > 0 and store.all() == [got]
+    assert store.for_host("other.test") == []
+    store.close()
+
+
+# -- the value order -----------------------------------------------------------------------
+
+def test_value_order_ranks_by_depth_level_then_value_and_host_standing():
+    order = ValueOrder(tiers=4, base=16.0)
+    home = "http://a.test/"
+    assert 0.6 < order.rank(home, "a.test", 0) < 1  # a seed: nobody links to it yet
+    for source in ("http://b.test/", "http://c.test/"):
+        order.distribute(source, [home], 0, outlinks=10)
+    assert order.authority("a.test") == 1.0 and order.authority("b.test") < 1.0
+    order.distribute(home, [f"http://a.test/p/{i}" for i in range(10)], 1, outlinks=100)
+    child = order.rank("http://a.test/p/1", "a.test", 1)
+    assert order.rank(home, "a.test") < 1 < child < 2
+    # a chain of pages with one link each does not pass its whole cash down
+    order.distribute("http://a.test/p/1", ["http://a.test/chain"], 1, outlinks=1)
+    chain = order.rank("http://a.test/chain", "a.test", 1)
+    assert child < chain < 2  # same level, less value
+    order.set_host_quality("a.test", 0.3)
+    assert 2 < order.rank("http://a.test/p/2", "a.test", 1) < 3  # one level lower
+    order.set_host_quality("a.test", 0.0)
+    assert 3 <= order.rank("http://a.test/p/2", "a.test", 1) < 4
+    assert 3 <= order.rank("http://z.test/never", "z.test", 9) < 4
