@@ -5,7 +5,7 @@ settings; pages/s is counted from the test web's own request log, CPU seconds fr
 crawler process. Last stdout line: one JSON object with pages_per_s, baseline_pages_per_s,
 ratio, cpu_s_per_page (and the baseline's).
 
-    python bench/crawl.py [--seconds 30] [--hosts 400] [--rounds 2] [--quick]
+    python -m bench.crawl [--seconds 30] [--hosts 400] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import testweb  # noqa: E402
-from tests.crawlrun import crawl_env, migrate  # noqa: E402
+import testweb
+from harness import ROOT
+from harness.crawlrun import crawl_env, migrate
 
 SHARED = {
     "CONCURRENT_REQUESTS": 32,

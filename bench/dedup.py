@@ -8,7 +8,7 @@ near-copy set. Prints one JSON object on its last stdout line.
 With ``--redis`` it also starts a private redis-server and measures both methods with
 their state in Redis (as with ``REDIS_URL`` set), wall-clock documents per second.
 
-    python bench/dedup.py [--quick] [--redis]
+    python -m bench.dedup [--quick] [--redis]
 """
 
 from __future__ import annotations
@@ -16,26 +16,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from datasketch import MinHash, MinHashLSH
 
-from datasketch import MinHash, MinHashLSH  # noqa: E402
-
-from dedup.core import Deduplicator  # noqa: E402
-from dedup.evaluate import Score, evaluate  # noqa: E402
-from dedup.text import words  # noqa: E402
-from index.base import doc_id_for  # noqa: E402
-from testweb.nearcopies import generate  # noqa: E402
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+from dedup.core import Deduplicator
+from dedup.evaluate import Score, evaluate
+from dedup.text import words
+from harness import log
+from index.base import doc_id_for
+from testweb.nearcopies import generate
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ naive crawler indexes) and trafilatura (when installed).
 Last stdout line: one JSON object with ``text_precision``, ``text_recall``, ``ms_per_page``
 and the same for each baseline (``baseline_*``, ``trafilatura_*``).
 
-    python bench/extract.py [--hosts 20] [--pages 25] [--quick]
+    python -m bench.extract [--hosts 20] [--pages 25] [--quick]
 """
 
 from __future__ import annotations
@@ -21,25 +21,18 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import lxml.html
 
-import lxml.html  # noqa: E402
-
-from crawler.extract import decode_html, extract  # noqa: E402
-from testweb.web import TestWeb  # noqa: E402
+from crawler.extract import decode_html, extract
+from harness import log
+from testweb.web import TestWeb
 
 TOKEN = re.compile(r"\w+")
 
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def tokens(text: str) -> Counter:

@@ -11,7 +11,7 @@ documents it trims the heap (as the worker's minute sample does) and records the
 RSS (``RssAnon``: the mapped index files are page cache, not the process's), the C heap in
 use and the free heap memory left resident. Prints one JSON object on its last stdout line.
 
-    python bench/index_memory.py [--docs 500000] [--quick]
+    python -m bench.index_memory [--docs 500000] [--quick]
 """
 
 from __future__ import annotations
@@ -26,18 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.soak import _growth  # noqa: E402
-from crawler.settings import MEMORY_MMAP_THRESHOLD as FIXED  # noqa: E402
+from crawler.settings import MEMORY_MMAP_THRESHOLD as FIXED
+from harness import ROOT, log
+from harness.series import growth
 
 MB = 2**20
-ROOT = Path(__file__).resolve().parent.parent
 
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def rss_anon() -> int:
@@ -88,7 +82,7 @@ def _trend(samples: list[dict], key: str) -> float:
     """Growth of ``key`` (MB) over the samples after the first quarter: the soak's
     least-squares trend, over documents instead of seconds."""
     series = [(r["docs"], r[key] / MB) for r in samples]
-    return round(_growth(series, warmup=series[len(series) // 4][0], end=series[-1][0]), 1)
+    return round(growth(series, warmup=series[len(series) // 4][0], end=series[-1][0]), 1)
 
 
 def side(name: str, docs: int, commit_docs: int, threshold: int) -> dict:
@@ -96,8 +90,8 @@ def side(name: str, docs: int, commit_docs: int, threshold: int) -> dict:
     log(f"index_memory: {name} (MEMORY_MMAP_THRESHOLD={threshold}), {docs} docs")
     with tempfile.TemporaryDirectory(prefix="bench-index-memory-") as tmp:
         proc = subprocess.Popen(
-            [sys.executable, __file__, "--child", str(threshold), "--docs", str(docs),
-             "--commit-docs", str(commit_docs), "--workdir", tmp],
+            [sys.executable, "-m", "bench.index_memory", "--child", str(threshold),
+             "--docs", str(docs), "--commit-docs", str(commit_docs), "--workdir", tmp],
             cwd=ROOT, stdout=subprocess.PIPE, text=True)
         samples, end = [], {}
         for line in proc.stdout:

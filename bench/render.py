@@ -11,7 +11,7 @@ renders with scrapy-playwright's defaults (a page per concurrent request, nothin
 Last stdout line: one JSON object with ``renders``, ``rss_start_mb``, ``rss_end_mb``,
 ``rss_max_mb``, ``renders_per_s`` and the baseline's (``baseline_*``).
 
-    python bench/render.py [--renders 500] [--quick]
+    python -m bench.render [--renders 500] [--quick]
 """
 
 from __future__ import annotations
@@ -22,16 +22,11 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from harness import ROOT, log
 
 SAMPLE_EVERY = 50
 
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def tree_rss_mb(pid: int) -> float:
@@ -121,7 +116,7 @@ def run_spider(kind: str, renders: int, port: int) -> None:
 
 def run_kind(kind: str, renders: int, port: int) -> dict:
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", kind, "--renders", str(renders), "--port",
+        [sys.executable, "-m", "bench.render", "--child", kind, "--renders", str(renders), "--port",
          str(port)],
         cwd=ROOT, stdout=subprocess.PIPE, text=True, timeout=renders * 2 + 300,
         env={**os.environ, "PYTHONPATH": str(ROOT)},

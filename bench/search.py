@@ -11,8 +11,8 @@ client processes.
 Side by side, the embedded backend indexes the same number of the same pages and runs the
 same queries from 1 client. Pages and queries come from bench/query.py's generators.
 
-    python bench/search.py            # 10 minutes of indexing, 2,000 queries
-    python bench/search.py --quick    # 5,000 docs, 300 queries
+    python -m bench.search            # 10 minutes of indexing, 2,000 queries
+    python -m bench.search --quick    # 5,000 docs, 300 queries
 
 Progress goes to stderr; the last stdout line is one JSON object with ``docs``,
 ``es_index_docs_per_s``, ``es_bytes_per_doc``, ``es_p50_ms``, ``es_p95_ms``, ``es_p99_ms``,
@@ -32,9 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.query import (  # noqa: E402
+from bench.query import (
     SEED,
     dir_bytes,
     generate,
@@ -42,17 +40,15 @@ from bench.query import (  # noqa: E402
     make_queries,
     title_for,
 )
-from index.base import Document, doc_id_for  # noqa: E402
-from index.elasticsearch import ElasticsearchBackend  # noqa: E402
-from index.embedded import EmbeddedBackend  # noqa: E402
-from testweb import text  # noqa: E402
+from harness import log
+from index.base import Document, doc_id_for
+from index.elasticsearch import ElasticsearchBackend
+from index.embedded import EmbeddedBackend
+from testweb import text
 
 PREFIX = "bench-search"
 BATCH = 500
 
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def cuts(samples: list[float]) -> dict[str, float]:

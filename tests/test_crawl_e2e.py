@@ -7,7 +7,7 @@ import pytest
 
 import testweb
 from crawler.config import Config
-from tests.crawlrun import migrate, run_crawl
+from harness.crawlrun import migrate, run_crawl
 from webui.search import backend as search_backend
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]

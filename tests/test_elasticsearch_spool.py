@@ -93,7 +93,7 @@ def test_a_crawl_through_an_elasticsearch_outage_indexes_each_page_once(es_node,
     import sys
 
     import testweb
-    from tests.crawlrun import ROOT, TESTWEB_NETWORKS, crawl_env, migrate
+    from harness.crawlrun import ROOT, TESTWEB_NETWORKS, crawl_env, migrate
 
     data_dir = tmp_path / "crawl"
     data_dir.mkdir()

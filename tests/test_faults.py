@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 
 import testweb
-from bench.politeness import host_delays, politeness_violations
 from crawler.redisserver import RedisServer
 from crawler.urls import canonicalize, host_of
-from tests.crawlrun import ROOT, crawl_env, migrate
+from harness.crawlrun import ROOT, crawl_env, migrate
+from harness.politeness import crawl_delays, politeness_violations
 from tests.fixtures_es import SERVICES_SH, free_port, services_dir
 from tests.test_frontier_crawl import DELAY, SETTINGS, crawled, reachable
 
@@ -98,7 +98,7 @@ def test_redis_restart_mid_crawl_loses_nothing(tmp_path):
     assert "Traceback" not in crawl_log
     assert before < len(fetched)  # the crawl went on after the restart
     assert set(fetched) == reachable(web, scope)
-    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
+    assert politeness_violations(log, DELAY, crawl_delays(web))["total"] == 0
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 import testweb
 from crawler.crawlstate import LocalCrawlStateStore, RedisCrawlStateStore
 from crawler.recrawl import CrawlState
+from harness.crawlrun import run_crawl, start_crawl
 from index.embedded import EmbeddedBackend
-from tests.crawlrun import run_crawl, start_crawl
 from testweb.fresh import DAY, EPOCH
 
 pytestmark = pytest.mark.slow

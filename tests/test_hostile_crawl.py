@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import testweb
-from tests.crawlrun import ROOT, crawl_env, migrate, run_crawl
+from harness.crawlrun import ROOT, crawl_env, migrate, run_crawl
 from testweb.adversarial import CHARSET_TEXTS
 
 pytestmark = pytest.mark.slow

@@ -163,7 +163,7 @@ def test_mmap_threshold_fixed_large_blocks_leave_no_free_heap():
 @needs_glibc
 def test_index_memory_benchmark_prints_both_sides():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "bench/index_memory.py", "--docs", "2000"], cwd=root,
+    out = subprocess.run([sys.executable, "-m", "bench.index_memory", "--docs", "2000"], cwd=root,
                          capture_output=True, text=True, check=True)
     figures = json.loads(out.stdout.strip().splitlines()[-1])
     assert figures["docs"] == 2000

@@ -11,10 +11,10 @@ import pytest
 
 import testweb
 from crawler.urls import canonicalize
+from harness.crawlrun import ROOT, crawl_env, migrate, run_crawl
 from index.base import doc_id_for
 from index.embedded import EmbeddedBackend
 from index.query import parse
-from tests.crawlrun import ROOT, crawl_env, migrate, run_crawl
 
 pytestmark = [pytest.mark.slow]
 
