@@ -1,7 +1,7 @@
 """The baseline for bench/crawl.py: a plain Scrapy spider with LinkExtractor.
 
 Run as a script so it uses none of the project's settings:
-    python -m bench.baseline_spider SEEDS_FILE SECONDS SETTINGS_JSON
+    python bench/baseline_spider.py SEEDS_FILE SECONDS SETTINGS_JSON
 """
 
 import json
