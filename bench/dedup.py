@@ -1,9 +1,11 @@
 """Benchmark near-duplicate detection: throughput per core and precision/recall per method.
 
 Runs MinHash LSH and SimHash (both through ``dedup.core.Deduplicator``, tokenizing
-included) and, as the baseline, datasketch used the plain way (``MinHash.update_batch`` with
-its default SHA-1 hash over shingle strings, plus ``MinHashLSH``) on the same labelled
-near-copy set. Prints one JSON object on its last stdout line.
+included) and, as the baseline, datasketch as a user who cares about speed configures it
+(``MinHash.update_batch`` over shingle strings with a fast hash function,
+``hashfunc=xxhash.xxh32_intdigest``, instead of its default SHA-1, plus ``MinHashLSH``) on
+the same labelled near-copy set. The baseline's settings are written beside its figures
+(``baseline_settings``). Prints one JSON object on its last stdout line.
 
 With ``--redis`` it also starts a private redis-server and measures both methods with
 their state in Redis (as with ``REDIS_URL`` set), wall-clock documents per second.
@@ -21,6 +23,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import datasketch
+import xxhash
 from datasketch import MinHash, MinHashLSH
 
 from dedup.core import Deduplicator
@@ -50,8 +54,21 @@ def run_method(
     return score, time.process_time() - start
 
 
+#: How the baseline runs datasketch: what a user would pass, written next to its figures.
+BASELINE_SETTINGS = {
+    "library": f"datasketch {datasketch.__version__}",
+    "hashfunc": "xxhash.xxh32_intdigest",  # datasketch's default is SHA-1 (hashlib)
+    "num_perm": 128,
+    "threshold": 0.7,
+    "shingle_size": 3,
+    "shingles": "word 3-grams of dedup.text.words(main text), UTF-8",
+    "lsh": "MinHashLSH(threshold, num_perm): query, confirm by jaccard >= threshold, insert",
+}
+
+
 def run_baseline(pages, threshold: float = 0.7, shingle_size: int = 3) -> tuple[Score, float]:
-    """Plain datasketch: SHA-1 per shingle string, ``update_batch``, LSH query then insert."""
+    """datasketch as a user configures it: xxhash per shingle string (``hashfunc=``),
+    ``update_batch``, LSH query then insert."""
     lsh = MinHashLSH(threshold=threshold, num_perm=128)
     signatures: dict[str, MinHash] = {}
     label_of: dict[str, str] = {}
@@ -68,7 +85,7 @@ def run_baseline(pages, threshold: float = 0.7, shingle_size: int = 3) -> tuple[
             " ".join(tokens[i : i + shingle_size]).encode("utf-8")
             for i in range(max(1, len(tokens) - shingle_size + 1))
         }
-        signature = MinHash(num_perm=128)
+        signature = MinHash(num_perm=128, hashfunc=xxhash.xxh32_intdigest)
         signature.update_batch(shingles)
         best = max(
             ((signature.jaccard(signatures[k]), k) for k in lsh.query(signature)),
@@ -110,12 +127,13 @@ def main(argv: list[str] | None = None) -> dict:
         result[f"{method}_visible_text_precision"] = round(score.precision, 4)
         result[f"{method}_visible_text_recall"] = round(score.recall, 4)
         log(f"  {method} on all visible text (boilerplate included): {score}")
-    log("running the baseline: plain datasketch MinHash + LSH")
+    log("running the baseline: datasketch MinHash (xxhash) + LSH")
     score, cpu = run_baseline(pages)
     result["baseline_datasketch_precision"] = round(score.precision, 4)
     result["baseline_datasketch_recall"] = round(score.recall, 4)
     result["baseline_datasketch_docs_per_s"] = round(len(pages) / cpu, 1)
     log(f"  baseline: {score} {result['baseline_datasketch_docs_per_s']} docs/s/core")
+    result["baseline_settings"] = BASELINE_SETTINGS
     if args.redis:
         with redis_server() as url:
             for method in ("minhash", "simhash"):
