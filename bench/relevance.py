@@ -117,7 +117,7 @@ def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cac
     url = get_config().elasticsearch_url
     processes = None
     if not url:
-        from tests.fixtures_es import EsProcesses, not_installed_reason
+        from harness.services import EsProcesses, not_installed_reason
 
         reason = not_installed_reason()
         if reason:

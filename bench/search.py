@@ -235,7 +235,7 @@ def main() -> None:
     try:
         url = args.url
         if url is None:
-            from tests.fixtures_es import EsProcesses, not_installed_reason
+            from harness.services import EsProcesses, not_installed_reason
 
             reason = not_installed_reason()
             if reason:

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
+from harness.services import EsProcesses, not_installed_reason
 from index.base import Document, doc_id_for
 from index.elasticsearch import ElasticsearchBackend
-from tests.fixtures_es import EsProcesses, not_installed_reason
 
 pytestmark = pytest.mark.services
 

@@ -30,7 +30,7 @@ from crawler.redisserver import RedisServer
 from crawler.urls import canonicalize, host_of
 from harness.crawlrun import ROOT, crawl_env, migrate
 from harness.politeness import crawl_delays, politeness_violations
-from tests.fixtures_es import SERVICES_SH, free_port, services_dir
+from harness.services import SERVICES_SH, free_port, services_dir
 from tests.test_frontier_crawl import DELAY, SETTINGS, crawled, reachable
 
 pytestmark = pytest.mark.slow
