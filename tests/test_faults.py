@@ -146,8 +146,11 @@ def test_postgres_stopped_mid_crawl_rules_keep_their_cached_values(tmp_path, pos
         try:
             _wait_for(lambda: _pages(web) >= 10, 60, "the crawl to start")
             _services(env, "stop")
+            _wait_for(lambda: "host rules unavailable" in _read(tmp_path / "crawl.log"), 120,
+                      "the crawl to notice that PostgreSQL is down")
             before = _pages(web)
-            time.sleep(3)
+            # the crawl outlasts the database: pages keep coming while it is still down
+            _wait_for(lambda: _pages(web) > before, 120, "a page fetched with PostgreSQL down")
             during = _pages(web)
             _services(env, "start")
             assert _finish(proc, 120) == 0
@@ -212,16 +215,20 @@ def test_full_warc_disk_pauses_the_crawl_until_space_returns(tmp_path, small_dis
         seeds = [web.home_url(h) for h in sorted(scope)]
         proc = _crawl(tmp_path, seeds, scope,
                       ITEM_PIPELINES='{"pipelines.warc.WarcPipeline": 200}',
-                      WARC_DIR=str(small_disk), WARC_DISK_RETRY_S=0.5)
+                      WARC_DIR=str(small_disk), WARC_DISK_RETRY_S=0.5,
+                      LOG_FORMAT="%(created)f [%(name)s] %(levelname)s: %(message)s")
         crawl_log = tmp_path / "crawl.log"
         try:
             _wait_for(lambda: _pages(web) >= 8, 60, "the crawl to start")
             _fill(filler)
-            _wait_for(lambda: "WARC disk full" in _read(crawl_log), 30, "the pause")
-            time.sleep(1.5)  # requests already in the downloader finish
-            paused_at = len(web.read_log())
-            time.sleep(2)
-            assert len(web.read_log()) == paused_at  # nothing fetched while paused
+            _wait_for(lambda: "WARC disk full" in _read(crawl_log), 120, "the pause")
+            paused_at = _logged_at(_read(crawl_log), "WARC disk full")
+            # requests the downloader already held go out and finish; then the log stays quiet
+            _wait_for_quiet(web, 2.0, 120)
+            # the pause stops the scheduler: only what the downloader already held (one lease
+            # per host) may start after it, however slowly the box runs
+            started_after = [row for row in web.read_log() if row["start"] > paused_at]
+            assert len(started_after) <= len(scope), started_after
             assert proc.poll() is None
             filler.unlink()
             assert _finish(proc, 120) == 0
@@ -242,3 +249,21 @@ def test_full_warc_disk_pauses_the_crawl_until_space_returns(tmp_path, small_dis
 
 def _read(path: Path) -> str:
     return path.read_text() if path.exists() else ""
+
+
+def _logged_at(text: str, message: str) -> float:
+    """The time (``%(created)f`` at the start of the line) ``message`` was first logged."""
+    line = next(line for line in text.splitlines() if message in line)
+    return float(line.split(" ", 1)[0])
+
+
+def _wait_for_quiet(web, quiet_s: float, timeout: float) -> None:
+    """Wait until the test web has logged no request for ``quiet_s`` seconds."""
+    deadline = time.monotonic() + timeout
+    count, since = len(web.read_log()), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, "the test web never went quiet"
+        time.sleep(0.1)
+        now = len(web.read_log())
+        if now != count:
+            count, since = now, time.monotonic()
