@@ -123,3 +123,42 @@ class EsProcesses:
             for node in self.nodes:
                 self.kill(node)
             shutil.rmtree(self.run_dir, ignore_errors=True)
+
+
+def postgres_installed() -> bool:
+    """Whether Debian's PostgreSQL server is installed (``scripts/install-services.sh``)."""
+    return bool(list(Path("/usr/lib/postgresql").glob("*/bin/postgres")))
+
+
+class PostgresProcess:
+    """A PostgreSQL server started by scripts/services.sh in a private run directory on a
+    free port, with the project's role and database (``url``)."""
+
+    def __init__(self) -> None:
+        self.run_dir = services_dir() / "test-runs" / uuid.uuid4().hex[:12]
+        self.env = dict(os.environ, SERVICES_RUN_DIR=str(self.run_dir),
+                        PG_PORT=str(free_port()))
+        self.url: str | None = None
+
+    def _run(self, action: str) -> subprocess.CompletedProcess:
+        proc = subprocess.run(["bash", str(SERVICES_SH), action, "postgres"], env=self.env,
+                              capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"services.sh {action} postgres failed:\n{proc.stderr}")
+        return proc
+
+    def start(self) -> str:
+        """Start the server (if it is not running) and return its database URL."""
+        self.url = self._run("start").stdout.strip().split("=", 1)[1]
+        return self.url
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown); its data stays for a restart."""
+        self._run("stop")
+
+    def cleanup(self) -> None:
+        """Stop the server and delete its data."""
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.run_dir, ignore_errors=True)

@@ -14,12 +14,10 @@ Covered elsewhere, not repeated here:
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -30,7 +28,7 @@ from crawler.redisserver import RedisServer
 from crawler.urls import canonicalize, host_of
 from harness.crawlrun import ROOT, crawl_env, migrate
 from harness.politeness import crawl_delays, politeness_violations
-from harness.services import SERVICES_SH, free_port, services_dir
+from harness.services import PostgresProcess, postgres_installed
 from tests.test_frontier_crawl import DELAY, SETTINGS, crawled, reachable
 
 pytestmark = pytest.mark.slow
@@ -103,26 +101,15 @@ def test_redis_restart_mid_crawl_loses_nothing(tmp_path):
 
 @pytest.fixture
 def postgres(tmp_path):
-    """A private PostgreSQL from scripts/services.sh, migrated; yields (env, database URL)."""
-    if not list(Path("/usr/lib/postgresql").glob("*")):
+    """A private PostgreSQL from scripts/services.sh, migrated; yields the server."""
+    if not postgres_installed():
         pytest.skip("PostgreSQL is not installed: run scripts/install-services.sh")
-    run_dir = services_dir() / "test-runs" / uuid.uuid4().hex[:12]
-    env = dict(os.environ, SERVICES_RUN_DIR=str(run_dir), PG_PORT=str(free_port()))
-    started = _services(env, "start")
-    url = started.stdout.strip().split("=", 1)[1]
-    migrate(tmp_path / "data", {"DATABASE_URL": url})
+    server = PostgresProcess()
     try:
-        yield env, url
+        migrate(tmp_path / "data", {"DATABASE_URL": server.start()})
+        yield server
     finally:
-        _services(env, "stop")
-        shutil.rmtree(run_dir, ignore_errors=True)
-
-
-def _services(env, action: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["bash", str(SERVICES_SH), action, "postgres"], env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc
+        server.cleanup()
 
 
 @pytest.mark.services
@@ -131,7 +118,7 @@ def test_postgres_stopped_mid_crawl_rules_keep_their_cached_values(tmp_path, pos
     blocked, the crawl goes on, and it completes when the database is back."""
     import psycopg
 
-    env, url = postgres
+    url = postgres.url
     with psycopg.connect(url) as conn:
         conn.execute(
             "INSERT INTO control_hostrule (pattern, action, render_js, note, created, updated)"
@@ -145,14 +132,14 @@ def test_postgres_stopped_mid_crawl_rules_keep_their_cached_values(tmp_path, pos
                       HOST_RULES_TTL=0.5)
         try:
             _wait_for(lambda: _pages(web) >= 10, 60, "the crawl to start")
-            _services(env, "stop")
+            postgres.stop()
             _wait_for(lambda: "host rules unavailable" in _read(tmp_path / "crawl.log"), 120,
                       "the crawl to notice that PostgreSQL is down")
             before = _pages(web)
             # the crawl outlasts the database: pages keep coming while it is still down
             _wait_for(lambda: _pages(web) > before, 120, "a page fetched with PostgreSQL down")
             during = _pages(web)
-            _services(env, "start")
+            postgres.start()
             assert _finish(proc, 120) == 0
         finally:
             if proc.poll() is None:
