@@ -9,9 +9,12 @@ of 200, committing every ``--commit-docs`` documents (330: what a soak worker wr
 its 5-second commits), so segments and merges come as in a crawl. Every ``--docs``/20
 documents it trims the heap (as the worker's minute sample does) and records the anonymous
 RSS (``RssAnon``: the mapped index files are page cache, not the process's), the C heap in
-use and the free heap memory left resident. Prints one JSON object on its last stdout line.
+use and the free heap memory left resident. ``--rounds`` rounds (default 2) alternate the
+order of the two sides; each figure is the median over the rounds with its ``[min, max]``
+under ``range``, and the load average is sampled every 5 s (``load_avg``). Prints one JSON
+object on its last stdout line.
 
-    python -m bench.index_memory [--docs 500000] [--quick]
+    python -m bench.index_memory [--docs 500000] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 
 from crawler.settings import MEMORY_MMAP_THRESHOLD as FIXED
 from harness import ROOT, log
+from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 from harness.series import growth
 
 MB = 2**20
@@ -123,6 +127,8 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=500_000)
     parser.add_argument("--commit-docs", type=int, default=330,
                         help="documents per commit (a soak worker's: ~330)")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help="alternating rounds of both sides")
     parser.add_argument("--quick", action="store_true", help="100,000 documents")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, default=None, help=argparse.SUPPRESS)
@@ -131,16 +137,18 @@ def main() -> None:
     if args.child is not None:
         child(docs, args.commit_docs, args.child, args.workdir)
         return
-    project = side("project", docs, args.commit_docs, FIXED)
-    baseline = side("baseline", docs, args.commit_docs, 0)
-    log(f"index_memory: anon RSS (second half) {project['rss_anon_mb']} MB against "
-        f"{baseline['rss_anon_mb']}; free heap left after trims {project['heap_free_mb']} MB "
-        f"against {baseline['heap_free_mb']}; {project['docs_per_s']} docs/s against "
-        f"{baseline['docs_per_s']}")
+    with LoadSampler() as load:
+        runs = run_rounds({
+            "project": lambda _: side("project", docs, args.commit_docs, FIXED),
+            "baseline": lambda _: side("baseline", docs, args.commit_docs, 0),
+        }, args.rounds)
+    result = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=1)
+    log(f"index_memory: anon RSS (second half) {result['rss_anon_mb']} MB against "
+        f"{result['baseline_rss_anon_mb']}; free heap left after trims "
+        f"{result['heap_free_mb']} MB against {result['baseline_heap_free_mb']}; "
+        f"{result['docs_per_s']} docs/s against {result['baseline_docs_per_s']}")
     print(json.dumps({"docs": docs, "commit_docs": args.commit_docs,
-                      "mmap_threshold": FIXED, **project,
-                      **{f"baseline_{k}": v for k, v in baseline.items()}}))
-
+                      "mmap_threshold": FIXED, "baseline_mmap_threshold": 0, **result}))
 
 if __name__ == "__main__":
     main()

@@ -91,7 +91,9 @@ def median_and_range(runs: Sequence[dict], digits: int = 4,
         values = [run.get(key) for run in runs]
         numbers = [v for v in values if _numeric(v)]
         if numbers and all(v is None or _numeric(v) for v in values):
-            medians[key] = round(statistics.median(numbers), digits)
+            median = round(statistics.median(numbers), digits)
+            whole = all(isinstance(v, int) for v in numbers) and float(median).is_integer()
+            medians[key] = int(median) if whole else median
             ranges[key] = [round(min(numbers), digits), round(max(numbers), digits)]
         elif all(v is None for v in values):
             medians[key] = None
