@@ -16,5 +16,6 @@ ROOT = Path(__file__).resolve().parent.parent
 def log(message: str) -> None:
     """One progress line on stderr, tagged with the running script's name (``[soak] ...``);
     stdout is kept for the benchmark's JSON."""
-    name = Path(sys.argv[0]).stem if sys.argv and sys.argv[0] else "bench"
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("bench")
+    name = script.parent.name if script.stem == "__main__" else script.stem
     print(f"[{name}] {message}", file=sys.stderr, flush=True)
