@@ -30,12 +30,12 @@ import datasketch
 import xxhash
 from datasketch import MinHash, MinHashLSH
 
+from crawler.urls import doc_id_for
 from dedup.core import Deduplicator
 from dedup.evaluate import Score, evaluate
 from dedup.text import words
 from harness import log
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
-from index.base import doc_id_for
 from testweb.nearcopies import generate
 
 
@@ -52,7 +52,8 @@ def run_method(
     method: str, pages, visible: bool = False, redis_url: str | None = None
 ) -> tuple[Score, float]:
     """Score and CPU seconds of one method over the pages' main (or all visible) text."""
-    dedup = Deduplicator.create(method, redis_url=redis_url, prefix=f"bench-{method}")
+    dedup = Deduplicator.from_settings(None, method=method, redis_url=redis_url,
+                                       prefix=f"bench-{method}")
     start = time.process_time()
     score = evaluate(dedup, pages, (lambda p: p.visible_text) if visible else (lambda p: p.text))
     return score, time.process_time() - start

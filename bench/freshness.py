@@ -169,7 +169,8 @@ def main(argv: list[str] | None = None) -> dict:
     web = TestWeb(1, 80, seed=args.seed, fresh_hosts=args.hosts, fresh_pages=args.pages,
                   clock=clock)
     hosts = [web.host(name) for name in web.fresh_hosts]
-    policy = RecrawlPolicy(min_interval=HOUR, max_interval=14 * DAY, initial_interval=DAY)
+    policy = RecrawlPolicy.from_settings(None, min_interval=HOUR, max_interval=14 * DAY,
+                                         initial_interval=DAY)
     pages = args.hosts * args.pages
     print(f"{pages} pages, {args.days:g} days, {args.budget} fetches/h "
           f"(fixed interval {pages / args.budget:.1f} h)", file=sys.stderr)

@@ -39,7 +39,7 @@ from pathlib import Path
 from redis import Redis
 
 import testweb
-from crawler.frontier import Entry, Outcome, Politeness
+from crawler.frontier import Entry, Outcome, Politeness, frontier_options
 from crawler.frontier.bloom import LocalBloom
 from crawler.frontier.redis_backend import RedisFrontier
 from crawler.redisserver import running_redis
@@ -138,8 +138,11 @@ def _children_cpu() -> float:
 def frontier_ops(redis_url: str, urls: int, hosts: int, leases: int) -> dict[str, float]:
     """Adds/s and leases/s (lease + done) of the Redis frontier from one process."""
     Redis.from_url(redis_url).flushall()
-    frontier = RedisFrontier(Redis.from_url(redis_url), "ops", bloom_capacity=max(urls, 1000),
-                             politeness=Politeness(default_delay=0.0, latency_factor=0))
+    options = frontier_options(
+        None, bloom_capacity=max(urls, 1000), ip_limit=0, robots_first=False,
+        politeness=Politeness.from_settings(None, default_delay=0.0, latency_factor=0),
+    )
+    frontier = RedisFrontier(Redis.from_url(redis_url), "ops", **options)
     entries = [Entry(f"http://h{i % hosts}.test/page/{i}", f"h{i % hosts}.test",
                      payload=b"x" * 200) for i in range(urls)]
     started = time.perf_counter()

@@ -53,7 +53,7 @@ def child(docs: int, commit_docs: int, threshold: int, workdir: Path) -> None:
     heap = GlibcHeap.load()
     if heap is None:
         raise SystemExit("index_memory: needs glibc 2.33 or later (mallinfo2)")
-    MemoryMonitor(None, 60, heap=heap, arenas=2, mmap_threshold=threshold)
+    MemoryMonitor(None, 60, trim=True, heap=heap, arenas=2, mmap_threshold=threshold)
     backend = EmbeddedBackend(workdir / "index", commit_every_docs=commit_docs,
                               commit_interval_s=1e9)
     backend.ensure_index()

@@ -154,7 +154,8 @@ def writeback_rate(docs: int, batch_size: int) -> float | None:
     except ImportError as exc:
         log(f"write-back: embedded backend missing on this branch ({exc}); not measured")
         return None
-    from index.base import Document, doc_id_for
+    from crawler.urls import doc_id_for
+    from index.base import Document
     from ranking.batch import write_ranks
 
     with tempfile.TemporaryDirectory(prefix="bench-rank-index-") as tmp:

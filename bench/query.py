@@ -32,8 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from crawler.urls import doc_id_for  # noqa: E402
 from index.analysis import STOPWORDS  # noqa: E402
-from index.base import Document, doc_id_for  # noqa: E402
+from index.base import Document  # noqa: E402
 from index.embedded import EmbeddedBackend  # noqa: E402
 from testweb import text  # noqa: E402
 

@@ -46,7 +46,8 @@ from harness.relevance import (
     read_pages,
     split_summary,
 )
-from index.embedded import DEFAULT_FIELD_WEIGHTS, EmbeddedBackend, FieldWeights
+from index.embedded import EmbeddedBackend
+from index.fields import DEFAULT_FIELD_WEIGHTS, FieldWeights
 from testweb.docsites import available_doc_sites
 
 # --- the run -----------------------------------------------------------------------------

@@ -44,9 +44,10 @@ from bench.query import (
     make_queries,
     title_for,
 )
+from crawler.urls import doc_id_for
 from harness import log
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
-from index.base import Document, doc_id_for
+from index.base import Document
 from index.elasticsearch import ElasticsearchBackend
 from index.embedded import EmbeddedBackend
 from testweb import text

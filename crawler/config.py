@@ -24,6 +24,12 @@ class Config:
     celery_broker_url: str | None = None
     #: The frontier's Redis primaries, partitioned by host hash; empty = ``redis_url`` alone.
     frontier_redis_urls: tuple[str, ...] = ()
+    #: The web UI is served over HTTPS (``WEB_HTTPS``): redirects, HSTS, secure cookies.
+    web_https: bool = False
+    #: Reverse proxies (CIDRs) whose ``X-Forwarded-For`` the web UI believes.
+    web_trusted_proxies: tuple[str, ...] = ()
+    #: Log lines as JSON objects (``LOG_FORMAT=json``) instead of text.
+    log_json: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -42,6 +48,9 @@ class Config:
             database_url=get("DATABASE_URL"),
             celery_broker_url=get("CELERY_BROKER_URL") or redis_url,
             frontier_redis_urls=_url_list(get("FRONTIER_REDIS_URLS")),
+            web_https=(get("WEB_HTTPS") or "").lower() in ("1", "true", "yes", "on"),
+            web_trusted_proxies=_url_list(get("WEB_TRUSTED_PROXIES")),
+            log_json=(get("LOG_FORMAT") or "text").lower() == "json",
         )
 
     @property

@@ -10,6 +10,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
+from crawler.options import enabled
+
 SUMMARY_KEYS = (
     ("pages downloaded", "response_received_count"),
     ("items extracted", "item_scraped_count"),
@@ -34,7 +36,11 @@ def _echo_problems_to_stderr() -> None:
         return
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    from crawler.logjson import JsonLogRecord
+
+    json_lines = logging.getLogRecordFactory() is JsonLogRecord
+    handler.setFormatter(logging.Formatter(
+        "%(message)s" if json_lines else "%(levelname)s %(name)s: %(message)s"))
     handler._crawl_echo = True
     root.addHandler(handler)
 
@@ -54,7 +60,7 @@ class CrawlProgress:
     @classmethod
     def from_crawler(cls, crawler):
         interval = crawler.settings.getfloat("CRAWL_PROGRESS_INTERVAL")
-        if not crawler.settings.getbool("CRAWL_SUMMARY_ENABLED", True):
+        if not enabled(crawler.settings, "CRAWL_SUMMARY_ENABLED"):
             raise NotConfigured
         if crawler.settings.get("LOG_FILE"):
             _echo_problems_to_stderr()

@@ -130,6 +130,8 @@ class Extracted:
     nofollow: bool = False
     refresh_url: str = ""
     client_rendered: bool = False
+    #: Links left out because their URL cannot be crawled, by ``InvalidURL.reason``.
+    invalid_links: dict[str, int] = field(default_factory=dict)
 
 
 def _clean(s: str) -> str:
@@ -289,7 +291,8 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "") -> Extracted:
             continue
         try:
             target = canonicalize(href, base=base)
-        except InvalidURL:
+        except InvalidURL as exc:
+            out.invalid_links[exc.reason] = out.invalid_links.get(exc.reason, 0) + 1
             continue
         if target in seen:
             continue

@@ -35,6 +35,7 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer, error, task
 
+from crawler.options import enabled, setting
 from crawler.ssrf import SSRFRefused
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -76,8 +77,9 @@ class FetchLimitsMiddleware:
         maxsize: int,
         max_redirects: int,
         retry_codes: frozenset[int],
-        backoff_base: float = 1.0,
-        backoff_max: float = 60.0,
+        *,
+        backoff_base: float,
+        backoff_max: float,
         stats=None,
         clock=time.time,
         sleep=None,
@@ -94,14 +96,14 @@ class FetchLimitsMiddleware:
     @classmethod
     def from_crawler(cls, crawler) -> FetchLimitsMiddleware:
         s = crawler.settings
-        if not s.getbool("FETCH_LIMITS_ENABLED", True):
+        if not enabled(s, "FETCH_LIMITS_ENABLED"):
             raise NotConfigured
         mw = cls(
             maxsize=s.getint("DOWNLOAD_MAXSIZE"),
             max_redirects=s.getint("REDIRECT_MAX_TIMES"),
             retry_codes=frozenset(int(c) for c in s.getlist("RETRY_HTTP_CODES")),
-            backoff_base=s.getfloat("RETRY_BACKOFF_BASE", 1.0),
-            backoff_max=s.getfloat("RETRY_BACKOFF_MAX", 60.0),
+            backoff_base=setting(s, "RETRY_BACKOFF_BASE", float),
+            backoff_max=setting(s, "RETRY_BACKOFF_MAX", float),
             stats=crawler.stats,
         )
         crawler.signals.connect(mw.bytes_received, signal=signals.bytes_received)
@@ -173,8 +175,9 @@ class FetchLimitsMiddleware:
 
     def process_exception(self, request: Request, exception: BaseException) -> None:
         if isinstance(exception, SSRFRefused):
-            self._inc("ssrf/refused")
-            self._inc(f"ssrf/refused/{exception.reason}")
+            if not exception.counted:
+                self._inc("ssrf/refused")
+                self._inc(f"ssrf/refused/{exception.reason}")
         elif isinstance(exception, IgnoreRequest):
             return None  # a middleware's decision (robots.txt...), not a failed download
         self._inc(f"fetch/error/{failure_kind(exception)}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from typing import ClassVar
 from urllib.parse import urljoin
 
 from scrapy import Request, signals
@@ -23,30 +24,15 @@ from twisted.internet import task
 from crawler.config import config_from_settings
 from crawler.crawlstate import CrawlStateStore, open_crawl_state
 from crawler.frontier.base import request_tier
+from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
 from crawler.scheduler import STORE_DOWN
-from crawler.urls import InvalidURL, canonicalize
-from index.base import doc_id_for
+from crawler.signals import documents_removed
+from crawler.urls import InvalidURL, canonicalize, doc_id_for
 
 logger = logging.getLogger(__name__)
 
-#: Signal asking the index writer to remove documents: ``send_catch_log(documents_removed,
-#: ids=[...], reason="deleted" | "moved")``.
-documents_removed = object()
-
 CONDITIONAL_HEADERS = ("If-None-Match", "If-Modified-Since")
-
-
-def policy_from_settings(settings) -> RecrawlPolicy:
-    """The ``RecrawlPolicy`` the ``RECRAWL_*`` settings describe."""
-    return RecrawlPolicy(
-        min_interval=settings.getfloat("RECRAWL_MIN_INTERVAL", 3600.0),
-        max_interval=settings.getfloat("RECRAWL_MAX_INTERVAL", 30 * 86400.0),
-        initial_interval=settings.getfloat("RECRAWL_INITIAL_INTERVAL", 86400.0),
-        shrink=settings.getfloat("RECRAWL_SHRINK", 0.5),
-        grow=settings.getfloat("RECRAWL_GROW", 1.5),
-        tier_factor=settings.getfloat("RECRAWL_TIER_FACTOR", 2.0),
-    )
 
 
 def store_from_crawler(crawler) -> CrawlStateStore:
@@ -56,7 +42,7 @@ def store_from_crawler(crawler) -> CrawlStateStore:
         s = crawler.settings
         crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
         store = open_crawl_state(config_from_settings(s), crawl)
-        if s.getbool("FRONTIER_RESET", False):
+        if enabled(s, "FRONTIER_RESET"):
             store.clear()
         crawler.crawl_state = store
         crawler.signals.connect(store.close, signal=signals.engine_stopped)
@@ -73,8 +59,8 @@ def _url_of(request: Request) -> str | None:
 class FreshnessMiddleware:
     """Conditional GET and per-URL change tracking; see the module docstring."""
 
-    def __init__(self, store: CrawlStateStore, policy: RecrawlPolicy, *, stats=None,
-                 signals_=None, clock=time.time, max_tier: int = 3):
+    def __init__(self, store: CrawlStateStore, policy: RecrawlPolicy, *, max_tier: int,
+                 stats=None, signals_=None, clock=time.time):
         self.store = store
         self.policy = policy
         self.stats = stats
@@ -85,10 +71,10 @@ class FreshnessMiddleware:
     @classmethod
     def from_crawler(cls, crawler) -> FreshnessMiddleware:
         s = crawler.settings
-        if not s.getbool("RECRAWL_ENABLED", True):
+        if not enabled(s, "RECRAWL_ENABLED"):
             raise NotConfigured
-        return cls(store_from_crawler(crawler), policy_from_settings(s), stats=crawler.stats,
-                   signals_=crawler.signals, max_tier=s.getint("FRONTIER_TIERS", 4) - 1)
+        return cls(store_from_crawler(crawler), RecrawlPolicy.from_settings(s), stats=crawler.stats,
+                   signals_=crawler.signals, max_tier=setting(s, "FRONTIER_TIERS", int) - 1)
 
     def _skip(self, request: Request) -> bool:
         return bool(request.meta.get("frontier_robots") or request.meta.get("dont_recrawl"))
@@ -175,9 +161,16 @@ class RecrawlFeeder:
     URL is not due again for ``hold`` seconds unless its fetch reschedules it.
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "RECRAWL_SHARE": ("share", float),
+        "RECRAWL_BATCH": ("batch", int),
+        "RECRAWL_POLL_INTERVAL": ("interval", float),
+        "RECRAWL_HOLD": ("hold", float),
+    }
+
     def __init__(self, crawler, store: CrawlStateStore, policy: RecrawlPolicy, *,
-                 share: float = 0.2, batch: int = 50, interval: float = 1.0,
-                 hold: float = 600.0, clock=time.time):
+                 share: float, batch: int, interval: float, hold: float, clock=time.time):
         self.crawler = crawler
         self.store = store
         self.policy = policy
@@ -192,13 +185,10 @@ class RecrawlFeeder:
     @classmethod
     def from_crawler(cls, crawler) -> RecrawlFeeder:
         s = crawler.settings
-        if not s.getbool("RECRAWL_ENABLED", True) or s.getfloat("RECRAWL_SHARE", 0.2) <= 0:
+        if not enabled(s, "RECRAWL_ENABLED") or setting(s, "RECRAWL_SHARE", float) <= 0:
             raise NotConfigured
-        feeder = cls(crawler, store_from_crawler(crawler), policy_from_settings(s),
-                     share=s.getfloat("RECRAWL_SHARE", 0.2),
-                     batch=s.getint("RECRAWL_BATCH", 50),
-                     interval=s.getfloat("RECRAWL_POLL_INTERVAL", 1.0),
-                     hold=s.getfloat("RECRAWL_HOLD", 600.0))
+        feeder = cls(crawler, store_from_crawler(crawler), RecrawlPolicy.from_settings(s),
+                     **settings_to_options(s, cls.SETTINGS))
         crawler.signals.connect(feeder.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(feeder.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(feeder.spider_idle, signal=signals.spider_idle)

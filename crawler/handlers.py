@@ -10,7 +10,12 @@ checks literal-IP hosts itself (Twisted connects to those without asking the res
 Asking here matters because Twisted's connection endpoint turns any resolver error into a
 plain "no results" DNS error, which would be retried and not told apart; the resolver's own
 check stays as the net under every connection, and the browser, which resolves names
-itself, only renders checked hosts.
+itself, only renders checked hosts (and reaches the network only through the renderer's
+proxy, ``crawler.browserproxy``, which checks every connection the same way).
+
+The response's URL is checked too when it differs from the request's host: a render ends
+where the browser's redirects and ``location=`` changes took it, and the spider indexes
+that URL.
 
 The check runs inside the download, so the request leaves the downloader like any failed
 download and the frontier's lease ends at once.
@@ -26,9 +31,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 
+from crawler.options import enabled, setting
 from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused
-
-DEFAULT_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
 
 
 def _is_ip(host: str) -> bool:
@@ -55,27 +59,41 @@ class GuardedDownloadHandler:
         from twisted.internet import reactor
 
         settings = crawler.settings
-        path = settings.get("FETCH_HANDLER") or DEFAULT_HANDLER
-        if settings.getbool("RENDER_JS_ENABLED", False):
-            path = settings.get("RENDER_HANDLER") or "crawler.render.RenderingDownloadHandler"
+        path = setting(settings, "FETCH_HANDLER")
+        if enabled(settings, "RENDER_JS_ENABLED"):
+            path = setting(settings, "RENDER_HANDLER")
         inner = build_from_crawler(load_object(path), crawler)
         return cls(inner, AddressPolicy.from_settings(settings), RefusalLog(),
                    resolve=reactor.resolve)
 
     async def download_request(self, request: Request) -> Response:
-        """Refuse a forbidden address (``SSRFRefused``), else download with the inner handler."""
+        """Refuse a forbidden address (``SSRFRefused``), else download with the inner
+        handler; a response from another host than the request's is checked too."""
+        host = urlparse_cached(request).hostname or ""
         if self.policy.enabled:
-            host = urlparse_cached(request).hostname or ""
-            if _is_ip(host):
-                self._check(host, host)
-            elif self.resolve is not None:
-                try:
-                    await maybe_deferred_to_future(self.resolve(host))
-                except SSRFRefused:
-                    raise
-                except Exception:
-                    pass  # a resolution error is reported by the download itself
-        return await self.inner.download_request(request)
+            await self._check_host(host)
+        response = await self.inner.download_request(request)
+        if self.policy.enabled and response.url != request.url:
+            final = urlparse_cached(response)
+            if final.scheme not in ("http", "https") or not final.hostname:
+                raise SSRFRefused(response.url, "-", "not_http")
+            if final.hostname != host:
+                await self._check_host(final.hostname, lookup_errors=True)
+        return response
+
+    async def _check_host(self, host: str, lookup_errors: bool = False) -> None:
+        """Raise ``SSRFRefused`` if ``host`` (a name or literal) is not allowed; a name that
+        does not resolve passes unless ``lookup_errors`` (the download reports it)."""
+        if _is_ip(host):
+            self._check(host, host)
+        elif self.resolve is not None:
+            try:
+                await maybe_deferred_to_future(self.resolve(host))
+            except SSRFRefused:
+                raise
+            except Exception:
+                if lookup_errors:
+                    raise SSRFRefused(host, "-", "unresolved") from None
 
     def _check(self, host: str, ip: str) -> None:
         reason = self.policy.refusal(ip)

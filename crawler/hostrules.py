@@ -11,6 +11,11 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
+
+from scrapy.utils.misc import load_object
+
+from crawler.options import setting
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +53,7 @@ class HostRules:
     otherwise keep one entry per host the crawl ever met).
     """
 
-    def __init__(self, loader: Callable[[], Iterable[HostRule]], ttl: float = 30.0,
+    def __init__(self, loader: Callable[[], Iterable[HostRule]], *, ttl: float,
                  max_cached: int = 100_000):
         self._loader = loader
         self._ttl = ttl
@@ -56,6 +61,15 @@ class HostRules:
         self._rules: list[HostRule] = []
         self._loaded_at = float("-inf")
         self._cache: dict[str, HostPolicy] = {}
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> HostRules:
+        """The admin's rules through the loader ``HOST_RULES_LOADER`` names (a dotted path;
+        empty: no rules), reloaded every ``HOST_RULES_TTL`` seconds."""
+        path = settings.get("HOST_RULES_LOADER")
+        if not path:
+            return cls.static([])
+        return cls(load_object(path), ttl=setting(settings, "HOST_RULES_TTL", float))
 
     @classmethod
     def static(cls, rules: Iterable[HostRule]) -> HostRules:

@@ -36,6 +36,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
+from crawler.options import enabled, setting
+
 logger = logging.getLogger(__name__)
 
 #: ``mallopt`` parameter numbers (glibc malloc.h).
@@ -128,7 +130,7 @@ class MemoryMonitor:
     """Samples RSS, C heap and Python allocator blocks into ``memory/*`` stats every
     ``interval`` seconds, trimming the C heap first when ``trim`` is set."""
 
-    def __init__(self, stats, interval: float, trim: bool = True, arenas: int = 0,
+    def __init__(self, stats, interval: float, *, trim: bool, arenas: int = 0,
                  heap: GlibcHeap | None = None, mmap_threshold: int = 0):
         self.stats = stats
         self.interval = interval
@@ -145,12 +147,12 @@ class MemoryMonitor:
     @classmethod
     def from_crawler(cls, crawler) -> MemoryMonitor:
         settings = crawler.settings
-        interval = settings.getfloat("MEMORY_SAMPLE_INTERVAL", 60.0)
+        interval = setting(settings, "MEMORY_SAMPLE_INTERVAL", float)
         if interval <= 0:
             raise NotConfigured
-        ext = cls(crawler.stats, interval, trim=settings.getbool("MEMORY_TRIM", True),
-                  arenas=settings.getint("MEMORY_MALLOC_ARENAS", 2), heap=GlibcHeap.load(),
-                  mmap_threshold=settings.getint("MEMORY_MMAP_THRESHOLD", 131072))
+        ext = cls(crawler.stats, interval, trim=enabled(settings, "MEMORY_TRIM"),
+                  arenas=setting(settings, "MEMORY_MALLOC_ARENAS", int), heap=GlibcHeap.load(),
+                  mmap_threshold=setting(settings, "MEMORY_MMAP_THRESHOLD", int))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext

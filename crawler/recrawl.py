@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from crawler.options import Option, settings_to_options
 
 #: Change instants kept per URL (the newest).
 HISTORY = 16
@@ -68,12 +71,27 @@ class RecrawlPolicy:
     after ``min_interval``.
     """
 
-    min_interval: float = 3600.0
-    max_interval: float = 30 * 86400.0
-    initial_interval: float = 86400.0
-    shrink: float = 0.5
-    grow: float = 1.5
-    tier_factor: float = 2.0
+    min_interval: float
+    max_interval: float
+    initial_interval: float
+    shrink: float
+    grow: float
+    tier_factor: float
+
+    #: Setting -> field; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "RECRAWL_MIN_INTERVAL": ("min_interval", float),
+        "RECRAWL_MAX_INTERVAL": ("max_interval", float),
+        "RECRAWL_INITIAL_INTERVAL": ("initial_interval", float),
+        "RECRAWL_SHRINK": ("shrink", float),
+        "RECRAWL_GROW": ("grow", float),
+        "RECRAWL_TIER_FACTOR": ("tier_factor", float),
+    }
+
+    @classmethod
+    def from_settings(cls, settings: Any, **fields: float) -> RecrawlPolicy:
+        """The policy the ``RECRAWL_*`` settings describe, ``fields`` on top."""
+        return cls(**settings_to_options(settings, cls.SETTINGS, **fields))
 
     def bounds(self, tier: int) -> tuple[float, float]:
         """``(shortest, longest)`` interval of ``tier``."""

@@ -9,12 +9,22 @@ lookup of overhead), so the crawl's hot path is unchanged. It sits behind
 ``crawler.handlers.GuardedDownloadHandler`` (the SSRF guard checks the host before the
 browser sees it) when ``RENDER_JS_ENABLED`` is on.
 
+Inside the SSRF guard: the browser reaches the network only through
+``crawler.browserproxy.BrowserProxy``, started with the browser, which resolves every host
+through the crawler's resolver, checks the address and connects to it (navigations,
+redirects, ``location=`` changes, frames of any origin, workers). The browser itself
+resolves no name (``--host-resolver-rules`` maps every name but the proxy's address to
+"not found", a backstop should anything bypass the proxy). A render whose final document
+was refused by the proxy, or failed, is refused as a whole (``SSRFRefused``), and the
+handler checks the final URL (``response.url``, which the spider indexes) like any other.
+
 Bounded: one browser, at most ``PLAYWRIGHT_MAX_PAGES_PER_CONTEXT`` pages open at once (each
 closed after its render), and a fresh browser context every ``RENDER_CONTEXT_RENDERS``
 renders (the old one closes when its last page is done), so caches and renderer memory do
-not grow with the crawl. The browser loads no images, media, fonts or style sheets, nothing
-from another host than the page's own, and resolves names through the same
-``RESOLVE_OVERRIDES`` as the crawler.
+not grow with the crawl. The browser loads no images, media, fonts or style sheets, and
+no subresource from another host than the top page's own (frames without a host of their
+own, ``about:srcdoc``, ``about:blank``, ``data:``, count as the top page's); service workers
+are blocked.
 """
 
 from __future__ import annotations
@@ -23,9 +33,13 @@ import asyncio
 from urllib.parse import urlsplit
 
 from scrapy import signals
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
-from crawler.resolver import parse_overrides
+from crawler.browserproxy import REFUSED_HEADER, BrowserProxy
+from crawler.options import setting
+from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused
 
 #: Resource types a text crawler never needs from the browser.
 SKIPPED_RESOURCES = frozenset({"image", "media", "font", "stylesheet", "manifest", "texttrack"})
@@ -38,25 +52,54 @@ def render_meta(timeout_ms: int) -> dict:
         "playwright": True,
         "playwright_context": RENDER_CONTEXT,
         "playwright_page_goto_kwargs": {"wait_until": "load", "timeout": timeout_ms},
+        "playwright_context_kwargs": {"service_workers": "block"},
     }
 
 
 def should_abort(request) -> bool:
-    """``PLAYWRIGHT_ABORT_REQUEST``: drop heavy resources and requests to other hosts."""
+    """``PLAYWRIGHT_ABORT_REQUEST``: drop heavy resources and subresources from other hosts
+    than the top page's (a cost and politeness rule; the SSRF check is the proxy's).
+    Navigations pass: the proxy checks each of them."""
     if request.resource_type in SKIPPED_RESOURCES:
         return True
     if request.is_navigation_request():
         return False
     try:
-        page_host = urlsplit(request.frame.url).hostname
+        page_host = urlsplit(request.frame.page.main_frame.url).hostname
     except Exception:  # a detached frame: nothing left to render for
         return True
-    return bool(page_host) and urlsplit(request.url).hostname != page_host
+    return urlsplit(request.url).hostname != page_host
 
 
-def host_resolver_rules(overrides: dict[str, str]) -> str:
-    """chromium's ``--host-resolver-rules`` for the crawler's ``RESOLVE_OVERRIDES``."""
-    return ", ".join(f"MAP {pattern} {ip}" for pattern, ip in overrides.items())
+#: chromium resolves no name itself: only the proxy's own address is left as it is.
+NO_BROWSER_DNS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+
+
+class MainFrameNavigations:
+    """What happened to the last navigation of a page's main frame: its URL, and the
+    proxy's refusal (``reason``, ``address``) or the browser's failure, if any."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self.refusal: tuple[str, str] | None = None
+        self.failure = ""
+
+    def handlers(self) -> dict:
+        """``playwright_page_event_handlers`` that keep this record up to date."""
+        return {"response": self.on_response, "requestfailed": self.on_request_failed}
+
+    def on_response(self, response) -> None:
+        request = response.request
+        if request.is_navigation_request() and request.frame.parent_frame is None:
+            self.url, self.failure = response.url, ""
+            value = response.headers.get(REFUSED_HEADER.lower())
+            reason, _, address = (value or "").partition(" ")
+            self.refusal = (reason, address) if value else None
+
+    def on_request_failed(self, request) -> None:
+        if request.is_navigation_request() and request.frame.parent_frame is None:
+            self.url, self.refusal = request.url, None
+            self.failure = request.failure or "failed"
 
 
 class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
@@ -72,17 +115,24 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 crawler.signals.disconnect(receiver, signal=signals.engine_started)
         self._started = False
         self._start_lock: asyncio.Lock | None = None
-        self.context_renders = crawler.settings.getint("RENDER_CONTEXT_RENDERS", 100)
+        self.context_renders = setting(crawler.settings, "RENDER_CONTEXT_RENDERS", int)
         self._generation = 0
         self._renders = 0
         self._open: dict[str, int] = {}  # pages in flight per context name
-        overrides = parse_overrides(crawler.settings.get("RESOLVE_OVERRIDES"))
-        if overrides:
-            options = dict(self.config.launch_options)
-            args = list(options.get("args", []))
-            args.append(f"--host-resolver-rules={host_resolver_rules(overrides)}")
-            options["args"] = args
-            self.config.launch_options = options
+        self.proxy = BrowserProxy(_reactor_resolve, AddressPolicy.from_settings(crawler.settings),
+                                  RefusalLog(), self.stats,
+                                  idle_timeout=crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 30))
+
+    async def _launch(self) -> None:
+        """Start the proxy, then the browser, sent through it and resolving nothing."""
+        await self.proxy.start()
+        options = dict(self.config.launch_options)
+        args = [a for a in options.get("args", []) if not a.startswith(
+            ("--proxy-server", "--proxy-bypass-list", "--host-resolver-rules"))]
+        options["args"] = [*args, *self.proxy.launch_args(), NO_BROWSER_DNS]
+        options.pop("proxy", None)
+        self.config.launch_options = options
+        await super()._launch()
 
     async def download_request(self, request):
         """Plain requests go straight to HTTP/1.1; the first render starts Playwright."""
@@ -99,10 +149,15 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
             return await super().download_request(request)
         name = self._context_for_next_render()
         request.meta["playwright_context"] = name
+        navigations = MainFrameNavigations()
+        request.meta["playwright_page_event_handlers"] = navigations.handlers()
         self._open[name] = self._open.get(name, 0) + 1
         try:
-            return await super().download_request(request)
+            response = await super().download_request(request)
+            _check_final_document(navigations, response.url)
+            return response
         finally:
+            request.meta.pop("playwright_page_event_handlers", None)
             self._open[name] -= 1
             if self._open[name] == 0 and name != self._current_context():
                 del self._open[name]
@@ -123,8 +178,32 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self._renders += 1
         return self._current_context()
 
+    async def close(self) -> None:
+        """Close the browser, then the proxy."""
+        await super().close()
+        await self.proxy.close()
+
     async def _close_context(self, name: str) -> None:
         wrapper = self.context_wrappers.get(name)
         if wrapper is not None:
             await wrapper.context.close()
             self.stats.inc_value("render/contexts_recycled")
+
+
+async def _reactor_resolve(host: str) -> str:
+    """The crawler's resolver (``TWISTED_DNS_RESOLVER``, installed on the reactor)."""
+    from twisted.internet import reactor
+
+    return await maybe_deferred_to_future(reactor.resolve(host))
+
+
+def _check_final_document(navigations: MainFrameNavigations, url: str) -> None:
+    """Refuse a render whose last main-frame document the proxy refused (counted there) or
+    the browser failed to load: what the page shows then is not the page at ``url``."""
+    if navigations.refusal is not None:
+        reason, address = navigations.refusal
+        raise SSRFRefused(urlsplit(navigations.url).hostname or navigations.url, address,
+                          reason, counted=True)
+    if navigations.failure:
+        raise IgnoreRequest(f"render of {url}: the page's last navigation, to "
+                            f"{navigations.url}, failed ({navigations.failure})")

@@ -14,10 +14,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from protego import Protego
 
 from crawler.frontier.base import Frontier
+from crawler.options import Option, setting, settings_to_options
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +58,9 @@ class RobotsPolicy:
         self,
         store: Frontier,
         user_agent: str,
-        ttl: float = 86400.0,
-        error_ttl: float = 600.0,
+        *,
+        ttl: float,
+        error_ttl: float,
         cache_size: int = 10_000,
         clock: Callable[[], float] = time.time,
     ):
@@ -69,14 +72,18 @@ class RobotsPolicy:
         self.clock = clock
         self._cache: OrderedDict[str, RobotsRules] = OrderedDict()
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "FRONTIER_ROBOTS_TTL": ("ttl", float),
+        "FRONTIER_ROBOTS_ERROR_TTL": ("error_ttl", float),
+    }
+
     @classmethod
-    def from_settings(cls, settings, store: Frontier) -> RobotsPolicy:
-        return cls(
-            store,
-            user_agent=settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT"),
-            ttl=settings.getfloat("FRONTIER_ROBOTS_TTL", 86400.0),
-            error_ttl=settings.getfloat("FRONTIER_ROBOTS_ERROR_TTL", 600.0),
-        )
+    def from_settings(cls, settings: Any, store: Frontier, **overrides: Any) -> RobotsPolicy:
+        """The policy of the crawl's settings (Scrapy or Django) over ``store``: its user
+        agent (``ROBOTSTXT_USER_AGENT``, else ``USER_AGENT``) and robots.txt TTLs."""
+        return cls(store, user_agent(settings),
+                   **settings_to_options(settings, cls.SETTINGS, **overrides))
 
     @staticmethod
     def robots_url(scheme: str, netloc: str) -> str:
@@ -136,3 +143,8 @@ class RobotsPolicy:
         self._cache.move_to_end(netloc)
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
+
+
+def user_agent(settings: Any) -> str:
+    """The user agent the crawl matches robots.txt groups with."""
+    return setting(settings, "ROBOTSTXT_USER_AGENT") or setting(settings, "USER_AGENT")

@@ -16,22 +16,24 @@ import sqlite3
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from typing import ClassVar
 
 import redis.exceptions
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.resolver import dnscache
 from scrapy.spidermiddlewares.referer import RefererMiddleware
-from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
 from crawler.config import config_from_settings
-from crawler.frontier import Entry, Frontier, Lease, Outcome, Politeness, open_frontier
+from crawler.frontier import Entry, Frontier, Lease, Outcome, frontier_options, open_frontier
 from crawler.frontier.base import ROBOTS_RANK, request_tier
 from crawler.hostrules import HostRules
+from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.resolver import parse_overrides, resolve_override
 from crawler.robots import RobotsPolicy
+from crawler.signals import host_budget_cut, links_extracted
 from crawler.traps import TrapGuard
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
@@ -42,27 +44,22 @@ logger = logging.getLogger(__name__)
 STORE_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
               sqlite3.OperationalError)
 
-#: Signal a component sends to cut a host's page budget cluster-wide (e.g. the dedup
-#: pipeline on a trap host): ``crawler.signals.send_catch_log(host_budget_cut, host=...,
-#: budget=...)``. ``host`` is the frontier's host key, ``netloc_of(url)``.
-host_budget_cut = object()
-
-#: Signal the spider sends with the links of a page it wants followed:
-#: ``crawler.signals.send_catch_log(links_extracted, response=..., urls=[...], depth=...,
-#: template=Request)``. ``FrontierScheduler`` queues them in one batch, each URL as a copy of
-#: ``template`` (callback, errback, meta) with its ``depth`` and the Referer that Scrapy's
-#: referrer policy gives, and returns True; with another scheduler nobody returns True and
-#: the spider yields Requests instead. A page has dozens of links: a Request object, the
-#: spider middleware chain and the engine's scheduling each, per link, were the largest part
-#: of the crawl's CPU time per page (docs/frontier.md).
-links_extracted = object()
-
 
 class FrontierScheduler(BaseScheduler):
     """Scheduler whose queue is a ``Frontier`` (local SQLite, or Redis when configured).
 
-    Settings (read in ``from_crawler``; see the report for the full list): ``FRONTIER_*``.
+    Built by ``from_crawler`` from the ``FRONTIER_*`` settings (``SETTINGS`` here, the
+    frontier's ``crawler.frontier.SETTINGS``, the robots, trap and host-rule settings); the
+    defaults are in crawler/settings.py.
     """
+
+    #: Setting -> keyword option of ``__init__``.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "FRONTIER_TIERS": ("tiers", int),
+        "FRONTIER_RELEASE_INTERVAL": ("release_interval", float),
+        "FRONTIER_STATS_INTERVAL": ("stats_interval", float),
+        "FRONTIER_RESET": ("reset", bool),
+    }
 
     def __init__(
         self,
@@ -72,16 +69,16 @@ class FrontierScheduler(BaseScheduler):
         robots: RobotsPolicy | None = None,
         *,
         stats=None,
-        tiers: int = 4,
+        tiers: int,
+        release_interval: float,
+        stats_interval: float,
+        reset: bool,
         buffer_size: int = 48,
         add_batch: int = 200,
         host_budget: int | None = None,
         ip_of: Callable[[str], str] | None = None,
         seeds_key: str | None = None,
         poll_interval: float = 0.05,
-        release_interval: float = 5.0,
-        stats_interval: float = 5.0,
-        reset: bool = False,
         referrer: RefererMiddleware | None = None,
     ):
         self.frontier = frontier
@@ -121,49 +118,23 @@ class FrontierScheduler(BaseScheduler):
     def from_crawler(cls, crawler) -> FrontierScheduler:
         s = crawler.settings
         config = config_from_settings(s)
-        tiers = s.getint("FRONTIER_TIERS", 4)
-        politeness = Politeness(
-            default_delay=s.getfloat("FRONTIER_DELAY", 1.0),
-            max_crawl_delay=s.getfloat("FRONTIER_MAX_CRAWL_DELAY", 30.0),
-            latency_factor=s.getfloat("FRONTIER_LATENCY_FACTOR", 2.0),
-            max_backoff=s.getfloat("FRONTIER_MAX_BACKOFF", 300.0),
-        )
         crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
-        frontier = open_frontier(
-            config,
-            crawl,
-            bloom_capacity=s.getint("FRONTIER_BLOOM_CAPACITY", 10_000_000),
-            bloom_fpr=s.getfloat("FRONTIER_BLOOM_FPR", 0.01),
-            tiers=tiers,
-            lease_s=s.getfloat("FRONTIER_LEASE_S", 60.0),
-            ip_limit=s.getint("FRONTIER_IP_CONCURRENCY", 8),
-            politeness=politeness,
-            max_attempts=s.getint("FRONTIER_MAX_ATTEMPTS", 3),
-            robots_first=s.getbool("FRONTIER_ROBOTS", True),
-        )
-        loader = s.get("HOST_RULES_LOADER")
-        host_rules = (
-            HostRules(load_object(loader), ttl=s.getfloat("HOST_RULES_TTL", 30.0))
-            if loader
-            else HostRules.static([])
-        )
+        frontier = open_frontier(config, crawl, **frontier_options(s))
+        robots = RobotsPolicy.from_settings(s, frontier) if enabled(s, "FRONTIER_ROBOTS") else None
         overrides = parse_overrides(s.get("RESOLVE_OVERRIDES"))
-        seeds_key = getattr(frontier, "seeds_key", None)
         scheduler = cls(
             frontier,
-            host_rules,
+            HostRules.from_settings(s),
             TrapGuard.from_settings(s),
-            RobotsPolicy.from_settings(s, frontier) if s.getbool("FRONTIER_ROBOTS", True) else None,
+            robots,
             stats=crawler.stats,
-            tiers=tiers,
-            buffer_size=s.getint("FRONTIER_BUFFER_PER_SLOT", 3) * s.getint("CONCURRENT_REQUESTS"),
-            host_budget=s.getint("FRONTIER_HOST_PAGE_BUDGET", 10_000) or None,
+            buffer_size=(setting(s, "FRONTIER_BUFFER_PER_SLOT", int)
+                         * setting(s, "CONCURRENT_REQUESTS", int)),
+            host_budget=setting(s, "FRONTIER_HOST_PAGE_BUDGET", int) or None,
             ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
-            seeds_key=s.get("FRONTIER_SEEDS_KEY") or seeds_key,
-            release_interval=s.getfloat("FRONTIER_RELEASE_INTERVAL", 5.0),
-            stats_interval=s.getfloat("FRONTIER_STATS_INTERVAL", 5.0),
-            reset=s.getbool("FRONTIER_RESET", False),
+            seeds_key=s.get("FRONTIER_SEEDS_KEY") or getattr(frontier, "seeds_key", None),
             referrer=RefererMiddleware(s) if s.getbool("REFERER_ENABLED") else None,
+            **settings_to_options(s, cls.SETTINGS),
         )
         scheduler.crawler = crawler
         if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
@@ -293,8 +264,8 @@ class FrontierScheduler(BaseScheduler):
             return self._drop("seen")
         try:
             url = canonicalize(raw_url)
-        except InvalidURL:
-            return self._drop("invalid_url")
+        except InvalidURL as exc:
+            return self._drop(exc.reason)
         reason = self.traps.check(url, depth)
         if reason:
             return self._drop(reason)
@@ -556,8 +527,8 @@ class FrontierScheduler(BaseScheduler):
             url = raw.decode() if isinstance(raw, bytes) else raw
             try:
                 self.enqueue_request(Request(canonicalize(url), meta={"depth": 0}))
-            except InvalidURL:
-                self._drop("invalid_url")
+            except InvalidURL as exc:
+                self._drop(exc.reason)
 
     def _settle(self) -> None:
         """Report finished leases to the frontier, keeping those the store could not take."""

@@ -138,7 +138,8 @@ EXTENSIONS = {
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
 }
-CRAWL_PROGRESS_INTERVAL = 5.0
+CRAWL_PROGRESS_INTERVAL = 5.0  # seconds between progress lines on stderr
+CRAWL_SUMMARY_ENABLED = True  # a summary of the crawl's stats on stderr at the end
 
 # --- worker memory (crawler/memory.py, docs/operations.md "Worker memory") ---
 MEMORY_SAMPLE_INTERVAL = 60.0  # seconds between memory/* stats samples; 0 = off
@@ -178,16 +179,40 @@ LINKGRAPH_DIR = None  # default DATA_DIR/linkgraph
 LINKGRAPH_BATCH_SIZE = 500
 
 # --- search index writer ---
+INDEX_ENABLED = True
 INDEX_BATCH_SIZE = 200
 INDEX_ANCHORS = True  # add the anchor text known so far (from the link graph) to documents
+
+# --- the ranking batch (ranking/batch.py, docs/ranking.md): read from the Django settings
+# (`manage.py rank`) or the Celery app's configuration (workers) ---
+RANK_ALPHA = 0.85  # damping factor
+# networkx's convergence test (L1 change < n * tol); smaller than its 1e-6 because
+# n * 1e-6 stops after one step on a graph of a million pages
+RANK_TOL = 1e-10
+RANK_MAX_ITER = 200  # power-iteration steps before giving up
+RANK_BATCH_SIZE = 5000  # scores per staged batch and per update_rank call
+RANK_WRITE_PAUSE_S = 0.0  # pause between write batches, to spare a loaded index
+RANK_KEEP_VERSIONS = 2  # committed versions kept in the store
+RANK_SEEDS = ()  # seed URLs to personalize on (empty: uniform)
+RANK_LINK_STORE = "pipelines.linkgraph.LinkStore.open"  # callable(config) -> link store
+RANK_INDEX_BACKEND = "index.get_backend"  # callable(config) -> search backend
+RANK_INTERVAL_S = 6 * 3600.0  # the Celery beat schedule of the batch
 
 # --- host rules from the admin (crawler/hostrules.py) ---
 HOST_RULES_LOADER = "webui.control.rules.load_host_rules"
 HOST_RULES_TTL = 30.0
+# Run when the spider starts: migrates the embedded SQLite control database, stops the crawl
+# if PostgreSQL's is not migrated (empty: skip).
+CONTROL_DB_PREPARE = "webui.control.rules.prepare_control_database"
 
 # --- logging: the detailed log goes to DATA_DIR/logs, progress lines to stderr ---
 LOG_LEVEL = "INFO"
 LOG_FILE = str(_config.path("logs", "crawl.log"))
+if _config.log_json:  # LOG_FORMAT=json in the environment: JSON lines (crawler/logjson.py)
+    from crawler.logjson import install_json_records
+
+    install_json_records()
+    LOG_FORMAT = "%(message)s"
 LOG_FILE_APPEND = True
 
 FEED_EXPORT_ENCODING = "utf-8"
@@ -197,6 +222,9 @@ FEED_EXPORT_ENCODING = "utf-8"
 ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
 ES_SHARDS = 1  # primary shards of a new index
 ES_REPLICAS = 0  # replicas (1 or more on a multi-node cluster)
+# Ranking weights of both engines, by signal (index/signals.py); "" = the packaged
+# index/weights.json. EMBEDDED_RANK_WEIGHTS / ES_RANK_WEIGHTS override single weights.
+SEARCH_WEIGHTS_FILE = ""
 
 # --- freshness: recrawl, conditional GET, deletions, moves (crawler/freshness.py, issue 9) ---
 # between RedirectMiddleware (600) and the handler: sees 301/304/404 before they are handled

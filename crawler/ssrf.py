@@ -14,15 +14,20 @@ from collections.abc import Iterable
 
 from scrapy.exceptions import IgnoreRequest
 
+from crawler.options import enabled
+
 logger = logging.getLogger(__name__)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class SSRFRefused(IgnoreRequest):
-    """A connection to a non-public address that no allowlist entry names; never retried."""
+    """A connection to a non-public address that no allowlist entry names; never retried.
 
-    def __init__(self, host: str, ip: str, reason: str):
+    ``counted``: the refusal is already in the stats (the browser proxy counts its own).
+    """
+
+    def __init__(self, host: str, ip: str, reason: str, counted: bool = False):
         super().__init__(
             f"SSRF guard refused {host} ({ip}: {reason}); allow it with "
             f"SSRF_ALLOWED_NETWORKS if it is meant to be crawled"
@@ -30,6 +35,7 @@ class SSRFRefused(IgnoreRequest):
         self.host = host
         self.ip = ip
         self.reason = reason
+        self.counted = counted
 
 
 def address_class(ip: IPAddress) -> str | None:
@@ -60,7 +66,7 @@ class AddressPolicy:
     def from_settings(cls, settings) -> AddressPolicy:
         """``SSRF_GUARD_ENABLED`` (default True), ``SSRF_ALLOWED_NETWORKS`` (CIDR list)."""
         return cls(settings.getlist("SSRF_ALLOWED_NETWORKS"),
-                   enabled=settings.getbool("SSRF_GUARD_ENABLED", True))
+                   enabled=enabled(settings, "SSRF_GUARD_ENABLED"))
 
     def refusal(self, address: str) -> str | None:
         """The reason to refuse ``address`` (an IP literal), or None if it may be used.

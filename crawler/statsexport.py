@@ -22,6 +22,7 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from crawler.config import Config, config_from_settings
+from crawler.options import setting
 from crawler.urls import host_of
 
 logger = logging.getLogger(__name__)
@@ -187,7 +188,8 @@ class StatsExport:
         store: StatsStore,
         interval: float,
         worker: str | None = None,
-        top_hosts: int = 20,
+        *,
+        top_hosts: int,
         clock=time.time,
     ):
         self.stats = stats
@@ -202,12 +204,12 @@ class StatsExport:
     @classmethod
     def from_crawler(cls, crawler) -> StatsExport:
         s = crawler.settings
-        interval = s.getfloat("STATS_EXPORT_INTERVAL", 10.0)
+        interval = setting(s, "STATS_EXPORT_INTERVAL", float)
         if interval <= 0:
             raise NotConfigured
-        store = open_stats_store(config_from_settings(s), s.getint("STATS_EXPORT_MAX", 10_000))
+        store = open_stats_store(config_from_settings(s), setting(s, "STATS_EXPORT_MAX", int))
         ext = cls(crawler.stats, store, interval, s.get("STATS_EXPORT_WORKER") or None,
-                  s.getint("STATS_EXPORT_TOP_HOSTS", 20))
+                  top_hosts=setting(s, "STATS_EXPORT_TOP_HOSTS", int))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(ext.response_received, signal=signals.response_received)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter, OrderedDict
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
+
+from crawler.options import Option, settings_to_options
 
 _DIGITS = re.compile(r"\d+")
 
@@ -28,12 +31,21 @@ class TrapGuard:
       bounded LRU of ``max_patterns`` patterns.
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "FRONTIER_MAX_DEPTH": ("max_depth", int),
+        "FRONTIER_MAX_URL_LENGTH": ("max_url_length", int),
+        "FRONTIER_MAX_SEGMENT_REPEATS": ("max_segment_repeats", int),
+        "FRONTIER_MAX_QUERY_VARIANTS": ("max_query_variants", int),
+    }
+
     def __init__(
         self,
-        max_depth: int = 0,
-        max_url_length: int = 2000,
-        max_segment_repeats: int = 3,
-        max_query_variants: int = 200,
+        *,
+        max_depth: int,
+        max_url_length: int,
+        max_segment_repeats: int,
+        max_query_variants: int,
         max_patterns: int = 10_000,
     ):
         self.max_depth = max_depth
@@ -44,13 +56,9 @@ class TrapGuard:
         self._variants: OrderedDict[str, set[int]] = OrderedDict()
 
     @classmethod
-    def from_settings(cls, settings) -> TrapGuard:
-        return cls(
-            max_depth=settings.getint("FRONTIER_MAX_DEPTH", 0),
-            max_url_length=settings.getint("FRONTIER_MAX_URL_LENGTH", 2000),
-            max_segment_repeats=settings.getint("FRONTIER_MAX_SEGMENT_REPEATS", 3),
-            max_query_variants=settings.getint("FRONTIER_MAX_QUERY_VARIANTS", 200),
-        )
+    def from_settings(cls, settings: Any, **overrides: Any) -> TrapGuard:
+        """The guard the ``FRONTIER_MAX_*`` settings describe, ``overrides`` on top."""
+        return cls(**settings_to_options(settings, cls.SETTINGS, **overrides))
 
     def check(self, url: str, depth: int = 0) -> str | None:
         """The reason to drop ``url`` (reached at ``depth``), or ``None`` to keep it."""

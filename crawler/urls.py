@@ -1,14 +1,20 @@
 """URL canonicalization: one spelling per page, so the seen filter and doc ids agree.
 
 w3lib does the heavy lifting (case, dot segments, percent-encoding, IDN, query order,
-fragments); on top of it we drop default ports, tracking parameters and session ids.
+fragments); on top of it we drop default ports, tracking parameters and session ids, and
+refuse hosts that are not host names: a host is an IP literal, or dot-separated labels that
+IDNA encodes to letters, digits, ``-`` and ``_`` (RFC 3986 leaves more room in a reg-name,
+``%``-escapes and sub-delims, but no resolver takes them, and ``"><img ...>.test`` or
+``%00`` in a host is an attack, not a web site).
 """
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import re
 from functools import lru_cache
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
@@ -51,7 +57,40 @@ _TRACKING_LOWER = frozenset(p.lower() for p in TRACKING_PARAMS)
 
 
 class InvalidURL(ValueError):
-    """The URL cannot be crawled (not http(s), no host, or unparseable)."""
+    """The URL cannot be crawled (not http(s), no host, a host that is not a host name, or
+    unparseable). ``reason`` is the short drop reason counted in stats: ``invalid_url``, or
+    ``invalid_host`` for a bad host."""
+
+    def __init__(self, message: str, reason: str = "invalid_url"):
+        super().__init__(message)
+        self.reason = reason
+
+
+_LABEL = re.compile(r"[a-z0-9_-]+")
+
+
+def check_host(host: str, url: str = "") -> str:
+    """``host`` (from ``urlsplit``, lower-case, no brackets) as an ASCII host name or IP
+    literal; raises ``InvalidURL`` (reason ``invalid_host``) for anything else."""
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            raise InvalidURL(f"bad IPv6 host in {url!r}", "invalid_host") from None
+        return host
+    decoded = unquote(host).lower()
+    try:
+        ascii_host = decoded.encode("idna").decode("ascii") if not decoded.isascii() \
+            else decoded
+    except UnicodeError as exc:
+        raise InvalidURL(f"host of {url!r} is not a valid IDNA name: {exc}",
+                         "invalid_host") from None
+    bad = next((label for label in ascii_host.split(".") if not _LABEL.fullmatch(label)), None)
+    if bad is not None:
+        what = f"characters no host name has ({bad!r})" if bad else "an empty label"
+        raise InvalidURL(f"host of {url!r} has {what}: a host name is dot-separated labels "
+                         "of letters, digits, '-' and '_'", "invalid_host")
+    return ascii_host
 
 
 def _is_tracking(name: str) -> bool:
@@ -117,6 +156,7 @@ def _canonicalize_absolute(url: str) -> str:
     host = (parts.hostname or "").rstrip(".")
     if not host:
         raise InvalidURL(f"URL has no host: {url!r}")
+    host = check_host(host, url)
     try:
         port = parts.port
     except ValueError:
@@ -153,3 +193,8 @@ def netloc_of(url: str) -> str:
     if port is None or port == DEFAULT_PORTS.get(parts.scheme):
         return host
     return f"{host}:{port}"
+
+
+def doc_id_for(canonical_url: str) -> str:
+    """Document id: the first 16 hex digits of SHA-1 of the canonical URL."""
+    return hashlib.sha1(canonical_url.encode("utf-8")).hexdigest()[:16]

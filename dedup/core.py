@@ -4,9 +4,11 @@ SimHash, and a cluster id for every document (the id of its cluster's first docu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
+from crawler.options import Option, settings_to_options
 from dedup.minhash import MinHashIndex
 from dedup.simhash import SimHashIndex, simhash
 from dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
@@ -50,38 +52,57 @@ class Deduplicator:
     similarity means little on a few words); empty texts are never duplicates.
     """
 
+    #: Setting -> option of ``create``; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "DEDUP_METHOD": ("method", str),
+        "DEDUP_REDIS_PREFIX": ("prefix", str),
+        "DEDUP_MINHASH_THRESHOLD": ("threshold", float),
+        "DEDUP_MINHASH_PERMUTATIONS": ("num_perm", int),
+        "DEDUP_SIMHASH_DISTANCE": ("hamming_k", int),
+        "DEDUP_SHINGLE_SIZE": ("shingle_size", int),
+        "DEDUP_MIN_TOKENS": ("min_tokens", int),
+    }
+
     def __init__(
         self,
-        method: str = "minhash",
-        store: DedupStore | None = None,
-        index: MinHashIndex | SimHashIndex | None = None,
-        shingle_size: int = 3,
-        min_tokens: int = 20,
+        method: str,
+        store: DedupStore,
+        index: MinHashIndex | SimHashIndex,
+        *,
+        shingle_size: int,
+        min_tokens: int,
     ):
         if method not in METHODS:
             raise ValueError(f"unknown dedup method {method!r}; use one of {METHODS}")
         self.method = method
-        self.store = store if store is not None else MemoryDedupStore()
-        if index is None:
-            index = MinHashIndex() if method == "minhash" else SimHashIndex()
+        self.store = store
         self.index = index
         self.fingerprinter = Fingerprinter(shingle_size)
         self.min_tokens = min_tokens
 
     @classmethod
+    def from_settings(cls, settings: Any, **overrides: Any) -> Deduplicator:
+        """The deduplicator the ``DEDUP_*`` settings describe (Scrapy or Django settings, a
+        mapping or None), ``overrides`` (options of ``create``, e.g. ``redis_url``) on top."""
+        return cls.create(**settings_to_options(settings, cls.SETTINGS, **overrides))
+
+    @classmethod
     def create(
         cls,
-        method: str = "minhash",
+        *,
+        method: str,
+        prefix: str,
+        threshold: float,
+        num_perm: int,
+        hamming_k: int,
+        shingle_size: int,
+        min_tokens: int,
         redis_url: str | None = None,
-        prefix: str = "dedup",
-        threshold: float = 0.7,
-        num_perm: int = 128,
-        hamming_k: int = 3,
         simhash_blocks: int = 6,
-        shingle_size: int = 3,
-        min_tokens: int = 20,
     ) -> Deduplicator:
         """A deduplicator whose state is in Redis when ``redis_url`` is given, else in memory."""
+        if method not in METHODS:
+            raise ValueError(f"unknown dedup method {method!r}; use one of {METHODS}")
         client = None
         if redis_url:
             import redis
@@ -94,7 +115,7 @@ class Deduplicator:
             )
         else:
             index = SimHashIndex(hamming_k, simhash_blocks, client, basename=f"{prefix}:simhash")
-        return cls(method, store, index, shingle_size, min_tokens)
+        return cls(method, store, index, shingle_size=shingle_size, min_tokens=min_tokens)
 
     def fingerprint(self, tokens: list[str]):
         """The method's fingerprint of a token list (a MinHash signature or a 64-bit SimHash)."""

@@ -16,10 +16,11 @@ from urllib.parse import urlsplit
 
 import testweb
 from crawler.items import Link, PageItem
+from crawler.urls import doc_id_for
 from harness import ROOT, log
 from harness.crawlrun import migrate, run_crawl
 from index.analysis import analyze_joined
-from index.base import Document, doc_id_for
+from index.base import Document
 from index.embedded import (
     EmbeddedBackend,
 )
@@ -238,7 +239,7 @@ def link_signals(pages: Sequence[dict], path: Path) -> tuple[SQLiteLinkStore, di
         links = [Link(**link) for link in page.get("links") or ()]
         store.add(page.get("doc_id") or doc_id_for(page["url"]), page["host"], links)
     store.flush()
-    computed = compute(store, RankSettings())
+    computed = compute(store, RankSettings.from_settings(None))
     ranks: dict[str, float] = {}
     for batch in computed.pages.batches(computed.page_ranks):
         ranks.update(batch)

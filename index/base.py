@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-
-def doc_id_for(canonical_url: str) -> str:
-    """Document id: the first 16 hex digits of SHA-1 of the canonical URL."""
-    return hashlib.sha1(canonical_url.encode("utf-8")).hexdigest()[:16]
+if TYPE_CHECKING:
+    from index.query import Query
 
 
 def host_pattern_suffix(pattern: str) -> str:
@@ -75,6 +73,8 @@ class Hit:
     cluster_id: str = ""
     similar: int = 0
     pagerank: float = 0.0
+    #: With ``search(..., explain=True)``: each signal's value, weight and contribution.
+    explain: dict | None = None
 
 
 @dataclass
@@ -90,6 +90,8 @@ class Results:
     partial: bool = False
     suggestion: str | None = None
     extra: dict = field(default_factory=dict)
+    #: The parsed query, for what callers derive from it (looser versions, for one).
+    parsed: Query | None = field(default=None, repr=False, compare=False)
 
 
 class SearchBackend(ABC):
@@ -121,8 +123,16 @@ class SearchBackend(ABC):
         """Make all writes so far visible to searches."""
 
     @abstractmethod
-    def search(self, query: str, page: int = 1, size: int = 10) -> Results:
-        """Run a query in the shared query language; ``page`` counts from 1."""
+    def search(self, query: str | Query, page: int = 1, size: int = 10,
+               explain: bool = False) -> Results:
+        """Run a query in the shared query language; ``page`` counts from 1. A page with
+        few results carries a "did you mean" ``suggestion`` when a word is unknown; with
+        ``explain`` every hit says what each ranking signal gave it."""
+
+    @abstractmethod
+    def suggest(self, query: str | Query) -> str | None:
+        """The query with each word no document holds replaced by its likeliest correction
+        from the index's own words, or ``None`` when there is nothing to correct."""
 
     @abstractmethod
     def get(self, doc_id: str) -> Document | None:

@@ -1,27 +1,21 @@
 """The Elasticsearch search backend: versioned indices behind an alias, fed by bulk streaming.
 
-Index design (see docs/elasticsearch.md):
+Index design (see docs/elasticsearch.md): text is analyzed in Python by
+:mod:`index.analysis`, the code the embedded index uses, and reaches Elasticsearch as
+space-joined terms in ``whitespace``-analyzed fields; only core analyzers are used, so the
+design runs on the minimal integ-test server and unchanged on a full cluster. The backend is
+this class plus one module per role:
 
-- Text is analyzed in Python by :mod:`index.analysis`, the code the embedded index uses, and
-  reaches Elasticsearch as space-joined terms in ``whitespace``-analyzed text fields
-  (``title``, ``body``, ``anchors``, ``url``). Only core analyzers are used, so the design
-  runs on the minimal integ-test server and unchanged on a full cluster.
-- ``site`` holds the host and its parent domains (keyword) for ``site:``; ``host``,
-  ``cluster`` (the collapse key), ``lang`` are keywords; ``fetched_at`` and ``pagerank`` are
-  numeric. When the cluster has the mapper-extras module, ``pagerank_rf`` is also a
-  ``rank_feature`` and the static rank uses a ``rank_feature`` query; otherwise a
-  ``function_score`` over ``pagerank``. A ``gauss`` decay on ``fetched_at`` favours fresh pages.
-- The embedded ranker's query signals, without scripts: ``site_name`` (keyword) and
-  ``url_depth`` (integer) are computed in Python; site home, label, site mention, language
-  and every-word are ``filter`` + ``weight`` functions of a ``function_score`` that
-  multiplies the text score by ``1 + sum(weights)``; compounds of the query's words are
-  ``should`` clauses; pages lacking one minor word are ``should`` alternatives (their IDF
-  from one ``filters`` aggregation); the any-word fallback is a second request.
-- ``doc`` keeps the whole :class:`~index.base.Document` (not indexed) for hits, snippets,
-  ``get`` and rebuilds; the analyzed fields are left out of ``_source`` to keep it small.
-- Writes go to the alias ``<prefix>``, which points to one versioned index
-  ``<prefix>-v<N>``; :meth:`ElasticsearchBackend.reindex` builds ``v<N+1>`` from the stored
-  documents and swaps the alias atomically.
+- :mod:`index.es_mapping`: the mapping and each document's ``_source``, both from the shared
+  field declarations of :mod:`index.fields`;
+- :mod:`index.es_query`: the query AST compiled to the DSL, and the ranking the signals of
+  :mod:`index.signals` compile themselves into (``function_score``, no scripts);
+- :mod:`index.es_paging`: from/size pages with server-side collapse, ``search_after``
+  beyond the window, near-copy counts;
+- :mod:`index.es_suggest`: "did you mean" from the term suggester, in the same request;
+- :mod:`index.es_reindex`: a new versioned index built from the stored documents, the
+  alias swapped atomically;
+- :mod:`index.es_bulk`: lossless bulk streaming with a disk spool while the cluster is down.
 
 Snippets come from :mod:`index.snippets` over the stored text (HTML-escaped, words marked by
 their analyzed term), because Elasticsearch's highlighter would only see the stemmed terms.
@@ -30,69 +24,43 @@ their analyzed term), because Elasticsearch's highlighter would only see the ste
 from __future__ import annotations
 
 import logging
-import math
-import re
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout
-from elasticsearch import ApiError, Elasticsearch, NotFoundError
+from elasticsearch import ApiError, Elasticsearch
 
 from crawler.config import Config, get_config
-from index.analysis import (
-    WORD_RE,
-    analyze,
-    compound_terms,
-    host_suffixes,
-    normalize,
-    normalize_host,
-    query_language,
-)
+from crawler.options import setting_default, settings_to_options
 from index.base import (
     Document,
-    Hit,
     Results,
     SearchBackend,
     host_matches,
     host_pattern_suffix,
 )
-from index.embedded import (
+from index.es_bulk import BulkWriter, Stats, action_version
+from index.es_explain import explain_hits
+from index.es_mapping import HIT_SOURCE, bulk_action, document_source, index_body, mappings
+from index.es_paging import Pager, partial
+from index.es_query import QueryCompiler, RankingQuery, word_idf
+from index.es_reindex import AliasReindexer, current_index
+from index.es_suggest import suggest_request, suggestion
+from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
-    MAX_BLEND_WORDS,
     FieldWeights,
-    mentioned_site_names,
-    query_site_names,
-    settings_to_options,
-    site_name,
-    url_depth,
 )
-from index.es_bulk import BulkWriter, Stats, action_version
-from index.query import And, Node, Not, Or, Phrase, Query, Site, Term, parse
-from index.scoring import Ranker
-from index.snippets import build_snippet
+from index.hits import make_hit
+from index.query import Query, parse
+from index.signals import RankContext, Ranker, Signal
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
 
 logger = logging.getLogger(__name__)
-
-_TEXT_FIELDS = ("title", "body", "anchors", "url")
-_ANALYZED = [*_TEXT_FIELDS, "suggest", "site"]
-_HIT_SOURCE = [f"doc.{f}" for f in ("id", "url", "host", "title", "body", "description")] + [
-    "doc.cluster_id",
-    "doc.pagerank",
-]
-_SECONDS_PER_DAY = 86_400.0
-# Ties in score break by id, so from/size pages and search_after walks agree.
-_RANK_ORDER = [{"_score": "desc"}, {"id": "asc"}]
-
-#: Signal weights where they differ from the signals' defaults. Signals multiply the raw
-#: text score here, so the home page of a named site needs a large factor to come first
-#: as it does in the embedded ranker (whose text score is at most 1).
-DEFAULT_RANK_WEIGHTS = {"sitehome": 100.0}
 
 # Setting name -> (constructor option, type); defaults live in ElasticsearchBackend.__init__.
 SETTINGS = {
@@ -104,15 +72,14 @@ SETTINGS = {
     "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
-    "ES_FIELD_WEIGHTS": ("field_weights", dict),
+    "ES_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
     "ES_RANK_WEIGHTS": ("rank_weights", dict),
-    "ES_FRESHNESS_WEIGHT": ("freshness_weight", float),
-    "ES_FRESHNESS_SCALE_DAYS": ("freshness_scale_days", float),
     "ES_SUGGEST_BODY_CHARS": ("suggest_body_chars", int),
     "ES_MIN_STRICT_HITS": ("min_strict_hits", int),
     "ES_BLEND_WORDS": ("blend_words", int),
     "ES_BLEND_BELOW": ("blend_below", int),
     "SEARCH_LANGUAGE": ("language", str),
+    "SEARCH_WEIGHTS_FILE": ("weights_file", str),
     "ES_BULK_DOCS": ("bulk_docs", int),
     "ES_BULK_BYTES": ("bulk_bytes", int),
     "ES_BULK_INTERVAL_S": ("bulk_interval_s", float),
@@ -126,104 +93,6 @@ def options_from_settings(settings: Any) -> dict:
     return settings_to_options(settings, SETTINGS)
 
 
-def mappings(rank_feature: bool) -> dict:
-    """The index mapping; ``rank_feature`` adds ``pagerank_rf`` (needs mapper-extras)."""
-    text = {"type": "text", "analyzer": "whitespace", "similarity": "BM25"}
-    properties: dict[str, dict] = {name: dict(text) for name in _TEXT_FIELDS}
-    properties["suggest"] = {"type": "text", "analyzer": "whitespace", "norms": False}
-    properties.update(
-        {
-            "id": {"type": "keyword"},
-            "site": {"type": "keyword", "norms": False},
-            "host": {"type": "keyword"},
-            "cluster": {"type": "keyword"},
-            "cluster_id": {"type": "keyword"},
-            "lang": {"type": "keyword"},
-            "site_name": {"type": "keyword"},
-            "url_depth": {"type": "integer"},
-            "fetched_at": {"type": "double"},
-            "pagerank": {"type": "float"},
-            "indexed_at": {"type": "long"},
-            "doc": {"type": "object", "enabled": False},
-        }
-    )
-    if rank_feature:
-        properties["pagerank_rf"] = {"type": "rank_feature"}
-    return {
-        "dynamic": "strict",
-        "_source": {"excludes": _ANALYZED},
-        "properties": properties,
-    }
-
-
-class QueryCompiler:
-    """Compiles the shared query AST to the Elasticsearch query DSL."""
-
-    def __init__(
-        self,
-        field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
-        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
-    ):
-        self.field_weights = field_weights
-        self.fields = [f"{name}^{weight:g}" for name, weight in field_weights.items()]
-        self.compound_fields = compound_fields
-
-    def label(self, node: Node) -> dict:
-        """Pages whose title, anchor text or URL hold a word or phrase (a filter)."""
-        if isinstance(node, Term):
-            return _label_match(node.term, "best_fields")
-        return _label_match(" ".join(node.terms), "phrase")
-
-    def compound(self, term: str) -> dict:
-        """A compound term of the query's words in the compound fields, scored."""
-        return {
-            "multi_match": {
-                "query": term,
-                "type": "best_fields",
-                "fields": [f"{f}^{w:g}" for f, w in self.compound_fields.items()],
-                "tie_breaker": self.compound_fields.tie_breaker,
-                "analyzer": "whitespace",
-            }
-        }
-
-    def compile(self, node: Node) -> dict:
-        """The DSL query matching exactly the documents ``node`` matches."""
-        if isinstance(node, Term):
-            return self._multi_match(node.term, "best_fields")
-        if isinstance(node, Phrase):
-            return self._multi_match(" ".join(node.terms), "phrase")
-        if isinstance(node, Site):
-            return {"term": {"site": node.host}}
-        if isinstance(node, Or):
-            return {
-                "bool": {
-                    "should": [self.compile(c) for c in node.children],
-                    "minimum_should_match": 1,
-                }
-            }
-        if isinstance(node, Not):
-            return {"bool": {"must_not": [self.compile(node.child)]}}
-        if isinstance(node, And):
-            must = [self.compile(c) for c in node.children if not isinstance(c, Not)]
-            must_not = [self.compile(c.child) for c in node.children if isinstance(c, Not)]
-            clause: dict = {"must": must}
-            if must_not:
-                clause["must_not"] = must_not
-            return {"bool": clause}
-        raise TypeError(f"Not a query node: {node!r}")
-
-    def _multi_match(self, text: str, kind: str) -> dict:
-        return {
-            "multi_match": {
-                "query": text,
-                "type": kind,
-                "fields": self.fields,
-                "tie_breaker": self.field_weights.tie_breaker,
-                "analyzer": "whitespace",
-            }
-        }
-
-
 class ElasticsearchBackend(SearchBackend):
     """Documents in an alias-versioned Elasticsearch index; writes streamed losslessly."""
 
@@ -231,14 +100,14 @@ class ElasticsearchBackend(SearchBackend):
         self,
         hosts: str | list[str],
         *,
-        index_prefix: str = "websearch",
-        shards: int = 1,
-        replicas: int = 0,
+        index_prefix: str | None = None,
+        shards: int | None = None,
+        replicas: int | None = None,
         refresh_interval: str = "1s",
         field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
         rank_weights: Mapping[str, float] | None = None,
-        freshness_weight: float = 0.5,
-        freshness_scale_days: float = 30.0,
+        signals: Sequence[Signal] | None = None,
+        weights_file: str | None = None,
         query_timeout: str = "2s",
         request_timeout_s: float = 30.0,
         max_window: int = 10_000,
@@ -264,24 +133,21 @@ class ElasticsearchBackend(SearchBackend):
         if isinstance(hosts, str):
             hosts = [h.strip() for h in hosts.split(",") if h.strip()]
         self.hosts = hosts
+        # None: the setting's default (crawler/settings.py)
+        index_prefix = index_prefix or setting_default("ES_INDEX_PREFIX")
         self.alias = index_prefix
-        self.shards = shards
-        self.replicas = replicas
+        self.shards = setting_default("ES_SHARDS") if shards is None else shards
+        self.replicas = setting_default("ES_REPLICAS") if replicas is None else replicas
         self.refresh_interval = refresh_interval
         self.compiler = QueryCompiler(field_weights, compound_fields)
-        weights = Ranker(weights={**DEFAULT_RANK_WEIGHTS, **(rank_weights or {})}).weights
-        self.text_weight = weights.get("bm25", 1.0)
-        self.rank_weight = weights.get("pagerank", 0.0)
-        self.weights = weights
+        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights,
+                                        weights_file or None)
+        self.ranking = RankingQuery(self.compiler, self.ranker, max_missing_share)
         self.min_strict_hits = min_strict_hits
         self.blend_words = blend_words
         self.blend_below = blend_below
-        self.max_missing_share = max_missing_share
         self.language = language
-        self.freshness_weight = freshness_weight
-        self.freshness_scale_s = freshness_scale_days * _SECONDS_PER_DAY
         self.query_timeout = query_timeout
-        self.max_window = max_window
         self.track_total_hits = track_total_hits
         self.suggest_body_chars = suggest_body_chars
         self.snippet_chars = snippet_chars
@@ -292,6 +158,7 @@ class ElasticsearchBackend(SearchBackend):
             max_retries=3,
             retry_on_timeout=True,
         )
+        self.pager = Pager(self.client, self.alias, max_window, query_timeout)
         if spool_dir is None:
             spool_dir = (config or get_config()).data_dir / "es-spool" / index_prefix
         self.stats_ = Stats(crawler_stats)
@@ -320,29 +187,12 @@ class ElasticsearchBackend(SearchBackend):
 
     # --- index lifecycle --------------------------------------------------------------
 
-    def _cluster_has_rank_feature(self) -> bool:
-        nodes = self.client.nodes.info(metric="plugins")["nodes"].values()
-        return all(
-            any(m["name"] == "mapper-extras" for m in node.get("modules", [])) for node in nodes
-        )
-
     def _index_body(self) -> dict:
-        return {
-            "settings": {
-                "number_of_shards": self.shards,
-                "number_of_replicas": self.replicas,
-                "refresh_interval": self.refresh_interval,
-            },
-            "mappings": mappings(self._cluster_has_rank_feature()),
-        }
+        return index_body(self.client, self.shards, self.replicas, self.refresh_interval)
 
     def current_index(self) -> str | None:
         """The concrete index the alias points to, or ``None`` before ``ensure_index``."""
-        try:
-            names = list(self.client.indices.get_alias(name=self.alias))
-        except NotFoundError:
-            return None
-        return max(names, key=_version_of) if names else None
+        return current_index(self.client, self.alias)
 
     def ensure_index(self) -> None:
         """Create ``<prefix>-v1`` behind the alias unless the alias exists; idempotent.
@@ -401,58 +251,15 @@ class ElasticsearchBackend(SearchBackend):
 
     # --- writes -----------------------------------------------------------------------
 
-    def _source(self, doc: Document, rank_feature: bool) -> dict:
-        if not doc.host:
-            doc.host = normalize_host(doc.url)
-        source = {
-            "id": doc.id,
-            "title": " ".join(analyze(doc.title)),
-            "body": " ".join(analyze(doc.body or doc.description)),
-            "anchors": " ".join(analyze(doc.anchors)),
-            "url": " ".join(analyze(doc.url.split("://", 1)[-1])),
-            "suggest": " ".join(self._suggest_words(doc)),
-            "site": host_suffixes(doc.host),
-            "host": doc.host,
-            "cluster": doc.cluster_id or doc.id,
-            "cluster_id": doc.cluster_id,
-            "lang": doc.lang.strip().lower().replace("_", "-").split("-")[0],
-            "site_name": site_name(doc.host),
-            "url_depth": url_depth(doc.url),
-            "fetched_at": float(doc.fetched_at),
-            "pagerank": float(doc.pagerank),
-            "doc": doc.to_dict(),
-        }
-        if rank_feature and doc.pagerank > 0:
-            source["pagerank_rf"] = float(doc.pagerank)
-        return source
-
-    def _suggest_words(self, doc: Document) -> list[str]:
-        """Normalized, unstemmed words for "did you mean": what users can be offered."""
-        text = " ".join(
-            (doc.title, doc.anchors, (doc.body or doc.description)[: self.suggest_body_chars])
-        )
-        return WORD_RE.findall(normalize(text))
-
     def index(self, docs: Iterable[Document]) -> int:
         """Queue documents for bulk indexing by id (blocks when the queue is full)."""
         rank_feature = self.uses_rank_feature()
         count = 0
         for doc in docs:
             version = action_version()
-            source = self._source(doc, rank_feature)
+            source = document_source(doc, rank_feature, self.suggest_body_chars)
             source["indexed_at"] = version
-            self.writer.add(
-                {
-                    "index": {
-                        "_index": self.alias,
-                        "_id": doc.id,
-                        "version": version,
-                        "version_type": "external",
-                        "require_alias": True,
-                    }
-                },
-                source,
-            )
+            self.writer.add(bulk_action("index", self.alias, doc.id, version), source)
             count += 1
         return count
 
@@ -460,17 +267,7 @@ class ElasticsearchBackend(SearchBackend):
         """Queue deletions by id; unknown ids are ignored."""
         count = 0
         for doc_id in ids:
-            self.writer.add(
-                {
-                    "delete": {
-                        "_index": self.alias,
-                        "_id": doc_id,
-                        "version": action_version(),
-                        "version_type": "external",
-                        "require_alias": True,
-                    }
-                }
-            )
+            self.writer.add(bulk_action("delete", self.alias, doc_id, action_version()))
             count += 1
         return count
 
@@ -540,534 +337,101 @@ class ElasticsearchBackend(SearchBackend):
             **{k: v for k, v in self.stats_.values.items()},
         }
 
-    def _matching(
-        self, parsed: Query, relaxed: bool, idf: list[float] | None
-    ) -> tuple[dict, list[dict]]:
-        """The query for the pages to rank and the ``allwords`` function that goes with it.
+    # --- search ---------------------------------------------------------------------
 
-        Strict: every word. ``relaxed`` (the any-word fallback): any word, pages with every
-        word scored up. With ``idf`` (a plain query of ``blend_words`` words or more): also
-        the pages lacking one minor word, their text score times the share of the query's
-        IDF they cover, pages with every word scored up.
-        """
-        strict = self.compiler.compile(parsed.root)
-        words = _plain_words(parsed.root)
-        weight = self.weights.get("allwords", 0.0)
-        if relaxed and len(words) > 1:
-            query = {
-                "bool": {
-                    "should": [self.compiler.compile(w) for w in words],
-                    "minimum_should_match": 1,
-                }
-            }
-            return query, [{"filter": strict, "weight": weight}] if weight else []
-        if not idf:
-            return strict, []
-        total = sum(idf) or 1.0
-        compiled = [self.compiler.compile(w) for w in words]
-        alternatives = [strict]
-        for i, missing in enumerate(compiled):
-            share = idf[i] / total
-            if share > self.max_missing_share:
-                continue
-            others = [c for j, c in enumerate(compiled) if j != i]
-            # boost: Lucene's coordination factor, the text score times the share covered
-            alternatives.append(
-                {"bool": {"must": others, "must_not": [missing], "boost": 1 - share}}
-            )
-        if len(alternatives) == 1:
-            return strict, []
-        query = {"bool": {"should": alternatives, "minimum_should_match": 1}}
-        return query, [{"filter": strict, "weight": weight}] if weight else []
-
-    def _signals(self, parsed: Query, query: dict, all_words: list[dict]) -> dict:
-        """``query`` scored by the ranking signals the query calls for, as a multiplier of
-        its text score (``1 + sum(weight)`` of the signals a page has), so a weight means
-        the same share of the text score as in the embedded ranker. Compounds of the
-        query's words add to the text score; the home page of a site the query names
-        matches even without the words."""
-        words = _plain_words(parsed.root)
-        compounds = (
-            compound_terms([w.word for w in words])
-            if words and all(isinstance(w, Term) for w in words)
-            and self.compiler.compound_fields.items()
-            else []
-        )
-        if compounds:
-            query = {
-                "bool": {
-                    "must": [query],
-                    "should": [self.compiler.compound(c) for c in compounds],
-                }
-            }
-        weights = self.weights
-        functions: list[dict] = []
-        named = sorted(query_site_names(parsed.raw))
-        if named and weights.get("sitehome"):
-            home = {
-                "bool": {
-                    "filter": [{"terms": {"site_name": named}}, {"term": {"url_depth": 0}}]
-                }
-            }
-            query = {
-                "bool": {
-                    "should": [query, {"constant_score": {"filter": home, "boost": 1.0}}],
-                    "minimum_should_match": 1,
-                }
-            }
-            functions.append({"filter": home, "weight": weights["sitehome"]})
-        labelled = [
-            w for w in (getattr(parsed.root, "children", None) or [parsed.root])
-            if isinstance(w, Term | Phrase)
-        ]
-        if labelled and isinstance(parsed.root, Term | Phrase | And) and weights.get("label"):
-            functions.append(
-                {
-                    "filter": {"bool": {"filter": [self.compiler.label(w) for w in labelled]}},
-                    "weight": weights["label"],
-                }
-            )
-        mentioned = sorted(mentioned_site_names(parsed.raw))
-        if mentioned and weights.get("site"):
-            functions.append(
-                {"filter": {"terms": {"site_name": mentioned}}, "weight": weights["site"]}
-            )
-        if weights.get("lang"):
-            lang = query_language(parsed.raw, self.language)
-            functions.append({"filter": {"term": {"lang": lang}}, "weight": weights["lang"]})
-            functions.append({"filter": {"term": {"lang": ""}}, "weight": weights["lang"] / 2})
-        functions.extend(all_words)
-        if not functions:
-            return query
-        return {
-            "function_score": {
-                "query": query,
-                "functions": [{"weight": 1.0}, *functions],
-                "score_mode": "sum",
-                "boost_mode": "multiply",
-            }
-        }
-
-    def _word_idf(self, parsed: Query) -> list[float] | None:
-        """BM25's IDF of each word of a plain query of ``blend_words`` to
-        ``MAX_BLEND_WORDS`` words that fewer than ``blend_below`` pages match in full, in
-        the body field (a phrase: its rarest term); one request. ``None`` otherwise."""
-        words = _plain_words(parsed.root)
-        if not self.blend_words or not self.blend_words <= len(words) <= MAX_BLEND_WORDS:
-            return None
-        terms = sorted({t for w in words for t in ([w.term] if isinstance(w, Term) else w.terms)})
-        response = self.client.search(
-            index=self.alias,
-            size=0,
-            track_total_hits=True,
-            aggs={
-                "df": {
-                    "filters": {"filters": {t: {"term": {"body": t}} for t in terms}}
-                },
-                "strict": {"filter": self.compiler.compile(parsed.root)},
-            },
-            timeout=self.query_timeout,
-        )
-        if response["aggregations"]["strict"]["doc_count"] >= self.blend_below:
-            return None
-        n = response["hits"]["total"]["value"]
-        df = {t: b["doc_count"] for t, b in response["aggregations"]["df"]["buckets"].items()}
-
-        def idf(count: int) -> float:
-            return math.log(1.0 + (n - count + 0.5) / (count + 0.5))
-
-        return [
-            idf(df[w.term]) if isinstance(w, Term) else max(idf(df[t]) for t in w.terms)
-            for w in words
-        ]
-
-    def search_body(
-        self, parsed: Query, relaxed: bool = False, idf: list[float] | None = None
-    ) -> dict:
+    def search_body(self, parsed: Query, relaxed: bool = False,
+                    idf: list[float] | None = None) -> dict:
         """The search request body (without paging) for a parsed, non-empty query:
         ``relaxed`` for the any-word fallback, ``idf`` (``_word_idf``) to also rank pages
         lacking one minor word."""
-        text_query = self._signals(parsed, *self._matching(parsed, relaxed, idf))
-        if self.text_weight != 1.0:
-            text_query = {"bool": {"must": [text_query], "boost": self.text_weight}}
-        functions = []
-        rank_feature = self.rank_weight > 0 and self.uses_rank_feature()
-        if self.rank_weight > 0 and not rank_feature:
-            functions.append(
-                {
-                    "field_value_factor": {"field": "pagerank", "missing": 0},
-                    "weight": self.rank_weight,
-                }
-            )
-        if self.freshness_weight > 0:
-            functions.append(
-                {
-                    "gauss": {
-                        "fetched_at": {
-                            "origin": time.time(),
-                            "scale": self.freshness_scale_s,
-                            "decay": 0.5,
-                        }
-                    },
-                    "weight": self.freshness_weight,
-                }
-            )
-        query: dict = text_query
-        if functions:
-            query = {
-                "function_score": {
-                    "query": text_query,
-                    "functions": functions,
-                    "score_mode": "sum",
-                    "boost_mode": "sum",
-                }
-            }
-        if rank_feature:
-            query = {
-                "bool": {
-                    "must": [query],
-                    "should": [
-                        {
-                            "rank_feature": {
-                                "field": "pagerank_rf",
-                                "linear": {},
-                                "boost": self.rank_weight,
-                            }
-                        }
-                    ],
-                }
-            }
+        context = RankContext.of(parsed, self.language)
+        rank_feature = bool(self.ranker.weight("pagerank")) and self.uses_rank_feature()
         return {
-            "query": query,
+            "query": self.ranking.query(context, relaxed, idf, rank_feature),
             "timeout": self.query_timeout,
             "track_total_hits": self.track_total_hits,
-            "_source": _HIT_SOURCE,
+            "_source": HIT_SOURCE,
         }
 
-    def search(self, query: str | Query, page: int = 1, size: int = 10) -> Results:
-        """Hits by BM25 plus static rank and freshness, collapsed on cluster id.
-
-        Pages within ``max_window`` use from/size with server-side collapse; deeper pages
-        walk the ranking with ``search_after``. ``partial`` is set when a shard timed out or
-        failed.
-        """
+    def search(self, query: str | Query, page: int = 1, size: int = 10,
+               explain: bool = False) -> Results:
+        """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
+        cluster id. ``partial`` is set when a shard timed out or failed."""
         started = time.perf_counter()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
         results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
         if parsed.matches_nothing:
-            results.suggestion = self._suggest(parsed)
+            results.suggestion = self.suggest(parsed)
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
-        body = self.search_body(parsed, idf=self._word_idf(parsed))
+        idf, strict = self._word_idf(parsed)
+        body = self.search_body(parsed, idf=idf)
         offset = (page - 1) * size
-        suggest = self._suggest_request(parsed)
+        suggest = suggest_request(parsed)
         if suggest:
             body["suggest"] = suggest
-        response, found = self._page(body, offset, size)
-        if (
-            response["hits"]["total"]["value"] < self.min_strict_hits
-            and len(_plain_words(parsed.root)) > 1
-        ):
+        response, found = self.pager.page(body, offset, size)
+        if strict is None:  # no page lacking a word competes: every match has them all
+            strict = response["hits"]["total"]["value"]
+        relaxed = False
+        if strict < self.min_strict_hits and parsed.relaxable:
             # No page has every word: pages with some of them, those with more first.
+            relaxed, idf = True, None
             body = self.search_body(parsed, relaxed=True)
             if suggest:
                 body["suggest"] = suggest
-            response, found = self._page(body, offset, size)
+            response, found = self.pager.page(body, offset, size)
         results.total = response["hits"]["total"]["value"]
-        results.partial = _partial(response)
-        results.suggestion = self._suggestion(parsed, response.get("suggest"))
-        terms = parsed.terms()
+        results.partial = partial(response)
+        results.suggestion = suggestion(parsed, response.get("suggest"))
+        explained = self._explain(parsed, [h for h, _ in found], relaxed, idf) if explain else {}
         for hit, similar in found:
-            doc = hit["_source"]["doc"]
-            results.hits.append(
-                Hit(
-                    id=doc["id"],
-                    url=doc["url"],
-                    title=doc.get("title", ""),
-                    snippet=build_snippet(
-                        doc.get("body") or doc.get("description", ""), terms, self.snippet_chars
-                    ),
-                    score=round(hit["_score"] or 0.0, 6),
-                    host=doc.get("host", ""),
-                    cluster_id=doc.get("cluster_id", ""),
-                    similar=similar,
-                    pagerank=doc.get("pagerank", 0.0),
-                )
-            )
+            results.hits.append(make_hit(hit["_source"]["doc"], hit["_score"] or 0.0, similar,
+                                         parsed, self.snippet_chars,
+                                         explained.get(hit["_id"])))
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
 
-    def _page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
-        """The response and the (hit, near-copies) of one page of results for ``body``."""
-        if offset + size > self.max_window:
-            return self._deep_page(body, offset, size)
-        response = self.client.search(
-            index=self.alias,
-            **body,
-            from_=offset,
-            size=size,
-            sort=_RANK_ORDER,
-            collapse={"field": "cluster"},
-        ).body
-        hits = response["hits"]["hits"]
-        return response, list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
-
-    def _deep_page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
-        """A page past ``max_window``: walk the ranking with search_after, collapsing here."""
-        chunk = min(1000, self.max_window)
-        seen: set[str] = set()
-        kept: list[dict] = []
-        request = dict(body, size=chunk, sort=_RANK_ORDER)
-        request["track_scores"] = True
-        first: dict | None = None
-        partial = False
-        while len(kept) < offset + size:
-            response = self.client.search(
-                index=self.alias, **request, docvalue_fields=["cluster"]
-            ).body
-            first = first or response
-            partial = partial or _partial(response)
-            hits = response["hits"]["hits"]
-            for hit in hits:
-                cluster = hit["fields"]["cluster"][0]
-                if cluster not in seen:
-                    seen.add(cluster)
-                    kept.append(hit)
-            if len(hits) < chunk:
-                break
-            request.update(search_after=hits[-1]["sort"], track_total_hits=False)
-            request.pop("suggest", None)
-        page = kept[offset : offset + size]
-        first["timed_out"] = partial
-        return first, list(zip(page, self._cluster_sizes(body["query"], page), strict=True))
-
-    def _cluster_sizes(self, query: dict, hits: list[dict]) -> list[int]:
-        """For each hit, how many other matches share its cluster (the near-copy count).
-
-        One aggregation over the hits' clusters; pages without near-copies cost nothing.
-        """
-        keys = [hit["fields"]["cluster"][0] for hit in hits]
-        shared = sorted(
-            {k for k, h in zip(keys, hits, strict=True) if h["_source"]["doc"].get("cluster_id")}
-        )
-        if not shared:
-            return [0] * len(hits)
-        response = self.client.search(
-            index=self.alias,
-            size=0,
-            query={"bool": {"must": [query], "filter": [{"terms": {"cluster": shared}}]}},
-            aggs={"clusters": {"terms": {"field": "cluster", "size": len(shared)}}},
-            timeout=self.query_timeout,
-        )
-        counts = {b["key"]: b["doc_count"] for b in response["aggregations"]["clusters"]["buckets"]}
-        return [max(0, counts.get(k, 1) - 1) for k in keys]
-
-    def _suggest_request(self, parsed: Query) -> dict | None:
-        words = _user_words(parsed)
-        if not words:
-            return None
-        return {
-            "did_you_mean": {
-                "text": " ".join(words),
-                "term": {"field": "suggest", "suggest_mode": "missing", "size": 1},
-            }
-        }
-
-    def _suggest(self, parsed: Query) -> str | None:
-        request = self._suggest_request(parsed)
+    def suggest(self, query: str | Query) -> str | None:
+        """The query with words the index lacks replaced by the term suggester's best."""
+        parsed = query if isinstance(query, Query) else parse(query)
+        request = suggest_request(parsed)
         if request is None:
             return None
         response = self.client.search(index=self.alias, size=0, suggest=request)
-        return self._suggestion(parsed, response.get("suggest"))
+        return suggestion(parsed, response.get("suggest"))
 
-    @staticmethod
-    def _suggestion(parsed: Query, suggest: dict | None) -> str | None:
-        """The query with each word the index lacks replaced by the suggester's best option."""
-        if not suggest:
-            return None
-        fixes = {
-            entry["text"]: entry["options"][0]["text"]
-            for entry in suggest.get("did_you_mean", [])
-            if entry["options"]
-        }
-        if not fixes:
-            return None
+    def _explain(self, parsed: Query, hits: list[dict], relaxed: bool,
+                 idf: list[float] | None) -> dict[str, dict]:
+        context = RankContext.of(parsed, self.language)
+        return explain_hits(self.client, self.alias, self.ranking, context, hits, relaxed, idf)
 
-        def fix(match: re.Match) -> str:
-            return fixes.get(normalize(match.group()), match.group())
-
-        suggestion = WORD_RE.sub(fix, parsed.raw)
-        return suggestion if suggestion != parsed.raw else None
+    def _word_idf(self, parsed: Query) -> tuple[list[float] | None, int | None]:
+        return word_idf(self.client, self.alias, self.compiler, parsed, self.blend_words,
+                        self.blend_below, self.query_timeout)
 
     # --- rebuild --------------------------------------------------------------------
 
+    def _reindexer(self) -> AliasReindexer:
+        return AliasReindexer(self.client, self.alias, index_body=self._index_body,
+                              replicas=self.replicas, refresh_interval=self.refresh_interval,
+                              spool_dir=self.writer.spool_dir, stats=self.stats_,
+                              suggest_body_chars=self.suggest_body_chars)
+
     def iter_documents(self) -> Iterator[Document]:
         """Every stored document, in id order."""
-        for doc, _ in self._documents(self.alias):
+        for doc, _ in self._reindexer().documents(self.alias):
             yield doc
 
     def reindex(self, progress=None) -> str:
-        """Build a new versioned index from the stored documents and swap the alias to it.
-
-        Searches keep answering from the old index until the atomic swap. Writes made during
-        the copy are caught up after it: the old index is then write-blocked (writes in flight
-        are retried by their bulk writer and land in the new index) and every document it
-        has in a newer version than the new index is copied again. Returns the new index
-        name; the old index is deleted. Deletions made during the copy are not carried over.
-        """
+        """Build a new versioned index from the stored documents and swap the alias to it
+        (:mod:`index.es_reindex`); returns the new index name, the old one is deleted."""
         self.writer.flush()
         old = self.current_index()
         if old is None:
             self.ensure_index()
             return self.current_index()
-        new = f"{self.alias}-v{_version_of(old) + 1}"
-        self.client.options(ignore_status=404).indices.delete(index=new)
-        body = self._index_body()
-        # Built without replicas or refreshes, which is faster; both are set before the swap.
-        body["settings"].update(number_of_replicas=0, refresh_interval="-1")
-        self.client.indices.create(index=new, wait_for_active_shards="1", **body)
+        new = self._reindexer().reindex(old, progress)
         self._rank_feature = None
-        self.client.indices.refresh(index=old)
-        copied = self._copy(old, new, self._documents(old), progress)
-        self.client.indices.put_settings(
-            index=new,
-            settings={
-                "number_of_replicas": self.replicas,
-                "refresh_interval": self.refresh_interval,
-            },
-        )
-        self.client.indices.refresh(index=new)
-        if self.replicas:
-            self.client.options(ignore_status=408).cluster.health(
-                index=new, wait_for_status="green", timeout="60s"
-            )
-        self.client.indices.update_aliases(
-            actions=[
-                {"remove": {"index": old, "alias": self.alias}},
-                {"add": {"index": new, "alias": self.alias, "is_write_index": True}},
-            ]
-        )
-        self.client.indices.add_block(index=old, block="write")
-        self.client.indices.refresh(index=old)
-        stale = self._newer_in(old, new)
-        caught_up = self._copy(old, new, self._documents(old, stale))
-        self.client.indices.refresh(index=new)
-        self.client.indices.delete(index=old)
-        logger.info("reindex: %s -> %s (%d documents, %d caught up)", old, new, copied, caught_up)
         return new
-
-    def _copy(self, source: str, target: str, docs, progress=None) -> int:
-        """Index ``docs`` (documents of ``source`` with their versions) into ``target``."""
-        writer = BulkWriter(self.client, self.writer.spool_dir / "reindex", stats=self.stats_)
-        mapping = self.client.indices.get_mapping(index=target)[target]["mappings"]
-        rank_feature = "pagerank_rf" in mapping.get("properties", {})
-        count = 0
-        try:
-            for doc, version in docs:
-                src = self._source(doc, rank_feature)
-                src["indexed_at"] = version
-                writer.add(
-                    {
-                        "index": {
-                            "_index": target,
-                            "_id": doc.id,
-                            "version": version,
-                            "version_type": "external",
-                        }
-                    },
-                    src,
-                )
-                count += 1
-                if progress is not None and count % 10_000 == 0:
-                    progress(count)
-        finally:
-            writer.close(timeout_s=None)
-        return count
-
-    def _scan(self, index: str, source: list[str] | bool, query: dict | None = None, batch=1000):
-        """Every hit of ``index`` (optionally matching ``query``) in id order, with versions."""
-        request: dict = {
-            "size": batch,
-            "sort": [{"id": "asc"}],
-            "_source": source,
-            "version": True,
-            "query": query or {"match_all": {}},
-        }
-        while True:
-            hits = self.client.search(index=index, **request)["hits"]["hits"]
-            yield from hits
-            if len(hits) < batch:
-                return
-            request["search_after"] = hits[-1]["sort"]
-
-    def _documents(
-        self, index: str, ids: list[str] | None = None
-    ) -> Iterator[tuple[Document, int]]:
-        """The stored documents of ``index`` (all, or those of ``ids``) with their versions."""
-        if ids is None:
-            hits = self._scan(index, ["doc"])
-        else:
-            hits = (
-                hit
-                for start in range(0, len(ids), 1000)
-                for hit in self._scan(
-                    index, ["doc"], {"ids": {"values": ids[start : start + 1000]}}
-                )
-            )
-        for hit in hits:
-            yield Document.from_dict(hit["_source"]["doc"]), hit["_version"]
-
-    def _newer_in(self, old: str, new: str) -> list[str]:
-        """Ids whose version in ``old`` is newer than in ``new`` (or missing there)."""
-        theirs = ((h["_id"], h["_version"]) for h in self._scan(new, False))
-        current = next(theirs, None)
-        stale = []
-        for hit in self._scan(old, False):
-            doc_id, version = hit["_id"], hit["_version"]
-            while current is not None and current[0] < doc_id:
-                current = next(theirs, None)
-            if current is None or current[0] != doc_id or current[1] < version:
-                stale.append(doc_id)
-        return stale
-
-
-def _label_match(text: str, kind: str) -> dict:
-    return {
-        "multi_match": {
-            "query": text,
-            "type": kind,
-            "fields": ["title", "anchors", "url"],
-            "analyzer": "whitespace",
-        }
-    }
-
-
-def _plain_words(root: Node | None) -> list[Term | Phrase]:
-    """The words of a plain word query (no operators), else ``[]``."""
-    children = [root] if isinstance(root, Term | Phrase) else getattr(root, "children", [])
-    if not isinstance(root, Term | Phrase | And) or not all(
-        isinstance(c, Term | Phrase) for c in children
-    ):
-        return []
-    return list(children)
-
-
-def _version_of(index_name: str) -> int:
-    match = re.search(r"-v(\d+)$", index_name)
-    return int(match.group(1)) if match else 0
-
-
-def _partial(response: dict) -> bool:
-    """Whether a search response misses results: a shard timed out or failed."""
-    return bool(response.get("timed_out")) or response["_shards"].get("failed", 0) > 0
-
-
-def _user_words(parsed: Query) -> list[str]:
-    """Normalized words the user typed in positive terms and phrases (for suggestions)."""
-    words: list[str] = []
-    for leaf in parsed.leaves(positive_only=True):
-        if isinstance(leaf, Term | Phrase):
-            text = leaf.word if isinstance(leaf, Term) else leaf.text
-            words.extend(WORD_RE.findall(normalize(text)))
-    return list(dict.fromkeys(words))

@@ -23,12 +23,24 @@ to shorten.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 
-from index.analysis import analyze, analyze_query_term, is_stopword, normalize_host
+from index.analysis import (
+    WORD_RE,
+    analyze,
+    analyze_query_term,
+    compound_terms,
+    is_stopword,
+    normalize,
+    normalize_host,
+    query_language,
+)
 
 __all__ = [
+    "MAX_BLEND_WORDS",
     "MAX_DEPTH",
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
@@ -49,6 +61,15 @@ __all__ = [
 MAX_QUERY_CHARS = 1024
 MAX_TERMS = 64
 MAX_DEPTH = 8
+#: Longest plain query whose pages lacking one word are ranked too (one clause per word).
+MAX_BLEND_WORDS = 6
+#: Words that, next to a site's name, still ask for the site itself (``django docs``).
+NAVIGATIONAL_WORDS = frozenset(
+    "doc docs documentation manual home homepage site website official page web".split()
+)
+#: Most adjacent words joined into one site name (``debian handbook`` -> ``debianhandbook``).
+SITE_NAME_WORDS = 3
+_WORDS = re.compile(r"[^\W_]+")
 
 
 class QueryError(ValueError):
@@ -136,10 +157,17 @@ def _wrap(node: Node) -> str:
 
 @dataclass(frozen=True)
 class Query:
-    """A parsed query: the text as typed and its AST (``None`` when nothing is searchable)."""
+    """A parsed query: the text as typed and its AST (``None`` when nothing is searchable).
+
+    Everything a backend or the web UI derives from a query comes from here, computed once
+    per query: the plain words and what they allow (compounds, the any-word fallback, pages
+    lacking a minor word), the sites the query names or mentions, its language, the terms
+    snippets mark, the words "did you mean" checks, and looser versions of the query.
+    """
 
     raw: str
     root: Node | None
+    tokens: tuple[_Token, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def matches_nothing(self) -> bool:
@@ -178,6 +206,139 @@ class Query:
         if self.root is not None:
             yield from _leaves(self.root, positive_only)
 
+    # --- what the query asks for, derived once --------------------------------------
+
+    @cached_property
+    def plain_words(self) -> tuple[Term | Phrase, ...]:
+        """The words of a plain word query (words and phrases, no operators), else ``()``."""
+        root = self.root
+        children = (root,) if isinstance(root, Term | Phrase) else getattr(root, "children", ())
+        if not isinstance(root, Term | Phrase | And) or not all(
+            isinstance(c, Term | Phrase) for c in children
+        ):
+            return ()
+        return tuple(children)
+
+    @cached_property
+    def label_words(self) -> tuple[Term | Phrase, ...]:
+        """The words and phrases every one of which a page's label (title, anchors, URL)
+        must hold for the label signal: the positive words of a query that is one word or
+        an AND (a ``site:`` or an exclusion beside them does not count); else ``()``."""
+        root = self.root
+        if isinstance(root, Term | Phrase):
+            return (root,)
+        if isinstance(root, And):
+            return tuple(c for c in root.children if isinstance(c, Term | Phrase))
+        return ()
+
+    @cached_property
+    def compounds(self) -> tuple[str, ...]:
+        """Compound terms of a plain query of single words (``ignore files git`` ->
+        ``gitignore``, see ``compound_terms``); ``()`` otherwise."""
+        words = self.plain_words
+        if not words or not all(isinstance(w, Term) for w in words):
+            return ()
+        return tuple(compound_terms([w.word for w in words]))
+
+    @property
+    def relaxable(self) -> bool:
+        """Whether the any-word fallback applies: a plain query of two or more words."""
+        return len(self.plain_words) > 1
+
+    def blendable(self, min_words: int) -> bool:
+        """Whether pages lacking one minor word compete: a plain query of ``min_words`` to
+        ``MAX_BLEND_WORDS`` words (``min_words`` 0 turns it off)."""
+        return bool(min_words) and min_words <= len(self.plain_words) <= MAX_BLEND_WORDS
+
+    @cached_property
+    def typed_words(self) -> tuple[str, ...]:
+        """The words the user typed in positive words and phrases, lower case, split at
+        punctuation, stopwords kept; operators (``-x``, ``site:``, ``OR``) left out."""
+        words: list[str] = []
+        for token in self.tokens:
+            if token.negated or token.kind not in (_WORD, _PHRASE):
+                continue
+            for word in token.value.lower().split():
+                if word != "or":
+                    words.extend(_WORDS.findall(word))
+        return tuple(words)
+
+    @cached_property
+    def named_sites(self) -> frozenset[str]:
+        """The site names a navigational query names: the query is a run of up to
+        ``SITE_NAME_WORDS`` words that joined make the name, plus only words like ``docs``
+        or ``home`` (``django docs`` -> ``django``, ``debian handbook`` ->
+        ``debianhandbook``). Other queries name no site."""
+        words = self.typed_words
+        names = set()
+        for i in range(len(words)):
+            for j in range(i + 1, min(len(words), i + SITE_NAME_WORDS) + 1):
+                if all(w in NAVIGATIONAL_WORDS for w in words[:i] + words[j:]):
+                    names.add("".join(words[i:j]))
+        return frozenset(names)
+
+    @cached_property
+    def mentioned_sites(self) -> frozenset[str]:
+        """The site names a query may mention: its words, alone or up to
+        ``SITE_NAME_WORDS`` adjacent words joined (``requests session`` -> ``requests``)."""
+        words = self.typed_words
+        return frozenset(
+            "".join(words[i:j])
+            for i in range(len(words))
+            for j in range(i + 1, min(len(words), i + SITE_NAME_WORDS) + 1)
+        )
+
+    def language(self, default: str = "en") -> str:
+        """The language the query is written in (``default`` when the text cannot tell)."""
+        return query_language(self.raw, default)
+
+    @cached_property
+    def suggest_words(self) -> tuple[str, ...]:
+        """Normalized words of the positive single words, unique, in query order: what "did
+        you mean" may correct (phrases are left as typed)."""
+        words = (normalize(leaf.word) for leaf in self.leaves(positive_only=True)
+                 if isinstance(leaf, Term))
+        return tuple(dict.fromkeys(words))
+
+    def with_words_replaced(self, fixes: Mapping[str, str]) -> str | None:
+        """The query text with each word whose normalized form is in ``fixes`` replaced
+        (a "did you mean" suggestion), or ``None`` when nothing changes."""
+        if not fixes:
+            return None
+        text = WORD_RE.sub(lambda m: fixes.get(normalize(m.group()), m.group()), self.raw)
+        return text if text != self.raw else None
+
+    def relaxations(self) -> list[tuple[str, str]]:
+        """Looser versions of this query, as ``(what changed, query text)``: without quotes,
+        on every site, without exclusions, or any of its words."""
+        out: list[tuple[str, str]] = []
+        tokens = self.tokens
+
+        def offer(label: str, edits: dict[int, str]) -> None:
+            text = self.raw
+            for i in sorted(edits, reverse=True):
+                token = tokens[i]
+                text = text[: token.start] + edits[i] + text[token.end :]
+            text = " ".join(text.split())
+            if text and text != self.raw and all(text != q for _, q in out):
+                out.append((label, text))
+
+        phrases = {i: ("-" if t.negated else "") + " " + t.value + " "
+                   for i, t in enumerate(tokens) if t.kind == _PHRASE}
+        if phrases:
+            offer("Without quotes", phrases)
+        sites = {i: " " for i, t in enumerate(tokens) if t.kind == _SITE}
+        if sites:
+            offer("On every site", sites)
+        if any(t.negated and t.kind != _SITE for t in tokens):
+            offer("Without exclusions", {i: " " for i, t in enumerate(tokens) if t.negated})
+        words = [t.value for t in tokens]
+        if (len(tokens) > 2 and not out
+                and all(t.kind == _WORD and not t.negated and t.value.isalnum()
+                        for t in tokens)):
+            out.append(("Any of the words", " OR ".join(words)))
+        return out
+
     def __str__(self) -> str:
         return "" if self.root is None else str(self.root)
 
@@ -203,6 +364,8 @@ class _Token:
     kind: str
     value: str = ""
     negated: bool = False
+    start: int = 0
+    end: int = 0
 
 
 def _lex(text: str) -> list[_Token]:
@@ -216,6 +379,7 @@ def _lex(text: str) -> list[_Token]:
         if ch.isspace() or ch < " ":
             i += 1
             continue
+        begin = i
         negated = False
         while ch == "-" and i + 1 < n:
             negated, i = True, i + 1
@@ -226,12 +390,12 @@ def _lex(text: str) -> list[_Token]:
         if ch == '"':
             end = text.find('"', i + 1)
             end = n if end < 0 else end
-            tokens.append(_Token(_PHRASE, text[i + 1 : end], negated))
+            tokens.append(_Token(_PHRASE, text[i + 1 : end], negated, begin, min(n, end + 1)))
             i = end + 1
         elif ch == "(":
             if depth < MAX_DEPTH:
                 depth += 1
-                tokens.append(_Token(_OPEN, negated=negated))
+                tokens.append(_Token(_OPEN, "", negated, begin, i + 1))
             else:
                 ignored += 1
             i += 1
@@ -240,7 +404,7 @@ def _lex(text: str) -> list[_Token]:
                 ignored -= 1
             else:
                 depth = max(depth - 1, 0)
-                tokens.append(_Token(_CLOSE))
+                tokens.append(_Token(_CLOSE, "", False, i, i + 1))
             i += 1
         else:
             start = i
@@ -248,13 +412,13 @@ def _lex(text: str) -> list[_Token]:
                 i += 1
             word = text[start:i]
             if word in ("OR", "|") and not negated:
-                tokens.append(_Token(_OR))
+                tokens.append(_Token(_OR, "", False, begin, i))
             elif word[:5].lower() == "site:":
                 host = normalize_host(word[5:])
                 if host:
-                    tokens.append(_Token(_SITE, host, negated))
+                    tokens.append(_Token(_SITE, host, negated, begin, i))
             else:
-                tokens.append(_Token(_WORD, word, negated))
+                tokens.append(_Token(_WORD, word, negated, begin, i))
     return tokens
 
 
@@ -417,6 +581,7 @@ def parse(text: str) -> Query:
         raise QueryTooLong(
             f"The query is {len(text)} characters long; keep it under {MAX_QUERY_CHARS}."
         )
-    parser = _Parser(_lex(text))
+    tokens = _lex(text)
+    parser = _Parser(tokens)
     tree = _conjunction(parser.sequence(depth=0))
-    return Query(text, _resolve(tree, drop_stopwords=_has_content(tree)))
+    return Query(text, _resolve(tree, drop_stopwords=_has_content(tree)), tuple(tokens))

@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from scrapy.exceptions import NotConfigured
 
 from crawler.config import get_config
 from crawler.items import PageItem
-from crawler.urls import netloc_of
+from crawler.options import Option, enabled, setting, settings_to_options
+from crawler.signals import host_budget_cut
+from crawler.urls import doc_id_for, netloc_of
 from dedup.core import METHODS, Deduplicator
-from index.base import doc_id_for
 
 logger = logging.getLogger(__name__)
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
-    """Cut a host's budget through the scheduler's ``host_budget_cut`` signal; True when a
-    frontier scheduler received it."""
-    from crawler.scheduler import host_budget_cut
+    """Cut a host's budget through the ``host_budget_cut`` signal; True when a frontier
+    scheduler received it."""
 
     def cut(host: str, budget: int) -> bool:
         replies = crawler.signals.send_catch_log(host_budget_cut, host=host, budget=budget)
@@ -43,13 +43,20 @@ class DedupPipeline:
     ``host_budget_cut`` signal, keyed like the frontier by ``netloc_of(url)``).
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "DEDUP_HOST_MIN_PAGES": ("host_min_pages", int),
+        "DEDUP_HOST_COPY_RATIO": ("host_copy_ratio", float),
+    }
+
     def __init__(
         self,
         dedup: Deduplicator,
         stats=None,
         cut_budget: Callable[[str, int], bool] | None = None,
-        host_min_pages: int = 20,
-        host_copy_ratio: float = 0.8,
+        *,
+        host_min_pages: int,
+        host_copy_ratio: float,
     ):
         self.dedup = dedup
         self.stats = stats
@@ -61,28 +68,15 @@ class DedupPipeline:
     @classmethod
     def from_crawler(cls, crawler) -> DedupPipeline:
         settings = crawler.settings
-        if not settings.getbool("DEDUP_ENABLED", True):
+        if not enabled(settings, "DEDUP_ENABLED"):
             raise NotConfigured("DEDUP_ENABLED is off")
-        method = settings.get("DEDUP_METHOD", "minhash")
+        method = setting(settings, "DEDUP_METHOD")
         if method not in METHODS:
             raise NotConfigured(f"DEDUP_METHOD must be one of {METHODS}, not {method!r}")
-        dedup = Deduplicator.create(
-            method=method,
-            redis_url=settings.get("REDIS_URL") or get_config().redis_url,
-            prefix=settings.get("DEDUP_REDIS_PREFIX", "dedup"),
-            threshold=settings.getfloat("DEDUP_MINHASH_THRESHOLD", 0.7),
-            num_perm=settings.getint("DEDUP_MINHASH_PERMUTATIONS", 128),
-            hamming_k=settings.getint("DEDUP_SIMHASH_DISTANCE", 3),
-            shingle_size=settings.getint("DEDUP_SHINGLE_SIZE", 3),
-            min_tokens=settings.getint("DEDUP_MIN_TOKENS", 20),
-        )
-        return cls(
-            dedup,
-            stats=crawler.stats,
-            cut_budget=signal_budget_cut(crawler),
-            host_min_pages=settings.getint("DEDUP_HOST_MIN_PAGES", 20),
-            host_copy_ratio=settings.getfloat("DEDUP_HOST_COPY_RATIO", 0.8),
-        )
+        redis_url = settings.get("REDIS_URL") or get_config().redis_url
+        dedup = Deduplicator.from_settings(settings, redis_url=redis_url)
+        return cls(dedup, stats=crawler.stats, cut_budget=signal_budget_cut(crawler),
+                   **settings_to_options(settings, cls.SETTINGS))
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):

@@ -5,13 +5,17 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from typing import ClassVar
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from crawler.config import config_from_settings
 from crawler.items import PageItem
-from index.base import Document, SearchBackend, doc_id_for
+from crawler.options import Option, enabled, settings_to_options
+from crawler.signals import documents_removed
+from crawler.urls import doc_id_for
+from index.base import Document, SearchBackend
 
 logger = logging.getLogger(__name__)
 
@@ -39,14 +43,20 @@ def document_from_item(item: PageItem) -> Document:
 class IndexPipeline:
     """Streams indexable pages to the search backend; skips noindex pages and duplicates.
 
-    Documents the crawl finds gone or moved (``crawler.freshness.documents_removed``) are
+    Documents the crawl finds gone or moved (``crawler.signals.documents_removed``) are
     deleted. Writes are flushed every ``batch_size`` pages, ``flush_interval`` seconds, and
     made visible when the spider goes idle (continuous crawls) and at the end.
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "INDEX_BATCH_SIZE": ("batch_size", int),
+        "INDEX_FLUSH_INTERVAL": ("flush_interval", float),
+    }
+
     def __init__(
-        self, backend: SearchBackend, batch_size: int = 200, stats=None, link_store=None,
-        flush_interval: float = 10.0,
+        self, backend: SearchBackend, stats=None, link_store=None, *, batch_size: int,
+        flush_interval: float,
     ):
         self.backend = backend
         self.batch_size = batch_size
@@ -61,20 +71,18 @@ class IndexPipeline:
     @classmethod
     def from_crawler(cls, crawler):
         settings = crawler.settings
-        if not settings.getbool("INDEX_ENABLED", True):
+        if not enabled(settings, "INDEX_ENABLED"):
             raise NotConfigured
         from index import get_backend
 
         backend = get_backend(config_from_settings(settings), settings=settings)
         link_store = None
-        if settings.getbool("LINKGRAPH_ENABLED", True) and settings.getbool("INDEX_ANCHORS", True):
+        if enabled(settings, "LINKGRAPH_ENABLED") and enabled(settings, "INDEX_ANCHORS"):
             from pipelines.linkgraph import crawler_link_store
 
             link_store = crawler_link_store(crawler)
-        from crawler.freshness import documents_removed
-
-        pipeline = cls(backend, settings.getint("INDEX_BATCH_SIZE", 200), crawler.stats,
-                       link_store, settings.getfloat("INDEX_FLUSH_INTERVAL", 10.0))
+        pipeline = cls(backend, crawler.stats, link_store,
+                       **settings_to_options(settings, cls.SETTINGS))
         crawler.signals.connect(pipeline.remove, signal=documents_removed)
         crawler.signals.connect(pipeline.publish, signal=signals.spider_idle)
         return pipeline

@@ -27,8 +27,8 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.config import Config, config_from_settings, get_config
 from crawler.items import Link, PageItem
-from crawler.urls import host_of
-from index.base import doc_id_for
+from crawler.options import enabled, setting
+from crawler.urls import doc_id_for, host_of
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS edges (
@@ -314,7 +314,7 @@ def crawler_link_store(crawler) -> LinkStore:
         store = LinkStore.open(
             config_from_settings(settings),
             settings.get("LINKGRAPH_DIR") or None,
-            batch_size=settings.getint("LINKGRAPH_BATCH_SIZE", 500),
+            batch_size=setting(settings, "LINKGRAPH_BATCH_SIZE", int),
         )
         _crawler_stores[crawler] = store
     return store
@@ -329,7 +329,7 @@ class LinkGraphPipeline:
 
     @classmethod
     def from_crawler(cls, crawler) -> LinkGraphPipeline:
-        if not crawler.settings.getbool("LINKGRAPH_ENABLED", True):
+        if not enabled(crawler.settings, "LINKGRAPH_ENABLED"):
             raise NotConfigured("LINKGRAPH_ENABLED is off")
         return cls(crawler_link_store(crawler), crawler.stats)
 

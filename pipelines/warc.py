@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -36,6 +36,7 @@ from warcio.warcwriter import WARCWriter
 
 from crawler.config import config_from_settings
 from crawler.items import PageItem
+from crawler.options import Option, enabled, setting, settings_to_options
 
 logger = logging.getLogger(__name__)
 
@@ -74,14 +75,23 @@ class RotatingWarcWriter:
     to a returned offset. File names sort in writing order for one worker.
     """
 
+    #: Setting -> option; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "WARC_PREFIX": ("prefix", str),
+        "WARC_MAX_BYTES": ("max_bytes", int),
+        "BOT_NAME": ("software", str),
+        "WARC_MIN_FREE_BYTES": ("min_free_bytes", int),
+    }
+
     def __init__(
         self,
         directory: str | os.PathLike,
         worker: str | None = None,
-        prefix: str = "crawl",
-        max_bytes: int = 100 * 1024 * 1024,
-        software: str = "websearch",
-        min_free_bytes: int = 0,
+        *,
+        prefix: str,
+        max_bytes: int,
+        software: str,
+        min_free_bytes: int,
     ):
         self.directory = Path(directory)
         self.min_free_bytes = min_free_bytes
@@ -96,6 +106,13 @@ class RotatingWarcWriter:
         self.name = ""
         self.files: list[str] = []
 
+
+    @classmethod
+    def from_settings(
+        cls, settings: Any, directory: str | os.PathLike, **overrides: Any
+    ) -> RotatingWarcWriter:
+        """A writer into ``directory`` with the ``WARC_*`` settings, ``overrides`` on top."""
+        return cls(directory, **settings_to_options(settings, cls.SETTINGS, **overrides))
     def _open(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
@@ -220,7 +237,8 @@ class WarcPipeline:
         writer: RotatingWarcWriter,
         stats=None,
         remember: int = 10_000,
-        retry_s: float = 5.0,
+        *,
+        retry_s: float,
         pause=None,
         resume=None,
     ):
@@ -239,21 +257,16 @@ class WarcPipeline:
     @classmethod
     def from_crawler(cls, crawler) -> WarcPipeline:
         settings = crawler.settings
-        if not settings.getbool("WARC_ENABLED", True):
+        if not enabled(settings, "WARC_ENABLED"):
             raise NotConfigured("WARC_ENABLED is off")
         directory = settings.get("WARC_DIR") or config_from_settings(settings).data_dir / "warc"
-        writer = RotatingWarcWriter(
-            directory,
-            worker=settings.get("WARC_WORKER_ID") or None,
-            prefix=settings.get("WARC_PREFIX", "crawl"),
-            max_bytes=settings.getint("WARC_MAX_BYTES", 100 * 1024 * 1024),
-            software=settings.get("BOT_NAME", "websearch"),
-            min_free_bytes=settings.getint("WARC_MIN_FREE_BYTES", 0),
+        writer = RotatingWarcWriter.from_settings(
+            settings, directory, worker=settings.get("WARC_WORKER_ID") or None
         )
         pipeline = cls(
             writer,
             crawler.stats,
-            retry_s=settings.getfloat("WARC_DISK_RETRY_S", 5.0),
+            retry_s=setting(settings, "WARC_DISK_RETRY_S", float),
             pause=lambda: crawler.engine.pause(),
             resume=lambda: crawler.engine.unpause(),
         )

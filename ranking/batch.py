@@ -12,15 +12,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from importlib import import_module
 from typing import Any
 
 import numpy as np
 
 from crawler.config import Config, get_config
-from crawler.urls import canonicalize, host_of
-from index.base import SearchBackend, doc_id_for
+from crawler.options import Option, convert, settings_to_options
+from crawler.urls import canonicalize, doc_id_for, host_of
+from index.base import SearchBackend
 from ranking.pagerank import DocIds, LinkGraph, pagerank, static_rank
 from ranking.store import RedisScoreStore, ScoreStore, SQLiteScoreStore
 
@@ -29,34 +30,40 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RankSettings:
-    """Settings of a ranking run; names are the ``RANK_*`` settings without the prefix."""
+    """Settings of a ranking run; names are the ``RANK_*`` settings without the prefix, and
+    their defaults are in crawler/settings.py (``from_settings``)."""
 
-    alpha: float = 0.85
-    #: networkx's convergence test (L1 change < n * tol); smaller than its 1e-6 because
-    #: n * 1e-6 stops after one step on a graph of a million pages.
-    tol: float = 1e-10
-    max_iter: int = 200
-    batch_size: int = 5000
-    write_pause_s: float = 0.0
-    keep_versions: int = 2
-    seeds: tuple[str, ...] = ()
-    link_store: str = "pipelines.linkgraph.LinkStore.open"
-    index_backend: str = "index.get_backend"
-    interval_s: float = 6 * 3600.0
+    alpha: float
+    tol: float
+    max_iter: int
+    batch_size: int
+    write_pause_s: float
+    keep_versions: int
+    seeds: tuple[str, ...]
+    link_store: str
+    index_backend: str
+    interval_s: float
 
     @classmethod
-    def from_settings(cls, settings: Any) -> RankSettings:
-        """Read ``RANK_ALPHA``, ``RANK_TOL``, ... from Django/Celery settings or a mapping."""
-        values = {}
-        for f in fields(cls):
-            name = "RANK_" + f.name.upper()
-            if isinstance(settings, Mapping):
-                value = settings.get(name)
-            else:
-                value = getattr(settings, name, None)
-            if value is not None:
-                values[f.name] = tuple(value) if f.name == "seeds" else value
-        return cls(**values)
+    def from_settings(cls, settings: Any, **overrides: Any) -> RankSettings:
+        """Read ``RANK_ALPHA``, ``RANK_TOL``, ... from Django/Celery settings, a mapping or
+        None (unset names: their defaults); ``overrides`` (field names) win."""
+        return cls(**settings_to_options(settings, _SETTINGS, **overrides))
+
+
+#: ``RANK_<FIELD>`` -> field of ``RankSettings`` and its kind.
+_SETTINGS: dict[str, Option] = {
+    "RANK_ALPHA": ("alpha", float),
+    "RANK_TOL": ("tol", float),
+    "RANK_MAX_ITER": ("max_iter", int),
+    "RANK_BATCH_SIZE": ("batch_size", int),
+    "RANK_WRITE_PAUSE_S": ("write_pause_s", float),
+    "RANK_KEEP_VERSIONS": ("keep_versions", int),
+    "RANK_SEEDS": ("seeds", lambda value: tuple(convert(value, list))),
+    "RANK_LINK_STORE": ("link_store", str),
+    "RANK_INDEX_BACKEND": ("index_backend", str),
+    "RANK_INTERVAL_S": ("interval_s", float),
+}
 
 
 @dataclass

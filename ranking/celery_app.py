@@ -44,7 +44,7 @@ class CeleryConfig:
         return {
             "rank-pages-and-hosts": {
                 "task": "ranking.rank",
-                "schedule": RankSettings().interval_s,
+                "schedule": RankSettings.from_settings(None).interval_s,
             }
         }
 

@@ -45,7 +45,7 @@ def doc_ids_to_keys(doc_ids: Sequence[str]) -> np.ndarray:
     except ValueError:
         pass
     first = next(i for i in doc_ids if not _is_doc_id(i))
-    raise ValueError(f"not a document id (16 hex digits, see index.base.doc_id_for): {first!r}")
+    raise ValueError(f"not a document id (16 hex digits, see crawler.urls.doc_id_for): {first!r}")
 
 
 def _is_doc_id(value: str) -> bool:

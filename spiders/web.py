@@ -13,11 +13,13 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.misc import load_object
 
 from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
-from crawler.scheduler import links_extracted
+from crawler.options import enabled, setting
+from crawler.signals import links_extracted
 from crawler.sitemaps import parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
 
@@ -25,16 +27,6 @@ HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 RECENT_LINKS = 200_000  # links this process yielded lately, skipped before building a Request
 SITEMAP_PRIORITY = -10  # Scrapy's scheduler: sitemaps after pages
 SITEMAP_TIER = 3  # the frontier's lowest front tier, still served (never starved)
-
-
-def load_host_rules(settings) -> HostRules:
-    """The admin's host rules, through the loader named by ``HOST_RULES_LOADER``."""
-    from scrapy.utils.misc import load_object
-
-    path = settings.get("HOST_RULES_LOADER")
-    if not path:
-        return HostRules.static([])
-    return HostRules(load_object(path), ttl=settings.getfloat("HOST_RULES_TTL", 30.0))
 
 
 class WebSpider(scrapy.Spider):
@@ -78,19 +70,28 @@ class WebSpider(scrapy.Spider):
         ]
         spider.max_pages = spider.max_pages_arg or settings.getint("CRAWL_MAX_PAGES")
         spider.max_depth = spider.max_depth_arg or settings.getint("DEPTH_LIMIT")
-        spider.host_rules = load_host_rules(settings)
+        prepare = settings.get("CONTROL_DB_PREPARE")
+        if prepare and settings.get("HOST_RULES_LOADER"):
+            from webui.control.rules import ControlDatabaseNotReady
+
+            try:
+                load_object(prepare)()
+            except ControlDatabaseNotReady as exc:
+                spider.logger.error("%s", exc)
+                raise SystemExit(str(exc)) from None  # one sentence, not a traceback
+        spider.host_rules = HostRules.from_settings(settings)
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
-        spider.render_enabled = settings.getbool("RENDER_JS_ENABLED", False)
-        spider.render_timeout_ms = settings.getint("RENDER_TIMEOUT_MS", 15_000)
-        spider.sitemap_probe = settings.getbool("SITEMAP_PROBE_DEFAULT", False)
-        spider.sitemap_max_size = settings.getint("SITEMAP_MAX_SIZE", 50 * 1024 * 1024)
-        spider.sitemap_max_depth = settings.getint("SITEMAP_MAX_DEPTH", 2)
-        spider.sitemap_release = settings.getint("SITEMAP_RELEASE", 10)
-        spider.sitemap_max_pending = settings.getint("SITEMAP_MAX_PENDING", 1_000_000)
+        spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
+        spider.render_timeout_ms = setting(settings, "RENDER_TIMEOUT_MS", int)
+        spider.sitemap_probe = enabled(settings, "SITEMAP_PROBE_DEFAULT")
+        spider.sitemap_max_size = setting(settings, "SITEMAP_MAX_SIZE", int)
+        spider.sitemap_max_depth = setting(settings, "SITEMAP_MAX_DEPTH", int)
+        spider.sitemap_release = setting(settings, "SITEMAP_RELEASE", int)
+        spider.sitemap_max_pending = setting(settings, "SITEMAP_MAX_PENDING", int)
         spider._sitemap_hosts = {}
         spider._sitemap_backlog = {}
         spider._sitemap_pending = 0
-        if settings.getbool("SITEMAPS_ENABLED", True):
+        if enabled(settings, "SITEMAPS_ENABLED"):
             crawler.signals.connect(spider.robots_downloaded, signal=signals.response_downloaded)
         if spider.continuous:
             crawler.signals.connect(spider.keep_running, signal=signals.spider_idle)
@@ -126,6 +127,7 @@ class WebSpider(scrapy.Spider):
                 urls.append(canonicalize(url))
             except InvalidURL as exc:
                 self.logger.warning("skipping seed: %s", exc)
+                self.crawler.stats.inc_value(f"scope/invalid_seed/{exc.reason}")
         if not urls and self.continuous:
             self.logger.info("no seeds given: waiting for seeds pushed to the frontier")
         elif not urls:
@@ -180,6 +182,8 @@ class WebSpider(scrapy.Spider):
         html, _encoding = decode_html(response.body, content_type.decode("latin-1"))
         x_robots = response.headers.get(b"X-Robots-Tag", b"").decode("latin-1")
         page = extract(html, response.url, x_robots)
+        for reason, n in page.invalid_links.items():
+            stats.inc_value(f"extract/dropped_links/{reason}", n)
         depth = response.meta.get("depth", 0)
         if page.client_rendered and self.render_enabled and not response.meta.get("playwright"):
             stats.inc_value("render/detected")

@@ -9,6 +9,7 @@ from crawler.frontier.base import Entry, bloom_size
 from crawler.frontier.bloom import BloomHasher, LocalBloom
 from crawler.frontier.redis_backend import RedisFrontier
 from crawler.redisserver import running_redis
+from tests.frontiers import options
 
 
 def urls(prefix: str, n: int) -> list[str]:
@@ -53,7 +54,8 @@ def test_redis_bitmap_sets_the_same_bits(tmp_path):
     local = LocalBloom(None, 10_000, 0.01)
     local.add_many(sample)
     with running_redis(tmp_path / "redis") as server:
-        frontier = RedisFrontier(Redis.from_url(server.url), "bloomtest", bloom_capacity=10_000)
+        frontier = RedisFrontier(Redis.from_url(server.url), "bloomtest",
+                                 **options(bloom_capacity=10_000))
         frontier.add(Entry(u, u.split("/")[2]) for u in sample)
         raw = Redis.from_url(server.url).get(frontier.bloom_key)
         frontier.close()

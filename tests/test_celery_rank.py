@@ -19,7 +19,8 @@ import pytest
 from celery import Celery
 
 from crawler.redisserver import running_redis
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.embedded import EmbeddedBackend
 from ranking.edgefiles import EdgeFiles
 from ranking.store import RedisScoreStore

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 from crawler.config import Config
+from tests.frontiers import options
 
 
 def test_unset_means_embedded(tmp_path):
@@ -54,12 +55,12 @@ def test_open_frontier_partitions_over_several_servers(tmp_path):
     with running_redis(tmp_path / "r1") as r1, running_redis(tmp_path / "r2") as r2:
         cfg = Config.from_env({"REDIS_URL": r1.url,
                                "FRONTIER_REDIS_URLS": f"{r1.url},{r2.url}"})
-        frontier = open_frontier(cfg, "cfg", bloom_capacity=1000, ip_limit=8)
+        frontier = open_frontier(cfg, "cfg", **options(bloom_capacity=1000, ip_limit=8))
         assert isinstance(frontier, PartitionedFrontier)
         assert [p.ip_limit for p in frontier.partitions] == [4, 4]
         assert frontier.client.connection_pool.connection_kwargs["port"] == r1.port
         frontier.close()
         single = open_frontier(Config.from_env({"REDIS_URL": r2.url}), "one",
-                               bloom_capacity=1000)
+                               **options(bloom_capacity=1000))
         assert isinstance(single, RedisFrontier)
         single.close()

@@ -41,7 +41,8 @@ def test_put_get_roundtrip(store):
 
 
 def test_due_ordering_claims_and_priority(store):
-    policy = RecrawlPolicy(min_interval=H, max_interval=100 * H, initial_interval=10 * H)
+    policy = RecrawlPolicy.from_settings(None, min_interval=H, max_interval=100 * H,
+                                         initial_interval=10 * H)
     now = 1000 * H
     states = [
         CrawlState("http://a.test/slow", last_fetch=now - 20 * H, interval=50 * H,

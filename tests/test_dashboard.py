@@ -9,7 +9,8 @@ from django.test import Client
 from scrapy.utils.request import request_from_dict
 
 from crawler.statsexport import FileStatsStore
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from webui.control.models import HostRule, Seed
 from webui.control.operations import crawl_frontier, recrawl_entry
 from webui.dashboard.crawlstats import summarize
@@ -289,3 +290,44 @@ def test_dashboard_and_recrawl_on_redis(admin_client, tmp_path, monkeypatch):
         text = admin_client.get("/dashboard/inspect", {"url": "http://red.test/"}).content.decode()
         # a recrawl bypasses the seen filter, so the URL still counts as not discovered
         assert "Crawl state</th><td>not discovered" in text
+
+
+def test_recrawl_needs_the_recrawl_permission(django_user_model):
+    from django.contrib.auth.models import Permission
+
+    staff = django_user_model.objects.create_user("op", password="pw", is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    assert client.post("/dashboard/recrawl", {"url": "http://perm.test/a"}).status_code == 403
+    assert "Recrawl now" not in client.get(
+        "/dashboard/inspect", {"url": "http://perm.test/a"}).content.decode()
+    seed = Seed.objects.create(url="http://perm.test/s")
+    staff.user_permissions.add(Permission.objects.get(codename="view_seed"))
+    page = client.get("/admin/control/seed/").content.decode()
+    assert "Recrawl selected seeds now" not in page  # the action needs the permission too
+    response = client.post("/admin/control/seed/", {"action": "recrawl",
+                                                    "_selected_action": [seed.pk]}, follow=True)
+    assert "Queued" not in response.content.decode()
+    staff.user_permissions.add(Permission.objects.get(codename="recrawl_seed"))
+    staff = django_user_model.objects.get(pk=staff.pk)  # drop the permission cache
+    client.force_login(staff)
+    assert "Recrawl selected seeds now" in client.get("/admin/control/seed/").content.decode()
+    response = client.post("/dashboard/recrawl", {"url": "http://perm.test/a"}, follow=True)
+    assert "Queued http://perm.test/a at top priority" in response.content.decode()
+    with crawl_frontier() as frontier:
+        urls = {lease.url for lease in frontier.next_ready(50)}
+    assert "http://perm.test/a" in urls and "http://perm.test/s" not in urls
+
+
+def test_recrawl_stays_in_the_crawls_scope(admin_client):
+    HostRule.objects.create(pattern="*.shut.test", action="block")
+    response = admin_client.post("/dashboard/recrawl", {"url": "http://a.shut.test/x"},
+                                 follow=True)
+    assert "Cannot recrawl: a.shut.test is blocked by a host rule" in response.content.decode()
+    HostRule.objects.create(pattern="only.test", action="allow")
+    response = admin_client.post("/dashboard/recrawl", {"url": "http://other.test/x"},
+                                 follow=True)
+    assert "other.test is not allowed by any allow rule" in response.content.decode()
+    with crawl_frontier() as frontier:
+        urls = {lease.url for lease in frontier.next_ready(50)}
+    assert not {"http://a.shut.test/x", "http://other.test/x"} & urls

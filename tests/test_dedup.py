@@ -8,13 +8,14 @@ from scrapy.utils.test import get_crawler
 
 from crawler.items import PageItem
 from crawler.redisserver import running_redis
+from crawler.urls import doc_id_for
 from dedup.core import Deduplicator
 from dedup.evaluate import evaluate
 from dedup.minhash import MinHasher, MinHashIndex, fold32
 from dedup.simhash import SimHashIndex, hamming, simhash
 from dedup.text import exact_key, shingle_hashes, word_hashes, words
-from index.base import doc_id_for
 from pipelines.dedup import DedupPipeline, signal_budget_cut
+from tests.frontiers import options
 from testweb.nearcopies import calendar_trap, generate
 
 
@@ -106,7 +107,7 @@ def test_simhash_is_close_for_small_edits_and_far_for_distinct_texts():
 @pytest.mark.parametrize("method", ["minhash", "simhash"])
 def test_exact_near_and_distinct_documents_get_clusters(method):
     rng = random.Random(5)
-    dedup = Deduplicator(method)
+    dedup = Deduplicator.from_settings(None, method=method)
     a = _article(rng, 800)
     first = dedup.check("a", "one.test", a)
     assert (first.kind, first.cluster_id) == ("new", "a")
@@ -130,7 +131,7 @@ def test_exact_near_and_distinct_documents_get_clusters(method):
 
 def test_cluster_id_is_the_first_document_of_a_chain():
     rng = random.Random(6)
-    dedup = Deduplicator("minhash")
+    dedup = Deduplicator.from_settings(None, method="minhash")
     tokens = _article(rng, 600).split()
     dedup.check("first", "h.test", " ".join(tokens))
     tokens[50] = "one"
@@ -141,7 +142,7 @@ def test_cluster_id_is_the_first_document_of_a_chain():
 
 
 def test_empty_and_short_texts_are_not_near_duplicates():
-    dedup = Deduplicator("minhash")
+    dedup = Deduplicator.from_settings(None, method="minhash")
     assert dedup.check("a", "h", "").kind == "new"
     assert dedup.check("b", "h", "").kind == "new"
     assert dedup.check("c", "h", "Page not found here").kind == "new"
@@ -151,7 +152,7 @@ def test_empty_and_short_texts_are_not_near_duplicates():
 
 def test_default_method_meets_targets_on_labelled_set():
     pages = generate(articles=150, short_pages=60, seed=11)
-    score = evaluate(Deduplicator(), pages)
+    score = evaluate(Deduplicator.from_settings(None), pages)
     assert score.positives > 100
     assert score.precision >= 0.99
     assert score.recall >= 0.95
@@ -159,7 +160,7 @@ def test_default_method_meets_targets_on_labelled_set():
 
 def test_calendar_trap_pages_are_near_copies():
     pages = calendar_trap("cal.test", 10)
-    dedup = Deduplicator()
+    dedup = Deduplicator.from_settings(None)
     kinds = [dedup.check(p.url, p.host, p.text).kind for p in pages]
     assert kinds == ["new"] + ["near"] * 9
 
@@ -168,8 +169,8 @@ def test_calendar_trap_pages_are_near_copies():
 def test_workers_share_state_through_redis(redis_url, method):
     rng = random.Random(7)
     prefix = f"t-{method}"
-    worker1 = Deduplicator.create(method, redis_url=redis_url, prefix=prefix)
-    worker2 = Deduplicator.create(method, redis_url=redis_url, prefix=prefix)
+    worker1 = Deduplicator.from_settings(None, method=method, redis_url=redis_url, prefix=prefix)
+    worker2 = Deduplicator.from_settings(None, method=method, redis_url=redis_url, prefix=prefix)
     text = _article(rng, 800)
     assert worker1.check("a", "one.test", text).kind == "new"
     assert worker2.check("b", "two.test", text).match == "a"
@@ -222,7 +223,7 @@ def test_pipeline_is_switched_off_by_setting():
 def frontier():
     from crawler.frontier.local import LocalFrontier
 
-    frontier = LocalFrontier(None, bloom_capacity=10_000)
+    frontier = LocalFrontier(None, **options(bloom_capacity=10_000))
     yield frontier
     frontier.close()
 
@@ -236,7 +237,8 @@ def _queue(frontier, urls: list[str]) -> dict:
 def test_trap_host_gets_its_budget_cut_once(frontier):
     crawler = get_crawler()
     pipeline = DedupPipeline(
-        Deduplicator(), crawler.stats, cutter(frontier), host_min_pages=10, host_copy_ratio=0.8
+        Deduplicator.from_settings(None), crawler.stats, cutter(frontier), host_min_pages=10,
+        host_copy_ratio=0.8,
     )
     rng = random.Random(9)
     good = [(f"http://good.test/{i}", _article(rng, 300)) for i in range(12)]
@@ -255,7 +257,8 @@ def test_trap_host_gets_its_budget_cut_once(frontier):
 
 def test_mirror_of_another_host_is_not_a_trap(frontier):
     crawler = get_crawler()
-    pipeline = DedupPipeline(Deduplicator(), crawler.stats, cutter(frontier), host_min_pages=5)
+    pipeline = DedupPipeline(Deduplicator.from_settings(None), crawler.stats, cutter(frontier),
+                             host_min_pages=5, host_copy_ratio=0.8)
     rng = random.Random(10)
     for i in range(8):
         text = _article(rng, 300)
@@ -266,7 +269,8 @@ def test_mirror_of_another_host_is_not_a_trap(frontier):
 
 def test_trap_is_counted_when_there_is_no_frontier():
     crawler = get_crawler()
-    pipeline = DedupPipeline(Deduplicator(), crawler.stats, host_min_pages=10)
+    pipeline = DedupPipeline(Deduplicator.from_settings(None), crawler.stats, host_min_pages=10,
+                             host_copy_ratio=0.8)
     for page in calendar_trap("cal.test", 12):
         pipeline.process_item(_item(page.url, page.host, page.text))
     assert crawler.stats.get_value("dedup/host_trap") == 1
@@ -282,7 +286,7 @@ def cutter(frontier):
 
 
 def test_budget_cut_reaches_the_frontier_scheduler_by_signal():
-    from crawler.scheduler import host_budget_cut
+    from crawler.signals import host_budget_cut
 
     crawler = get_crawler()
     assert signal_budget_cut(crawler)("a.test:8080", 5) is False  # no scheduler listening

@@ -7,7 +7,8 @@ import uuid
 
 import pytest
 
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.elasticsearch import (
     ElasticsearchBackend,
     QueryCompiler,
@@ -147,7 +148,7 @@ def test_reindexing_the_same_documents_does_not_double(make_backend):
 
 
 def test_static_rank_orders_equal_text_matches(make_backend):
-    backend = make_backend(freshness_weight=0.0)
+    backend = make_backend(rank_weights={"freshness": 0.0})
     low, high = doc("http://x.test/1", "Widget"), doc("http://y.test/2", "Widget")
     backend.index([low, high])
     backend.update_rank({low.id: 0.0, high.id: 1.0, "unknown": 5.0})
@@ -163,7 +164,7 @@ def test_static_rank_orders_equal_text_matches(make_backend):
 def test_freshness_decay_prefers_recent_pages(make_backend):
     import time
 
-    backend = make_backend(freshness_weight=1.0)
+    backend = make_backend(rank_weights={"freshness": 1.0})
     old = doc("http://old.test/", "Gadget", fetched_at=time.time() - 365 * 86400)
     new = doc("http://new.test/", "Gadget", fetched_at=time.time())
     backend.index([old, new])

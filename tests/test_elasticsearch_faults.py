@@ -8,7 +8,8 @@ import uuid
 
 import pytest
 
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.elasticsearch import ElasticsearchBackend
 
 pytest_plugins = ["tests.fixtures_es"]

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
+from crawler.urls import doc_id_for
 from harness.services import EsProcesses, not_installed_reason
-from index.base import Document, doc_id_for
+from index.base import Document
 from index.elasticsearch import ElasticsearchBackend
 
 pytestmark = pytest.mark.services

@@ -11,17 +11,13 @@ from pathlib import Path
 import pytest
 
 from crawler.config import Config
+from crawler.urls import doc_id_for
 from index import get_backend
-from index.base import Document, doc_id_for
-from index.embedded import (
-    EmbeddedBackend,
-    FieldWeights,
-    query_site_keys,
-    site_key,
-    site_name,
-    url_depth,
-)
-from index.scoring import Candidate, Ranker, SiteHome, StaticRank, TextRelevance
+from index.base import Document
+from index.embedded import EmbeddedBackend
+from index.fields import FieldWeights, keyword_key, site_name, url_depth
+from index.query import parse
+from index.signals import Candidate, RankContext, Ranker, SiteHome, StaticRank, TextRelevance
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -123,33 +119,44 @@ def test_url_terms_are_searchable(tmp_path):
     backend.close()
 
 
+def _candidates():
+    return [Candidate("a", 5.0, {"pagerank": 0.0}), Candidate("b", 4.0, {"pagerank": 1.0})]
+
+
 def test_ranker_weights_and_unknown_signal():
+    context = RankContext.of(parse("x"))
     ranker = Ranker(weights={"pagerank": 10.0})
     assert ranker.weights == {
-        "bm25": 1.0, "pagerank": 10.0, "sitehome": 1.5, "label": 0.15, "site": 0.1,
-        "lang": 0.3, "allwords": 0.5,
+        "bm25": 1.0, "pagerank": 10.0, "freshness": 0.0, "sitehome": 1.5, "label": 0.15,
+        "site": 0.1, "lang": 0.3, "allwords": 0.5,
     }
-    ranked = ranker.rank(
-        [Candidate("a", 5.0, pagerank=0.0), Candidate("b", 4.0, pagerank=1.0)]
-    )
-    assert [c.ref for c in ranked] == ["b", "a"]
-    assert (
-        Ranker(weights={"pagerank": 0})
-        .rank([Candidate("a", 5.0, pagerank=0.0), Candidate("b", 4.0, pagerank=1.0)])[0]
-        .ref
-        == "a"
-    )
+    assert [c.ref for c in ranker.rank(_candidates(), context)] == ["b", "a"]
+    assert Ranker(weights={"pagerank": 0}).rank(_candidates(), context)[0].ref == "a"
     with pytest.raises(ValueError, match="pagerrank"):
         Ranker(weights={"pagerrank": 1.0})
+
+
+def test_engine_weights_come_from_the_weights_file(tmp_path):
+    assert Ranker.for_engine("embedded").weight("pagerank") == 0.1
+    assert Ranker.for_engine("elasticsearch").weight("sitehome") == 100.0
+    assert Ranker.for_engine("embedded", overrides={"lang": 0.7}).weight("lang") == 0.7
+    fitted = tmp_path / "weights.json"
+    fitted.write_text('{"embedded": {"label": 0.9}}')
+    backend = EmbeddedBackend(tmp_path / "index", weights_file=str(fitted))
+    assert backend.ranker.weight("label") == 0.9
+    assert backend.ranker.weight("lang") == 0.3  # not in the file: the signal's default
+    with pytest.raises(ValueError, match="no weights for the 'elasticsearch' engine"):
+        Ranker.for_engine("elasticsearch", weights_file=fitted)
 
 
 def test_custom_signals(tmp_path):
     class Fresh(StaticRank):
         name = "fresh"
         default_weight = 100.0
+        fields = ("fetched_at",)
 
-        def compute(self, candidate):
-            return candidate.fetched_at
+        def value(self, candidate, context):
+            return candidate.get("fetched_at")
 
     backend = EmbeddedBackend(tmp_path, signals=[TextRelevance(), Fresh()])
     old, new = doc("http://a.test/old", "news"), doc("http://a.test/new", "news")
@@ -171,7 +178,8 @@ def test_max_window_bounds_deep_pages(tmp_path):
 
 
 def test_text_relevance_is_relative_to_the_best_candidate():
-    ranked = Ranker([TextRelevance()]).rank([Candidate("a", 2.0), Candidate("b", 8.0)])
+    ranked = Ranker([TextRelevance()]).rank([Candidate("a", 2.0), Candidate("b", 8.0)],
+                                            RankContext.of(parse("x")))
     assert [(c.ref, c.score) for c in ranked] == [("b", 1.0), ("a", 0.25)]
 
 
@@ -186,11 +194,14 @@ def test_url_depth_and_site_names():
 
 
 def test_only_a_query_that_is_a_site_name_names_the_site():
-    assert site_key("django") in query_site_keys("django docs")
-    assert site_key("debianhandbook") in query_site_keys("Debian Handbook")
-    assert site_key("django") in query_site_keys("django -flask site:x.test")
-    assert site_key("django") not in query_site_keys("django queryset filter")
-    assert SiteHome().compute(Candidate("a", 0.0, site_home=True)) == 1.0
+    assert "django" in parse("django docs").named_sites
+    assert "debianhandbook" in parse("Debian Handbook").named_sites
+    assert "django" in parse("django -flask site:x.test").named_sites
+    assert "django" not in parse("django queryset filter").named_sites
+    context = RankContext.of(parse("django docs"))
+    home = {"url_depth": 0, "site_name": keyword_key("django")}
+    assert SiteHome().value(Candidate("a", 0.0, home), context) == 1.0
+    assert SiteHome().value(Candidate("a", 0.0, {**home, "url_depth": 1}), context) == 0.0
 
 
 def test_few_exact_matches_fall_back_to_any_word(tmp_path):
@@ -253,17 +264,18 @@ def test_settings_tune_the_backend(tmp_path):
     assert backend.commit_every_docs == 50
     assert backend.field_weights == FieldWeights(title=5.0)
     assert backend.ranker.weights == {
-        "bm25": 1.0, "pagerank": 0.5, "sitehome": 1.5, "label": 0.15, "site": 0.1,
-        "lang": 0.3, "allwords": 0.5,
+        "bm25": 1.0, "pagerank": 0.5, "freshness": 0.0, "sitehome": 1.5, "label": 0.15,
+        "site": 0.1, "lang": 0.3, "allwords": 0.5,
     }
     assert backend.rerank_depth == 7
 
 
-def test_tantivy_index_is_exposed_for_read_only_helpers(tmp_path):
+def test_doc_freq_backs_the_suggester(tmp_path):
     backend = EmbeddedBackend(tmp_path)
-    backend.index([doc("http://a.test/", "rare word")])
+    backend.index([doc("http://a.test/", "rare word"), doc("http://b.test/", "", "rare")])
     backend.refresh()
-    assert backend.index_.searcher().doc_freq("title", "rare") == 1
+    assert backend.doc_freq("rare") == 1 and backend.doc_freq("absent") == 0  # per field, the most
+    assert backend.suggest("rere word") == "rare word"
     backend.close()
 
 

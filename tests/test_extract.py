@@ -173,3 +173,14 @@ def test_xhtml_with_xml_declaration_as_str():
     assert page.title == "git-stash(1)"
     assert "dirty working directory" in page.text
     assert [link.url for link in page.links] == ["http://git.test/git-reset.html"]
+
+
+def test_links_with_bad_hosts_are_counted_not_kept():
+    from crawler.extract import extract
+
+    html = ('<html><body><p>text</p><a href=\'http://"><img src=x>.test/\'>x</a>'
+            '<a href="http://a%00b.test/">y</a><a href="ftp://f.test/">z</a>'
+            '<a href="http://ok.test/">ok</a></body></html>')
+    page = extract(html, "http://site.test/")
+    assert [link.url for link in page.links] == ["http://ok.test/"]
+    assert page.invalid_links == {"invalid_host": 2, "invalid_url": 1}

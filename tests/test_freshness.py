@@ -7,9 +7,11 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.signalmanager import SignalManager
 
 from crawler.crawlstate import LocalCrawlStateStore
-from crawler.freshness import FreshnessMiddleware, RecrawlFeeder, documents_removed
+from crawler.freshness import FreshnessMiddleware, RecrawlFeeder
+from crawler.options import settings_to_options
 from crawler.recrawl import RecrawlPolicy
-from index.base import doc_id_for
+from crawler.signals import documents_removed
+from crawler.urls import doc_id_for
 
 H = 3600.0
 URL = "http://fresh0.test/p/1"
@@ -32,8 +34,9 @@ def mw():
                     signal=documents_removed, weak=False)
     middleware = FreshnessMiddleware(
         LocalCrawlStateStore(None),
-        RecrawlPolicy(min_interval=H, max_interval=100 * H, initial_interval=10 * H),
-        signals_=signals, clock=Clock())
+        RecrawlPolicy.from_settings(None, min_interval=H, max_interval=100 * H,
+                                    initial_interval=10 * H),
+        max_tier=3, signals_=signals, clock=Clock())
     middleware.removed = removed
     return middleware
 
@@ -102,8 +105,8 @@ def test_robots_fetches_are_left_alone(mw):
 
 
 def test_feeder_allowance_is_a_share_of_fetches_or_a_batch_when_idle():
-    feeder = RecrawlFeeder(None, LocalCrawlStateStore(None), RecrawlPolicy(), share=0.2,
-                           batch=10)
+    feeder = RecrawlFeeder(None, LocalCrawlStateStore(None), RecrawlPolicy.from_settings(None),
+                           **settings_to_options(None, RecrawlFeeder.SETTINGS, share=0.2, batch=10))
     assert feeder.allowance(0, idle=False) == 2
     assert feeder.allowance(1000, idle=False) == 10
     feeder.fed = 30

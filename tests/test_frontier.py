@@ -8,18 +8,20 @@ import pytest
 import scrapy
 from scrapy.http import HtmlResponse, Response, TextResponse
 
-from crawler.frontier import Outcome, Politeness, TierSelector
+from crawler.frontier import Outcome, TierSelector
 from crawler.frontier.local import LocalFrontier
 from crawler.hostrules import HostRule, HostRules
 from crawler.robots import RobotsPolicy
-from crawler.scheduler import FrontierScheduler, _retry_after, links_extracted
+from crawler.scheduler import FrontierScheduler, _retry_after
+from crawler.signals import links_extracted
 from crawler.traps import TrapGuard
+from tests.frontiers import options, politeness, scheduler_options
 
 # -- politeness --------------------------------------------------------------------------
 
 
 def test_delay_is_max_of_default_robots_and_latency():
-    p = Politeness(default_delay=1.0, max_crawl_delay=10.0, latency_factor=2.0, latency_alpha=1)
+    p = politeness(default_delay=1.0, max_crawl_delay=10.0, latency_factor=2.0, latency_alpha=1)
     assert p.next_delay(0, 0, Outcome(status=200, latency=0.1))[0] == 1.0
     assert p.next_delay(0, 0, Outcome(status=200, latency=0.1, crawl_delay=3))[0] == 3.0
     assert p.next_delay(0, 0, Outcome(status=200, latency=0.1, crawl_delay=500))[0] == 10.0
@@ -27,13 +29,13 @@ def test_delay_is_max_of_default_robots_and_latency():
 
 
 def test_admin_delay_overrides_robots_but_not_slowness():
-    p = Politeness(default_delay=1.0, latency_factor=2.0, latency_alpha=1)
+    p = politeness(default_delay=1.0, latency_factor=2.0, latency_alpha=1)
     assert p.next_delay(0, 0, Outcome(status=200, crawl_delay=5, admin_delay=0.2))[0] == 0.2
     assert p.next_delay(0, 0, Outcome(status=200, latency=1, admin_delay=0.2))[0] == 2.0
 
 
 def test_exponential_backoff_and_reset():
-    p = Politeness(default_delay=1.0, latency_factor=0, max_backoff=10)
+    p = politeness(default_delay=1.0, latency_factor=0, max_backoff=10)
     delays, backoff = [], 0
     for _ in range(5):
         delay, _, backoff = p.next_delay(0, backoff, Outcome(status=503))
@@ -45,13 +47,13 @@ def test_exponential_backoff_and_reset():
 
 
 def test_retry_after_honoured_and_capped():
-    p = Politeness(default_delay=1.0, latency_factor=0, max_retry_after=60)
+    p = politeness(default_delay=1.0, latency_factor=0, max_retry_after=60)
     assert p.next_delay(0, 0, Outcome(status=429, retry_after=30))[0] == 30.0
     assert p.next_delay(0, 0, Outcome(status=429, retry_after=9999))[0] == 60.0
 
 
 def test_no_delay_when_nothing_was_fetched():
-    p = Politeness(default_delay=5.0)
+    p = politeness(default_delay=5.0)
     assert p.next_delay(0.5, 2, Outcome(fetched=False)) == (0.0, 0.5, 2)
     assert p.next_delay(0.5, 2, Outcome(requeue=True)) == (0.0, 0.5, 2)
 
@@ -82,6 +84,9 @@ class Spider(scrapy.Spider):
         return None
 
 
+AGENT = {"USER_AGENT": "websearch-bot"}
+
+
 class Stats(dict):
     def inc_value(self, key, count=1):
         self[key] = self.get(key, 0) + count
@@ -92,13 +97,13 @@ class Stats(dict):
 
 @pytest.fixture
 def sched():
-    frontier = LocalFrontier(None, bloom_capacity=10_000,
-                             politeness=Politeness(default_delay=0.0, latency_factor=0))
+    frontier = LocalFrontier(None, **options(
+        bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
     rules = HostRules.static([HostRule("blocked.test", action="block"),
                               HostRule("small.test", page_budget=2)])
-    s = FrontierScheduler(frontier, rules, TrapGuard(max_depth=3),
-                          RobotsPolicy(frontier, "websearch-bot"), stats=Stats(),
-                          buffer_size=6, poll_interval=0)
+    s = FrontierScheduler(frontier, rules, TrapGuard.from_settings(None, max_depth=3),
+                          RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(),
+                          buffer_size=6, poll_interval=0, **scheduler_options())
     s.spider = Spider()
     yield s
     frontier.close()
@@ -137,11 +142,13 @@ def test_links_batch_becomes_requests_like_the_template(tmp_path):
     from scrapy.settings import Settings
     from scrapy.spidermiddlewares.referer import RefererMiddleware
 
-    frontier = LocalFrontier(None, bloom_capacity=10_000,
-                             politeness=Politeness(default_delay=0.0, latency_factor=0))
+    frontier = LocalFrontier(None, **options(
+        bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
     s = FrontierScheduler(frontier, HostRules.static([HostRule("blocked.test", action="block")]),
-                          TrapGuard(max_depth=3), None, stats=Stats(), buffer_size=6,
-                          poll_interval=0, referrer=RefererMiddleware(Settings()))
+                          TrapGuard.from_settings(None, max_depth=3), None, stats=Stats(),
+                          buffer_size=6,
+                          poll_interval=0, referrer=RefererMiddleware(Settings()),
+                          **scheduler_options())
     s.spider = Spider()
     template = scrapy.Request("http://x.invalid/", callback=s.spider.parse,
                               meta={"frontier_tier": 1})
@@ -227,16 +234,17 @@ def test_failed_download_backs_off_and_retry_after_is_honoured(sched):
 
 def test_close_returns_buffered_leases(tmp_path):
     path = tmp_path / "f.sqlite3"
-    frontier = LocalFrontier(path, bloom_capacity=1000)
-    s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard(),
-                          RobotsPolicy(frontier, "websearch-bot"), stats=Stats(), buffer_size=6)
+    frontier = LocalFrontier(path, **options(bloom_capacity=1000))
+    s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard.from_settings(None),
+                          RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(), buffer_size=6,
+                          **scheduler_options())
     s.spider = Spider()
     for h in range(4):
         frontier.robots_set(f"h{h}.test", 404, b"", time.time() + 100)
         s.enqueue_request(scrapy.Request(f"http://h{h}.test/", callback=s.spider.parse))
     assert s.next_request() is not None  # leases all four hosts, hands out one
     s.close("shutdown")
-    reopened = LocalFrontier(path, bloom_capacity=1000)
+    reopened = LocalFrontier(path, **options(bloom_capacity=1000))
     assert reopened.stats()["leases"] == 0
     assert len(reopened.next_ready(10)) == 4  # nothing waits for a lease timeout
 
@@ -247,12 +255,13 @@ def test_budget_cut_signal_and_seeds_from_redis(tmp_path):
 
     from crawler.frontier.redis_backend import RedisFrontier
     from crawler.redisserver import running_redis
-    from crawler.scheduler import host_budget_cut
+    from crawler.signals import host_budget_cut
 
     with running_redis(tmp_path / "redis") as server:
-        frontier = RedisFrontier(Redis.from_url(server.url), "unit", bloom_capacity=1000)
-        s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard(), None, stats=Stats(),
-                              seeds_key=frontier.seeds_key)
+        frontier = RedisFrontier(Redis.from_url(server.url), "unit", **options(bloom_capacity=1000))
+        s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard.from_settings(None),
+                              None, stats=Stats(), seeds_key=frontier.seeds_key,
+                              **scheduler_options())
         s.spider = Spider()
         signals = SignalManager()
         signals.connect(s.cut_host_budget, signal=host_budget_cut)
@@ -271,7 +280,7 @@ def test_local_frontier_memory_stays_flat_as_the_queue_grows(tmp_path):
 
     from crawler.frontier import Entry
 
-    frontier = LocalFrontier(tmp_path / "big.sqlite3", bloom_capacity=1_000_000)
+    frontier = LocalFrontier(tmp_path / "big.sqlite3", **options(bloom_capacity=1_000_000))
     process = psutil.Process()
 
     def add(start: int, n: int) -> None:
@@ -307,7 +316,7 @@ def test_local_restart_releases_leases_of_dead_processes_at_once(tmp_path):
     from crawler.frontier import Entry
 
     path = tmp_path / "f.sqlite3"
-    frontier = LocalFrontier(path, bloom_capacity=1000, lease_s=3600)
+    frontier = LocalFrontier(path, **options(bloom_capacity=1000, lease_s=3600))
     frontier.add([Entry("http://a.test/1", "a.test"), Entry("http://b.test/1", "b.test")])
     leases = frontier.next_ready(2)
     assert len(leases) == 2
@@ -316,7 +325,16 @@ def test_local_restart_releases_leases_of_dead_processes_at_once(tmp_path):
     owner = frontier.owner.rsplit(":", 1)[0] + ":" + dead
     frontier.db.execute("UPDATE leases SET owner = ? WHERE id = ?", (owner, leases[0].id))
     frontier.close()
-    reopened = LocalFrontier(path, bloom_capacity=1000, lease_s=3600)
+    reopened = LocalFrontier(path, **options(bloom_capacity=1000, lease_s=3600))
     assert reopened.stats()["leases"] == 1  # this (live) process's lease stays
     (again,) = reopened.next_ready(2)
     assert again.url == leases[0].url
+
+
+def test_a_url_with_a_bad_host_is_dropped_with_its_reason(sched):
+    spider = sched.spider
+    for url in ('http://"><img src=x onerror=alert(1)>.test/', "http://a%00b.test/"):
+        assert not sched.enqueue_request(scrapy.Request(url, callback=spider.parse))
+    assert not sched.enqueue_request(scrapy.Request("http://a..b.test/", callback=spider.parse))
+    sched.flush()
+    assert sched.stats["frontier/dropped/invalid_host"] == 3

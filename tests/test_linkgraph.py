@@ -2,7 +2,7 @@ from scrapy.utils.test import get_crawler
 
 from crawler.config import Config
 from crawler.items import Link, PageItem
-from index.base import doc_id_for
+from crawler.urls import doc_id_for
 from pipelines.linkgraph import (
     LinkGraphPipeline,
     LinkStore,

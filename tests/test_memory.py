@@ -72,7 +72,7 @@ def test_sample_trims_and_records_stats():
 
 def test_without_glibc_no_heap_figures_and_no_trim():
     stats = MemoryStatsCollector(get_crawler())
-    figures = MemoryMonitor(stats, interval=60, heap=None).sample()
+    figures = MemoryMonitor(stats, interval=60, trim=True, heap=None).sample()
     assert set(figures) == {"memory/rss_bytes", "memory/python_blocks",
                             "memory/pymalloc_arenas", "memory/pymalloc_used_bytes"}
     assert stats.get_value("memory/trims") is None

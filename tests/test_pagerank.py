@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from index.base import doc_id_for
+from crawler.urls import doc_id_for
 from ranking.pagerank import (
     KeyTable,
     LinkGraph,

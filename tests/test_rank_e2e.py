@@ -10,9 +10,8 @@ from statistics import median
 import pytest
 
 import testweb
-from crawler.urls import canonicalize
+from crawler.urls import canonicalize, doc_id_for
 from harness.crawlrun import ROOT, crawl_env, migrate, run_crawl
-from index.base import doc_id_for
 from index.embedded import EmbeddedBackend
 from index.query import parse
 

@@ -11,7 +11,8 @@ import redis
 from django.core.management.base import CommandError
 
 from crawler.redisserver import running_redis
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.embedded import EmbeddedBackend
 from ranking.batch import (
     RankSettings,
@@ -151,7 +152,7 @@ def test_run_rank_in_process_writes_committed_scores_to_the_embedded_index(tmp_p
     backend.index(Document(id=i, url=u, host=u.split("/")[2], title="t") for i, u in urls.items())
     backend.refresh()
     store = SQLiteScoreStore(tmp_path / "scores.sqlite3")
-    settings = RankSettings(batch_size=7)
+    settings = RankSettings.from_settings(None, batch_size=7)
     report = run_rank(
         settings, "run-1", link_store=EdgeFiles(tmp_path / "edges"), store=store, backend=backend
     )
@@ -220,7 +221,7 @@ def test_compute_takes_key_arrays_when_the_link_store_offers_them(tmp_path):
         def iter_host_edges(self):
             return files.iter_host_edges()
 
-    settings = RankSettings()
+    settings = RankSettings.from_settings(None)
     by_pairs = compute(files, settings)
     by_arrays = compute(ArrayLinks(), settings)
     assert by_arrays.pages.node_ids() == by_pairs.pages.node_ids()
@@ -251,7 +252,8 @@ def test_search_puts_well_linked_page_first_and_rerank_the_named_home_page(tmp_p
     backend.refresh()
     store = SQLiteScoreStore(tmp_path / "scores.sqlite3")
     run_rank(
-        RankSettings(), "r", link_store=EdgeFiles(tmp_path / "e"), store=store, backend=backend
+        RankSettings.from_settings(None), "r", link_store=EdgeFiles(tmp_path / "e"), store=store,
+        backend=backend,
     )
     hits = backend.search('"for every need"').hits
     assert [h.url for h in hits] == [

@@ -9,7 +9,8 @@ from crawler.recrawl import HISTORY, CrawlState, RecrawlPolicy, observe
 
 ROOT = Path(__file__).resolve().parent.parent
 H = 3600.0
-POLICY = RecrawlPolicy(min_interval=H, max_interval=100 * H, initial_interval=10 * H)
+POLICY = RecrawlPolicy.from_settings(None, min_interval=H, max_interval=100 * H,
+                                     initial_interval=10 * H)
 
 
 def test_interval_shrinks_on_change_grows_when_unchanged_within_tier_bounds():

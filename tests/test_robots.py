@@ -2,6 +2,7 @@
 
 from crawler.frontier.local import LocalFrontier
 from crawler.robots import RobotsPolicy
+from tests.frontiers import options
 
 UA = "websearch-bot"
 
@@ -15,7 +16,7 @@ class Clock:
 
 
 def make(store=None, clock=None, **kw):
-    store = store or LocalFrontier(None, bloom_capacity=1000)
+    store = store or LocalFrontier(None, **options(bloom_capacity=1000))
     return RobotsPolicy(store, UA, ttl=100, error_ttl=10, clock=clock or Clock(), **kw)
 
 
@@ -60,8 +61,8 @@ def test_garbage_is_allow_all(caplog):
 
 
 def test_shared_between_workers_through_the_store(tmp_path):
-    store_a = LocalFrontier(tmp_path / "f.sqlite3", bloom_capacity=1000)
-    store_b = LocalFrontier(tmp_path / "f.sqlite3", bloom_capacity=1000)
+    store_a = LocalFrontier(tmp_path / "f.sqlite3", **options(bloom_capacity=1000))
+    store_b = LocalFrontier(tmp_path / "f.sqlite3", **options(bloom_capacity=1000))
     clock = Clock()
     make(store_a, clock).record_response("a.test", 200, b"User-agent: *\nDisallow: /\n")
     assert make(store_b, clock).allowed("http://a.test/x", "a.test") is False

@@ -67,14 +67,18 @@ def test_resolver_refuses_after_resolution():
 
 
 class RecordingHandler:
-    """The inner handler: records what reached it."""
+    """The inner handler: records what reached it; ``moves`` maps a URL to where its
+    response says it ended (a browser's redirects)."""
 
-    def __init__(self):
+    def __init__(self, moves=None):
         self.seen = []
+        self.moves = moves or {}
 
     async def download_request(self, request):
+        from scrapy.http import HtmlResponse
+
         self.seen.append(request.url)
-        return request.url
+        return HtmlResponse(self.moves.get(request.url, request.url), request=request, body=b"")
 
     async def close(self):
         pass
@@ -83,7 +87,7 @@ class RecordingHandler:
 def _download(handler, url):
     from scrapy import Request
 
-    return asyncio.run(handler.download_request(Request(url)))
+    return asyncio.run(handler.download_request(Request(url))).url
 
 
 def test_handler_checks_literal_ips_and_names():
@@ -98,3 +102,20 @@ def test_handler_checks_literal_ips_and_names():
     assert inner.seen == []
     assert _download(handler, "http://10.2.3.4/") == "http://10.2.3.4/"
     assert _download(handler, "http://93.184.216.34/") == "http://93.184.216.34/"
+
+
+def test_handler_checks_where_the_response_ended():
+    inner = RecordingHandler(moves={
+        "http://10.2.3.4/a": "http://127.0.0.1:8000/",  # a render redirected to loopback
+        "http://10.2.3.4/b": "http://site0.test/",  # ... to a name that resolves there
+        "http://10.2.3.4/c": "chrome-error://chromewebdata/",
+        "http://10.2.3.4/d": "http://10.2.3.4/d#moved",  # same host: fine
+    })
+    resolver = _resolver(["10.0.0.0/8"])
+    handler = GuardedDownloadHandler(inner, resolver.policy, RefusalLog(),
+                                     resolve=resolver.getHostByName)
+    for path, reason in (("a", "loopback"), ("b", "loopback"), ("c", "not_http")):
+        with pytest.raises(SSRFRefused) as refused:
+            _download(handler, f"http://10.2.3.4/{path}")
+        assert refused.value.reason == reason
+    assert _download(handler, "http://10.2.3.4/d") == "http://10.2.3.4/d#moved"

@@ -1,7 +1,7 @@
-"""Did-you-mean for the embedded index: one-edit corrections backed by document frequency."""
+"""Did-you-mean for the embedded index (index/suggest.py): one-edit corrections by doc frequency."""
 
 from index.analysis import analyze
-from webui.search.suggest import EditSuggester, edits1
+from index.suggest import EditSuggester, edits1
 
 VOCABULARY = {"zebra": 9, "zebu": 2, "striped": 4, "running": 3, "africa": 5}
 DF = {analyze(word)[0]: n for word, n in VOCABULARY.items()}
@@ -34,3 +34,29 @@ def test_the_most_frequent_variant_wins():
         assert EditSuggester(doc_freq).correct("zebx") == "zebu"
     finally:
         DF[analyze("zebu")[0]] = 2
+
+
+def test_the_work_per_query_is_bounded():
+    calls = []
+
+    def counting(term: str) -> int:
+        calls.append(term)
+        return doc_freq(term)
+
+    unknown = " ".join(f"qx{chr(97 + i // 26)}{chr(97 + i % 26)}vw" for i in range(64))
+    suggester = EditSuggester(counting, max_words=4, max_edits=5000)
+    assert suggester.suggest(unknown) is None
+    assert suggester.words_examined == 4 and suggester.edits_examined <= 5000
+    assert len(calls) <= 4 + suggester.edits_examined  # the words' own lookups + candidates
+    one_word = EditSuggester(counting, max_words=4, max_edits=5000)
+    calls.clear()
+    one_word.suggest("qxaavw")
+    # 64 unknown words cost at most four times one (before: 64 times)
+    assert suggester.edits_examined <= 4 * one_word.edits_examined
+    tight = EditSuggester(counting, max_edits=50)
+    tight.suggest("zebar " + " ".join(unknown.split()[:63]))
+    assert tight.edits_examined == 50 and tight.words_examined <= 2
+    assert EditSuggester(doc_freq, max_edits=50).suggest("zebar") in ("zebra", None)
+    # the budget leaves ordinary corrections alone
+    fixed = EditSuggester(doc_freq).suggest("stripped zebar runing afrika")
+    assert fixed == "striped zebra running africa"

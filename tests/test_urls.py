@@ -99,3 +99,38 @@ def test_fast_path_agrees_with_w3lib(url, monkeypatch):
     finally:
         urls._canonicalize_absolute.cache_clear()
     assert fast is None or fast == slow
+
+
+@pytest.mark.parametrize("bad", [
+    'http://"><img src=x onerror=alert(1)>.test/',
+    "http://a%00b.test/",
+    "http://site.test%00/",
+    "http://a b.test/",
+    "http://a..b.test/",
+    "http://a<b.test/",
+    "http://a'b.test/",
+    "http://" + "ü" * 70 + ".test/",  # an IDNA label past 63 characters
+])
+def test_rejects_hosts_that_are_not_host_names(bad):
+    with pytest.raises(InvalidURL) as refused:
+        canonicalize(bad)
+    assert refused.value.reason == "invalid_host"
+    assert "host" in str(refused.value)
+
+
+@pytest.mark.parametrize("good, canonical", [
+    ("http://bücher.de/x", "http://xn--bcher-kva.de/x"),
+    ("http://xn--bcher-kva.de/", "http://xn--bcher-kva.de/"),
+    ("http://my_host.example.com/", "http://my_host.example.com/"),
+    ("http://ex%41mple.com/", "http://example.com/"),
+    ("http://[::1]:8080/", "http://[::1]:8080/"),
+    ("http://10.0.0.1/a?b=1", "http://10.0.0.1/a?b=1"),
+])
+def test_accepts_real_host_names(good, canonical):
+    assert canonicalize(good) == canonical
+
+
+def test_other_uncrawlable_urls_keep_the_generic_reason():
+    with pytest.raises(InvalidURL) as refused:
+        canonicalize("ftp://x.test/")
+    assert refused.value.reason == "invalid_url"

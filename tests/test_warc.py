@@ -8,14 +8,15 @@ from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
 
 from crawler.items import PageItem
-from index.base import doc_id_for
-from index.rebuild import iter_responses, page_item_from_response, read_response, warc_files
+from crawler.options import settings_to_options
+from crawler.urls import doc_id_for
 from pipelines.warc import RotatingWarcWriter, WarcPipeline
+from ranking.rebuild import iter_responses, page_item_from_response, read_response, warc_files
 
 
 def test_writer_rotates_by_size_and_offsets_point_at_responses(tmp_path):
     rng = random.Random(1)
-    writer = RotatingWarcWriter(tmp_path, worker="w1", max_bytes=20_000)
+    writer = RotatingWarcWriter.from_settings(None, tmp_path, worker="w1", max_bytes=20_000)
     written = []
     for i in range(40):
         body = json.dumps({"page": i, "pad": rng.randbytes(1500).hex()}).encode()
@@ -50,7 +51,7 @@ def test_writer_rotates_by_size_and_offsets_point_at_responses(tmp_path):
 def test_request_record_follows_its_response(tmp_path):
     from warcio.archiveiterator import ArchiveIterator
 
-    writer = RotatingWarcWriter(tmp_path, worker="w")
+    writer = RotatingWarcWriter.from_settings(None, tmp_path, worker="w")
     writer.write(
         "http://a.test/x", 404, [], b"nope", method="GET", request_headers=[("Accept", "text/html")]
     )
@@ -142,7 +143,7 @@ def test_pipeline_writes_items_it_did_not_see_downloaded(tmp_path):
 
 
 def test_non_html_and_error_responses_make_no_item(tmp_path):
-    writer = RotatingWarcWriter(tmp_path)
+    writer = RotatingWarcWriter.from_settings(None, tmp_path)
     writer.write(
         "http://a.test/robots.txt", 200, [("Content-Type", "text/plain")], b"User-agent: *"
     )
@@ -186,7 +187,8 @@ def _crawl_through_pipelines(pages, data_dir):
         DedupPipeline.from_crawler(crawler),
         WarcPipeline.from_crawler(crawler),
         LinkGraphPipeline.from_crawler(crawler),
-        IndexPipeline(EmbeddedBackend(data_dir / "index"), batch_size=50, stats=crawler.stats),
+        IndexPipeline(EmbeddedBackend(data_dir / "index"), stats=crawler.stats,
+                      **settings_to_options(None, IndexPipeline.SETTINGS, batch_size=50)),
     ]
     chain[-1].open_spider()
     items = []
@@ -213,7 +215,7 @@ def _crawl_through_pipelines(pages, data_dir):
 
 def test_rebuilt_index_answers_like_the_original(tmp_path):
     from index.embedded import EmbeddedBackend
-    from index.rebuild import rebuild_index
+    from ranking.rebuild import rebuild_index
     from testweb.nearcopies import generate
 
     pages = generate(articles=40, short_pages=10, seed=3)
@@ -253,9 +255,9 @@ def test_rebuilt_index_answers_like_the_original(tmp_path):
 
 def test_rebuild_indexes_anchor_text_of_inbound_links(tmp_path):
     from index.embedded import EmbeddedBackend
-    from index.rebuild import rebuild_index
+    from ranking.rebuild import rebuild_index
 
-    writer = RotatingWarcWriter(tmp_path / "warc")
+    writer = RotatingWarcWriter.from_settings(None, tmp_path / "warc")
     html = {
         "http://a.test/": "<title>A</title><nav><a href='http://b.test/'>wonderful zebra guide"
         "</a></nav><main><p>alpha page words</p></main>",
@@ -280,7 +282,7 @@ def test_manage_reindex_from_warc(tmp_path):
 
     from index.embedded import EmbeddedBackend
 
-    writer = RotatingWarcWriter(tmp_path / "warc")
+    writer = RotatingWarcWriter.from_settings(None, tmp_path / "warc")
     page = "<title>Quokka</title><main><p>The quokka smiles at visitors on the island.</p></main>"
     writer.write("http://q.test/", 200, [("Content-Type", "text/html")], page.encode())
     writer.write("http://q2.test/", 200, [("Content-Type", "text/html")], page.encode())
@@ -382,7 +384,7 @@ def test_crawl_then_reindex_from_warc_answers_like_the_crawl(tmp_path):
 def test_full_disk_pauses_holds_items_and_resumes_when_space_returns(tmp_path):
     from pipelines.warc import WarcDiskFull
 
-    writer = RotatingWarcWriter(tmp_path, worker="w", min_free_bytes=1 << 62)
+    writer = RotatingWarcWriter.from_settings(None, tmp_path, worker="w", min_free_bytes=1 << 62)
     with pytest.raises(WarcDiskFull):
         writer.write("http://a.test/", 200, [], b"x")
     assert list(tmp_path.glob("*.warc.gz")) == []  # nothing half-written left behind

@@ -4,6 +4,7 @@ test client against the embedded index."""
 import json
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -14,9 +15,10 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from index.base import Document, Hit, Results, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document, Hit, Results
+from index.query import parse
 from webui.search.backend import get_search_backend
-from webui.search.views import relaxed_queries
 
 pytestmark = pytest.mark.django_db
 
@@ -66,6 +68,11 @@ def test_api_rejects_empty_and_too_long(client):
     assert client.get("/api/search").status_code == 400
     assert client.get("/api/search", {"q": "a" * 600}).status_code == 400
     assert client.get("/api/search", {"q": "zebra", "page": "0"}).status_code == 400
+    for size in ("0", "-1", "101", "ten"):  # the schema says 1..100
+        response = client.get("/api/search", {"q": "zebra", "size": size})
+        assert response.status_code == 400, size
+        assert "Page size runs from 1 to 100" in response.json()["error"]
+    assert client.get("/api/search", {"q": "zebra", "size": "1"}).json()["size"] == 1
 
 
 def test_search_page_escapes_crawled_content(client):
@@ -115,6 +122,10 @@ def test_search_page_empty_and_zero_results(client):
     html = client.get("/", {"q": '"zebra okapi" site:nowhere.test'}).content.decode()
     assert "No pages match" in html
     assert "Without quotes" in html and "On every site" in html
+
+
+def relaxed_queries(text):
+    return parse(text).relaxations()
 
 
 def test_relaxed_queries():
@@ -169,7 +180,7 @@ def test_rate_limit_answers_429_with_retry_after(client, settings):
     codes = [client.get("/api/search", {"q": "zebra"}).status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
     response = client.get("/api/search", {"q": "zebra"})
-    assert 1 <= int(response["Retry-After"]) <= 60
+    assert 1 <= int(response["Retry-After"]) <= 120  # sliding: into the next window at most
     assert "Too many requests" in response.json()["error"]
     # another client is not affected
     assert client.get("/api/search", {"q": "zebra"}, REMOTE_ADDR="10.0.0.9").status_code == 200
@@ -189,15 +200,19 @@ def test_openapi_schema_matches_real_responses(client, settings):
     schema = client.get("/api/openapi.json").json()
     assert schema["openapi"].startswith("3.1")
     operation = schema["paths"]["/api/search"]["get"]
-    assert {p["name"] for p in operation["parameters"]} == {"q", "page", "size"}
+    assert {p["name"] for p in operation["parameters"]} == {"q", "page", "size", "explain"}
     for name in ("Results", "Hit", "Error"):
         Draft202012Validator.check_schema(schema["components"]["schemas"][name])
     results, error = _validator(schema, "Results"), _validator(schema, "Error")
-    for params in ({"q": "zebra"}, {"q": "okapi", "page": 2, "size": 5}, {"q": "nothingxyz"}):
+    for params in ({"q": "zebra"}, {"q": "okapi", "page": 2, "size": 5}, {"q": "nothingxyz"},
+                   {"q": "zebra", "explain": 1}):
         response = client.get("/api/search", params)
         assert response.status_code == 200
         results.validate(response.json())
     assert client.get("/api/search", {"q": "zebra"}).json()["results"]
+    (explained, *_) = client.get("/api/search", {"q": "zebra", "explain": 1}).json()["results"]
+    assert explained["explain"]["bm25"]["value"] > 0
+    assert "explain" not in client.get("/api/search", {"q": "zebra"}).json()["results"][0]
     bad = client.get("/api/search", {"q": "zebra", "size": 1000})
     assert bad.status_code == 400 and "400" in operation["responses"]
     error.validate(bad.json())
@@ -247,12 +262,118 @@ def test_rate_limit_shared_through_redis(client, settings, tmp_path):
         from django.core.cache import caches
 
         caches["default"].clear()
-        assert [check_rate("api:1.2.3.4", 2, 60, now=120.0) for _ in range(3)] == [0, 0, 60]
-        assert check_rate("api:1.2.3.4", 2, 60, now=150.5) == 30  # same window, half gone
-        assert check_rate("api:1.2.3.4", 2, 60, now=180.0) == 0  # next window
+        assert [check_rate("api:1.2.3.4", 2, 60, now=120.0) for _ in range(3)] == [0, 0, 80]
+        assert check_rate("api:1.2.3.4", 2, 60, now=200.0, hit=False) == 20  # sliding out
+        assert check_rate("api:1.2.3.4", 2, 60, now=240.0, hit=False) == 0  # slid past it
         settings.SEARCH_RATE_LIMIT = 1
         assert client.get("/api/search", {"q": "zebra"}).status_code == 200
         assert client.get("/api/search", {"q": "zebra"}).status_code == 429
         from redis import Redis
 
         assert Redis.from_url(server.url).keys("*ratelimit:api:127.0.0.1*")  # kept in Redis
+
+
+def test_rate_limit_slides_instead_of_resetting_at_a_window_boundary():
+    from webui.security import check_rate
+
+    # a client sends the whole limit in the last second of a window, then again at once
+    late = [check_rate("api:9.9.9.9", 10, 60, now=119.0) for _ in range(10)]
+    early = [check_rate("api:9.9.9.9", 10, 60, now=121.0) for _ in range(10)]
+    assert late == [0] * 10
+    # fixed windows would allow all ten again (twenty in two seconds); the sliding window
+    # still counts nearly all of the previous ten
+    assert sum(1 for r in early if r == 0) == 0 and all(r > 0 for r in early)
+    # half a window later half of the old requests have slid out
+    assert [check_rate("api:9.9.9.8", 10, 60, now=100.0) for _ in range(10)] == [0] * 10
+    allowed = sum(check_rate("api:9.9.9.8", 10, 60, now=150.0) == 0 for _ in range(10))
+    assert allowed == 5
+    # and a full window later all of them
+    assert sum(check_rate("api:9.9.9.7", 10, 60, now=100.0 + i) == 0 for i in range(10)) == 10
+    assert sum(check_rate("api:9.9.9.7", 10, 60, now=200.0) == 0 for _ in range(10)) == 10
+
+
+def test_client_address_trusts_only_configured_proxies(client, settings):
+    from django.test import RequestFactory
+
+    from webui.security import client_address
+
+    factory = RequestFactory()
+    spoofed = factory.get("/", REMOTE_ADDR="203.0.113.7", HTTP_X_FORWARDED_FOR="1.2.3.4")
+    settings.TRUSTED_PROXIES = []
+    assert client_address(spoofed) == "203.0.113.7"
+    settings.TRUSTED_PROXIES = ["10.0.0.0/8", "::1/128"]
+    assert client_address(spoofed) == "203.0.113.7"  # not from a trusted proxy
+    via_proxy = factory.get("/", REMOTE_ADDR="10.1.1.1",
+                            HTTP_X_FORWARDED_FOR="6.6.6.6, 198.51.100.2, 10.2.2.2")
+    assert client_address(via_proxy) == "198.51.100.2"  # the client's own claim is ignored
+    assert client_address(factory.get("/", REMOTE_ADDR="::1")) == "::1"
+    assert client_address(factory.get("/", REMOTE_ADDR="10.1.1.1",
+                                      HTTP_X_FORWARDED_FOR="junk")) == "10.1.1.1"
+    # behind the proxy, clients get limits of their own
+    settings.SEARCH_RATE_LIMIT = 1
+    for n in (1, 2):
+        assert client.get("/api/search", {"q": "zebra"}, REMOTE_ADDR="10.1.1.1",
+                          HTTP_X_FORWARDED_FOR=f"198.51.100.{n}").status_code == 200
+    assert client.get("/api/search", {"q": "zebra"}, REMOTE_ADDR="10.1.1.1",
+                      HTTP_X_FORWARDED_FOR="198.51.100.1").status_code == 429
+
+
+@pytest.mark.django_db
+def test_login_is_throttled_after_repeated_failures(client, django_user_model, settings):
+    django_user_model.objects.create_superuser("boss", "boss@example.test", "right-pass-9")
+    settings.LOGIN_FAILURE_LIMIT = 10
+    codes = [client.post("/admin/login/", {"username": "boss", "password": f"wrong{n}"}
+                         ).status_code for n in range(25)]
+    assert codes[:10] == [200] * 10 and set(codes[10:]) == {429}
+    response = client.post("/admin/login/?next=/admin/",
+                           {"username": "boss", "password": "right-pass-9"})
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert "Too many failed logins" in response.content.decode()
+    assert client.get("/admin/").status_code == 302  # not logged in
+    # another address is not locked out
+    other = client.post("/admin/login/?next=/admin/",
+                        {"username": "boss", "password": "right-pass-9"}, REMOTE_ADDR="10.9.9.9")
+    assert other.status_code == 302 and other["Location"] == "/admin/"
+
+
+def _manage_env(data_dir, **extra) -> dict:
+    import os
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("REDIS_URL", "ELASTICSEARCH_URL", "DATABASE_URL", "WEB_HTTPS",
+                        "WEB_TRUSTED_PROXIES")}
+    return {**env, "DATA_DIR": str(data_dir), **extra}
+
+
+def test_deploy_check_is_clean_with_https_on(tmp_path):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"]
+    root = Path(__file__).resolve().parent.parent
+    plain = subprocess.run(cmd, cwd=root, env=_manage_env(tmp_path), capture_output=True,
+                           text=True, timeout=120)
+    assert plain.returncode != 0
+    for warning in ("W004", "W008", "W012", "W016"):
+        assert f"security.{warning}" in plain.stderr + plain.stdout
+    https = subprocess.run(cmd, cwd=root, env=_manage_env(tmp_path, WEB_HTTPS="1",
+                                                          WEB_TRUSTED_PROXIES="127.0.0.1/32"),
+                           capture_output=True, text=True, timeout=120)
+    assert https.returncode == 0, https.stderr + https.stdout
+    assert "no issues" in https.stdout
+
+
+def test_secret_key_file_is_private(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import os; os.umask(0); os.environ['DJANGO_SETTINGS_MODULE'] = 'webui.settings'; "
+            "from django.conf import settings; print(settings.SECRET_KEY)")
+    root = Path(__file__).resolve().parent.parent
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=root, env=_manage_env(tmp_path),
+                              stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    keys = {p.communicate(timeout=120)[0].strip() for p in procs}
+    assert len(keys) == 1 and len(keys.pop()) >= 50  # concurrent starts share one key
+    key_file = tmp_path / "secret_key"
+    assert key_file.stat().st_mode & 0o777 == 0o600  # under umask 0 too
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["secret_key", "static"]

@@ -6,7 +6,8 @@ import uuid
 import pytest
 
 from crawler.config import Config
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.elasticsearch import ElasticsearchBackend
 from tests.fixtures_es import es_url  # noqa: F401  (fixture)
 

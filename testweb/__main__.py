@@ -32,7 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "site{N-1}.test and the adversarial hosts calendar.test, sessions.test, "
         "redirects.test, slow.test, dead.test, blackhole.test, giant.test, bomb.test, "
         "binary.test, broken.test, charset.test, js.test, hostile.test, robots500.test, "
-        "robotsjunk.test, meta.test, sitemaps.test, the changing hosts "
+        "robotsjunk.test, meta.test, sitemaps.test, escape.test, the changing hosts "
         "fresh0.test .., clock.test, and with --mirror-articles the near-copy hosts "
         "news{i}.test and mirror{m}.news{i}.test, chosen by the Host header). All hosts "
         "resolve to 127.0.0.1 except dead.test (127.0.0.2, nothing listens) and "

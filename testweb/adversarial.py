@@ -21,7 +21,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote
 
 from testweb import text
 from testweb.kinds import HTML_TYPE, HostKind, not_found, register
@@ -565,6 +565,46 @@ class JsHost(SpecialHost):
                         main_text="\n".join([title, *paras]), headings=(title,),
                         links=tuple(PageLink(u, label) for u, label in links), keyword=keyword)
         return info, doc
+
+
+@register
+class EscapeHost(SpecialHost):
+    """``escape.test``: pages that try to take a browser somewhere the crawler must not go,
+    for the renderer's SSRF guard; the target is the ``to`` query parameter (any URL).
+    ``/redirect?to=`` answers 302 to it; ``/location?to=`` is an article whose inline script
+    does ``location.replace(to)`` while the page loads; ``/srcdoc?to=`` is an article with an
+    ``about:srcdoc`` frame that ``fetch()``es ``to + "fetch"`` and then navigates itself to
+    ``to + "navigate"``. Without ``to`` they are plain articles."""
+
+    kind = "escape"
+    host_name = "escape.test"
+
+    def handle(self, request: Request) -> Response:
+        to = parse_qs(request.query).get("to", [""])[0]
+        if request.path == "/redirect" and to:
+            return Response(302, {"Location": to, "Content-Type": HTML_TYPE}, b"moved")
+        built = self.build(request.path, to)
+        if built is None:
+            return not_found()
+        return Response(200, {"Content-Type": HTML_TYPE}, built[1].encode())
+
+    def build(self, path: str, to: str = "") -> tuple[PageInfo, str] | None:
+        if path not in ("/", "/redirect", "/location", "/srcdoc"):
+            return None
+        rng, keyword = self._rng_kw(path)
+        title = f"Escape {path}"
+        target = json.dumps(to).replace("<", "\\u003c")
+        head = ""
+        extra = ""
+        if path == "/location" and to:
+            head = f"<script>location.replace({target});</script>"
+        if path == "/srcdoc" and to:
+            frame = (f"<script>fetch({target} + 'fetch').catch(function(){{}});"
+                     f"location.href = {target} + 'navigate';</script>")
+            extra = f'<iframe srcdoc="{html.escape(frame)}"></iframe>'
+        info, doc = article(self, path, title, [("h1", title), *paragraphs(rng, 2, keyword)],
+                            [], keyword, head=head)
+        return info, doc.replace("</article>", f"</article>{extra}")
 
 
 HOSTILE_TITLE = "<script>alert('title')</script> & \"quotes\" 'single' <b>bold</b>"

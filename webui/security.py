@@ -1,12 +1,14 @@
-"""Content-Security-Policy and per-client rate limiting for the web UI."""
+"""Content-Security-Policy, client addresses behind trusted proxies, per-client rate limits
+(sliding windows) and login throttling for the web UI."""
 
 from __future__ import annotations
 
 import functools
+import ipaddress
 import math
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from django.conf import settings
 from django.core.cache import cache
@@ -32,31 +34,71 @@ class ContentSecurityPolicyMiddleware:
         return response
 
 
+def _networks(cidrs: Iterable[str]) -> list:
+    return [ipaddress.ip_network(c.strip(), strict=False) for c in cidrs if c.strip()]
+
+
+def _is_trusted(address: str, networks: list) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.strip().strip("[]"))
+    except ValueError:
+        return False
+    return any(ip.version == net.version and ip in net for net in networks)
+
+
 def client_address(request: HttpRequest) -> str:
-    """The client's address as the server saw it (no trust in X-Forwarded-For)."""
-    return request.META.get("REMOTE_ADDR") or "unknown"
+    """The client's address: ``REMOTE_ADDR``, unless that is one of ``TRUSTED_PROXIES``
+    (CIDRs); then the right-most ``X-Forwarded-For`` entry that is not a trusted proxy
+    (entries to its left are whatever the client sent, so they are never believed)."""
+    remote = request.META.get("REMOTE_ADDR") or "unknown"
+    networks = _networks(getattr(settings, "TRUSTED_PROXIES", ()))
+    if not networks or not _is_trusted(remote, networks):
+        return remote
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    hops = [h.strip() for h in forwarded.split(",") if h.strip()]
+    for hop in reversed(hops):
+        if not _is_trusted(hop, networks):
+            try:
+                return str(ipaddress.ip_address(hop.strip("[]")))
+            except ValueError:
+                return remote  # a proxy we trust wrote garbage: count it as the proxy
+    return hops[0] if hops else remote
 
 
-def check_rate(key: str, limit: int, window_s: int, now: float | None = None) -> int:
-    """Count one request for ``key``; 0 when allowed, else seconds until the window resets.
+def check_rate(key: str, limit: int, window_s: int, now: float | None = None,
+               hit: bool = True) -> int:
+    """Count one request for ``key``; 0 when allowed, else the seconds until it would be.
+    With ``hit`` False nothing is counted: the answer is for one more request.
 
-    Fixed windows counted in Django's cache, so every process sharing the cache (Redis)
-    shares the limit.
+    A sliding window: the count of the current fixed window plus the previous window's,
+    weighted by how much of it still lies inside the last ``window_s`` seconds, so no
+    window of ``window_s`` seconds sees about twice the limit, as fixed windows allow at a
+    boundary. Counted in Django's cache (atomic increments), so every process sharing the
+    cache (Redis) shares the limit; refused requests count too.
     """
     if limit <= 0:
         return 0
     now = time.time() if now is None else now
     window = int(now // window_s)
+    elapsed = now - window * window_s
     slot = f"ratelimit:{key}:{window}"
-    cache.add(slot, 0, timeout=window_s + 1)
-    try:
-        count = cache.incr(slot)
-    except ValueError:  # expired between add and incr
-        cache.set(slot, 1, timeout=window_s + 1)
-        count = 1
-    if count <= limit:
+    if hit:
+        cache.add(slot, 0, timeout=2 * window_s + 1)
+        try:
+            current = cache.incr(slot)
+        except ValueError:  # expired between add and incr
+            cache.set(slot, 1, timeout=2 * window_s + 1)
+            current = 1
+    else:  # would one more be allowed?
+        current = cache.get(slot, 0) + 1
+    previous = cache.get(f"ratelimit:{key}:{window - 1}", 0)
+    if previous * (1 - elapsed / window_s) + current <= limit:
         return 0
-    return max(1, math.ceil((window + 1) * window_s - now))
+    if current > limit:  # only the next window can bring the count down
+        wait = (window_s - elapsed) + window_s * (1 - limit / current)
+    else:  # the previous window's weight must fall
+        wait = window_s * (1 - (limit - current) / previous) - elapsed
+    return max(1, math.ceil(wait - 1e-9))
 
 
 def rate_limited(scope: str, json: bool = False):
@@ -86,3 +128,38 @@ def rate_limited(scope: str, json: bool = False):
         return wrapper
 
     return decorate
+
+
+def login_retry_after(request: HttpRequest) -> int:
+    """0 if this client may try to log in, else seconds until it may (no attempt counted)."""
+    return check_rate(f"login:{client_address(request)}", settings.LOGIN_FAILURE_LIMIT,
+                      settings.LOGIN_FAILURE_WINDOW_S, hit=False)
+
+
+def count_login_failure(sender, credentials=None, request: HttpRequest | None = None,
+                        **kwargs) -> None:
+    """``user_login_failed`` receiver: one failure more for the client's address."""
+    if request is not None:
+        check_rate(f"login:{client_address(request)}", settings.LOGIN_FAILURE_LIMIT,
+                   settings.LOGIN_FAILURE_WINDOW_S)
+
+
+class LoginThrottleMiddleware:
+    """Refuses login attempts (POST to ``LOGIN_URL``) with 429 once a client address has
+    failed ``LOGIN_FAILURE_LIMIT`` times within ``LOGIN_FAILURE_WINDOW_S`` seconds: while it
+    lasts, even the right password does not log in. Failures are counted by
+    ``count_login_failure`` (connected in ``webui.control.apps``)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method == "POST" and request.path == settings.LOGIN_URL:
+            retry_after = login_retry_after(request)
+            if retry_after:
+                response = HttpResponse(
+                    f"Too many failed logins from your address. Try again in {retry_after} s.",
+                    status=429, content_type="text/plain")
+                response["Retry-After"] = str(retry_after)
+                return response
+        return self.get_response(request)

@@ -1,10 +1,15 @@
-"""Django settings. Service locations come from crawler.config; nothing here reads os.environ."""
+"""Django settings. Service locations come from crawler.config; nothing here reads os.environ.
 
+Settings the web UI shares with the crawler are taken from crawler/settings.py, not copied.
+"""
+
+import os
 import secrets
 from pathlib import Path
 
 import dj_database_url
 
+from crawler import settings as crawl_settings
 from crawler.config import get_config
 
 _config = get_config()
@@ -12,10 +17,22 @@ BASE_DIR = _config.data_dir
 
 
 def _secret_key() -> str:
+    """DATA_DIR/secret_key, created 0600 on first use: written to a private temporary file
+    (mode given to open, never readable by others) and linked into place, so a process
+    starting at the same time reads either nothing new or the whole key."""
     path = _config.path("secret_key")
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
+        tmp = path.with_name(f".secret_key.{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_urlsafe(50))
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # another process won; use its key
+        finally:
+            tmp.unlink()
     return path.read_text().strip()
 
 
@@ -42,6 +59,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "webui.security.LoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "webui.security.ContentSecurityPolicyMiddleware",
@@ -87,6 +105,19 @@ STATIC_ROOT = str(_config.data_dir / "static")
 (_config.data_dir / "static").mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 
+# HTTPS (WEB_HTTPS=1, for a deployment behind TLS): redirect http to https, HSTS, cookies
+# sent over https only; behind a trusted reverse proxy that terminates TLS, its
+# X-Forwarded-Proto says whether the request was https (the proxy must set it, always).
+HTTPS = _config.web_https
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_HSTS_SECONDS = 31_536_000 if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+if HTTPS and _config.web_trusted_proxies:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# HSTS preload lists a domain in browsers for good: the operator's decision, not a default.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -117,31 +148,43 @@ else:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # LOG_FORMAT=json: one JSON object per line (crawler/logjson.py)
+    "formatters": {"json": {"()": "crawler.logjson.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler",
+                             **({"formatter": "json"} if _config.log_json else {})}},
     # Only Django's own loggers: the crawler process configures the root logger itself.
     "loggers": {"django": {"handlers": ["console"], "level": "WARNING"}},
 }
+
+# Client addresses (rate limits, login throttling) are REMOTE_ADDR unless it is one of these
+# reverse proxies (CIDRs, WEB_TRUSTED_PROXIES); then X-Forwarded-For, see webui/security.py.
+TRUSTED_PROXIES = list(_config.web_trusted_proxies)
+# Failed logins per client address within the window before /admin/login/ answers 429.
+LOGIN_FAILURE_LIMIT = 10
+LOGIN_FAILURE_WINDOW_S = 900
 
 # --- search ---
 SEARCH_PAGE_SIZE = 10
 SEARCH_MAX_PAGE = 100
 SEARCH_MAX_QUERY_LENGTH = 500
-# Requests per client address allowed in each window of SEARCH_RATE_WINDOW_S seconds (search
-# page and API each); 0 switches the limit off.
+# Requests per client address allowed in any SEARCH_RATE_WINDOW_S seconds (a sliding window;
+# search page and API each); 0 switches the limit off.
 SEARCH_RATE_LIMIT = 60
 SEARCH_RATE_WINDOW_S = 60
 
 # --- crawl dashboard, URL inspector, recrawl ---
-# The frontier these pages read and push to: the same values as the crawler's settings of the
-# same names (FRONTIER_CRAWL defaults to the spider name there; the Bloom size must match).
+# The frontier these pages read and push to is the crawl's: the name of the `web` spider's
+# crawl (the crawler's FRONTIER_CRAWL defaults to the spider's name), and the crawler's own
+# settings for the rest (crawler/settings.py; a FRONTIER_* name set here wins).
 FRONTIER_CRAWL = "web"
-FRONTIER_BLOOM_CAPACITY = 10_000_000
-FRONTIER_BLOOM_FPR = 0.01
 # How far back the dashboard's plots reach, in seconds.
 DASHBOARD_WINDOW_S = 3600
 
-# --- search backends: ES_* when ELASTICSEARCH_URL is set, EMBEDDED_* otherwise; the rest of
-# their settings and defaults are in docs/elasticsearch.md and docs/index-engine.md ---
-ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
-ES_SHARDS = 1  # primary shards of a new index
-ES_REPLICAS = 0  # replicas (1 or more on a multi-node cluster)
+# --- what the web UI shares with the crawler: defined once, in crawler/settings.py ---
+# the seen filter's size (every process that opens the frontier must agree on it) and the
+# search backends' ES_* settings (the rest of them: docs/elasticsearch.md, index-engine.md)
+FRONTIER_BLOOM_CAPACITY = crawl_settings.FRONTIER_BLOOM_CAPACITY
+FRONTIER_BLOOM_FPR = crawl_settings.FRONTIER_BLOOM_FPR
+ES_INDEX_PREFIX = crawl_settings.ES_INDEX_PREFIX
+ES_SHARDS = crawl_settings.ES_SHARDS
+ES_REPLICAS = crawl_settings.ES_REPLICAS

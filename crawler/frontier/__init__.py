@@ -15,6 +15,7 @@ from crawler.frontier.base import (
     Politeness,
     TierSelector,
 )
+from crawler.options import Option, settings_to_options
 
 __all__ = [
     "ROBOTS_RANK",
@@ -25,16 +26,37 @@ __all__ = [
     "Outcome",
     "Politeness",
     "TierSelector",
+    "SETTINGS",
+    "frontier_options",
     "open_frontier",
 ]
+
+#: Setting -> keyword option of every backend; the defaults are in crawler/settings.py.
+SETTINGS: dict[str, Option] = {
+    "FRONTIER_BLOOM_CAPACITY": ("bloom_capacity", int),
+    "FRONTIER_BLOOM_FPR": ("bloom_fpr", float),
+    "FRONTIER_TIERS": ("tiers", int),
+    "FRONTIER_LEASE_S": ("lease_s", float),
+    "FRONTIER_MAX_ATTEMPTS": ("max_attempts", int),
+    "FRONTIER_IP_CONCURRENCY": ("ip_limit", int),
+    "FRONTIER_ROBOTS": ("robots_first", bool),
+}
+
+
+def frontier_options(settings: Any, **overrides: Any) -> dict[str, Any]:
+    """The backends' keyword options from ``settings`` (Scrapy or Django settings, a mapping
+    or None; unset names get their defaults): ``SETTINGS`` and the ``Politeness`` policy,
+    ``overrides`` on top."""
+    overrides.setdefault("politeness", Politeness.from_settings(settings))
+    return settings_to_options(settings, SETTINGS, **overrides)
 
 
 def open_frontier(config: Config, crawl: str, **options: Any) -> Frontier:
     """The Redis frontier when ``config.redis_url`` is set (partitioned by host hash over
     ``config.frontier_redis_urls`` when that lists several primaries), else the local one.
 
-    ``options`` are the keyword arguments both backends accept (``bloom_capacity``,
-    ``bloom_fpr``, ``tiers``, ``lease_s``, ``ip_limit``, ``politeness``...).
+    ``options`` are the keyword arguments both backends accept, usually
+    ``frontier_options(settings)``.
     """
     if config.frontier_urls:
         from scrapy_redis.connection import get_redis

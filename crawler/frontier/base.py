@@ -12,6 +12,9 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from crawler.options import Option, settings_to_options
 
 #: ``Entry.rank`` of a robots.txt fetch: always at the head of its host's queue.
 ROBOTS_RANK = -1
@@ -123,14 +126,28 @@ class Politeness:
     delay = admin override, else max(default, min(robots Crawl-delay, max_crawl_delay));
     then at least ``k`` x the latency moving average; doubled per consecutive 429/5xx/timeout
     (capped at ``max_backoff``); at least Retry-After (capped at ``max_retry_after``).
+    The first four are the ``FRONTIER_*`` settings of ``SETTINGS`` (``from_settings``).
     """
 
-    default_delay: float = 1.0
-    max_crawl_delay: float = 30.0
-    latency_factor: float = 2.0
+    default_delay: float
+    max_crawl_delay: float
+    latency_factor: float
+    max_backoff: float
     latency_alpha: float = 0.3
-    max_backoff: float = 300.0
     max_retry_after: float = 3600.0
+
+    #: Setting -> field; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "FRONTIER_DELAY": ("default_delay", float),
+        "FRONTIER_MAX_CRAWL_DELAY": ("max_crawl_delay", float),
+        "FRONTIER_LATENCY_FACTOR": ("latency_factor", float),
+        "FRONTIER_MAX_BACKOFF": ("max_backoff", float),
+    }
+
+    @classmethod
+    def from_settings(cls, settings: Any, **fields: float) -> Politeness:
+        """The policy of ``settings`` (unset names: their defaults), ``fields`` on top."""
+        return cls(**settings_to_options(settings, cls.SETTINGS, **fields))
 
     def next_delay(
         self, latency: float, backoff: int, outcome: Outcome
@@ -213,7 +230,7 @@ class Frontier(ABC):
     """
 
     #: Entries whose lease expired this many times are dropped (poison URLs).
-    max_attempts: int = 3
+    max_attempts: int
 
     @abstractmethod
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:

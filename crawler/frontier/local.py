@@ -75,20 +75,25 @@ CREATE TABLE IF NOT EXISTS selector (tier INTEGER PRIMARY KEY, current REAL NOT 
 
 
 class LocalFrontier(Frontier):
-    """``Frontier`` on SQLite (``path``; ``None`` = in memory, for tests)."""
+    """``Frontier`` on SQLite (``path``; ``None`` = in memory, for tests).
+
+    The keyword options without a default are the crawl's ``FRONTIER_*`` settings
+    (``crawler.frontier.frontier_options``); the per-IP limit and robots.txt-first are off
+    unless given.
+    """
 
     def __init__(
         self,
         path: Path | None,
         *,
-        bloom_capacity: int = 10_000_000,
-        bloom_fpr: float = 0.01,
-        tiers: int = 4,
-        lease_s: float = 60.0,
+        bloom_capacity: int,
+        bloom_fpr: float,
+        tiers: int,
+        lease_s: float,
+        max_attempts: int,
+        politeness: Politeness,
         ip_limit: int = 0,
         ip_wait: float = 0.25,
-        politeness: Politeness | None = None,
-        max_attempts: int = 3,
         robots_first: bool = False,
         clock=time.time,
     ):
@@ -98,7 +103,7 @@ class LocalFrontier(Frontier):
         self.lease_s = lease_s
         self.ip_limit = ip_limit
         self.ip_wait = ip_wait
-        self.politeness = politeness or Politeness()
+        self.politeness = politeness
         self.max_attempts = max_attempts
         self.clock = clock
         if path is not None:

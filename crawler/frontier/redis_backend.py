@@ -45,21 +45,26 @@ def _script(client: Redis, name: str) -> Script:
 
 
 class RedisFrontier(Frontier):
-    """``Frontier`` shared through one Redis server; keys namespaced by ``crawl``."""
+    """``Frontier`` shared through one Redis server; keys namespaced by ``crawl``.
+
+    The keyword options without a default are the crawl's ``FRONTIER_*`` settings
+    (``crawler.frontier.frontier_options``); the per-IP limit and robots.txt-first are off
+    unless given.
+    """
 
     def __init__(
         self,
         client: Redis,
         crawl: str,
         *,
-        bloom_capacity: int = 10_000_000,
-        bloom_fpr: float = 0.01,
-        tiers: int = 4,
-        lease_s: float = 60.0,
+        bloom_capacity: int,
+        bloom_fpr: float,
+        tiers: int,
+        lease_s: float,
+        max_attempts: int,
+        politeness: Politeness,
         ip_limit: int = 0,
         ip_wait: float = 0.25,
-        politeness: Politeness | None = None,
-        max_attempts: int = 3,
         robots_first: bool = False,
         clock: Callable[[], float] | None = None,
     ):
@@ -71,7 +76,7 @@ class RedisFrontier(Frontier):
         self.lease_s = lease_s
         self.ip_limit = ip_limit
         self.ip_wait = ip_wait
-        self.politeness = politeness or Politeness()
+        self.politeness = politeness
         self.max_attempts = max_attempts
         self.clock = clock
         self.hasher = BloomHasher(bloom_capacity, bloom_fpr)

@@ -8,7 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from crawler.statsexport import FileStatsStore
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from webui.search.backend import get_search_backend
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -2,14 +2,16 @@
 
 A backend joins by appending its name to ``BACKENDS`` and providing a session-scoped
 fixture ``make_<name>_backend``: a callable returning a new, empty backend (its own index)
-that the suite may fill, query and ``close()``.
+that the suite may fill, query and ``close()``; keyword arguments are constructor options
+every backend takes (``signals``, ``rank_weights``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.embedded import EmbeddedBackend
 from tests.fixtures_es import es_url  # noqa: F401  (the fixture, for the Elasticsearch param)
 
@@ -20,8 +22,8 @@ BACKENDS = ["embedded", "elasticsearch"]
 def make_embedded_backend(tmp_path_factory):
     """Each call: an embedded backend in a fresh directory."""
 
-    def make():
-        return EmbeddedBackend(tmp_path_factory.mktemp("index"))
+    def make(**options):
+        return EmbeddedBackend(tmp_path_factory.mktemp("index"), **options)
 
     return make
 
@@ -35,12 +37,13 @@ def make_elasticsearch_backend(es_url, tmp_path_factory):  # noqa: F811
 
     made = []
 
-    def make():
+    def make(**options):
         backend = ElasticsearchBackend(
             es_url,
             index_prefix=f"contract-{uuid.uuid4().hex[:10]}",
             spool_dir=tmp_path_factory.mktemp("es-spool"),
             bulk_interval_s=0.05,
+            **options,
         )
         made.append(backend)
         return backend

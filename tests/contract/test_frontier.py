@@ -9,12 +9,14 @@ from collections import Counter
 import pytest
 from redis import Redis
 
-from crawler.frontier import Entry, Outcome, Politeness
+from crawler.frontier import Entry, Outcome
 from crawler.frontier.base import ROBOTS_RANK
 from crawler.frontier.local import LocalFrontier
 from crawler.frontier.partitioned import partition_of
 from crawler.frontier.redis_backend import RedisFrontier, redis_frontier
 from crawler.redisserver import running_redis
+from tests.frontiers import options as frontier_options
+from tests.frontiers import politeness
 
 DONE = Outcome(status=200, latency=0.01)
 
@@ -54,10 +56,11 @@ class Backend:
         self.clock = Clock()
         self.opened = []
 
-    def open(self, **options):
-        options.setdefault("clock", self.clock)
-        options.setdefault("politeness", Politeness(default_delay=1.0, latency_factor=0))
-        options.setdefault("bloom_capacity", 10_000)
+    def open(self, **overrides):
+        options = frontier_options(**{
+            "clock": self.clock, "politeness": politeness(default_delay=1.0, latency_factor=0),
+            "bloom_capacity": 10_000, **overrides,
+        })
         if self.kind == "local":
             f = LocalFrontier(self.tmp_path / "frontier.sqlite3", **options)
         elif self.kind == "redis":
@@ -137,7 +140,7 @@ def test_one_lease_per_host_across_workers(backend):
 
 
 def test_next_eligible_time_respected(backend):
-    f = backend.open(politeness=Politeness(default_delay=5.0, latency_factor=0))
+    f = backend.open(politeness=politeness(default_delay=5.0, latency_factor=0))
     f.add([page("http://a.test/1"), page("http://a.test/2")])
     (lease,) = f.next_ready(5)
     assert f.done(lease, DONE)
@@ -150,7 +153,7 @@ def test_next_eligible_time_respected(backend):
 
 
 def test_crawl_delay_admin_override_and_backoff(backend):
-    f = backend.open(politeness=Politeness(default_delay=1.0, latency_factor=0))
+    f = backend.open(politeness=politeness(default_delay=1.0, latency_factor=0))
     f.add([page(f"http://a.test/{i}") for i in range(4)])
     (lease,) = f.next_ready(1)
     f.done(lease, Outcome(status=200, crawl_delay=7.0))
@@ -309,7 +312,7 @@ def test_stats(backend):
 
 
 def test_host_state(backend):
-    f = backend.open(politeness=Politeness(default_delay=5.0, latency_factor=0))
+    f = backend.open(politeness=politeness(default_delay=5.0, latency_factor=0))
     assert f.host_state("a.test") is None
     f.add([page("http://a.test/1", budget=10), page("http://a.test/2", budget=10)])
     state = f.host_state("a.test")

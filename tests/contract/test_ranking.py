@@ -3,7 +3,10 @@ site mentions, pages lacking a minor word and the any-word fallback."""
 
 from __future__ import annotations
 
-from tests.contract.conftest import doc
+import pytest
+
+from index.signals import SiteHome, TextRelevance
+from tests.contract.conftest import BACKENDS, doc
 
 
 def urls(results) -> list[str]:
@@ -82,3 +85,81 @@ def test_without_a_page_holding_every_word_any_word_matches(backend):
     assert urls(backend.search("who modified this line"))[0] == "http://a.test/blame"
     assert backend.search("blame -log").total == 1
     assert backend.search("blame log").total == 2  # neither page has both words
+
+
+def test_snippets_mark_a_phrase_only_where_it_occurs(backend):
+    backend.index([doc("http://f.test/", "Foxes", "The quick fox is quick. A fox runs.")])
+    backend.refresh()
+    (hit,) = backend.search('"quick fox"').hits
+    assert "<mark>quick</mark> <mark>fox</mark> is quick." in hit.snippet
+    assert "A fox runs" in hit.snippet  # the words alone, outside the phrase, stay plain
+    (hit,) = backend.search('"quick fox" runs').hits
+    assert "<mark>runs</mark>" in hit.snippet
+
+
+def test_an_unknown_word_gets_a_suggestion(backend):
+    backend.index([doc(f"http://z.test/{n}", "Zebra", "the striped zebra of africa")
+                   for n in range(3)])
+    backend.refresh()
+    assert backend.search("zebar").suggestion == "zebra"
+    assert backend.search("striped zebar").suggestion == "striped zebra"
+    assert backend.search("zebra").suggestion is None
+    assert backend.suggest("zebar africa") == "zebra africa"
+    assert backend.suggest('"zebar crossing" -lion') is None  # phrases are left as typed
+
+
+def test_near_copies_are_counted_on_every_page(backend):
+    backend.index(
+        [doc(f"http://m{n}.test/page", "Mirror", "mirror text", cluster_id="c") for n in range(4)]
+        + [doc(f"http://o{n}.test/", "Other", "mirror other") for n in range(3)]
+    )
+    backend.refresh()
+    results = backend.search("mirror", size=2)
+    assert results.hits[0].similar == 3 and results.hits[0].cluster_id == "c"
+    rest = backend.search("mirror", page=2, size=2).hits
+    assert [h.similar for h in rest] == [0, 0]
+
+
+def test_explain_gives_each_signal_its_value_and_contribution(backend):
+    backend.index(
+        [doc("http://django.test/", "Welcome", "the web framework", lang="en"),
+         doc("http://django.test/topics/docs", "Django docs", "django docs", lang="fr")]
+    )
+    backend.refresh()
+    plain = backend.search("django docs")
+    assert all(h.explain is None for h in plain.hits)
+    hits = {h.url: h.explain for h in backend.search("django docs", explain=True).hits}
+    home, topic = hits["http://django.test/"], hits["http://django.test/topics/docs"]
+    assert set(home) >= {"bm25", "pagerank", "sitehome", "label", "site", "lang", "allwords"}
+    assert home["sitehome"]["value"] == 1.0 and topic["sitehome"]["value"] == 0.0
+    assert home["lang"]["value"] == 1.0 and topic["lang"]["value"] == 0.0
+    assert topic["label"]["value"] == 1.0 and home["label"]["value"] == 0.0
+    assert topic["site"]["value"] == home["site"]["value"] == 1.0
+    assert topic["bm25"]["value"] == 1.0  # the best text match
+    for part in home.values():
+        assert part["contribution"] == pytest.approx(part["weight"] * part["value"], abs=1e-6)
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_custom_signals_work_on_every_engine(request, backend_name):
+    class Shortest(SiteHome):
+        """Shallow URLs first: 1 / (1 + depth)."""
+
+        name = "shallow"
+        default_weight = 5.0
+        fields = ("url_depth",)
+
+        def value(self, candidate, context):
+            return 1.0 / (1.0 + candidate.get("url_depth"))
+
+        def es_functions(self, context, weight, parts):
+            return [{"filter": {"term": {"url_depth": 0}}, "weight": weight}]
+
+    backend = request.getfixturevalue(f"make_{backend_name}_backend")(
+        signals=[TextRelevance(), Shortest()])
+    backend.ensure_index()
+    backend.index([doc("http://s.test/a/b/c", "shallow deep", "word " * 9),
+                   doc("http://s.test/", "home", "word")])
+    backend.refresh()
+    assert [h.url for h in backend.search("word").hits][0] == "http://s.test/"
+    backend.close()

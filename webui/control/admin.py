@@ -7,9 +7,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from crawler.urls import InvalidURL
 from webui.control.forms import BulkSeedForm
 from webui.control.models import HostRule, Seed
-from webui.control.operations import recrawl_now, remove_host_from_index
+from webui.control.operations import RECRAWL_PERMISSION, recrawl_now, remove_host_from_index
 
 
 def _remove_pages(modeladmin: admin.ModelAdmin, request: HttpRequest, patterns: list[str]):
@@ -92,7 +93,12 @@ class SeedAdmin(admin.ModelAdmin):
                 request, f"Added {len(urls) - len(existing)} seed(s); {len(existing)} existed."
             )
             if form.cleaned_data["recrawl"]:
-                self._recrawl(request, urls)
+                if self.has_recrawl_permission(request):
+                    self._recrawl(request, urls)
+                else:
+                    self.message_user(request, "Not queued: recrawling needs the "
+                                      "\"Can queue URLs to recrawl now\" permission.",
+                                      messages.ERROR)
             return HttpResponseRedirect(reverse("admin:control_seed_changelist"))
         context = {
             **self.admin_site.each_context(request),
@@ -102,15 +108,21 @@ class SeedAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/control/seed/bulk_add.html", context)
 
+    def has_recrawl_permission(self, request: HttpRequest) -> bool:
+        """The "recrawl now" action needs ``control.recrawl_seed``."""
+        return request.user.has_perm(RECRAWL_PERMISSION)
+
     def _recrawl(self, request: HttpRequest, urls: list[str]) -> None:
         try:
             added = recrawl_now(urls)
+        except InvalidURL as exc:
+            self.message_user(request, f"Nothing queued: {exc}.", messages.ERROR)
         except Exception as exc:
             self.message_user(request, f"Could not reach the frontier ({exc}).", messages.ERROR)
         else:
             self.message_user(request, f"Queued {added} URL(s) at top priority.")
 
-    @admin.action(description="Recrawl selected seeds now")
+    @admin.action(description="Recrawl selected seeds now", permissions=["recrawl"])
     def recrawl(self, request: HttpRequest, queryset) -> None:
         self._recrawl(request, list(queryset.values_list("url", flat=True)))
 

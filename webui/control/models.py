@@ -51,6 +51,8 @@ class Seed(models.Model):
 
     class Meta:
         ordering = ["url"]
+        permissions = [("recrawl_seed", "Can queue URLs to recrawl now (top priority, "
+                                        "past the seen filter and budget)")]
 
     def __str__(self) -> str:
         return self.url

@@ -10,19 +10,27 @@ from django.conf import settings
 from scrapy import Request
 
 from crawler.config import get_config
-from crawler.frontier import Entry, Frontier, open_frontier
-from crawler.urls import canonicalize, host_of, netloc_of
+from crawler.frontier import Entry, Frontier, frontier_options, open_frontier
+from crawler.hostrules import HostRule, HostRules
+from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
+
+#: The permission that "recrawl now" needs, in the admin and on the staff pages.
+RECRAWL_PERMISSION = "control.recrawl_seed"
+
+
+class OutOfScope(InvalidURL):
+    """A URL whose host the crawl's host rules keep out (blocked, or not allowed)."""
 
 
 @contextlib.contextmanager
 def crawl_frontier() -> Iterator[Frontier]:
-    """The crawl's frontier (local file or Redis, like the crawler's), closed on exit."""
-    frontier = open_frontier(
-        get_config(),
-        settings.FRONTIER_CRAWL,
-        bloom_capacity=settings.FRONTIER_BLOOM_CAPACITY,
-        bloom_fpr=settings.FRONTIER_BLOOM_FPR,
-    )
+    """The crawl's frontier (local file or Redis, like the crawler's), closed on exit.
+
+    Opened with the crawl's ``FRONTIER_*`` settings; robots.txt-first stays off: the web UI
+    only queues recrawls and drops hosts, the scheduler fetches robots.txt when it leases.
+    """
+    options = frontier_options(settings, robots_first=False)
+    frontier = open_frontier(get_config(), settings.FRONTIER_CRAWL, **options)
     try:
         yield frontier
     finally:
@@ -47,9 +55,38 @@ def recrawl_entry(url: str) -> Entry:
     )
 
 
+def current_host_rules() -> HostRules:
+    """The admin's host rules as the crawler sees them (``crawler.hostrules``)."""
+    from webui.control.models import HostRule as HostRuleModel
+
+    return HostRules.static(
+        HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js)
+        for r in HostRuleModel.objects.all()
+    )
+
+
+def check_scope(url: str, rules: HostRules) -> None:
+    """Raise ``OutOfScope`` unless the spider would crawl ``url``'s host (``in_scope``:
+    not blocked, and allowed when allow rules exist)."""
+    host = host_of(url)
+    policy = rules.policy(host)
+    if policy.blocked:
+        raise OutOfScope(f"{host} is blocked by a host rule")
+    if rules.has_allow_rules and not policy.allowed:
+        raise OutOfScope(f"{host} is not allowed by any allow rule")
+
+
 def recrawl_now(urls: Iterable[str]) -> int:
-    """Queue ``urls`` in the crawl's frontier at top priority; returns how many were queued."""
+    """Queue ``urls`` in the crawl's frontier at top priority; returns how many were queued.
+
+    Every URL is canonicalized and checked against the host rules first (``InvalidURL``,
+    ``OutOfScope``), so nothing the crawl would not fetch jumps the queue. The caller checks
+    ``RECRAWL_PERMISSION``.
+    """
+    rules = current_host_rules()
     entries = [recrawl_entry(u) for u in urls]
+    for entry in entries:
+        check_scope(entry.url, rules)
     with crawl_frontier() as frontier:
         return frontier.add(entries)["added"]
 

@@ -1,4 +1,4 @@
-"""Read host rules and seeds for the crawler process.
+"""Read host rules and seeds for the crawler process, and make sure their database exists.
 
 The crawler runs an asyncio event loop in its main thread, where Django refuses ORM calls;
 queries therefore run in a worker thread.
@@ -6,12 +6,18 @@ queries therefore run in a worker thread.
 
 from __future__ import annotations
 
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 
 from crawler.hostrules import HostRule
 
+logger = logging.getLogger(__name__)
 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="django-orm")
+
+
+class ControlDatabaseNotReady(RuntimeError):
+    """The control database (host rules, seeds) needs ``manage.py migrate`` first."""
 
 
 def _ensure_django() -> None:
@@ -58,3 +64,39 @@ def load_seed_urls() -> list[str]:
     """Active seed URLs from the admin."""
     _ensure_django()
     return _pool.submit(_query_seeds).result(timeout=30)
+
+
+def _prepare_database() -> None:
+    from django.core.management import call_command
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+    from django.db.utils import OperationalError
+
+    try:
+        executor = MigrationExecutor(connection)
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+        if not plan:
+            return
+        if connection.vendor == "sqlite":
+            call_command("migrate", interactive=False, verbosity=0)
+            logger.info("created the control database %s (%d migrations)",
+                        connection.settings_dict["NAME"], len(plan))
+            return
+    except OperationalError as exc:  # unreachable: the rules' TTL cache rides it out
+        logger.warning("control database unreachable at start (%s); crawling on", exc)
+        return
+    finally:
+        connection.close()
+    raise ControlDatabaseNotReady(
+        f"The control database ({connection.vendor}, {connection.settings_dict['NAME']}) has "
+        f"{len(plan)} unapplied migrations: run `python manage.py migrate` with the same "
+        "DATABASE_URL, then start the crawl again."
+    )
+
+
+def prepare_control_database() -> None:
+    """Create or update the embedded SQLite control database (``manage.py migrate``);
+    raise ``ControlDatabaseNotReady`` when another database (PostgreSQL) is not migrated,
+    since migrating a shared database is its operator's decision."""
+    _ensure_django()
+    _pool.submit(_prepare_database).result(timeout=300)

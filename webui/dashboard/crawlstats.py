@@ -19,6 +19,7 @@ HOSTS_COOLDOWN = "frontier/cluster/hosts_cooldown"
 #: Stats keys counted as drops, by the label the dashboard shows; prefixes end in "/".
 DROP_KEYS = {
     "frontier/dropped/": "",
+    "extract/dropped_links/": "",
     "scope/out_of_scope": "out of scope",
     "robots/disallowed": "robots.txt",
     "robotstxt/forbidden": "robots.txt",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.conf import settings
+
 from crawler.config import get_config
 from crawler.frontier import HostState
 from crawler.hostrules import HostPolicy, HostRule, HostRules
-from crawler.robots import RobotsPolicy
-from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
-from index.base import Document, doc_id_for
+from crawler.robots import RobotsPolicy, user_agent
+from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
+from index.base import Document
 from webui.control.operations import crawl_frontier
 
 
@@ -51,11 +53,7 @@ class Inspection:
 
 def crawler_user_agent() -> str:
     """The user agent the crawler matches robots.txt groups with."""
-    from crawler import settings as crawl_settings
-
-    return (
-        getattr(crawl_settings, "ROBOTSTXT_USER_AGENT", None) or crawl_settings.USER_AGENT
-    )
+    return user_agent(settings)
 
 
 def _host_rules() -> list[HostRule]:
@@ -105,7 +103,7 @@ def inspect_url(url: str) -> Inspection:
             result.seen = frontier.seen([canonical])[0]
             netloc = netloc_of(canonical)
             result.host_state = frontier.host_state(netloc)
-            robots = RobotsPolicy(frontier, crawler_user_agent())
+            robots = RobotsPolicy.from_settings(settings, frontier)
             stored = frontier.robots_get(netloc)
             rules_now = robots.rules(netloc)
             if rules_now is None:

@@ -7,6 +7,7 @@ import time
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from crawler.config import get_config
 from crawler.statsexport import open_stats_store
 from crawler.urls import InvalidURL
-from webui.control.operations import crawl_frontier, recrawl_now
+from webui.control.operations import RECRAWL_PERMISSION, crawl_frontier, recrawl_now
 from webui.dashboard.crawlstats import summarize, top
 from webui.dashboard.inspect import inspect_url
 from webui.dashboard.svg import line_chart
@@ -121,8 +122,10 @@ def inspect(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @staff_member_required
+@permission_required(RECRAWL_PERMISSION, raise_exception=True)
 def recrawl(request: HttpRequest) -> HttpResponse:
-    """Queue one URL at top priority, then go back to its inspection."""
+    """Queue one URL at top priority (staff with the recrawl permission, URLs in the
+    crawl's scope only), then go back to its inspection."""
     url = request.POST.get("url", "").strip()[:2000]
     try:
         added = recrawl_now([url])

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from crawler.config import get_config
 from index.base import Results, SearchBackend
+from index.query import parse
 
 
 class QueryError(ValueError):
@@ -23,10 +24,12 @@ def get_search_backend() -> SearchBackend:
     return get_backend(get_config(), settings=settings)
 
 
-def run_search(query: str, page: int = 1, size: int | None = None) -> Results:
-    """Validate and run a user query; raises QueryError with a helpful message."""
+def run_search(query: str, page: int = 1, size: int | None = None,
+               explain: bool = False) -> Results:
+    """Validate, parse once and run a user query (``results.parsed`` is the parsed query);
+    raises QueryError with a helpful message."""
     query = (query or "").strip()
-    size = size or settings.SEARCH_PAGE_SIZE
+    size = settings.SEARCH_PAGE_SIZE if size is None else size
     if len(query) > settings.SEARCH_MAX_QUERY_LENGTH:
         raise QueryError(f"Queries are limited to {settings.SEARCH_MAX_QUERY_LENGTH} characters.")
     if not 1 <= page <= settings.SEARCH_MAX_PAGE:
@@ -35,21 +38,10 @@ def run_search(query: str, page: int = 1, size: int | None = None) -> Results:
         raise QueryError("Page size runs from 1 to 100.")
     started = time.perf_counter()
     try:
-        results = get_search_backend().search(query, page=page, size=size)
+        parsed = parse(query)
+        results = get_search_backend().search(parsed, page=page, size=size, explain=explain)
     except ValueError as exc:  # the query parser's errors
         raise QueryError(str(exc)) from None
-    if results.suggestion is None and page == 1 and results.total < size:
-        results.suggestion = _fallback_suggestion(query)
+    results.parsed = parsed
     results.took_ms = (time.perf_counter() - started) * 1000
     return results
-
-
-def _fallback_suggestion(query: str) -> str | None:
-    """Did-you-mean for the embedded index (Elasticsearch suggests by itself)."""
-    from index.embedded import EmbeddedBackend
-    from webui.search.suggest import EditSuggester, embedded_doc_freq
-
-    backend = get_search_backend()
-    if not isinstance(backend, EmbeddedBackend):
-        return None
-    return EditSuggester(embedded_doc_freq(backend)).suggest(query)

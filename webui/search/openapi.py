@@ -33,6 +33,21 @@ _HIT = {
             "description": "Near-copies collapsed into this hit",
         },
         "pagerank": {"type": "number", "description": "Static rank of the page"},
+        "explain": {
+            "type": "object",
+            "description": "With explain=1: each ranking signal's value, weight and "
+                           "contribution to the score",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["value", "weight", "contribution"],
+                "properties": {
+                    "value": {"type": "number"},
+                    "weight": {"type": "number"},
+                    "contribution": {"type": "number"},
+                },
+                "additionalProperties": False,
+            },
+        },
     },
     "additionalProperties": False,
 }
@@ -111,6 +126,12 @@ def openapi_schema(server_url: str) -> dict:
                             "schema": {
                                 "type": "integer", "minimum": 1, "maximum": 100, "default": 10,
                             },
+                        },
+                        {
+                            "name": "explain",
+                            "in": "query",
+                            "description": "1: each hit says what every ranking signal gave it",
+                            "schema": {"type": "integer", "enum": [0, 1], "default": 0},
                         },
                     ],
                     "responses": {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 
 from django.conf import settings
@@ -15,36 +14,12 @@ from webui.search.backend import QueryError, run_search
 from webui.search.openapi import openapi_schema
 from webui.security import rate_limited
 
-_SITE = re.compile(r"(?<!\S)-?site:\S+")
-_EXCLUDED = re.compile(r"(?<!\S)-\S+")
-
 
 def _int_param(request: HttpRequest, name: str, default: int) -> int:
     try:
         return int(request.GET.get(name, default))
     except (TypeError, ValueError):
         return -1
-
-
-def relaxed_queries(query: str) -> list[tuple[str, str]]:
-    """Looser versions of a query that found nothing, as ``(what changed, query)``."""
-    out: list[tuple[str, str]] = []
-
-    def offer(label: str, text: str) -> None:
-        text = " ".join(text.split())
-        if text and text != query and all(text != q for _, q in out):
-            out.append((label, text))
-
-    if '"' in query:
-        offer("Without quotes", query.replace('"', " "))
-    if _SITE.search(query):
-        offer("On every site", _SITE.sub(" ", query))
-    if _EXCLUDED.search(_SITE.sub(" ", query)):
-        offer("Without exclusions", _EXCLUDED.sub(" ", query))
-    words = query.split()
-    if len(words) > 2 and not out and all(w.isalnum() for w in words):
-        offer("Any of the words", " OR ".join(words))
-    return out
 
 
 def _page_numbers(page: int, last_page: int, width: int = 9) -> list[int]:
@@ -75,7 +50,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
                 prev_page=results.page - 1 if results.page > 1 else None,
                 next_page=results.page + 1 if results.page < last_page else None,
                 pages=_page_numbers(results.page, last_page) if results.total else [],
-                alternatives=[] if results.hits else relaxed_queries(query),
+                alternatives=[] if results.hits else results.parsed.relaxations(),
             )
     else:
         context["docs"] = _indexed_docs()
@@ -93,8 +68,11 @@ def _indexed_docs() -> int | None:
 
 
 def hit_json(hit) -> dict:
-    """One hit as the API returns it."""
-    return asdict(hit)
+    """One hit as the API returns it (``explain`` only when asked for)."""
+    data = asdict(hit)
+    if data.get("explain") is None:
+        data.pop("explain", None)
+    return data
 
 
 @require_GET
@@ -106,7 +84,10 @@ def api_search(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": "Pass a query as ?q=words"}, status=400)
     try:
         results = run_search(
-            query, page=_int_param(request, "page", 1), size=_int_param(request, "size", 10)
+            query,
+            page=_int_param(request, "page", 1),
+            size=_int_param(request, "size", settings.SEARCH_PAGE_SIZE),
+            explain=request.GET.get("explain") == "1",
         )
     except QueryError as exc:
         return JsonResponse({"error": str(exc)}, status=400)

@@ -43,8 +43,7 @@ class Command(BaseCommand):
             overrides["link_store"] = opts["link_store"]
         if opts["batch_size"]:
             overrides["batch_size"] = opts["batch_size"]
-        rank_settings = RankSettings.from_settings(settings)
-        rank_settings = RankSettings(**{**rank_settings.__dict__, **overrides})
+        rank_settings = RankSettings.from_settings(settings, **overrides)
         if opts["publish_only"]:
             self.publish_committed(rank_settings)
             return

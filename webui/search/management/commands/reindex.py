@@ -54,8 +54,8 @@ class Command(BaseCommand):
     def from_warc(self, opts):
         from dedup.core import Deduplicator
         from index import get_backend
-        from index.rebuild import rebuild_index
         from pipelines.linkgraph import LinkStore
+        from ranking.rebuild import rebuild_index
 
         config = get_config()
         links = None if opts["no_links"] else LinkStore.open(config)
@@ -65,7 +65,7 @@ class Command(BaseCommand):
                 opts["from_warc"],
                 backend,
                 link_store=links,
-                dedup=Deduplicator.create(opts["method"]),
+                dedup=Deduplicator.from_settings(settings, method=opts["method"]),
                 progress=lambda message: self.stderr.write(message),
                 anchors=not opts["no_anchors"],
             )

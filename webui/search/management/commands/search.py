@@ -1,4 +1,4 @@
-"""python manage.py search "query" [--json] [--page N] [--size N]"""
+"""python manage.py search "query" [--json] [--page N] [--size N] [--explain]"""
 
 import json
 from dataclasses import asdict
@@ -18,10 +18,13 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="Print results as one JSON object")
         parser.add_argument("--page", type=int, default=1, help="Result page, from 1")
         parser.add_argument("--size", type=int, default=10, help="Results per page (1-100)")
+        parser.add_argument("--explain", action="store_true",
+                            help="Show each ranking signal's value and contribution per hit")
 
     def handle(self, *args, **opts):
         try:
-            results = run_search(opts["query"], page=opts["page"], size=opts["size"])
+            results = run_search(opts["query"], page=opts["page"], size=opts["size"],
+                                 explain=opts["explain"])
         except QueryError as exc:
             raise CommandError(str(exc)) from None
         if opts["json"]:
@@ -34,6 +37,7 @@ class Command(BaseCommand):
                         k: v
                         for k, v in asdict(h).items()
                         if k in ("url", "title", "score", "snippet", "similar")
+                        or (k == "explain" and v is not None)
                     }
                     for h in results.hits
                 ],
@@ -45,3 +49,6 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{n:>3}. {hit.title or hit.url}\n     {hit.url}  score={hit.score:.3f}"
             )
+            for name, part in (hit.explain or {}).items():
+                self.stdout.write(f"       {name:<10} {part['value']:>9.4f} x {part['weight']:<6g}"
+                                  f" = {part['contribution']:.4f}")

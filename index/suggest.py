@@ -1,8 +1,13 @@
-""""Did you mean" for the embedded index, which has no suggester of its own.
+""""Did you mean" for the embedded index (Elasticsearch has a term suggester of its own).
 
 A query word that no document holds is replaced by its one-edit variant (delete, transpose,
 replace, insert) found in the most documents, judged by the index's own term statistics, so
 suggestions are words of the crawled pages, analyzed exactly as at index time.
+
+Bounded per query: at most ``max_words`` unknown words are examined (fixed or not) and at
+most ``max_edits`` candidate edits in all (each costs an analysis and a term lookup), so a
+query of 64 unknown words costs what a query of a few does. ``words_examined`` and
+``edits_examined`` count the work of the last ``suggest()``.
 """
 
 from __future__ import annotations
@@ -10,8 +15,8 @@ from __future__ import annotations
 import string
 from collections.abc import Callable, Iterator
 
-from index.analysis import WORD_RE, analyze, is_stopword, normalize
-from index.query import Query, Term, parse
+from index.analysis import analyze, is_stopword
+from index.query import Query, parse
 
 LETTERS = string.ascii_lowercase + string.digits
 
@@ -35,17 +40,24 @@ class EditSuggester:
     """Suggests a corrected query from ``doc_freq(term)`` (documents holding an index term)."""
 
     def __init__(self, doc_freq: Callable[[str], int], max_words: int = 4,
-                 min_length: int = 3, max_length: int = 20):
+                 min_length: int = 3, max_length: int = 20, max_edits: int = 2500):
         self.doc_freq = doc_freq
         self.max_words = max_words
+        self.max_edits = max_edits
         self.min_length = min_length
         self.max_length = max_length
+        self.words_examined = 0
+        self.edits_examined = 0
 
     def correct(self, word: str) -> str | None:
-        """The best-supported one-edit variant of an unknown ``word``, or None."""
+        """The best-supported one-edit variant of an unknown ``word``, or None; stops when
+        the query's edit budget (``max_edits``) is spent."""
         best, best_df = None, 0
         seen: set[str] = set()
         for candidate in edits1(word):
+            if self.edits_examined >= self.max_edits:
+                break
+            self.edits_examined += 1
             terms = analyze(candidate)
             if len(terms) != 1 or terms[0] in seen or is_stopword(terms[0]):
                 continue
@@ -59,29 +71,16 @@ class EditSuggester:
         """The query with unknown words corrected, or None when there is nothing to fix."""
         parsed = query if isinstance(query, Query) else parse(query)
         fixes: dict[str, str] = {}
-        for leaf in parsed.leaves(positive_only=True):
-            if len(fixes) >= self.max_words or not isinstance(leaf, Term):
-                continue
-            word = normalize(leaf.word)
+        self.words_examined = self.edits_examined = 0
+        for word in parsed.suggest_words:
+            if self.words_examined >= self.max_words or self.edits_examined >= self.max_edits:
+                break
             if not (self.min_length <= len(word) <= self.max_length) or not word.isalnum():
                 continue
-            if self.doc_freq(leaf.term) == 0:
+            terms = analyze(word)
+            if len(terms) == 1 and self.doc_freq(terms[0]) == 0:
+                self.words_examined += 1
                 fixed = self.correct(word)
                 if fixed:
                     fixes[word] = fixed
-        if not fixes:
-            return None
-        suggestion = WORD_RE.sub(lambda m: fixes.get(normalize(m.group()), m.group()),
-                                 parsed.raw)
-        return suggestion if suggestion != parsed.raw else None
-
-
-def embedded_doc_freq(backend) -> Callable[[str], int]:
-    """Documents of an embedded backend holding a term in their title or body."""
-    searcher = backend.index_.searcher()
-
-    def doc_freq(term: str) -> int:
-        return max(searcher.doc_freq("title", term), searcher.doc_freq("body", term))
-
-    return doc_freq
-
+        return parsed.with_words_replaced(fixes)

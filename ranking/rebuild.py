@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.items import PageItem
+from crawler.options import settings_to_options
+from crawler.urls import doc_id_for
 from dedup.core import Deduplicator
-from index.base import Document, SearchBackend, doc_id_for
+from index.base import Document, SearchBackend
 
 if TYPE_CHECKING:
     from pipelines.linkgraph import LinkStore
@@ -160,7 +162,8 @@ def rebuild_index(
     where its latest fetch is; pass 2 reads the files again and indexes those fetches that
     are neither aliases nor ``noindex``, with their anchor text. Memory stays bounded by the
     number of documents, not their size. ``link_store`` receives the replayed graph (a
-    temporary SQLite store if None); ``dedup`` defaults to a fresh in-memory MinHash one.
+    temporary SQLite store if None); ``dedup`` defaults to a fresh in-memory MinHash one
+    (the ``DEDUP_*`` defaults).
     With ``anchors`` off, documents get no anchor text (as a crawl whose index writer adds
     none), so the rebuilt index can be compared with such a crawl's exactly.
     """
@@ -172,7 +175,8 @@ def rebuild_index(
     say = progress or (lambda message: None)
     files = warc_files(warc_dir)
     report = RebuildReport(files=len(files))
-    dedupe = DedupPipeline(dedup or Deduplicator.create("minhash"))
+    dedupe = DedupPipeline(dedup or Deduplicator.from_settings(None, method="minhash"),
+                           **settings_to_options(None, DedupPipeline.SETTINGS))
     tmp = None
     if link_store is None:
         tmp = tempfile.TemporaryDirectory(prefix="rebuild-links-")

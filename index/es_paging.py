@@ -1,0 +1,92 @@
+"""Paging and collapse for Elasticsearch: one page of a ranked body, near-copies counted.
+
+Pages within ``max_window`` use from/size with server-side collapse on ``cluster``; deeper
+pages walk the ranking with ``search_after`` and collapse here. The near-copy count of each
+hit (how many other matches share its cluster) comes from one aggregation over the page's
+clusters, and costs nothing for a page without near-copies.
+"""
+
+from __future__ import annotations
+
+from elasticsearch import Elasticsearch
+
+from index.hits import collapse
+
+__all__ = ["RANK_ORDER", "Pager", "partial"]
+
+# Ties in score break by id, so from/size pages and search_after walks agree.
+RANK_ORDER = [{"_score": "desc"}, {"id": "asc"}]
+
+
+def partial(response: dict) -> bool:
+    """Whether a search response misses results: a shard timed out or failed."""
+    return bool(response.get("timed_out")) or response["_shards"].get("failed", 0) > 0
+
+
+class Pager:
+    """Pages of ranked results of one alias, collapsed on ``cluster``."""
+
+    def __init__(self, client: Elasticsearch, alias: str, max_window: int = 10_000,
+                 query_timeout: str = "2s"):
+        self.client = client
+        self.alias = alias
+        self.max_window = max_window
+        self.query_timeout = query_timeout
+
+    def page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
+        """The response and the (hit, near-copies) of one page of results for ``body``."""
+        if offset + size > self.max_window:
+            return self._deep_page(body, offset, size)
+        response = self.client.search(
+            index=self.alias,
+            **body,
+            from_=offset,
+            size=size,
+            sort=RANK_ORDER,
+            collapse={"field": "cluster"},
+        ).body
+        hits = response["hits"]["hits"]
+        return response, list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
+
+    def _deep_page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
+        """A page past ``max_window``: walk the ranking with search_after, collapsing here."""
+        chunk = min(1000, self.max_window)
+        walked: list[dict] = []
+        request = dict(body, size=chunk, sort=RANK_ORDER)
+        request["track_scores"] = True
+        first: dict | None = None
+        is_partial = False
+        while True:
+            response = self.client.search(
+                index=self.alias, **request, docvalue_fields=["cluster"]
+            ).body
+            first = first or response
+            is_partial = is_partial or partial(response)
+            hits = response["hits"]["hits"]
+            walked.extend(hits)
+            kept = collapse(walked, lambda h: h["fields"]["cluster"][0])
+            if len(kept) >= offset + size or len(hits) < chunk:
+                break
+            request.update(search_after=hits[-1]["sort"], track_total_hits=False)
+            request.pop("suggest", None)
+        page = [hit for hit, _ in kept[offset : offset + size]]
+        first["timed_out"] = is_partial
+        return first, list(zip(page, self._cluster_sizes(body["query"], page), strict=True))
+
+    def _cluster_sizes(self, query: dict, hits: list[dict]) -> list[int]:
+        """For each hit, how many other matches share its cluster (the near-copy count)."""
+        keys = [hit["fields"]["cluster"][0] for hit in hits]
+        shared = sorted(
+            {k for k, h in zip(keys, hits, strict=True) if h["_source"]["doc"].get("cluster_id")}
+        )
+        if not shared:
+            return [0] * len(hits)
+        response = self.client.search(
+            index=self.alias,
+            size=0,
+            query={"bool": {"must": [query], "filter": [{"terms": {"cluster": shared}}]}},
+            aggs={"clusters": {"terms": {"field": "cluster", "size": len(shared)}}},
+            timeout=self.query_timeout,
+        )
+        counts = {b["key"]: b["doc_count"] for b in response["aggregations"]["clusters"]["buckets"]}
+        return [max(0, counts.get(k, 1) - 1) for k in keys]

@@ -1,0 +1,253 @@
+"""Query compilation for Elasticsearch: the shared query AST to the query DSL, and the
+ranking the signals of :mod:`index.signals` ask for, without scripts.
+
+- :class:`QueryCompiler` turns AST nodes into ``multi_match`` / ``bool`` / ``term`` queries
+  over the analyzed fields (space-joined terms, ``whitespace`` analyzer).
+- :class:`RankingQuery` builds the search body for a parsed query: which pages match (every
+  word; the any-word fallback; pages lacking one minor word, their text score times the
+  share of the query's IDF they cover), compounds of the query's words as ``should``
+  clauses, the home page of a named site matching without the words, then each weighted
+  signal compiled by its own ``es_functions``: ``boost`` signals multiply the text score by
+  ``1 + sum``, ``add`` signals are added to it.
+
+What the query holds (plain words, compounds, sites named, label words, language) comes
+from the parsed :class:`~index.query.Query`, as for the embedded engine
+(:mod:`index.tantivy_query`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from elasticsearch import Elasticsearch
+
+from index.fields import DEFAULT_COMPOUND_FIELDS, DEFAULT_FIELD_WEIGHTS, FieldWeights
+from index.query import And, Node, Not, Or, Phrase, Query, Site, Term
+from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
+
+__all__ = ["QueryCompiler", "RankingQuery", "word_idf"]
+
+
+class QueryCompiler:
+    """Compiles the shared query AST to the Elasticsearch query DSL."""
+
+    def __init__(
+        self,
+        field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
+        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
+    ):
+        self.field_weights = field_weights
+        self.fields = [f"{name}^{weight:g}" for name, weight in field_weights.items()]
+        self.compound_fields = compound_fields
+
+    def label(self, node: Term | Phrase) -> dict:
+        """Pages whose title, anchor text or URL hold a word or phrase (a filter)."""
+        if isinstance(node, Term):
+            return _label_match(node.term, "best_fields")
+        return _label_match(" ".join(node.terms), "phrase")
+
+    def compound(self, term: str) -> dict:
+        """A compound term of the query's words in the compound fields, scored."""
+        return {
+            "multi_match": {
+                "query": term,
+                "type": "best_fields",
+                "fields": [f"{f}^{w:g}" for f, w in self.compound_fields.items()],
+                "tie_breaker": self.compound_fields.tie_breaker,
+                "analyzer": "whitespace",
+            }
+        }
+
+    def compile(self, node: Node) -> dict:
+        """The DSL query matching exactly the documents ``node`` matches."""
+        if isinstance(node, Term):
+            return self._multi_match(node.term, "best_fields")
+        if isinstance(node, Phrase):
+            return self._multi_match(" ".join(node.terms), "phrase")
+        if isinstance(node, Site):
+            return {"term": {"site": node.host}}
+        if isinstance(node, Or):
+            return {
+                "bool": {
+                    "should": [self.compile(c) for c in node.children],
+                    "minimum_should_match": 1,
+                }
+            }
+        if isinstance(node, Not):
+            return {"bool": {"must_not": [self.compile(node.child)]}}
+        if isinstance(node, And):
+            must = [self.compile(c) for c in node.children if not isinstance(c, Not)]
+            must_not = [self.compile(c.child) for c in node.children if isinstance(c, Not)]
+            clause: dict = {"must": must}
+            if must_not:
+                clause["must_not"] = must_not
+            return {"bool": clause}
+        raise TypeError(f"Not a query node: {node!r}")
+
+    def _multi_match(self, text: str, kind: str) -> dict:
+        return {
+            "multi_match": {
+                "query": text,
+                "type": kind,
+                "fields": self.fields,
+                "tie_breaker": self.field_weights.tie_breaker,
+                "analyzer": "whitespace",
+            }
+        }
+
+
+def _label_match(text: str, kind: str) -> dict:
+    return {
+        "multi_match": {
+            "query": text,
+            "type": kind,
+            "fields": ["title", "anchors", "url"],
+            "analyzer": "whitespace",
+        }
+    }
+
+
+class RankingQuery:
+    """The ranked search body of a parsed query, from the compiler and a ranker."""
+
+    def __init__(self, compiler: QueryCompiler, ranker: Ranker, max_missing_share: float = 0.5):
+        self.compiler = compiler
+        self.ranker = ranker
+        self.max_missing_share = max_missing_share
+
+    def query(self, context: RankContext, relaxed: bool = False,
+              idf: list[float] | None = None, rank_feature: bool = False) -> dict:
+        """The query (without paging) for a non-empty parsed query: ``relaxed`` for the
+        any-word fallback, ``idf`` (one per plain word) to also rank pages lacking one minor
+        word, ``rank_feature`` when the index scores static rank with a rank_feature."""
+        parsed = context.query
+        matching, others_compete = self._matching(parsed, relaxed, idf)
+        parts = EsParts(
+            strict=self.compiler.compile(parsed.root),
+            others_compete=others_compete,
+            label_filters=tuple(self.compiler.label(w) for w in parsed.label_words),
+        )
+        text = self._boosted(self._retrieval(matching, context), context, parts)
+        return self._weighted(text, context, parts, rank_feature)
+
+    def text_query(self, context: RankContext, relaxed: bool = False,
+                   idf: list[float] | None = None) -> dict:
+        """The text part of ``query``: the pages it ranks, scored by BM25 (with compounds
+        and the coordination factor) before any signal."""
+        matching, _ = self._matching(context.query, relaxed, idf)
+        return self._retrieval(matching, context)
+
+    def _weighted(self, text: dict, context: RankContext, parts: EsParts,
+                  rank_feature: bool) -> dict:
+        """``text`` boosted by the text weight, plus the ``add`` signals."""
+        added: list[dict] = []
+        should: list[dict] = []
+        for signal, weight in self.ranker.weighted:
+            if not weight:
+                continue
+            if signal.stage == "text" and weight != 1.0:
+                text = {"bool": {"must": [text], "boost": weight}}
+            elif signal.stage == "add":
+                if rank_feature and isinstance(signal, StaticRank):
+                    should.append({"rank_feature": {"field": "pagerank_rf", "linear": {},
+                                                    "boost": weight}})
+                else:
+                    added.extend(signal.es_functions(context, weight, parts))
+        query = text
+        if added:
+            query = {"function_score": {"query": text, "functions": added,
+                                        "score_mode": "sum", "boost_mode": "sum"}}
+        if should:
+            query = {"bool": {"must": [query], "should": should}}
+        return query
+
+    def _matching(self, parsed: Query, relaxed: bool,
+                  idf: list[float] | None) -> tuple[dict, bool]:
+        """The query for the pages to rank, and whether pages lacking a word are among them.
+
+        Strict: every word. ``relaxed``: any word. With ``idf``: also the pages lacking one
+        minor word, their text score times the share of the query's IDF they cover.
+        """
+        strict = self.compiler.compile(parsed.root)
+        words = parsed.plain_words
+        if relaxed and parsed.relaxable:
+            return {"bool": {"should": [self.compiler.compile(w) for w in words],
+                             "minimum_should_match": 1}}, True
+        if not idf:
+            return strict, False
+        total = sum(idf) or 1.0
+        compiled = [self.compiler.compile(w) for w in words]
+        alternatives = [strict]
+        for i, missing in enumerate(compiled):
+            share = idf[i] / total
+            if share > self.max_missing_share:
+                continue
+            others = [c for j, c in enumerate(compiled) if j != i]
+            # boost: Lucene's coordination factor, the text score times the share covered
+            alternatives.append(
+                {"bool": {"must": others, "must_not": [missing], "boost": 1 - share}}
+            )
+        if len(alternatives) == 1:
+            return strict, False
+        return {"bool": {"should": alternatives, "minimum_should_match": 1}}, True
+
+    def _retrieval(self, query: dict, context: RankContext) -> dict:
+        """``query`` plus compounds scoring up (same pages) and the home pages of the sites
+        the query names matching without its words."""
+        parsed = context.query
+        if parsed.compounds and self.compiler.compound_fields.items():
+            query = {"bool": {"must": [query],
+                              "should": [self.compiler.compound(c) for c in parsed.compounds]}}
+        home = SiteHome.es_filter(context) if self.ranker.weight("sitehome") else None
+        if home is not None:
+            query = {"bool": {"should": [query, {"constant_score": {"filter": home,
+                                                                    "boost": 1.0}}],
+                              "minimum_should_match": 1}}
+        return query
+
+    def _boosted(self, query: dict, context: RankContext, parts: EsParts) -> dict:
+        """``query`` times ``1 + sum(weight)`` of the boost signals a page has."""
+        functions: list[dict] = []
+        for signal, weight in self.ranker.weighted:
+            if weight and signal.stage == "boost":
+                functions.extend(signal.es_functions(context, weight, parts))
+        if not functions:
+            return query
+        return {"function_score": {"query": query, "functions": [{"weight": 1.0}, *functions],
+                                   "score_mode": "sum", "boost_mode": "multiply"}}
+
+
+def word_idf(client: Elasticsearch, alias: str, compiler: QueryCompiler, parsed: Query,
+             blend_words: int, blend_below: int, timeout: str
+             ) -> tuple[list[float] | None, int | None]:
+    """BM25's IDF of each word of a ``blendable`` plain query that fewer than
+    ``blend_below`` pages match in full, in the body field (a phrase: its rarest term), and
+    how many pages hold every word; one request. ``(None, None)`` when the query is not
+    blendable, ``(None, count)`` when enough pages hold every word."""
+    if not parsed.blendable(blend_words):
+        return None, None
+    words = parsed.plain_words
+    terms = sorted({t for w in words for t in ([w.term] if isinstance(w, Term) else w.terms)})
+    response = client.search(
+        index=alias,
+        size=0,
+        track_total_hits=True,
+        aggs={
+            "df": {"filters": {"filters": {t: {"term": {"body": t}} for t in terms}}},
+            "strict": {"filter": compiler.compile(parsed.root)},
+        },
+        timeout=timeout,
+    )
+    strict = response["aggregations"]["strict"]["doc_count"]
+    if strict >= blend_below:
+        return None, strict
+    n = response["hits"]["total"]["value"]
+    df = {t: b["doc_count"] for t, b in response["aggregations"]["df"]["buckets"].items()}
+
+    def idf(count: int) -> float:
+        return math.log(1.0 + (n - count + 0.5) / (count + 0.5))
+
+    return [
+        idf(df[w.term]) if isinstance(w, Term) else max(idf(df[t]) for t in w.terms)
+        for w in words
+    ], strict

@@ -1,0 +1,180 @@
+"""What every engine stores for a document, computed once in Python at index time.
+
+A backend never derives these itself: :func:`document_fields` turns a
+:class:`~index.base.Document` into the analyzed text fields (space-joined terms from
+:mod:`index.analysis`) and the ranking fields the signals of :mod:`index.signals` read
+(``DOC_FIELDS``: the site's name, the URL's depth, the language, the collapse key, the
+static rank, the fetch time). Each engine then stores them in its own types from the one
+declaration here: a keyword is a ``keyword`` in Elasticsearch and a 64-bit key
+(:func:`keyword_key`) in a tantivy fast field, so both engines compare the same values.
+
+The shared vocabulary of the search plane lives here too: the text fields and their BM25
+weights (:class:`FieldWeights`), what a site is called (:func:`site_name`) and how deep a
+URL is (:func:`url_depth`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import xxhash
+
+from index.analysis import analyze, analyze_joined, host_suffixes, normalize_host
+
+if TYPE_CHECKING:
+    from index.base import Document
+
+__all__ = [
+    "DEFAULT_COMPOUND_FIELDS",
+    "DEFAULT_FIELD_WEIGHTS",
+    "DOC_FIELDS",
+    "LABEL_FIELDS",
+    "TEXT_FIELDS",
+    "DocField",
+    "FieldWeights",
+    "document_fields",
+    "keyword_key",
+    "language_of",
+    "site_name",
+    "url_depth",
+]
+
+#: The analyzed text fields every engine searches, in this order.
+TEXT_FIELDS = ("title", "body", "anchors", "url")
+
+
+@dataclass(frozen=True)
+class FieldWeights:
+    """BM25 weight of each text field, and the share of the non-best fields' scores."""
+
+    title: float = 3.0
+    anchors: float = 2.0
+    url: float = 1.5
+    body: float = 1.0
+    tie_breaker: float = 0.3
+
+    def items(self) -> list[tuple[str, float]]:
+        """``(field, weight)`` of the fields that count (weight above 0)."""
+        return [(f, getattr(self, f)) for f in TEXT_FIELDS if getattr(self, f) > 0]
+
+    @classmethod
+    def of(cls, value: FieldWeights | dict | str | None) -> FieldWeights:
+        """Weights from a setting (a mapping or its JSON text) or as given; ``None`` is the
+        default."""
+        if value is None:
+            return cls()
+        if isinstance(value, FieldWeights):
+            return value
+        if isinstance(value, str):
+            value = json.loads(value)
+        return cls(**dict(value))
+
+
+DEFAULT_FIELD_WEIGHTS = FieldWeights()
+#: What a page is called and linked as: its title, anchor text and URL (the label signal).
+LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, tie_breaker=0.0)
+#: Where a compound of the query's words scores (names are written as one word in titles,
+#: URLs and link text, rarely in running text), and how much.
+DEFAULT_COMPOUND_FIELDS = FieldWeights(title=3.0, anchors=2.0, url=1.5, body=0.0,
+                                       tie_breaker=0.3)
+
+_INDEX_FILES = frozenset({"index.html", "index.htm", "index.php", "default.aspx"})
+_GENERIC_LABELS = frozenset({"www", "m", "web", "docs", "doc", "home"})
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def url_depth(url: str) -> int:
+    """Path segments of a URL, an index file not counted: 0 for a site's home page."""
+    parts = urlsplit(url)
+    segments = [p for p in parts.path.split("/") if p]
+    if segments and segments[-1].lower() in _INDEX_FILES:
+        segments.pop()
+    return len(segments) + (1 if parts.query else 0)
+
+
+def site_name(host: str) -> str:
+    """The name a site is searched by: the label before the top-level domain, letters and
+    digits only (``docs.python.org`` -> ``python``, ``debian-handbook.info`` ->
+    ``debianhandbook``)."""
+    labels = [label for label in host.lower().split(":")[0].strip(".").split(".") if label]
+    if len(labels) > 1:
+        labels = labels[:-1]
+    named = [label for label in labels if label not in _GENERIC_LABELS] or labels
+    return "".join(_WORDS.findall(named[-1])) if named else ""
+
+
+def language_of(lang: str) -> str:
+    """A language tag's primary subtag, lower case (``en-US`` -> ``en``; ``""`` for none)."""
+    return lang.strip().lower().replace("_", "-").split("-")[0]
+
+
+def keyword_key(value: str) -> int:
+    """The 64-bit key of a keyword value (0 for ``""``), for engines that store numbers."""
+    return xxhash.xxh64_intdigest(value.encode()) if value else 0
+
+
+KEYWORD, INTEGER, FLOAT, DOUBLE = "keyword", "integer", "float", "double"
+
+
+@dataclass(frozen=True)
+class DocField:
+    """A ranking field: its name, its kind (keyword, integer, float, double) and how a document
+    gives its value. Engines map the kind to their own types."""
+
+    name: str
+    kind: str
+    compute: Callable[[Document], Any]
+
+    def value(self, doc: Document) -> Any:
+        """This field's value for ``doc``."""
+        return self.compute(doc)
+
+
+#: Every ranking field, once. Signals name the ones they read (``Signal.fields``).
+DOC_FIELDS: dict[str, DocField] = {
+    f.name: f
+    for f in (
+        DocField("pagerank", FLOAT, lambda d: float(d.pagerank)),
+        DocField("fetched_at", DOUBLE, lambda d: float(d.fetched_at)),
+        DocField("cluster", KEYWORD, lambda d: d.cluster_id or d.id),
+        DocField("url_depth", INTEGER, lambda d: url_depth(d.url)),
+        DocField("site_name", KEYWORD, lambda d: site_name(d.host)),
+        DocField("lang", KEYWORD, lambda d: language_of(d.lang)),
+    )
+}
+
+
+@dataclass(frozen=True)
+class DocumentFields:
+    """A document as the engines store it: analyzed text, site suffixes, ranking fields."""
+
+    text: dict[str, str]
+    site: list[str]
+    ranking: dict[str, Any]
+
+
+def document_fields(doc: Document) -> DocumentFields:
+    """The fields of ``doc`` every engine stores; sets ``doc.host`` from the URL if empty."""
+    if not doc.host:
+        doc.host = normalize_host(doc.url)
+    text = {
+        "title": analyze_joined(doc.title),
+        "body": analyze_joined(doc.body or doc.description),
+        "anchors": analyze_joined(doc.anchors),
+        "url": analyze_joined(doc.url.split("://", 1)[-1]),
+    }
+    return DocumentFields(
+        text=text,
+        site=host_suffixes(doc.host),
+        ranking={name: f.value(doc) for name, f in DOC_FIELDS.items()},
+    )
+
+
+def label_terms(doc: Document) -> set[str]:
+    """The analyzed terms of what a page is called and linked as (title, anchors, URL)."""
+    return set(analyze(" ".join((doc.title, doc.anchors, doc.url.split("://", 1)[-1]))))

@@ -1,0 +1,53 @@
+"""Hits as every engine returns them: stored fields, a snippet for the query, near-copies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import TypeVar
+
+from index.base import Hit
+from index.query import Query
+from index.snippets import build_snippet
+
+__all__ = ["collapse", "make_hit", "snippet_for"]
+
+T = TypeVar("T")
+
+
+def snippet_for(doc: Mapping, query: Query, max_chars: int) -> str:
+    """The snippet of a stored document for ``query``: its words marked anywhere, its
+    phrases only where the whole phrase occurs."""
+    text = doc.get("body") or doc.get("description") or ""
+    return build_snippet(text, query.words(), max_chars, query.phrases())
+
+
+def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_chars: int,
+             explain: dict | None = None) -> Hit:
+    """The hit for a stored document (a ``Document``'s fields as a mapping)."""
+    return Hit(
+        id=doc["id"],
+        url=doc["url"],
+        title=doc.get("title", ""),
+        snippet=snippet_for(doc, query, snippet_chars),
+        score=round(score, 6),
+        host=doc.get("host", ""),
+        cluster_id=doc.get("cluster_id", ""),
+        similar=similar,
+        pagerank=doc.get("pagerank", 0.0),
+        explain=explain,
+    )
+
+
+def collapse(ranked: Iterable[T], key: Callable[[T], Hashable]) -> list[tuple[T, int]]:
+    """The best of each cluster (by ``key``), in rank order, with how many others it
+    stands for."""
+    best: dict[Hashable, int] = {}
+    kept: list[list] = []
+    for item in ranked:
+        slot = best.get(key(item))
+        if slot is None:
+            best[key(item)] = len(kept)
+            kept.append([item, 0])
+        else:
+            kept[slot][1] += 1
+    return [(item, n) for item, n in kept]

@@ -1,0 +1,394 @@
+"""Ranking signals, each defined once for every engine.
+
+A signal is one small type (Stract's shape): its ``name`` (the key of its weight), its
+``default_weight``, the document fields it reads (``fields``, names in
+:data:`index.fields.DOC_FIELDS`, computed once in Python at index time and stored by both
+engines), its value for one candidate at query time (:meth:`Signal.value`), and, side by
+side, how the Elasticsearch engine expresses it (:meth:`Signal.es_functions`).
+
+The embedded engine finds the top K matches by BM25 and a :class:`Ranker` scores them as
+``sum(weight * value)`` in Python. Elasticsearch cannot run Python, so each signal compiles
+itself into ``function_score`` functions: ``stage = "boost"`` signals multiply the text
+score by ``1 + sum(weight * value)``, ``stage = "add"`` signals are added to the score. The
+same :meth:`Signal.value` explains a hit on both engines (``search(..., explain=True)``).
+
+Weights are data: :func:`load_weights` reads ``index/weights.json`` (one section per
+engine, because their scores have different scales: embedded text relevance is at most 1,
+Elasticsearch's is raw BM25), a setting may override any of them, and a signal's
+``default_weight`` is the fallback. A new signal is one class here plus a contract test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from index.fields import keyword_key
+
+if TYPE_CHECKING:
+    from index.query import Query
+
+__all__ = [
+    "DEFAULT_SIGNALS",
+    "WEIGHTS_FILE",
+    "AllWords",
+    "Candidate",
+    "EsParts",
+    "Freshness",
+    "LabelMatch",
+    "LanguageMatch",
+    "RankContext",
+    "Ranker",
+    "Signal",
+    "SiteHome",
+    "SiteMention",
+    "StaticRank",
+    "TextRelevance",
+    "load_weights",
+]
+
+WEIGHTS_FILE = Path(__file__).with_name("weights.json")
+_SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class RankContext:
+    """What a query tells the signals, derived once from the parsed query: the sites it
+    names or mentions, its language, and the time it runs at. Keyword values are compared
+    as :func:`~index.fields.keyword_key` keys, as every engine stores them."""
+
+    query: Query
+    language: str
+    now: float
+    named: frozenset[str]
+    mentioned: frozenset[str]
+    named_keys: frozenset[int]
+    mentioned_keys: frozenset[int]
+    language_key: int
+
+    @classmethod
+    def of(cls, query: Query, default_language: str = "en",
+           now: float | None = None) -> RankContext:
+        """The context of ``query``; its language is guessed from its text."""
+        language = query.language(default_language)
+        return cls(
+            query=query,
+            language=language,
+            now=time.time() if now is None else now,
+            named=query.named_sites,
+            mentioned=query.mentioned_sites,
+            named_keys=frozenset(keyword_key(n) for n in query.named_sites),
+            mentioned_keys=frozenset(keyword_key(n) for n in query.mentioned_sites),
+            language_key=keyword_key(language),
+        )
+
+
+@dataclass
+class Candidate:
+    """One engine match: its text score, the ranking fields its signals read (keywords as
+    keys), and the per-query facts the engine found (label match, every word)."""
+
+    ref: Any
+    text_score: float
+    fields: dict[str, Any] = field(default_factory=dict)
+    labelled: bool = False
+    all_words: bool = True
+    text_top: float = 0.0
+    score: float = 0.0
+
+    def get(self, name: str, default: Any = 0) -> Any:
+        """A ranking field's value (``default`` when the engine had none)."""
+        value = self.fields.get(name)
+        return default if value is None else value
+
+
+@dataclass(frozen=True)
+class EsParts:
+    """The parts of an Elasticsearch query that signals filter on: the strict query (every
+    word, as written), whether other pages compete with it (relaxed or blended), and the
+    label filters of the query's words."""
+
+    strict: dict
+    others_compete: bool
+    label_filters: tuple[dict, ...] = ()
+
+
+class Signal(ABC):
+    """A ranking signal: weighted by ``name``; ``value`` gives it for a candidate."""
+
+    name: ClassVar[str]
+    default_weight: ClassVar[float]
+    #: Ranking fields (``index.fields.DOC_FIELDS``) the signal reads.
+    fields: ClassVar[tuple[str, ...]] = ()
+    #: How Elasticsearch applies it: "text" (the text score's boost), "boost" (multiplies
+    #: the text score by 1 + weight * value), "add" (weight * value added to the score).
+    stage: ClassVar[str] = "boost"
+
+    @abstractmethod
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        """The signal's value for ``candidate`` (before weighting)."""
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        """This signal as ``function_score`` functions (``filter`` + ``weight``, or a
+        function of a field), for Elasticsearch; ``[]`` when the query does not call for
+        it."""
+        raise NotImplementedError(
+            f"The ranking signal {self.name!r} has no Elasticsearch form; add es_functions."
+        )
+
+
+class TextRelevance(Signal):
+    """The engine's BM25 score over title, anchors, URL and body, relative to the best
+    candidate of the query (1 for the best), so other signals' weights mean the same for
+    every query. In Elasticsearch its weight boosts the raw text score."""
+
+    name = "bm25"
+    default_weight = 1.0
+    stage = "text"
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        if candidate.text_top <= 0:
+            return 0.0
+        return max(0.0, candidate.text_score) / candidate.text_top
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        return []  # the engine's own score, boosted by the weight
+
+
+class StaticRank(Signal):
+    """The page's static rank from ``update_rank`` (PageRank scaled so the best page is ~1)."""
+
+    name = "pagerank"
+    default_weight = 2.0
+    fields = ("pagerank",)
+    stage = "add"
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return float(candidate.get("pagerank", 0.0))
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        return [{"field_value_factor": {"field": "pagerank", "missing": 0}, "weight": weight}]
+
+
+class Freshness(Signal):
+    """How recently the page was fetched: a Gaussian decay, 1 now and 0.5 at
+    ``scale_days`` (Elasticsearch's ``gauss`` decay function, computed alike here)."""
+
+    name = "freshness"
+    default_weight = 0.0
+    fields = ("fetched_at",)
+    stage = "add"
+
+    def __init__(self, scale_days: float = 30.0):
+        self.scale_s = scale_days * _SECONDS_PER_DAY
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        age = abs(context.now - float(candidate.get("fetched_at", 0.0)))
+        return math.exp(math.log(0.5) * (age / self.scale_s) ** 2)
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        return [{
+            "gauss": {"fetched_at": {"origin": context.now, "scale": self.scale_s,
+                                     "decay": 0.5}},
+            "weight": weight,
+        }]
+
+
+class SiteHome(Signal):
+    """Navigational intent: 1 for the home page of a site the query names (``django docs``
+    -> the home page of ``django.*``), else 0. Engines also retrieve such home pages when
+    their text does not match."""
+
+    name = "sitehome"
+    default_weight = 1.5
+    fields = ("site_name", "url_depth")
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return float(candidate.get("url_depth", -1) == 0
+                     and candidate.get("site_name") in context.named_keys)
+
+    @staticmethod
+    def es_filter(context: RankContext) -> dict | None:
+        """The home pages of the sites the query names (``None`` when it names none)."""
+        if not context.named:
+            return None
+        return {"bool": {"filter": [{"terms": {"site_name": sorted(context.named)}},
+                                    {"term": {"url_depth": 0}}]}}
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        home = self.es_filter(context)
+        return [] if home is None else [{"filter": home, "weight": weight}]
+
+
+class LabelMatch(Signal):
+    """1 when every query word is in the page's title, anchor text or URL: what the page
+    is called and linked as, not only what it mentions."""
+
+    name = "label"
+    default_weight = 0.15
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 1.0 if candidate.labelled else 0.0
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        if not parts.label_filters:
+            return []
+        return [{"filter": {"bool": {"filter": list(parts.label_filters)}}, "weight": weight}]
+
+
+class SiteMention(Signal):
+    """1 for a page of a site the query names among other words (``requests session`` ->
+    pages of ``requests.*``), else 0."""
+
+    name = "site"
+    default_weight = 0.1
+    fields = ("site_name",)
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return float(candidate.get("site_name") in context.mentioned_keys)
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        if not context.mentioned:
+            return []
+        return [{"filter": {"terms": {"site_name": sorted(context.mentioned)}},
+                 "weight": weight}]
+
+
+class LanguageMatch(Signal):
+    """How well the page's language fits the query's: 1 the same, 0.5 unknown, 0 another.
+    Translations share names and commands (``nfs``, ``samba``), so text alone cannot tell
+    them apart."""
+
+    name = "lang"
+    default_weight = 0.3
+    fields = ("lang",)
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        key = candidate.get("lang", 0)
+        if not key:
+            return 0.5
+        return 1.0 if key == context.language_key else 0.0
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        return [
+            {"filter": {"term": {"lang": context.language}}, "weight": weight},
+            {"filter": {"term": {"lang": ""}}, "weight": weight / 2},
+        ]
+
+
+class AllWords(Signal):
+    """1 for a page matching the query as asked (every word, or the home page of the site
+    it names), 0 for one brought in lacking a word: longer queries also rank pages lacking
+    a minor word, and the any-word fallback pages with some of the words."""
+
+    name = "allwords"
+    default_weight = 0.5
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 1.0 if candidate.all_words else 0.0
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        if not parts.others_compete:
+            return []  # every page matches as asked: the same factor for all
+        home = SiteHome.es_filter(context)
+        asked = parts.strict if home is None else {
+            "bool": {"should": [parts.strict, home], "minimum_should_match": 1}}
+        return [{"filter": asked, "weight": weight}]
+
+
+DEFAULT_SIGNALS: tuple[Signal, ...] = (
+    TextRelevance(),
+    StaticRank(),
+    Freshness(),
+    SiteHome(),
+    LabelMatch(),
+    SiteMention(),
+    LanguageMatch(),
+    AllWords(),
+)
+
+
+def load_weights(engine: str, path: str | Path | None = None) -> dict[str, float]:
+    """The weights of ``engine`` ("embedded" or "elasticsearch") from the weights file."""
+    path = Path(path) if path else WEIGHTS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"Cannot read ranking weights from {path}: {exc}") from exc
+    if engine not in data:
+        raise ValueError(f"{path} has no weights for the {engine!r} engine; "
+                         f"it has {sorted(k for k in data if not k.startswith('_'))}.")
+    return {name: float(w) for name, w in data[engine].items()}
+
+
+class Ranker:
+    """The weighted signals of one engine: scores candidates (embedded) and explains hits."""
+
+    def __init__(
+        self,
+        signals: Sequence[Signal] = DEFAULT_SIGNALS,
+        weights: Mapping[str, float] | None = None,
+    ):
+        weights = dict(weights or {})
+        unknown = set(weights) - {s.name for s in signals}
+        if unknown:
+            raise ValueError(
+                f"Unknown ranking signal(s) {sorted(unknown)}; "
+                f"known: {sorted(s.name for s in signals)}."
+            )
+        self.signals = tuple(signals)
+        self.weighted = [(s, weights.get(s.name, s.default_weight)) for s in signals]
+
+    @classmethod
+    def for_engine(cls, engine: str, signals: Sequence[Signal] | None = None,
+                   overrides: Mapping[str, float] | None = None,
+                   weights_file: str | Path | None = None) -> Ranker:
+        """The ranker of ``engine``: its weights from the weights file (for the signals in
+        use), then ``overrides`` (a setting)."""
+        signals = tuple(signals or DEFAULT_SIGNALS)
+        names = {s.name for s in signals}
+        weights = {k: v for k, v in load_weights(engine, weights_file).items() if k in names}
+        return cls(signals, {**weights, **(overrides or {})})
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """The weight in use for each signal, by name."""
+        return {s.name: w for s, w in self.weighted}
+
+    def weight(self, name: str) -> float:
+        """The weight of the signal called ``name`` (0 when it is not in use)."""
+        return self.weights.get(name, 0.0)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The ranking fields the weighted signals read."""
+        return tuple(dict.fromkeys(f for s, w in self.weighted if w for f in s.fields))
+
+    def rank(self, candidates: list[Candidate], context: RankContext) -> list[Candidate]:
+        """``candidates`` with ``score`` set, sorted by score, ties kept in engine order."""
+        active = [(s.value, w) for s, w in self.weighted if w]
+        top = max((c.text_score for c in candidates), default=0.0)
+        for c in candidates:
+            c.text_top = top
+            score = 0.0
+            for value, weight in active:
+                score += weight * value(c, context)
+            c.score = score
+        candidates.sort(key=lambda c: c.score, reverse=True)
+        return candidates
+
+    def explain(self, candidate: Candidate, context: RankContext) -> dict[str, dict]:
+        """Each signal's ``value``, ``weight`` and ``contribution`` (weight × value) for a
+        candidate."""
+        out = {}
+        for signal, weight in self.weighted:
+            value = signal.value(candidate, context)
+            out[signal.name] = {"value": round(value, 6), "weight": weight,
+                                "contribution": round(weight * value, 6)}
+        return out

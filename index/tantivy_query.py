@@ -1,0 +1,139 @@
+"""Query compilation for the embedded (tantivy) engine: the shared query AST to tantivy
+queries, plus the retrieval the ranking calls for (compounds, label matches, the home pages
+of named sites, pages lacking a minor word, the any-word fallback).
+
+Every decision about *which* words, compounds or sites a query holds comes from the parsed
+:class:`~index.query.Query`; this module only says how tantivy expresses it, as
+:mod:`index.es_query` does for Elasticsearch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tantivy
+
+from index.fields import DEFAULT_COMPOUND_FIELDS, LABEL_FIELDS, FieldWeights
+from index.query import And, Node, Not, Or, Phrase, Query, Site, Term
+
+__all__ = ["TantivyCompiler"]
+
+Occur = tantivy.Occur
+
+
+class TantivyCompiler:
+    """Compiles parsed queries for one tantivy schema with the given field weights."""
+
+    def __init__(
+        self,
+        schema: tantivy.Schema,
+        field_weights: FieldWeights,
+        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
+        max_missing_share: float = 0.5,
+    ):
+        self.schema = schema
+        self.field_weights = field_weights
+        self.compound_fields = compound_fields
+        self.max_missing_share = max_missing_share
+
+    def compile(self, node: Node) -> tantivy.Query:
+        """The tantivy query matching exactly the documents ``node`` matches."""
+        if isinstance(node, Term | Phrase):
+            return self.word(node, self.field_weights)
+        if isinstance(node, Site):
+            return tantivy.Query.term_query(self.schema, "site", node.host)
+        if isinstance(node, Or):
+            return tantivy.Query.boolean_query(
+                [(Occur.Should, self.compile(c)) for c in node.children]
+            )
+        if isinstance(node, Not):
+            return tantivy.Query.boolean_query(
+                [(Occur.Must, tantivy.Query.all_query()),
+                 (Occur.MustNot, self.compile(node.child))]
+            )
+        if isinstance(node, And):
+            return tantivy.Query.boolean_query([
+                (Occur.MustNot, self.compile(c.child)) if isinstance(c, Not)
+                else (Occur.Must, self.compile(c))
+                for c in node.children
+            ])
+        raise TypeError(f"Not a query node: {node!r}")
+
+    def word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
+        """A word or phrase in any text field: the best field's score plus a share of the
+        others' (``weights.tie_breaker``)."""
+        per_field = []
+        for name, weight in weights.items():
+            if isinstance(node, Term):
+                q = tantivy.Query.term_query(self.schema, name, node.term)
+            else:
+                q = tantivy.Query.phrase_query(self.schema, name, list(node.terms))
+            per_field.append(tantivy.Query.boost_query(q, weight))
+        if len(per_field) == 1:
+            return per_field[0]
+        return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
+
+    def with_compounds(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
+        """``query`` scored up where a title, anchor text or URL holds a compound of the
+        query's words; it matches the same pages."""
+        if not parsed.compounds or not self.compound_fields.items():
+            return query
+        clauses = [(Occur.Should, self.word(Term(c, c), self.compound_fields))
+                   for c in parsed.compounds]
+        return tantivy.Query.boolean_query([(Occur.Must, query), *clauses])
+
+    def label(self, parsed: Query) -> tantivy.Query | None:
+        """Pages whose title, anchor text or URL hold every label word of the query."""
+        if not parsed.label_words:
+            return None
+        return tantivy.Query.boolean_query(
+            [(Occur.Must, self.word(w, LABEL_FIELDS)) for w in parsed.label_words]
+        )
+
+    def named_homes(self, keys: frozenset[int]) -> tantivy.Query:
+        """The home pages of the sites with these name keys."""
+        return tantivy.Query.boolean_query([
+            (Occur.Must, tantivy.Query.term_set_query(self.schema, "site_key", sorted(keys))),
+            (Occur.Must, tantivy.Query.term_query(self.schema, "url_depth", 0)),
+        ])
+
+    def relaxed(self, parsed: Query) -> tantivy.Query | None:
+        """Any-word matching for a plain query of several words (the fallback when no page
+        has them all); ``None`` when the query has operators."""
+        if not parsed.relaxable:
+            return None
+        return tantivy.Query.boolean_query(
+            [(Occur.Should, self.compile(w)) for w in parsed.plain_words]
+        )
+
+    def all_but_one(self, parsed: Query, searcher: tantivy.Searcher,
+                    min_words: int) -> tantivy.Query | None:
+        """The pages lacking one word minor enough to leave out (its share of the query's
+        IDF at most ``max_missing_share``), scored by their text score times the share of
+        the query they cover (Lucene's coordination factor); ``None`` unless the query is
+        ``blendable(min_words)``."""
+        if not parsed.blendable(min_words):
+            return None
+        words = parsed.plain_words
+        idf = [self.idf(searcher, w) for w in words]
+        total = sum(idf) or 1.0
+        compiled = [self.compile(w) for w in words]
+        out = []
+        for i, missing in enumerate(compiled):
+            if idf[i] / total > self.max_missing_share:
+                continue
+            clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j != i]
+            # Each clause lacks its word, so a page matches at most one of them.
+            clauses.append((Occur.MustNot, missing))
+            out.append((Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.boolean_query(clauses), 1.0 - idf[i] / total)))
+        return tantivy.Query.boolean_query(out) if out else None
+
+    @staticmethod
+    def idf(searcher: tantivy.Searcher, node: Term | Phrase) -> float:
+        """BM25's IDF of a query word in the body field (a phrase: its rarest term)."""
+        n = searcher.num_docs
+        terms = [node.term] if isinstance(node, Term) else list(node.terms)
+        df = min(searcher.doc_freq("body", t) for t in terms)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+

@@ -1,0 +1,75 @@
+"""The engines rank alike: the same pages in both, the same queries, the same top results.
+
+The two engines score on different scales (the embedded ranker re-scores the top BM25
+matches in Python; Elasticsearch multiplies its BM25 score by the boost signals), so scores
+differ; what the signals decide must not. Tolerance, stated: for every query the same
+first result, and at least two of the top three shared.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.contract.conftest import CORPUS, doc
+
+PAGES = list(CORPUS.values()) + [
+    doc("http://django.test/", "Welcome", "the web framework for perfectionists", lang="en"),
+    *[doc(f"http://django.test/topics/{n}.html", f"Django topic {n}",
+          f"django docs about topic {n} and the orm", lang="en") for n in range(6)],
+    doc("http://django.test/sessions", "Sessions", "session requests cookies", lang="en"),
+    doc("http://requests.test/sessions", "Sessions", "session requests cookies", lang="en"),
+    doc("http://requests.test/", "Requests: HTTP for humans", "requests library", lang="en"),
+    doc("http://h.test/fr/nfs", "NFS", "serveur nfs nfs nfs partage", lang="fr"),
+    doc("http://h.test/en/nfs", "NFS", "nfs file server share", lang="en"),
+    doc("http://g.test/gitignore", "gitignore", "files git should ignore", lang="en"),
+    doc("http://g.test/check-ignore", "git-check-ignore", "git ignore files " * 5, lang="en"),
+    doc("http://g.test/blame", "git-blame", "show what revision last modified each line"),
+    doc("http://g.test/log", "git-log", "show commit logs"),
+    doc("http://g.test/tutorial", "git tutorial", "a tutorial introduction to git"),
+    *[doc(f"http://g.test/cmd/{n}", f"git-{n}", "git command reference") for n in range(8)],
+    doc("http://m1.test/copy", "Mirror page", "mirror copy text", cluster_id="mirror"),
+    doc("http://m2.test/copy", "Mirror page", "mirror copy text", cluster_id="mirror"),
+]
+
+QUERIES = [
+    "python", "programming python", "django docs", "django topic 3", "requests session",
+    "django session", "nfs", "ignore files git", "who modified this line", "git tutorial",
+    "git tutorial beginners", "quick fox", '"quick brown fox"', "os.path", "cafe",
+    "requests", "mirror copy", "session -django", "git site:g.test log", "java OR snake",
+]
+
+
+@pytest.fixture(scope="module")
+def engines(make_embedded_backend, make_elasticsearch_backend):
+    made = {"embedded": make_embedded_backend(), "elasticsearch": make_elasticsearch_backend()}
+    for backend in made.values():
+        backend.ensure_index()
+        backend.index(PAGES)
+        backend.refresh()
+    yield made
+    for backend in made.values():
+        backend.close()
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_same_pages_same_top_results(engines, query):
+    tops = {name: [h.url for h in b.search(query, size=3).hits] for name, b in engines.items()}
+    embedded, elasticsearch = tops["embedded"], tops["elasticsearch"]
+    assert embedded[:1] == elasticsearch[:1], tops
+    assert len(set(embedded) & set(elasticsearch)) >= min(2, len(embedded)), tops
+
+
+@pytest.mark.parametrize("query", ["django docs", "requests session", "nfs", "git tutorial"])
+def test_signal_values_agree(engines, query):
+    """What each signal says of a page is the same on both engines (text relevance aside:
+    each engine's own BM25)."""
+    explained = {
+        name: {h.url: h.explain for h in b.search(query, size=5, explain=True).hits}
+        for name, b in engines.items()
+    }
+    shared = set(explained["embedded"]) & set(explained["elasticsearch"])
+    assert shared
+    for url in shared:
+        for signal in ("pagerank", "sitehome", "label", "site", "lang", "allwords"):
+            values = [explained[name][url][signal]["value"] for name in explained]
+            assert values[0] == pytest.approx(values[1]), (url, signal, values)

@@ -1,0 +1,49 @@
+"""Which package may import which: read from the sources (ast), so a function-level import
+counts as much as one at the top of a module."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def imported_packages(package: str) -> dict[str, set[str]]:
+    """Top-level packages each module under ``package/`` imports -> the modules importing them."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.split(".")[0], set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [
+        # the crawl plane does not need the serving plane (doc ids are a URL concern:
+        # crawler.urls.doc_id_for)
+        ("crawler", {"index", "pipelines", "spiders", "webui", "ranking", "bench", "tests"}),
+        ("dedup", {"index", "pipelines", "spiders", "webui", "ranking", "bench", "tests"}),
+        # batch jobs that replay the crawl (ranking/rebuild.py) live above the index
+        ("index", {"pipelines", "spiders", "webui", "ranking", "bench", "tests"}),
+    ],
+)
+def test_package_imports(package, forbidden):
+    imports = imported_packages(package)
+    offenders = {name: sorted(imports[name]) for name in forbidden & imports.keys()}
+    assert offenders == {}
+
+
+def test_the_check_sees_imports():
+    imports = imported_packages("pipelines")
+    assert "pipelines/index.py" in imports["index"]
+    assert "crawler" in imported_packages("crawler")
