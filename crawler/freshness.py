@@ -21,6 +21,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from twisted.internet import task
 
+from crawler import aliases
 from crawler.config import config_from_settings
 from crawler.crawlstate import CrawlStateStore, open_crawl_state
 from crawler.frontier.base import request_tier
@@ -42,9 +43,11 @@ def store_from_crawler(crawler) -> CrawlStateStore:
         s = crawler.settings
         crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
         store = open_crawl_state(config_from_settings(s), crawl)
-        if enabled(s, "FRONTIER_RESET"):
+        if aliases.getbool(s, "FRONTIER_RESET"):
             store.clear()
         crawler.crawl_state = store
+        if not aliases.getbool(s, "FRONTIER_PERSIST"):
+            crawler.signals.connect(store.clear, signal=signals.engine_stopped)
         crawler.signals.connect(store.close, signal=signals.engine_stopped)
     return store
 

@@ -121,7 +121,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self._open: dict[str, int] = {}  # pages in flight per context name
         self.proxy = BrowserProxy(_reactor_resolve, AddressPolicy.from_settings(crawler.settings),
                                   RefusalLog(), self.stats,
-                                  idle_timeout=crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 30))
+                                  idle_timeout=setting(crawler.settings, "DOWNLOAD_TIMEOUT", float))
 
     async def _launch(self) -> None:
         """Start the proxy, then the browser, sent through it and resolving nothing."""

@@ -26,9 +26,10 @@ from scrapy.spidermiddlewares.referer import RefererMiddleware
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
+from crawler import aliases
 from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, frontier_options, open_frontier
-from crawler.frontier.base import ROBOTS_RANK, request_tier
+from crawler.frontier.base import ROBOTS_RANK, Politeness, request_tier
 from crawler.hostrules import HostRules
 from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.resolver import parse_overrides, resolve_override
@@ -73,6 +74,7 @@ class FrontierScheduler(BaseScheduler):
         release_interval: float,
         stats_interval: float,
         reset: bool,
+        persist: bool,
         buffer_size: int = 48,
         add_batch: int = 200,
         host_budget: int | None = None,
@@ -96,6 +98,7 @@ class FrontierScheduler(BaseScheduler):
         self.release_interval = release_interval
         self.stats_interval = stats_interval
         self.reset = reset
+        self.persist = persist
         self.referrer = referrer
         self.spider = None
         self.crawler = None
@@ -118,10 +121,16 @@ class FrontierScheduler(BaseScheduler):
     def from_crawler(cls, crawler) -> FrontierScheduler:
         s = crawler.settings
         config = config_from_settings(s)
+        politeness = Politeness.from_settings(s)
+        if enabled(s, "AUTOTHROTTLE_ENABLED"):
+            _take_over_autothrottle(crawler, politeness)
         crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
-        frontier = open_frontier(config, crawl, **frontier_options(s))
+        frontier = open_frontier(config, crawl, **frontier_options(s, politeness=politeness))
         robots = RobotsPolicy.from_settings(s, frontier) if enabled(s, "FRONTIER_ROBOTS") else None
         overrides = parse_overrides(s.get("RESOLVE_OVERRIDES"))
+        seeds_key = aliases.get(s, "FRONTIER_SEEDS_KEY") or getattr(frontier, "seeds_key", None)
+        if seeds_key and "%(" in seeds_key:
+            seeds_key = seeds_key % {"name": crawler.spidercls.name}
         scheduler = cls(
             frontier,
             HostRules.from_settings(s),
@@ -132,9 +141,10 @@ class FrontierScheduler(BaseScheduler):
                          * setting(s, "CONCURRENT_REQUESTS", int)),
             host_budget=setting(s, "FRONTIER_HOST_PAGE_BUDGET", int) or None,
             ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
-            seeds_key=s.get("FRONTIER_SEEDS_KEY") or getattr(frontier, "seeds_key", None),
+            seeds_key=seeds_key,
             referrer=RefererMiddleware(s) if s.getbool("REFERER_ENABLED") else None,
-            **settings_to_options(s, cls.SETTINGS),
+            **settings_to_options(s, cls.SETTINGS, reset=aliases.getbool(s, "FRONTIER_RESET"),
+                                  persist=aliases.getbool(s, "FRONTIER_PERSIST")),
         )
         scheduler.crawler = crawler
         if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
@@ -184,6 +194,12 @@ class FrontierScheduler(BaseScheduler):
             logger.error("frontier store unavailable at close (%s): leases left to expire", exc)
         self._buffer.clear()
         self._inflight.clear()
+        if not self.persist:
+            logger.info("FRONTIER_PERSIST is off: clearing the frontier of this crawl")
+            try:
+                self.frontier.clear()
+            except STORE_DOWN as exc:
+                logger.error("frontier store unavailable at close (%s): not cleared", exc)
         self.frontier.close()
 
     def has_pending_requests(self) -> bool:
@@ -617,6 +633,32 @@ _BLANK = Request("http://blank.invalid/")
 #: attribute values of a plain Request made from a URL alone
 _DEFAULTS = {attr: getattr(_BLANK, attr) for attr in Request.attributes if attr != "url"}
 _DEFAULTS["headers"] = {}
+
+
+def _take_over_autothrottle(crawler, politeness: Politeness) -> None:
+    """With ``AUTOTHROTTLE_ENABLED``, the frontier's politeness follows the ``AUTOTHROTTLE_*``
+    settings (``Politeness.from_settings``); Scrapy's own AutoThrottle extension, if a
+    project left it in ``EXTENSIONS``, must not also slow Scrapy's download slots on top:
+    it is disconnected before the spider opens (it acts on ``spider_opened`` and
+    ``response_downloaded`` only)."""
+    from scrapy.extensions.throttle import AutoThrottle
+
+    throttle = crawler.get_extension(AutoThrottle)
+    if throttle is not None:
+        crawler.signals.disconnect(throttle._spider_opened, signal=signals.spider_opened)
+        crawler.signals.disconnect(throttle._response_downloaded,
+                                   signal=signals.response_downloaded)
+        crawler.stats.set_value("frontier/autothrottle_disconnected", 1)
+    target = crawler.settings.getfloat("AUTOTHROTTLE_TARGET_CONCURRENCY", 1.0)
+    if target > 1:
+        logger.warning(
+            "AUTOTHROTTLE_TARGET_CONCURRENCY is %g: the frontier sends at most one request "
+            "per host at a time (its lease), so it acts as 1", target)
+    logger.info(
+        "AUTOTHROTTLE_ENABLED: host delay >= %.3g x latency (at most %g s), %g s after a "
+        "host's first response, never below FRONTIER_DELAY %g s",
+        politeness.latency_factor, politeness.max_latency_delay, politeness.start_delay,
+        politeness.default_delay)
 
 
 def _origin(url: str) -> str:

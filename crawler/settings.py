@@ -65,6 +65,10 @@ REACTOR_THREADPOOL_MAXSIZE = 10
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
 DOWNLOAD_DELAY = 0
 DOWNLOAD_DELAY_JITTER = 0
+# AUTOTHROTTLE_ENABLED / _START_DELAY / _MAX_DELAY / _TARGET_CONCURRENCY drive the frontier's
+# host delay (crawler/frontier/base.py Politeness.from_settings); Scrapy's AutoThrottle
+# extension stays off (see EXTENSIONS), else it would delay Scrapy's slots on top
+AUTOTHROTTLE_ENABLED = False
 
 # --- the frontier (crawler/frontier, crawler/scheduler.py; Redis when REDIS_URL is set) ---
 SCHEDULER = "crawler.scheduler.FrontierScheduler"
@@ -88,6 +92,10 @@ FRONTIER_MAX_URL_LENGTH = 2000  # trap guard
 FRONTIER_MAX_SEGMENT_REPEATS = 3  # trap guard: /a/b/a/b/a/b...
 FRONTIER_MAX_QUERY_VARIANTS = 200  # trap guard: distinct query strings per path pattern
 FRONTIER_RESET = False  # start from an empty frontier (tests, benchmarks)
+FRONTIER_PERSIST = True  # keep the frontier when the spider closes (False: clear it)
+FRONTIER_SEEDS_KEY = ""  # Redis list of seed URLs; "" = "<crawl>:start_urls"
+# scrapy-redis's SCHEDULER_FLUSH_ON_START, SCHEDULER_PERSIST and REDIS_START_URLS_KEY are
+# aliases of the three above (crawler/aliases.py)
 FRONTIER_RELEASE_INTERVAL = 5.0  # seconds between expired-lease sweeps
 FRONTIER_STATS_INTERVAL = 5.0  # seconds between cluster-wide stats refreshes
 
@@ -134,9 +142,11 @@ ITEM_PIPELINES = {
     "pipelines.index.IndexPipeline": 900,  # documents -> search backend
 }
 EXTENSIONS = {
+    "scrapy.extensions.throttle.AutoThrottle": None,  # AUTOTHROTTLE_* act on the frontier
     "crawler.extensions.CrawlProgress": 500,
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
+    "crawler.metrics.CrawlMetrics": 540,
 }
 CRAWL_PROGRESS_INTERVAL = 5.0  # seconds between progress lines on stderr
 CRAWL_SUMMARY_ENABLED = True  # a summary of the crawl's stats on stderr at the end
@@ -152,6 +162,10 @@ STATS_EXPORT_INTERVAL = 10.0  # seconds between snapshots; 0 = off
 STATS_EXPORT_MAX = 10_000  # snapshots kept per worker (file lines or Redis list entries)
 STATS_EXPORT_TOP_HOSTS = 20  # hosts with most fetched pages in each snapshot
 STATS_EXPORT_WORKER = ""  # this worker's name; empty = "<hostname>-<pid>"
+
+# --- Prometheus metrics of this worker (crawler/metrics.py, docs/operations.md "Metrics") ---
+CRAWL_METRICS_PORT = 0  # serve /metrics on this port while crawling; 0 = off (one per worker)
+CRAWL_METRICS_ADDRESS = "127.0.0.1"  # the interface it listens on
 
 # --- duplicates (pipelines/dedup.py, docs/dedup.md); shared through Redis when REDIS_URL ---
 DEDUP_ENABLED = True

@@ -14,8 +14,9 @@ export DATA_DIR="${DATA_DIR:-$PWD/data}"
 mkdir -p "$DATA_DIR/logs"
 py=.venv/bin/python
 
-echo "demo: preparing the database under $DATA_DIR"
+echo "demo: preparing the database and static files under $DATA_DIR"
 $py manage.py migrate --noinput >/dev/null
+$py manage.py collectstatic --noinput >/dev/null
 
 echo "demo: starting testweb ($HOSTS hosts) on 127.0.0.1:$TESTWEB_PORT"
 $py -m testweb --hosts "$HOSTS" --port "$TESTWEB_PORT" --log "$DATA_DIR/logs/testweb.log" \
@@ -45,4 +46,5 @@ $py manage.py search "$query" --size 5
 
 echo
 echo "Search page: http://$WEB_ADDR/   (Ctrl-C stops the server and testweb)"
-$py manage.py runserver "$WEB_ADDR" --noreload
+# gunicorn, as in production (webui/gunicorn.conf.py; the WEB_* settings of webui/settings.py)
+.venv/bin/gunicorn -c webui/gunicorn.conf.py --bind "$WEB_ADDR" webui.wsgi

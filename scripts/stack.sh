@@ -3,7 +3,8 @@
 #
 #   scripts/stack.sh up       Redis (AOF), a two-node Elasticsearch, PostgreSQL (migrated),
 #                             the test web, N crawl workers on the Redis frontier, a Celery
-#                             worker and beat, and the web UI; returns when all are up.
+#                             worker and beat, and the web UI (gunicorn); returns when all
+#                             are up.
 #   scripts/stack.sh down     stops the processes, then the services.
 #   scripts/stack.sh status   the services and the processes.
 #
@@ -14,6 +15,10 @@
 # The seeds (the test web's home pages) are pushed to the Redis list `web:start_urls`, which
 # every worker pops; push more with
 #   redis-cli -p $REDIS_PORT rpush web:start_urls http://...
+# The web UI runs under gunicorn (webui/gunicorn.conf.py: workers, threads and timeouts from
+# the WEB_* settings of webui/settings.py, static files collected for whitenoise); crawl
+# worker N serves its Prometheus metrics on port $STACK_METRICS_PORT + N - 1, the web UI
+# its own at /metrics, with /healthz and /readyz beside.
 # Logs: $STACK_DIR/stack.log (every process, prefixed by its name), the services' logs under
 # $SERVICES_RUN_DIR, the test web's request log in $STACK_DIR/testweb.log, the crawl's data
 # (WARC, link graph, stats) under $DATA_DIR. $STACK_DIR/stack.env holds the variables to source.
@@ -21,7 +26,8 @@
 # Settings (environment, defaults in brackets): STACK_DIR [.services/stack], STACK_WORKERS [2],
 # STACK_HOSTS [200] (test web hosts), TESTWEB_PORT [8471], WEB_PORT [8000], DATA_DIR
 # [$STACK_DIR/data], STACK_CRAWL_SETTINGS (extra "-s NAME=VALUE ..." for the workers),
-# STACK_WAIT_S [120], PYTHON [.venv/bin/python], and every setting of scripts/services.sh
+# STACK_WAIT_S [120], STACK_METRICS_PORT [9410], STACK_WEB_WORKERS (gunicorn --workers;
+# default: the WEB_WORKERS setting), PYTHON [.venv/bin/python], and every setting of scripts/services.sh
 # (SERVICES_RUN_DIR [$STACK_DIR/run], REDIS_PORT, PG_PORT, ES2_PORTS, ES2_TRANSPORT_PORTS,
 # ES_HEAP, ES_HOME...).
 set -euo pipefail
@@ -36,6 +42,7 @@ TESTWEB_PORT="${TESTWEB_PORT:-8471}"
 WEB_PORT="${WEB_PORT:-8000}"
 DATA="${DATA_DIR:-$STACK_DIR/data}"
 WAIT_S="${STACK_WAIT_S:-120}"
+METRICS_PORT="${STACK_METRICS_PORT:-9410}"
 PY="${PYTHON:-$REPO/.venv/bin/python}"
 SERVICES_SH="$REPO/scripts/services.sh"
 PIDFILE="$STACK_DIR/supervisor.pid"
@@ -58,11 +65,11 @@ write_procfile() {
     {
         echo "testweb: exec $PY -m testweb --hosts $HOSTS --port $TESTWEB_PORT --log $STACK_DIR/testweb.log"
         for n in $(seq 1 "$WORKERS"); do
-            echo "crawl$n: exec $PY -m scrapy crawl web -a continuous=1 -a 'allowed_hosts=*.test' ${crawl_settings[*]@Q} -s STATS_EXPORT_WORKER=crawl$n ${STACK_CRAWL_SETTINGS:-}"
+            echo "crawl$n: exec $PY -m scrapy crawl web -a continuous=1 -a 'allowed_hosts=*.test' ${crawl_settings[*]@Q} -s STATS_EXPORT_WORKER=crawl$n -s CRAWL_METRICS_PORT=$((METRICS_PORT + n - 1)) ${STACK_CRAWL_SETTINGS:-}"
         done
         echo "celery: exec $PY -m celery -A ranking.celery_app worker --loglevel=INFO --concurrency=1 --hostname=rank@%h"
         echo "beat: exec $PY -m celery -A ranking.celery_app beat --loglevel=INFO --schedule=$DATA/celerybeat-schedule"
-        echo "web: exec $PY manage.py runserver 127.0.0.1:$WEB_PORT --noreload"
+        echo "web: exec $PY -m gunicorn -c webui/gunicorn.conf.py --bind 127.0.0.1:$WEB_PORT ${STACK_WEB_WORKERS:+--workers $STACK_WEB_WORKERS} webui.wsgi"
     } >"$STACK_DIR/Procfile"
 }
 
@@ -94,6 +101,8 @@ up() {
     log "migrating the PostgreSQL database"
     (cd "$REPO" && "$PY" manage.py migrate --noinput >"$STACK_DIR/migrate.log" 2>&1) \
         || { cat "$STACK_DIR/migrate.log" >&2; die "migrate failed"; }
+    (cd "$REPO" && "$PY" manage.py collectstatic --noinput >>"$STACK_DIR/migrate.log" 2>&1) \
+        || { cat "$STACK_DIR/migrate.log" >&2; die "collectstatic failed"; }
     write_procfile
     log "starting $WORKERS crawl workers, Celery worker + beat, the web UI, the test web ($HOSTS hosts)"
     (cd "$REPO" && exec setsid "$PY" "$REPO/scripts/supervise.py" -f "$STACK_DIR/Procfile" \
@@ -105,7 +114,7 @@ up() {
     for i in $(seq 0 $((HOSTS - 1))); do echo "http://site$i.test:$TESTWEB_PORT/"; done \
         | xargs -n 500 redis-cli -h 127.0.0.1 -p "$redis_port" rpush web:start_urls >/dev/null
     log "pushed $HOSTS seeds to Redis list web:start_urls"
-    wait_for "the web UI" curl -sf "http://127.0.0.1:$WEB_PORT/"
+    wait_for "the web UI" curl -sf "http://127.0.0.1:$WEB_PORT/healthz"
     log "up: search http://127.0.0.1:$WEB_PORT/  (logs: $LOGFILE; env: source $ENVFILE)"
     cat "$ENVFILE"
 }

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -49,6 +51,7 @@ def stack_env():
         ES2_TRANSPORT_PORTS=f"{free_port()} {free_port()}",
         TESTWEB_PORT=str(free_port()),
         WEB_PORT=str(free_port()),
+        STACK_METRICS_PORT=str(_free_port_pair()),
         ES_HEAP="384m",
         PYTHON=sys.executable,
     )
@@ -108,6 +111,14 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
     log = ROOT / stack_env["STACK_DIR"] / "stack.log"
     for name in ("crawl1", "crawl2", "celery", "beat", "web", "testweb"):
         assert re.search(rf"{name}\.1 +\| started", log.read_text())
+    # the web UI under gunicorn, ready, with its metrics; each crawl worker serves its own
+    assert re.search(r"web\.1 +\| .*Booting worker", log.read_text())
+    assert "development server" not in log.read_text()
+    assert _get(f"http://127.0.0.1:{stack_env['WEB_PORT']}/readyz")[0] == 200
+    assert b"websearch_search_duration_seconds_count" in _get(
+        f"http://127.0.0.1:{stack_env['WEB_PORT']}/metrics")[1]
+    pages = _get(f"http://127.0.0.1:{stack_env['STACK_METRICS_PORT']}/metrics")[1]
+    assert re.search(rb"^websearch_crawl_pages_total [1-9]", pages, re.M), pages[:2000]
 
     # A crawl worker SIGKILLed: the supervisor starts it again, the rest of the stack stays
     # up, and the crawl goes on (its leases expire to the workers).
@@ -122,7 +133,8 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
     text = log.read_text()
     assert re.search(r"crawl1\.1 +\| exited with code -9; restarting", text)
     assert len(re.findall(r"crawl1\.1 +\| started", text)) == 2
-    assert len(re.findall(r"crawl2\.1 +\| started", text)) == 1  # untouched
+    assert len(re.findall(r"crawl2\.1 +\| started", text)) == 1, "\n".join(  # untouched
+        line for line in text.splitlines() if "crawl2.1" in line)[-3000:]
     # the new crawl1 crawls: a progress line of it with pages fetched
     restarted = re.compile(r"crawl1\.1 +\| \[crawl\] +\d+s +pages +[1-9]")
     deadline = time.monotonic() + 90
@@ -144,6 +156,29 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
     # (the restarted crawl1 and crawl2; the killed one printed nothing).
     text = log.read_text()
     assert text.count("crawl finished (shutdown)") == 2, text[-6000:]
+
+
+def _free_port_pair() -> int:
+    """A port P with P + 1 free too, below Linux's ephemeral range (32768-60999), where an
+    outgoing connection's local port could take P + 1 at any time."""
+    rng = random.Random()
+    while True:
+        port = rng.randrange(20000, 32000)
+        try:
+            for p in (port, port + 1):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+        return port
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
 
 
 def _lines(path: Path) -> int:

@@ -376,4 +376,5 @@ def test_secret_key_file_is_private(tmp_path):
     assert len(keys) == 1 and len(keys.pop()) >= 50  # concurrent starts share one key
     key_file = tmp_path / "secret_key"
     assert key_file.stat().st_mode & 0o777 == 0o600  # under umask 0 too
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["secret_key", "static"]
+    # no temporary key file left behind (logs/ and static/ are made by the settings)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "secret_key", "static"]

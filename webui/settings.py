@@ -103,7 +103,6 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = str(_config.data_dir / "static")
 (_config.data_dir / "static").mkdir(parents=True, exist_ok=True)
-WHITENOISE_USE_FINDERS = True
 
 # HTTPS (WEB_HTTPS=1, for a deployment behind TLS): redirect http to https, HSTS, cookies
 # sent over https only; behind a trusted reverse proxy that terminates TLS, its
@@ -188,3 +187,28 @@ FRONTIER_BLOOM_FPR = crawl_settings.FRONTIER_BLOOM_FPR
 ES_INDEX_PREFIX = crawl_settings.ES_INDEX_PREFIX
 ES_SHARDS = crawl_settings.ES_SHARDS
 ES_REPLICAS = crawl_settings.ES_REPLICAS
+
+# --- serving: gunicorn, static files, metrics, health checks (docs/operations.md "Serving
+# the web UI"; issue 23 items 3 and 4) ---
+# gunicorn reads these through webui/gunicorn.conf.py; its command-line flags win over them
+# (`gunicorn -c webui/gunicorn.conf.py --workers 8 ...`).
+WEB_BIND = "127.0.0.1:8000"
+WEB_WORKERS = 2  # processes; each opens the search backend once
+WEB_THREADS = 4  # threads per process (gunicorn's gthread worker when above 1)
+WEB_TIMEOUT_S = 30  # a worker silent this long is killed and replaced
+WEB_GRACEFUL_TIMEOUT_S = 30  # on stop or restart, requests in flight get this long to finish
+WEB_KEEPALIVE_S = 5  # idle keep-alive connections (from the reverse proxy) are kept this long
+WEB_METRICS_ENABLED = True  # /metrics in the Prometheus text format
+# prometheus_client's multiprocess directory under gunicorn (emptied when gunicorn starts)
+WEB_METRICS_DIR = str(_config.data_dir / "metrics" / "web")
+INSTALLED_APPS = [*INSTALLED_APPS, "webui.monitoring"]
+# Outermost, so that static files (answered by whitenoise) and error pages are timed too.
+MIDDLEWARE = ["webui.monitoring.middleware.RequestMetricsMiddleware", *MIDDLEWARE]
+# Static files: `manage.py collectstatic` copies them to STATIC_ROOT with gzip (and brotli,
+# when installed) variants that whitenoise serves; before it has run (tests, a first
+# runserver) whitenoise serves them straight from the apps.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = not any(Path(STATIC_ROOT).iterdir())

@@ -7,5 +7,6 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("webui/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("dashboard/", include("webui.dashboard.urls")),
+    path("", include("webui.monitoring.urls")),
     path("", include("webui.search.urls")),
 ]

@@ -8,13 +8,16 @@ is *leased*: no other worker gets that host until the lease is done or times out
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from crawler.options import Option, settings_to_options
+from scrapy.settings import default_settings as scrapy_defaults
+
+from crawler.options import Option, enabled, setting, settings_to_options
 
 #: ``Entry.rank`` of a robots.txt fetch: always at the head of its host's queue.
 ROBOTS_RANK = -1
@@ -119,14 +122,23 @@ class HostState:
     backoff: int
 
 
+def _scrapy_setting(settings: Any, name: str) -> float:
+    """A float setting whose default is Scrapy's own (``scrapy.settings.default_settings``)."""
+    value = setting(settings, name, float)
+    return float(getattr(scrapy_defaults, name)) if value is None else value
+
+
 @dataclass(frozen=True)
 class Politeness:
     """Computes a host's next delay from its state and the last outcome.
 
     delay = admin override, else max(default, min(robots Crawl-delay, max_crawl_delay));
-    then at least ``k`` x the latency moving average; doubled per consecutive 429/5xx/timeout
-    (capped at ``max_backoff``); at least Retry-After (capped at ``max_retry_after``).
-    The first four are the ``FRONTIER_*`` settings of ``SETTINGS`` (``from_settings``).
+    then at least ``k`` x the latency moving average (that term capped at
+    ``max_latency_delay``); after a host's first fetch at least ``start_delay``; doubled per
+    consecutive 429/5xx/timeout (capped at ``max_backoff``); at least Retry-After (capped at
+    ``max_retry_after``). The delay runs from the response's arrival to the next request's
+    start, and a host has one request in flight at a time (its lease). The first four are
+    the ``FRONTIER_*`` settings of ``SETTINGS`` (``from_settings``).
     """
 
     default_delay: float
@@ -135,6 +147,8 @@ class Politeness:
     max_backoff: float
     latency_alpha: float = 0.3
     max_retry_after: float = 3600.0
+    max_latency_delay: float = math.inf
+    start_delay: float = 0.0
 
     #: Setting -> field; the defaults are in crawler/settings.py.
     SETTINGS: ClassVar[dict[str, Option]] = {
@@ -146,8 +160,37 @@ class Politeness:
 
     @classmethod
     def from_settings(cls, settings: Any, **fields: float) -> Politeness:
-        """The policy of ``settings`` (unset names: their defaults), ``fields`` on top."""
-        return cls(**settings_to_options(settings, cls.SETTINGS, **fields))
+        """The policy of the ``FRONTIER_*`` settings (unset names: their defaults), ``fields``
+        on top; with ``AUTOTHROTTLE_ENABLED``, Scrapy's ``AUTOTHROTTLE_*`` settings mapped
+        onto it (docs/frontier.md):
+
+        - ``AUTOTHROTTLE_TARGET_CONCURRENCY`` N (requests in flight per host on average):
+          AutoThrottle starts a request every latency/N seconds; here a request starts
+          ``k`` x latency after the previous response, i.e. every (1 + k) x latency, so
+          k = 1/N - 1 (0 for N >= 1: the lease never allows more than one at a time);
+        - ``AUTOTHROTTLE_MAX_DELAY`` caps that latency term (robots Crawl-delay, admin
+          delays, backoff and Retry-After are not AutoThrottle's and keep their own caps);
+        - ``AUTOTHROTTLE_START_DELAY`` is the delay after a host's first response, before
+          its latency is known (AutoThrottle starts every new slot there).
+
+        The floor stays ``FRONTIER_DELAY`` (Scrapy's ``DOWNLOAD_DELAY`` stays 0: Scrapy's
+        slots must not delay on top of the frontier).
+        """
+        policy = cls(**settings_to_options(settings, cls.SETTINGS, **fields))
+        if not enabled(settings, "AUTOTHROTTLE_ENABLED"):
+            return policy
+        target = _scrapy_setting(settings, "AUTOTHROTTLE_TARGET_CONCURRENCY")
+        if target <= 0:
+            raise ValueError(
+                f"AUTOTHROTTLE_TARGET_CONCURRENCY must be above 0 (it is {target!r}): the "
+                "average number of requests in flight to one host, e.g. 0.5"
+            )
+        return dataclasses.replace(
+            policy,
+            latency_factor=max(0.0, 1.0 / target - 1.0),
+            max_latency_delay=_scrapy_setting(settings, "AUTOTHROTTLE_MAX_DELAY"),
+            start_delay=_scrapy_setting(settings, "AUTOTHROTTLE_START_DELAY"),
+        )
 
     def next_delay(
         self, latency: float, backoff: int, outcome: Outcome
@@ -155,6 +198,7 @@ class Politeness:
         """Return ``(delay, new latency average, new backoff level)``."""
         if outcome.requeue or not outcome.fetched:
             return 0.0, latency, backoff
+        first = latency <= 0
         if outcome.latency is not None:
             latency = (
                 outcome.latency
@@ -167,7 +211,9 @@ class Politeness:
             base = self.default_delay
             if outcome.crawl_delay is not None:
                 base = max(base, min(outcome.crawl_delay, self.max_crawl_delay))
-        delay = max(base, self.latency_factor * latency)
+        delay = max(base, min(self.latency_factor * latency, self.max_latency_delay))
+        if first:
+            delay = max(delay, self.start_delay)
         if outcome.status in BACKOFF_STATUSES or outcome.error in BACKOFF_ERRORS:
             backoff += 1
             delay = max(delay, min(self.max_backoff, max(base, 1.0) * 2.0**backoff))

@@ -10,6 +10,7 @@ from django.conf import settings
 from crawler.config import get_config
 from index.base import Results, SearchBackend
 from index.query import parse
+from webui.monitoring.metrics import observe_search
 
 
 class QueryError(ValueError):
@@ -44,4 +45,11 @@ def run_search(query: str, page: int = 1, size: int | None = None,
         raise QueryError(str(exc)) from None
     results.parsed = parsed
     results.took_ms = (time.perf_counter() - started) * 1000
+    observe_search(_backend_name(), results.took_ms / 1000)
     return results
+
+
+
+def _backend_name() -> str:
+    """The metrics label of the configured backend."""
+    return "elasticsearch" if get_config().elasticsearch_url else "embedded"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class MonitoringConfig(AppConfig):
+    name = "webui.monitoring"
+    verbose_name = "Monitoring"
