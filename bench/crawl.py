@@ -2,10 +2,13 @@
 
 Both crawl a fresh local test web for the same time with the same concurrency and per-host
 settings; pages/s is counted from the test web's own request log, CPU seconds from the
-crawler process. Last stdout line: one JSON object with pages_per_s, baseline_pages_per_s,
-ratio, cpu_s_per_page (and the baseline's).
+crawler process. ``--rounds`` rounds (default 2) alternate the order; each figure is the
+median over the rounds with its ``[min, max]`` under ``range``, the load average is sampled
+every 5 s (``load_avg``) and each side's settings are written beside its figures. Last
+stdout line: one JSON object with pages_per_s, baseline_pages_per_s, ratio (of the
+medians), cpu_s_per_page (and the baseline's).
 
-    python bench/crawl.py [--seconds 30] [--hosts 400] [--rounds 2] [--quick]
+    python -m bench.crawl [--seconds 30] [--hosts 400] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
@@ -20,11 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import testweb  # noqa: E402
-from tests.crawlrun import crawl_env, migrate  # noqa: E402
+import testweb
+from harness import ROOT, log
+from harness.crawlrun import crawl_env, migrate
+from harness.rounds import DEFAULT_ROUNDS, LoadSampler, ratio, run_rounds, side_by_side
 
 SHARED = {
     "CONCURRENT_REQUESTS": 32,
@@ -61,10 +63,10 @@ def count_pages(log: Path) -> int:
 
 
 def run_one(kind: str, hosts: int, seconds: float, workdir: Path) -> dict:
-    log = workdir / f"{kind}-testweb.log"
+    weblog = workdir / f"{kind}-testweb.log"
     data_dir = workdir / f"{kind}-data"
     data_dir.mkdir()
-    with testweb.run(hosts=hosts, log=log) as web:
+    with testweb.run(hosts=hosts, log=weblog) as web:
         seeds = workdir / "seeds.txt"
         seeds.write_text(
             "\n".join(web.home_url(h) for h in web.hosts() if h.startswith("site")) + "\n"
@@ -111,20 +113,16 @@ def run_one(kind: str, hosts: int, seconds: float, workdir: Path) -> dict:
         time.sleep(0.5)  # let testweb flush its log
     if proc.returncode != 0:
         raise SystemExit(f"{kind} crawl failed:\n{proc.stderr[-3000:]}")
-    pages = count_pages(log)
+    pages = count_pages(weblog)
     result = {
         "pages": pages,
         "wall_s": round(wall, 2),
-        "pages_per_s": pages / seconds,
+        "pages_per_s": round(pages / seconds, 2),
         "cpu_s": round(cpu, 2),
-        "cpu_s_per_page": cpu / max(pages, 1),
+        "cpu_s_per_page": ratio(cpu, pages, 5),
     }
-    print(
-        f"[bench] {kind:8} {pages:6} pages in {seconds:.0f}s = {result['pages_per_s']:.1f}/s, "
-        f"cpu {cpu:.1f}s ({result['cpu_s_per_page'] * 1000:.2f} ms/page)",
-        file=sys.stderr,
-        flush=True,
-    )
+    log(f"{kind:8} {pages:6} pages in {seconds:.0f}s = {result['pages_per_s']:.1f}/s, "
+        f"cpu {cpu:.1f}s ({cpu / max(pages, 1) * 1000:.2f} ms/page)")
     return result
 
 
@@ -132,35 +130,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="crawl time per run")
     parser.add_argument("--hosts", type=int, default=400, help="test web hosts")
-    parser.add_argument("--rounds", type=int, default=2, help="alternating runs of each")
-    parser.add_argument("--quick", action="store_true", help="one short round")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help="alternating rounds of both sides")
+    parser.add_argument("--quick", action="store_true", help="8-second crawls")
     opts = parser.parse_args()
     if opts.quick:
-        opts.seconds, opts.rounds = 8.0, 1
-    runs: dict[str, list[dict]] = {"project": [], "baseline": []}
-    with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
-        for round_no in range(opts.rounds):
-            order = ("project", "baseline") if round_no % 2 == 0 else ("baseline", "project")
-            for kind in order:
+        opts.seconds = 8.0
+    with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp, LoadSampler() as load:
+        def side(kind: str):
+            def one(round_no: int) -> dict:
                 workdir = Path(tmp) / f"{kind}-{round_no}"
                 workdir.mkdir()
-                runs[kind].append(run_one(kind, opts.hosts, opts.seconds, workdir))
+                return run_one(kind, opts.hosts, opts.seconds, workdir)
+            return one
 
-    def mean(kind: str, key: str) -> float:
-        return sum(r[key] for r in runs[kind]) / len(runs[kind])
-
-    ours, base = mean("project", "pages_per_s"), mean("baseline", "pages_per_s")
-    summary = {
-        "pages_per_s": round(ours, 1),
-        "baseline_pages_per_s": round(base, 1),
-        "ratio": round(ours / base, 3) if base else None,
-        "cpu_s_per_page": round(mean("project", "cpu_s_per_page"), 5),
-        "baseline_cpu_s_per_page": round(mean("baseline", "cpu_s_per_page"), 5),
+        runs = run_rounds({"project": side("project"), "baseline": side("baseline")},
+                          opts.rounds)
+    summary = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=5)
+    summary.update({
+        "ratio": ratio(summary["pages_per_s"], summary["baseline_pages_per_s"]),
         "seconds": opts.seconds,
-        "rounds": opts.rounds,
         "hosts": opts.hosts,
         "cores": os.cpu_count(),
-    }
+        "settings": {**SHARED, **PROJECT},
+        "baseline_settings": {**SHARED, **BASELINE},
+    })
     print(json.dumps(summary))
 
 

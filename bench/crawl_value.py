@@ -30,27 +30,20 @@ import argparse
 import json
 import re
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import testweb  # noqa: E402
-from bench.politeness import host_delays, politeness_violations  # noqa: E402
-from tests.crawlrun import crawl_command, crawl_env, migrate  # noqa: E402
+import testweb
+from harness import ROOT, log
+from harness.crawlrun import crawl_command, crawl_env, migrate
+from harness.politeness import crawl_delays, politeness_violations
 
 TRAP_HOSTS = ("events.test", "calendar.test", "sessions.test")
 OTHER_HOSTS = ("mirror.test", "deadlinks.test")
 DELAY = 0.05
 STAT = re.compile(r"'([\w/.:-]+)': (\d+|'[^']*')")
-
-
-def log(message: str) -> None:
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
 def crawl(kind: str, web, seeds: list[str], workdir: Path, concurrency: int,
@@ -205,7 +198,7 @@ def main() -> None:
                                         web.port),
                 "mirror_indexed": indexed(data_dir, lines, {"mirror.test"}, web.port),
             }
-        delay_of = host_delays(web, DELAY)
+        crawl_delay_of = crawl_delays(web)
         budget25 = len(results["depth"]["lines"]) // 4
         budget50 = len(results["depth"]["lines"]) // 2
         out: dict[str, object] = {}
@@ -231,7 +224,8 @@ def main() -> None:
             out[prefix + "trap_pages_indexed"] = r["trap_indexed"]
             out[prefix + "mirror_pages_indexed"] = r["mirror_indexed"]
             out[prefix + "finished"] = r["stats"].get("finish_reason") == "finished"
-            out[prefix + "violations"] = politeness_violations(lines, delay_of)["total"]
+            audit = politeness_violations(lines, DELAY, crawl_delay_of)
+            out[prefix + "violations"] = audit["total"]
         out["violations"] = out["violations"] + out.pop("baseline_violations")
         out["missed_spam_hosts"] = sorted(spam - results["value"]["flagged"])
         out["false_spam_hosts"] = sorted(results["value"]["flagged"] - spam)

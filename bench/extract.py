@@ -10,10 +10,15 @@ precision = shared / extracted tokens, recall = shared / true tokens. Side by si
 same run: the project's extractor, lxml's plain ``text_content()`` of the body (what a
 naive crawler indexes) and trafilatura (when installed).
 
+``--rounds`` rounds (default 2) run every side in alternating order; each figure is the
+median over the rounds with its ``[min, max]`` under ``range`` (only the speed varies), the
+load average is sampled every second (``load_avg``), and each baseline's settings are
+written beside its figures.
+
 Last stdout line: one JSON object with ``text_precision``, ``text_recall``, ``ms_per_page``
 and the same for each baseline (``baseline_*``, ``trafilatura_*``).
 
-    python bench/extract.py [--hosts 20] [--pages 25] [--quick]
+    python -m bench.extract [--hosts 20] [--pages 25] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
@@ -21,25 +26,18 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import lxml.html
 
-import lxml.html  # noqa: E402
-
-from crawler.extract import decode_html, extract  # noqa: E402
-from testweb.web import TestWeb  # noqa: E402
+from crawler.extract import decode_html, extract
+from harness import log
+from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
+from testweb.web import TestWeb
 
 TOKEN = re.compile(r"\w+")
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def tokens(text: str) -> Counter:
@@ -112,11 +110,11 @@ def score(name: str, fn: Callable[[str, bytes, str], str], pages) -> dict:
         true += sum(want.values())
     cpu = time.process_time() - started
     result = {
-        "precision": round(shared / extracted, 4) if extracted else 0.0,
-        "recall": round(shared / true, 4) if true else 0.0,
+        "text_precision": round(shared / extracted, 4) if extracted else 0.0,
+        "text_recall": round(shared / true, 4) if true else 0.0,
         "ms_per_page": round(cpu / len(pages) * 1000, 3),
     }
-    log(f"[extract] {name:12} P={result['precision']:.3f} R={result['recall']:.3f} "
+    log(f"{name:12} P={result['text_precision']:.3f} R={result['text_recall']:.3f} "
         f"{result['ms_per_page']:.2f} ms/page")
     return result
 
@@ -125,30 +123,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--pages", type=int, default=25, help="article pages per normal host")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help="alternating rounds of every side")
     parser.add_argument("--quick", action="store_true")
     opts = parser.parse_args()
     if opts.quick:
         opts.hosts, opts.pages = 4, 5
     pages = corpus(opts.hosts, opts.pages)
-    log(f"[extract] {len(pages)} pages with known main text")
-    ours = score("project", project, pages)
-    summary = {
-        "text_precision": ours["precision"],
-        "text_recall": ours["recall"],
-        "ms_per_page": ours["ms_per_page"],
-        "pages": len(pages),
-    }
-    base = score("text_content", plain_text_content, pages)
-    summary.update({f"baseline_text_{k}" if k != "ms_per_page" else "baseline_ms_per_page": v
-                    for k, v in base.items()})
+    log(f"{len(pages)} pages with known main text")
+    sides = {"project": project, "baseline": plain_text_content}
+    settings = {"baseline_settings": {"extract": "lxml.html body text_content(), script and "
+                                                 "style dropped"}}
     try:
-        import trafilatura  # noqa: F401
+        import trafilatura
     except ImportError:
-        log("[extract] trafilatura not installed: no second baseline")
+        log("trafilatura not installed: no second baseline")
     else:
-        traf = score("trafilatura", trafilatura_text, pages)
-        summary.update({f"trafilatura_text_{k}" if k != "ms_per_page"
-                        else "trafilatura_ms_per_page": v for k, v in traf.items()})
+        sides["trafilatura"] = trafilatura_text
+        settings["trafilatura_settings"] = {
+            "version": trafilatura.__version__,
+            "extract": "trafilatura.extract(html, url=url, include_comments=False, "
+                       "favor_recall=True)"}
+    for fn in sides.values():  # imports and first-call caches out of the first round
+        for url, body, content_type, _ in pages[:5]:
+            fn(url, body, content_type)
+    with LoadSampler(every=1.0) as load:
+        runs = run_rounds({name: (lambda _, name=name, fn=fn: score(name, fn, pages))
+                           for name, fn in sides.items()}, opts.rounds)
+    summary = side_by_side(runs, {"project": "", "baseline": "baseline_",
+                                  "trafilatura": "trafilatura_"}, load)
+    summary.update({"pages": len(pages), **settings})
     print(json.dumps(summary))
 
 

@@ -19,7 +19,7 @@ Last stdout line: one JSON object with adaptive_changes_found, fixed_changes_fou
 0..1), adaptive_mean_staleness_s, fixed_mean_staleness_s, bytes_saved_304 (adaptive), and
 counts for context.
 
-    python bench/freshness.py [--hosts 2] [--pages 250] [--days 14] [--budget 20] [--quick]
+    python -m bench.freshness [--hosts 2] [--pages 250] [--days 14] [--budget 20] [--quick]
 """
 
 from __future__ import annotations
@@ -30,14 +30,10 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from crawler.recrawl import CrawlState, RecrawlPolicy, observe  # noqa: E402
-from testweb import TestWeb  # noqa: E402
-from testweb.fresh import DAY, EPOCH, HOUR, FreshHost  # noqa: E402
+from crawler.recrawl import CrawlState, RecrawlPolicy, observe
+from testweb import TestWeb
+from testweb.fresh import DAY, EPOCH, HOUR, FreshHost
 
 
 class SimClock:

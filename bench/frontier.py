@@ -4,9 +4,16 @@
    ``--seconds``: first with FrontierScheduler (Scrapy's download slots permissive, the
    lease keeps politeness), then with scrapy-redis's own scheduler and dupefilter (Scrapy's
    DOWNLOAD_DELAY and CONCURRENT_REQUESTS_PER_DOMAIN=1, as scrapy-redis users set them).
-   Both use the same delay, concurrency, spider and pipelines. Violations come from the test
-   web's log: a request to a host while another is in flight, or sooner than the host's
-   delay (max(--delay, its robots Crawl-delay)) after the previous one ended.
+   Both use the same delay, concurrency, spider and pipelines. ``--rounds`` rounds (default
+   2) alternate the order; each figure is the median over the rounds with its ``[min, max]``
+   under ``range``, and the load average is sampled every 5 s (``load_avg``). Violations
+   come from the test web's log (harness/politeness.py): ``violations`` under the
+   definition the baseline claims to honour (a request while another to the host is in
+   flight, or sooner than DOWNLOAD_DELAY after the previous one started), and beside it
+   ``violations_end_to_start`` (the frontier's promise: sooner than max(--delay, the
+   host's robots Crawl-delay) after the previous one ended), ``violations_overlaps``,
+   ``violations_start_to_start`` and ``violations_crawl_delay``. Each side's settings are
+   written under ``settings`` and ``baseline_settings``.
 2. Redis frontier operations from one process: URLs added per second (batched adds through
    the seen filter) and leases per second (lease + done round trips).
 3. The Bloom filter at 1% FPR: bytes per URL, and the FPR measured on 1,000,000 unseen URLs
@@ -15,7 +22,7 @@
 Last stdout line: one JSON object with violations, baseline_violations, pages_per_s,
 baseline_pages_per_s, adds_per_s, leases_per_s, bloom_bytes_per_url, bloom_fpr.
 
-    python bench/frontier.py [--hosts 2000] [--seconds 60] [--quick]
+    python -m bench.frontier [--hosts 2000] [--seconds 60] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
@@ -29,24 +36,19 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from redis import Redis
 
-from redis import Redis  # noqa: E402
-
-import testweb  # noqa: E402
-from bench.politeness import host_delays, politeness_violations  # noqa: E402
-from crawler.frontier import Entry, Outcome, Politeness, frontier_options  # noqa: E402
-from crawler.frontier.bloom import LocalBloom  # noqa: E402
-from crawler.frontier.redis_backend import RedisFrontier  # noqa: E402
-from crawler.redisserver import running_redis  # noqa: E402
-from tests.crawlrun import crawl_env  # noqa: E402
+import testweb
+from crawler.frontier import Entry, Outcome, Politeness, frontier_options
+from crawler.frontier.bloom import LocalBloom
+from crawler.frontier.redis_backend import RedisFrontier
+from crawler.redisserver import running_redis
+from harness import ROOT, log
+from harness.crawlrun import crawl_env
+from harness.politeness import crawl_delays, politeness_violations
+from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 
 WORKERS = 2
-
-
-def log(message: str) -> None:
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
 def crawl_settings(kind: str, delay: float, seconds: float) -> dict[str, object]:
@@ -87,6 +89,7 @@ def crawl(kind: str, redis_url: str, hosts: int, seconds: float, delay: float,
           workdir: Path) -> dict[str, float]:
     """Two workers of ``kind`` share Redis for ``seconds``; audit the test web's log."""
     Redis.from_url(redis_url).flushall()
+    workdir.mkdir()
     weblog = workdir / f"{kind}-web.log"
     with testweb.run(hosts=hosts, log=weblog) as web:
         seeds = workdir / "seeds.txt"
@@ -112,12 +115,18 @@ def crawl(kind: str, redis_url: str, hosts: int, seconds: float, delay: float,
         cpu = _children_cpu() - cpu_before  # the workers only: testweb is still running
         time.sleep(0.5)  # the test web flushes its log every 0.2 s
         rows = web.read_log()
-        audit = politeness_violations(rows, host_delays(web, delay))
+        audit = politeness_violations(rows, delay, crawl_delays(web))
     pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
-    result = {"pages": pages, "pages_per_s": pages / seconds, **audit}
+    result = {
+        "pages": pages,
+        "pages_per_s": round(pages / seconds, 1),
+        "violations": audit["download_delay"],
+        **{f"violations_{name}": audit[name]
+           for name in ("end_to_start", "overlaps", "start_to_start", "crawl_delay")},
+        "requests": audit["requests"],
+    }
     log(f"{kind}: {pages} pages = {result['pages_per_s']:.1f}/s, worker CPU "
-        f"{cpu / max(pages, 1) * 1000:.1f} ms/page; violations: "
-        f"{audit['concurrent']} concurrent, {audit['short_gap']} short gaps")
+        f"{cpu / max(pages, 1) * 1000:.1f} ms/page; violations: {audit}")
     return result
 
 
@@ -172,6 +181,8 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=2000, help="test web hosts")
     parser.add_argument("--seconds", type=float, default=60.0, help="crawl time per side")
     parser.add_argument("--delay", type=float, default=0.5, help="per-host delay (s)")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help="alternating rounds of both sides")
     parser.add_argument("--quick", action="store_true", help="small sizes, for smoke runs")
     opts = parser.parse_args()
     urls, leases, bloom_n = 200_000, 50_000, 1_000_000
@@ -180,20 +191,25 @@ def main() -> None:
         urls, leases, bloom_n = 20_000, 5_000, 100_000
     with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp:
         workdir = Path(tmp)
-        with running_redis(workdir / "redis") as server:
-            ours = crawl("frontier", server.url, opts.hosts, opts.seconds, opts.delay, workdir)
-            base = crawl("scrapy-redis", server.url, opts.hosts, opts.seconds, opts.delay,
-                         workdir)
+        with running_redis(workdir / "redis") as server, LoadSampler() as load:
+            def side(kind: str):
+                return lambda round_no: crawl(kind, server.url, opts.hosts, opts.seconds,
+                                              opts.delay, workdir / f"{kind}-{round_no}")
+
+            runs = run_rounds({"project": side("frontier"), "baseline": side("scrapy-redis")},
+                              opts.rounds)
             ops = frontier_ops(server.url, urls, hosts=max(urls // 10, 1), leases=leases)
-    summary = {
-        "violations": ours["total"],
-        "baseline_violations": base["total"],
-        "pages_per_s": round(ours["pages_per_s"], 1),
-        "baseline_pages_per_s": round(base["pages_per_s"], 1),
+    summary = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=1)
+    summary.update({
+        "violations_definition": "the baseline's own: same-host overlap or sooner than "
+                                 "DOWNLOAD_DELAY after the previous request started",
         "adds_per_s": round(ops["adds_per_s"]),
         "leases_per_s": round(ops["leases_per_s"]),
         **{k: round(v, 5) for k, v in bloom(bloom_n).items()},
-    }
+        "settings": crawl_settings("frontier", opts.delay, opts.seconds),
+        "baseline_settings": crawl_settings("scrapy-redis", opts.delay, opts.seconds),
+        "hosts": opts.hosts,
+    })
     print(json.dumps(summary))
 
 

@@ -9,9 +9,12 @@ of 200, committing every ``--commit-docs`` documents (330: what a soak worker wr
 its 5-second commits), so segments and merges come as in a crawl. Every ``--docs``/20
 documents it trims the heap (as the worker's minute sample does) and records the anonymous
 RSS (``RssAnon``: the mapped index files are page cache, not the process's), the C heap in
-use and the free heap memory left resident. Prints one JSON object on its last stdout line.
+use and the free heap memory left resident. ``--rounds`` rounds (default 2) alternate the
+order of the two sides; each figure is the median over the rounds with its ``[min, max]``
+under ``range``, and the load average is sampled every 5 s (``load_avg``). Prints one JSON
+object on its last stdout line.
 
-    python bench/index_memory.py [--docs 500000] [--quick]
+    python -m bench.index_memory [--docs 500000] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
@@ -26,18 +29,13 @@ import tempfile
 import time
 from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.soak import _growth  # noqa: E402
-from crawler.settings import MEMORY_MMAP_THRESHOLD as FIXED  # noqa: E402
+from crawler.settings import MEMORY_MMAP_THRESHOLD as FIXED
+from harness import ROOT, log
+from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
+from harness.series import growth
 
 MB = 2**20
-ROOT = Path(__file__).resolve().parent.parent
 
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def rss_anon() -> int:
@@ -88,7 +86,7 @@ def _trend(samples: list[dict], key: str) -> float:
     """Growth of ``key`` (MB) over the samples after the first quarter: the soak's
     least-squares trend, over documents instead of seconds."""
     series = [(r["docs"], r[key] / MB) for r in samples]
-    return round(_growth(series, warmup=series[len(series) // 4][0], end=series[-1][0]), 1)
+    return round(growth(series, warmup=series[len(series) // 4][0], end=series[-1][0]), 1)
 
 
 def side(name: str, docs: int, commit_docs: int, threshold: int) -> dict:
@@ -96,8 +94,8 @@ def side(name: str, docs: int, commit_docs: int, threshold: int) -> dict:
     log(f"index_memory: {name} (MEMORY_MMAP_THRESHOLD={threshold}), {docs} docs")
     with tempfile.TemporaryDirectory(prefix="bench-index-memory-") as tmp:
         proc = subprocess.Popen(
-            [sys.executable, __file__, "--child", str(threshold), "--docs", str(docs),
-             "--commit-docs", str(commit_docs), "--workdir", tmp],
+            [sys.executable, "-m", "bench.index_memory", "--child", str(threshold),
+             "--docs", str(docs), "--commit-docs", str(commit_docs), "--workdir", tmp],
             cwd=ROOT, stdout=subprocess.PIPE, text=True)
         samples, end = [], {}
         for line in proc.stdout:
@@ -129,6 +127,8 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=500_000)
     parser.add_argument("--commit-docs", type=int, default=330,
                         help="documents per commit (a soak worker's: ~330)")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help="alternating rounds of both sides")
     parser.add_argument("--quick", action="store_true", help="100,000 documents")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, default=None, help=argparse.SUPPRESS)
@@ -137,16 +137,18 @@ def main() -> None:
     if args.child is not None:
         child(docs, args.commit_docs, args.child, args.workdir)
         return
-    project = side("project", docs, args.commit_docs, FIXED)
-    baseline = side("baseline", docs, args.commit_docs, 0)
-    log(f"index_memory: anon RSS (second half) {project['rss_anon_mb']} MB against "
-        f"{baseline['rss_anon_mb']}; free heap left after trims {project['heap_free_mb']} MB "
-        f"against {baseline['heap_free_mb']}; {project['docs_per_s']} docs/s against "
-        f"{baseline['docs_per_s']}")
+    with LoadSampler() as load:
+        runs = run_rounds({
+            "project": lambda _: side("project", docs, args.commit_docs, FIXED),
+            "baseline": lambda _: side("baseline", docs, args.commit_docs, 0),
+        }, args.rounds)
+    result = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=1)
+    log(f"index_memory: anon RSS (second half) {result['rss_anon_mb']} MB against "
+        f"{result['baseline_rss_anon_mb']}; free heap left after trims "
+        f"{result['heap_free_mb']} MB against {result['baseline_heap_free_mb']}; "
+        f"{result['docs_per_s']} docs/s against {result['baseline_docs_per_s']}")
     print(json.dumps({"docs": docs, "commit_docs": args.commit_docs,
-                      "mmap_threshold": FIXED, **project,
-                      **{f"baseline_{k}": v for k, v in baseline.items()}}))
-
+                      "mmap_threshold": FIXED, "baseline_mmap_threshold": 0, **result}))
 
 if __name__ == "__main__":
     main()

@@ -7,11 +7,14 @@ process tree (Python, the Playwright driver, chromium and its renderers; PSS sum
 ``rss_start_mb`` is taken after the first batch (browser up and warm), ``rss_end_mb`` after
 the last; memory is flat when they are close. Side by side, in a second process: the same
 renders with scrapy-playwright's defaults (a page per concurrent request, nothing blocked).
+``--rounds`` rounds (default 2) alternate the order; each figure is the median over the
+rounds with its ``[min, max]`` under ``range``, the load average is sampled every 5 s
+(``load_avg``), and each side's settings are written beside its figures.
 
 Last stdout line: one JSON object with ``renders``, ``rss_start_mb``, ``rss_end_mb``,
 ``rss_max_mb``, ``renders_per_s`` and the baseline's (``baseline_*``).
 
-    python bench/render.py [--renders 500] [--quick]
+    python -m bench.render [--renders 500] [--rounds 2] [--quick]
 """
 
 from __future__ import annotations
@@ -22,16 +25,29 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from harness import ROOT, log
+from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 
 SAMPLE_EVERY = 50
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+#: scrapy-playwright's defaults, as its users start: no page cap, nothing blocked.
+BASELINE_SETTINGS = {"PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": 0, "PLAYWRIGHT_ABORT_REQUEST": None,
+                     "PLAYWRIGHT_MAX_CONTEXTS": 0}
+#: Both sides: the browser pool is measured, not politeness.
+SHARED_SETTINGS = {
+    "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
+    "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",
+    "ROBOTSTXT_OBEY": False,
+    "ITEM_PIPELINES": {},
+    "EXTENSIONS": {},
+    "LOG_LEVEL": "WARNING",
+    "LOG_FILE": None,
+    "DOWNLOAD_DELAY": 0,
+    "CONCURRENT_REQUESTS": 8,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+    # Scrapy's scheduler, no frontier
+    "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+}
 
 
 def tree_rss_mb(pid: int) -> float:
@@ -74,23 +90,9 @@ def run_spider(kind: str, renders: int, port: int) -> None:
     from crawler.render import render_meta
 
     settings = get_project_settings()
-    settings.setdict({
-        "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
-        "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",
-        "ROBOTSTXT_OBEY": False,
-        "ITEM_PIPELINES": {},
-        "EXTENSIONS": {},
-        "LOG_LEVEL": "WARNING",
-        "LOG_FILE": None,
-        "DOWNLOAD_DELAY": 0,
-        "CONCURRENT_REQUESTS": 8,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
-        # the browser pool is measured, not politeness: Scrapy's scheduler, no frontier
-        "SCHEDULER": "scrapy.core.scheduler.Scheduler",
-    }, priority="cmdline")
+    settings.setdict(SHARED_SETTINGS, priority="cmdline")
     if kind == "baseline":
-        settings.setdict({"PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": 0, "PLAYWRIGHT_ABORT_REQUEST": None,
-                          "PLAYWRIGHT_MAX_CONTEXTS": 0}, priority="cmdline")
+        settings.setdict(BASELINE_SETTINGS, priority="cmdline")
     samples: list[tuple[int, float, float]] = []
     started = time.monotonic()
 
@@ -110,7 +112,7 @@ def run_spider(kind: str, renders: int, port: int) -> None:
             if done == 1 or done % SAMPLE_EVERY == 0 or done == renders:
                 rss = tree_rss_mb(os.getpid())
                 samples.append((done, round(rss, 1), round(time.monotonic() - started, 2)))
-                log(f"[render] {kind:8} {done:4} renders, tree RSS {rss:.0f} MiB")
+                log(f"{kind:8} {done:4} renders, tree RSS {rss:.0f} MiB")
 
     samples_done: list[int] = []
     process = CrawlerProcess(settings)
@@ -121,7 +123,7 @@ def run_spider(kind: str, renders: int, port: int) -> None:
 
 def run_kind(kind: str, renders: int, port: int) -> dict:
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", kind, "--renders", str(renders), "--port",
+        [sys.executable, "-m", "bench.render", "--child", kind, "--renders", str(renders), "--port",
          str(port)],
         cwd=ROOT, stdout=subprocess.PIPE, text=True, timeout=renders * 2 + 300,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -144,6 +146,8 @@ def run_kind(kind: str, renders: int, port: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--renders", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help="alternating rounds of both sides")
     parser.add_argument("--quick", action="store_true", help="100 renders")
     parser.add_argument("--child", choices=("project", "baseline"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
@@ -155,11 +159,14 @@ def main() -> None:
         opts.renders = 100
     import testweb
 
-    with testweb.run(hosts=1) as web:
-        ours = run_kind("project", opts.renders, web.port)
-        base = run_kind("baseline", opts.renders, web.port)
-    summary = dict(ours)
-    summary.update({f"baseline_{k}": v for k, v in base.items()})
+    with testweb.run(hosts=1) as web, LoadSampler() as load:
+        runs = run_rounds({kind: (lambda _, kind=kind: run_kind(kind, opts.renders, web.port))
+                           for kind in ("project", "baseline")}, opts.rounds)
+    summary = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=2)
+    summary["settings"] = {**SHARED_SETTINGS, "meta": "crawler.render.render_meta(15_000)",
+                           "RENDER_*": "crawler/settings.py defaults"}
+    summary["baseline_settings"] = {**SHARED_SETTINGS, **BASELINE_SETTINGS,
+                                    "meta": {"playwright": True}}
     print(json.dumps(summary))
 
 

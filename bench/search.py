@@ -9,10 +9,14 @@ primary store bytes per document after a flush, and query latency p50/p95/p99 th
 client processes.
 
 Side by side, the embedded backend indexes the same number of the same pages and runs the
-same queries from 1 client. Pages and queries come from bench/query.py's generators.
+same queries from 1 client. Each side indexes once; the query timing runs ``--rounds``
+rounds (default 2) in alternating order (Elasticsearch then embedded, then the other way
+round), each latency figure is the median over the rounds with its ``[min, max]`` under
+``range``, and the load average is sampled every 5 s (``load_avg``). Pages and queries come
+from bench/query.py's generators.
 
-    python bench/search.py            # 10 minutes of indexing, 2,000 queries
-    python bench/search.py --quick    # 5,000 docs, 300 queries
+    python -m bench.search            # 10 minutes of indexing, 2,000 queries
+    python -m bench.search --quick    # 5,000 docs, 300 queries
 
 Progress goes to stderr; the last stdout line is one JSON object with ``docs``,
 ``es_index_docs_per_s``, ``es_bytes_per_doc``, ``es_p50_ms``, ``es_p95_ms``, ``es_p99_ms``,
@@ -32,9 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.query import (  # noqa: E402
+from bench.query import (
     SEED,
     dir_bytes,
     generate,
@@ -42,18 +44,17 @@ from bench.query import (  # noqa: E402
     make_queries,
     title_for,
 )
-from crawler.urls import doc_id_for  # noqa: E402
-from index.base import Document  # noqa: E402
-from index.elasticsearch import ElasticsearchBackend  # noqa: E402
-from index.embedded import EmbeddedBackend  # noqa: E402
-from testweb import text  # noqa: E402
+from crawler.urls import doc_id_for
+from harness import log
+from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
+from index.base import Document
+from index.elasticsearch import ElasticsearchBackend
+from index.embedded import EmbeddedBackend
+from testweb import text
 
 PREFIX = "bench-search"
 BATCH = 500
 
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def cuts(samples: list[float]) -> dict[str, float]:
@@ -201,22 +202,23 @@ def query_es(url: str, work: Path, queries: list[str], warmup: int, clients: int
     return samples
 
 
-def bench_embedded(n: int, hosts: int, queries: list[str], warmup: int, work: Path) -> dict:
+def index_embedded(n: int, hosts: int, work: Path) -> tuple[EmbeddedBackend, dict]:
+    """The same ``n`` pages in a fresh embedded index: the backend and its index figures."""
     path = work / "tantivy"
     backend = EmbeddedBackend(path)
     backend.ensure_index()
     log(f"embedded: indexing {n} docs")
     elapsed = index_generated(backend, n, hosts, report_every=20_000)
     assert backend.stats()["docs"] == n, backend.stats()
-    log(f"embedded: {n / elapsed:.0f} docs/s; timing {len(queries) - warmup} queries")
-    samples = time_queries(lambda q: backend.search(q, page=1, size=10), queries, warmup)
-    result = {
+    log(f"embedded: {n / elapsed:.0f} docs/s")
+    return backend, {
         "embedded_index_docs_per_s": round(n / elapsed, 1),
         "embedded_bytes_per_doc": round(dir_bytes(path) / n, 1),
-        **{f"embedded_{k}_ms": v for k, v in cuts(samples).items()},
     }
-    backend.close()
-    return result
+
+
+def _ms(cut: dict[str, float], suffix: str = "") -> dict[str, float]:
+    return {f"{k}_ms{suffix}": v for k, v in cut.items()}
 
 
 def main() -> None:
@@ -229,6 +231,8 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=500)
     parser.add_argument("--url", help="use this Elasticsearch instead of a private node")
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded side")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help="alternating rounds of query timing on both sides")
     args = parser.parse_args()
     limit = args.docs or (5_000 if args.quick else 1_000_000)
     seconds = args.seconds or (120.0 if args.quick else 600.0)
@@ -240,7 +244,7 @@ def main() -> None:
     try:
         url = args.url
         if url is None:
-            from tests.fixtures_es import EsProcesses, not_installed_reason
+            from harness.services import EsProcesses, not_installed_reason
 
             reason = not_installed_reason()
             if reason:
@@ -252,28 +256,47 @@ def main() -> None:
         es = index_es(url, work, limit, seconds, args.writers, args.hosts)
         n = es["docs"]
         queries = make_queries(n, timed + warmup)
-        log(f"es: timing {timed} queries, 1 client")
-        one = cuts(query_es(url, work, queries, warmup, 1))
-        log(f"es: timing {timed} queries, 8 clients")
-        eight = cuts(query_es(url, work, queries, warmup, 8))
-        result = {
+        result: dict = {
             "docs": n,
             "es_index_docs_per_s": round(es["docs_per_s"], 1),
             "es_bytes_per_doc": round(es["bytes"] / n, 1),
-            "es_p50_ms": one["p50"],
-            "es_p95_ms": one["p95"],
-            "es_p99_ms": one["p99"],
-            "es_p95_ms_8clients": eight["p95"],
-            "es_p50_ms_8clients": eight["p50"],
         }
+
+        def es_round(_: int) -> dict[str, float]:
+            log(f"es: timing {timed} queries, 1 client")
+            one = cuts(query_es(url, work, queries, warmup, 1))
+            log(f"es: timing {timed} queries, 8 clients")
+            eight = cuts(query_es(url, work, queries, warmup, 8))
+            return {**_ms(one), **_ms(eight, "_8clients")}
+
+        sides = {"es": es_round}
         if not args.no_embedded:
-            result.update(bench_embedded(n, args.hosts, queries, warmup, work))
+            embedded, figures = index_embedded(n, args.hosts, work)
+            result.update(figures)
+
+            def embedded_round(_: int) -> dict[str, float]:
+                log(f"embedded: timing {timed} queries, 1 client")
+                return _ms(cuts(time_queries(lambda q: embedded.search(q, page=1, size=10),
+                                             queries, warmup)))
+
+            sides["embedded"] = embedded_round
+        with LoadSampler() as load:
+            runs = run_rounds(sides, args.rounds)
+        if not args.no_embedded:
+            embedded.close()
+        result.update(side_by_side(runs, {"es": "es_", "embedded": "embedded_"}, load, 3))
         es_backend(url, work / "spool-admin").drop()
     finally:
         if node is not None:
             node.cleanup()
         shutil.rmtree(work, ignore_errors=True)
     result["writers"] = args.writers
+    result["es_settings"] = {
+        "node": args.url or "private single node (scripts/services.sh es)",
+        "writers": args.writers, "bulk_batch": BATCH, "refresh_interval": "30s",
+        "search": "ElasticsearchBackend.search(q, page=1, size=10)",
+    }
+    result["embedded_settings"] = {"search": "EmbeddedBackend.search(q, page=1, size=10)"}
     result["queries"] = timed
     result["cpus"] = os.cpu_count()
     print(json.dumps(result))

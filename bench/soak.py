@@ -1,48 +1,60 @@
 """Soak: a long distributed crawl (2 workers sharing Redis) over a large test web, against
-scrapy-redis.
+scrapy-redis, in alternating rounds of the same length.
 
 Two `scrapy crawl web` processes with the default pipelines (dedup through Redis, WARC, link
 graph, embedded index per worker) crawl ``--hosts`` test web hosts for ``--minutes`` on the
-project's Redis frontier. Then the baseline: the same two workers, spider, pipelines, delay and
+project's Redis frontier; the baseline is the same two workers, spider, pipelines, delay and
 concurrency with scrapy-redis's scheduler and dupefilter (Scrapy's robots.txt middleware,
-DOWNLOAD_DELAY and one request per host slot for politeness, as scrapy-redis users run it)
-crawl a fresh Redis and test web for ``--baseline-minutes`` (shorter: a second 30-minute crawl
-would double the run; the per-core, per-URL and violation figures do not depend on length,
-the RSS growth less so). Each crawl is measured the same way:
+``DOWNLOAD_DELAY`` and one request per host slot for politeness, as scrapy-redis users run
+it; the settings are written under ``baseline_settings``) on a fresh Redis and test web for
+the same ``--minutes``. ``--rounds`` rounds (default 2) alternate the order (project then
+baseline, then baseline then project); each figure is the median over the rounds, its
+``[min, max]`` under ``range``, and the 1-minute load average is sampled every 10 s through
+the whole run (``load_avg``; each crawl's own median as ``load_avg_median``).
 
-- ``pages``: pages served to the crawl (status 200, robots.txt excluded), from the test web's
-  own request log;
-- ``pages_per_s_per_core``: pages per second of worker CPU time (user + system of both
-  workers), i.e. what one core sustains; the wall-clock rate is ``pages_per_s``;
-- ``violations``: politeness violations in the test web's log (bench/politeness.py: a request
-  to a host while one is in flight, or sooner than its delay after the previous one ended);
+Each crawl is measured the same way, over the same window: from the *measure start* (the
+first sample at least ``STARTUP_S`` after the workers were launched and after the first page
+was served, so the start-up's imports, spider opening and first connections are left out on
+both sides) to the last sample before the crawl's end (the close, with its last index commit,
+is left out too):
+
+- ``pages``: pages served to the crawl in the window (status 200, robots.txt excluded), from
+  the test web's own request log; ``pages_total`` over the whole crawl;
+- ``pages_per_s_per_core``: those pages per second of worker CPU time in the window (user +
+  system of both workers, sampled with psutil), i.e. what one core sustains;
+  ``pages_per_s_per_core_incl_startup`` is the old figure (all pages over all worker CPU,
+  start-up and close included); ``pages_per_s`` the wall-clock rate in the window;
+- ``violations``: politeness violations in the test web's log (harness/politeness.py) under
+  the definition the baseline claims to honour (Scrapy's: a request while another to the host
+  is in flight, or sooner than ``DOWNLOAD_DELAY`` after the previous one *started*); beside
+  it ``violations_end_to_start`` (the project's promise: sooner than max(delay, Crawl-delay)
+  after the previous one *ended*), ``violations_start_to_start``, ``violations_overlaps``,
+  ``violations_crawl_delay``, and ``requests``;
 - ``rss_growth_mb``: the largest growth of a worker's resident memory after the warm-up,
   sampled from outside every 10 s: the least-squares trend of the samples from the end of
   the warm-up to the end of the crawl, times that span (RSS swings by tens of MB between
   samples, so end minus start would measure the swing). The warm-up is the first quarter of
   the run, at least ``WARMUP_MIN_S`` (5 minutes; shorter runs: half the run): the worker's
-  bounded caches (canonical URLs, recent links, recent requests) take about 4 minutes to
-  fill at the soak's rate, RSS rising from ~150 to ~330 MB meanwhile. ``rss_end_mb`` is
-  the largest RSS of a worker in its last sample before the close; ``heap_in_use_growth_mb``
-  the same trend for the C heap in use (glibc's ``mallinfo2``, from the workers' exported
-  ``memory/heap_in_use_bytes`` stats, ``crawler/memory.py``): memory the process holds, as
-  opposed to memory the allocator kept after it was freed; ``rss_trimmed_growth_mb`` the
-  trend of the RSS each worker samples itself right after handing its free heap pages back
-  (``memory/rss_bytes``, once a minute): RSS without what glibc kept since the last trim;
-  ``pymalloc_arenas_growth_mb`` the trend of Python's small-object arenas (1 MiB each);
+  bounded caches take about 4 minutes to fill at the soak's rate. Both sides run as long, so
+  the window is the same. ``rss_end_mb`` is the largest RSS of a worker in its last sample
+  before the close; ``heap_in_use_growth_mb`` the same trend for the C heap in use (glibc's
+  ``mallinfo2``, from the workers' exported ``memory/heap_in_use_bytes`` stats,
+  ``crawler/memory.py``); ``rss_trimmed_growth_mb`` the trend of the RSS each worker samples
+  itself right after handing its free heap pages back (``memory/rss_bytes``, once a minute);
+  ``pymalloc_arenas_growth_mb`` the trend of Python's small-object arenas (1 MiB each).;
 - ``redis_bytes_per_url``: Redis ``used_memory`` growth over the run divided by the URLs the
   crawl knows (the project: the workers' ``frontier/added``, URLs that passed the seen
-  filter; scrapy-redis: its dupefilter's fingerprints). It is all of the crawl's Redis state
-  (queues, hosts, seen filter, dedup, stats). ``redis_key_bytes`` splits the keys' own
-  sizes (``MEMORY USAGE``) into ``frontier``, ``dedup`` and ``other``.
+  filter; scrapy-redis: its dupefilter's fingerprints); null, with the reason under
+  ``null_reasons``, when no URL is known. ``redis_key_bytes`` splits the keys' own sizes
+  (``MEMORY USAGE``) into ``frontier``, ``dedup`` and ``other``.
 
-The baseline's figures carry the same names prefixed ``baseline_``.
+The baseline's figures carry the same names prefixed ``baseline_``; ``pages_per_core_ratio``
+is the project's median pages per CPU-second over the baseline's.
 
 ``--partitions N`` runs the project's frontier on N Redis servers partitioned by host hash
 (the baseline keeps one).
 
-    python bench/soak.py [--minutes 30] [--hosts 5000] [--baseline-minutes 5] [--partitions 1]
-                         [--quick]
+    python -m bench.soak [--minutes 30] [--rounds 2] [--hosts 5000] [--partitions 1] [--quick]
 """
 
 from __future__ import annotations
@@ -51,34 +63,30 @@ import argparse
 import contextlib
 import json
 import re
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import psutil
+from redis import Redis
 
-import psutil  # noqa: E402
-from redis import Redis  # noqa: E402
-
-import testweb  # noqa: E402
-from bench.politeness import host_delays, politeness_violations  # noqa: E402
-from crawler.redisserver import running_redis  # noqa: E402
-from crawler.statsexport import RedisStatsStore  # noqa: E402
-from tests.crawlrun import crawl_env  # noqa: E402
+import testweb
+from crawler.redisserver import running_redis
+from crawler.statsexport import RedisStatsStore
+from harness import ROOT, log
+from harness.crawlrun import crawl_env
+from harness.politeness import crawl_delays, politeness_violations
+from harness.rounds import DEFAULT_ROUNDS, LoadSampler, ratio, run_rounds, side_by_side
+from harness.series import growth, stat_series
 
 WORKERS = 2
 SAMPLE_S = 10.0
 #: The shortest warm-up; see ``rss_growth_mb`` above.
 WARMUP_MIN_S = 300.0
-
-
-def log(message: str) -> None:
-    print(f"[soak] {message}", file=sys.stderr, flush=True)
+#: The measure window starts this long after launch at the earliest; see above.
+STARTUP_S = 30.0
 
 
 def worker_settings(kind: str, seconds: float, delay: float) -> dict[str, object]:
@@ -127,37 +135,12 @@ def _stat(text: str, name: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def stat_series(snapshots: list[dict], name: str,
-                scale: float = 2**20) -> dict[str, list[tuple[float, float]]]:
-    """Per worker, (seconds since its first snapshot, stat ``name`` / ``scale``) from the
-    exported stats (``crawler.memory.MemoryMonitor``'s ``memory/*``); workers without the
-    stat give nothing."""
-    series: dict[str, list[tuple[float, float]]] = {}
-    first: dict[str, float] = {}
-    for snap in snapshots:
-        value = snap["stats"].get(name)
-        if value is None:
-            continue
-        start = first.setdefault(snap["worker"], snap["ts"])
-        series.setdefault(snap["worker"], []).append((snap["ts"] - start, value / scale))
-    return series
-
-
-def _growth(series: list[tuple[float, float]], warmup: float, end: float) -> float:
-    """MB gained from the end of the warm-up to ``end`` (the crawl's end; the close that
-    follows writes the last index commit): the least-squares trend of the samples in between
-    times its length. A trend, not end minus start: RSS and heap swing by tens of MB from one
-    sample to the next (the index writer's buffer comes and goes with each commit)."""
-    window = [(t, mb) for t, mb in series if warmup <= t <= end]
-    if len(window) < 3:
-        return 0.0
-    slope, _ = statistics.linear_regression([t for t, _ in window], [mb for _, mb in window])
-    return slope * (window[-1][0] - window[0][0])
+def _cpu_s(pid: int) -> float | None:
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return None
+    return times.user + times.system
 
 
 def _sampled(series: list[tuple[float, float]], every: int) -> str:
@@ -187,12 +170,15 @@ def redis_usage(client: Redis) -> dict[str, int]:
     return usage
 
 
+
+
 def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
-         partitions: int = 1) -> dict[str, float]:
+         partitions: int = 1) -> dict[str, object]:
     """``WORKERS`` crawl workers of ``kind`` on a fresh Redis (``partitions`` servers for the
     project's frontier) and test web, measured."""
     seconds = minutes * 60
     workdir.mkdir(parents=True)
+    load = LoadSampler(SAMPLE_S)
     with contextlib.ExitStack() as servers:
         urls = [servers.enter_context(running_redis(workdir / f"redis-{n}")).url
                 for n in range(partitions if kind == "project" else 1)]
@@ -207,10 +193,9 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         if len(urls) > 1:
             env["FRONTIER_REDIS_URLS"] = ",".join(urls)
         weblog = workdir / "web.log"
-        with testweb.run(hosts=hosts, log=weblog, timeout=120) as web:
+        with testweb.run(hosts=hosts, log=weblog, timeout=120) as web, load:
             seeds = workdir / "seeds.txt"
             seeds.write_text("\n".join(web.home_url(h) for h in web.hosts()) + "\n")
-            cpu_before = _children_cpu()
             procs = []
             for n in range(WORKERS):
                 cmd = [sys.executable, "-m", "scrapy", "crawl", "web", "-a",
@@ -226,17 +211,26 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
             log(f"{kind}: {WORKERS} workers crawling {hosts} hosts for {minutes:g} min "
                 f"(delay {delay}s)")
             rss: list[list[tuple[float, float]]] = [[] for _ in procs]
+            # (seconds since launch, wall-clock time, CPU seconds of each worker)
+            cpu_samples: list[tuple[float, float, list[float]]] = []
+            cpu_last = [0.0] * len(procs)
             started = time.monotonic()
             while any(p.poll() is None for p in procs):
+                alive = True
                 for n, proc in enumerate(procs):
-                    if proc.poll() is not None:
+                    cpu = _cpu_s(proc.pid) if proc.poll() is None else None
+                    if cpu is None:
+                        alive = False
                         continue
+                    cpu_last[n] = cpu
                     try:
                         mb = psutil.Process(proc.pid).memory_info().rss / 2**20
                     except psutil.Error:
                         continue
                     rss[n].append((time.monotonic() - started, mb))
                 elapsed = time.monotonic() - started
+                if alive:
+                    cpu_samples.append((elapsed, time.time(), list(cpu_last)))
                 lines = _line_count(weblog)
                 log(f"{kind} {elapsed:5.0f}s  requests {lines:7d} "
                     f"({lines / max(elapsed, 1):.1f}/s)  "
@@ -249,10 +243,9 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
                 if proc.wait(seconds + 300) != 0:
                     err = (workdir / f"worker-{n}.err").read_text()[-3000:]
                     raise SystemExit(f"{kind} worker {n} failed:\n{err}")
-            cpu = _children_cpu() - cpu_before  # the workers only: testweb still runs
             time.sleep(0.5)  # the test web flushes its log every 0.2 s
             rows = web.read_log()
-            audit = politeness_violations(rows, host_delays(web, delay))
+            audit = politeness_violations(rows, delay, crawl_delays(web))
         redis_after = used_memory()
         families: dict[str, int] = {}
         for c in clients:
@@ -272,45 +265,105 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         )}
         for c in clients:
             c.close()
-    pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
+    served = [r for r in rows if r["status"] == 200 and r["path"] != "/robots.txt"]
+    window = measure_window(cpu_samples, [r["start"] for r in served])
+    if window is None:
+        raise SystemExit(f"{kind}: no measure window (no page served {STARTUP_S:g} s after "
+                         f"launch, or fewer than two CPU samples); run longer")
+    (t0, wall0, cpu0), (t1, wall1, cpu1) = window
+    pages = sum(1 for r in served if wall0 <= r["start"] < wall1)
+    cpu = sum(cpu1) - sum(cpu0)
+    total_cpu = sum(cpu_last)
     warmup = max(seconds / 4, min(WARMUP_MIN_S, seconds / 2))
-    growth = [_growth(series, warmup, seconds) for series in rss]
-    for series, grown in zip(rss, growth, strict=True):
+    growths = [growth(series, warmup, seconds) for series in rss]
+    for series, grown in zip(rss, growths, strict=True):
         log(f"{kind} worker RSS MB: end {series[-1][1]:.0f} (+{grown:.1f} after the warm-up), "
             f"max {max(mb for _, mb in series):.0f}; samples {_sampled(series, 30)}")
-    trends = {key: [_growth(series, warmup, seconds) for series in per_worker.values()]
+    trends = {key: [growth(series, warmup, seconds) for series in per_worker.values()]
               for key, per_worker in exported.items()}
     for key, per_worker in exported.items():
         log(f"{kind} exported {key}: " + "; ".join(
             f"{worker}: {_sampled(series, 36)}" for worker, series in per_worker.items()))
-    log(f"{kind}: {pages} pages in {seconds:.0f}s = {pages / seconds:.1f}/s wall, worker CPU "
-        f"{cpu:.0f}s = {pages / max(cpu, 1e-9):.1f} pages per CPU-second; known URLs {known}; "
-        f"violations {audit}")
+    log(f"{kind}: {pages} pages from {t0:.0f}s to {t1:.0f}s = {pages / (t1 - t0):.1f}/s wall, "
+        f"worker CPU {cpu:.0f}s = {ratio(pages, cpu, 2)} pages per CPU-second "
+        f"({len(served)} pages, {total_cpu:.0f} CPU-s with start-up and close); "
+        f"known URLs {known}; violations {audit}")
+    null_reasons = {}
+    if not known:
+        null_reasons["redis_bytes_per_url"] = (
+            "no known URLs (frontier/added or the dupefilter's fingerprints are 0)")
     return {
         "pages": pages,
-        "pages_per_s_per_core": round(pages / max(cpu, 1e-9), 2),
-        "violations": audit["total"],
-        "rss_growth_mb": round(max(growth), 1),
+        "pages_per_s_per_core": ratio(pages, cpu, 2),
+        "pages_per_s_per_core_incl_startup": ratio(len(served), total_cpu, 2),
+        "violations": audit["download_delay"],
+        "violations_end_to_start": audit["end_to_start"],
+        "violations_start_to_start": audit["start_to_start"],
+        "violations_overlaps": audit["overlaps"],
+        "violations_crawl_delay": audit["crawl_delay"],
+        "requests": audit["requests"],
+        "rss_growth_mb": round(max(growths), 1),
         "rss_end_mb": round(max([mb for t, mb in series if t <= seconds][-1] for series in rss), 1),
         "rss_trimmed_growth_mb": _largest(trends["rss_trimmed"]),
         "heap_in_use_growth_mb": _largest(trends["heap_in_use"]),
         "pymalloc_arenas_growth_mb": _largest(trends["pymalloc_arenas"]),
-        "redis_bytes_per_url": round((redis_after - redis_before) / max(known, 1), 1),
-        "pages_per_s": round(pages / seconds, 2),
+        "redis_bytes_per_url": ratio(redis_after - redis_before, known, 1),
+        "pages_per_s": ratio(pages, t1 - t0, 2),
+        "pages_total": len(served),
         "known_urls": known,
         "worker_cpu_s": round(cpu, 1),
+        "worker_cpu_s_total": round(total_cpu, 1),
+        "measured_s": round(t1 - t0, 1),
+        "startup_s": round(t0, 1),
         "minutes": minutes,
+        "load_avg_median": load.summary()["median"],
         "redis_key_bytes": families,
+        "null_reasons": null_reasons,
     }
 
 
-def run(minutes: float, baseline_minutes: float, hosts: int, delay: float,
-        workdir: Path, partitions: int = 1) -> dict[str, float]:
-    """The project's soak, then the scrapy-redis baseline's shorter one; keys side by side."""
-    result = soak("project", minutes, hosts, delay, workdir / "project", partitions)
-    if baseline_minutes > 0:
-        base = soak("scrapy-redis", baseline_minutes, hosts, delay, workdir / "baseline")
-        result.update({f"baseline_{name}": value for name, value in base.items()})
+def measure_window(cpu_samples: list[tuple[float, float, list[float]]],
+                   page_starts: list[float]):
+    """The first and last CPU sample of the measure window: the first sample at least
+    ``STARTUP_S`` after launch and after the first page served, and the last one taken
+    while every worker still ran; None if there are not two such samples."""
+    if not page_starts:
+        return None
+    first_page = min(page_starts)
+    inside = [s for s in cpu_samples if s[0] >= STARTUP_S and s[1] > first_page]
+    if len(inside) < 2:
+        return None
+    return inside[0], inside[-1]
+
+
+def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
+        partitions: int = 1) -> dict[str, object]:
+    """``rounds`` alternating rounds of the project's soak and the scrapy-redis baseline's,
+    each ``minutes`` long; medians and ranges side by side."""
+    def side(kind: str):
+        return lambda round_no: soak(kind, minutes, hosts, delay,
+                                     workdir / f"{kind}-{round_no}", partitions)
+
+    with LoadSampler(SAMPLE_S) as load:
+        runs = run_rounds({"project": side("project"), "baseline": side("scrapy-redis")},
+                          rounds)
+    result = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=2)
+    reasons = {}
+    for name, prefix in (("project", ""), ("baseline", "baseline_")):
+        for one in runs[name]:
+            reasons.update({prefix + key: why for key, why in one["null_reasons"].items()})
+        result.pop(prefix + "null_reasons", None)
+    result["null_reasons"] = reasons
+    result["pages_per_core_ratio"] = ratio(result["pages_per_s_per_core"],
+                                           result["baseline_pages_per_s_per_core"])
+    result["pages_per_core_ratio_incl_startup"] = ratio(
+        result["pages_per_s_per_core_incl_startup"],
+        result["baseline_pages_per_s_per_core_incl_startup"])
+    result["violations_definition"] = (
+        "the baseline's own: same-host overlap or sooner than DOWNLOAD_DELAY after the "
+        "previous request started")
+    result["settings"] = worker_settings("project", minutes * 60, delay)
+    result["baseline_settings"] = worker_settings("baseline", minutes * 60, delay)
     result["hosts"] = hosts
     result["partitions"] = partitions
     return result
@@ -318,24 +371,26 @@ def run(minutes: float, baseline_minutes: float, hosts: int, delay: float,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--minutes", type=float, default=30.0,
+                        help="length of each crawl, project and baseline alike")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                        help="alternating rounds of both sides")
     parser.add_argument("--hosts", type=int, default=5000)
     parser.add_argument("--delay", type=float, default=1.0, help="per-host delay, seconds")
-    parser.add_argument("--baseline-minutes", type=float, default=5.0,
-                        help="length of the scrapy-redis baseline's crawl (0 = none)")
     parser.add_argument("--partitions", type=int, default=1,
                         help="Redis servers for the project's frontier (FRONTIER_REDIS_URLS)")
-    parser.add_argument("--quick", action="store_true", help="2 minutes, baseline 1 minute")
+    parser.add_argument("--quick", action="store_true", help="2 minutes per crawl")
     parser.add_argument("--workdir", type=Path, help="keep the run's files here")
     opts = parser.parse_args()
     minutes = 2.0 if opts.quick else opts.minutes
-    baseline = min(1.0, opts.baseline_minutes) if opts.quick else opts.baseline_minutes
     if opts.workdir:
         opts.workdir.mkdir(parents=True)
-        result = run(minutes, baseline, opts.hosts, opts.delay, opts.workdir, opts.partitions)
+        result = run(minutes, opts.rounds, opts.hosts, opts.delay, opts.workdir,
+                     opts.partitions)
     else:
         with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
-            result = run(minutes, baseline, opts.hosts, opts.delay, Path(tmp), opts.partitions)
+            result = run(minutes, opts.rounds, opts.hosts, opts.delay, Path(tmp),
+                         opts.partitions)
     print(json.dumps(result))
 
 

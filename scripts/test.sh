@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install what the tests need (Python packages, Redis, PostgreSQL, Elasticsearch, chromium)
 # and run the whole suite. Services are started by the test fixtures on free local ports.
+# Then the Django UI, admin and control-plane tests run a second time on a private
+# PostgreSQL (the first pass runs them on SQLite); given test paths, only the first pass runs.
 #   bash scripts/test.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,3 +20,16 @@ echo "test: ruff"
 .venv/bin/ruff check .
 echo "test: pytest"
 .venv/bin/python -m pytest "$@"
+
+# The distributed stack keeps its control plane in PostgreSQL: the Django tests again, there.
+PG_TESTS=(tests/test_database.py tests/test_webui.py tests/test_dashboard.py tests/test_monitoring.py)
+options=() positional=0
+for arg in "$@"; do
+    if [[ $arg == -* ]]; then options+=("$arg"); else positional=1; fi
+done
+if ((positional)); then
+    echo "test: test paths given, no PostgreSQL pass"
+else
+    echo "test: pytest on PostgreSQL (${PG_TESTS[*]})"
+    .venv/bin/python -m harness.with_postgres .venv/bin/python -m pytest "${options[@]}" "${PG_TESTS[@]}"
+fi

@@ -7,7 +7,7 @@ import pytest
 
 import testweb
 from crawler.config import Config
-from tests.crawlrun import migrate, run_crawl
+from harness.crawlrun import migrate, run_crawl
 from webui.search import backend as search_backend
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -86,8 +86,12 @@ def test_title_and_site_filter(crawled, crawl_backend, client):
     host = web.hosts()[1]
     home = web.web.page(host, "/")
     data = client.get("/api/search", {"q": f"site:{host} {home.title.split()[0]}"}).json()
-    assert data["total"] >= 1
+    on_host = {line["path"] for line in lines if line["host"] == host
+               and line["status"] == 200 and line["path"] != "/robots.txt"}
+    # no more hits than the host has crawled pages, and its home page among them
+    assert 1 <= data["total"] <= len(on_host)
     assert all(hit["url"].startswith(f"http://{host}:") for hit in data["results"])
+    assert web.home_url(host) in [hit["url"] for hit in data["results"]]
 
 
 def test_crawl_stats_exported_for_the_dashboard(crawled):

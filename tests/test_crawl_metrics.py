@@ -16,8 +16,8 @@ from scrapy.utils.test import get_crawler
 
 import testweb
 from crawler.metrics import FAMILIES, CrawlMetrics, StatsCollector
-from tests.crawlrun import ROOT, crawl_command, crawl_env, migrate
-from tests.fixtures_es import free_port
+from harness.crawlrun import ROOT, crawl_command, crawl_env, migrate
+from harness.services import free_port
 
 
 def parse(text: str) -> dict[tuple[str, tuple], float]:

@@ -305,8 +305,8 @@ def test_crawl_of_the_mirror_hosts_clusters_near_copies(tmp_path):
 
     import testweb
     from crawler.urls import canonicalize
+    from harness.crawlrun import run_crawl
     from index.embedded import EmbeddedBackend
-    from tests.crawlrun import run_crawl
 
     pipelines = {
         "pipelines.dedup.DedupPipeline": 100,

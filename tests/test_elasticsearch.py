@@ -307,7 +307,7 @@ def test_a_query_over_its_time_budget_returns_partial_results(make_backend):
 
 
 def test_a_writer_that_starts_while_es_is_down_spools_and_the_next_one_replays(es_url, tmp_path):
-    from tests.fixtures_es import free_port
+    from harness.services import free_port
 
     prefix = f"test-{uuid.uuid4().hex[:10]}"
     down = ElasticsearchBackend(

@@ -8,9 +8,9 @@ import time
 import pytest
 
 from crawler.urls import doc_id_for
+from harness.services import EsProcesses, not_installed_reason
 from index.base import Document
 from index.elasticsearch import ElasticsearchBackend
-from tests.fixtures_es import EsProcesses, not_installed_reason
 
 pytestmark = pytest.mark.services
 
@@ -94,7 +94,7 @@ def test_a_crawl_through_an_elasticsearch_outage_indexes_each_page_once(es_node,
     import sys
 
     import testweb
-    from tests.crawlrun import ROOT, TESTWEB_NETWORKS, crawl_env, migrate
+    from harness.crawlrun import ROOT, TESTWEB_NETWORKS, crawl_env, migrate
 
     data_dir = tmp_path / "crawl"
     data_dir.mkdir()

@@ -14,23 +14,21 @@ Covered elsewhere, not repeated here:
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 import testweb
-from bench.politeness import host_delays, politeness_violations
 from crawler.redisserver import RedisServer
 from crawler.urls import canonicalize, host_of
-from tests.crawlrun import ROOT, crawl_env, migrate
-from tests.fixtures_es import SERVICES_SH, free_port, services_dir
+from harness.crawlrun import ROOT, crawl_env, migrate
+from harness.politeness import crawl_delays, politeness_violations
+from harness.services import PostgresProcess, postgres_installed
 from tests.test_frontier_crawl import DELAY, SETTINGS, crawled, reachable
 
 pytestmark = pytest.mark.slow
@@ -98,31 +96,20 @@ def test_redis_restart_mid_crawl_loses_nothing(tmp_path):
     assert "Traceback" not in crawl_log
     assert before < len(fetched)  # the crawl went on after the restart
     assert set(fetched) == reachable(web, scope)
-    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
+    assert politeness_violations(log, DELAY, crawl_delays(web))["total"] == 0
 
 
 @pytest.fixture
 def postgres(tmp_path):
-    """A private PostgreSQL from scripts/services.sh, migrated; yields (env, database URL)."""
-    if not list(Path("/usr/lib/postgresql").glob("*")):
+    """A private PostgreSQL from scripts/services.sh, migrated; yields the server."""
+    if not postgres_installed():
         pytest.skip("PostgreSQL is not installed: run scripts/install-services.sh")
-    run_dir = services_dir() / "test-runs" / uuid.uuid4().hex[:12]
-    env = dict(os.environ, SERVICES_RUN_DIR=str(run_dir), PG_PORT=str(free_port()))
-    started = _services(env, "start")
-    url = started.stdout.strip().split("=", 1)[1]
-    migrate(tmp_path / "data", {"DATABASE_URL": url})
+    server = PostgresProcess()
     try:
-        yield env, url
+        migrate(tmp_path / "data", {"DATABASE_URL": server.start()})
+        yield server
     finally:
-        _services(env, "stop")
-        shutil.rmtree(run_dir, ignore_errors=True)
-
-
-def _services(env, action: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["bash", str(SERVICES_SH), action, "postgres"], env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc
+        server.cleanup()
 
 
 @pytest.mark.services
@@ -131,7 +118,7 @@ def test_postgres_stopped_mid_crawl_rules_keep_their_cached_values(tmp_path, pos
     blocked, the crawl goes on, and it completes when the database is back."""
     import psycopg
 
-    env, url = postgres
+    url = postgres.url
     with psycopg.connect(url) as conn:
         conn.execute(
             "INSERT INTO control_hostrule (pattern, action, render_js, note, created, updated)"
@@ -145,11 +132,14 @@ def test_postgres_stopped_mid_crawl_rules_keep_their_cached_values(tmp_path, pos
                       HOST_RULES_TTL=0.5)
         try:
             _wait_for(lambda: _pages(web) >= 10, 60, "the crawl to start")
-            _services(env, "stop")
+            postgres.stop()
+            _wait_for(lambda: "host rules unavailable" in _read(tmp_path / "crawl.log"), 120,
+                      "the crawl to notice that PostgreSQL is down")
             before = _pages(web)
-            time.sleep(3)
+            # the crawl outlasts the database: pages keep coming while it is still down
+            _wait_for(lambda: _pages(web) > before, 120, "a page fetched with PostgreSQL down")
             during = _pages(web)
-            _services(env, "start")
+            postgres.start()
             assert _finish(proc, 120) == 0
         finally:
             if proc.poll() is None:
@@ -212,16 +202,20 @@ def test_full_warc_disk_pauses_the_crawl_until_space_returns(tmp_path, small_dis
         seeds = [web.home_url(h) for h in sorted(scope)]
         proc = _crawl(tmp_path, seeds, scope,
                       ITEM_PIPELINES='{"pipelines.warc.WarcPipeline": 200}',
-                      WARC_DIR=str(small_disk), WARC_DISK_RETRY_S=0.5)
+                      WARC_DIR=str(small_disk), WARC_DISK_RETRY_S=0.5,
+                      LOG_FORMAT="%(created)f [%(name)s] %(levelname)s: %(message)s")
         crawl_log = tmp_path / "crawl.log"
         try:
             _wait_for(lambda: _pages(web) >= 8, 60, "the crawl to start")
             _fill(filler)
-            _wait_for(lambda: "WARC disk full" in _read(crawl_log), 30, "the pause")
-            time.sleep(1.5)  # requests already in the downloader finish
-            paused_at = len(web.read_log())
-            time.sleep(2)
-            assert len(web.read_log()) == paused_at  # nothing fetched while paused
+            _wait_for(lambda: "WARC disk full" in _read(crawl_log), 120, "the pause")
+            paused_at = _logged_at(_read(crawl_log), "WARC disk full")
+            # requests the downloader already held go out and finish; then the log stays quiet
+            _wait_for_quiet(web, 2.0, 120)
+            # the pause stops the scheduler: only what the downloader already held (one lease
+            # per host) may start after it, however slowly the box runs
+            started_after = [row for row in web.read_log() if row["start"] > paused_at]
+            assert len(started_after) <= len(scope), started_after
             assert proc.poll() is None
             filler.unlink()
             assert _finish(proc, 120) == 0
@@ -242,3 +236,21 @@ def test_full_warc_disk_pauses_the_crawl_until_space_returns(tmp_path, small_dis
 
 def _read(path: Path) -> str:
     return path.read_text() if path.exists() else ""
+
+
+def _logged_at(text: str, message: str) -> float:
+    """The time (``%(created)f`` at the start of the line) ``message`` was first logged."""
+    line = next(line for line in text.splitlines() if message in line)
+    return float(line.split(" ", 1)[0])
+
+
+def _wait_for_quiet(web, quiet_s: float, timeout: float) -> None:
+    """Wait until the test web has logged no request for ``quiet_s`` seconds."""
+    deadline = time.monotonic() + timeout
+    count, since = len(web.read_log()), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, "the test web never went quiet"
+        time.sleep(0.1)
+        now = len(web.read_log())
+        if now != count:
+            count, since = now, time.monotonic()

@@ -4,18 +4,13 @@ database is not migrated."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import sqlite3
-import uuid
-from pathlib import Path
 
 import pytest
 
 import testweb
-from tests.crawlrun import run_crawl
-from tests.fixtures_es import free_port, services_dir
-from tests.test_faults import _services
+from harness.crawlrun import run_crawl
+from harness.services import PostgresProcess, postgres_installed
 
 pytestmark = pytest.mark.slow
 
@@ -46,16 +41,13 @@ def test_fresh_data_dir_creates_the_control_database(tmp_path):
 @pytest.fixture
 def bare_postgres():
     """A private PostgreSQL, not migrated; yields its URL."""
-    if not list(Path("/usr/lib/postgresql").glob("*")):
+    if not postgres_installed():
         pytest.skip("PostgreSQL is not installed: run scripts/install-services.sh")
-    run_dir = services_dir() / "test-runs" / uuid.uuid4().hex[:12]
-    env = dict(os.environ, SERVICES_RUN_DIR=str(run_dir), PG_PORT=str(free_port()))
-    started = _services(env, "start")
+    server = PostgresProcess()
     try:
-        yield started.stdout.strip().split("=", 1)[1]
+        yield server.start()
     finally:
-        _services(env, "stop")
-        shutil.rmtree(run_dir, ignore_errors=True)
+        server.cleanup()
 
 
 @pytest.mark.services

@@ -17,11 +17,11 @@ from protego import Protego
 from redis import Redis
 
 import testweb
-from bench.politeness import host_delays, politeness_violations
 from crawler.frontier.partitioned import partition_of
 from crawler.redisserver import running_redis
 from crawler.urls import canonicalize, host_of
-from tests.crawlrun import ROOT, crawl_env, run_crawl
+from harness.crawlrun import ROOT, crawl_env, run_crawl
+from harness.politeness import crawl_delays, politeness_violations
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +81,7 @@ def test_local_frontier_crawl_is_polite_and_complete(tmp_path):
         log = web.read_log()
     assert set(fetched) == reachable(web, scope)
     assert max(fetched.values()) == 1
-    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
+    assert politeness_violations(log, DELAY, crawl_delays(web))["total"] == 0
     assert not any("/private/" in row["path"] for row in log if row["host"] != "site0.test")
 
 
@@ -139,7 +139,7 @@ def test_two_workers_share_redis_and_survive_sigkill(tmp_path):
     # only what the killed worker had on the wire (one per host) may be fetched twice
     assert sum(n - 1 for n in fetched.values()) <= len(scope)
     assert "expired leases" in survivor_log
-    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
+    assert politeness_violations(log, DELAY, crawl_delays(web))["total"] == 0
 
 
 def _spread_over_two_partitions(web, scope: list[str], spare: list[str]) -> set[str]:
@@ -179,6 +179,6 @@ def test_two_workers_on_two_partitions_crawl_everything_once(tmp_path):
                     for r in (r1, r2)]
     assert set(fetched) == reachable(web, scope)
     assert max(fetched.values()) == 1
-    assert politeness_violations(log, host_delays(web, DELAY))["total"] == 0
+    assert politeness_violations(log, DELAY, crawl_delays(web))["total"] == 0
     assert hosts_on[0] and hosts_on[1]  # both partitions hold hosts, none holds one twice
     assert not set(hosts_on[0]) & set(hosts_on[1])

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import testweb
-from tests.crawlrun import ROOT, crawl_env, migrate, run_crawl
+from harness.crawlrun import ROOT, crawl_env, migrate, run_crawl
 
 pytestmark = pytest.mark.slow
 

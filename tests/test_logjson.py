@@ -11,7 +11,7 @@ import pytest
 
 import testweb
 from crawler.logjson import JsonFormatter, JsonLogRecord
-from tests.crawlrun import ROOT, crawl_env, run_crawl
+from harness.crawlrun import ROOT, crawl_env, run_crawl
 
 
 def _record(cls, exc_info=None):

@@ -11,9 +11,9 @@ import pytest
 
 import testweb
 from crawler.urls import canonicalize, doc_id_for
+from harness.crawlrun import ROOT, crawl_env, migrate, run_crawl
 from index.embedded import EmbeddedBackend
 from index.query import parse
-from tests.crawlrun import ROOT, crawl_env, migrate, run_crawl
 
 pytestmark = [pytest.mark.slow]
 

@@ -90,7 +90,7 @@ def test_priority_prefers_stale_fast_changing_and_important_urls():
 
 
 def test_benchmark_quick_prints_the_keys():
-    out = subprocess.run([sys.executable, "bench/freshness.py", "--quick"], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "bench.freshness", "--quick"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     for key in ("adaptive_changes_found", "fixed_changes_found", "adaptive_mean_staleness_s",

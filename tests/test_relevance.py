@@ -1,6 +1,6 @@
 """Relevance on real documentation sites must not fall below the figure in docs/relevance.md.
 
-Crawls the CI subset of ``testweb --real-docs`` (``bench.relevance.QUICK_SITES``) with the
+Crawls the CI subset of ``testweb --real-docs`` (``harness.relevance.QUICK_SITES``) with the
 project's crawler, indexes it with anchor text and PageRank from the link store, runs the
 judged queries of those sites through the embedded backend and compares success@3 with
 the recorded one.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.relevance import (
+from harness.relevance import (
     QUICK_SITES,
     BodyBM25,
     NearCopies,

@@ -14,7 +14,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 import testweb
-from tests.crawlrun import migrate, run_crawl
+from harness.crawlrun import migrate, run_crawl
 from tests.test_hostile_crawl import add_host_rule, crawl_stats, items_of, settings_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

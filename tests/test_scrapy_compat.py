@@ -215,7 +215,7 @@ def test_scheduler_flush_on_start_empties_the_frontier(redis_server, tmp_path):
 @pytest.mark.slow
 def test_a_crawl_with_autothrottle_settings_keeps_their_delays(tmp_path):
     import testweb
-    from tests.crawlrun import migrate, run_crawl
+    from harness.crawlrun import migrate, run_crawl
 
     slow = 0.4  # every response of slow.test takes this long
     with testweb.run(hosts=1, slow_delay=slow, log=tmp_path / "web.log") as web:

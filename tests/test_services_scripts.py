@@ -10,7 +10,7 @@ import psycopg
 import pytest
 import redis
 
-from tests.fixtures_es import SERVICES_SH, free_port, services_dir
+from harness.services import SERVICES_SH, free_port, services_dir
 
 pytestmark = pytest.mark.services
 

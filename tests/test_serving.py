@@ -10,8 +10,8 @@ import re
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.crawlrun import ROOT
-from tests.fixtures_es import free_port
+from harness.crawlrun import ROOT
+from harness.services import free_port
 from tests.webserver import get, gunicorn, index_pages, prepare
 
 pytestmark = pytest.mark.slow

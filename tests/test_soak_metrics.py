@@ -4,25 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from bench.soak import _growth, stat_series
+from harness.series import growth, stat_series
 
 
 def test_growth_of_a_swinging_flat_series_is_zero():
     # a worker whose memory swings by 27 MB with each index commit, flat underneath
     series = [(t * 10.0, 300.0 + (27.0 if t % 3 == 0 else 0.0)) for t in range(180)]
-    assert _growth(series, warmup=450, end=1800) == pytest.approx(0.0, abs=1.0)
+    assert growth(series, warmup=450, end=1800) == pytest.approx(0.0, abs=1.0)
 
 
 def test_growth_of_a_leak_is_its_rate_times_the_span():
     series = [(t * 10.0, 300.0 + t * 10.0 / 60) for t in range(180)]  # +1 MB a minute
-    assert _growth(series, warmup=600, end=1790) == pytest.approx(1190 / 60, rel=0.01)
+    assert growth(series, warmup=600, end=1790) == pytest.approx(1190 / 60, rel=0.01)
 
 
 def test_growth_ignores_the_warm_up_and_the_close():
     warm = [(t * 10.0, 100.0 + t) for t in range(30)]  # caches filling
     steady = [(300.0 + t * 10.0, 330.0) for t in range(120)]
     close = [(1500.0, 420.0), (1510.0, 430.0)]  # last index commit after the crawl's end
-    assert _growth(warm + steady + close, warmup=300, end=1490) == pytest.approx(0.0)
+    assert growth(warm + steady + close, warmup=300, end=1490) == pytest.approx(0.0)
 
 
 def test_stat_series_per_worker_from_exported_stats():

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures_es import ROOT, free_port, not_installed_reason, services_dir
+from harness import ROOT
+from harness.services import free_port, not_installed_reason, services_dir
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 

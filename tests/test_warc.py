@@ -316,8 +316,8 @@ def test_crawl_then_reindex_from_warc_answers_like_the_crawl(tmp_path):
     from pathlib import Path
 
     import testweb
+    from harness.crawlrun import crawl_env, run_crawl
     from index.embedded import EmbeddedBackend
-    from tests.crawlrun import crawl_env, run_crawl
 
     pipelines = {
         "pipelines.dedup.DedupPipeline": 100,

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.crawlrun import ROOT, crawl_env
-from tests.fixtures_es import free_port
+from harness.crawlrun import ROOT, crawl_env
+from harness.services import free_port
 
 
 @dataclass

@@ -8,7 +8,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import ROOT
+
 #: The test web listens on loopback addresses, which the SSRF guard refuses by default.
 TESTWEB_NETWORKS = "127.0.0.0/8"
 

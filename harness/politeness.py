@@ -1,0 +1,87 @@
+"""Politeness audit from the test web's request log (the server's side of the story).
+
+Crawlers promise different things, so each definition is counted on its own:
+
+- ``overlaps``: a request to a host while an earlier one to it is still in flight. Both
+  sides promise none (Scrapy with ``CONCURRENT_REQUESTS_PER_DOMAIN = 1``, the frontier's
+  one lease per host).
+- ``start_to_start``: a request sooner than ``delay`` after the previous request to the
+  host *started*: what Scrapy's ``DOWNLOAD_DELAY`` promises (the slot's ``lastseen`` is the
+  time a request was sent).
+- ``end_to_start``: a request sooner than max(``delay``, the host's robots.txt Crawl-delay)
+  after the previous response *ended* (overlaps included): what the frontier promises
+  (``crawler.frontier.Politeness``).
+- ``crawl_delay``: on hosts whose robots.txt sets a Crawl-delay, a request sooner than it
+  after the previous request started (the lenient, start-to-start reading; Scrapy ignores
+  Crawl-delay).
+
+``download_delay`` counts the requests that break Scrapy's own promise (an overlap or a
+start-to-start gap): the headline when a Scrapy-based baseline is compared. ``total``
+counts the requests that break any rule (for the frontier it equals ``end_to_start``).
+A request that breaks several rules counts once in each.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+
+#: The keys of :func:`politeness_violations`' result.
+DEFINITIONS = ("overlaps", "start_to_start", "end_to_start", "crawl_delay")
+
+
+def politeness_violations(
+    rows: Iterable[dict],
+    delay: float,
+    crawl_delay_of: Callable[[str], float | None] | None = None,
+    slack: float = 0.005,
+) -> dict[str, int]:
+    """Count the requests of the log ``rows`` (``host``, ``start``, ``end``) that break each
+    definition above, for a per-host ``delay`` and ``crawl_delay_of(host)`` (robots.txt's
+    Crawl-delay, or None); ``slack`` absorbs the server's own timestamping jitter."""
+    by_host: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_host[row["host"].rsplit(":", 1)[0]].append(row)
+    counts: Counter[str] = Counter({name: 0 for name in (*DEFINITIONS, "download_delay",
+                                                         "total", "requests")})
+    for host, reqs in by_host.items():
+        reqs.sort(key=lambda r: r["start"])
+        crawl_delay = (crawl_delay_of(host) if crawl_delay_of else None) or 0.0
+        promised = max(delay, crawl_delay)
+        last_start = busy_until = float("-inf")
+        for row in reqs:
+            start = row["start"]
+            broken = set()
+            if start < busy_until:
+                broken.add("overlaps")
+            if start - last_start < delay - slack:
+                broken.add("start_to_start")
+            if start - busy_until < promised - slack:
+                broken.add("end_to_start")
+            if crawl_delay and start - last_start < crawl_delay - slack:
+                broken.add("crawl_delay")
+            counts.update(broken)
+            counts["requests"] += 1
+            counts["total"] += bool(broken)
+            counts["download_delay"] += bool(broken & {"overlaps", "start_to_start"})
+            last_start = start
+            busy_until = max(busy_until, row["end"])
+    return dict(counts)
+
+
+def crawl_delays(web) -> Callable[[str], float | None]:
+    """Per-host robots.txt Crawl-delay (for ``*``) of a running test web, or None."""
+    from protego import Protego
+
+    cache: dict[str, float | None] = {}
+
+    def crawl_delay_of(host: str) -> float | None:
+        if host not in cache:
+            robots = web.web.render(host, "/robots.txt")
+            cache[host] = None
+            if robots.status == 200:
+                text = robots.body.decode("utf-8", "replace")
+                cache[host] = Protego.parse(text).crawl_delay("*")
+        return cache[host]
+
+    return crawl_delay_of

@@ -1,0 +1,75 @@
+"""The politeness audit's four definitions, counted on hand-made request logs."""
+
+from __future__ import annotations
+
+from harness.politeness import politeness_violations
+
+
+def req(start: float, end: float, host: str = "a.test:8080") -> dict:
+    return {"host": host, "start": start, "end": end, "path": "/", "status": 200}
+
+
+def test_a_polite_sequence_breaks_nothing():
+    rows = [req(0.0, 0.2), req(1.2, 1.4), req(2.4, 2.5)]  # 1 s from each end
+    audit = politeness_violations(rows, delay=1.0)
+    assert audit == {"overlaps": 0, "start_to_start": 0, "end_to_start": 0, "crawl_delay": 0,
+                     "download_delay": 0, "total": 0, "requests": 3}
+
+
+def test_start_to_start_spacing_is_what_download_delay_promises():
+    # one request a second by its start, each lasting 0.5 s: Scrapy's DOWNLOAD_DELAY = 1
+    # is kept, the frontier's 1 s from the end of the previous response is not
+    rows = [req(t, t + 0.5) for t in (0.0, 1.0, 2.0, 3.0)]
+    audit = politeness_violations(rows, delay=1.0)
+    assert audit["start_to_start"] == 0
+    assert audit["overlaps"] == 0
+    assert audit["download_delay"] == 0
+    assert audit["end_to_start"] == 3
+    assert audit["total"] == 3
+
+
+def test_an_overlap_counts_as_overlap_and_end_to_start_but_not_always_start_to_start():
+    # the second request starts 1.5 s after the first, which is still in flight
+    rows = [req(0.0, 2.0), req(1.5, 1.6)]
+    audit = politeness_violations(rows, delay=1.0)
+    assert audit["overlaps"] == 1
+    assert audit["start_to_start"] == 0
+    assert audit["end_to_start"] == 1
+    assert audit["download_delay"] == 1  # Scrapy promises one request per slot, too
+    assert audit["total"] == 1  # one request, however many rules it breaks
+
+
+def test_a_short_start_to_start_gap_counts_under_both_delay_definitions():
+    rows = [req(0.0, 0.1), req(0.5, 0.6)]
+    audit = politeness_violations(rows, delay=1.0)
+    assert audit["start_to_start"] == 1
+    assert audit["end_to_start"] == 1
+    assert audit["overlaps"] == 0
+    assert audit["download_delay"] == 1
+
+
+def test_crawl_delay_is_counted_on_its_own_and_raises_the_end_to_start_delay():
+    # 2 s apart by their starts: DOWNLOAD_DELAY 1 s is kept, robots.txt's Crawl-delay 3 is not
+    rows = [req(t, t + 0.1, "slow.test") for t in (0.0, 2.0, 4.0)] + [
+        req(t, t + 0.1, "fast.test") for t in (0.0, 2.0, 4.0)]
+    audit = politeness_violations(rows, delay=1.0,
+                                  crawl_delay_of=lambda h: 3.0 if h == "slow.test" else None)
+    assert audit["crawl_delay"] == 2
+    assert audit["start_to_start"] == 0
+    assert audit["end_to_start"] == 2  # the frontier raises its delay to the Crawl-delay
+    assert audit["download_delay"] == 0
+    assert audit["requests"] == 6
+
+
+def test_hosts_are_audited_apart_and_the_port_is_ignored():
+    rows = [req(0.0, 0.1, "a.test:1"), req(0.05, 0.1, "b.test:1"), req(0.3, 0.4, "a.test:2")]
+    audit = politeness_violations(rows, delay=1.0)
+    assert audit["start_to_start"] == 1  # a.test at 0.0 and 0.3, whatever the port
+    assert audit["requests"] == 3
+
+
+def test_unsorted_rows_and_jitter_within_the_slack():
+    rows = [req(2.098, 2.2), req(0.0, 0.1), req(1.098, 1.1)]  # 2 ms under the delay, twice
+    audit = politeness_violations(rows, delay=1.0, slack=0.005)
+    assert audit["total"] == 0
+    assert politeness_violations(rows, delay=1.0, slack=0.0)["total"] == 2
