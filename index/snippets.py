@@ -121,7 +121,10 @@ def _fold(text: str) -> str:
     lower = text.lower()
     if _folds_as_lower(text, lower):
         return lower
-    if len(lower) != len(text):
+    # Text in another script or full of accents: one pass through the table beats a
+    # piece per accented run (the extra UTF-8 bytes count the non-ASCII characters).
+    if len(lower) != len(text) or 16 * (len(text.encode("utf-8", "surrogatepass"))
+                                        - len(text)) > len(text):
         return text.translate(_fold_table)
     pieces = []
     pos = 0
