@@ -1,23 +1,41 @@
-"""Index N generated pages into the embedded backend and time 1-3 word queries through search().
+"""Index N pages into the embedded backend and time queries through its search(), snippets included.
 
 Side by side in the same run, the same pages go into SQLite FTS5 (porter stemming, bm25 with
 the title weighted up, ``snippet()`` for highlighting, ``count(*)`` for the total), the
 obvious alternative engine for an embedded index.
 
-Pages come from the test web's Zipf text generator (``testweb.text``): a title, a body of
-paragraphs, anchor text, a URL on one of many hosts. Queries are 1-3 words drawn from titles
-of indexed pages, so they match a realistic spread of documents, from a few to most.
+Two corpora:
 
-    python bench/query.py            # N = 100,000
-    python bench/query.py --quick    # N = 5,000
+- generated (default): the test web's Zipf text generator (``testweb.text``): a title, a
+  body of paragraphs, anchor text, a URL on one of many hosts. Queries are 1-3 words drawn
+  from titles of indexed pages, so they match a realistic spread of documents.
+- ``--real``: the real documentation pages that ``python -m testweb --real-docs`` serves
+  (the Debian documentation packages of ``testweb/docsites.py``, installed by
+  ``scripts/install-services.sh``), read from disk with the paths their robots.txt allows,
+  extracted by the crawler's extractor (``crawler.extract``), and repeated under distinct
+  URLs (``/copy1/...``, ``/copy2/...``; each copy its own document, no cluster) up to N.
+  Queries alternate between the judged relevance queries (``tests/relevance/queries.json``)
+  and 1-3 words drawn from titles of the pages.
 
-Progress goes to stderr; the last stdout line is one JSON object with ``docs``,
-``index_docs_per_s``, ``query_p50_ms``, ``query_p95_ms`` and the ``fts5_*`` figures.
+The indexes are built once; then ``--rounds`` rounds time the queries on each side in
+alternating order (embedded first, then FTS5 first, ...). Each figure is the median of the
+rounds, with its ``*_range`` (lowest, highest). The 1-minute load average is sampled every
+2 seconds through the run (``load_avg_1m_min``/``_median``/``_max``): the machine is shared.
+
+    python bench/query.py                   # generated, N = 100,000
+    python bench/query.py --quick           # generated, N = 5,000
+    python bench/query.py --real            # real pages, N = 100,000
+    python bench/query.py --real --quick    # four small sites, N = 3,000
+
+Progress goes to stderr; the last stdout line is one JSON object with ``docs``, ``real``,
+``index_docs_per_s``, ``query_p50_ms``, ``query_p95_ms``, ``snippet_p95_ms`` (the time spent
+building the snippets of one query's hits) and the ``fts5_*`` figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -26,19 +44,24 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawler.urls import doc_id_for  # noqa: E402
-from index.analysis import STOPWORDS  # noqa: E402
+from index import hits  # noqa: E402
+from index.analysis import STOPWORDS, WORD_RE  # noqa: E402
 from index.base import Document  # noqa: E402
 from index.embedded import EmbeddedBackend  # noqa: E402
+from index.snippets import build_snippet  # noqa: E402
 from testweb import text  # noqa: E402
 
 SEED = 20261129
+FETCHED_AT = 1_760_000_000.0
 
 
 def log(message: str) -> None:
@@ -67,7 +90,7 @@ def generate(n: int, hosts: int) -> Iterator[Document]:
             title=title,
             body="\n\n".join(paragraphs),
             anchors=anchors,
-            fetched_at=1_760_000_000.0 + i,
+            fetched_at=FETCHED_AT + i,
             cluster_id="",
         )
 
@@ -119,11 +142,11 @@ def time_queries(run, queries: list[str], warmup: int) -> tuple[list[float], lis
     return wall, cpu
 
 
-def index_generated(backend, n: int, hosts: int, report_every: int) -> float:
-    """Index ``generate(n, hosts)`` in batches of 1,000 and refresh; returns seconds taken."""
+def index_docs(backend, docs: Iterable[Document], report_every: int) -> float:
+    """Index ``docs`` in batches of 1,000 and refresh; returns seconds taken."""
     started = time.perf_counter()
     batch: list[Document] = []
-    for i, doc in enumerate(generate(n, hosts), 1):
+    for i, doc in enumerate(docs, 1):
         batch.append(doc)
         if len(batch) == 1000:
             backend.index(batch)
@@ -135,70 +158,211 @@ def index_generated(backend, n: int, hosts: int, report_every: int) -> float:
     return time.perf_counter() - started
 
 
-def bench_embedded(n: int, hosts: int, queries: list[str], warmup: int, work: Path) -> dict:
-    path = work / "tantivy"
-    backend = EmbeddedBackend(path)
-    backend.ensure_index()
-    log(f"embedded: indexing {n} docs")
-    elapsed = index_generated(backend, n, hosts, report_every=10_000)
-    backend.close()
-    backend = EmbeddedBackend(path)
-    assert backend.stats()["docs"] == n, backend.stats()
-    log(f"embedded: {n / elapsed:.0f} docs/s; timing {len(queries) - warmup} queries")
-    totals = []
+def index_generated(backend, n: int, hosts: int, report_every: int) -> float:
+    """Index ``generate(n, hosts)`` in batches of 1,000 and refresh; returns seconds taken."""
+    return index_docs(backend, generate(n, hosts), report_every)
 
-    def run(q: str) -> None:
-        totals.append(backend.search(q, page=1, size=10).total)
 
-    samples, cpu = time_queries(run, queries, warmup)
-    p50, p95 = percentiles(samples)
-    cpu_p50, cpu_p95 = percentiles(cpu)
-    result = {
-        "docs": n,
-        "index_docs_per_s": round(n / elapsed, 1),
-        "query_p50_ms": p50,
-        "query_p95_ms": p95,
-        "query_p99_ms": round(statistics.quantiles(samples, n=100)[98], 3),
-        "query_cpu_p50_ms": cpu_p50,
-        "query_cpu_p95_ms": cpu_p95,
-        "index_bytes": dir_bytes(path),
-        "median_total_hits": statistics.median(totals),
-        "segments": backend.stats()["segments"],
-    }
-    backend.close()
-    return result
+# --- the real corpus ---------------------------------------------------------------------
+
+
+def real_pages(hosts: Sequence[str] | None = None) -> list[Document]:
+    """The pages of the installed ``--real-docs`` sites (``hosts``: only these) that their
+    robots.txt allows, as the index writer gets them from the crawler's extractor.
+
+    Noindex pages and pages without text are skipped, as the index writer skips them.
+    """
+    from protego import Protego
+
+    from crawler.extract import decode_html, extract, page_item
+    from pipelines.index import document_from_item
+    from testweb.docsites import DOC_SITES, DocSiteHost, available_doc_sites
+
+    sites = [s for s in available_doc_sites() if hosts is None or s.host in hosts]
+    if not sites:
+        raise SystemExit("bench/query.py --real: no documentation site is installed; run "
+                         "scripts/install-services.sh or apt-get install -y "
+                         + " ".join(s.package for s in DOC_SITES))
+    pages: list[Document] = []
+    for site in sites:
+        served = DocSiteHost(None, site)
+        robots = Protego.parse(served.robots_txt())
+        for path in sorted(site.root.rglob("*")):
+            rel = "/" + path.relative_to(site.root).as_posix()
+            url = f"http://{site.host}{quote(rel)}"
+            if (path.suffix not in (".html", ".htm") or not path.is_file()
+                    or not robots.can_fetch(url, "*") or served.resolve(rel) is None):
+                continue
+            html, _ = decode_html(path.read_bytes(), "text/html")
+            page = extract(html, url)
+            if page.noindex or not page.text:
+                continue
+            item = page_item(page, url, 200, FETCHED_AT + len(pages))
+            pages.append(document_from_item(item))
+        log(f"real: {len(pages)} pages after {site.host}")
+    return pages
+
+
+def repeated(pages: Sequence[Document], n: int) -> Iterator[Document]:
+    """``n`` documents: ``pages``, then copies of them under ``/copy1/``, ``/copy2/``, ...
+
+    Each copy is its own document (its own URL and id, no cluster), so a query's hits may
+    be copies of one page: the snippets of a long page are built for each of them.
+    """
+    for i in range(n):
+        copy, k = divmod(i, len(pages))
+        page = pages[k]
+        if copy:
+            url = page.url.replace(f"//{page.host}/", f"//{page.host}/copy{copy}/", 1)
+            page = dataclasses.replace(page, id=doc_id_for(url), url=url,
+                                       fetched_at=page.fetched_at + copy * len(pages))
+        yield page
+
+
+def title_words(title: str) -> list[str]:
+    """The words of a title a user might type: letters only, no stopwords, unique."""
+    words = (w for w in WORD_RE.findall(title.lower()) if w.isalpha() and len(w) > 1)
+    return list(dict.fromkeys(w for w in words if w not in STOPWORDS))
+
+
+def real_queries(pages: Sequence[Document], count: int) -> list[str]:
+    """``count`` queries, alternately a judged relevance query (``tests/relevance/``, each
+    used once per pass in a shuffled order) and 1-3 words of a random page's title."""
+    from bench.relevance import load_queries
+
+    judged = [j.query for j in load_queries()]
+    rng = random.Random(SEED)
+    queries: list[str] = []
+    order: list[str] = []
+    while len(queries) < count:
+        if len(queries) % 2 == 0:
+            if not order:
+                order = rng.sample(judged, len(judged))
+            queries.append(order.pop())
+            continue
+        words = title_words(pages[rng.randrange(len(pages))].title)
+        if words:
+            k = min(len(words), 1 + (len(queries) // 2) % 3)
+            queries.append(" ".join(rng.sample(words, k)))
+    return queries
+
+
+# --- the two sides -----------------------------------------------------------------------
+
+
+class LoadSampler:
+    """The 1-minute load average, sampled every ``interval`` seconds while in a ``with``."""
+
+    def __init__(self, interval: float = 2.0):
+        self.interval = interval
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="load-sampler", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.samples.append(os.getloadavg()[0])
+
+    def __enter__(self) -> LoadSampler:
+        self.samples.append(os.getloadavg()[0])
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(os.getloadavg()[0])
+
+    def figures(self) -> dict:
+        """Lowest, median and highest load average seen, and the number of samples."""
+        return {
+            "load_avg_1m_min": round(min(self.samples), 2),
+            "load_avg_1m_median": round(statistics.median(self.samples), 2),
+            "load_avg_1m_max": round(max(self.samples), 2),
+            "load_avg_samples": len(self.samples),
+        }
+
+
+class EmbeddedSide:
+    """The project: ``EmbeddedBackend.search()`` for the first page of 10 hits, snippets
+    included; the time spent in ``build_snippet`` is summed per query as well."""
+
+    name = "embedded"
+    prefix = ""
+
+    def __init__(self, work: Path):
+        self.path = work / "tantivy"
+        self.backend: EmbeddedBackend | None = None
+        self.totals: list[int] = []
+        self.snippet_ms: list[float] = []
+        self._spent = 0.0
+        self._hits = 0
+
+    def build(self, docs: Iterable[Document]) -> dict:
+        """Index ``docs``, reopen the index for reading; the indexing figures."""
+        backend = EmbeddedBackend(self.path)
+        backend.ensure_index()
+        elapsed = index_docs(backend, docs, report_every=10_000)
+        backend.close()
+        self.backend = EmbeddedBackend(self.path)
+        stats = self.backend.stats()
+        return {
+            "docs": stats["docs"],
+            "index_docs_per_s": round(stats["docs"] / elapsed, 1),
+            "index_bytes": dir_bytes(self.path),
+            "segments": stats["segments"],
+        }
+
+    def _timed_snippet(self, *args, **kwargs) -> str:
+        started = time.perf_counter()
+        try:
+            return build_snippet(*args, **kwargs)
+        finally:
+            self._spent += time.perf_counter() - started
+
+    def run(self, query: str) -> None:
+        """One search; its total and its snippets' milliseconds are recorded."""
+        self._spent = 0.0
+        results = self.backend.search(query, page=1, size=10)
+        self.totals.append(results.total)
+        self.snippet_ms.append(self._spent * 1000)
+        self._hits += len(results.hits)
+
+    def start_round(self) -> None:
+        self.totals, self.snippet_ms, self._hits = [], [], 0
+        hits.build_snippet = self._timed_snippet
+
+    def end_round(self, warmup: int) -> dict:
+        """The round's figures beyond the query times, over the timed queries."""
+        hits.build_snippet = build_snippet
+        spent = self.snippet_ms[warmup:]
+        if self._hits and not any(self.snippet_ms):
+            raise RuntimeError("search() returned hits but never called "
+                               "index.hits.build_snippet: point EmbeddedSide at the "
+                               "function that builds its snippets now")
+        p50, p95 = percentiles(spent)
+        return {
+            "snippet_p50_ms": p50,
+            "snippet_p95_ms": p95,
+            "median_total_hits": statistics.median(self.totals[warmup:]),
+        }
+
+    def close(self) -> None:
+        hits.build_snippet = build_snippet
+        if self.backend is not None:
+            self.backend.close()
 
 
 def fts5_match(query: str) -> str:
     return " ".join('"' + w.replace('"', '""') + '"' for w in query.split())
 
 
-def bench_fts5(n: int, hosts: int, queries: list[str], warmup: int, work: Path) -> dict:
-    path = work / "fts5.sqlite"
-    db = sqlite3.connect(path)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.execute(
-        "CREATE VIRTUAL TABLE docs USING fts5(title, body, anchors, url, doc_id UNINDEXED, "
-        "tokenize='porter unicode61 remove_diacritics 2')"
-    )
-    log(f"fts5: indexing {n} docs")
-    started = time.perf_counter()
-    rows = []
-    for i, d in enumerate(generate(n, hosts), 1):
-        rows.append((d.title, d.body, d.anchors, d.url, d.id))
-        if len(rows) == 1000:
-            db.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?)", rows)
-            db.commit()
-            rows = []
-        if i % 10_000 == 0:
-            log(f"  {i} docs, {i / (time.perf_counter() - started):.0f} docs/s")
-    db.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?)", rows)
-    db.commit()
-    db.execute("INSERT INTO docs(docs) VALUES ('optimize')")
-    db.commit()
-    elapsed = time.perf_counter() - started
-    log(f"fts5: {n / elapsed:.0f} docs/s; timing {len(queries) - warmup} queries")
+class Fts5Side:
+    """The baseline: one SQLite FTS5 table, bm25 with field weights, ``snippet()`` and a
+    ``count(*)`` for the total."""
+
+    name = "fts5"
+    prefix = "fts5_"
     top = (
         "SELECT doc_id, url, title, snippet(docs, 1, '<mark>', '</mark>', '…', 32), "
         "bm25(docs, 3.0, 1.0, 2.0, 1.5) AS score FROM docs WHERE docs MATCH ? "
@@ -206,62 +370,185 @@ def bench_fts5(n: int, hosts: int, queries: list[str], warmup: int, work: Path) 
     )
     count = "SELECT count(*) FROM docs WHERE docs MATCH ?"
 
-    def run(q: str) -> None:
-        match = fts5_match(q)
-        db.execute(top, (match,)).fetchall()
-        db.execute(count, (match,)).fetchone()
+    def __init__(self, work: Path):
+        self.path = work / "fts5.sqlite"
+        self.db: sqlite3.Connection | None = None
 
-    samples, cpu = time_queries(run, queries, warmup)
-    p50, p95 = percentiles(samples)
+    def build(self, docs: Iterable[Document]) -> dict:
+        """Load ``docs`` in transactions of 1,000 and optimize; the indexing figures."""
+        db = self.db = sqlite3.connect(self.path)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(
+            "CREATE VIRTUAL TABLE docs USING fts5(title, body, anchors, url, doc_id UNINDEXED, "
+            "tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        started = time.perf_counter()
+        rows = []
+        n = 0
+        for n, d in enumerate(docs, 1):
+            rows.append((d.title, d.body, d.anchors, d.url, d.id))
+            if len(rows) == 1000:
+                db.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?)", rows)
+                db.commit()
+                rows = []
+            if n % 10_000 == 0:
+                log(f"  {n} docs, {n / (time.perf_counter() - started):.0f} docs/s")
+        db.executemany("INSERT INTO docs VALUES (?, ?, ?, ?, ?)", rows)
+        db.commit()
+        db.execute("INSERT INTO docs(docs) VALUES ('optimize')")
+        db.commit()
+        elapsed = time.perf_counter() - started
+        return {
+            "fts5_index_docs_per_s": round(n / elapsed, 1),
+            "fts5_index_bytes": sum(p.stat().st_size for p in self.path.parent.glob("fts5*")),
+        }
+
+    def run(self, query: str) -> None:
+        """The top 10 with snippets, then the count."""
+        match = fts5_match(query)
+        self.db.execute(self.top, (match,)).fetchall()
+        self.db.execute(self.count, (match,)).fetchone()
+
+    def start_round(self) -> None:
+        pass
+
+    def end_round(self, warmup: int) -> dict:
+        return {}
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+
+
+def time_round(side, queries: list[str], warmup: int) -> dict:
+    """One round of ``queries`` on ``side``: wall and CPU percentiles and the side's own."""
+    log(f"{side.name}: timing {len(queries) - warmup} queries")
+    side.start_round()
+    wall, cpu = time_queries(side.run, queries, warmup)
+    p50, p95 = percentiles(wall)
     cpu_p50, cpu_p95 = percentiles(cpu)
-    db.close()
-    return {
-        "fts5_index_docs_per_s": round(n / elapsed, 1),
-        "fts5_query_p50_ms": p50,
-        "fts5_query_p95_ms": p95,
-        "fts5_query_p99_ms": round(statistics.quantiles(samples, n=100)[98], 3),
-        "fts5_query_cpu_p50_ms": cpu_p50,
-        "fts5_query_cpu_p95_ms": cpu_p95,
-        "fts5_index_bytes": path.stat().st_size,
+    figures = {
+        "query_p50_ms": p50,
+        "query_p95_ms": p95,
+        "query_p99_ms": round(statistics.quantiles(wall, n=100, method="inclusive")[98], 3),
+        "query_cpu_p50_ms": cpu_p50,
+        "query_cpu_p95_ms": cpu_p95,
+        **side.end_round(warmup),
     }
+    log(f"{side.name}: p50 {p50} ms, p95 {p95} ms (CPU p95 {cpu_p95} ms)")
+    return {side.prefix + key: value for key, value in figures.items()}
+
+
+def summarize(rounds: list[dict]) -> dict:
+    """Each figure's median over the rounds, and its ``*_range`` [lowest, highest]."""
+    out: dict = {}
+    for key in rounds[0]:
+        values = [r[key] for r in rounds]
+        out[key] = round(statistics.median(values), 3)
+        out[key + "_range"] = [min(values), max(values)]
+    return out
+
+
+def run_bench(sides: list, docs, queries: list[str], warmup: int, rounds: int,
+              profile: bool = False) -> dict:
+    """Build every side from ``docs()``, then ``rounds`` rounds in alternating order."""
+    result: dict = {}
+    for side in sides:
+        log(f"{side.name}: indexing")
+        built = side.build(docs())
+        log(f"{side.name}: {built}")
+        result.update(built)
+    per_side: dict[str, list[dict]] = {side.name: [] for side in sides}
+    profiler = None
+    for round_no in range(rounds):
+        order = sides if round_no % 2 == 0 else sides[::-1]
+        log(f"round {round_no + 1} of {rounds}: {', '.join(s.name for s in order)}")
+        for side in order:
+            if profile and profiler is None and side.name == "embedded":
+                from pyinstrument import Profiler
+
+                profiler = Profiler()
+                profiler.start()
+                per_side[side.name].append(time_round(side, queries, warmup))
+                profiler.stop()
+                log(profiler.output_text(unicode=True, color=False, show_all=False))
+            else:
+                per_side[side.name].append(time_round(side, queries, warmup))
+    for figures in per_side.values():
+        result.update(summarize(figures))
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="5,000 docs, 300 queries")
+    parser.add_argument("--real", action="store_true",
+                        help="real documentation pages (testweb --real-docs), repeated to N")
+    parser.add_argument("--quick", action="store_true",
+                        help="5,000 generated docs (--real: 3,000 from four small sites), "
+                             "300 queries")
     parser.add_argument("--docs", type=int, help="number of documents (default 100,000)")
-    parser.add_argument("--queries", type=int, help="timed queries (default 2,000)")
-    parser.add_argument("--hosts", type=int, default=500)
+    parser.add_argument("--queries", type=int, help="timed queries per round (default 2,000)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="rounds of queries on each side, in alternating order (default 2)")
+    parser.add_argument("--hosts", type=int, default=500, help="hosts of the generated pages")
     parser.add_argument("--no-fts5", action="store_true", help="skip the FTS5 baseline")
-    parser.add_argument("--profile", action="store_true", help="pyinstrument the query loop")
+    parser.add_argument("--profile", action="store_true",
+                        help="pyinstrument the first embedded round, on stderr")
     parser.add_argument("--keep", metavar="DIR", help="build the indexes in DIR and keep them")
     args = parser.parse_args()
-    n = args.docs or (5_000 if args.quick else 100_000)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     timed = args.queries or (300 if args.quick else 2_000)
     warmup = 100
-    queries = make_queries(n, timed + warmup)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-query-"))
     work.mkdir(parents=True, exist_ok=True)
+    sides: list = []
     try:
-        if args.profile:
-            from pyinstrument import Profiler
+        with LoadSampler() as load:
+            result: dict = {}
+            if args.real:
+                from bench.relevance import QUICK_SITES  # the sites its --quick crawls
 
-            profiler = Profiler()
-            profiler.start()
-        result = bench_embedded(n, args.hosts, queries, warmup, work)
-        if args.profile:
-            profiler.stop()
-            log(profiler.output_text(unicode=True, color=False, show_all=False))
-        if not args.no_fts5:
-            result.update(bench_fts5(n, args.hosts, queries, warmup, work))
-            result["fts5_p95_over_embedded_p95"] = round(
-                result["fts5_query_p95_ms"] / result["query_p95_ms"], 1
-            )
+                n = args.docs or (3_000 if args.quick else 100_000)
+                pages = real_pages(QUICK_SITES if args.quick else None)
+                queries = real_queries(pages, timed + warmup)
+                lengths = [len(p.body) for p in pages]
+                result.update({
+                    "real": True,
+                    "pages": len(pages),
+                    "body_chars_median": statistics.median(lengths),
+                    "body_chars_max": max(lengths),
+                    "queries": "judged relevance queries and title words, alternately",
+                })
+
+                def docs() -> Iterator[Document]:
+                    return repeated(pages, n)
+            else:
+                n = args.docs or (5_000 if args.quick else 100_000)
+                queries = make_queries(n, timed + warmup)
+                result.update({"real": False, "queries": "title words of generated pages"})
+
+                def docs() -> Iterator[Document]:
+                    return generate(n, args.hosts)
+            sides.append(EmbeddedSide(work))
+            if not args.no_fts5:
+                sides.append(Fts5Side(work))
+            result.update(run_bench(sides, docs, queries, warmup, args.rounds, args.profile))
+            result["timed_queries"] = timed
+            result["rounds"] = args.rounds
+            if not args.no_fts5:
+                result["fts5_p95_over_embedded_p95"] = round(
+                    result["fts5_query_p95_ms"] / result["query_p95_ms"], 1
+                )
     finally:
+        for side in sides:
+            side.close()
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     result["cpus"] = os.cpu_count()
     result["load_avg_1m"] = round(os.getloadavg()[0], 2)
+    result.update(load.figures())
     print(json.dumps(result))
 
 

@@ -1,9 +1,20 @@
 """Snippets: best window, highlighting by analyzed terms, and escaping of everything else."""
 
 import re
+import sys
+import unicodedata
 
 from index.analysis import analyze
-from index.snippets import SNIPPET_CHARS, build_snippet, find_matches, highlight
+from index.snippets import (
+    FIRST_BLOCK_CHARS,
+    SNIPPET_CHARS,
+    _fold,
+    _fold_char,
+    _unlike_lower_re,
+    build_snippet,
+    find_matches,
+    highlight,
+)
 
 
 def terms(text):
@@ -128,3 +139,59 @@ def test_phrase_across_punctuation_but_not_across_words():
     body = "os.path is here; os and then path"
     out = build_snippet(body, [], phrases=[("os", "path")])
     assert out == "<mark>os</mark>.<mark>path</mark> is here; os and then path"
+
+
+def test_folding_by_lower_case_is_exact_where_it_is_used():
+    # _fold lower-cases a text, then puts the runs of _unlike_lower_re() through the
+    # per-character table; a text that is NFKD-normalized and whose case folding is its
+    # lower case is lower-cased alone. Both are exact for every character.
+    unlike = _unlike_lower_re()
+    for code in range(0x80, sys.maxunicode + 1):
+        ch = chr(code)
+        lower = ch.lower()
+        if unlike.match(ch) is None:
+            assert len(lower) == 1 and _fold_char(ch) == lower, hex(code)
+        if len(lower) == 1 and ch.casefold() == lower and unicodedata.is_normalized("NFKD", ch):
+            assert _fold_char(ch) == lower, hex(code)
+
+
+def test_fold_keeps_length_on_either_path():
+    for text in ("plain ascii", "Docs ¶ — it’s", "Café RÉSUMÉ", "ΟΔΟΣ ΣΑΣ", "ﬁle İstanbul",
+                 "Straße", "ＡＰＩ", "Привет мир", "Ёлка и йод", "a\u00a0b…", "ς Σ"):
+        folded = _fold(text)
+        assert len(folded) == len(text)
+        assert folded == "".join(_fold_char(c) if ord(c) > 127 else c.lower() for c in text)
+    assert _fold("Docs ¶ — it’s") == "docs ¶ — it’s"
+    assert _fold("ΟΔΟΣ") == "οδοσ"
+
+
+def test_matches_far_into_a_long_page_are_found():
+    body = "filler text. " * 6_000 + "The Python language is great."
+    assert len(body) > 10 * FIRST_BLOCK_CHARS
+    out = build_snippet(body, terms("python"))
+    assert "<mark>Python</mark>" in out
+
+
+def test_reading_stops_at_the_first_block_with_every_term():
+    # A later window has more matches but no more terms: the page is not read that far.
+    body = ("Python and Django. " + "filler " * 2_000 + "python django python django. "
+            + "filler " * 100)
+    out = build_snippet(body, terms("python django"))
+    assert out.startswith("<mark>Python</mark> and <mark>Django</mark>.")
+    # Terms far apart in the first blocks: reading goes on to the window holding both.
+    body = "Python. " + "filler " * 2_000 + "Django too. " + "filler " * 2_000 + "python django."
+    out = build_snippet(body, terms("python django"))
+    assert "<mark>python</mark> <mark>django</mark>." in out
+
+
+def test_words_across_block_ends_match_as_anywhere():
+    for shift in range(-8, 8):
+        body = "x " * ((FIRST_BLOCK_CHARS + shift) // 2) + "Monty Python flies. Monty"
+        start = body.index("Monty")
+        assert find_matches(body, terms("monty python")) == [
+            (start, start + 5, "monti"), (start + 6, start + 12, "python"),
+            (len(body) - 5, len(body), "monti"),
+        ]
+        out = build_snippet(body, [], phrases=[tuple(terms("monty python"))])
+        assert "<mark>Monty</mark> <mark>Python</mark> flies." in out
+        assert out.count("<mark>") == 2
