@@ -2,7 +2,7 @@
 
 Every other module gets service locations from here (Scrapy settings, Django settings,
 the Celery app, scripts). Unset means embedded: local frontier, embedded index, SQLite,
-in-process ranking.
+in-process ranking (SciPy; ``PAGERANK_ENGINE=spark`` and ``SPARK_MASTER`` move it to Spark).
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ class Config:
     celery_broker_url: str | None = None
     #: The frontier's Redis primaries, partitioned by host hash; empty = ``redis_url`` alone.
     frontier_redis_urls: tuple[str, ...] = ()
+    #: ``PAGERANK_ENGINE``: ``scipy`` or ``spark``; ``None`` = ``RankSettings``' default.
+    pagerank_engine: str | None = None
+    #: ``SPARK_MASTER``: the Spark master URL of the ranking batch; ``None`` = its default.
+    spark_master: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -42,6 +46,8 @@ class Config:
             database_url=get("DATABASE_URL"),
             celery_broker_url=get("CELERY_BROKER_URL") or redis_url,
             frontier_redis_urls=_url_list(get("FRONTIER_REDIS_URLS")),
+            pagerank_engine=get("PAGERANK_ENGINE"),
+            spark_master=get("SPARK_MASTER"),
         )
 
     @property
@@ -86,4 +92,6 @@ def config_from_settings(settings) -> Config:
         frontier_redis_urls=(
             tuple(settings.getlist("FRONTIER_REDIS_URLS")) or base.frontier_redis_urls
         ),
+        pagerank_engine=base.pagerank_engine,
+        spark_master=base.spark_master,
     )
