@@ -7,12 +7,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dedup.minhash import MinHashIndex
+from dedup.compact import CompactRedisStore
+from dedup.minhash import MinHasher, MinHashIndex
 from dedup.simhash import SimHashIndex, simhash
 from dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
 from dedup.text import exact_key, shingle_hashes, word_hashes, words
 
 METHODS = ("minhash", "simhash")
+#: How MinHash state is laid out in Redis: ``compact`` (dedup.compact, the default) or
+#: ``datasketch`` (datasketch's own bucket layout, ~9 KB per page).
+REDIS_LAYOUTS = ("compact", "datasketch")
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,9 @@ class Verdict:
     kind: str
     match: str = ""
     match_host: str = ""
+    #: The host's ``(pages, copies)`` totals when the store counted them with the check
+    #: (``CompactRedisStore``); None: count with ``store.count_host``.
+    host_totals: tuple[int, int] | None = None
 
 
 class Fingerprinter:
@@ -80,13 +87,30 @@ class Deduplicator:
         simhash_blocks: int = 6,
         shingle_size: int = 3,
         min_tokens: int = 20,
+        redis_layout: str = "compact",
+        compact_options: dict | None = None,
     ) -> Deduplicator:
-        """A deduplicator whose state is in Redis when ``redis_url`` is given, else in memory."""
+        """A deduplicator whose state is in Redis when ``redis_url`` is given, else in memory.
+
+        MinHash in Redis uses ``redis_layout`` (``REDIS_LAYOUTS``); ``compact_options`` are
+        ``CompactRedisStore``'s ``bands``, ``rows``, ``signature_bits``, ``partition_bits``.
+        """
+        if redis_layout not in REDIS_LAYOUTS:
+            raise ValueError(f"unknown Redis layout {redis_layout!r}; use one of {REDIS_LAYOUTS}")
         client = None
         if redis_url:
             import redis
 
             client = redis.Redis.from_url(redis_url)
+        if client is not None and method == "minhash" and redis_layout == "compact":
+            store = CompactRedisStore(
+                client,
+                prefix,
+                threshold,
+                MinHasher(num_perm=num_perm),
+                **(compact_options or {}),
+            )
+            return cls(method, store, store, shingle_size, min_tokens)
         store = RedisDedupStore(client, prefix) if client else MemoryDedupStore()
         if method == "minhash":
             index = MinHashIndex(
@@ -106,6 +130,8 @@ class Deduplicator:
     def check(self, doc_id: str, host: str, text: str) -> Verdict:
         """Classify ``doc_id`` and record it; checking the same id again returns ``known``."""
         tokens = self.fingerprinter.tokens(text)
+        if isinstance(self.store, CompactRedisStore):
+            return self._check_compact(doc_id, host, tokens)
         owner, known = self.store.claim(exact_key(tokens) if tokens else None, doc_id)
         if owner is not None and owner != doc_id:
             owner_cluster, owner_host = self.store.lookup(owner) or (owner, "")
@@ -123,6 +149,16 @@ class Deduplicator:
         match_cluster, match_host = self.store.lookup(match) or (match, "")
         cluster = self.store.assign(doc_id, match_cluster, host)
         return Verdict(doc_id, cluster, "near", match, match_host)
+
+    def _check_compact(self, doc_id: str, host: str, tokens: list[str]) -> Verdict:
+        """``check`` in two round trips, host counts included (``CompactRedisStore``)."""
+        long_enough = len(tokens) >= self.min_tokens
+        signature = self.fingerprint(tokens) if long_enough else None
+        kind, cluster, match, match_host, pages, copies = self.store.check_document(
+            doc_id, host, exact_key(tokens) if tokens else None, signature
+        )
+        totals = None if pages is None else (pages, copies)
+        return Verdict(doc_id, cluster, kind, match, match_host, totals)
 
     def cluster_size(self, cluster_id: str) -> int:
         """How many documents share ``cluster_id`` (1 for a document without copies)."""

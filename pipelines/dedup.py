@@ -75,6 +75,13 @@ class DedupPipeline:
             hamming_k=settings.getint("DEDUP_SIMHASH_DISTANCE", 3),
             shingle_size=settings.getint("DEDUP_SHINGLE_SIZE", 3),
             min_tokens=settings.getint("DEDUP_MIN_TOKENS", 20),
+            redis_layout=settings.get("DEDUP_REDIS_LAYOUT", "compact"),
+            compact_options={
+                "bands": settings.getint("DEDUP_COMPACT_BANDS", 6),
+                "rows": settings.getint("DEDUP_COMPACT_ROWS", 3),
+                "signature_bits": settings.getint("DEDUP_COMPACT_SIGNATURE_BITS", 2),
+                "partition_bits": settings.getint("DEDUP_COMPACT_PARTITION_BITS", 16),
+            },
         )
         return cls(
             dedup,
@@ -99,11 +106,13 @@ class DedupPipeline:
             self._inc("dedup/near")
         if verdict.kind != "known":
             own_copy = verdict.kind in ("exact", "near") and verdict.match_host == item.host
-            self._watch_host(item.host, netloc_of(item.url), own_copy)
+            self._watch_host(item.host, netloc_of(item.url), own_copy, verdict.host_totals)
         return item
 
-    def _watch_host(self, host: str, netloc: str, own_copy: bool) -> None:
-        pages, copies = self.dedup.store.count_host(host, own_copy)
+    def _watch_host(
+        self, host: str, netloc: str, own_copy: bool, totals: tuple[int, int] | None
+    ) -> None:
+        pages, copies = totals or self.dedup.store.count_host(host, own_copy)
         if (
             host in self._cut_hosts
             or pages < self.host_min_pages
