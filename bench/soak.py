@@ -34,7 +34,9 @@ the RSS growth less so). Each crawl is measured the same way:
   crawl knows (the project: the workers' ``frontier/added``, URLs that passed the seen
   filter; scrapy-redis: its dupefilter's fingerprints). It is all of the crawl's Redis state
   (queues, hosts, seen filter, dedup, stats). ``redis_key_bytes`` splits the keys' own
-  sizes (``MEMORY USAGE``) into ``frontier``, ``dedup`` and ``other``.
+  sizes (``MEMORY USAGE``) into ``frontier``, ``dedup`` and ``other``;
+  ``redis_frontier_bytes_per_url`` is ``frontier`` per known URL and
+  ``redis_dedup_bytes_per_page`` is ``dedup`` per fetched page.
 
 The baseline's figures carry the same names prefixed ``baseline_``.
 
@@ -301,6 +303,8 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         "worker_cpu_s": round(cpu, 1),
         "minutes": minutes,
         "redis_key_bytes": families,
+        "redis_frontier_bytes_per_url": round(families.get("frontier", 0) / max(known, 1), 1),
+        "redis_dedup_bytes_per_page": round(families.get("dedup", 0) / max(pages, 1), 1),
     }
 
 
