@@ -11,7 +11,9 @@ and the load average is sampled every second (``load_avg``). Prints one JSON obj
 last stdout line.
 
 With ``--redis`` it also starts a private redis-server and measures both methods with
-their state in Redis (as with ``REDIS_URL`` set), wall-clock documents per second.
+their state in Redis (as with ``REDIS_URL`` set), wall-clock documents per second, and
+``redis_bytes_per_doc``: the MinHash state per document of the compact layout (the
+default), with datasketch's layout beside it (``redis_datasketch_*``), by ``MEMORY USAGE``.
 
     python -m bench.dedup [--quick] [--rounds 2] [--redis]
 """
@@ -27,10 +29,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import datasketch
+import redis
 import xxhash
 from datasketch import MinHash, MinHashLSH
 
 from crawler.urls import doc_id_for
+from dedup.compact import partition_bits_for
 from dedup.core import Deduplicator
 from dedup.evaluate import Score, evaluate
 from dedup.text import words
@@ -133,6 +137,91 @@ def baseline_side(pages) -> dict[str, float]:
     return result
 
 
+def redis_memory(pages, layouts=("compact", "datasketch")) -> dict:
+    """MinHash state per document in Redis, the compact layout beside datasketch's.
+
+    Each layout runs alone on a fresh redis-server over the same pages; the compact
+    layout's partitions are sized for the set (``partition_bits_for``). Bytes are Redis'
+    own ``MEMORY USAGE key SAMPLES 0`` (every element counted) summed over every key the run
+    left, grouped by key family; ``used_memory`` growth is given as a cross-check. Round
+    trips are the client's requests (a pipeline or a script call is one), counted on the
+    deduplicator's Redis client.
+    """
+    out: dict = {}
+    for layout in layouts:
+        with redis_server() as url:
+            client = redis.Redis.from_url(url)
+            before = client.info("memory")["used_memory"]
+            dedup = Deduplicator.from_settings(
+                None,
+                method="minhash",
+                redis_url=url,
+                prefix="m",
+                redis_layout=layout,
+                compact_options={"partition_bits": partition_bits_for(len(pages))},
+            )
+            trips = _count_round_trips(dedup.store.redis)
+            started = time.perf_counter()
+            score = evaluate(dedup, pages, lambda p: p.text)
+            wall = time.perf_counter() - started
+            families: dict[str, int] = {}
+            for key in client.scan_iter(match="m:*", count=1000):
+                family = _family(key.decode("utf-8", "replace"))
+                families[family] = families.get(family, 0) + client.memory_usage(key, samples=0)
+            used = client.info("memory")["used_memory"] - before
+        total = sum(families.values())
+        name = "redis" if layout == "compact" else "redis_datasketch"
+        out[f"{name}_bytes_per_doc"] = round(total / len(pages), 1)
+        out[f"{name}_used_memory_per_doc"] = round(used / len(pages), 1)
+        out[f"{name}_families"] = {k: round(v / len(pages), 1) for k, v in families.items()}
+        out[f"{name}_precision"] = round(score.precision, 4)
+        out[f"{name}_recall"] = round(score.recall, 4)
+        out[f"{name}_docs_per_s"] = round(len(pages) / wall, 1)
+        if layout == "compact":
+            out["redis_round_trips_per_doc"] = round(trips[0] / len(pages), 2)
+        log(f"  MinHash, {layout} layout: {score}, {out[f'{name}_bytes_per_doc']} B/doc "
+            f"by MEMORY USAGE ({out[f'{name}_used_memory_per_doc']} by used_memory), "
+            f"{out[f'{name}_families']}")
+    return out
+
+
+def _family(key: str) -> str:
+    """A key's family: ``m:c:d:123`` -> ``c:d``; datasketch's keys by their readable part."""
+    parts = key.split(":")
+    if len(parts) > 2 and parts[1] == "c":
+        return ":".join(parts[1:3])
+    for marker in ("_bucket_", "_keys", ":sig"):
+        if marker in key:
+            return "minhash" + marker
+    return parts[1] if len(parts) > 1 else key
+
+
+def _count_round_trips(client) -> list[int]:
+    """Count requests on ``client`` (each command, script call or pipeline is one)."""
+    count = [0]
+    command = client.execute_command
+    make_pipeline = client.pipeline
+
+    def counted(*args, **kwargs):
+        count[0] += 1
+        return command(*args, **kwargs)
+
+    def pipeline(*args, **kwargs):
+        pipe = make_pipeline(*args, **kwargs)
+        execute = pipe.execute
+
+        def run(*a, **k):
+            count[0] += 1
+            return execute(*a, **k)
+
+        pipe.execute = run
+        return pipe
+
+    client.execute_command = counted
+    client.pipeline = pipeline
+    return count
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small set, for smoke runs")
@@ -166,6 +255,8 @@ def main(argv: list[str] | None = None) -> dict:
                 result[f"{method}_redis_docs_per_s"] = round(len(pages) / wall, 1)
                 result[f"{method}_redis_recall"] = round(score.recall, 4)
                 log(f"  {method} in Redis: {score} {result[f'{method}_redis_docs_per_s']} docs/s")
+    if args.redis:
+        result.update(redis_memory(pages))
     result["default_method"] = "minhash"
     print(json.dumps(result))
     return result

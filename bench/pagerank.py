@@ -8,6 +8,16 @@ as documents per second. Progress goes to stderr; the last stdout line is one JS
 
     python bench/pagerank.py            # full size (networkx needs minutes and ~4.4 GB)
     python bench/pagerank.py --quick    # 20,000 nodes / 200,000 edges
+    python bench/pagerank.py --engine spark [--spark-master local[*]]
+
+With ``--engine spark`` the contenders are the batch's two engines at the batch's own
+settings (``RankSettings``: tol 1e-10, alpha 0.85): the SciPy path and Spark
+(``ranking.spark``) on the same graph, written as Parquet as the batch writes it. Spark's
+``wall_s`` is reading the Parquet graph + PageRank + collecting the scores, its session
+start-up and the Parquet export reported apart; ``peak_rss_mb`` is the peak resident set
+of the JVM (``VmHWM`` of every ``java`` process under the worker: in local mode the driver
+is the one executor) plus any PySpark Python workers, read when the run is done; the
+Python driver's own peak is ``driver_python_rss_mb``.
 """
 
 from __future__ import annotations
@@ -112,17 +122,124 @@ def run_networkx(data: Path, out: Path) -> dict:
     }
 
 
-WORKERS = {"ours": run_ours, "networkx": run_networkx}
+def _batch_settings(spark_master: str = "local[*]"):
+    from ranking.batch import RankSettings
+
+    return RankSettings(engine="spark", spark_master=spark_master)
+
+
+def run_scipy_batch(data: Path, out: Path) -> dict:
+    """The SciPy engine at the batch's settings (the side-by-side baseline of Spark)."""
+    from ranking.pagerank import LinkGraph, pagerank
+
+    settings = _batch_settings()
+    cpu_start = time.process_time()
+    start = time.perf_counter()
+    graph = LinkGraph.from_arrays(
+        np.load(data / "src.npy"), np.load(data / "dst.npy"), np.load(data / "nodes.npy")
+    )
+    info: dict = {}
+    scores = pagerank(
+        graph, alpha=settings.alpha, tol=settings.tol, max_iter=settings.max_iter, info=info
+    )
+    done = time.perf_counter()
+    np.save(out / "keys.npy", graph.node_keys())
+    np.save(out / "scores.npy", scores)
+    return {
+        "wall_s": done - start,
+        "cpu_s": time.process_time() - cpu_start,
+        "iterations": info["iterations"],
+    }
+
+
+def run_spark(data: Path, out: Path) -> dict:
+    """``ranking.spark.pagerank`` on the graph as Parquet, at the batch's settings."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ranking import graphfiles
+    from ranking import spark as engine
+
+    settings = _batch_settings(os.environ.get("BENCH_SPARK_MASTER", "local[*]"))
+    start = time.perf_counter()
+
+    class Arrays:
+        def edge_arrays(self):
+            return np.load(data / "src.npy"), np.load(data / "dst.npy")
+
+    graphfiles.write_page_edges(Arrays(), data / "parquet" / "edges" / "part-0.parquet")
+    nodes = pa.table({"id": np.load(data / "nodes.npy").view(np.int64)})
+    pq.write_table(nodes, data / "parquet" / "nodes.parquet")
+    del nodes
+    export_s = time.perf_counter() - start
+    start = time.perf_counter()
+    with engine.spark_session(settings) as spark:
+        startup_s = time.perf_counter() - start
+        start = time.perf_counter()
+        info: dict = {}
+        ranks = engine.pagerank(
+            spark.read.parquet(str(data / "parquet" / "edges")),
+            spark.read.parquet(str(data / "parquet" / "nodes.parquet")),
+            alpha=settings.alpha,
+            tol=settings.tol,
+            max_iter=settings.max_iter,
+            info=info,
+        )
+        ranks.write.parquet(str(data / "parquet" / "ranks"))
+        table = pq.read_table(data / "parquet" / "ranks")
+        wall_s = time.perf_counter() - start
+        jvm_mb = _descendants_peak_rss_mb()
+    np.save(out / "keys.npy", table.column("id").to_numpy().view(np.uint64))
+    np.save(out / "scores.npy", table.column("rank").to_numpy())
+    return {
+        "wall_s": wall_s,
+        "startup_s": startup_s,
+        "export_s": export_s,
+        "iterations": info["iterations"],
+        "unique_edges": info["edges"],
+        "spark_master": settings.spark_master,
+        "partitions": settings.spark_partitions,
+        "driver_memory": settings.spark_driver_memory,
+        "executor_peak_rss_mb": jvm_mb,
+    }
+
+
+def _descendants_peak_rss_mb() -> float:
+    """Sum of the peak RSS (``VmHWM``) of every process under this one: Spark's JVM and any
+    Python workers it started."""
+    import psutil
+
+    total_kb = 0
+    for child in psutil.Process().children(recursive=True):
+        try:
+            with open(f"/proc/{child.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        total_kb += int(line.split()[1])
+        except OSError:
+            continue
+    return total_kb / 1024
+
+
+WORKERS = {
+    "ours": run_ours,
+    "networkx": run_networkx,
+    "scipy-batch": run_scipy_batch,
+    "spark": run_spark,
+}
 
 
 def worker_main(name: str, data: Path, out: Path) -> None:
     result = WORKERS[name](data, out)
     # cpu_s (of load + compute) is a check on wall times taken on a busy machine.
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if "executor_peak_rss_mb" in result:
+        result["driver_python_rss_mb"] = result["peak_rss_mb"]
+        result["peak_rss_mb"] = result.pop("executor_peak_rss_mb")
     print(json.dumps(result))
 
 
-def in_subprocess(name: str, data: Path) -> tuple[dict, Path]:
+def in_subprocess(name: str, data: Path, env: dict | None = None) -> tuple[dict, Path]:
     out = data / name
     out.mkdir()
     log(f"{name}: load + compute in a subprocess")
@@ -131,6 +248,7 @@ def in_subprocess(name: str, data: Path) -> tuple[dict, Path]:
         stdout=subprocess.PIPE,
         check=True,
         text=True,
+        env={**os.environ, **(env or {})},
     )
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     log(f"{name}: {json.dumps(result)}")
@@ -186,6 +304,37 @@ def writeback_rate(docs: int, batch_size: int) -> float | None:
     return docs / elapsed
 
 
+def spark_side_by_side(nodes: int, edges: int, seed: int, master: str) -> dict:
+    """Spark and the SciPy path on one generated graph, at the batch's settings."""
+    with tempfile.TemporaryDirectory(prefix="bench-pagerank-spark-") as tmp:
+        data = Path(tmp)
+        log(f"generating {nodes} nodes / {edges} edges; load average {os.getloadavg()}")
+        generate(nodes, edges, seed, data)
+        scipy, scipy_out = in_subprocess("scipy-batch", data)
+        spark, spark_out = in_subprocess("spark", data, {"BENCH_SPARK_MASTER": master})
+        l1 = l1_between(spark_out, scipy_out)
+        log(f"L1 between Spark and SciPy: {l1:.3e}; load average {os.getloadavg()}")
+    return {
+        "engine": "spark",
+        "nodes": nodes,
+        "edges": edges,
+        "wall_s": round(spark["wall_s"], 3),
+        "peak_rss_mb": round(spark["peak_rss_mb"], 1),
+        "l1_vs_scipy": l1,
+        "iterations": spark["iterations"],
+        "startup_s": round(spark["startup_s"], 3),
+        "export_s": round(spark["export_s"], 3),
+        "driver_python_rss_mb": round(spark["driver_python_rss_mb"], 1),
+        "spark_master": spark["spark_master"],
+        "partitions": spark["partitions"],
+        "driver_memory": spark["driver_memory"],
+        "scipy_wall_s": round(scipy["wall_s"], 3),
+        "scipy_peak_rss_mb": round(scipy["peak_rss_mb"], 1),
+        "scipy_iterations": scipy["iterations"],
+        "load_average": os.getloadavg()[0],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20k nodes / 200k edges")
@@ -194,6 +343,13 @@ def main() -> None:
     parser.add_argument("--writeback-docs", type=int)
     parser.add_argument("--writeback-batch", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--engine",
+        choices=("scipy", "spark"),
+        default="scipy",
+        help="scipy: ours vs networkx (default); spark: Spark vs the SciPy path, batch settings",
+    )
+    parser.add_argument("--spark-master", default="local[*]", help="with --engine spark")
     parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -204,6 +360,9 @@ def main() -> None:
     nodes = args.nodes or (20_000 if args.quick else 1_000_000)
     edges = args.edges or (200_000 if args.quick else 10_000_000)
     wb_docs = args.writeback_docs or (2_000 if args.quick else 50_000)
+    if args.engine == "spark":
+        print(json.dumps(spark_side_by_side(nodes, edges, args.seed, args.spark_master)))
+        return
     with tempfile.TemporaryDirectory(prefix="bench-pagerank-") as tmp:
         data = Path(tmp)
         log(f"generating {nodes} nodes / {edges} edges; load average {os.getloadavg()}")

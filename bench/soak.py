@@ -44,9 +44,12 @@ is left out too):
   ``pymalloc_arenas_growth_mb`` the trend of Python's small-object arenas (1 MiB each).;
 - ``redis_bytes_per_url``: Redis ``used_memory`` growth over the run divided by the URLs the
   crawl knows (the project: the workers' ``frontier/added``, URLs that passed the seen
-  filter; scrapy-redis: its dupefilter's fingerprints); null, with the reason under
+  filter; scrapy-redis: its dupefilter's fingerprints). It is all of the crawl's Redis state
+  (queues, hosts, seen filter, dedup, stats); null, with the reason under
   ``null_reasons``, when no URL is known. ``redis_key_bytes`` splits the keys' own sizes
-  (``MEMORY USAGE``) into ``frontier``, ``dedup`` and ``other``.
+  (``MEMORY USAGE``) into ``frontier``, ``dedup`` and ``other``;
+  ``redis_frontier_bytes_per_url`` is ``frontier`` per known URL and
+  ``redis_dedup_bytes_per_page`` is ``dedup`` per fetched page.
 
 The baseline's figures carry the same names prefixed ``baseline_``; ``pages_per_core_ratio``
 is the project's median pages per CPU-second over the baseline's.
@@ -290,8 +293,10 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         f"known URLs {known}; violations {audit}")
     null_reasons = {}
     if not known:
-        null_reasons["redis_bytes_per_url"] = (
+        null_reasons["redis_bytes_per_url"] = null_reasons["redis_frontier_bytes_per_url"] = (
             "no known URLs (frontier/added or the dupefilter's fingerprints are 0)")
+    if not pages:
+        null_reasons["redis_dedup_bytes_per_page"] = "no page fetched in the measured window"
     return {
         "pages": pages,
         "pages_per_s_per_core": ratio(pages, cpu, 2),
@@ -319,6 +324,8 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         "load_avg_median": load.summary()["median"],
         "redis_key_bytes": families,
         "null_reasons": null_reasons,
+        "redis_frontier_bytes_per_url": ratio(families.get("frontier", 0), known, 1),
+        "redis_dedup_bytes_per_page": ratio(families.get("dedup", 0), pages, 1),
     }
 
 

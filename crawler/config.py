@@ -2,7 +2,7 @@
 
 Every other module gets service locations from here (Scrapy settings, Django settings,
 the Celery app, scripts). Unset means embedded: local frontier, embedded index, SQLite,
-in-process ranking.
+in-process ranking (SciPy; ``PAGERANK_ENGINE=spark`` and ``SPARK_MASTER`` move it to Spark).
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ class Config:
     web_trusted_proxies: tuple[str, ...] = ()
     #: Log lines as JSON objects (``LOG_FORMAT=json``) instead of text.
     log_json: bool = False
+    #: ``PAGERANK_ENGINE``: ``scipy`` or ``spark``; ``None`` = ``RankSettings``' default.
+    pagerank_engine: str | None = None
+    #: ``SPARK_MASTER``: the Spark master URL of the ranking batch; ``None`` = its default.
+    spark_master: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -51,6 +55,8 @@ class Config:
             web_https=(get("WEB_HTTPS") or "").lower() in ("1", "true", "yes", "on"),
             web_trusted_proxies=_url_list(get("WEB_TRUSTED_PROXIES")),
             log_json=(get("LOG_FORMAT") or "text").lower() == "json",
+            pagerank_engine=get("PAGERANK_ENGINE"),
+            spark_master=get("SPARK_MASTER"),
         )
 
     @property
@@ -95,4 +101,6 @@ def config_from_settings(settings) -> Config:
         frontier_redis_urls=(
             tuple(settings.getlist("FRONTIER_REDIS_URLS")) or base.frontier_redis_urls
         ),
+        pagerank_engine=base.pagerank_engine,
+        spark_master=base.spark_master,
     )

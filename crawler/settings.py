@@ -177,6 +177,13 @@ DEDUP_SIMHASH_DISTANCE = 3  # Hamming distance, when DEDUP_METHOD = "simhash"
 DEDUP_SHINGLE_SIZE = 3  # words per shingle
 DEDUP_MIN_TOKENS = 20  # shorter texts get the exact check only
 DEDUP_REDIS_PREFIX = "dedup"
+# MinHash state in Redis: "compact" (dedup/compact.py, ~190 B/page, 2 round trips) or
+# "datasketch" (its own bucket layout, ~6-9 KB/page); docs/dedup.md has the measurements.
+DEDUP_REDIS_LAYOUT = "compact"
+DEDUP_COMPACT_BANDS = 6  # LSH bands of the compact layout
+DEDUP_COMPACT_ROWS = 3  # MinHash values per band
+DEDUP_COMPACT_SIGNATURE_BITS = 2  # low bits of each MinHash value kept to confirm candidates
+DEDUP_COMPACT_PARTITION_BITS = 16  # 2**16 bucket hashes: compact up to ~700,000 pages
 DEDUP_HOST_MIN_PAGES = 20  # pages before a host can be called a near-copy trap
 DEDUP_HOST_COPY_RATIO = 0.8  # share of near-copies that cuts a host's budget
 
@@ -212,6 +219,12 @@ RANK_SEEDS = ()  # seed URLs to personalize on (empty: uniform)
 RANK_LINK_STORE = "pipelines.linkgraph.LinkStore.open"  # callable(config) -> link store
 RANK_INDEX_BACKEND = "index.get_backend"  # callable(config) -> search backend
 RANK_INTERVAL_S = 6 * 3600.0  # the Celery beat schedule of the batch
+RANK_ENGINE = "scipy"  # or "spark" (environment: PAGERANK_ENGINE); docs/ranking.md
+RANK_SPARK_MASTER = "local[*]"  # Spark master URL (environment: SPARK_MASTER)
+RANK_SPARK_DIR = ""  # Parquet graph and ranks of a Spark run; "" = DATA_DIR/rank/spark
+RANK_SPARK_PARTITIONS = 8  # partitions of the edge and rank data
+RANK_SPARK_DRIVER_MEMORY = "2g"
+RANK_SPARK_CONF = {}  # extra Spark configuration, e.g. {"spark.executor.memory": "8g"}
 
 # --- host rules from the admin (crawler/hostrules.py) ---
 HOST_RULES_LOADER = "webui.control.rules.load_host_rules"

@@ -9,12 +9,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from crawler.options import Option, settings_to_options
-from dedup.minhash import MinHashIndex
+from dedup.compact import CompactRedisStore
+from dedup.minhash import MinHasher, MinHashIndex
 from dedup.simhash import SimHashIndex, simhash
 from dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
 from dedup.text import exact_key, shingle_hashes, word_hashes, words
 
 METHODS = ("minhash", "simhash")
+#: How MinHash state is laid out in Redis: ``compact`` (dedup.compact, the default) or
+#: ``datasketch`` (datasketch's own bucket layout, ~9 KB per page).
+REDIS_LAYOUTS = ("compact", "datasketch")
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,9 @@ class Verdict:
     kind: str
     match: str = ""
     match_host: str = ""
+    #: The host's ``(pages, copies)`` totals when the store counted them with the check
+    #: (``CompactRedisStore``); None: count with ``store.count_host``.
+    host_totals: tuple[int, int] | None = None
 
 
 class Fingerprinter:
@@ -61,6 +68,7 @@ class Deduplicator:
         "DEDUP_SIMHASH_DISTANCE": ("hamming_k", int),
         "DEDUP_SHINGLE_SIZE": ("shingle_size", int),
         "DEDUP_MIN_TOKENS": ("min_tokens", int),
+        "DEDUP_REDIS_LAYOUT": ("redis_layout", str),
     }
 
     def __init__(
@@ -80,10 +88,20 @@ class Deduplicator:
         self.fingerprinter = Fingerprinter(shingle_size)
         self.min_tokens = min_tokens
 
+    #: Setting -> option of ``CompactRedisStore`` (``create``'s ``compact_options``).
+    COMPACT_SETTINGS: ClassVar[dict[str, Option]] = {
+        "DEDUP_COMPACT_BANDS": ("bands", int),
+        "DEDUP_COMPACT_ROWS": ("rows", int),
+        "DEDUP_COMPACT_SIGNATURE_BITS": ("signature_bits", int),
+        "DEDUP_COMPACT_PARTITION_BITS": ("partition_bits", int),
+    }
+
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> Deduplicator:
         """The deduplicator the ``DEDUP_*`` settings describe (Scrapy or Django settings, a
         mapping or None), ``overrides`` (options of ``create``, e.g. ``redis_url``) on top."""
+        overrides.setdefault("compact_options",
+                             settings_to_options(settings, cls.COMPACT_SETTINGS))
         return cls.create(**settings_to_options(settings, cls.SETTINGS, **overrides))
 
     @classmethod
@@ -99,15 +117,32 @@ class Deduplicator:
         min_tokens: int,
         redis_url: str | None = None,
         simhash_blocks: int = 6,
+        redis_layout: str,
+        compact_options: dict | None = None,
     ) -> Deduplicator:
-        """A deduplicator whose state is in Redis when ``redis_url`` is given, else in memory."""
+        """A deduplicator whose state is in Redis when ``redis_url`` is given, else in memory.
+
+        MinHash in Redis uses ``redis_layout`` (``REDIS_LAYOUTS``); ``compact_options`` are
+        ``CompactRedisStore``'s ``bands``, ``rows``, ``signature_bits``, ``partition_bits``.
+        """
         if method not in METHODS:
             raise ValueError(f"unknown dedup method {method!r}; use one of {METHODS}")
+        if redis_layout not in REDIS_LAYOUTS:
+            raise ValueError(f"unknown Redis layout {redis_layout!r}; use one of {REDIS_LAYOUTS}")
         client = None
         if redis_url:
             import redis
 
             client = redis.Redis.from_url(redis_url)
+        if client is not None and method == "minhash" and redis_layout == "compact":
+            store = CompactRedisStore(
+                client,
+                prefix,
+                threshold,
+                MinHasher(num_perm=num_perm),
+                **(compact_options or {}),
+            )
+            return cls(method, store, store, shingle_size=shingle_size, min_tokens=min_tokens)
         store = RedisDedupStore(client, prefix) if client else MemoryDedupStore()
         if method == "minhash":
             index = MinHashIndex(
@@ -127,6 +162,8 @@ class Deduplicator:
     def check(self, doc_id: str, host: str, text: str) -> Verdict:
         """Classify ``doc_id`` and record it; checking the same id again returns ``known``."""
         tokens = self.fingerprinter.tokens(text)
+        if isinstance(self.store, CompactRedisStore):
+            return self._check_compact(doc_id, host, tokens)
         owner, known = self.store.claim(exact_key(tokens) if tokens else None, doc_id)
         if owner is not None and owner != doc_id:
             owner_cluster, owner_host = self.store.lookup(owner) or (owner, "")
@@ -144,6 +181,16 @@ class Deduplicator:
         match_cluster, match_host = self.store.lookup(match) or (match, "")
         cluster = self.store.assign(doc_id, match_cluster, host)
         return Verdict(doc_id, cluster, "near", match, match_host)
+
+    def _check_compact(self, doc_id: str, host: str, tokens: list[str]) -> Verdict:
+        """``check`` in two round trips, host counts included (``CompactRedisStore``)."""
+        long_enough = len(tokens) >= self.min_tokens
+        signature = self.fingerprint(tokens) if long_enough else None
+        kind, cluster, match, match_host, pages, copies = self.store.check_document(
+            doc_id, host, exact_key(tokens) if tokens else None, signature
+        )
+        totals = None if pages is None else (pages, copies)
+        return Verdict(doc_id, cluster, kind, match, match_host, totals)
 
     def cluster_size(self, cluster_id: str) -> int:
         """How many documents share ``cluster_id`` (1 for a document without copies)."""

@@ -146,7 +146,7 @@ class DedupPipeline:
             netloc = netloc_of(item.url)
             self._netlocs.setdefault(item.host, netloc)
             own_copy = verdict.kind in ("exact", "near") and verdict.match_host == item.host
-            self._watch_host(item.host, netloc, own_copy)
+            self._watch_host(item.host, netloc, own_copy, verdict.host_totals)
             if verdict.kind in ("exact", "near") and verdict.match_host not in ("", item.host):
                 self._watch_mirror(item, verdict.match, verdict.match_host)
         return item
@@ -202,8 +202,10 @@ class DedupPipeline:
         if self._condemn is not None:
             self._condemn(host, netloc, "mirror")
 
-    def _watch_host(self, host: str, netloc: str, own_copy: bool) -> None:
-        pages, copies = self.dedup.store.count_host(host, own_copy)
+    def _watch_host(
+        self, host: str, netloc: str, own_copy: bool, totals: tuple[int, int] | None
+    ) -> None:
+        pages, copies = totals or self.dedup.store.count_host(host, own_copy)
         if (
             host in self._cut_hosts
             or pages < self.host_min_pages

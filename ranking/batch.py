@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from importlib import import_module
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,12 +44,55 @@ class RankSettings:
     link_store: str
     index_backend: str
     interval_s: float
+    #: ``scipy`` (one process, the default) or ``spark`` (``ranking.spark``); the
+    #: environment's ``PAGERANK_ENGINE`` applies when the setting is not given.
+    engine: str
+    #: Spark master URL (environment: ``SPARK_MASTER``); ``local[*]`` = this box's cores.
+    spark_master: str
+    #: Where a Spark run writes its graph and ranks as Parquet; empty = DATA_DIR/rank/spark.
+    #: With a cluster master, storage that the driver and every executor see at that path.
+    spark_dir: str
+    spark_partitions: int
+    spark_driver_memory: str
+    #: Extra Spark configuration (``spark.executor.memory``, ...), as a mapping.
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+
+    ENGINES = ("scipy", "spark")
+
+    def __post_init__(self) -> None:
+        if self.engine not in self.ENGINES:
+            raise ValueError(
+                f"RANK_ENGINE (or PAGERANK_ENGINE) is {self.engine!r}; use one of {self.ENGINES}"
+            )
 
     @classmethod
-    def from_settings(cls, settings: Any, **overrides: Any) -> RankSettings:
+    def from_settings(cls, settings: Any, config: Config | None = None,
+                      **overrides: Any) -> RankSettings:
         """Read ``RANK_ALPHA``, ``RANK_TOL``, ... from Django/Celery settings, a mapping or
-        None (unset names: their defaults); ``overrides`` (field names) win."""
+        None (unset names: their defaults); ``overrides`` (field names) win. ``RANK_ENGINE``
+        and ``RANK_SPARK_MASTER``, when the settings do not give them, come from the
+        environment's ``PAGERANK_ENGINE`` and ``SPARK_MASTER`` (``config``, default
+        ``get_config()``) before their defaults."""
+        config = config or get_config()
+        for option, value in (("engine", config.pagerank_engine),
+                              ("spark_master", config.spark_master)):
+            if value is not None and not _given(settings, "RANK_" + option.upper()):
+                overrides.setdefault(option, value)
         return cls(**settings_to_options(settings, _SETTINGS, **overrides))
+
+    def spark_workdir(self, config: Config, version: int) -> Path:
+        """The directory of a Spark run's Parquet files for ``version``."""
+        base = Path(self.spark_dir) if self.spark_dir else config.data_dir / "rank" / "spark"
+        return base / f"v{version}"
+
+
+def _given(settings: Any, name: str) -> bool:
+    """Whether ``settings`` itself sets ``name`` (not only its default)."""
+    if settings is None:
+        return False
+    if isinstance(settings, Mapping) or hasattr(settings, "getpriority"):
+        return name in settings
+    return hasattr(settings, name)
 
 
 #: ``RANK_<FIELD>`` -> field of ``RankSettings`` and its kind.
@@ -63,6 +107,12 @@ _SETTINGS: dict[str, Option] = {
     "RANK_LINK_STORE": ("link_store", str),
     "RANK_INDEX_BACKEND": ("index_backend", str),
     "RANK_INTERVAL_S": ("interval_s", float),
+    "RANK_ENGINE": ("engine", str),
+    "RANK_SPARK_MASTER": ("spark_master", str),
+    "RANK_SPARK_DIR": ("spark_dir", str),
+    "RANK_SPARK_PARTITIONS": ("spark_partitions", int),
+    "RANK_SPARK_DRIVER_MEMORY": ("spark_driver_memory", str),
+    "RANK_SPARK_CONF": ("spark_conf", dict),
 }
 
 
@@ -137,16 +187,67 @@ def seed_personalization(seeds: tuple[str, ...]) -> tuple[dict | None, dict | No
 
 @dataclass
 class ComputedRanks:
-    """Static ranks (``static_rank`` of PageRank) of the page and the host graph."""
+    """Static ranks (``static_rank`` of PageRank) of the page and the host graph.
+
+    ``page_count`` ... ``close`` are what staging reads; ``ranking.spark.SparkRanks``
+    offers the same for the Spark engine.
+    """
 
     pages: LinkGraph
     page_ranks: np.ndarray
     hosts: LinkGraph
     host_ranks: np.ndarray
 
+    @property
+    def page_count(self) -> int:
+        return self.pages.n
+
+    @property
+    def page_edge_count(self) -> int:
+        return self.pages.edges
+
+    @property
+    def host_count(self) -> int:
+        return self.hosts.n
+
+    @property
+    def host_edge_count(self) -> int:
+        return self.hosts.edges
+
+    def page_batches(self, size: int) -> Iterator[dict[str, float]]:
+        """``{doc_id: static rank}`` in batches of ``size``, in index order."""
+        return self.pages.batches(self.page_ranks, size)
+
+    def host_scores(self) -> dict[str, float]:
+        """``{host: static rank}`` of every host of the host graph."""
+        return dict(zip(self.hosts.node_ids(), self.host_ranks.tolist(), strict=True))
+
+    def close(self) -> None:
+        """Nothing to release: the ranks are in memory."""
+
+
+def compute_ranks(
+    link_store,
+    settings: RankSettings,
+    version: int,
+    config: Config | None = None,
+    timings: dict | None = None,
+):
+    """Rank both graphs of ``link_store`` on the configured engine (``RANK_ENGINE``).
+
+    Returns ``ComputedRanks`` (SciPy) or ``ranking.spark.SparkRanks``; close it when staged.
+    """
+    if settings.engine == "spark":
+        from ranking import spark
+
+        page_seeds, host_seeds = seed_personalization(settings.seeds)
+        workdir = settings.spark_workdir(config or get_config(), version)
+        return spark.compute(link_store, settings, workdir, page_seeds, host_seeds, timings)
+    return compute(link_store, settings, timings)
+
 
 def compute(link_store, settings: RankSettings, timings: dict | None = None) -> ComputedRanks:
-    """Build both graphs from ``link_store`` and rank them."""
+    """Build both graphs from ``link_store`` and rank them in this process (SciPy)."""
     timings = {} if timings is None else timings
     page_seeds, host_seeds = seed_personalization(settings.seeds)
     started = time.perf_counter()
@@ -185,11 +286,13 @@ def stage_and_commit(
     run_id: str,
     settings: RankSettings,
     on_batch: Callable[[int, int], None] | None = None,
+    config: Config | None = None,
 ) -> RunReport:
     """Compute the run's ranks, stage them under its version in batches, then commit.
 
     Repeating it for the same ``run_id`` (a retried task) rewrites the same version.
-    ``on_batch(done, total)`` is called after each staged batch.
+    ``on_batch(done, total)`` is called after each staged batch. ``config`` locates the
+    Spark engine's files (``DATA_DIR``).
     """
     version = store.version_for(run_id)
     report = RunReport(run_id=run_id, version=version)
@@ -199,23 +302,24 @@ def stage_and_commit(
         report.committed = current == version
         report.batches = store.batch_count(version)
         return report
-    ranks = compute(link_store, settings, report.timings)
-    report.pages, report.page_edges = ranks.pages.n, ranks.pages.edges
-    report.hosts, report.host_edges = ranks.hosts.n, ranks.hosts.edges
-    started = time.perf_counter()
-    store.stage_hosts(
-        version, dict(zip(ranks.hosts.node_ids(), ranks.host_ranks.tolist(), strict=True))
-    )
-    batches = list(ranks.pages.batches(ranks.page_ranks, settings.batch_size))
-    report.batches = len(batches)
-    for number, scores in enumerate(batches):
-        store.stage_pages(version, number, scores)
-        if on_batch:
-            on_batch(number + 1, len(batches))
-        if settings.write_pause_s:
-            time.sleep(settings.write_pause_s)
-    report.timings["stage_s"] = time.perf_counter() - started
-    report.committed = store.commit(version, len(batches), ranks.pages.n, ranks.hosts.n)
+    ranks = compute_ranks(link_store, settings, version, config, report.timings)
+    try:
+        report.pages, report.page_edges = ranks.page_count, ranks.page_edge_count
+        report.hosts, report.host_edges = ranks.host_count, ranks.host_edge_count
+        started = time.perf_counter()
+        store.stage_hosts(version, ranks.host_scores())
+        total = -(-ranks.page_count // settings.batch_size)
+        report.batches = total
+        for number, scores in enumerate(ranks.page_batches(settings.batch_size)):
+            store.stage_pages(version, number, scores)
+            if on_batch:
+                on_batch(number + 1, total)
+            if settings.write_pause_s:
+                time.sleep(settings.write_pause_s)
+        report.timings["stage_s"] = time.perf_counter() - started
+    finally:
+        ranks.close()
+    report.committed = store.commit(version, total, ranks.page_count, ranks.host_count)
     if report.committed:
         store.prune(settings.keep_versions)
     logger.info("ranking: run %s version %s committed=%s", run_id, version, report.committed)
@@ -271,7 +375,7 @@ def run_rank(
     backend = backend or open_backend(settings, config)
     run_id = run_id or f"local-{time.time_ns()}"
     try:
-        report = stage_and_commit(link_store, store, run_id, settings)
+        report = stage_and_commit(link_store, store, run_id, settings, config=config)
     finally:
         close_quietly(link_store)
     if report.committed:

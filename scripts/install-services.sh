@@ -3,7 +3,8 @@
 #
 #   sudo scripts/install-services.sh
 #
-# - the Debian packages listed in scripts/apt-packages.txt (Redis, PostgreSQL, Chromium, ...);
+# - the Debian packages listed in scripts/apt-packages.txt (Redis, PostgreSQL, Chromium, the
+#   Java 17 runtime that PySpark's JVM runs on for RANK_ENGINE=spark, ...);
 # - Elasticsearch: the integ-test-zip distribution from Maven Central, unpacked under
 #   .services/elasticsearch-<version>/ (symlinked as .services/elasticsearch), owned by root
 #   and run by scripts/services.sh as the system user $ES_USER (Elasticsearch refuses root).
@@ -55,6 +56,18 @@ check_java() {
     log "Java: $("$ES_JAVA_HOME/bin/java" -version 2>&1 | head -1)"
 }
 
+check_spark_java() {
+    # PySpark (requirements.txt) starts its JVM with $JAVA_HOME/bin/java, else java on PATH;
+    # Spark 4 runs on Java 17 or 21.
+    local java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+    command -v "$java" >/dev/null 2>&1 || die "no java for Spark (install openjdk-17-jre-headless)"
+    local version
+    version="$("$java" -version 2>&1 | head -1)"
+    [[ $version =~ \"(17|21)[.\"] ]] \
+        || die "Spark needs Java 17 or 21, $java is: $version; set JAVA_HOME"
+    log "Java for Spark: $version"
+}
+
 install_elasticsearch() {
     local home="$SERVICES_DIR/elasticsearch-$ES_VERSION"
     mkdir -p "$SERVICES_DIR"
@@ -89,6 +102,7 @@ create_es_user() {
 
 install_apt_packages
 check_java
+check_spark_java
 create_es_user
 install_elasticsearch
 log "done; start the services with: scripts/services.sh start"

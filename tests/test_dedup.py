@@ -9,6 +9,7 @@ from scrapy.utils.test import get_crawler
 from crawler.items import PageItem
 from crawler.redisserver import running_redis
 from crawler.urls import doc_id_for
+from dedup.compact import BitSignatures, CompactRedisStore, partition_bits_for
 from dedup.core import Deduplicator
 from dedup.evaluate import evaluate
 from dedup.minhash import MinHasher, MinHashIndex, fold32
@@ -169,8 +170,12 @@ def test_calendar_trap_pages_are_near_copies():
 def test_workers_share_state_through_redis(redis_url, method):
     rng = random.Random(7)
     prefix = f"t-{method}"
-    worker1 = Deduplicator.from_settings(None, method=method, redis_url=redis_url, prefix=prefix)
-    worker2 = Deduplicator.from_settings(None, method=method, redis_url=redis_url, prefix=prefix)
+    # datasketch's layout (any document ids); tests below cover the compact default.
+    layout = "datasketch"
+    worker1 = Deduplicator.from_settings(None, method=method, redis_url=redis_url, prefix=prefix,
+                                         redis_layout=layout)
+    worker2 = Deduplicator.from_settings(None, method=method, redis_url=redis_url, prefix=prefix,
+                                         redis_layout=layout)
     text = _article(rng, 800)
     assert worker1.check("a", "one.test", text).kind == "new"
     assert worker2.check("b", "two.test", text).match == "a"
@@ -190,6 +195,108 @@ def test_workers_share_state_through_redis(redis_url, method):
     if method == "minhash":  # the buckets are datasketch's own Redis storage layout
         signature = worker1.fingerprint(text.split())
         assert sorted(worker1.index.lsh.query(signature)) == ["a", "c"]
+
+
+def _count_requests(client) -> list[int]:
+    count = [0]
+    command, make_pipeline = client.execute_command, client.pipeline
+
+    def counted(*args, **kwargs):
+        count[0] += 1
+        return command(*args, **kwargs)
+
+    def pipeline(*args, **kwargs):
+        pipe = make_pipeline(*args, **kwargs)
+        execute = pipe.execute
+        pipe.execute = lambda *a, **k: (count.__setitem__(0, count[0] + 1), execute(*a, **k))[1]
+        return pipe
+
+    client.execute_command, client.pipeline = counted, pipeline
+    return count
+
+
+def test_compact_layout_shares_state_in_at_most_two_round_trips(redis_url):
+    rng = random.Random(11)
+    a, b, c, d, e = (doc_id_for(f"http://x.test/{i}") for i in range(5))
+    worker1 = Deduplicator.create("minhash", redis_url=redis_url, prefix="t-compact")
+    worker2 = Deduplicator.create("minhash", redis_url=redis_url, prefix="t-compact")
+    assert isinstance(worker1.store, CompactRedisStore)
+    trips = _count_requests(worker2.store.redis)
+    text = _article(rng, 800)
+    first = worker1.check(a, "one.test", text)
+    assert (first.kind, first.cluster_id, first.host_totals) == ("new", a, (1, 0))
+    trips[0] = 0
+    exact = worker2.check(b, "two.test", text)
+    assert (exact.kind, exact.match, exact.cluster_id, exact.match_host) == (
+        "exact", a, a, "one.test"
+    )
+    assert trips[0] == 2
+    tokens = text.split()
+    tokens[123] = "edited"
+    trips[0] = 0
+    near = worker2.check(c, "two.test", " ".join(tokens))
+    assert (near.kind, near.match, near.cluster_id, near.match_host) == (
+        "near", a, a, "one.test"
+    )
+    assert trips[0] == 2
+    assert near.host_totals == (2, 0)  # two.test: two pages, neither a copy of its own
+    other = _article(rng, 800)
+    assert worker2.check(d, "two.test", other).host_totals == (3, 0)
+    edited = other.split()
+    edited[5] = "edited"
+    own = worker1.check(e, "two.test", " ".join(edited))
+    assert (own.kind, own.match, own.match_host, own.host_totals) == (
+        "near", d, "two.test", (4, 1)
+    )
+    assert worker1.cluster_size(a) == 3 and worker1.cluster_size(d) == 2
+    assert worker1.cluster_size(doc_id_for("http://x.test/none")) == 0
+    trips[0] = 0
+    again = worker2.check(c, "two.test", " ".join(tokens))
+    assert (again.kind, again.cluster_id, again.host_totals) == ("known", a, None)
+    assert trips[0] == 1
+    assert worker1.store.lookup(c) == (a, "two.test")
+    assert worker1.store.lookup(doc_id_for("http://x.test/none")) is None
+    assert len(worker1.store) == 5
+    short = worker1.check(doc_id_for("http://x.test/short"), "one.test", "a few words")
+    assert short.kind == "new"
+    with pytest.raises(ValueError, match="16-hex-digit"):
+        worker1.check("not-an-id", "one.test", text)
+
+
+def test_compact_layout_meets_the_targets_on_the_labelled_set(redis_url):
+    pages = generate(articles=150, short_pages=40, seed=3)
+    dedup = Deduplicator.create(
+        "minhash",
+        redis_url=redis_url,
+        prefix="t-compact-set",
+        compact_options={"partition_bits": partition_bits_for(len(pages))},
+    )
+    score = evaluate(dedup, pages)
+    assert score.precision >= 0.99 and score.recall >= 0.95
+
+
+def test_b_bit_signatures_estimate_jaccard():
+    signatures = BitSignatures(128, 2)
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 2**32, 128, dtype=np.uint32)
+    assert len(signatures.pack(values)) == 32
+    assert np.array_equal(signatures.unpack(signatures.pack(values)), values & 3)
+    other = values.copy()
+    other[:64] = rng.integers(0, 2**32, 64, dtype=np.uint32)  # about half the values agree
+    same, half = signatures.jaccard(values, [signatures.pack(values), signatures.pack(other)])
+    assert same == 1.0 and 0.3 < half < 0.7
+
+
+def test_pipeline_counts_hosts_through_the_compact_layout(redis_url):
+    settings = {"REDIS_URL": redis_url, "DEDUP_REDIS_PREFIX": "t-pipe", "DEDUP_METHOD": "minhash"}
+    crawler = get_crawler(settings_dict=settings)
+    pipeline = DedupPipeline.from_crawler(crawler)
+    assert isinstance(pipeline.dedup.store, CompactRedisStore)
+    text = _article(random.Random(9), 600)
+    first = pipeline.process_item(_item("http://a.test/1", "a.test", text))
+    alias = pipeline.process_item(_item("http://a.test/2", "a.test", text))
+    assert alias.dup_of == first.doc_id
+    assert crawler.stats.get_value("dedup/exact") == 1
 
 
 def _item(url: str, host: str, text: str) -> PageItem:
