@@ -218,8 +218,8 @@ def _count_requests(client) -> list[int]:
 def test_compact_layout_shares_state_in_at_most_two_round_trips(redis_url):
     rng = random.Random(11)
     a, b, c, d, e = (doc_id_for(f"http://x.test/{i}") for i in range(5))
-    worker1 = Deduplicator.create("minhash", redis_url=redis_url, prefix="t-compact")
-    worker2 = Deduplicator.create("minhash", redis_url=redis_url, prefix="t-compact")
+    worker1 = Deduplicator.from_settings(None, redis_url=redis_url, prefix="t-compact")
+    worker2 = Deduplicator.from_settings(None, redis_url=redis_url, prefix="t-compact")
     assert isinstance(worker1.store, CompactRedisStore)
     trips = _count_requests(worker2.store.redis)
     text = _article(rng, 800)
@@ -265,8 +265,8 @@ def test_compact_layout_shares_state_in_at_most_two_round_trips(redis_url):
 
 def test_compact_layout_meets_the_targets_on_the_labelled_set(redis_url):
     pages = generate(articles=150, short_pages=40, seed=3)
-    dedup = Deduplicator.create(
-        "minhash",
+    dedup = Deduplicator.from_settings(
+        None,
         redis_url=redis_url,
         prefix="t-compact-set",
         compact_options={"partition_bits": partition_bits_for(len(pages))},
@@ -539,3 +539,18 @@ def test_pair_counts_in_redis_match_memory(redis_url):
         assert tuple(store.count_shared("x.test", "y.test", False, True)) == (1, 1, 0, 1, 1, 0)
         assert tuple(counts.flipped()) == (3, 3, 0, 2, 1, 2)
         assert store.host_pages("m.test") == 1
+
+
+def test_pair_counts_in_the_compact_layout_match_memory(redis_url):
+    """The mirror evidence (pages shared between two hosts, links back, arrival order) and
+    the host page counts are kept by the compact Redis layout too (the default with Redis)."""
+    dedup = Deduplicator.from_settings(None, redis_url=redis_url, prefix="pairs-compact")
+    store = dedup.store
+    assert isinstance(store, CompactRedisStore)
+    dedup.check(doc_id_for("http://m.test/1"), "m.test", "a page of m.test " * 10)
+    store.count_shared("m.test", "o.test", True)
+    store.count_shared("o.test", "m.test", False)
+    counts = store.count_shared("m.test", "o.test", True)
+    assert tuple(counts) == (3, 3, 2, 0, 2, 1)
+    assert tuple(store.count_shared("x.test", "y.test", False, True)) == (1, 1, 0, 1, 1, 0)
+    assert store.host_pages("m.test") == 1 and store.host_pages("never.test") == 0
