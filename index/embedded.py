@@ -31,6 +31,7 @@ import tantivy
 from crawler.config import Config, get_config
 from crawler.options import settings_to_options
 from index.base import (
+    FACET_SIZE,
     Document,
     Results,
     SearchBackend,
@@ -42,10 +43,13 @@ from index.fields import (
     DEFAULT_FIELD_WEIGHTS,
     DOC_FIELDS,
     DOUBLE,
+    FACET_FIELDS,
     FLOAT,
     KEYWORD,
     TEXT_FIELDS,
     FieldWeights,
+    completion_prefix,
+    completion_text,
     document_fields,
     keyword_key,
 )
@@ -75,6 +79,10 @@ def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("site", tokenizer_name="raw", index_option="basic")
+    # Facets (terms aggregations over fast columns) and the completion prefix index.
+    builder.add_text_field("host", tokenizer_name="raw", index_option="basic", fast=True)
+    builder.add_text_field("lang", tokenizer_name="raw", index_option="basic", fast=True)
+    builder.add_text_field("title_key", tokenizer_name="raw", index_option="basic")
     for name in TEXT_FIELDS:
         builder.add_text_field(name, tokenizer_name=_TOKENIZER, index_option="position")
     for name, f in DOC_FIELDS.items():
@@ -95,6 +103,9 @@ def _to_tantivy(doc: Document) -> tantivy.Document:
         tdoc.add_text("site", suffix)
     for name, text in fields.text.items():
         tdoc.add_text(name, text)
+    for name, value in fields.keywords.items():
+        if value:
+            tdoc.add_text(name, value)
     for name, value in fields.ranking.items():
         kind = DOC_FIELDS[name].kind
         if kind in (FLOAT, DOUBLE):
@@ -361,13 +372,33 @@ class EmbeddedBackend(SearchBackend):
         parsed = query if isinstance(query, Query) else parse(query)
         return EditSuggester(self.doc_freq).suggest(parsed)
 
+    def complete(self, prefix: str, limit: int = 8) -> list[str]:
+        """Titles starting with ``prefix`` from the ``title_key`` term dictionary."""
+        key = completion_prefix(prefix)
+        if not key.strip() or limit < 1:
+            return []
+        searcher = self._tantivy().searcher()
+        found = searcher.terms_with_prefix("title_key", key, limit=limit)
+        return [completion_text(term) for term, _ in found]
+
+    def _facets(self, searcher: tantivy.Searcher, query: tantivy.Query) -> dict:
+        """Matches per host and per language: tantivy terms aggregations over the fast
+        columns, visiting every match once (as the total count does)."""
+        aggs = {name: {"terms": {"field": field, "size": FACET_SIZE}}
+                for name, field in FACET_FIELDS.items()}
+        found = searcher.aggregate(query, aggs)
+        return {name: sorted(((b["key"], b["doc_count"]) for b in found[name]["buckets"]
+                              if b["key"]), key=lambda kv: (-kv[1], kv[0]))
+                for name in FACET_FIELDS}
+
     def _compiler(self) -> TantivyCompiler:
         return TantivyCompiler(self._schema, self.field_weights, self.compound_fields,
                                self.max_missing_share)
 
     def search(self, query: str | Query, page: int = 1, size: int = 10,
-               explain: bool = False) -> Results:
-        """Top hits by BM25 then signals, collapsed on cluster; ``total`` counts all matches."""
+               explain: bool = False, facets: bool = False) -> Results:
+        """Top hits by BM25 then signals, collapsed on cluster; ``total`` counts all matches;
+        facets count the pages with every word (or, in the fallback, any word)."""
         started = time.perf_counter()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
@@ -380,7 +411,8 @@ class EmbeddedBackend(SearchBackend):
         context = RankContext.of(parsed, self.language)
         offset = (page - 1) * size
         depth = min(offset + size + self.rerank_depth, self.max_window)
-        found = searcher.search(compiler.with_compounds(compiler.compile(parsed.root), parsed),
+        matching = compiler.compile(parsed.root)
+        found = searcher.search(compiler.with_compounds(matching, parsed),
                                 limit=depth, count=True)
         results.total = found.count
         labelled = self._labelled(searcher, compiler, parsed, depth)
@@ -408,6 +440,7 @@ class EmbeddedBackend(SearchBackend):
             more = searcher.search(compiler.with_compounds(relaxed, parsed), limit=depth,
                                    count=True)
             results.total = more.count
+            matching = relaxed
             known = {_key(a) for _, a in hits}
             extra = self._candidates(searcher, [h for h in more.hits if _key(h[1]) not in known],
                                      labelled)
@@ -424,6 +457,8 @@ class EmbeddedBackend(SearchBackend):
             )
         if page == 1 and results.total < size:
             results.suggestion = self.suggest(parsed)
+        if facets:
+            results.facets = self._facets(searcher, matching)
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
 
