@@ -5,12 +5,12 @@ gzip member), so a copy is one seek and one record read, with no CDXJ index to k
 step with the crawl (``ranking.rebuild.read_response`` reads it, as the rebuild does).
 
 What is shown is not the page's own markup but a cleaned copy: scripts, event handlers,
-``javascript:`` URLs, frames, embeds, forms, ``<meta>`` refreshes, ``<base>`` and external
-style sheets are removed (lxml's cleaner), and every link is made absolute against the page's
-URL so it leads to the live web. The copy is then served under its own policy
-(``CACHE_CONTENT_SECURITY_POLICY``: no scripts, no network but inline images, framed only
-by this site) into an ``<iframe sandbox>`` without ``allow-scripts``: either layer alone
-keeps the page's scripts from running.
+``javascript:`` URLs, frames, embeds, forms, ``<meta>`` refreshes, ``<base>``, external
+style sheets and image sources other than ``data:`` are removed (lxml's cleaner), and every
+link is made absolute against the page's URL so it leads to the live web. The copy is then
+served under its own policy (``CACHE_CONTENT_SECURITY_POLICY``: no scripts, no network but
+inline images, framed only by this site) into an ``<iframe sandbox>`` without
+``allow-scripts``: either layer alone keeps the page's scripts from running.
 """
 
 from __future__ import annotations
@@ -96,8 +96,9 @@ def clean_html(text: str, base_url: str) -> str:
             element.set("rel", "noopener noreferrer")
         else:
             element.attrib.pop("href", None)
-    for element in root.iter("img"):
-        src = element.get("src")
-        if src and not src.startswith("data:"):
-            element.set("src", urljoin(base_url, src))  # blocked by the policy, kept as text
+    for element in root.iter("img", "source"):
+        # Nothing is fetched from the network: the image shows as its alt text.
+        if not (element.get("src") or "").startswith("data:"):
+            element.attrib.pop("src", None)
+        element.attrib.pop("srcset", None)
     return "<!doctype html>\n" + lxml.html.tostring(root, encoding="unicode")
