@@ -45,7 +45,14 @@ from index.base import (
 )
 from index.es_bulk import BulkWriter, Stats, action_version
 from index.es_explain import explain_hits
-from index.es_mapping import HIT_SOURCE, bulk_action, document_source, index_body, mappings
+from index.es_mapping import (
+    ADDED_FIELDS,
+    HIT_SOURCE,
+    bulk_action,
+    document_source,
+    index_body,
+    mappings,
+)
 from index.es_paging import Pager, partial
 from index.es_query import QueryCompiler, RankingQuery, word_idf
 from index.es_reindex import AliasReindexer, current_index
@@ -227,6 +234,8 @@ class ElasticsearchBackend(SearchBackend):
 
     def _ensure_index(self) -> None:
         if self.current_index() is not None:
+            # Fields added since the index was made (a mapping takes new fields in place).
+            self.client.indices.put_mapping(index=self.alias, properties=ADDED_FIELDS)
             return
         try:
             self.client.indices.create(

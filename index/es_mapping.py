@@ -23,7 +23,7 @@ from index.fields import (
     document_fields,
 )
 
-__all__ = ["HIT_SOURCE", "bulk_action", "document_source", "index_body", "mappings"]
+__all__ = ["ADDED_FIELDS", "HIT_SOURCE", "bulk_action", "document_source", "index_body", "mappings"]
 
 _ANALYZED = [*TEXT_FIELDS, "suggest", "site", "title_key"]
 _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
@@ -31,6 +31,12 @@ _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
 #: What a hit reads back: the stored fields a result shows (the body for its snippet).
 HIT_SOURCE = [f"doc.{f}" for f in ("id", "url", "host", "title", "body", "description",
                                    "cluster_id", "pagerank", "warc_file")]
+
+
+#: Fields added to the mapping after indexes were made with it: put into an existing
+#: index's mapping when the backend opens it (documents indexed before lack them until
+#: ``manage.py reindex``).
+ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024}}
 
 
 def mappings(rank_feature: bool) -> dict:
@@ -44,7 +50,7 @@ def mappings(rank_feature: bool) -> dict:
             "id": {"type": "keyword"},
             "site": {"type": "keyword", "norms": False},
             "host": {"type": "keyword"},
-            "title_key": {"type": "keyword", "ignore_above": 1024},
+            **ADDED_FIELDS,
             "cluster_id": {"type": "keyword"},
             "indexed_at": {"type": "long"},
             "doc": {"type": "object", "enabled": False},
