@@ -7,8 +7,10 @@ their bodies are one short sentence, since only titles matter here. Prefixes are
 user has typed of a title: its first 1 to 20 characters (often in the middle of a word),
 lower-cased, so they match from one page to thousands.
 
-- ``complete``: ``EmbeddedBackend.complete(prefix, 8)`` (one tantivy
-  ``terms_with_prefix`` walk, top 8 by pages);
+- ``complete``: ``EmbeddedBackend.complete(prefix, 8)``: the top 8 by pages from the
+  :class:`~index.completion.PrefixIndex` built from one walk of the ``title_key`` term
+  dictionary (its build, on the first request after the index changes, is reported as
+  ``prefix_index_build_ms`` and not in the percentiles);
 - baseline ``scan``: every normalized title held in a Python list, each request checks
   ``startswith`` on all of them and counts the matches (what a completer without a prefix
   index does).
@@ -18,6 +20,7 @@ lower-cased, so they match from one page to thousands.
 
 Progress goes to stderr; the last stdout line is one JSON object: ``docs``, ``prefixes``,
 ``complete_p50_ms``, ``complete_p95_ms``, ``scan_p50_ms``, ``scan_p95_ms``, ``speedup_p95``,
+``prefix_index_build_ms``,
 ``target_p95_ms`` (20) and ``meets_target``.
 """
 
@@ -102,6 +105,10 @@ def main() -> None:
         )
         backend.refresh()
         log(f"indexed {n} pages in {time.perf_counter() - started:.1f} s")
+        built = time.perf_counter()
+        backend.complete("a", LIMIT)  # the first request builds the prefix index
+        build_ms = (time.perf_counter() - built) * 1000
+        log(f"prefix index built in {build_ms:.0f} ms")
         scan = ScanCompleter(all_titles)
         prefixes = make_prefixes(all_titles, count)
         mismatches = sum(backend.complete(p, LIMIT) != scan.complete(p, LIMIT)
@@ -121,6 +128,7 @@ def main() -> None:
             "scan_p50_ms": s50,
             "scan_p95_ms": s95,
             "speedup_p95": round(s95 / p95, 1) if p95 else None,
+            "prefix_index_build_ms": round(build_ms, 1),
             "answers_differ_of_50": mismatches,
             "target_p95_ms": TARGET_P95_MS,
             "meets_target": p95 <= TARGET_P95_MS,

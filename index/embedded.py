@@ -38,6 +38,7 @@ from index.base import (
     host_matches,
     host_pattern_suffix,
 )
+from index.completion import PrefixIndex
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
@@ -193,6 +194,8 @@ class EmbeddedBackend(SearchBackend):
         self._pending = 0
         self._last_commit = time.monotonic()
         self._lock = threading.RLock()
+        self._completion: tuple[tuple[int, int], PrefixIndex] | None = None
+        self._completion_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: Config, settings: Any = None, **options) -> EmbeddedBackend:
@@ -373,13 +376,22 @@ class EmbeddedBackend(SearchBackend):
         return EditSuggester(self.doc_freq).suggest(parsed)
 
     def complete(self, prefix: str, limit: int = 8) -> list[str]:
-        """Titles starting with ``prefix`` from the ``title_key`` term dictionary."""
+        """Titles starting with ``prefix``: a :class:`~index.completion.PrefixIndex` over
+        the ``title_key`` term dictionary (its terms and document counts), built from one
+        walk of it and again whenever the index's document or segment count changes."""
         key = completion_prefix(prefix)
         if not key.strip() or limit < 1:
             return []
+        return [completion_text(term) for term, _ in self._prefix_index().top(key, limit)]
+
+    def _prefix_index(self) -> PrefixIndex:
         searcher = self._tantivy().searcher()
-        found = searcher.terms_with_prefix("title_key", key, limit=limit)
-        return [completion_text(term) for term, _ in found]
+        generation = (searcher.num_docs, searcher.num_segments)
+        with self._completion_lock:
+            if self._completion is None or self._completion[0] != generation:
+                terms = searcher.terms_with_prefix("title_key", "")
+                self._completion = (generation, PrefixIndex(terms))
+            return self._completion[1]
 
     def _facets(self, searcher: tantivy.Searcher, query: tantivy.Query) -> dict:
         """Matches per host and per language: tantivy terms aggregations over the fast
