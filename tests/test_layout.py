@@ -47,3 +47,34 @@ def test_the_check_sees_imports():
     imports = imported_packages("pipelines")
     assert "pipelines/index.py" in imports["index"]
     assert "crawler" in imported_packages("crawler")
+
+
+#: The modules of each search engine; the shared vocabulary is in the others of index/.
+ENGINES = {
+    "embedded": {"index.embedded", "index.tantivy_query"},
+    "elasticsearch": {"index.elasticsearch"} | {
+        f"index.{p.stem}" for p in (ROOT / "index").glob("es_*.py")},
+}
+
+
+def _module_imports(module: str) -> set[str]:
+    path = ROOT / (module.replace(".", "/") + ".py")
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize(("engine", "other"), [("embedded", "elasticsearch"),
+                                               ("elasticsearch", "embedded")])
+def test_search_engines_share_and_do_not_import_each_other(engine, other):
+    """Neither engine imports the other: what they share lives in index/fields.py,
+    index/signals.py, index/query.py, index/hits.py and the other shared modules."""
+    assert ENGINES[engine] and ENGINES[other]
+    offenders = {m: sorted(_module_imports(m) & ENGINES[other]) for m in ENGINES[engine]}
+    assert {m: names for m, names in offenders.items() if names} == {}
+    shared = {"index.fields", "index.signals", "index.query", "index.hits"}
+    assert all(shared & _module_imports(m) for m in ("index.embedded", "index.elasticsearch"))

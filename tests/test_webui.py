@@ -348,7 +348,9 @@ def _manage_env(data_dir, **extra) -> dict:
 
     env = {k: v for k, v in os.environ.items()
            if k not in ("REDIS_URL", "ELASTICSEARCH_URL", "DATABASE_URL", "WEB_HTTPS",
-                        "WEB_TRUSTED_PROXIES")}
+                        "WEB_TRUSTED_PROXIES",
+                        # set for the browser tests' live server, never in a deployment
+                        "DJANGO_ALLOW_ASYNC_UNSAFE")}
     return {**env, "DATA_DIR": str(data_dir), **extra}
 
 

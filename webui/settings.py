@@ -172,6 +172,11 @@ LOGIN_FAILURE_WINDOW_S = 900
 
 # --- search ---
 SEARCH_PAGE_SIZE = 10
+# The anonymous query log (webui/search/querylog.py): first-page searches, their result
+# counts and clicks, nothing about who searched; the dashboard's zero-result and no-click
+# rates. False turns it off.
+SEARCH_QUERY_LOG = True
+SEARCH_QUERY_LOG_DAYS = 30  # rows older than this are deleted
 SEARCH_MAX_PAGE = 100
 SEARCH_MAX_QUERY_LENGTH = 500
 # Completions /api/complete returns, and the longest text it completes (characters).

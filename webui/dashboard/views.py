@@ -21,6 +21,7 @@ from webui.control.operations import RECRAWL_PERMISSION, crawl_frontier, recrawl
 from webui.dashboard.crawlstats import summarize, top
 from webui.dashboard.inspect import inspect_url
 from webui.dashboard.svg import line_chart
+from webui.search import querylog
 
 PLOTS = (
     ("pages", "Pages per second", "/s", "#1a73e8"),
@@ -105,6 +106,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "windows": WINDOWS,
             "problems": [p for p in (store_error, frontier_error, index_error) if p],
             "frontier": sorted(frontier.items()),
+            "searches": querylog.summary(window),
+            "query_log": settings.SEARCH_QUERY_LOG,
         },
     )
 

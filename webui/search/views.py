@@ -10,9 +10,11 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_sameorigin
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
 
 from index.query import Query
+from webui.search import querylog
 from webui.search.backend import QueryError, get_search_backend, run_search
 from webui.search.cache import CachedCopy, NoCachedCopy, cached_copy, is_doc_id
 from webui.search.openapi import openapi_schema
@@ -49,6 +51,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
             last_page = min(max(1, -(-results.total // results.size)), settings.SEARCH_MAX_PAGE)
             context.update(
                 results=results,
+                log_id=querylog.record(results, "page"),
                 first=(results.page - 1) * results.size + 1,
                 last=(results.page - 1) * results.size + len(results.hits),
                 prev_page=results.page - 1 if results.page > 1 else None,
@@ -113,6 +116,7 @@ def api_search(request: HttpRequest) -> JsonResponse:
         )
     except QueryError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
+    querylog.record(results, "api")
     extra = {}
     if results.facets:
         extra["facets"] = {name: [{"value": v, "count": n} for v, n in values]
@@ -130,6 +134,19 @@ def api_search(request: HttpRequest) -> JsonResponse:
             **extra,
         }
     )
+
+
+@csrf_exempt
+@require_POST
+@rate_limited("api", json=True)
+def click(request: HttpRequest) -> HttpResponse:
+    """``POST /click?l=<log id>&r=<rank>``: the ping a result link sends when followed; it
+    marks the logged search as clicked (the query log's no-click rate). 204 either way."""
+    entry, rank = _int_param(request, "l", -1), _int_param(request, "r", -1)
+    if entry <= 0 or rank <= 0:
+        return JsonResponse({"error": "Pass l=<log id>&r=<rank>"}, status=400)
+    querylog.clicked(entry, rank)
+    return HttpResponse(status=204)
 
 
 @require_GET
