@@ -8,11 +8,14 @@ import re
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 
 from crawler.urls import doc_id_for
 from index.base import Document
 from pipelines.warc import RotatingWarcWriter
 from webui.search.backend import get_search_backend
+from webui.search.complete import _logged_queries
+from webui.search.models import QueryLogEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -74,6 +77,7 @@ def indexed(warc_dir):
 def setup(settings, warc_dir):
     settings.WARC_DIR = str(warc_dir)
     cache.clear()
+    _logged_queries.cache_clear()
 
 
 def test_results_link_their_cached_copy(client, indexed):
@@ -139,6 +143,20 @@ def test_complete_returns_titles_by_prefix(client):
     assert client.get("/api/complete", {"q": ""}).json()["completions"] == []
     too_long = client.get("/api/complete", {"q": "q" * 101})
     assert too_long.status_code == 400 and "at most 100" in too_long.json()["error"]
+
+
+def test_complete_offers_queries_many_searched_before_titles(client):
+    def log(query: str, times: int, results: int = 5) -> None:
+        for _ in range(times):
+            QueryLogEntry.objects.create(query=query, normalized=query, results=results,
+                                         source="page", at=timezone.now())
+
+    log("quokka diet plan", 4)
+    log("Quokka Dinner", 3)
+    log("quokka dingo fight", 9, results=0)  # found nothing: never offered
+    log("quokka diary of jane doe", 2)  # searched too few times: never offered
+    data = client.get("/api/complete", {"q": "quokka di"}).json()
+    assert data["completions"] == ["quokka diet plan", "Quokka Dinner", "Quokka diet"]
 
 
 def test_complete_is_rate_limited(client, settings):

@@ -182,6 +182,12 @@ SEARCH_MAX_QUERY_LENGTH = 500
 # Completions /api/complete returns, and the longest text it completes (characters).
 SEARCH_COMPLETIONS = 8
 SEARCH_COMPLETE_MAX_CHARS = 100
+# Logged queries offered as completions (webui/search/complete.py): those with results
+# searched at least SEARCH_COMPLETE_LOG_MIN times, the most searched SEARCH_COMPLETE_LOG_QUERIES,
+# read from the query log every SEARCH_COMPLETE_LOG_REFRESH_S seconds.
+SEARCH_COMPLETE_LOG_MIN = 3
+SEARCH_COMPLETE_LOG_QUERIES = 10_000
+SEARCH_COMPLETE_LOG_REFRESH_S = 300
 # Where cached copies are read: the crawl's WARC directory (WARC_DIR, default DATA_DIR/warc).
 WARC_DIR = crawl_settings.WARC_DIR or str(_config.data_dir / "warc")
 # Requests per client address allowed in any SEARCH_RATE_WINDOW_S seconds (a sliding window;

@@ -17,6 +17,7 @@ from index.query import Query
 from webui.search import querylog
 from webui.search.backend import QueryError, get_search_backend, run_search
 from webui.search.cache import CachedCopy, NoCachedCopy, cached_copy, is_doc_id
+from webui.search.complete import completions
 from webui.search.openapi import openapi_schema
 from webui.security import rate_limited
 
@@ -152,15 +153,15 @@ def click(request: HttpRequest) -> HttpResponse:
 @require_GET
 @rate_limited("complete", json=True)
 def api_complete(request: HttpRequest) -> JsonResponse:
-    """``GET /api/complete?q=``: page titles completing what was typed (at most
-    ``SEARCH_COMPLETIONS``; one prefix-index walk per request)."""
+    """``GET /api/complete?q=``: logged queries and page titles completing what was typed
+    (at most ``SEARCH_COMPLETIONS``; two prefix-index lookups per request)."""
     text = request.GET.get("q", "")
     if len(text) > settings.SEARCH_COMPLETE_MAX_CHARS:
         return JsonResponse(
             {"error": f"Completion takes at most {settings.SEARCH_COMPLETE_MAX_CHARS} "
                       "characters; search instead."}, status=400)
-    completions = get_search_backend().complete(text, settings.SEARCH_COMPLETIONS)
-    return JsonResponse({"query": text, "completions": completions})
+    found = completions(text, settings.SEARCH_COMPLETIONS)
+    return JsonResponse({"query": text, "completions": found})
 
 
 def _copy_of(request: HttpRequest) -> CachedCopy:
