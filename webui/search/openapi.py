@@ -1,4 +1,5 @@
-"""The hand-written OpenAPI 3.1 description of ``/api/search`` (tests check real responses)."""
+"""The hand-written OpenAPI 3.1 description of ``/api/search`` and ``/api/complete`` (tests
+check real responses)."""
 
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ _COMPLETIONS = {
         "completions": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "Page titles starting with the text typed, most common first",
+            "description": "Queries often searched, then page titles, starting with the "
+                           "text typed (compared case- and accent-insensitively)",
         },
     },
     "additionalProperties": False,
