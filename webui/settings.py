@@ -189,7 +189,7 @@ SEARCH_COMPLETE_LOG_MIN = 3
 SEARCH_COMPLETE_LOG_QUERIES = 10_000
 SEARCH_COMPLETE_LOG_REFRESH_S = 300
 # Where cached copies are read: the crawl's WARC directory (WARC_DIR, default DATA_DIR/warc).
-WARC_DIR = crawl_settings.WARC_DIR or str(_config.data_dir / "warc")
+WARC_DIR = crawl_settings.WARC_DIR
 # Requests per client address allowed in any SEARCH_RATE_WINDOW_S seconds (a sliding window;
 # search page and API each); 0 switches the limit off.
 SEARCH_RATE_LIMIT = 60

@@ -13,6 +13,7 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from crawler.config import get_config
 from index.query import Query
 from webui.search import querylog
 from webui.search.backend import QueryError, get_search_backend, run_search
@@ -173,7 +174,7 @@ def _copy_of(request: HttpRequest) -> CachedCopy:
     if doc is None:
         raise Http404("No indexed page has this id.")
     try:
-        return cached_copy(doc, settings.WARC_DIR)
+        return cached_copy(doc, settings.WARC_DIR or get_config().data_dir / "warc")
     except NoCachedCopy as exc:
         raise Http404(str(exc)) from None
 
