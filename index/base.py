@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from index.query import Query
 
 
+#: Most values a facet returns.
+FACET_SIZE = 10
+
+
 def host_pattern_suffix(pattern: str) -> str:
     """The trailing labels of a host glob that hold no wildcard: ``*.a.example`` → ``a.example``.
 
@@ -73,6 +77,8 @@ class Hit:
     cluster_id: str = ""
     similar: int = 0
     pagerank: float = 0.0
+    #: Whether the crawl stored a copy of the page (in WARC) to show as the cached copy.
+    cached: bool = False
     #: With ``search(..., explain=True)``: each signal's value, weight and contribution.
     explain: dict | None = None
 
@@ -89,6 +95,9 @@ class Results:
     took_ms: float = 0.0
     partial: bool = False
     suggestion: str | None = None
+    #: With ``search(..., facets=True)``: per facet (``site``, ``lang``) the most common
+    #: values over the query's matches, as ``(value, count)``, most matches first.
+    facets: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
     #: The parsed query, for what callers derive from it (looser versions, for one).
     parsed: Query | None = field(default=None, repr=False, compare=False)
@@ -124,10 +133,18 @@ class SearchBackend(ABC):
 
     @abstractmethod
     def search(self, query: str | Query, page: int = 1, size: int = 10,
-               explain: bool = False) -> Results:
+               explain: bool = False, facets: bool = False) -> Results:
         """Run a query in the shared query language; ``page`` counts from 1. A page with
         few results carries a "did you mean" ``suggestion`` when a word is unknown; with
-        ``explain`` every hit says what each ranking signal gave it."""
+        ``explain`` every hit says what each ranking signal gave it; with ``facets`` the
+        results count their matches per host and per language (``Results.facets``, at
+        most ``FACET_SIZE`` values each)."""
+
+    @abstractmethod
+    def complete(self, prefix: str, limit: int = 8) -> list[str]:
+        """Up to ``limit`` page titles whose normalized text starts with ``prefix``'s,
+        the titles most pages share first; one walk of a prefix index (a term
+        dictionary), never a scan of the documents."""
 
     @abstractmethod
     def suggest(self, query: str | Query) -> str | None:

@@ -36,6 +36,7 @@ from elasticsearch import ApiError, Elasticsearch
 from crawler.config import Config, get_config
 from crawler.options import setting_default, settings_to_options
 from index.base import (
+    FACET_SIZE,
     Document,
     Results,
     SearchBackend,
@@ -44,7 +45,14 @@ from index.base import (
 )
 from index.es_bulk import BulkWriter, Stats, action_version
 from index.es_explain import explain_hits
-from index.es_mapping import HIT_SOURCE, bulk_action, document_source, index_body, mappings
+from index.es_mapping import (
+    ADDED_FIELDS,
+    HIT_SOURCE,
+    bulk_action,
+    document_source,
+    index_body,
+    mappings,
+)
 from index.es_paging import Pager, partial
 from index.es_query import QueryCompiler, RankingQuery, word_idf
 from index.es_reindex import AliasReindexer, current_index
@@ -52,7 +60,10 @@ from index.es_suggest import suggest_request, suggestion
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
+    FACET_FIELDS,
     FieldWeights,
+    completion_prefix,
+    completion_text,
 )
 from index.hits import make_hit
 from index.query import Query, parse
@@ -91,6 +102,16 @@ SETTINGS = {
 def options_from_settings(settings: Any) -> dict:
     """Constructor options from a Scrapy/Django settings object or a mapping (``ES_*`` names)."""
     return settings_to_options(settings, SETTINGS)
+
+
+_FACET_AGGS = {name: {"terms": {"field": field, "size": FACET_SIZE}}
+               for name, field in FACET_FIELDS.items()}
+
+
+def _facets(aggregations: dict) -> dict[str, list[tuple[str, int]]]:
+    return {name: [(b["key"], b["doc_count"])
+                   for b in aggregations.get(name, {}).get("buckets", []) if b["key"]]
+            for name in FACET_FIELDS}
 
 
 class ElasticsearchBackend(SearchBackend):
@@ -213,6 +234,8 @@ class ElasticsearchBackend(SearchBackend):
 
     def _ensure_index(self) -> None:
         if self.current_index() is not None:
+            # Fields added since the index was made (a mapping takes new fields in place).
+            self.client.indices.put_mapping(index=self.alias, properties=ADDED_FIELDS)
             return
         try:
             self.client.indices.create(
@@ -354,9 +377,10 @@ class ElasticsearchBackend(SearchBackend):
         }
 
     def search(self, query: str | Query, page: int = 1, size: int = 10,
-               explain: bool = False) -> Results:
+               explain: bool = False, facets: bool = False) -> Results:
         """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
-        cluster id. ``partial`` is set when a shard timed out or failed."""
+        cluster id. ``partial`` is set when a shard timed out or failed. Facets are
+        ``terms`` aggregations in the same request, over the pages it matches."""
         started = time.perf_counter()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
@@ -369,8 +393,11 @@ class ElasticsearchBackend(SearchBackend):
         body = self.search_body(parsed, idf=idf)
         offset = (page - 1) * size
         suggest = suggest_request(parsed)
+        aggs = _FACET_AGGS if facets else None
         if suggest:
             body["suggest"] = suggest
+        if aggs:
+            body["aggs"] = aggs
         response, found = self.pager.page(body, offset, size)
         if strict is None:  # no page lacking a word competes: every match has them all
             strict = response["hits"]["total"]["value"]
@@ -381,10 +408,14 @@ class ElasticsearchBackend(SearchBackend):
             body = self.search_body(parsed, relaxed=True)
             if suggest:
                 body["suggest"] = suggest
+            if aggs:
+                body["aggs"] = aggs
             response, found = self.pager.page(body, offset, size)
         results.total = response["hits"]["total"]["value"]
         results.partial = partial(response)
         results.suggestion = suggestion(parsed, response.get("suggest"))
+        if aggs:
+            results.facets = _facets(response.get("aggregations", {}))
         explained = self._explain(parsed, [h for h, _ in found], relaxed, idf) if explain else {}
         for hit, similar in found:
             results.hits.append(make_hit(hit["_source"]["doc"], hit["_score"] or 0.0, similar,
@@ -392,6 +423,20 @@ class ElasticsearchBackend(SearchBackend):
                                          explained.get(hit["_id"])))
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
+
+    def complete(self, prefix: str, limit: int = 8) -> list[str]:
+        """Titles starting with ``prefix``: a ``prefix`` query on the ``title_key`` keyword
+        (a walk of its term dictionary) and a ``terms`` aggregation, most pages first."""
+        key = completion_prefix(prefix)
+        if not key.strip() or limit < 1:
+            return []
+        response = self.client.search(
+            index=self.alias, size=0, timeout=self.query_timeout,
+            query={"prefix": {"title_key": key}},
+            aggs={"titles": {"terms": {"field": "title_key", "size": limit,
+                                       "order": [{"_count": "desc"}, {"_key": "asc"}]}}},
+        )
+        return [completion_text(b["key"]) for b in response["aggregations"]["titles"]["buckets"]]
 
     def suggest(self, query: str | Query) -> str | None:
         """The query with words the index lacks replaced by the term suggester's best."""

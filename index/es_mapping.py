@@ -23,14 +23,20 @@ from index.fields import (
     document_fields,
 )
 
-__all__ = ["HIT_SOURCE", "bulk_action", "document_source", "index_body", "mappings"]
+__all__ = ["ADDED_FIELDS", "HIT_SOURCE", "bulk_action", "document_source", "index_body", "mappings"]
 
-_ANALYZED = [*TEXT_FIELDS, "suggest", "site"]
+_ANALYZED = [*TEXT_FIELDS, "suggest", "site", "title_key"]
 _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
              FLOAT: {"type": "float"}, DOUBLE: {"type": "double"}}
 #: What a hit reads back: the stored fields a result shows (the body for its snippet).
 HIT_SOURCE = [f"doc.{f}" for f in ("id", "url", "host", "title", "body", "description",
-                                   "cluster_id", "pagerank")]
+                                   "cluster_id", "pagerank", "warc_file")]
+
+
+#: Fields added to the mapping after indexes were made with it: put into an existing
+#: index's mapping when the backend opens it (documents indexed before lack them until
+#: ``manage.py reindex``).
+ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024}}
 
 
 def mappings(rank_feature: bool) -> dict:
@@ -44,6 +50,7 @@ def mappings(rank_feature: bool) -> dict:
             "id": {"type": "keyword"},
             "site": {"type": "keyword", "norms": False},
             "host": {"type": "keyword"},
+            **ADDED_FIELDS,
             "cluster_id": {"type": "keyword"},
             "indexed_at": {"type": "long"},
             "doc": {"type": "object", "enabled": False},
@@ -73,6 +80,7 @@ def document_source(doc: Document, rank_feature: bool, suggest_body_chars: int) 
         "suggest": " ".join(suggest_words(doc, suggest_body_chars)),
         "site": fields.site,
         "host": doc.host,
+        "title_key": fields.keywords["title_key"],
         "cluster_id": doc.cluster_id,
         **fields.ranking,
         "doc": doc.to_dict(),

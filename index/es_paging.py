@@ -69,6 +69,7 @@ class Pager:
                 break
             request.update(search_after=hits[-1]["sort"], track_total_hits=False)
             request.pop("suggest", None)
+            request.pop("aggs", None)
         page = [hit for hit, _ in kept[offset : offset + size]]
         first["timed_out"] = is_partial
         return first, list(zip(page, self._cluster_sizes(body["query"], page), strict=True))

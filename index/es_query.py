@@ -22,7 +22,7 @@ import math
 from elasticsearch import Elasticsearch
 
 from index.fields import DEFAULT_COMPOUND_FIELDS, DEFAULT_FIELD_WEIGHTS, FieldWeights
-from index.query import And, Node, Not, Or, Phrase, Query, Site, Term
+from index.query import And, Lang, Node, Not, Or, Phrase, Query, Site, Term
 from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
 
 __all__ = ["QueryCompiler", "RankingQuery", "word_idf"]
@@ -66,6 +66,8 @@ class QueryCompiler:
             return self._multi_match(" ".join(node.terms), "phrase")
         if isinstance(node, Site):
             return {"term": {"site": node.host}}
+        if isinstance(node, Lang):
+            return {"term": {"lang": node.code}}
         if isinstance(node, Or):
             return {
                 "bool": {

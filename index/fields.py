@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import xxhash
 
-from index.analysis import analyze, analyze_joined, host_suffixes, normalize_host
+from index.analysis import analyze, analyze_joined, host_suffixes, normalize, normalize_host
 
 if TYPE_CHECKING:
     from index.base import Document
@@ -34,9 +34,13 @@ __all__ = [
     "DEFAULT_FIELD_WEIGHTS",
     "DOC_FIELDS",
     "LABEL_FIELDS",
+    "FACET_FIELDS",
     "TEXT_FIELDS",
     "DocField",
     "FieldWeights",
+    "completion_key",
+    "completion_prefix",
+    "completion_text",
     "document_fields",
     "keyword_key",
     "language_of",
@@ -149,13 +153,42 @@ DOC_FIELDS: dict[str, DocField] = {
 }
 
 
+#: Facet name -> the stored keyword counted per value over a query's matches.
+FACET_FIELDS = {"site": "host", "lang": "lang"}
+#: Longest title kept for completion (characters, before normalization).
+COMPLETION_CHARS = 100
+_SEPARATOR = "\t"
+
+
+def completion_key(title: str) -> str:
+    """The keyword a title is completed by: its normalized text, a tab, then the title as
+    written (``""`` for no title). A prefix of the normalized text matches it, so one
+    term-dictionary walk finds completions in both engines."""
+    shown = " ".join(title.split())[:COMPLETION_CHARS]
+    if not shown:
+        return ""
+    return f"{' '.join(normalize(shown).split())}{_SEPARATOR}{shown}"
+
+
+def completion_prefix(text: str) -> str:
+    """What a completion key must start with to complete ``text`` as typed."""
+    return " ".join(normalize(text).split()) + (" " if text[-1:].isspace() else "")
+
+
+def completion_text(key: str) -> str:
+    """The title a completion key shows."""
+    return key.partition(_SEPARATOR)[2]
+
+
 @dataclass(frozen=True)
 class DocumentFields:
-    """A document as the engines store it: analyzed text, site suffixes, ranking fields."""
+    """A document as the engines store it: analyzed text, site suffixes, ranking fields,
+    and the keywords facets count and completion walks (``host``, ``lang``, ``title_key``)."""
 
     text: dict[str, str]
     site: list[str]
     ranking: dict[str, Any]
+    keywords: dict[str, str]
 
 
 def document_fields(doc: Document) -> DocumentFields:
@@ -171,7 +204,9 @@ def document_fields(doc: Document) -> DocumentFields:
     return DocumentFields(
         text=text,
         site=host_suffixes(doc.host),
-        ranking={name: f.value(doc) for name, f in DOC_FIELDS.items()},
+        ranking=(ranking := {name: f.value(doc) for name, f in DOC_FIELDS.items()}),
+        keywords={"host": doc.host, "lang": ranking["lang"],
+                  "title_key": completion_key(doc.title)},
     )
 
 

@@ -34,6 +34,7 @@ def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_cha
         cluster_id=doc.get("cluster_id", ""),
         similar=similar,
         pagerank=doc.get("pagerank", 0.0),
+        cached=bool(doc.get("warc_file")),
         explain=explain,
     )
 

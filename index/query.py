@@ -6,6 +6,7 @@ Syntax (web-search style)::
     "exact phrase"           the words adjacent and in order
     -word  -"a phrase"       exclude documents matching it
     site:example.test        the host or any of its subdomains; -site:host excludes it
+    lang:de                  pages in that language (its primary subtag); -lang:de excludes
     a OR b   a | b           either; binds tighter than AND: ``x a OR b`` = x AND (a OR b)
     (a b) OR c               groups, may be negated: -(a OR b)
 
@@ -38,6 +39,7 @@ from index.analysis import (
     normalize_host,
     query_language,
 )
+from index.fields import language_of
 
 __all__ = [
     "MAX_BLEND_WORDS",
@@ -47,6 +49,7 @@ __all__ = [
     "And",
     "Node",
     "Not",
+    "Lang",
     "Or",
     "Phrase",
     "Query",
@@ -117,6 +120,16 @@ class Site:
 
 
 @dataclass(frozen=True)
+class Lang:
+    """Documents in the language ``code`` (a primary subtag, as ``DOC_FIELDS["lang"]``)."""
+
+    code: str
+
+    def __str__(self) -> str:
+        return f"lang:{self.code}"
+
+
+@dataclass(frozen=True)
 class Not:
     """Excludes documents matching ``child``; only ever a child of ``And`` or the root."""
 
@@ -148,7 +161,7 @@ class Or:
         return " OR ".join(_wrap(c) for c in self.children)
 
 
-Node = Term | Phrase | Site | Not | And | Or
+Node = Term | Phrase | Site | Lang | Not | And | Or
 
 
 def _wrap(node: Node) -> str:
@@ -201,7 +214,7 @@ class Query:
             n.terms for n in self.leaves(positive_only=True) if isinstance(n, Phrase)
         ]
 
-    def leaves(self, positive_only: bool = False) -> Iterator[Term | Phrase | Site]:
+    def leaves(self, positive_only: bool = False) -> Iterator[Term | Phrase | Site | Lang]:
         """Every leaf, depth first; with ``positive_only`` the excluded ones are skipped."""
         if self.root is not None:
             yield from _leaves(self.root, positive_only)
@@ -330,7 +343,10 @@ class Query:
         sites = {i: " " for i, t in enumerate(tokens) if t.kind == _SITE}
         if sites:
             offer("On every site", sites)
-        if any(t.negated and t.kind != _SITE for t in tokens):
+        langs = {i: " " for i, t in enumerate(tokens) if t.kind == _LANG}
+        if langs:
+            offer("In every language", langs)
+        if any(t.negated and t.kind not in (_SITE, _LANG) for t in tokens):
             offer("Without exclusions", {i: " " for i, t in enumerate(tokens) if t.negated})
         words = [t.value for t in tokens]
         if (len(tokens) > 2 and not out
@@ -343,7 +359,7 @@ class Query:
         return "" if self.root is None else str(self.root)
 
 
-def _leaves(node: Node, positive_only: bool) -> Iterator[Term | Phrase | Site]:
+def _leaves(node: Node, positive_only: bool) -> Iterator[Term | Phrase | Site | Lang]:
     if isinstance(node, Not):
         if not positive_only:
             yield from _leaves(node.child, positive_only)
@@ -356,7 +372,9 @@ def _leaves(node: Node, positive_only: bool) -> Iterator[Term | Phrase | Site]:
 
 # --- lexing -------------------------------------------------------------------------------
 
-_WORD, _PHRASE, _SITE, _OR, _OPEN, _CLOSE = "word", "phrase", "site", "or", "(", ")"
+_WORD, _PHRASE, _SITE, _LANG, _OR, _OPEN, _CLOSE = (
+    "word", "phrase", "site", "lang", "or", "(", ")")
+_LANG_CODE = re.compile(r"[a-z]{2,8}")
 
 
 @dataclass(frozen=True)
@@ -417,6 +435,10 @@ def _lex(text: str) -> list[_Token]:
                 host = normalize_host(word[5:])
                 if host:
                     tokens.append(_Token(_SITE, host, negated, begin, i))
+            elif word[:5].lower() == "lang:":
+                code = language_of(word[5:])
+                if _LANG_CODE.fullmatch(code):
+                    tokens.append(_Token(_LANG, code, negated, begin, i))
             else:
                 tokens.append(_Token(_WORD, word, negated, begin, i))
     return tokens
@@ -478,6 +500,9 @@ class _Parser:
         if token.kind == _SITE:
             self.count(1)
             return Site(token.value)
+        if token.kind == _LANG:
+            self.count(1)
+            return Lang(token.value)
         if token.kind == _PHRASE:
             terms = analyze(token.value)
             self.count(len(terms))

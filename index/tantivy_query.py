@@ -14,7 +14,7 @@ import math
 import tantivy
 
 from index.fields import DEFAULT_COMPOUND_FIELDS, LABEL_FIELDS, FieldWeights
-from index.query import And, Node, Not, Or, Phrase, Query, Site, Term
+from index.query import And, Lang, Node, Not, Or, Phrase, Query, Site, Term
 
 __all__ = ["TantivyCompiler"]
 
@@ -42,6 +42,8 @@ class TantivyCompiler:
             return self.word(node, self.field_weights)
         if isinstance(node, Site):
             return tantivy.Query.term_query(self.schema, "site", node.host)
+        if isinstance(node, Lang):
+            return tantivy.Query.term_query(self.schema, "lang", node.code)
         if isinstance(node, Or):
             return tantivy.Query.boolean_query(
                 [(Occur.Should, self.compile(c)) for c in node.children]

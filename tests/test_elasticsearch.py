@@ -15,6 +15,7 @@ from index.elasticsearch import (
     mappings,
     options_from_settings,
 )
+from index.es_mapping import ADDED_FIELDS
 from index.query import parse
 
 pytest_plugins = ["tests.fixtures_es"]
@@ -347,3 +348,24 @@ def test_bulk_queue_is_bounded_and_producers_wait(make_backend):
     assert backend.stats_.get("index/bulk/backpressure_waits") > 0
     assert peak <= 50_000 + 20_000  # the limit plus the one action that crossed it
     assert backend.stats()["docs"] == 300
+
+
+def test_an_index_made_before_completion_takes_the_new_field(make_backend, es_url):
+    backend = make_backend()
+    index = backend.current_index()
+    backend.drop()  # remake it as an older version of the mapping made it: no title_key
+    old = mappings(False)
+    for name in ADDED_FIELDS:
+        del old["properties"][name]
+    old["_source"]["excludes"] = [f for f in old["_source"]["excludes"] if f not in ADDED_FIELDS]
+    backend.client.indices.create(index=index, aliases={backend.alias: {"is_write_index": True}},
+                                  mappings=old)
+    reopened = ElasticsearchBackend(es_url, index_prefix=backend.alias,
+                                    spool_dir=backend.writer.spool_dir, bulk_interval_s=0.05)
+    reopened.ensure_index()
+    fields = reopened.client.indices.get_mapping(index=reopened.alias)[index]["mappings"]
+    assert set(ADDED_FIELDS) <= set(fields["properties"])
+    reopened.index([doc("http://old.test/1", "Quokka notes", "quokka")])
+    reopened.refresh()
+    assert reopened.complete("quo") == ["Quokka notes"]
+    reopened.close()

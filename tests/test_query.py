@@ -7,6 +7,7 @@ from index.query import (
     MAX_QUERY_CHARS,
     MAX_TERMS,
     And,
+    Lang,
     Not,
     Or,
     Phrase,
@@ -65,6 +66,16 @@ def test_site_and_negated_site():
     assert root("python -site:spam.test") == And(
         (Term("python", "python"), Not(Site("spam.test")))
     )
+
+
+def test_lang_operator():
+    assert root("python lang:DE") == And((Term("python", "python"), Lang("de")))
+    assert root("python -lang:en-GB") == And((Term("python", "python"), Not(Lang("en"))))
+    assert root("lang:fr OR lang:de_CH") == Or((Lang("fr"), Lang("de")))
+    assert not parse("lang:fr").matches_nothing
+    for junk in ("lang:", "lang:1", "lang:-", "lang:x"):  # no language: the token is dropped
+        assert parse(f"python {junk}").root == Term("python", "python")
+    assert ("In every language", "python") in parse("python lang:de").relaxations()
 
 
 def test_site_strips_scheme_port_and_path():
@@ -248,6 +259,7 @@ def test_str_is_canonical_and_reparses_to_the_same_tree():
         'web -"monty python" site:a.test',
         "(x y) OR z -(u OR v)",
         "python -site:spam.test",
+        "python -lang:de lang:en",
     ]:
         q = parse(text)
         assert str(parse(str(q))) == str(q)

@@ -200,12 +200,13 @@ def test_openapi_schema_matches_real_responses(client, settings):
     schema = client.get("/api/openapi.json").json()
     assert schema["openapi"].startswith("3.1")
     operation = schema["paths"]["/api/search"]["get"]
-    assert {p["name"] for p in operation["parameters"]} == {"q", "page", "size", "explain"}
-    for name in ("Results", "Hit", "Error"):
+    assert {p["name"] for p in operation["parameters"]} == {
+        "q", "page", "size", "explain", "facets"}
+    for name in ("Results", "Hit", "Error", "Completions"):
         Draft202012Validator.check_schema(schema["components"]["schemas"][name])
     results, error = _validator(schema, "Results"), _validator(schema, "Error")
     for params in ({"q": "zebra"}, {"q": "okapi", "page": 2, "size": 5}, {"q": "nothingxyz"},
-                   {"q": "zebra", "explain": 1}):
+                   {"q": "zebra", "explain": 1}, {"q": "okapi", "facets": 1}):
         response = client.get("/api/search", params)
         assert response.status_code == 200
         results.validate(response.json())
@@ -216,6 +217,12 @@ def test_openapi_schema_matches_real_responses(client, settings):
     bad = client.get("/api/search", {"q": "zebra", "size": 1000})
     assert bad.status_code == 400 and "400" in operation["responses"]
     error.validate(bad.json())
+    assert client.get("/api/search", {"q": "okapi", "facets": 1}).json()["facets"]["site"] == [
+        {"value": "okapi.test", "count": 25}]
+    completions = _validator(schema, "Completions")
+    completions.validate(client.get("/api/complete", {"q": "okapi p"}).json())
+    assert "/api/complete" in schema["paths"]
+    error.validate(client.get("/api/complete", {"q": "o" * 200}).json())
     settings.SEARCH_RATE_LIMIT = 1
     client.get("/api/search", {"q": "zebra"})
     limited = client.get("/api/search", {"q": "zebra"})

@@ -131,6 +131,14 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'"
 )
 
+# A cached copy (webui/search/cache.py) is served under its own policy: no scripts, no
+# network (inline images only), no forms, framed by this site only, and sandboxed.
+CACHE_CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+    "form-action 'none'; base-uri 'none'; frame-ancestors 'self'; "
+    "sandbox allow-popups allow-popups-to-escape-sandbox"
+)
+
 # The rate limiter's counters live in this cache: Redis when REDIS_URL is set (shared by all
 # web processes), else this process's memory.
 if _config.redis_url:
@@ -171,6 +179,17 @@ SEARCH_QUERY_LOG = True
 SEARCH_QUERY_LOG_DAYS = 30  # rows older than this are deleted
 SEARCH_MAX_PAGE = 100
 SEARCH_MAX_QUERY_LENGTH = 500
+# Completions /api/complete returns, and the longest text it completes (characters).
+SEARCH_COMPLETIONS = 8
+SEARCH_COMPLETE_MAX_CHARS = 100
+# Logged queries offered as completions (webui/search/complete.py): those with results
+# searched at least SEARCH_COMPLETE_LOG_MIN times, the most searched SEARCH_COMPLETE_LOG_QUERIES,
+# read from the query log every SEARCH_COMPLETE_LOG_REFRESH_S seconds.
+SEARCH_COMPLETE_LOG_MIN = 3
+SEARCH_COMPLETE_LOG_QUERIES = 10_000
+SEARCH_COMPLETE_LOG_REFRESH_S = 300
+# Where cached copies are read: the crawl's WARC directory (WARC_DIR, default DATA_DIR/warc).
+WARC_DIR = crawl_settings.WARC_DIR
 # Requests per client address allowed in any SEARCH_RATE_WINDOW_S seconds (a sliding window;
 # search page and API each); 0 switches the limit off.
 SEARCH_RATE_LIMIT = 60

@@ -26,7 +26,7 @@ def get_search_backend() -> SearchBackend:
 
 
 def run_search(query: str, page: int = 1, size: int | None = None,
-               explain: bool = False) -> Results:
+               explain: bool = False, facets: bool = False) -> Results:
     """Validate, parse once and run a user query (``results.parsed`` is the parsed query);
     raises QueryError with a helpful message."""
     query = (query or "").strip()
@@ -40,14 +40,14 @@ def run_search(query: str, page: int = 1, size: int | None = None,
     started = time.perf_counter()
     try:
         parsed = parse(query)
-        results = get_search_backend().search(parsed, page=page, size=size, explain=explain)
+        results = get_search_backend().search(parsed, page=page, size=size, explain=explain,
+                                                facets=facets)
     except ValueError as exc:  # the query parser's errors
         raise QueryError(str(exc)) from None
     results.parsed = parsed
     results.took_ms = (time.perf_counter() - started) * 1000
     observe_search(_backend_name(), results.took_ms / 1000)
     return results
-
 
 
 def _backend_name() -> str:

@@ -1,4 +1,5 @@
-"""The hand-written OpenAPI 3.1 description of ``/api/search`` (tests check real responses)."""
+"""The hand-written OpenAPI 3.1 description of ``/api/search`` and ``/api/complete`` (tests
+check real responses)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ _HIT = {
     "type": "object",
     "required": [
         "id", "url", "title", "snippet", "score", "host", "cluster_id", "similar", "pagerank",
+        "cached",
     ],
     "properties": {
         "id": {"type": "string", "description": "Document id (hash of the canonical URL)"},
@@ -33,6 +35,10 @@ _HIT = {
             "description": "Near-copies collapsed into this hit",
         },
         "pagerank": {"type": "number", "description": "Static rank of the page"},
+        "cached": {
+            "type": "boolean",
+            "description": "A stored copy is shown at /cache?id=<id>",
+        },
         "explain": {
             "type": "object",
             "description": "With explain=1: each ranking signal's value, weight and "
@@ -47,6 +53,32 @@ _HIT = {
                 },
                 "additionalProperties": False,
             },
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+_FACET = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["value", "count"],
+        "properties": {"value": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
+        "additionalProperties": False,
+    },
+}
+
+_COMPLETIONS = {
+    "type": "object",
+    "required": ["query", "completions"],
+    "properties": {
+        "query": {"type": "string"},
+        "completions": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Queries often searched, then page titles, starting with the "
+                           "text typed (compared case- and accent-insensitively)",
         },
     },
     "additionalProperties": False,
@@ -74,6 +106,14 @@ def _results() -> dict:
                 "description": "A corrected query (did you mean)",
             },
             "results": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
+            "facets": {
+                "type": "object",
+                "description": "With facets=1: matches per site (host) and per language, "
+                               "most first (add site:<value> or lang:<value> to narrow)",
+                "required": ["site", "lang"],
+                "properties": {"site": _FACET, "lang": _FACET},
+                "additionalProperties": False,
+            },
         },
         "additionalProperties": False,
     }
@@ -89,7 +129,7 @@ def openapi_schema(server_url: str) -> dict:
             "version": "1.0.0",
             "description": (
                 'Query language: words (all must match), "phrases", -exclude, site:host, '
-                "a OR b, (groups)."
+                "lang:code, a OR b, (groups)."
             ),
         },
         "servers": [{"url": server_url}],
@@ -133,6 +173,12 @@ def openapi_schema(server_url: str) -> dict:
                             "description": "1: each hit says what every ranking signal gave it",
                             "schema": {"type": "integer", "enum": [0, 1], "default": 0},
                         },
+                        {
+                            "name": "facets",
+                            "in": "query",
+                            "description": "1: count the matches per site and per language",
+                            "schema": {"type": "integer", "enum": [0, 1], "default": 0},
+                        },
                     ],
                     "responses": {
                         "200": {
@@ -156,7 +202,35 @@ def openapi_schema(server_url: str) -> dict:
                         },
                     },
                 }
-            }
+            },
+            "/api/complete": {
+                "get": {
+                    "operationId": "complete",
+                    "summary": "Completions for the search box",
+                    "parameters": [
+                        {
+                            "name": "q",
+                            "in": "query",
+                            "description": "What was typed so far",
+                            "schema": {"type": "string",
+                                       "maxLength": settings.SEARCH_COMPLETE_MAX_CHARS},
+                        },
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "Completions",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"$ref": "#/components/schemas/Completions"}
+                                }
+                            },
+                        },
+                        "400": {"description": "Text too long", "content": error},
+                        "429": {"description": "Rate limit exceeded", "content": error},
+                    },
+                }
+            },
         },
-        "components": {"schemas": {"Results": _results(), "Hit": _HIT, "Error": _ERROR}},
+        "components": {"schemas": {"Results": _results(), "Hit": _HIT, "Error": _ERROR,
+                                   "Completions": _COMPLETIONS}},
     }

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import UTC, datetime
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from crawler.config import get_config
+from index.query import Query
 from webui.search import querylog
-from webui.search.backend import QueryError, run_search
+from webui.search.backend import QueryError, get_search_backend, run_search
+from webui.search.cache import CachedCopy, NoCachedCopy, cached_copy, is_doc_id
+from webui.search.complete import completions
 from webui.search.openapi import openapi_schema
 from webui.security import rate_limited
 
@@ -39,7 +45,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
     status = 200
     if query:
         try:
-            results = run_search(query, page=page)
+            results = run_search(query, page=page, facets=True)
         except QueryError as exc:
             context["error"] = str(exc)
             status = 400
@@ -54,16 +60,33 @@ def search_page(request: HttpRequest) -> HttpResponse:
                 next_page=results.page + 1 if results.page < last_page else None,
                 pages=_page_numbers(results.page, last_page) if results.total else [],
                 alternatives=[] if results.hits else results.parsed.relaxations(),
+                facets=_facet_links(results.parsed, results.facets),
             )
     else:
         context["docs"] = _indexed_docs()
     return render(request, "search/page.html", context, status=status)
 
 
+#: Facet name -> (heading, query operator).
+_FACETS = {"site": ("Sites", "site"), "lang": ("Languages", "lang")}
+
+
+def _facet_links(parsed: Query, facets: dict) -> list[dict]:
+    """Each facet with more than one value as ``{"title", "values": [(value, count,
+    narrower query or None when the query already asks for it)]}``."""
+    asked = {str(leaf) for leaf in parsed.leaves(positive_only=True)}
+    out = []
+    for name, values in facets.items():
+        title, operator = _FACETS[name]
+        links = [(value, count, None if f"{operator}:{value}" in asked
+                  else f"{parsed.raw} {operator}:{value}") for value, count in values]
+        if len(links) > 1 or any(q is None for _, _, q in links):
+            out.append({"title": title, "values": links})
+    return out
+
+
 def _indexed_docs() -> int | None:
     """How many pages the home page says it searches (None when the index is unreachable)."""
-    from webui.search.backend import get_search_backend
-
     try:
         return get_search_backend().stats()["docs"]
     except Exception:
@@ -91,10 +114,15 @@ def api_search(request: HttpRequest) -> JsonResponse:
             page=_int_param(request, "page", 1),
             size=_int_param(request, "size", settings.SEARCH_PAGE_SIZE),
             explain=request.GET.get("explain") == "1",
+            facets=request.GET.get("facets") == "1",
         )
     except QueryError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
     querylog.record(results, "api")
+    extra = {}
+    if results.facets:
+        extra["facets"] = {name: [{"value": v, "count": n} for v, n in values]
+                           for name, values in results.facets.items()}
     return JsonResponse(
         {
             "query": results.query,
@@ -105,6 +133,7 @@ def api_search(request: HttpRequest) -> JsonResponse:
             "partial": results.partial,
             "suggestion": results.suggestion,
             "results": [hit_json(hit) for hit in results.hits],
+            **extra,
         }
     )
 
@@ -120,6 +149,64 @@ def click(request: HttpRequest) -> HttpResponse:
         return JsonResponse({"error": "Pass l=<log id>&r=<rank>"}, status=400)
     querylog.clicked(entry, rank)
     return HttpResponse(status=204)
+
+
+@require_GET
+@rate_limited("complete", json=True)
+def api_complete(request: HttpRequest) -> JsonResponse:
+    """``GET /api/complete?q=``: logged queries and page titles completing what was typed
+    (at most ``SEARCH_COMPLETIONS``; two prefix-index lookups per request)."""
+    text = request.GET.get("q", "")
+    if len(text) > settings.SEARCH_COMPLETE_MAX_CHARS:
+        return JsonResponse(
+            {"error": f"Completion takes at most {settings.SEARCH_COMPLETE_MAX_CHARS} "
+                      "characters; search instead."}, status=400)
+    found = completions(text, settings.SEARCH_COMPLETIONS)
+    return JsonResponse({"query": text, "completions": found})
+
+
+def _copy_of(request: HttpRequest) -> CachedCopy:
+    """The cleaned stored copy for ``?id=``, or a 404 saying why there is none."""
+    doc_id = request.GET.get("id", "")
+    if not is_doc_id(doc_id):
+        raise Http404("Pass the id of a search result as ?id= (16 hex digits).")
+    doc = get_search_backend().get(doc_id)
+    if doc is None:
+        raise Http404("No indexed page has this id.")
+    try:
+        return cached_copy(doc, settings.WARC_DIR or get_config().data_dir / "warc")
+    except NoCachedCopy as exc:
+        raise Http404(str(exc)) from None
+
+
+@require_GET
+@rate_limited("page")
+def cache_page(request: HttpRequest) -> HttpResponse:
+    """``/cache?id=``: the stored copy of a result in a sandboxed frame, under a banner with
+    the original URL and the fetch time."""
+    try:
+        copy = _copy_of(request)
+    except Http404 as exc:
+        return render(request, "search/cache.html", {"error": str(exc)}, status=404)
+    fetched = datetime.fromtimestamp(copy.fetched_at, UTC) if copy.fetched_at else None
+    return render(request, "search/cache.html",
+                  {"copy": copy, "fetched": fetched, "doc_id": request.GET["id"]})
+
+
+@require_GET
+@rate_limited("page")
+@xframe_options_sameorigin
+def cache_frame(request: HttpRequest) -> HttpResponse:
+    """``/cache/frame?id=``: the cleaned copy itself, under ``CACHE_CONTENT_SECURITY_POLICY``."""
+    try:
+        copy = _copy_of(request)
+    except Http404 as exc:
+        response = HttpResponse(str(exc), status=404, content_type="text/plain; charset=utf-8")
+    else:
+        response = HttpResponse(copy.html, content_type="text/html; charset=utf-8")
+    response["Content-Security-Policy"] = settings.CACHE_CONTENT_SECURITY_POLICY
+    response["Referrer-Policy"] = "no-referrer"
+    return response
 
 
 @require_GET

@@ -33,3 +33,38 @@
     }
   });
 })();
+
+// Completions for the search box: page titles from /api/complete fill its <datalist>.
+// Without this file the box is a plain search field.
+(function () {
+  "use strict";
+  var box = document.querySelector("input[name=q][data-complete]");
+  var list = document.getElementById("completions");
+  if (!box || !list || !window.fetch) return;
+  var timer = null, asked = "", controller = null;
+  function fill(words) {
+    while (list.firstChild) list.removeChild(list.firstChild);
+    words.forEach(function (text) {
+      var option = document.createElement("option");
+      option.value = text;
+      list.appendChild(option);
+    });
+  }
+  function ask() {
+    var text = box.value;
+    if (text === asked) return;
+    asked = text;
+    if (!text.trim() || text.length > 100) { fill([]); return; }
+    if (controller) controller.abort();
+    controller = window.AbortController ? new AbortController() : null;
+    fetch(box.dataset.complete + "?q=" + encodeURIComponent(text),
+          {signal: controller ? controller.signal : undefined, headers: {Accept: "application/json"}})
+      .then(function (r) { return r.ok ? r.json() : {completions: []}; })
+      .then(function (data) { if (box.value === text) fill(data.completions || []); })
+      .catch(function () {});
+  }
+  box.addEventListener("input", function () {
+    clearTimeout(timer);
+    timer = setTimeout(ask, 120);
+  });
+})();
