@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from index.base import Document, doc_id_for
+from crawler.urls import doc_id_for
+from index.base import Document
 from index.embedded import EmbeddedBackend
 from ranking import graphfiles
 from ranking import spark as spark_engine
