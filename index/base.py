@@ -32,6 +32,15 @@ def host_matches(host: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(host.lower(), pattern.strip().lower())
 
 
+class SearchUnavailable(RuntimeError):
+    """The index cannot answer right now (its cluster or shards are unreachable); the query
+    itself is fine and may be sent again in ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: int = 5):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 @dataclass
 class Document:
     """One indexed page. ``id`` is ``doc_id_for(url)``; ``url`` is canonical."""
@@ -127,7 +136,8 @@ class SearchBackend(ABC):
                explain: bool = False) -> Results:
         """Run a query in the shared query language; ``page`` counts from 1. A page with
         few results carries a "did you mean" ``suggestion`` when a word is unknown; with
-        ``explain`` every hit says what each ranking signal gave it."""
+        ``explain`` every hit says what each ranking signal gave it. Raises
+        :class:`SearchUnavailable` while the index cannot be reached."""
 
     @abstractmethod
     def suggest(self, query: str | Query) -> str | None:

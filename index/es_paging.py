@@ -2,20 +2,32 @@
 
 Pages within ``max_window`` use from/size with server-side collapse on ``cluster``; deeper
 pages walk the ranking with ``search_after`` and collapse here. The near-copy count of each
-hit (how many other matches share its cluster) comes from one aggregation over the page's
-clusters, and costs nothing for a page without near-copies.
+hit (how many other matches share its cluster) rides in the same request: the collapse's
+``inner_hits`` with size 0 give each group's total (no documents); a deep page asks one
+aggregation over its clusters instead, since collapse cannot be combined with
+``search_after`` on a score sort.
 """
 
 from __future__ import annotations
 
-from elasticsearch import Elasticsearch
-
+from index.es_requests import SearchRequests
 from index.hits import collapse
 
 __all__ = ["RANK_ORDER", "Pager", "partial"]
 
 # Ties in score break by id, so from/size pages and search_after walks agree.
 RANK_ORDER = [{"_score": "desc"}, {"id": "asc"}]
+# One group per cluster; its inner hits' total (no documents fetched) counts its members.
+COLLAPSE = {"field": "cluster",
+            "inner_hits": {"name": "members", "size": 0, "_source": False}}
+
+
+def _group_size(hit: dict) -> int:
+    """How many matches share the collapsed ``hit``'s cluster, itself included."""
+    total = hit.get("inner_hits", {}).get("members", {}).get("hits", {}).get("total")
+    if isinstance(total, dict):
+        return max(1, int(total.get("value", 1)))
+    return max(1, int(total or 1))
 
 
 def partial(response: dict) -> bool:
@@ -26,7 +38,7 @@ def partial(response: dict) -> bool:
 class Pager:
     """Pages of ranked results of one alias, collapsed on ``cluster``."""
 
-    def __init__(self, client: Elasticsearch, alias: str, max_window: int = 10_000,
+    def __init__(self, client: SearchRequests, alias: str, max_window: int = 10_000,
                  query_timeout: str = "2s"):
         self.client = client
         self.alias = alias
@@ -43,10 +55,10 @@ class Pager:
             from_=offset,
             size=size,
             sort=RANK_ORDER,
-            collapse={"field": "cluster"},
+            collapse=COLLAPSE,
         ).body
         hits = response["hits"]["hits"]
-        return response, list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
+        return response, [(hit, _group_size(hit) - 1) for hit in hits]
 
     def _deep_page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
         """A page past ``max_window``: walk the ranking with search_after, collapsing here."""
@@ -69,6 +81,7 @@ class Pager:
                 break
             request.update(search_after=hits[-1]["sort"], track_total_hits=False)
             request.pop("suggest", None)
+            request.pop("aggs", None)
         page = [hit for hit, _ in kept[offset : offset + size]]
         first["timed_out"] = is_partial
         return first, list(zip(page, self._cluster_sizes(body["query"], page), strict=True))

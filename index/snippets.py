@@ -22,8 +22,10 @@ from index.analysis import WORD_RE, analyze
 __all__ = ["SNIPPET_CHARS", "build_snippet", "find_matches", "highlight"]
 
 SNIPPET_CHARS = 220
-# Only this much of a page is searched for the best window; the rest costs time, rarely wins.
-SCAN_CHARS = 100_000
+# Only this much of a page is searched for the best window; the rest costs time and transfer
+# (Elasticsearch hits carry just this much), rarely wins. 95% of the pages of the relevance
+# crawl are shorter (median 1,900 characters), so their snippets are drawn from all of it.
+SCAN_CHARS = 20_000
 _ELLIPSIS = "\u2026"
 _SPACES_RE = re.compile(r"\s+")
 _WORD_TERMS_MAX = 100_000

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole distributed stack on one box, no Docker:
 #
-#   scripts/stack.sh up       Redis (AOF), a two-node Elasticsearch, PostgreSQL (migrated),
+#   scripts/stack.sh up       Redis (AOF), a three-node Elasticsearch (two data nodes and a
+#                             master-eligible tie-breaker: any node may die), PostgreSQL (migrated),
 #                             the test web, N crawl workers on the Redis frontier, a Celery
 #                             worker and beat, and the web UI (gunicorn); returns when all
 #                             are up.

@@ -46,8 +46,8 @@ def stack_env():
         STACK_HOSTS="10",
         REDIS_PORT=str(free_port()),
         PG_PORT=str(free_port()),
-        ES2_PORTS=f"{free_port()} {free_port()}",
-        ES2_TRANSPORT_PORTS=f"{free_port()} {free_port()}",
+        ES2_PORTS=f"{free_port()} {free_port()} {free_port()}",
+        ES2_TRANSPORT_PORTS=f"{free_port()} {free_port()} {free_port()}",
         TESTWEB_PORT=str(free_port()),
         WEB_PORT=str(free_port()),
         STACK_METRICS_PORT=str(_free_port_pair()),
@@ -149,6 +149,7 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
     assert down.returncode == 0, down.stderr
     status = stack(stack_env, "status")
     for line in ("redis: stopped", "postgres: stopped", "es2-a: stopped", "es2-b: stopped",
+                 "es2-c: stopped",
                  "processes: stopped"):
         assert line in status.stderr
     # The workers were stopped gracefully, before the services: each printed its summary

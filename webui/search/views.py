@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from index.base import SearchUnavailable
 from webui.search.backend import QueryError, run_search
 from webui.search.openapi import openapi_schema
 from webui.security import rate_limited
@@ -41,6 +42,11 @@ def search_page(request: HttpRequest) -> HttpResponse:
         except QueryError as exc:
             context["error"] = str(exc)
             status = 400
+        except SearchUnavailable as exc:
+            context["unavailable"] = True
+            response = render(request, "search/page.html", context, status=503)
+            response["Retry-After"] = str(exc.retry_after)
+            return response
         else:
             last_page = min(max(1, -(-results.total // results.size)), settings.SEARCH_MAX_PAGE)
             context.update(
@@ -91,6 +97,13 @@ def api_search(request: HttpRequest) -> JsonResponse:
         )
     except QueryError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
+    except SearchUnavailable as exc:
+        response = JsonResponse(
+            {"error": f"Search is briefly unavailable; try again in {exc.retry_after} s."},
+            status=503,
+        )
+        response["Retry-After"] = str(exc.retry_after)
+        return response
     return JsonResponse(
         {
             "query": results.query,
