@@ -89,7 +89,7 @@ up() {
     supervisor_alive && die "already up (supervisor pid $(cat "$PIDFILE")); run: $0 down"
     [[ -x "$PY" ]] || die "no Python at $PY: run scripts/setup.sh, or set PYTHON"
     mkdir -p "$DATA"
-    log "starting Redis, PostgreSQL and a two-node Elasticsearch"
+    log "starting Redis, PostgreSQL and a three-node Elasticsearch"
     local exports
     exports="$(bash "$SERVICES_SH" start redis postgres es2)"
     {
