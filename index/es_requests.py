@@ -24,13 +24,13 @@ __all__ = ["RETRY_AFTER_S", "SearchRequests", "is_outage", "outages_unavailable"
 
 #: Seconds a client is asked to wait before trying again while the index is unreachable.
 RETRY_AFTER_S = 5
-#: Errors that mean "no copy of the data can answer now", not "this request is wrong".
+#: Errors below 500 that still mean "no copy of the data can answer now", not "this request
+#: is wrong" (every 5xx counts too; a failed search phase is a 400 when the query is bad).
 _OUTAGE_ERRORS = frozenset({
     "no_shard_available_action_exception",
     "cluster_block_exception",
     "master_not_discovered_exception",
     "index_not_found_exception",
-    "search_phase_execution_exception",
 })
 
 
