@@ -144,6 +144,7 @@ def test_losing_the_elected_master_keeps_serving_and_loses_nothing(es_cluster2, 
     queries.start()
     try:
         es_cluster2.kill(master)
+        at_kill = len(answered)
         for start in range(DOCS // 2, DOCS, 100):
             backend.index(docs[start : start + 100])
         deadline = time.monotonic() + 120
@@ -155,7 +156,9 @@ def test_losing_the_elected_master_keeps_serving_and_loses_nothing(es_cluster2, 
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(1)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 120
+        while len(answered) < at_kill + 20 and not failures and time.monotonic() < deadline:
+            time.sleep(0.2)  # queries go on answering after the failover
     finally:
         stop.set()
         queries.join()
@@ -163,7 +166,8 @@ def test_losing_the_elected_master_keeps_serving_and_loses_nothing(es_cluster2, 
     health = es_cluster2.health(survivor, wait_for_status="yellow", timeout="60s")
     assert health["number_of_nodes"] == 2
     assert not failures, failures[:3]
-    assert len(answered) > 20
+    assert len(answered) >= at_kill + 20
+    assert answered[-1] == DOCS
     assert backend.stats()["docs"] == DOCS
     assert {d.id for d in backend.iter_documents()} == {d.id for d in docs}
     es_cluster2.start()  # the killed node rejoins
