@@ -1,4 +1,5 @@
-"""Faults in a two-node cluster: a node killed while documents stream in and queries run."""
+"""Faults in the three-node cluster of services.sh es2: sizing from the cluster, a data node
+and then the elected master killed while documents stream in and queries run."""
 
 from __future__ import annotations
 
