@@ -9,7 +9,8 @@ primary store bytes per document after a flush, and query latency p50/p95/p99 th
 client processes.
 
 Each page gets a cluster id, as the crawl's dedup stage gives every page one (its own when
-it has no near-copies), so the near-copy counts cost what they cost on a crawled index.
+it has no near-copies), so the near-copy counts (``ES_NEAR_COPY_COUNTS``) cost what they
+cost on a crawled index.
 ``es_requests_per_query`` is the backend's own count of round trips per ``search()``.
 
 The result cache (index/cache.py) is measured on a query log drawn from the same queries

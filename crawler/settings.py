@@ -238,6 +238,9 @@ ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
 # data node and 1 replica when there are several data nodes, 1/0 on a single node.
 ES_SHARDS = None
 ES_REPLICAS = None
+# How a hit's near-copy count is found: "aggregation" (a second request over the page's
+# clusters; measured cheaper) or "inner_hits" (the collapse's, in the page's own request)
+ES_NEAR_COPY_COUNTS = "aggregation"
 # Ranking weights of both engines, by signal (index/signals.py); "" = the packaged
 # index/weights.json. EMBEDDED_RANK_WEIGHTS / ES_RANK_WEIGHTS override single weights.
 SEARCH_WEIGHTS_FILE = ""

@@ -80,6 +80,7 @@ SETTINGS = {
     "ES_QUERY_TIMEOUT": ("query_timeout", str),
     "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
+    "ES_NEAR_COPY_COUNTS": ("near_copies", str),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
     "ES_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
     "ES_RANK_WEIGHTS": ("rank_weights", dict),
@@ -120,6 +121,7 @@ class ElasticsearchBackend(SearchBackend):
         query_timeout: str = "2s",
         request_timeout_s: float = 30.0,
         max_window: int = 10_000,
+        near_copies: str | None = None,
         track_total_hits: int = 10_000,
         suggest_body_chars: int = 2000,
         snippet_chars: int = 220,
@@ -169,7 +171,8 @@ class ElasticsearchBackend(SearchBackend):
             retry_on_timeout=True,
         )
         self.requests = SearchRequests(self.client)
-        self.pager = Pager(self.requests, self.alias, max_window, query_timeout)
+        self.pager = Pager(self.requests, self.alias, max_window, query_timeout,
+                           near_copies or setting_default("ES_NEAR_COPY_COUNTS"))
         if spool_dir is None:
             spool_dir = (config or get_config()).data_dir / "es-spool" / index_prefix
         self.stats_ = Stats(crawler_stats)
@@ -372,10 +375,10 @@ class ElasticsearchBackend(SearchBackend):
         """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
         cluster id. ``partial`` is set when a shard timed out or failed.
 
-        One request in most cases: the strict page, its near-copy counts (collapse inner
-        hits), "did you mean", and, for a short plain query, the word IDF and full-match
-        count as aggregations. A second request only when that shows pages lacking a word
-        must compete (few full matches) or that no page holds every word (any word).
+        One request for the strict page, "did you mean" and, for a short plain query, the
+        word IDF and full-match count as aggregations; the near-copy counts in it or in one
+        more (``ES_NEAR_COPY_COUNTS``). A second pass only when that shows pages lacking a
+        word must compete (few full matches) or that no page holds every word (any word).
         """
         started = time.perf_counter()
         self.requests.count_search()
