@@ -234,8 +234,9 @@ FEED_EXPORT_ENCODING = "utf-8"
 # --- search backends: ES_* when ELASTICSEARCH_URL is set, EMBEDDED_* otherwise; the rest of
 # their settings and defaults are in docs/elasticsearch.md and docs/index-engine.md ---
 ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
-# Primary shards and replicas of a new index; None = sized from the cluster: one primary per
-# data node and 1 replica when there are several data nodes, 1/0 on a single node.
+# Primary shards and replicas of a new index; None (or ES_SHARDS=0) = sized from the
+# cluster: one primary per data node and 1 replica when there are several data nodes, 1/0 on
+# a single node (docs/elasticsearch.md).
 ES_SHARDS = None
 ES_REPLICAS = None
 # How a hit's near-copy count is found: "aggregation" (a second request over the page's

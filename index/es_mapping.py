@@ -101,9 +101,12 @@ def cluster_has_rank_feature(client: Elasticsearch) -> bool:
 
 def cluster_sizing(client: Elasticsearch, shards: int | None,
                    replicas: int | None) -> tuple[int, int]:
-    """Primary shards and replicas of a new index: the given ones, or, where ``None``, sized
-    from the cluster's data nodes: one primary per data node and one replica when there is
-    more than one (a single node keeps 1 and 0, a replica could not be placed there)."""
+    """Primary shards and replicas of a new index: the given ones, or, where ``None`` (or 0
+    shards), sized from the cluster's data nodes: one primary per data node and one replica
+    when there is more than one (a single node keeps 1 and 0, where a replica could not be
+    placed)."""
+    if not shards:  # None or 0
+        shards = None
     if shards is not None and replicas is not None:
         return shards, replicas
     data_nodes = max(1, int(client.cluster.health()["number_of_data_nodes"]))
