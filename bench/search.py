@@ -8,6 +8,17 @@ primary store bytes per document after a flush, and query latency p50/p95/p99 th
 ``search()`` (hits, collapse, snippets, suggestions) from 1 client, and p95 from 8 concurrent
 client processes.
 
+Each page gets a cluster id, as the crawl's dedup stage gives every page one (its own when
+it has no near-copies), so the near-copy counts (``ES_NEAR_COPY_COUNTS``) cost what they
+cost on a crawled index.
+``es_requests_per_query`` is the backend's own count of round trips per ``search()``.
+
+The result cache (index/cache.py) is measured on a query log drawn from the same queries
+with Zipf-distributed popularity (exponent ``--zipf``, 1.0 by default: the k-th most
+popular query is asked 1/k as often as the first): the log is replayed through
+``search()`` uncached and then through the cache (local LRU, ``SEARCH_CACHE_TTL``), giving
+``cache_hit_rate``, ``cached_p95_ms`` and, side by side, ``uncached_zipf_p95_ms``.
+
 Side by side, the embedded backend indexes the same number of the same pages and runs the
 same queries from 1 client. Each side indexes once; the query timing runs ``--rounds``
 rounds (default 2) in alternating order (Elasticsearch then embedded, then the other way
@@ -20,7 +31,8 @@ from bench/query.py's generators.
 
 Progress goes to stderr; the last stdout line is one JSON object with ``docs``,
 ``es_index_docs_per_s``, ``es_bytes_per_doc``, ``es_p50_ms``, ``es_p95_ms``, ``es_p99_ms``,
-``es_p95_ms_8clients`` and ``embedded_p95_ms`` (plus a few more figures).
+``es_p95_ms_8clients``, ``es_requests_per_query``, ``cache_hit_rate``, ``cached_p95_ms``,
+``uncached_zipf_p95_ms`` and ``embedded_p95_ms`` (plus a few more figures).
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -44,10 +57,12 @@ from bench.query import (
     make_queries,
     title_for,
 )
+from crawler.options import setting_default
 from crawler.urls import doc_id_for
 from harness import log
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 from index.base import Document
+from index.cache import CachedBackend, LocalResultCache
 from index.elasticsearch import ElasticsearchBackend
 from index.embedded import EmbeddedBackend
 from testweb import text
@@ -104,7 +119,9 @@ def _write(
     backend = es_backend(url, Path(spool) / str(worker), refresh_interval="30s")
     batch: list[Document] = []
     for i in range(worker, limit, writers):
-        batch.append(page(i, hosts))
+        doc = page(i, hosts)
+        doc.cluster_id = doc.id  # what dedup gives a page without near-copies
+        batch.append(doc)
         if len(batch) == BATCH:
             backend.index(batch)
             with counter.get_lock():
@@ -173,10 +190,13 @@ def _client(url: str, spool: str, queries: list[str], warmup: int, out) -> None:
     backend.client.close()
 
 
-def query_es(url: str, work: Path, queries: list[str], warmup: int, clients: int) -> list[float]:
+def query_es(url: str, work: Path, queries: list[str], warmup: int, clients: int,
+             stats: dict | None = None) -> list[float]:
     if clients == 1:
         backend = es_backend(url, work / "spool-q")
         samples = time_queries(lambda q: backend.search(q, page=1, size=10), queries, warmup)
+        if stats is not None:
+            stats.update(backend.requests.stats())
         backend.client.close()
         return samples
     out: mp.Queue = mp.Queue()
@@ -200,6 +220,35 @@ def query_es(url: str, work: Path, queries: list[str], warmup: int, clients: int
     for p in procs:
         p.join()
     return samples
+
+
+def zipf_log(queries: list[str], length: int, exponent: float) -> list[str]:
+    """``length`` queries drawn from the distinct ``queries`` with Zipf popularity."""
+    pool = list(dict.fromkeys(queries))
+    weights = [1.0 / (rank ** exponent) for rank in range(1, len(pool) + 1)]
+    return random.Random(SEED).choices(pool, weights=weights, k=length)
+
+
+def bench_cache(url: str, work: Path, log_queries: list[str], ttl: float) -> dict:
+    """The Zipf log through ``search()`` uncached, then through the result cache."""
+    backend = es_backend(url, work / "spool-cache")
+    search = lambda q: backend.search(q, page=1, size=10)  # noqa: E731
+    log(f"cache: {len(log_queries)} Zipf-distributed queries uncached")
+    uncached = time_queries(search, log_queries, 0)
+    cached = CachedBackend(backend, LocalResultCache(ttl=ttl))
+    log(f"cache: the same log through the result cache (TTL {ttl:g} s)")
+    with_cache = time_queries(lambda q: cached.search(q, page=1, size=10), log_queries, 0)
+    stats = cached.cache.stats()
+    backend.client.close()
+    return {
+        "cache_hit_rate": stats["cache/hit_rate"],
+        "cached_p50_ms": cuts(with_cache)["p50"],
+        "cached_p95_ms": cuts(with_cache)["p95"],
+        "uncached_zipf_p50_ms": cuts(uncached)["p50"],
+        "uncached_zipf_p95_ms": cuts(uncached)["p95"],
+        "zipf_queries": len(log_queries),
+        "zipf_distinct": len(set(log_queries)),
+    }
 
 
 def index_embedded(n: int, hosts: int, work: Path) -> tuple[EmbeddedBackend, dict]:
@@ -233,6 +282,10 @@ def main() -> None:
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded side")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
                         help="alternating rounds of query timing on both sides")
+    parser.add_argument("--zipf", type=float, default=1.0,
+                        help="exponent of the cached query log's popularity (default 1.0)")
+    parser.add_argument("--log-queries", type=int,
+                        help="length of the Zipf query log (default: 2 x --queries)")
     args = parser.parse_args()
     limit = args.docs or (5_000 if args.quick else 1_000_000)
     seconds = args.seconds or (120.0 if args.quick else 600.0)
@@ -261,10 +314,11 @@ def main() -> None:
             "es_index_docs_per_s": round(es["docs_per_s"], 1),
             "es_bytes_per_doc": round(es["bytes"] / n, 1),
         }
+        requests: dict = {}
 
         def es_round(_: int) -> dict[str, float]:
             log(f"es: timing {timed} queries, 1 client")
-            one = cuts(query_es(url, work, queries, warmup, 1))
+            one = cuts(query_es(url, work, queries, warmup, 1, requests))
             log(f"es: timing {timed} queries, 8 clients")
             eight = cuts(query_es(url, work, queries, warmup, 8))
             return {**_ms(one), **_ms(eight, "_8clients")}
@@ -285,6 +339,10 @@ def main() -> None:
         if not args.no_embedded:
             embedded.close()
         result.update(side_by_side(runs, {"es": "es_", "embedded": "embedded_"}, load, 3))
+        result["es_requests_per_query"] = requests["search/requests_per_query"]
+        ttl = float(setting_default("SEARCH_CACHE_TTL")) or 30.0
+        log_queries = zipf_log(queries, args.log_queries or 2 * timed, args.zipf)
+        result.update(bench_cache(url, work, log_queries, ttl))
         es_backend(url, work / "spool-admin").drop()
     finally:
         if node is not None:

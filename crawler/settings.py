@@ -248,11 +248,22 @@ FEED_EXPORT_ENCODING = "utf-8"
 # --- search backends: ES_* when ELASTICSEARCH_URL is set, EMBEDDED_* otherwise; the rest of
 # their settings and defaults are in docs/elasticsearch.md and docs/index-engine.md ---
 ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
-ES_SHARDS = 1  # primary shards of a new index
-ES_REPLICAS = 0  # replicas (1 or more on a multi-node cluster)
+# Primary shards and replicas of a new index; None (or ES_SHARDS=0) = sized from the
+# cluster: one primary per data node and 1 replica when there are several data nodes, 1/0 on
+# a single node (docs/elasticsearch.md).
+ES_SHARDS = None
+ES_REPLICAS = None
+# How a hit's near-copy count is found: "aggregation" (a second request over the page's
+# clusters; measured cheaper) or "inner_hits" (the collapse's, in the page's own request)
+ES_NEAR_COPY_COUNTS = "aggregation"
 # Ranking weights of both engines, by signal (index/signals.py); "" = the packaged
 # index/weights.json. EMBEDDED_RANK_WEIGHTS / ES_RANK_WEIGHTS override single weights.
 SEARCH_WEIGHTS_FILE = ""
+# Result cache of both engines (index/cache.py): pages of results by normalized query for
+# this many seconds (0 = off), in Redis when REDIS_URL is set, else a local LRU of
+# SEARCH_CACHE_SIZE pages per process; emptied when an index version is published.
+SEARCH_CACHE_TTL = 30.0
+SEARCH_CACHE_SIZE = 10_000
 
 # --- freshness: recrawl, conditional GET, deletions, moves (crawler/freshness.py, issue 9) ---
 # between RedirectMiddleware (600) and the handler: sees 301/304/404 before they are handled

@@ -36,6 +36,15 @@ def host_matches(host: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(host.lower(), pattern.strip().lower())
 
 
+class SearchUnavailable(RuntimeError):
+    """The index cannot answer right now (its cluster or shards are unreachable); the query
+    itself is fine and may be sent again in ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: int = 5):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 @dataclass
 class Document:
     """One indexed page. ``id`` is ``doc_id_for(url)``; ``url`` is canonical."""
@@ -138,7 +147,8 @@ class SearchBackend(ABC):
         few results carries a "did you mean" ``suggestion`` when a word is unknown; with
         ``explain`` every hit says what each ranking signal gave it; with ``facets`` the
         results count their matches per host and per language (``Results.facets``, at
-        most ``FACET_SIZE`` values each)."""
+        most ``FACET_SIZE`` values each). Raises :class:`SearchUnavailable` while the index
+        cannot be reached."""
 
     @abstractmethod
     def complete(self, prefix: str, limit: int = 8) -> list[str]:

@@ -49,13 +49,15 @@ from index.es_mapping import (
     ADDED_FIELDS,
     HIT_SOURCE,
     bulk_action,
+    cluster_sizing,
     document_source,
     index_body,
     mappings,
 )
 from index.es_paging import Pager, partial
-from index.es_query import QueryCompiler, RankingQuery, word_idf
+from index.es_query import QueryCompiler, RankingQuery, blend_aggs, word_idf
 from index.es_reindex import AliasReindexer, current_index
+from index.es_requests import SearchRequests, outages_unavailable
 from index.es_suggest import suggest_request, suggestion
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
@@ -82,6 +84,7 @@ SETTINGS = {
     "ES_QUERY_TIMEOUT": ("query_timeout", str),
     "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
+    "ES_NEAR_COPY_COUNTS": ("near_copies", str),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
     "ES_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
     "ES_RANK_WEIGHTS": ("rank_weights", dict),
@@ -132,6 +135,7 @@ class ElasticsearchBackend(SearchBackend):
         query_timeout: str = "2s",
         request_timeout_s: float = 30.0,
         max_window: int = 10_000,
+        near_copies: str | None = None,
         track_total_hits: int = 10_000,
         suggest_body_chars: int = 2000,
         snippet_chars: int = 220,
@@ -157,6 +161,7 @@ class ElasticsearchBackend(SearchBackend):
         # None: the setting's default (crawler/settings.py)
         index_prefix = index_prefix or setting_default("ES_INDEX_PREFIX")
         self.alias = index_prefix
+        # None: sized from the cluster when an index is created (es_mapping.cluster_sizing)
         self.shards = setting_default("ES_SHARDS") if shards is None else shards
         self.replicas = setting_default("ES_REPLICAS") if replicas is None else replicas
         self.refresh_interval = refresh_interval
@@ -179,7 +184,9 @@ class ElasticsearchBackend(SearchBackend):
             max_retries=3,
             retry_on_timeout=True,
         )
-        self.pager = Pager(self.client, self.alias, max_window, query_timeout)
+        self.requests = SearchRequests(self.client)
+        self.pager = Pager(self.requests, self.alias, max_window, query_timeout,
+                           near_copies or setting_default("ES_NEAR_COPY_COUNTS"))
         if spool_dir is None:
             spool_dir = (config or get_config()).data_dir / "es-spool" / index_prefix
         self.stats_ = Stats(crawler_stats)
@@ -358,6 +365,7 @@ class ElasticsearchBackend(SearchBackend):
             "pending": self.writer.pending,
             "spooled_files": self.writer.spooled_files,
             **{k: v for k, v in self.stats_.values.items()},
+            **self.requests.stats(),
         }
 
     # --- search ---------------------------------------------------------------------
@@ -365,7 +373,7 @@ class ElasticsearchBackend(SearchBackend):
     def search_body(self, parsed: Query, relaxed: bool = False,
                     idf: list[float] | None = None) -> dict:
         """The search request body (without paging) for a parsed, non-empty query:
-        ``relaxed`` for the any-word fallback, ``idf`` (``_word_idf``) to also rank pages
+        ``relaxed`` for the any-word fallback, ``idf`` (``es_query.word_idf``) to also rank pages
         lacking one minor word."""
         context = RankContext.of(parsed, self.language)
         rank_feature = bool(self.ranker.weight("pagerank")) and self.uses_rank_feature()
@@ -380,47 +388,64 @@ class ElasticsearchBackend(SearchBackend):
                explain: bool = False, facets: bool = False) -> Results:
         """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
         cluster id. ``partial`` is set when a shard timed out or failed. Facets are
-        ``terms`` aggregations in the same request, over the pages it matches."""
+        ``terms`` aggregations in the same request, over the pages it matches.
+
+        One request for the strict page, "did you mean" and, for a short plain query, the
+        word IDF and full-match count as aggregations; the near-copy counts in it or in one
+        more (``ES_NEAR_COPY_COUNTS``). A second pass only when that shows pages lacking a
+        word must compete (few full matches) or that no page holds every word (any word).
+        """
         started = time.perf_counter()
+        self.requests.count_search()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
+        with outages_unavailable():
+            return self._search(parsed, page, size, explain, facets, started)
+
+    def _search(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
+                started: float) -> Results:
         results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
         if parsed.matches_nothing:
             results.suggestion = self.suggest(parsed)
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
-        idf, strict = self._word_idf(parsed)
-        body = self.search_body(parsed, idf=idf)
         offset = (page - 1) * size
+        body = self.search_body(parsed)
         suggest = suggest_request(parsed)
         aggs = _FACET_AGGS if facets else None
         if suggest:
             body["suggest"] = suggest
-        if aggs:
-            body["aggs"] = aggs
+        blendable = parsed.blendable(self.blend_words)
+        if blendable or aggs:
+            body["aggs"] = {**(blend_aggs(self.compiler, parsed) if blendable else {}),
+                            **(aggs or {})}
         response, found = self.pager.page(body, offset, size)
-        if strict is None:  # no page lacking a word competes: every match has them all
+        results.suggestion = suggestion(parsed, response.get("suggest"))
+        was_partial = partial(response)
+        idf = None
+        if blendable:
+            idf, strict = word_idf(response, parsed, self.blend_below)
+        else:  # no page lacking a word competes: every match has them all
             strict = response["hits"]["total"]["value"]
-        relaxed = False
-        if strict < self.min_strict_hits and parsed.relaxable:
-            # No page has every word: pages with some of them, those with more first.
-            relaxed, idf = True, None
-            body = self.search_body(parsed, relaxed=True)
-            if suggest:
-                body["suggest"] = suggest
+        relaxed = strict < self.min_strict_hits and parsed.relaxable
+        if relaxed:  # no page has every word: pages with some of them, those with more first
+            idf = None
+        if relaxed or idf:
+            body = self.search_body(parsed, relaxed=relaxed, idf=idf)
             if aggs:
                 body["aggs"] = aggs
             response, found = self.pager.page(body, offset, size)
         results.total = response["hits"]["total"]["value"]
-        results.partial = partial(response)
-        results.suggestion = suggestion(parsed, response.get("suggest"))
+        results.partial = was_partial or partial(response)
         if aggs:
             results.facets = _facets(response.get("aggregations", {}))
         explained = self._explain(parsed, [h for h, _ in found], relaxed, idf) if explain else {}
         for hit, similar in found:
-            results.hits.append(make_hit(hit["_source"]["doc"], hit["_score"] or 0.0, similar,
+            source = hit["_source"]
+            results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
                                          parsed, self.snippet_chars,
-                                         explained.get(hit["_id"])))
+                                         explained.get(hit["_id"]),
+                                         text=source.get("snippet", "")))
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
 
@@ -444,23 +469,21 @@ class ElasticsearchBackend(SearchBackend):
         request = suggest_request(parsed)
         if request is None:
             return None
-        response = self.client.search(index=self.alias, size=0, suggest=request)
+        response = self.requests.search(index=self.alias, size=0, suggest=request)
         return suggestion(parsed, response.get("suggest"))
 
     def _explain(self, parsed: Query, hits: list[dict], relaxed: bool,
                  idf: list[float] | None) -> dict[str, dict]:
         context = RankContext.of(parsed, self.language)
-        return explain_hits(self.client, self.alias, self.ranking, context, hits, relaxed, idf)
-
-    def _word_idf(self, parsed: Query) -> tuple[list[float] | None, int | None]:
-        return word_idf(self.client, self.alias, self.compiler, parsed, self.blend_words,
-                        self.blend_below, self.query_timeout)
+        return explain_hits(self.requests, self.alias, self.ranking, context, hits, relaxed,
+                            idf)
 
     # --- rebuild --------------------------------------------------------------------
 
     def _reindexer(self) -> AliasReindexer:
+        replicas = cluster_sizing(self.client, self.shards, self.replicas)[1]
         return AliasReindexer(self.client, self.alias, index_body=self._index_body,
-                              replicas=self.replicas, refresh_interval=self.refresh_interval,
+                              replicas=replicas, refresh_interval=self.refresh_interval,
                               spool_dir=self.writer.spool_dir, stats=self.stats_,
                               suggest_body_chars=self.suggest_body_chars)
 

@@ -3,8 +3,11 @@
 Both come from the shared declarations of :mod:`index.fields`: the analyzed text fields
 (``whitespace``-analyzed, since analysis happens in Python), ``site`` (the host and its
 parent domains, for ``site:``) and each ranking field in its Elasticsearch type. ``doc``
-keeps the whole :class:`~index.base.Document` (not indexed) for hits, ``get`` and rebuilds;
-the analyzed fields are left out of ``_source`` to keep it small.
+keeps the whole :class:`~index.base.Document` (not indexed) for ``get`` and rebuilds;
+``snippet`` (not indexed) the bounded text snippets are drawn from
+(:func:`index.hits.snippet_text`), so a hit reads a few fields and at most
+``index.snippets.SCAN_CHARS`` of text, never a whole page. The analyzed fields are left out
+of ``_source`` to keep it small.
 """
 
 from __future__ import annotations
@@ -22,21 +25,24 @@ from index.fields import (
     TEXT_FIELDS,
     document_fields,
 )
+from index.hits import snippet_text
 
-__all__ = ["ADDED_FIELDS", "HIT_SOURCE", "bulk_action", "document_source", "index_body", "mappings"]
+__all__ = ["ADDED_FIELDS", "HIT_SOURCE", "bulk_action", "cluster_sizing", "document_source",
+           "index_body", "mappings"]
 
 _ANALYZED = [*TEXT_FIELDS, "suggest", "site", "title_key"]
 _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
              FLOAT: {"type": "float"}, DOUBLE: {"type": "double"}}
-#: What a hit reads back: the stored fields a result shows (the body for its snippet).
-HIT_SOURCE = [f"doc.{f}" for f in ("id", "url", "host", "title", "body", "description",
-                                   "cluster_id", "pagerank", "warc_file")]
-
-
+#: What a hit reads back: the stored fields a result shows (its WARC file for the cached
+#: copy link) and the bounded snippet text.
+HIT_SOURCE = [*(f"doc.{f}" for f in ("id", "url", "host", "title", "cluster_id", "pagerank",
+                                     "warc_file")),
+              "snippet"]
 #: Fields added to the mapping after indexes were made with it: put into an existing
 #: index's mapping when the backend opens it (documents indexed before lack them until
 #: ``manage.py reindex``).
-ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024}}
+ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024},
+                "snippet": {"type": "text", "index": False, "norms": False}}
 
 
 def mappings(rank_feature: bool) -> dict:
@@ -54,6 +60,7 @@ def mappings(rank_feature: bool) -> dict:
             "cluster_id": {"type": "keyword"},
             "indexed_at": {"type": "long"},
             "doc": {"type": "object", "enabled": False},
+            **ADDED_FIELDS,
         }
     )
     if rank_feature:
@@ -84,6 +91,7 @@ def document_source(doc: Document, rank_feature: bool, suggest_body_chars: int) 
         "cluster_id": doc.cluster_id,
         **fields.ranking,
         "doc": doc.to_dict(),
+        "snippet": snippet_text(doc.to_dict()),
     }
     if rank_feature and doc.pagerank > 0:
         source["pagerank_rf"] = float(doc.pagerank)
@@ -98,9 +106,29 @@ def cluster_has_rank_feature(client: Elasticsearch) -> bool:
     )
 
 
-def index_body(client: Elasticsearch, shards: int, replicas: int,
+def cluster_sizing(client: Elasticsearch, shards: int | None,
+                   replicas: int | None) -> tuple[int, int]:
+    """Primary shards and replicas of a new index: the given ones, or, where ``None`` (or 0
+    shards), sized from the cluster's data nodes: one primary per data node and one replica
+    when there is more than one (a single node keeps 1 and 0, where a replica could not be
+    placed)."""
+    if not shards:  # None or 0
+        shards = None
+    if shards is not None and replicas is not None:
+        return shards, replicas
+    data_nodes = max(1, int(client.cluster.health()["number_of_data_nodes"]))
+    if shards is None:
+        shards = data_nodes
+    if replicas is None:
+        replicas = 1 if data_nodes > 1 else 0
+    return shards, replicas
+
+
+def index_body(client: Elasticsearch, shards: int | None, replicas: int | None,
                refresh_interval: str) -> dict:
-    """Settings and mapping of a new versioned index on this cluster."""
+    """Settings and mapping of a new versioned index on this cluster (``None`` shards or
+    replicas: sized from the cluster, :func:`cluster_sizing`)."""
+    shards, replicas = cluster_sizing(client, shards, replicas)
     return {
         "settings": {
             "number_of_shards": shards,

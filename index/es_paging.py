@@ -2,20 +2,41 @@
 
 Pages within ``max_window`` use from/size with server-side collapse on ``cluster``; deeper
 pages walk the ranking with ``search_after`` and collapse here. The near-copy count of each
-hit (how many other matches share its cluster) comes from one aggregation over the page's
-clusters, and costs nothing for a page without near-copies.
+hit (how many other matches share its cluster) comes, by ``ES_NEAR_COPY_COUNTS``, from one
+terms aggregation over the page's clusters in a second request, skipped when no hit has a
+cluster id (``aggregation``, the default), or in the same request from the collapse's
+``inner_hits`` with size 0, whose totals are the group sizes (``inner_hits``). Measured on
+20,000 bench pages with crawl-like cluster ids (5% near-copies), 350 queries after a warm-up
+on the loaded 2-core box, p50 / p95 ms in two runs: aggregation 17 / 52 and 22 / 75, inner
+hits 31 / 90 and 57 / 174: the expand phase re-runs the scored query once per group, which
+costs more than a loopback round trip. A terms aggregation (``min_doc_count`` 2) in the main
+request took 24 / 69 but was incomplete on 92% of the queries, which then needed the second
+request anyway. A deep page always uses the
+aggregation, since collapse cannot be combined with ``search_after`` on a score sort.
 """
 
 from __future__ import annotations
 
-from elasticsearch import Elasticsearch
-
+from index.es_requests import SearchRequests
 from index.hits import collapse
 
-__all__ = ["RANK_ORDER", "Pager", "partial"]
+__all__ = ["NEAR_COPY_COUNTS", "RANK_ORDER", "Pager", "partial"]
 
 # Ties in score break by id, so from/size pages and search_after walks agree.
 RANK_ORDER = [{"_score": "desc"}, {"id": "asc"}]
+#: How ``Hit.similar`` is counted (``ES_NEAR_COPY_COUNTS``).
+NEAR_COPY_COUNTS = frozenset({"aggregation", "inner_hits"})
+# One group per cluster; its inner hits' total (no documents fetched) counts its members.
+COLLAPSE = {"field": "cluster",
+            "inner_hits": {"name": "members", "size": 0, "_source": False}}
+
+
+def _group_size(hit: dict) -> int:
+    """How many matches share the collapsed ``hit``'s cluster, itself included."""
+    total = hit.get("inner_hits", {}).get("members", {}).get("hits", {}).get("total")
+    if isinstance(total, dict):
+        return max(1, int(total.get("value", 1)))
+    return max(1, int(total or 1))
 
 
 def partial(response: dict) -> bool:
@@ -26,8 +47,12 @@ def partial(response: dict) -> bool:
 class Pager:
     """Pages of ranked results of one alias, collapsed on ``cluster``."""
 
-    def __init__(self, client: Elasticsearch, alias: str, max_window: int = 10_000,
-                 query_timeout: str = "2s"):
+    def __init__(self, client: SearchRequests, alias: str, max_window: int = 10_000,
+                 query_timeout: str = "2s", near_copies: str = "aggregation"):
+        if near_copies not in NEAR_COPY_COUNTS:
+            raise ValueError(f"ES_NEAR_COPY_COUNTS must be one of {sorted(NEAR_COPY_COUNTS)}, "
+                             f"not {near_copies!r}")
+        self.near_copies = near_copies
         self.client = client
         self.alias = alias
         self.max_window = max_window
@@ -43,9 +68,11 @@ class Pager:
             from_=offset,
             size=size,
             sort=RANK_ORDER,
-            collapse={"field": "cluster"},
+            collapse=COLLAPSE if self.near_copies == "inner_hits" else {"field": "cluster"},
         ).body
         hits = response["hits"]["hits"]
+        if self.near_copies == "inner_hits":
+            return response, [(hit, _group_size(hit) - 1) for hit in hits]
         return response, list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
 
     def _deep_page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:

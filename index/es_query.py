@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import math
 
-from elasticsearch import Elasticsearch
-
 from index.fields import DEFAULT_COMPOUND_FIELDS, DEFAULT_FIELD_WEIGHTS, FieldWeights
 from index.query import And, Lang, Node, Not, Or, Phrase, Query, Site, Term
 from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
 
-__all__ = ["QueryCompiler", "RankingQuery", "word_idf"]
+__all__ = ["QueryCompiler", "RankingQuery", "blend_aggs", "word_idf"]
 
 
 class QueryCompiler:
@@ -219,37 +217,36 @@ class RankingQuery:
                                    "score_mode": "sum", "boost_mode": "multiply"}}
 
 
-def word_idf(client: Elasticsearch, alias: str, compiler: QueryCompiler, parsed: Query,
-             blend_words: int, blend_below: int, timeout: str
-             ) -> tuple[list[float] | None, int | None]:
-    """BM25's IDF of each word of a ``blendable`` plain query that fewer than
-    ``blend_below`` pages match in full, in the body field (a phrase: its rarest term), and
-    how many pages hold every word; one request. ``(None, None)`` when the query is not
-    blendable, ``(None, count)`` when enough pages hold every word."""
-    if not parsed.blendable(blend_words):
-        return None, None
-    words = parsed.plain_words
-    terms = sorted({t for w in words for t in ([w.term] if isinstance(w, Term) else w.terms)})
-    response = client.search(
-        index=alias,
-        size=0,
-        track_total_hits=True,
-        aggs={
-            "df": {"filters": {"filters": {t: {"term": {"body": t}} for t in terms}}},
-            "strict": {"filter": compiler.compile(parsed.root)},
-        },
-        timeout=timeout,
-    )
-    strict = response["aggregations"]["strict"]["doc_count"]
+def blend_aggs(compiler: QueryCompiler, parsed: Query) -> dict:
+    """Aggregations that ride along with the strict search of a ``blendable`` plain query:
+    each term's document frequency in the body field over the whole index (``global``),
+    and how many of the matches hold every word (``strict``)."""
+    terms = sorted({t for w in parsed.plain_words
+                    for t in ([w.term] if isinstance(w, Term) else w.terms)})
+    return {
+        "all": {"global": {},
+                "aggs": {"df": {"filters": {"filters": {t: {"term": {"body": t}}
+                                                        for t in terms}}}}},
+        "strict": {"filter": compiler.compile(parsed.root)},
+    }
+
+
+def word_idf(response: dict, parsed: Query, blend_below: int
+             ) -> tuple[list[float] | None, int]:
+    """From a response carrying :func:`blend_aggs`: BM25's IDF of each plain word in the
+    body field (a phrase: its rarest term) when fewer than ``blend_below`` pages match in
+    full, else ``None``; and how many pages hold every word."""
+    aggs = response["aggregations"]
+    strict = aggs["strict"]["doc_count"]
     if strict >= blend_below:
         return None, strict
-    n = response["hits"]["total"]["value"]
-    df = {t: b["doc_count"] for t, b in response["aggregations"]["df"]["buckets"].items()}
+    n = aggs["all"]["doc_count"]
+    df = {t: b["doc_count"] for t, b in aggs["all"]["df"]["buckets"].items()}
 
     def idf(count: int) -> float:
         return math.log(1.0 + (n - count + 0.5) / (count + 0.5))
 
     return [
         idf(df[w.term]) if isinstance(w, Term) else max(idf(df[t]) for t in w.terms)
-        for w in words
+        for w in parsed.plain_words
     ], strict

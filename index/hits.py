@@ -7,28 +7,37 @@ from typing import TypeVar
 
 from index.base import Hit
 from index.query import Query
-from index.snippets import build_snippet
+from index.snippets import SCAN_CHARS, build_snippet
 
-__all__ = ["collapse", "make_hit", "snippet_for"]
+__all__ = ["collapse", "make_hit", "snippet_for", "snippet_text"]
 
 T = TypeVar("T")
 
 
-def snippet_for(doc: Mapping, query: Query, max_chars: int) -> str:
+def snippet_text(doc: Mapping) -> str:
+    """The text a document's snippets are drawn from: its body (its description when the
+    body is empty), cut at ``SCAN_CHARS``; an engine may store just this for its hits."""
+    return (doc.get("body") or doc.get("description") or "")[:SCAN_CHARS]
+
+
+def snippet_for(doc: Mapping, query: Query, max_chars: int, text: str | None = None) -> str:
     """The snippet of a stored document for ``query``: its words marked anywhere, its
-    phrases only where the whole phrase occurs."""
-    text = doc.get("body") or doc.get("description") or ""
+    phrases only where the whole phrase occurs. ``text``: its ``snippet_text``, when the
+    engine stored that instead of the body."""
+    if text is None:
+        text = snippet_text(doc)
     return build_snippet(text, query.words(), max_chars, query.phrases())
 
 
 def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_chars: int,
-             explain: dict | None = None) -> Hit:
-    """The hit for a stored document (a ``Document``'s fields as a mapping)."""
+             explain: dict | None = None, text: str | None = None) -> Hit:
+    """The hit for a stored document (a ``Document``'s fields as a mapping); ``text`` as
+    for ``snippet_for``."""
     return Hit(
         id=doc["id"],
         url=doc["url"],
         title=doc.get("title", ""),
-        snippet=snippet_for(doc, query, snippet_chars),
+        snippet=snippet_for(doc, query, snippet_chars, text),
         score=round(score, 6),
         host=doc.get("host", ""),
         cluster_id=doc.get("cluster_id", ""),

@@ -3,8 +3,10 @@
 #
 #   scripts/services.sh start|stop|status [redis|postgres|es|es2 ...]
 #
-# With no service named: redis, postgres and es. `es2` is a two-node Elasticsearch cluster on
-# loopback (node es2-a: master+data, node es2-b: data) for the fault tests. Data and logs live
+# With no service named: redis, postgres and es. `es2` is a three-node Elasticsearch cluster on
+# loopback: es2-a and es2-b (master-eligible, data) and es2-c (master-eligible only, a small
+# heap), so a quorum of two master-eligible nodes survives losing any one node; new indices
+# get two primaries and one replica there (docs/elasticsearch.md). Data and logs live
 # under $SERVICES_RUN_DIR (default .services/run); nothing is installed system-wide, and the
 # Debian system services are not used. `start` waits until each service is healthy and prints
 # the variables to export on stdout, so this works:
@@ -13,8 +15,9 @@
 #
 # Settings (environment, defaults in brackets): SERVICES_DIR [.services], SERVICES_RUN_DIR
 # [$SERVICES_DIR/run], REDIS_PORT [6379], PG_PORT [5432], PG_USER/PG_PASSWORD/PG_DB
-# [search/search/search], ES_PORT [9200], ES_TRANSPORT_PORT [9300], ES2_PORTS [9201 9202],
-# ES2_TRANSPORT_PORTS [9301 9302], ES_HEAP [512m], ES_HOME [$SERVICES_DIR/elasticsearch],
+# [search/search/search], ES_PORT [9200], ES_TRANSPORT_PORT [9300], ES2_PORTS [9201 9202 9203],
+# ES2_TRANSPORT_PORTS [9301 9302 9303], ES_HEAP [512m], ES_MASTER_HEAP [256m] (es2-c),
+# ES_HOME [$SERVICES_DIR/elasticsearch],
 # ES_USER [elasticsearch], ES_JAVA_HOME [/usr/lib/jvm/temurin-25-jdk-amd64], SERVICES_WAIT_S [180].
 set -euo pipefail
 
@@ -28,9 +31,10 @@ PG_PASSWORD="${PG_PASSWORD:-search}"
 PG_DB="${PG_DB:-search}"
 ES_PORT="${ES_PORT:-9200}"
 ES_TRANSPORT_PORT="${ES_TRANSPORT_PORT:-9300}"
-read -r -a ES2_PORTS <<<"${ES2_PORTS:-9201 9202}"
-read -r -a ES2_TRANSPORT_PORTS <<<"${ES2_TRANSPORT_PORTS:-9301 9302}"
+read -r -a ES2_PORTS <<<"${ES2_PORTS:-9201 9202 9203}"
+read -r -a ES2_TRANSPORT_PORTS <<<"${ES2_TRANSPORT_PORTS:-9301 9302 9303}"
 ES_HEAP="${ES_HEAP:-512m}"
+ES_MASTER_HEAP="${ES_MASTER_HEAP:-256m}"
 ES_HOME="${ES_HOME:-$SERVICES_DIR/elasticsearch}"
 ES_USER="${ES_USER:-elasticsearch}"
 ES_JAVA_HOME="${ES_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
@@ -212,9 +216,11 @@ es_check_installed() {
     [[ -x "$ES_JAVA_HOME/bin/java" ]] || die "no Java at $ES_JAVA_HOME; set ES_JAVA_HOME"
 }
 
-# es_node_start NAME CLUSTER HTTP_PORT TRANSPORT_PORT EXTRA_YAML: start one node, detached.
+# es_node_start NAME CLUSTER HTTP_PORT TRANSPORT_PORT EXTRA_YAML [HEAP]: start one node,
+# detached.
 es_node_start() {
     local name="$1" cluster="$2" http_port="$3" transport_port="$4" extra="$5"
+    local heap="${6:-$ES_HEAP}"
     local dir="$RUN_DIR/$name"
     if pid_alive "$dir/es.pid"; then
         log "$name: already running"
@@ -238,7 +244,7 @@ $extra
 EOF
     chown -R "$ES_USER:" "$dir" 2>/dev/null || true
     as_user "$ES_USER" env ES_JAVA_HOME="$ES_JAVA_HOME" ES_PATH_CONF="$dir/config" \
-        ES_JAVA_OPTS="-Xms$ES_HEAP -Xmx$ES_HEAP" \
+        ES_JAVA_OPTS="-Xms$heap -Xmx$heap" \
         "$ES_HOME/bin/elasticsearch" -d -p "$dir/es.pid" >"$dir/logs/startup.log" 2>&1 \
         || { tail -n 30 "$dir/logs/startup.log" >&2; die "$name did not start"; }
     log "$name: started (pid $(cat "$dir/es.pid"), http $http_port, transport $transport_port)"
@@ -261,11 +267,14 @@ es_start() {
 
 es2_start() {
     es_check_installed
-    local seeds="127.0.0.1:${ES2_TRANSPORT_PORTS[0]}, 127.0.0.1:${ES2_TRANSPORT_PORTS[1]}"
-    # Two master-eligible nodes cannot keep a quorum when one dies, so es2-a is the only
-    # master and es2-b holds data: the fault tests kill es2-b and the cluster keeps serving.
+    ((${#ES2_PORTS[@]} == 3 && ${#ES2_TRANSPORT_PORTS[@]} == 3)) \
+        || die "ES2_PORTS and ES2_TRANSPORT_PORTS need three ports each (es2-a es2-b es2-c)"
+    local seeds="127.0.0.1:${ES2_TRANSPORT_PORTS[0]}, 127.0.0.1:${ES2_TRANSPORT_PORTS[1]}, 127.0.0.1:${ES2_TRANSPORT_PORTS[2]}"
+    # Three master-eligible nodes: any two are a quorum, so the cluster keeps a master when
+    # any one node dies (Elasticsearch's resilience guide). es2-c holds no data and only
+    # breaks ties, so it gets a small heap.
     local common="discovery.seed_hosts: [$seeds]
-cluster.initial_master_nodes: [es2-a]"
+cluster.initial_master_nodes: [es2-a, es2-b, es2-c]"
     # The nodes boot in parallel: each takes most of its start-up time on its own.
     es_node_start es2-a es2 "${ES2_PORTS[0]}" "${ES2_TRANSPORT_PORTS[0]}" \
         "$common
@@ -273,13 +282,18 @@ node.roles: [master, data, ingest]" &
     local a=$!
     es_node_start es2-b es2 "${ES2_PORTS[1]}" "${ES2_TRANSPORT_PORTS[1]}" \
         "$common
-node.roles: [data, ingest]" &
+node.roles: [master, data, ingest]" &
     local b=$!
+    es_node_start es2-c es2 "${ES2_PORTS[2]}" "${ES2_TRANSPORT_PORTS[2]}" \
+        "$common
+node.roles: [master]" "$ES_MASTER_HEAP" &
+    local c=$!
     wait "$a" || die "es2-a did not start"
     wait "$b" || die "es2-b did not start"
-    es_wait es2-a es2 "${ES2_PORTS[0]}" 2
-    log "es2: healthy, 2 nodes on http ports ${ES2_PORTS[*]}"
-    echo "export ELASTICSEARCH_URL=http://127.0.0.1:${ES2_PORTS[0]},http://127.0.0.1:${ES2_PORTS[1]}"
+    wait "$c" || die "es2-c did not start"
+    es_wait es2-a es2 "${ES2_PORTS[0]}" 3
+    log "es2: healthy, 3 nodes on http ports ${ES2_PORTS[*]}"
+    echo "export ELASTICSEARCH_URL=http://127.0.0.1:${ES2_PORTS[0]},http://127.0.0.1:${ES2_PORTS[1]},http://127.0.0.1:${ES2_PORTS[2]}"
 }
 
 es_status_node() {
@@ -312,12 +326,14 @@ main() {
             status:es) es_status_node es "$ES_PORT" ;;
             start:es2) es2_start ;;
             stop:es2)
+                stop_pid es2-c "$RUN_DIR/es2-c/es.pid"
                 stop_pid es2-b "$RUN_DIR/es2-b/es.pid"
                 stop_pid es2-a "$RUN_DIR/es2-a/es.pid"
                 ;;
             status:es2)
                 es_status_node es2-a "${ES2_PORTS[0]}"
                 es_status_node es2-b "${ES2_PORTS[1]}"
+                es_status_node es2-c "${ES2_PORTS[2]}"
                 ;;
             *)
                 die "usage: $0 start|stop|status [redis|postgres|es|es2 ...]"

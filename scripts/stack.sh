@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole distributed stack on one box, no Docker:
 #
-#   scripts/stack.sh up       Redis (AOF), a two-node Elasticsearch, PostgreSQL (migrated),
+#   scripts/stack.sh up       Redis (AOF), a three-node Elasticsearch (two data nodes and a
+#                             master-eligible tie-breaker: any node may die), PostgreSQL (migrated),
 #                             the test web, N crawl workers on the Redis frontier, a Celery
 #                             worker and beat, and the web UI (gunicorn); returns when all
 #                             are up.
@@ -88,7 +89,7 @@ up() {
     supervisor_alive && die "already up (supervisor pid $(cat "$PIDFILE")); run: $0 down"
     [[ -x "$PY" ]] || die "no Python at $PY: run scripts/setup.sh, or set PYTHON"
     mkdir -p "$DATA"
-    log "starting Redis, PostgreSQL and a two-node Elasticsearch"
+    log "starting Redis, PostgreSQL and a three-node Elasticsearch"
     local exports
     exports="$(bash "$SERVICES_SH" start redis postgres es2)"
     {

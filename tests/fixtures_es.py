@@ -9,8 +9,8 @@ or import the fixtures by name (``from tests.fixtures_es import es_url``).
 - ``es_url``: a single-node server on free ports, started once per session and stopped at the
   end. With ``TEST_ELASTICSEARCH_URL`` set, that server is used instead (tests/conftest.py
   clears ``ELASTICSEARCH_URL`` so that nothing else reaches a real cluster by accident).
-- ``es_cluster2``: a two-node cluster (es2-a master+data, es2-b data) that a test may kill
-  nodes of; started per module.
+- ``es_cluster2``: the three-node cluster of ``services.sh es2`` (es2-a, es2-b with data,
+  es2-c master-eligible only) that a test may kill nodes of; started per module.
 
 Both skip, with the reason, only when Elasticsearch is not installed
 (``scripts/install-services.sh``); a server that is installed but fails to start is an error.
@@ -73,5 +73,6 @@ def es_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def es_cluster2() -> Iterator[EsProcesses]:
-    """A private two-node cluster (es2-a master+data, es2-b data) whose nodes a test may kill."""
-    yield from _started("es2", ["es2-a", "es2-b"])
+    """A private three-node cluster (es2-a, es2-b: master-eligible with data; es2-c:
+    master-eligible only) whose nodes a test may kill; any one may go."""
+    yield from _started("es2", ["es2-a", "es2-b", "es2-c"])

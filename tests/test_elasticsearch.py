@@ -115,6 +115,87 @@ def test_near_copies_collapse_with_a_count(corpus):
     assert results.total == 3
 
 
+def requests_of(backend, query: str) -> int:
+    before = backend.stats()["search/requests"]
+    backend.search(query)
+    return backend.stats()["search/requests"] - before
+
+
+def test_a_page_costs_one_request_unless_a_second_pass_is_needed(make_backend):
+    backend = make_backend()
+    many = [doc(f"http://many{i}.test/", f"Garden {i}", "garden tools spade rake hose")
+            for i in range(40)]
+    few = [doc("http://few.test/", "Orchard", "orchard apple pear ladder")]
+    mirrors = [doc(f"http://mirror{i}.test/", "Mirror", "compost heap mirror text",
+                   cluster_id="cm") for i in range(3)]
+    backend.index(many + few + mirrors)
+    backend.refresh()
+    # the page and "did you mean" in one request; near-copy counts in one more ...
+    assert requests_of(backend, "compost") == 2
+    assert backend.search("compost").hits[0].similar == 2
+    # ... or in the same one, from the collapse's inner hits
+    inner = make_backend(near_copies="inner_hits")
+    inner.index(mirrors)
+    inner.refresh()
+    assert requests_of(inner, "compost") == 1
+    assert inner.search("compost").hits[0].similar == 2
+    assert backend.search("compost").total == inner.search("compost").total == 3
+    # a short plain query many pages hold in full: the word IDF rides along
+    backend.blend_below = 10
+    assert requests_of(backend, "garden spade rake") == 1
+    # few full matches: pages lacking a minor word compete, ranked in a second request
+    assert requests_of(backend, "orchard apple ladder") == 2
+    # no page holds every word: the any-word pass, once
+    assert requests_of(backend, "orchard garden spade") == 2
+    assert requests_of(backend, "compost mirror zebra") == 3  # + its near-copy counts
+    stats = backend.stats()
+    assert stats["search/queries"] == 7 and stats["search/requests"] == 14
+    assert stats["search/requests_per_query"] == 2.0
+
+
+def test_hits_read_a_bounded_snippet_text_not_the_page(make_backend):
+    from index.hits import snippet_for
+    from index.snippets import SCAN_CHARS
+
+    backend = make_backend()
+    long_page = doc("http://long.test/", "Long", "filler words here. " * 3000 + " needle")
+    short = doc("http://short.test/", "Short", "a short page about a needle and thread")
+    backend.index([long_page, short])
+    backend.refresh()
+    stored = backend.client.get(index=backend.alias, id=long_page.id)["_source"]
+    assert len(stored["snippet"]) == SCAN_CHARS < len(long_page.body)
+    results = backend.search("needle")
+    by_url = {h.url: h for h in results.hits}
+    parsed = parse("needle")
+    for page in (long_page, short):  # the same snippet as from the whole stored page
+        assert by_url[page.url].snippet == snippet_for(page.to_dict(), parsed, 220)
+    assert "<mark>needle</mark>" in by_url[short.url].snippet
+
+
+def test_a_new_index_on_a_single_node_has_one_shard_and_no_replica(make_backend):
+    def sizing(backend) -> tuple[str, str]:
+        (index,) = backend.client.indices.get_settings(index=backend.alias).values()
+        settings = index["settings"]["index"]
+        return settings["number_of_shards"], settings["number_of_replicas"]
+
+    assert sizing(make_backend()) == ("1", "0")  # ES_SHARDS/ES_REPLICAS None: from the cluster
+    assert sizing(make_backend(shards=2, replicas=0)) == ("2", "0")
+
+
+def test_an_unreachable_cluster_raises_search_unavailable(tmp_path):
+    from index.base import SearchUnavailable
+    from tests.fixtures_es import free_port
+
+    dead = ElasticsearchBackend(f"http://127.0.0.1:{free_port()}", index_prefix="gone",
+                                spool_dir=tmp_path / "spool", request_timeout_s=2)
+    try:
+        with pytest.raises(SearchUnavailable) as raised:
+            dead.search("zebra")
+        assert raised.value.retry_after >= 1
+    finally:
+        dead.close()
+
+
 def test_snippets_and_titles_stay_escaped(corpus):
     (hit,) = corpus.search("beware").hits
     assert "<script>" not in hit.snippet and "&lt;script&gt;" in hit.snippet

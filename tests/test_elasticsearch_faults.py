@@ -1,4 +1,5 @@
-"""Faults in a two-node cluster: a node killed while documents stream in and queries run."""
+"""Faults in the three-node cluster of services.sh es2: sizing from the cluster, a data node
+and then the elected master killed while documents stream in and queries run."""
 
 from __future__ import annotations
 
@@ -29,6 +30,21 @@ def make_docs(prefix: str, n: int) -> list[Document]:
         )
         for i in range(n)
     ]
+
+
+def test_a_new_index_is_sharded_and_replicated_from_the_cluster(es_cluster2, tmp_path):
+    backend = ElasticsearchBackend(es_cluster2.url, index_prefix=f"size-{uuid.uuid4().hex[:8]}",
+                                   spool_dir=tmp_path / "spool")
+    try:
+        backend.ensure_index()
+        index = backend.client.indices.get_settings(index=backend.alias)
+        settings = next(iter(index.values()))["settings"]["index"]
+        # two data nodes (es2-c holds none): a primary on each, each with a replica
+        assert (settings["number_of_shards"], settings["number_of_replicas"]) == ("2", "1")
+        assert es_cluster2.health(wait_for_status="green", timeout="60s")["status"] == "green"
+    finally:
+        backend.drop()
+        backend.close()
 
 
 def test_killing_a_node_loses_no_document_and_queries_keep_answering(es_cluster2, tmp_path):
@@ -94,3 +110,69 @@ def test_killing_a_node_loses_no_document_and_queries_keep_answering(es_cluster2
     results = single_copy.search("resilient")
     assert results.partial and 0 < results.total < 200
     assert not any(partial[-3:]) and answered[-1] == DOCS
+
+
+def test_losing_the_elected_master_keeps_serving_and_loses_nothing(es_cluster2, tmp_path):
+    """The stack's defaults (auto shards and replicas, three master-eligible nodes): SIGKILL
+    of the elected master while documents stream in and queries run."""
+    es_cluster2.start()  # the node an earlier test killed comes back
+    backend = ElasticsearchBackend(es_cluster2.url, index_prefix=f"master-{uuid.uuid4().hex[:8]}",
+                                   spool_dir=tmp_path / "spool", bulk_docs=100,
+                                   bulk_interval_s=0.05)
+    backend.ensure_index()
+    es_cluster2.health(wait_for_status="green", timeout="60s")
+    master = backend.client.cat.master(format="json")[0]["node"]
+    survivor = next(i for i, n in enumerate(es_cluster2.nodes) if n != master)
+    docs = make_docs("m", DOCS)
+    backend.index(docs[: DOCS // 2])
+    backend.refresh()
+
+    answered, failures = [], []
+    stop = threading.Event()
+
+    def query_loop():
+        searcher = ElasticsearchBackend(es_cluster2.url, index_prefix=backend.alias,
+                                        spool_dir=tmp_path / "searcher")
+        while not stop.is_set():
+            try:
+                answered.append(searcher.search("resilient cluster").total)
+            except Exception as exc:  # a query that fails is what this test looks for
+                failures.append(exc)
+            time.sleep(0.02)
+        searcher.client.close()
+
+    queries = threading.Thread(target=query_loop)
+    queries.start()
+    try:
+        es_cluster2.kill(master)
+        at_kill = len(answered)
+        for start in range(DOCS // 2, DOCS, 100):
+            backend.index(docs[start : start + 100])
+        deadline = time.monotonic() + 120
+        while True:  # the writes spooled while no master was elected are replayed
+            try:
+                backend.refresh()
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+        deadline = time.monotonic() + 120
+        while len(answered) < at_kill + 20 and not failures and time.monotonic() < deadline:
+            time.sleep(0.2)  # queries go on answering after the failover
+    finally:
+        stop.set()
+        queries.join()
+
+    health = es_cluster2.health(survivor, wait_for_status="yellow", timeout="60s")
+    assert health["number_of_nodes"] == 2
+    assert not failures, failures[:3]
+    assert len(answered) >= at_kill + 20
+    assert answered[-1] == DOCS
+    assert backend.stats()["docs"] == DOCS
+    assert {d.id for d in backend.iter_documents()} == {d.id for d in docs}
+    es_cluster2.start()  # the killed node rejoins
+    assert es_cluster2.health(survivor, wait_for_status="green",
+                              timeout="120s")["status"] == "green"
+    backend.drop()
+    backend.close()

@@ -28,7 +28,7 @@ def doc(url, title="", body=""):
 
 
 def test_default_location_is_under_data_dir(tmp_path):
-    backend = get_backend(Config(data_dir=tmp_path))
+    backend = get_backend(Config(data_dir=tmp_path), cache=False)
     assert isinstance(backend, EmbeddedBackend)
     assert backend.path == tmp_path / "index"
     backend.ensure_index()

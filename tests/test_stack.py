@@ -47,8 +47,8 @@ def stack_env():
         STACK_HOSTS="10",
         REDIS_PORT=str(free_port()),
         PG_PORT=str(free_port()),
-        ES2_PORTS=f"{free_port()} {free_port()}",
-        ES2_TRANSPORT_PORTS=f"{free_port()} {free_port()}",
+        ES2_PORTS=f"{free_port()} {free_port()} {free_port()}",
+        ES2_TRANSPORT_PORTS=f"{free_port()} {free_port()} {free_port()}",
         TESTWEB_PORT=str(free_port()),
         WEB_PORT=str(free_port()),
         STACK_METRICS_PORT=str(_free_port_pair()),
@@ -83,7 +83,7 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
         for line in up.stdout.splitlines()
         if line.startswith("export ")
     )
-    assert len(exported["ELASTICSEARCH_URL"].split(",")) == 2
+    assert len(exported["ELASTICSEARCH_URL"].split(",")) == 3  # es2-a, es2-b, es2-c
     assert exported["DATABASE_URL"].startswith("postgresql://")
 
     procfile = (ROOT / stack_env["STACK_DIR"] / "Procfile").read_text()
@@ -97,7 +97,7 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
     while time.monotonic() < deadline:
         try:
             result = search(stack_env["WEB_PORT"], "the")
-        except urllib.error.HTTPError as exc:  # 500 until the first batch creates the index
+        except urllib.error.HTTPError as exc:  # 503 until the first batch creates the index
             result = {"total": 0, "error": exc.code}
             time.sleep(3)
             continue
@@ -107,6 +107,11 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
         time.sleep(3)
     assert result["total"] >= 50, result
     assert all(h.endswith(".test") for h in hosts)
+    # two data nodes: the index got a primary on each and a replica (ES_SHARDS/ES_REPLICAS)
+    es = exported["ELASTICSEARCH_URL"].split(",")[0]
+    (index,) = json.loads(_get(f"{es}/websearch/_settings")[1]).values()
+    sizing = index["settings"]["index"]
+    assert (sizing["number_of_shards"], sizing["number_of_replicas"]) == ("2", "1")
 
     log = ROOT / stack_env["STACK_DIR"] / "stack.log"
     for name in ("crawl1", "crawl2", "celery", "beat", "web", "testweb"):
@@ -150,6 +155,7 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
     assert down.returncode == 0, down.stderr
     status = stack(stack_env, "status")
     for line in ("redis: stopped", "postgres: stopped", "es2-a: stopped", "es2-b: stopped",
+                 "es2-c: stopped",
                  "processes: stopped"):
         assert line in status.stderr
     # The workers were stopped gracefully, before the services: each printed its summary

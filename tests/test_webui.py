@@ -387,3 +387,24 @@ def test_secret_key_file_is_private(tmp_path):
     assert key_file.stat().st_mode & 0o777 == 0o600  # under umask 0 too
     # no temporary key file left behind (logs/ and static/ are made by the settings)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "secret_key", "static"]
+
+
+def test_search_answers_503_with_retry_after_while_the_index_is_unreachable(
+        client, monkeypatch, tmp_path):
+    from index.elasticsearch import ElasticsearchBackend
+    from tests.fixtures_es import free_port
+
+    # a real client against a port nothing listens on: every request is refused
+    dead = ElasticsearchBackend(f"http://127.0.0.1:{free_port()}", index_prefix="gone",
+                                spool_dir=tmp_path / "spool", request_timeout_s=2)
+    monkeypatch.setattr("webui.search.backend.get_search_backend", lambda: dead)
+    try:
+        api = client.get("/api/search", {"q": "zebra"})
+        assert api.status_code == 503 and api["Content-Type"] == "application/json"
+        assert int(api["Retry-After"]) >= 1
+        assert "briefly unavailable" in api.json()["error"]
+        page = client.get("/", {"q": "zebra"})
+        assert page.status_code == 503 and int(page["Retry-After"]) >= 1
+        assert "Search is briefly unavailable" in page.content.decode()
+    finally:
+        dead.close()

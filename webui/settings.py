@@ -211,6 +211,8 @@ FRONTIER_BLOOM_FPR = crawl_settings.FRONTIER_BLOOM_FPR
 ES_INDEX_PREFIX = crawl_settings.ES_INDEX_PREFIX
 ES_SHARDS = crawl_settings.ES_SHARDS
 ES_REPLICAS = crawl_settings.ES_REPLICAS
+SEARCH_CACHE_TTL = crawl_settings.SEARCH_CACHE_TTL
+SEARCH_CACHE_SIZE = crawl_settings.SEARCH_CACHE_SIZE
 
 # --- serving: gunicorn, static files, metrics, health checks (docs/operations.md "Serving
 # the web UI"; issue 23 items 3 and 4) ---

@@ -200,6 +200,17 @@ def openapi_schema(server_url: str) -> dict:
                             },
                             "content": error,
                         },
+                        "503": {
+                            "description": "The index is briefly unreachable (its cluster is "
+                                           "failing over); send the query again later",
+                            "headers": {
+                                "Retry-After": {
+                                    "description": "Seconds to wait before trying again",
+                                    "schema": {"type": "integer", "minimum": 1},
+                                }
+                            },
+                            "content": error,
+                        },
                     },
                 }
             },

@@ -14,6 +14,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from crawler.config import get_config
+from index.base import SearchUnavailable
 from index.query import Query
 from webui.search import querylog
 from webui.search.backend import QueryError, get_search_backend, run_search
@@ -49,6 +50,11 @@ def search_page(request: HttpRequest) -> HttpResponse:
         except QueryError as exc:
             context["error"] = str(exc)
             status = 400
+        except SearchUnavailable as exc:
+            context["unavailable"] = True
+            response = render(request, "search/page.html", context, status=503)
+            response["Retry-After"] = str(exc.retry_after)
+            return response
         else:
             last_page = min(max(1, -(-results.total // results.size)), settings.SEARCH_MAX_PAGE)
             context.update(
@@ -118,6 +124,13 @@ def api_search(request: HttpRequest) -> JsonResponse:
         )
     except QueryError as exc:
         return JsonResponse({"error": str(exc)}, status=400)
+    except SearchUnavailable as exc:
+        response = JsonResponse(
+            {"error": f"Search is briefly unavailable; try again in {exc.retry_after} s."},
+            status=503,
+        )
+        response["Retry-After"] = str(exc.retry_after)
+        return response
     querylog.record(results, "api")
     extra = {}
     if results.facets:

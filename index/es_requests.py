@@ -1,0 +1,88 @@
+"""The read requests of one Elasticsearch backend: counted, and outages named as such.
+
+Every search-plane request (the page, its re-ranked or relaxed second pass, suggestions,
+explain, deep-page walks) goes through :class:`SearchRequests`, so ``stats()`` can say how
+many round trips a query costs (``bench/search.py`` reports ``es_requests_per_query``), and
+an unreachable cluster or index becomes :class:`~index.base.SearchUnavailable` (the web UI
+answers 503 with ``Retry-After``) instead of a transport error.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from elastic_transport import ConnectionError as TransportConnectionError
+from elastic_transport import ConnectionTimeout, TransportError
+from elasticsearch import ApiError, Elasticsearch
+
+from index.base import SearchUnavailable
+
+__all__ = ["RETRY_AFTER_S", "SearchRequests", "is_outage", "outages_unavailable"]
+
+#: Seconds a client is asked to wait before trying again while the index is unreachable.
+RETRY_AFTER_S = 5
+#: Errors below 500 that still mean "no copy of the data can answer now", not "this request
+#: is wrong" (every 5xx counts too; a failed search phase is a 400 when the query is bad).
+_OUTAGE_ERRORS = frozenset({
+    "no_shard_available_action_exception",
+    "cluster_block_exception",
+    "master_not_discovered_exception",
+    "index_not_found_exception",
+})
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` says the cluster or the index cannot be reached right now."""
+    if isinstance(exc, (TransportConnectionError, ConnectionTimeout)):
+        return True
+    if isinstance(exc, ApiError):
+        return exc.status_code >= 500 or exc.error in _OUTAGE_ERRORS
+    return isinstance(exc, TransportError)
+
+
+@contextmanager
+def outages_unavailable() -> Iterator[None]:
+    """Raise an outage of the cluster or index inside the block as ``SearchUnavailable``."""
+    try:
+        yield
+    except (ApiError, TransportError) as exc:
+        if is_outage(exc):
+            raise SearchUnavailable(
+                f"The search index is unreachable ({exc.__class__.__name__}); try again "
+                f"in a few seconds.", RETRY_AFTER_S) from exc
+        raise
+
+
+class SearchRequests:
+    """``search`` on one client, counted; outages raised as ``SearchUnavailable``."""
+
+    def __init__(self, client: Elasticsearch):
+        self.client = client
+        self._lock = threading.Lock()
+        self.requests = 0
+        self.searches = 0
+
+    def search(self, **kwargs: Any) -> Any:
+        """``client.search(**kwargs)``; raises ``SearchUnavailable`` during an outage."""
+        with self._lock:
+            self.requests += 1
+        with outages_unavailable():
+            return self.client.search(**kwargs)
+
+    def count_search(self) -> None:
+        """Count one ``search()`` call of the backend (the denominator of the ratio)."""
+        with self._lock:
+            self.searches += 1
+
+    def stats(self) -> dict:
+        """``search/requests``, ``search/queries`` and their ratio (round trips per query)."""
+        with self._lock:
+            requests, searches = self.requests, self.searches
+        return {
+            "search/requests": requests,
+            "search/queries": searches,
+            "search/requests_per_query": round(requests / searches, 3) if searches else 0.0,
+        }
