@@ -46,10 +46,11 @@ logger = logging.getLogger(__name__)
 _FORMAT = 1  # bumped when the stored form of Results changes
 
 
-def cache_key(parsed: Query, page: int, size: int, explain: bool) -> str:
+def cache_key(parsed: Query, page: int, size: int, explain: bool,
+              facets: bool = False) -> str:
     """The part of a cache key that names a page of a query (the version comes on top)."""
     digest = hashlib.blake2b(str(parsed).encode(), digest_size=16).hexdigest()
-    return f"{digest}:{page}:{size}:{int(explain)}"
+    return f"{digest}:{page}:{size}:{int(explain)}:{int(facets)}"
 
 
 def dump_results(results: Results) -> str:
@@ -222,11 +223,11 @@ class CachedBackend(SearchBackend):
         return getattr(self.__dict__["backend"], name)
 
     def search(self, query: str | Query, page: int = 1, size: int = 10,
-               explain: bool = False) -> Results:
+               explain: bool = False, facets: bool = False) -> Results:
         """The backend's page of results, from the cache while it is fresh."""
         started = time.perf_counter()
         parsed = query if isinstance(query, Query) else parse(query)
-        key = cache_key(parsed, page, size, explain)
+        key = cache_key(parsed, page, size, explain, facets)
         version = self.cache.version()
         cached = self.cache.get(key)
         if cached is not None:
@@ -238,7 +239,8 @@ class CachedBackend(SearchBackend):
             cached.extra["cached"] = True
             cached.took_ms = (time.perf_counter() - started) * 1000
             return cached
-        results = self.backend.search(parsed, page=page, size=size, explain=explain)
+        results = self.backend.search(parsed, page=page, size=size, explain=explain,
+                                      facets=facets)
         if not results.partial:
             self.cache.put(key, results, version)
         return results
@@ -290,6 +292,10 @@ class CachedBackend(SearchBackend):
     def suggest(self, query: str | Query) -> str | None:
         """The backend's ``suggest``."""
         return self.backend.suggest(query)
+
+    def complete(self, prefix: str, limit: int = 8) -> list[str]:
+        """The backend's ``complete`` (its own prefix index answers in microseconds)."""
+        return self.backend.complete(prefix, limit)
 
     def get(self, doc_id: str) -> Document | None:
         """The backend's ``get``."""

@@ -184,7 +184,7 @@ def test_a_new_index_on_a_single_node_has_one_shard_and_no_replica(make_backend)
 
 def test_an_unreachable_cluster_raises_search_unavailable(tmp_path):
     from index.base import SearchUnavailable
-    from tests.fixtures_es import free_port
+    from harness.services import free_port
 
     dead = ElasticsearchBackend(f"http://127.0.0.1:{free_port()}", index_prefix="gone",
                                 spool_dir=tmp_path / "spool", request_timeout_s=2)

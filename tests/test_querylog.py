@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def pages():
     backend = get_search_backend()
     docs = [Document(id=doc_id_for(f"http://log{n}.test/"), url=f"http://log{n}.test/",
-                     host=f"log{n}.test", title=f"Okapi page {n}", body="okapi giraffe")
+                     host=f"log{n}.test", title=f"Aardwolf page {n}", body="aardwolf giraffe")
             for n in range(3)]
     backend.index(docs)
     backend.refresh()
@@ -27,19 +27,19 @@ def pages():
 
 
 def test_first_pages_are_logged_without_who(client):
-    client.get("/", {"q": "okapi"})
+    client.get("/", {"q": "aardwolf"})
     client.get("/api/search", {"q": "nothingmatcheszz"})
-    client.get("/", {"q": "okapi", "page": 2})  # not a first page
+    client.get("/", {"q": "aardwolf", "page": 2})  # not a first page
     rows = list(QueryLogEntry.objects.order_by("id"))
     assert [(r.query, r.results, r.source) for r in rows] == [
-        ("okapi", 3, "page"), ("nothingmatcheszz", 0, "api")]
+        ("aardwolf", 3, "page"), ("nothingmatcheszz", 0, "api")]
     assert rows[0].at.second == 0 and rows[0].clicked_rank is None
     fields = {f.name for f in QueryLogEntry._meta.get_fields()}
     assert not fields & {"ip", "address", "user", "session", "agent"}
 
 
 def test_result_links_ping_and_the_click_is_recorded(client):
-    html = client.get("/", {"q": "okapi"}).content.decode()
+    html = client.get("/", {"q": "aardwolf"}).content.decode()
     entry = QueryLogEntry.objects.get()
     assert f'ping="/click?l={entry.pk}&amp;r=1"' in html
     assert f'ping="/click?l={entry.pk}&amp;r=3"' in html
@@ -52,9 +52,9 @@ def test_result_links_ping_and_the_click_is_recorded(client):
 
 
 def test_dashboard_shows_rates_and_top_zero_result_queries(client):
-    for q in ("okapi", "okapi", "zebrafoo", "zebrafoo", "quaggabar"):
+    for q in ("aardwolf", "aardwolf", "zebrafoo", "zebrafoo", "quaggabar"):
         client.get("/", {"q": q})
-    first = QueryLogEntry.objects.filter(query="okapi").first()
+    first = QueryLogEntry.objects.filter(query="aardwolf").first()
     client.post(f"/click?l={first.pk}&r=1")
     User.objects.create_superuser("admin", "a@a.test", "pw")
     client.login(username="admin", password="pw")
@@ -67,7 +67,7 @@ def test_dashboard_shows_rates_and_top_zero_result_queries(client):
 
 def test_the_log_is_off_by_setting(client, settings):
     settings.SEARCH_QUERY_LOG = False
-    html = client.get("/", {"q": "okapi"}).content.decode()
+    html = client.get("/", {"q": "aardwolf"}).content.decode()
     assert QueryLogEntry.objects.count() == 0 and "ping=" not in html
 
 
