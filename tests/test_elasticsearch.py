@@ -183,8 +183,8 @@ def test_a_new_index_on_a_single_node_has_one_shard_and_no_replica(make_backend)
 
 
 def test_an_unreachable_cluster_raises_search_unavailable(tmp_path):
-    from index.base import SearchUnavailable
     from harness.services import free_port
+    from index.base import SearchUnavailable
 
     dead = ElasticsearchBackend(f"http://127.0.0.1:{free_port()}", index_prefix="gone",
                                 spool_dir=tmp_path / "spool", request_timeout_s=2)
