@@ -40,6 +40,7 @@ from dedup.evaluate import Score, evaluate
 from dedup.text import words
 from harness import log
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
+from harness.roundtrips import count_round_trips
 from testweb.nearcopies import generate
 
 
@@ -160,7 +161,7 @@ def redis_memory(pages, layouts=("compact", "datasketch")) -> dict:
                 redis_layout=layout,
                 compact_options={"partition_bits": partition_bits_for(len(pages))},
             )
-            trips = _count_round_trips(dedup.store.redis)
+            trips = count_round_trips(dedup.store.redis)
             started = time.perf_counter()
             score = evaluate(dedup, pages, lambda p: p.text)
             wall = time.perf_counter() - started
@@ -194,32 +195,6 @@ def _family(key: str) -> str:
         if marker in key:
             return "minhash" + marker
     return parts[1] if len(parts) > 1 else key
-
-
-def _count_round_trips(client) -> list[int]:
-    """Count requests on ``client`` (each command, script call or pipeline is one)."""
-    count = [0]
-    command = client.execute_command
-    make_pipeline = client.pipeline
-
-    def counted(*args, **kwargs):
-        count[0] += 1
-        return command(*args, **kwargs)
-
-    def pipeline(*args, **kwargs):
-        pipe = make_pipeline(*args, **kwargs)
-        execute = pipe.execute
-
-        def run(*a, **k):
-            count[0] += 1
-            return execute(*a, **k)
-
-        pipe.execute = run
-        return pipe
-
-    client.execute_command = counted
-    client.pipeline = pipeline
-    return count
 
 
 def main(argv: list[str] | None = None) -> dict:

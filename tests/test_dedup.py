@@ -15,6 +15,7 @@ from dedup.evaluate import evaluate
 from dedup.minhash import MinHasher, MinHashIndex, fold32
 from dedup.simhash import SimHashIndex, hamming, simhash
 from dedup.text import exact_key, shingle_hashes, word_hashes, words
+from harness.roundtrips import count_round_trips
 from pipelines.dedup import DedupPipeline, signal_budget_cut
 from tests.frontiers import options
 from testweb.nearcopies import calendar_trap, generate
@@ -197,31 +198,13 @@ def test_workers_share_state_through_redis(redis_url, method):
         assert sorted(worker1.index.lsh.query(signature)) == ["a", "c"]
 
 
-def _count_requests(client) -> list[int]:
-    count = [0]
-    command, make_pipeline = client.execute_command, client.pipeline
-
-    def counted(*args, **kwargs):
-        count[0] += 1
-        return command(*args, **kwargs)
-
-    def pipeline(*args, **kwargs):
-        pipe = make_pipeline(*args, **kwargs)
-        execute = pipe.execute
-        pipe.execute = lambda *a, **k: (count.__setitem__(0, count[0] + 1), execute(*a, **k))[1]
-        return pipe
-
-    client.execute_command, client.pipeline = counted, pipeline
-    return count
-
-
 def test_compact_layout_shares_state_in_at_most_two_round_trips(redis_url):
     rng = random.Random(11)
     a, b, c, d, e = (doc_id_for(f"http://x.test/{i}") for i in range(5))
     worker1 = Deduplicator.from_settings(None, redis_url=redis_url, prefix="t-compact")
     worker2 = Deduplicator.from_settings(None, redis_url=redis_url, prefix="t-compact")
     assert isinstance(worker1.store, CompactRedisStore)
-    trips = _count_requests(worker2.store.redis)
+    trips = count_round_trips(worker2.store.redis)
     text = _article(rng, 800)
     first = worker1.check(a, "one.test", text)
     assert (first.kind, first.cluster_id, first.host_totals) == ("new", a, (1, 0))
