@@ -112,7 +112,9 @@ class EsProcesses:
         """``_cluster/health`` as seen by one node."""
         query = "&".join(f"{k}={v}" for k, v in params.items())
         url = f"{self.urls[node_index]}/_cluster/health?{query}"
-        with urllib.request.urlopen(url, timeout=70) as response:
+        # the server's own wait (``timeout``) plus room for the answer to come back
+        wait_s = float(str(params.get("timeout", "30s")).rstrip("s")) + 10
+        with urllib.request.urlopen(url, timeout=wait_s) as response:
             return json.load(response)
 
     def cleanup(self) -> None:

@@ -157,17 +157,20 @@ def test_losing_the_elected_master_keeps_serving_and_loses_nothing(es_cluster2, 
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(1)
+        at_refresh = len(answered)  # answers from here on see every document
         deadline = time.monotonic() + 120
-        while len(answered) < at_kill + 20 and not failures and time.monotonic() < deadline:
+        while (len(answered) < at_refresh + 20 and not failures
+               and time.monotonic() < deadline):
             time.sleep(0.2)  # queries go on answering after the failover
     finally:
         stop.set()
         queries.join()
 
-    health = es_cluster2.health(survivor, wait_for_status="yellow", timeout="60s")
+    # a loaded box may take a while to promote the replicas of the lost node's shards
+    health = es_cluster2.health(survivor, wait_for_status="yellow", timeout="180s")
     assert health["number_of_nodes"] == 2
     assert not failures, failures[:3]
-    assert len(answered) >= at_kill + 20
+    assert len(answered) >= at_refresh + 20 > at_kill
     assert answered[-1] == DOCS
     assert backend.stats()["docs"] == DOCS
     assert {d.id for d in backend.iter_documents()} == {d.id for d in docs}

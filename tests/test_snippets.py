@@ -7,6 +7,7 @@ import unicodedata
 from index.analysis import analyze
 from index.snippets import (
     FIRST_BLOCK_CHARS,
+    SCAN_CHARS,
     SNIPPET_CHARS,
     _fold,
     _fold_char,
@@ -166,10 +167,14 @@ def test_fold_keeps_length_on_either_path():
 
 
 def test_matches_far_into_a_long_page_are_found():
-    body = "filler text. " * 6_000 + "The Python language is great."
-    assert len(body) > 10 * FIRST_BLOCK_CHARS
+    filler = "filler text. " * ((SCAN_CHARS - 100) // len("filler text. "))
+    body = filler + "The Python language is great."
+    assert len(body) > 4 * FIRST_BLOCK_CHARS
     out = build_snippet(body, terms("python"))
     assert "<mark>Python</mark>" in out
+    # past SCAN_CHARS a page is not read: its start is shown
+    out = build_snippet(filler * 2 + "The Python language is great.", terms("python"))
+    assert out.startswith("filler text.") and "<mark>" not in out
 
 
 def test_reading_stops_at_the_first_block_with_every_term():
@@ -179,7 +184,8 @@ def test_reading_stops_at_the_first_block_with_every_term():
     out = build_snippet(body, terms("python django"))
     assert out.startswith("<mark>Python</mark> and <mark>Django</mark>.")
     # Terms far apart in the first blocks: reading goes on to the window holding both.
-    body = "Python. " + "filler " * 2_000 + "Django too. " + "filler " * 2_000 + "python django."
+    body = "Python. " + "filler " * 1_200 + "Django too. " + "filler " * 1_200 + "python django."
+    assert len(body) < SCAN_CHARS
     out = build_snippet(body, terms("python django"))
     assert "<mark>python</mark> <mark>django</mark>." in out
 

@@ -32,7 +32,7 @@ class HostRule(models.Model):
     QUALITY = [(AUTO, "judged by the crawl"), (TRUSTED, "trusted: never spam or a mirror"),
                (SPAM, "spam: stop crawling, keep out of the index")]
     quality = models.CharField(
-        max_length=7, choices=QUALITY, default=AUTO, blank=True,
+        max_length=7, choices=QUALITY, default=AUTO, db_default=AUTO, blank=True,
         help_text="Overrides the crawl's spam and mirror verdicts for matching hosts",
     )
     note = models.CharField(max_length=255, blank=True)

@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='hostrule',
             name='quality',
-            field=models.CharField(blank=True, choices=[('', 'judged by the crawl'), ('trusted', 'trusted: never spam or a mirror'), ('spam', 'spam: stop crawling, keep out of the index')], default='', help_text="Overrides the crawl's spam and mirror verdicts for matching hosts", max_length=7),
+            field=models.CharField(blank=True, db_default='', choices=[('', 'judged by the crawl'), ('trusted', 'trusted: never spam or a mirror'), ('spam', 'spam: stop crawling, keep out of the index')], default='', help_text="Overrides the crawl's spam and mirror verdicts for matching hosts", max_length=7),
         ),
     ]
