@@ -22,7 +22,8 @@ echo "test: pytest"
 .venv/bin/python -m pytest "$@"
 
 # The distributed stack keeps its control plane in PostgreSQL: the Django tests again, there.
-PG_TESTS=(tests/test_database.py tests/test_webui.py tests/test_dashboard.py tests/test_monitoring.py)
+PG_TESTS=(tests/test_database.py tests/test_webui.py tests/test_dashboard.py tests/test_monitoring.py
+          tests/test_querylog.py)
 options=() positional=0
 for arg in "$@"; do
     if [[ $arg == -* ]]; then options+=("$arg"); else positional=1; fi
