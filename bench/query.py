@@ -1,8 +1,10 @@
 """Index N pages into the embedded backend and time queries through its search(), snippets included.
 
-Side by side in the same run, the same pages go into SQLite FTS5 (porter stemming, bm25 with
+Side by side in the same run: the same pages go into SQLite FTS5 (porter stemming, bm25 with
 the title weighted up, ``snippet()`` for highlighting, ``count(*)`` for the total), the
-obvious alternative engine for an embedded index.
+obvious alternative engine for an embedded index; and the same queries go to tantivy alone
+over the embedded index (``tantivy_*``: the compiled query, top 10 and the exact count, no
+re-ranking, stored fields or snippets), the floor the backend's own work sits on.
 
 Two corpora:
 
@@ -29,7 +31,9 @@ rounds, with its ``*_range`` (lowest, highest). The 1-minute load average is sam
 
 Progress goes to stderr; the last stdout line is one JSON object with ``docs``, ``real``,
 ``index_docs_per_s``, ``query_p50_ms``, ``query_p95_ms``, ``snippet_p95_ms`` (the time spent
-building the snippets of one query's hits) and the ``fts5_*`` figures.
+building the snippets of one query's hits), the ``tantivy_*`` and ``fts5_*`` figures, and
+``index_docs_per_cpu_s`` (documents per CPU second of the indexing process: the machine is
+shared, so wall-clock rates mostly measure the load).
 """
 
 from __future__ import annotations
@@ -298,17 +302,25 @@ class EmbeddedSide:
         self._spent = 0.0
         self._hits = 0
 
-    def build(self, docs: Iterable[Document]) -> dict:
-        """Index ``docs``, reopen the index for reading; the indexing figures."""
+    def build(self, docs: Iterable[Document], reuse: bool = False) -> dict:
+        """Index ``docs``, reopen the index for reading; the indexing figures (the CPU
+        seconds are the process's, tantivy's indexing and merging threads included).
+        ``reuse``: open the index a ``--keep`` run left instead (no indexing figures)."""
+        if reuse and self.path.is_dir():
+            self.backend = EmbeddedBackend(self.path)
+            return {"docs": self.backend.stats()["docs"], "reused_index": True}
         backend = EmbeddedBackend(self.path)
         backend.ensure_index()
+        cpu = time.process_time()
         elapsed = index_docs(backend, docs, report_every=10_000)
         backend.close()
+        cpu = time.process_time() - cpu
         self.backend = EmbeddedBackend(self.path)
         stats = self.backend.stats()
         return {
             "docs": stats["docs"],
             "index_docs_per_s": round(stats["docs"] / elapsed, 1),
+            "index_docs_per_cpu_s": round(stats["docs"] / cpu, 1),
             "index_bytes": dir_bytes(self.path),
             "segments": stats["segments"],
         }
@@ -351,6 +363,42 @@ class EmbeddedSide:
         hits.build_snippet = build_snippet
         if self.backend is not None:
             self.backend.close()
+
+
+class TantivySide:
+    """The floor under the project: tantivy's own search of the same index for the same
+    queries (the compiled query, top 10 and the exact count), without re-ranking, stored
+    fields or snippets. Built by the embedded side (it reuses that index)."""
+
+    name = "tantivy"
+    prefix = "tantivy_"
+
+    def __init__(self, embedded: EmbeddedSide):
+        self.embedded = embedded
+
+    def build(self, docs: Iterable[Document]) -> dict:
+        return {}
+
+    def run(self, query: str) -> None:
+        """Parse, compile, and tantivy's top 10 with the count."""
+        from index.query import parse
+
+        backend = self.embedded.backend
+        parsed = parse(query)
+        if parsed.matches_nothing:
+            return
+        compiler = backend._search.compiler(backend._schema)
+        backend._tantivy().searcher().search(compiler.compile(parsed.root), limit=10,
+                                             count=True)
+
+    def start_round(self) -> None:
+        pass
+
+    def end_round(self, warmup: int) -> dict:
+        return {}
+
+    def close(self) -> None:
+        pass
 
 
 def fts5_match(query: str) -> str:
@@ -451,12 +499,14 @@ def summarize(rounds: list[dict]) -> dict:
 
 
 def run_bench(sides: list, docs, queries: list[str], warmup: int, rounds: int,
-              profile: bool = False) -> dict:
-    """Build every side from ``docs()``, then ``rounds`` rounds in alternating order."""
+              profile: bool = False, reuse: bool = False) -> dict:
+    """Build every side from ``docs()`` (the embedded one may ``reuse`` a kept index), then
+    ``rounds`` rounds in alternating order."""
     result: dict = {}
     for side in sides:
         log(f"{side.name}: indexing")
-        built = side.build(docs())
+        built = side.build(docs(), reuse) if isinstance(side, EmbeddedSide) else side.build(
+            docs())
         log(f"{side.name}: {built}")
         result.update(built)
     per_side: dict[str, list[dict]] = {side.name: [] for side in sides}
@@ -496,7 +546,12 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="pyinstrument the first embedded round, on stderr")
     parser.add_argument("--keep", metavar="DIR", help="build the indexes in DIR and keep them")
+    parser.add_argument("--reuse", action="store_true",
+                        help="with --keep: time the embedded index a --keep run left in DIR "
+                             "instead of building it (query figures only)")
     args = parser.parse_args()
+    if args.reuse and not args.keep:
+        parser.error("--reuse needs --keep DIR")
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     timed = args.queries or (300 if args.quick else 2_000)
@@ -532,9 +587,13 @@ def main() -> None:
                 def docs() -> Iterator[Document]:
                     return generate(n, args.hosts)
             sides.append(EmbeddedSide(work))
+            sides.append(TantivySide(sides[0]))
             if not args.no_fts5:
                 sides.append(Fts5Side(work))
-            result.update(run_bench(sides, docs, queries, warmup, args.rounds, args.profile))
+            result.update(run_bench(sides, docs, queries, warmup, args.rounds, args.profile,
+                                    args.reuse))
+            result["snippet_p95_over_query_p95"] = round(
+                result["snippet_p95_ms"] / result["query_p95_ms"], 2)
             result["timed_queries"] = timed
             result["rounds"] = args.rounds
             if not args.no_fts5:

@@ -7,9 +7,13 @@ from typing import TypeVar
 
 from index.base import Hit
 from index.query import Query
-from index.snippets import SCAN_CHARS, build_snippet
+from index.snippets import SCAN_CHARS, SnippetSource, build_snippet
 
-__all__ = ["collapse", "make_hit", "snippet_for", "snippet_text"]
+__all__ = ["HIT_FIELDS", "collapse", "make_hit", "snippet_for", "snippet_text"]
+
+#: The stored fields a hit shows (its WARC file for the cached-copy link); an engine may
+#: store just these (and the snippet text) for its hits.
+HIT_FIELDS = ("id", "url", "host", "title", "cluster_id", "pagerank", "warc_file")
 
 T = TypeVar("T")
 
@@ -20,17 +24,19 @@ def snippet_text(doc: Mapping) -> str:
     return (doc.get("body") or doc.get("description") or "")[:SCAN_CHARS]
 
 
-def snippet_for(doc: Mapping, query: Query, max_chars: int, text: str | None = None) -> str:
+def snippet_for(doc: Mapping, query: Query, max_chars: int,
+                text: str | SnippetSource | None = None) -> str:
     """The snippet of a stored document for ``query``: its words marked anywhere, its
-    phrases only where the whole phrase occurs. ``text``: its ``snippet_text``, when the
-    engine stored that instead of the body."""
+    phrases only where the whole phrase occurs. ``text``: its ``snippet_text`` (or the
+    :class:`~index.snippets.SnippetSource` of it), when the engine stored that instead of
+    the body."""
     if text is None:
         text = snippet_text(doc)
     return build_snippet(text, query.words(), max_chars, query.phrases())
 
 
 def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_chars: int,
-             explain: dict | None = None, text: str | None = None) -> Hit:
+             explain: dict | None = None, text: str | SnippetSource | None = None) -> Hit:
     """The hit for a stored document (a ``Document``'s fields as a mapping); ``text`` as
     for ``snippet_for``."""
     return Hit(

@@ -19,6 +19,14 @@ sigma); only those runs go through the per-character table (a text in another sc
 full of accents, goes through it in one pass). Read to the end, the output is the same as
 folding everything through the table. On 100,000 real documentation pages this took a
 query's CPU time at p95 from 105 ms to 33 ms (docs/index-engine.md).
+
+An engine that can store more than text does better: :class:`SnippetSource` is made once at
+index time, the bounded text and, per analyzed term, where the words it comes from start.
+A query's matches are then looked up, not searched for (no folding, no scan, no analysis
+at query time); the blocks read and the window chosen follow the same rule, so a snippet is
+the one the text gives, except that a match is a whole word of the text (a word start is
+never looked for inside a word, as after an apostrophe) and a term counts as one the page
+may hold only when a word of it is there (not when its stem's prefix merely occurs).
 """
 
 from __future__ import annotations
@@ -26,14 +34,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from html import escape
 from operator import itemgetter
 
 from index.analysis import WORD_RE, analyze
 
-__all__ = ["SNIPPET_CHARS", "build_snippet", "find_matches", "highlight"]
+__all__ = ["SCAN_CHARS", "SNIPPET_CHARS", "SnippetSource", "build_snippet", "find_matches",
+           "highlight"]
 
 SNIPPET_CHARS = 220
 # Only this much of a page is searched for the best window; the rest costs time and transfer
@@ -241,21 +250,101 @@ def find_matches(text: str, terms: Iterable[str]) -> list[Match]:
     return found.matches
 
 
+# Postings: " term:start,start,..." per term, then " "; a term holds neither separator
+# (and both stay one byte in JSON).
+_TERM, _STARTS = " ", ":"
+
+
+@dataclass(frozen=True)
+class SnippetSource:
+    """A page's snippet text prepared at index time: ``text`` (at most ``SCAN_CHARS``) and
+    ``postings``, where the words of each analyzed term start (``SnippetSource.of``)."""
+
+    text: str
+    postings: str
+
+    @classmethod
+    def of(cls, text: str) -> SnippetSource:
+        """The source for ``text``: each word of its first ``SCAN_CHARS`` analyzed once."""
+        text = text[:SCAN_CHARS]
+        starts: dict[str, list[str]] = {}
+        for word in WORD_RE.finditer(text):
+            start = str(word.start())
+            for term in _terms_of(word.group()):
+                at = starts.get(term)
+                if at is None:
+                    starts[term] = [start]
+                elif at[-1] != start:
+                    at.append(start)
+        return cls(text, "".join(f"{_TERM}{t}{_STARTS}{','.join(at)}" for t, at in starts.items())
+                   + _TERM)
+
+    def matches(self, wanted: Iterable[str]) -> list[Match]:
+        """``(start, end, term)`` of each word whose analyzed term is in ``wanted``, in text
+        order (a word of several terms matches by the first wanted one, as ``find_matches``)."""
+        found = _Posted(self, frozenset(wanted))
+        found.scan_to(len(self.text))
+        return found.matches
+
+    def starts(self, wanted: frozenset[str]) -> list[tuple[int, str]]:
+        """``(start, term)`` of the words of the ``wanted`` terms, in text order, one per
+        word (a word of several terms by the first wanted one)."""
+        postings, found = self.postings, []
+        for term in wanted:
+            key = f"{_TERM}{term}{_STARTS}"
+            at = postings.find(key)
+            if at >= 0:
+                end = postings.index(_TERM, at + len(key))
+                found.extend((int(i), term) for i in postings[at + len(key) : end].split(","))
+        if len(wanted) > 1:
+            found.sort()
+            for k in range(len(found) - 1, 0, -1):
+                if found[k - 1][0] == found[k][0]:  # a word of several wanted terms
+                    start = found[k][0]
+                    terms = _terms_of(WORD_RE.match(self.text, start).group())
+                    found[k - 1] = (start, next(t for t in terms if t in wanted))
+                    del found[k]
+        return found
+
+
+class _Posted:
+    """The matches of a :class:`SnippetSource`, read block by block as ``_Matcher``'s."""
+
+    def __init__(self, source: SnippetSource, wanted: frozenset[str]):
+        self.text = source.text
+        self._starts = source.starts(wanted)
+        self.possible = frozenset(term for _, term in self._starts)
+        self.matches: list[Match] = []
+        self.scanned = 0
+
+    def scan_to(self, end: int) -> None:
+        """The matches of the words starting before ``end``."""
+        self.scanned = max(self.scanned, min(end, len(self.text)))
+        stop = bisect_left(self._starts, self.scanned, key=itemgetter(0))
+        match, text = WORD_RE.match, self.text
+        self.matches.extend((start, match(text, start).end(), term)
+                            for start, term in self._starts[len(self.matches) : stop])
+
+
 def _best_window(matches: list[Match], width: int) -> tuple[int, int]:
     """Index range of ``matches`` fitting in ``width`` chars with most distinct terms, then most."""
     best, best_score = (0, 0), (-1, -1)
-    counts: Counter[str] = Counter()
-    j = 0
-    for i, (start, _, _) in enumerate(matches):
-        while j < len(matches) and matches[j][1] - start <= width:
-            counts[matches[j][2]] += 1
+    counts: dict[str, int] = {}
+    j, n = 0, len(matches)
+    for i, (start, _, term) in enumerate(matches):
+        limit = start + width
+        while j < n and matches[j][1] <= limit:
+            t = matches[j][2]
+            counts[t] = counts.get(t, 0) + 1
             j += 1
         score = (len(counts), j - i)
         if score > best_score:
             best, best_score = (i, j), score
-        counts[matches[i][2]] -= 1
-        if not counts[matches[i][2]]:
-            del counts[matches[i][2]]
+        left = counts.get(term, 0) - 1  # below 0 for a word wider than the window
+        if left:
+            counts[term] = left
+        else:
+            del counts[term]
     return best
 
 
@@ -327,7 +416,7 @@ def _phrase_matches(
 
 
 def build_snippet(
-    text: str,
+    text: str | SnippetSource,
     terms: Iterable[str],
     max_chars: int = SNIPPET_CHARS,
     phrases: Sequence[Sequence[str]] = (),
@@ -338,12 +427,17 @@ def build_snippet(
     (``Query.words()`` and ``Query.phrases()``). The window has the most distinct terms,
     then the most matches, among the text read: blocks from the start until one holds a
     window with every term (at most ``SCAN_CHARS``). Without a match it is the start of
-    the text. Everything but ``<mark>`` is escaped.
+    the text. Everything but ``<mark>`` is escaped. ``text`` may be a
+    :class:`SnippetSource` made at index time: its matches are looked up, not searched for.
     """
-    text = text[:SCAN_CHARS]
+    source = text if isinstance(text, SnippetSource) else None
+    text = source.text if source is not None else text[:SCAN_CHARS]
     words = set(terms)
     wanted = frozenset(t for t in words.union(*phrases) if t)
-    matches = _window_matches(text, wanted, words, phrases, max_chars) if text and wanted else []
+    matches = []
+    if text and wanted:
+        found = _Posted(source, wanted) if source is not None else _Matcher(text, wanted)
+        matches = _window_matches(found, text, words, phrases, max_chars)
     if not matches:
         return _render(text, *_span(text, 0, 0, max_chars), [])
     i, j = _best_window(matches, max_chars)
@@ -352,16 +446,15 @@ def build_snippet(
 
 
 def _window_matches(
+    found: _Matcher | _Posted,
     text: str,
-    wanted: frozenset[str],
     words: set[str],
     phrases: Sequence[Sequence[str]],
     width: int,
 ) -> list[Match]:
     """The matches to pick a window from: those of the blocks read until one window of
-    ``width`` holds every term of ``wanted`` that the text may hold, or until
-    ``READ_MATCHES`` were found, and of one more ``width`` of text after."""
-    found = _Matcher(text, wanted)
+    ``width`` holds every wanted term that the text may hold, or until ``READ_MATCHES``
+    were found, and of one more ``width`` of text after."""
     block = FIRST_BLOCK_CHARS
     while True:
         before = found.scanned

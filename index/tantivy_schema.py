@@ -3,12 +3,20 @@
 Text is analyzed in Python (:mod:`index.analysis`) and reaches tantivy as space-joined terms
 through its whitespace tokenizer (``TOKENIZER``), so this index and Elasticsearch hold the
 same terms. The ranking fields of :mod:`index.fields` are fast columns (keywords as their
-64-bit keys); the whole :class:`~index.base.Document` is stored as JSON in ``source``.
+64-bit keys).
+
+Two stored fields: ``hit``, what a hit shows (:data:`index.hits.HIT_FIELDS`) and the
+:class:`~index.snippets.SnippetSource` its snippets are drawn from, prepared here once; and
+``source``, the whole :class:`~index.base.Document` as zlib-compressed JSON, for ``get``
+and re-adding. A hit reads a few KB, never a whole page (a real page may be hundreds of
+KB of text): tantivy hands back a document's stored fields together, and compressed, the
+page costs little to hand over and nothing to parse.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 
 import tantivy
 
@@ -22,8 +30,11 @@ from index.fields import (
     document_fields,
     keyword_key,
 )
+from index.hits import HIT_FIELDS, snippet_text
+from index.snippets import SnippetSource
 
-__all__ = ["TOKENIZER", "address_key", "fast_name", "schema", "stored_document", "to_tantivy"]
+__all__ = ["TOKENIZER", "address_key", "fast_name", "schema", "stored_document", "stored_hit",
+           "to_tantivy"]
 
 #: The name the whitespace tokenizer of the text fields is registered under.
 TOKENIZER = "terms"
@@ -56,6 +67,7 @@ def schema() -> tantivy.Schema:
             builder.add_float_field(fast_name(name), fast=True, indexed=indexed)
         else:  # keywords are stored as their 64-bit keys
             builder.add_unsigned_field(fast_name(name), fast=True, indexed=indexed)
+    builder.add_bytes_field("hit", stored=True)
     builder.add_bytes_field("source", stored=True)
     return builder.build()
 
@@ -79,13 +91,26 @@ def to_tantivy(doc: Document) -> tantivy.Document:
         else:
             tdoc.add_unsigned(fast_name(name), keyword_key(value) if kind == KEYWORD else value)
     # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
-    tdoc.add_bytes("source", json.dumps(vars(doc), ensure_ascii=False).encode())
+    fields = vars(doc)
+    snippet = SnippetSource.of(snippet_text(fields))
+    hit = {**{name: fields[name] for name in HIT_FIELDS},
+           "snippet": snippet.text, "snippet_terms": snippet.postings}
+    tdoc.add_bytes("hit", json.dumps(hit, ensure_ascii=False).encode())
+    tdoc.add_bytes("source", zlib.compress(json.dumps(fields, ensure_ascii=False).encode(), 1))
     return tdoc
 
 
 def stored_document(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> Document:
     """The stored :class:`~index.base.Document` at ``address``."""
-    return Document.from_dict(json.loads(searcher.doc(address).get_first("source")))
+    source = searcher.doc(address).get_first("source")
+    return Document.from_dict(json.loads(zlib.decompress(source)))
+
+
+def stored_hit(searcher: tantivy.Searcher,
+               address: tantivy.DocAddress) -> tuple[dict, SnippetSource]:
+    """The stored fields a hit at ``address`` shows, and its snippet source."""
+    hit = json.loads(searcher.doc(address).get_first("hit"))
+    return hit, SnippetSource(hit.pop("snippet"), hit.pop("snippet_terms"))
 
 
 def address_key(address: tantivy.DocAddress) -> tuple[int, int]:

@@ -21,7 +21,7 @@ from index.hits import collapse, make_hit
 from index.query import Query
 from index.signals import Candidate, RankContext
 from index.tantivy_query import TantivyCompiler
-from index.tantivy_schema import address_key, fast_name, stored_document
+from index.tantivy_schema import address_key, fast_name, stored_hit
 
 if TYPE_CHECKING:
     from index.embedded import EmbeddedBackend
@@ -95,10 +95,10 @@ class TantivySearch:
         for candidate, similar in collapse(ranked, lambda c: c.get("cluster"))[
             offset : offset + size
         ]:
-            doc = vars(stored_document(searcher, candidate.ref))
+            shown, snippet = stored_hit(searcher, candidate.ref)
             why = b.ranker.explain(candidate, context) if explain else None
-            results.hits.append(make_hit(doc, candidate.score, similar, parsed,
-                                         b.snippet_chars, why))
+            results.hits.append(make_hit(shown, candidate.score, similar, parsed,
+                                         b.snippet_chars, why, text=snippet))
         if page == 1 and results.total < size:
             results.suggestion = b.suggest(parsed)
         if facets:

@@ -345,3 +345,23 @@ def test_pages_lacking_a_word_only_when_few_pages_have_every_word(tmp_path):
         h.url for h in backend.search("git tutorial beginners").hits
     ]
     backend.close()
+
+
+def test_hits_read_a_prepared_snippet_source_not_the_page(tmp_path):
+    from index.hits import snippet_for
+    from index.snippets import SCAN_CHARS
+
+    backend = EmbeddedBackend(tmp_path)
+    long_page = doc("http://c.test/long", "Long", "filler words here. " * 3_000
+                    + "The gadget is at the end.")
+    short_page = doc("http://c.test/short", "Short", "A gadget, and a gadget's manual.")
+    assert len(long_page.body) > 2 * SCAN_CHARS
+    backend.index([long_page, short_page])
+    backend.refresh()
+    parsed = parse("gadget")
+    by_url = {hit.url: hit for hit in backend.search(parsed).hits}
+    for page in (long_page, short_page):
+        assert by_url[page.url].snippet == snippet_for(page.to_dict(), parsed, 220)
+    # The whole page is still stored for get() and re-adding.
+    assert backend.get(long_page.id) == long_page
+    backend.close()

@@ -4,11 +4,14 @@ import re
 import sys
 import unicodedata
 
+import pytest
+
 from index.analysis import analyze
 from index.snippets import (
     FIRST_BLOCK_CHARS,
     SCAN_CHARS,
     SNIPPET_CHARS,
+    SnippetSource,
     _fold,
     _fold_char,
     _unlike_lower_re,
@@ -201,3 +204,68 @@ def test_words_across_block_ends_match_as_anywhere():
         out = build_snippet(body, [], phrases=[tuple(terms("monty python"))])
         assert "<mark>Monty</mark> <mark>Python</mark> flies." in out
         assert out.count("<mark>") == 2
+
+
+# --- a snippet source prepared at index time ------------------------------------------
+
+SAME_AS_SCANNED = [
+    ("Running pythons run fast.", "run python", ()),
+    ('Hi <script>alert("x")</script> &amp; <b>python</b> &lt;ok&gt;', "python script", ()),
+    ("filler " * 200 + "The Python language is great. " + "filler " * 200, "python", ()),
+    ("python " * 3 + "filler " * 100 + "python and django together. " + "filler " * 100,
+     "python django", ()),
+    ("x " * 300 + "Intro. The snake python eats." + " y" * 300, "python", ()),
+    ("Plain <text> " * 50, "absent", ()),
+    ("a\n\n  b\tpython", "python", ()),
+    ("Le Café et le RÉSUMÉ, Straße", "cafe resume strasse", ()),
+    ("ＡＰＩ docs, Привет мир", "api мир", ()),
+    ("snakebite snake", "snake", ()),
+    ("use os.path here", "", (("os", "path"),)),
+    ("The cat sat. Later, the world turned; the end of the world.", "", (("the", "world"),)),
+    ("Python and Django. " + "filler " * 2_000 + "python django python django. "
+     + "filler " * 100, "python django", ()),
+    ("Python. " + "filler " * 1_200 + "Django too. " + "filler " * 1_200 + "python django.",
+     "python django", ()),
+    ("filler text. " * 2_000 + "The Python language is great.", "python", ()),
+    ("x " * ((FIRST_BLOCK_CHARS - 3) // 2) + "Monty Python flies. Monty", "monty python", ()),
+    ("I said i. Then e", "i e", ()),
+]
+
+
+@pytest.mark.parametrize(("text", "query", "phrases"), SAME_AS_SCANNED)
+def test_a_prepared_source_gives_the_snippet_the_text_gives(text, query, phrases):
+    source = SnippetSource.of(text)
+    assert source.text == text[:SCAN_CHARS]
+    for width in (40, SNIPPET_CHARS):
+        assert build_snippet(source, terms(query), width, phrases) == build_snippet(
+            text, terms(query), width, phrases)
+    wanted = terms(query) + [t for p in phrases for t in p]
+    assert source.matches(wanted) == find_matches(text[:SCAN_CHARS], wanted)
+
+
+def test_a_prepared_source_matches_whole_words_only():
+    # Scanning looks for a word start after any non-letter, so it finds the "t" of
+    # "don't"; the source knows the words, and "don't" is one.
+    text = "Don't panic. A t here."
+    assert find_matches(text, ["t"]) == [(4, 5, "t"), (15, 16, "t")]
+    assert SnippetSource.of(text).matches(["t"]) == [(15, 16, "t")]
+
+
+def test_a_word_of_several_terms_matches_by_the_first_wanted():
+    text = "the ﬁle and ½ sign"  # NFKC: "file"; "1", "2"
+    source = SnippetSource.of(text)
+    assert analyze("½") == ["1", "2"]
+    assert source.matches(["2", "1"]) == [(12, 13, "1")]
+    assert source.matches(["2"]) == [(12, 13, "2")]
+    # The ligature folds to no one letter, so a scan's prefix search misses it; the
+    # source analyzed the word.
+    assert find_matches(text, ["file"]) == []
+    assert source.matches(["file"]) == [(4, 7, "file")]
+
+
+def test_a_prepared_source_stops_reading_when_every_present_term_is_in_a_window():
+    # "zebra" is not a word of the page (only inside "zebras3x" it is not): the scan
+    # reads on for it, the source knows it is absent and stops at the first block.
+    body = "Python zebrafoo. " + "filler " * 2_000 + "python python python. " + "filler " * 10
+    source = SnippetSource.of(body)
+    assert build_snippet(source, terms("python zebra")).startswith("<mark>Python</mark>")
