@@ -45,6 +45,7 @@ from index.base import (
 )
 from index.es_bulk import BulkWriter, Stats, action_version
 from index.es_explain import explain_hits
+from index.es_hedge import Hedger
 from index.es_mapping import (
     ADDED_FIELDS,
     HIT_SOURCE,
@@ -83,6 +84,8 @@ SETTINGS = {
     "ES_REFRESH_INTERVAL": ("refresh_interval", str),
     "ES_QUERY_TIMEOUT": ("query_timeout", str),
     "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
+    "ES_HEDGE": ("hedge", bool),
+    "ES_HEDGE_DELAY_S": ("hedge_delay_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
     "ES_NEAR_COPY_COUNTS": ("near_copies", str),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
@@ -134,6 +137,8 @@ class ElasticsearchBackend(SearchBackend):
         weights_file: str | None = None,
         query_timeout: str = "2s",
         request_timeout_s: float = 30.0,
+        hedge: bool | None = None,
+        hedge_delay_s: float | None = None,
         max_window: int = 10_000,
         near_copies: str | None = None,
         track_total_hits: int = 10_000,
@@ -184,7 +189,13 @@ class ElasticsearchBackend(SearchBackend):
             max_retries=3,
             retry_on_timeout=True,
         )
-        self.requests = SearchRequests(self.client)
+        # None: the settings' defaults (crawler/settings.py). A client given is the
+        # caller's own (its auth, its nodes), so its searches are not re-routed.
+        hedger = None
+        if (setting_default("ES_HEDGE") if hedge is None else hedge) and client is None:
+            delay = setting_default("ES_HEDGE_DELAY_S") if hedge_delay_s is None else hedge_delay_s
+            hedger = Hedger(self.client, hosts, float(delay), request_timeout_s)
+        self.requests = SearchRequests(self.client, hedger)
         self.pager = Pager(self.requests, self.alias, max_window, query_timeout,
                            near_copies or setting_default("ES_NEAR_COPY_COUNTS"))
         if spool_dir is None:
@@ -270,6 +281,7 @@ class ElasticsearchBackend(SearchBackend):
     def close(self) -> None:
         """Send what is queued (the rest stays spooled) and close the connections."""
         self.writer.close()
+        self.requests.close()
         self.client.close()
 
     def drop(self) -> None:
