@@ -26,7 +26,7 @@ import itertools
 import logging
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,7 +41,10 @@ logger = logging.getLogger(__name__)
 
 #: Seconds the data nodes learnt from ``_nodes`` are trusted before being asked again.
 ROUTES_TTL_S = 60.0
-#: Threads for attempts in flight (an abandoned slow attempt holds one until it ends).
+#: Seconds the node list may take (a stalled node is left out, the old list kept).
+NODES_TIMEOUT_S = 5.0
+#: Attempts in flight at once per process (an abandoned slow attempt counts until it
+#: ends); past it searches go unhedged through the shared client.
 MAX_ATTEMPTS_IN_FLIGHT = 64
 
 
@@ -81,14 +84,16 @@ class Hedger:
         self._routes: list[Route] = []
         self._clients: dict[str, Elasticsearch] = {}
         self._routes_at = float("-inf")
+        self._refreshing = False
         self._turn = itertools.count()
-        self._pool: ThreadPoolExecutor | None = None
+        self._in_flight = threading.BoundedSemaphore(MAX_ATTEMPTS_IN_FLIGHT)
         self.hedged = 0
         self.hedge_wins = 0
 
     # --- routes -------------------------------------------------------------------------
 
     def _node_client(self, url: str) -> Elasticsearch:
+        """The client of one node (made once; the caller holds the lock)."""
         client = self._clients.get(url)
         if client is None:
             # no retries of its own: another copy is the retry
@@ -98,42 +103,77 @@ class Hedger:
 
     def routes(self) -> list[Route]:
         """The data nodes, each reached directly when its HTTP address is one of ``hosts``
-        (else through the shared client), refreshed every ``ROUTES_TTL_S``; empty while the
-        cluster does not answer."""
-        now = time.monotonic()
+        (else through the shared client, with its preference alone); empty while the
+        cluster has not answered. Learnt on first use, then refreshed every
+        ``ROUTES_TTL_S`` on a thread of its own, so no search waits for the node list (a
+        stalled node would hold it up)."""
         with self._lock:
-            if now - self._routes_at < ROUTES_TTL_S:
+            age = time.monotonic() - self._routes_at
+            known = self._routes_at != float("-inf")
+            if age < ROUTES_TTL_S or self._refreshing:
                 return self._routes
-            self._routes_at = now
+            self._refreshing = True
+        if not known:
+            self._refresh()
+            return self._routes
+        threading.Thread(target=self._refresh, name="es-hedge-routes", daemon=True).start()
+        return self._routes
+
+    def _refresh(self) -> None:
         try:
-            info = self.client.nodes.info(
-                metric="http", filter_path="nodes.*.name,nodes.*.roles,nodes.*.http")
+            info = self.client.options(request_timeout=NODES_TIMEOUT_S).nodes.info(
+                metric="http", timeout=f"{NODES_TIMEOUT_S:g}s",
+                filter_path="_nodes,nodes.*.name,nodes.*.roles,nodes.*.http").body
         except (ApiError, TransportError) as exc:
             logger.debug("hedging: no node list (%s); searches go unhedged", exc)
-            with self._lock:
-                self._routes = []
-                self._routes_at = now - ROUTES_TTL_S + 5.0  # ask again soon
-            return []
-        routes = []
-        for node_id, node in sorted(info.body.get("nodes", {}).items()):
-            if not any(role == "data" or role.startswith("data_") for role in node["roles"]):
-                continue
-            url = self.hosts.get(node.get("http", {}).get("publish_address", ""))
-            client = self._node_client(url) if url else self.client
-            routes.append(Route(node["name"], client, f"_prefer_nodes:{node_id}"))
+            info = None
         with self._lock:
+            self._refreshing = False
+            self._routes_at = time.monotonic()
+            if info is None:
+                self._routes_at -= ROUTES_TTL_S - 5.0  # ask again soon
+                return
+            if info.get("_nodes", {}).get("failed") and self._routes:
+                return  # a node did not answer (stalled?): keep routing to the copies known
+            routes = []
+            for node_id, node in sorted(info.get("nodes", {}).items()):
+                if not any(r == "data" or r.startswith("data_") for r in node["roles"]):
+                    continue
+                url = self._configured_url(node.get("http", {}).get("publish_address", ""))
+                client = self._node_client(url) if url else self.client
+                routes.append(Route(node["name"], client, f"_prefer_nodes:{node_id}"))
             self._routes = routes
-        return routes
+
+    def _configured_url(self, publish_address: str) -> str | None:
+        """The configured URL of a node publishing ``host/ip:port`` or ``ip:port``."""
+        name, _, address = publish_address.rpartition("/")
+        port = address.rpartition(":")[2]
+        for candidate in (address, f"{name}:{port}" if name else ""):
+            if candidate in self.hosts:
+                return self.hosts[candidate]
+        return None
 
     # --- searches -----------------------------------------------------------------------
 
-    def _submit(self, route: Route, kwargs: dict) -> Future:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(MAX_ATTEMPTS_IN_FLIGHT,
-                                                thread_name_prefix="es-hedge")
-            pool = self._pool
-        return pool.submit(route.search, kwargs)
+    def _submit(self, route: Route, kwargs: dict) -> Future | None:
+        """Start one attempt on a daemon thread of its own (an abandoned one may wait on a
+        stalled node until its timeout, and must not hold up the process's exit); ``None``
+        when ``MAX_ATTEMPTS_IN_FLIGHT`` are already under way."""
+        if not self._in_flight.acquire(blocking=False):
+            return None
+        future: Future = Future()
+
+        def attempt() -> None:
+            try:
+                future.set_result(route.search(kwargs))
+            except BaseException as exc:  # handed to the waiting search
+                future.set_exception(exc)
+            finally:
+                self._in_flight.release()
+
+        future.set_running_or_notify_cancel()
+        threading.Thread(target=attempt, name="es-hedge", daemon=True).start()
+        return future
 
     def search(self, kwargs: dict) -> Any:
         """The first answer of this search from one data node's copies or, after
@@ -145,6 +185,8 @@ class Hedger:
         start = next(self._turn)
         order = [routes[(start + k) % len(routes)] for k in range(len(routes))]
         first = self._submit(order[0], kwargs)
+        if first is None:  # too many attempts under way (a stalled node): no hedging now
+            return self.client.search(**kwargs)
         pending = {first}
         sent = 1
         timeout: float | None = self.delay_s
@@ -161,7 +203,11 @@ class Hedger:
                     raise exc
             if sent < len(order) and (not done or not pending):
                 # slow past the delay, or every attempt so far failed: the next copy
-                pending.add(self._submit(order[sent], kwargs))
+                hedge = self._submit(order[sent], kwargs)
+                if hedge is None:  # too many under way: wait for what was sent
+                    sent, timeout = len(order), None
+                    continue
+                pending.add(hedge)
                 sent += 1
                 with self._lock:
                     self.hedged += 1
@@ -179,9 +225,7 @@ class Hedger:
     def close(self) -> None:
         """Close the per-node clients; attempts still in flight end on their own."""
         with self._lock:
-            pool, self._pool = self._pool, None
             clients, self._clients = list(self._clients.values()), {}
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            self._routes, self._routes_at = [], float("-inf")
         for client in clients:
             client.close()
