@@ -266,7 +266,7 @@ class RedisPart(Part):
         deadline = time.monotonic() + WAIT_S
         while True:  # one already running would not see what was written since it forked
             try:
-                self.client.bgsave()
+                self.client.bgsave(schedule=True)  # after an AOF rewrite under way
                 break
             except Exception as exc:
                 if "in progress" not in str(exc) or time.monotonic() > deadline:
