@@ -264,23 +264,33 @@ class FrontierScheduler(BaseScheduler):
         tier = self._tier(meta)
         policy = self.referrer.policy(response, template) if self.referrer else None
         base = {**base, "meta": meta}
-        by_origin: dict[str, dict] = {}
+        # origin -> the fields of its links and, once encoded, their payload: a link queued
+        # as itself (canonical) is stored without its URL, so one origin's links share it
+        by_origin: dict[str, list] = {}
         queued = 0
+
+        def payload(canonical: str, url: str, shared: list) -> bytes:
+            if canonical != url:
+                return encode_request({**shared[0], "url": url}, canonical)
+            if shared[1] is None:
+                shared[1] = encode_request({**shared[0], "url": url}, canonical)
+            return shared[1]
+
         for url in urls:
             # the standard referrer policies look at the target's origin only
             origin = _origin(url)
-            fields = by_origin.get(origin)
-            if fields is None:
+            shared = by_origin.get(origin)
+            if shared is None:
                 referer = policy.referrer(response.url, url) if policy else None
-                fields = by_origin[origin] = (
+                shared = by_origin[origin] = [
                     {**base, "headers": {**base.get("headers", {}),
                                          b"Referer": [referer.encode()]}}
-                    if referer else base
-                )
+                    if referer else base,
+                    None,
+                ]
             queued += self._queue(
                 url, depth,
-                lambda queued, url=url, fields=fields: encode_request({**fields, "url": url},
-                                                                      queued),
+                lambda canonical, url=url, shared=shared: payload(canonical, url, shared),
                 tier=tier,
                 count=False,
                 valued="frontier_tier" not in meta,
