@@ -47,7 +47,7 @@ _RANK_SCALE = 10**12
 ADD_CHUNK = 500
 #: Entries of a host's queue kept in its sorted set (the head); the rest wait in one list
 #: per tier (the tail). Below Redis's ``zset-max-listpack-entries`` (128), so a head is a
-#: listpack (~18 bytes an entry against ~100 in a skiplist), and a tail entry costs its
+#: listpack (~19 bytes an entry against ~100 in a skiplist), and a tail entry costs its
 #: record and ~3 bytes; the head refills from the tail as it drains.
 HOST_HEAD = 64
 
