@@ -52,6 +52,10 @@ _SUFFIX = re.compile(r"\s+(?:—|–|-|\||::)\s+")
 _WORD = re.compile(r"[\w][\w.+#:/-]*[\w+#]|[\w]", re.UNICODE)
 _HEADING = re.compile(r"<h([23])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
+#: "8.14. JSON Types", "Chapter 3. ..." numbering and "git-clone(1)" man sections.
+_SECTION_NUMBER = re.compile(r"^(?:chapter\s+|capítulo\s+|chapitre\s+)?\d+(?:\.\d+)*\.?\s+",
+                             re.IGNORECASE)
+_MAN_SECTION = re.compile(r"\(\d\w?\)$")
 
 
 @dataclass(frozen=True)
@@ -85,13 +89,15 @@ def page_key(url: str) -> str:
 
 
 def title_core(title: str) -> str:
-    """A page title without the site's name after the last separator, and without a
-    trailing "documentation" / "manual" word: "os.path — Common pathname manipulations —
-    Python 3.11 documentation" gives "os.path — Common pathname manipulations"."""
+    """A page title without the site's name after the last separator, section numbers
+    ("8.14. JSON Types") or a man page's section ("git-clone(1)"): "os.path — Common
+    pathname manipulations — Python 3.11 documentation" gives "os.path Common pathname
+    manipulations"."""
     title = html.unescape(title or "").strip()
     parts = _SUFFIX.split(title)
     if len(parts) > 1:
         title = " ".join(parts[:-1]) if len(parts[-1].split()) <= 6 else " ".join(parts)
+    title = _SECTION_NUMBER.sub("", _MAN_SECTION.sub("", title.strip()))
     return re.sub(r"\s+", " ", title).strip(" :—–-|")
 
 
@@ -100,29 +106,20 @@ def _words(text: str) -> list[str]:
 
 
 def title_variants(core: str, rng: random.Random, limit: int = 2) -> list[str]:
-    """Up to ``limit`` reworded forms of a title, none of them the title itself."""
-    words = _words(core)
-    content = [w for w in words if w not in STOP_WORDS]
+    """Up to ``limit`` reworded forms of a title: its content words (lower case, stop words
+    dropped), one content word left out, the first few content words, or the first word
+    moved last; chosen at random (``rng``) among the distinct ones."""
+    content = [w for w in _words(core) if w not in STOP_WORDS]
     if not content:
         return []
-    candidates: list[list[str]] = []
-    if len(content) < len(words):
-        candidates.append(content)
+    candidates = [content]
     if len(content) >= 3:
         dropped = list(content)
         del dropped[rng.randrange(len(content))]
-        candidates.append(dropped)
-        candidates.append(content[:3] if len(content) > 3 else content[:2])
+        candidates += [dropped, content[:3] if len(content) > 3 else content[:2]]
     if len(content) >= 2:
         candidates.append(content[1:] + content[:1])
-    else:
-        candidates.append(content)
-    out: list[str] = []
-    original = normalize(core)
-    for words_ in candidates:
-        query = " ".join(words_)
-        if query and query not in out and (query != original or len(candidates) == 1):
-            out.append(query)
+    out = list(dict.fromkeys(" ".join(words) for words in candidates))
     rng.shuffle(out)
     return out[:limit]
 

@@ -25,6 +25,7 @@ from harness.relevance import (
     QUICK_SITES,
     RECORDED,
     BodyBM25,
+    FittedWeights,
     NearCopies,
     backend_search,
     build_index,
@@ -37,7 +38,7 @@ from harness.relevance import (
     load_queries,
     read_pages,
 )
-from harness.training import known_items, normalize
+from harness.training import known_items, normalize, title_core
 from testweb.docsites import DOC_SITES, DocSiteHost
 
 pytest_plugins = ["tests.fixtures_es"]
@@ -95,6 +96,31 @@ def test_corpus_has_a_mirror_and_a_multi_language_tree():
     assert {"en", "fr", "de"} <= {p.name for p in httpd.root.iterdir() if p.is_dir()}
 
 
+def test_training_queries_reword_titles_and_take_link_texts():
+    assert title_core("os.path — Common pathname manipulations — Python 3.11.2 "
+                      "documentation") == "os.path Common pathname manipulations"
+    assert title_core("8.14. JSON Types") == "JSON Types"
+    assert title_core("git-clone(1)") == "git-clone"
+    pages = [
+        {"url": "http://a.test/x.html", "host": "a.test", "title": "Using the Frobnicator",
+         "links": [{"url": "http://a.test/y.html", "text": "the widget factory"},
+                   {"url": "http://a.test/y.html", "text": "next"}]},
+        {"url": "http://a.test/y.html", "host": "a.test", "title": "Widget Factory — A Docs",
+         "links": [{"url": "http://a.test/x.html", "text": "frobnicator guide"}]},
+        {"url": "http://b.test/z.html", "host": "b.test", "title": "Zed", "links": [],
+         "dup_of": "http://a.test/x.html"},
+    ]
+    items = known_items(pages, exclude=["Widget Factory"])
+    assert {(i.query, i.target, i.source) for i in items} == {
+        ("frobnicator", "a.test/x.html", "title"),
+        ("frobnicator guide", "a.test/x.html", "anchor"),
+        ("factory widget", "a.test/y.html", "title"),
+        ("the widget factory", "a.test/y.html", "anchor"),
+    }
+    assert all(i.site == "a.test" for i in known_items(pages, hosts=["a.test"]))
+    assert not known_items(pages, hosts=["b.test"])
+
+
 def test_crawl_obeyed_robots_and_covered_the_sites(corpus):
     _, pages, _ = corpus
     assert {p["host"] for p in pages} == set(QUICK_SITES)
@@ -129,6 +155,31 @@ def test_heldout_success_at_3_holds_the_recorded_figure(corpus):
     assert held.success(3) >= floor, f"held-out success@3 {held.success(3):.3f} < {floor}: {misses}"
     baseline = evaluate(BodyBM25(pages).search, judged, copies)
     assert result.scores.mrr() > baseline.mrr()
+
+
+def test_each_fold_fits_on_other_sites_only(corpus):
+    """A fitter that declares the sites it trained on: every site is then held out, the
+    fitter never sees a test site or its training queries, and each site is tested once."""
+    _, pages, backend = corpus
+    judged = load_queries(hosts=QUICK_SITES)
+    training = known_items(pages, exclude=[j.query for j in judged])
+    calls = []
+
+    def fit(train_sites, items):
+        calls.append((tuple(train_sites), {i.site for i in items}))
+        return FittedWeights("hand weights, declared as fitted on the training sites", None,
+                             frozenset(train_sites))
+
+    result = evaluate_heldout(fold_weights_search(lambda _file: backend), judged,
+                              NearCopies(pages), fit=fit, training=training, k=3)
+    assert len(calls) == len(result.folds) == 3
+    tested = [site for fold in result.folds for site in fold["test"]]
+    assert sorted(tested) == sorted(QUICK_SITES)
+    for fold, (train_sites, item_sites) in zip(result.folds, calls, strict=True):
+        assert not set(fold["test"]) & set(train_sites)
+        assert item_sites and item_sites <= set(train_sites)
+    assert result.all_held_out and result.heldout_sites == set(QUICK_SITES)
+    assert set(result.scores.ranks) == {j.query for j in judged}
 
 
 def test_both_backends_score_within_0_02_on_the_same_pages(corpus, es_url):
