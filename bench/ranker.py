@@ -45,7 +45,14 @@ from harness.relevance import (
     read_pages,
 )
 from index.embedded import EmbeddedBackend
-from ranking.learn import FeatureSet, TrainingQuery, collect, fit, interim_known_items
+from ranking.learn import (
+    FeatureSet,
+    TrainingQuery,
+    awake,
+    collect,
+    fit,
+    interim_known_items,
+)
 from testweb.docsites import available_doc_sites
 
 
@@ -136,7 +143,9 @@ def elasticsearch_run(pages, judged, cache, copies, training, folds, args) -> di
         es.refresh()
         log(f"Elasticsearch holds {es.stats().get('docs')} documents; collecting features")
         started = time.monotonic()
-        features = collect(es, training, args.depth, _progress("es features"))
+        hand = es.ranker.weights
+        features = collect(backend(awake(hand)), training, args.depth,
+                           _progress("es features"), start=hand)
         log(f"es features in {time.monotonic() - started:.0f} s, {features.found} found")
         fitted, hand, rows = heldout(features, judged, folds,
                                      lambda w: backend_search(backend(w) if w else es),
@@ -170,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=4, help="folds over sites (default 4)")
     parser.add_argument("--per-site", type=int, default=200,
                         help="pages per site training queries are made from (default 200)")
+    parser.add_argument("--training", type=Path, default=None,
+                        help="training queries as JSON lines {query, url, site} (default: "
+                             "made from the crawled pages)")
     parser.add_argument("--depth", type=int, default=50, help="candidates per query (50)")
     parser.add_argument("--passes", type=int, default=4, help="coordinate-ascent rounds")
     parser.add_argument("--elasticsearch", action="store_true",
@@ -191,16 +203,22 @@ def main(argv: list[str] | None = None) -> int:
         backend = build_index(index_path, documents(pages, cache / "links.sqlite"))
     log(f"{len(pages)} pages, {backend.stats()['docs']} documents, {len(judged)} judged "
         f"queries on {len(sites)} sites")
-    training: list[TrainingQuery] = [
-        TrainingQuery(q.query, q.url, q.site.split(":")[0])
-        for q in interim_known_items(backend.iter_documents(), per_site=args.per_site)
-    ]
+    if args.training:
+        training = [TrainingQuery(r["query"], r["url"], r["site"]) for r in
+                    map(json.loads, args.training.read_text(encoding="utf-8").splitlines())]
+    else:
+        training = [
+            TrainingQuery(q.query, q.url, q.site.split(":")[0])
+            for q in interim_known_items(backend.iter_documents(), per_site=args.per_site)
+        ]
     judged_text = {" ".join(j.query.lower().split()) for j in judged}
     training = [q for q in training if q.query not in judged_text]
     log(f"{len(training)} training queries")
     folds = folds_of(sites, min(args.folds, len(sites)))
     started = time.monotonic()
-    features = collect(backend, training, args.depth, _progress("features"))
+    hand = backend.ranker.weights
+    features = collect(EmbeddedBackend(index_path, rank_weights=awake(hand)), training,
+                       args.depth, _progress("features"), start=hand)
     log(f"features in {time.monotonic() - started:.0f} s, {features.found} found")
     fitted, hand, rows = heldout(
         features, judged, folds,

@@ -53,6 +53,7 @@ __all__ = [
     "SiteMention",
     "StaticRank",
     "TextRelevance",
+    "UrlDepth",
     "load_weights",
     "weights_file_of",
 ]
@@ -308,6 +309,27 @@ class AllWords(Signal):
         return [{"filter": asked, "weight": weight}]
 
 
+class UrlDepth(Signal):
+    """How near its site's root a page is: ``0.5 ** url_depth`` (1 for a home page, 0.5 a
+    level down), so overview pages can outrank deep reference pages that hold the same
+    words. Elasticsearch: an ``exp`` decay of ``url_depth`` from 0, halving per level.
+    Weighted 0 by hand; ``manage.py train-ranker`` fits it."""
+
+    name = "depth"
+    default_weight = 0.0
+    fields = ("url_depth",)
+    stage = "add"
+    #: The value's factor per level.
+    decay = 0.5
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return self.decay ** max(0, int(candidate.get("url_depth", 0)))
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        return [{"exp": {"url_depth": {"origin": 0, "scale": 1, "decay": self.decay}},
+                 "weight": weight}]
+
+
 DEFAULT_SIGNALS: tuple[Signal, ...] = (
     TextRelevance(),
     StaticRank(),
@@ -317,6 +339,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     SiteMention(),
     LanguageMatch(),
     AllWords(),
+    UrlDepth(),
 )
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "QueryFeatures",
     "SiteFitter",
     "TrainingQuery",
+    "awake",
     "collect",
     "engine_of",
     "fit",
@@ -70,6 +71,8 @@ __all__ = [
 CUTOFF = 10
 #: The text weight: fixed, it sets the scale of the others.
 TEXT_SIGNAL = "bm25"
+#: The weight of a signal weighted 0 while features are collected (:func:`awake`).
+AWAKE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -146,15 +149,25 @@ def engine_of(backend: Any) -> str:
                      "Elasticsearch backend.")
 
 
+def awake(weights: Mapping[str, float]) -> dict[str, float]:
+    """``weights`` with each 0 raised to :data:`AWAKE`, to collect features with: an engine
+    skips a signal weighted 0 (its value is not computed), and this weight does not change
+    the ranking."""
+    return {name: float(w) or AWAKE for name, w in weights.items()}
+
+
 def collect(backend: Any, queries: Sequence[TrainingQuery], depth: int = 50,
-            progress: Callable[[int, int], None] | None = None) -> FeatureSet:
+            progress: Callable[[int, int], None] | None = None,
+            start: Mapping[str, float] | None = None) -> FeatureSet:
     """Run each training query through ``backend.search(..., explain=True)`` and keep the
-    top ``depth`` candidates' explained signal values and text scores."""
+    top ``depth`` candidates' explained signal values and text scores. ``start``: the
+    weights a fit starts from (default: the backend's; pass the hand weights when the
+    backend runs with :func:`awake` ones)."""
     inner = getattr(backend, "backend", backend)
     ranker = inner.ranker
     names = [s.name for s in ranker.signals]
     features = FeatureSet(engine_of(backend), names, [s.stage for s in ranker.signals],
-                          dict(ranker.weights))
+                          dict(start if start is not None else ranker.weights))
     for n, training in enumerate(queries, 1):
         results = inner.search(training.query, size=depth, explain=True)
         hits = [h for h in results.hits if h.explain]

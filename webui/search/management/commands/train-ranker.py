@@ -17,6 +17,7 @@ from index.signals import FITTED_WEIGHTS_NAME, WEIGHTS_FILE
 from ranking.learn import (
     FeatureSet,
     TrainingQuery,
+    awake,
     collect,
     engine_of,
     fit,
@@ -66,9 +67,14 @@ class Command(BaseCommand):
         if output.resolve() == WEIGHTS_FILE.resolve():
             raise CommandError(f"{output} holds the hand weights (the fallback); write the "
                                "fitted weights elsewhere with --output.")
-        # Features are explained under the hand weights, the start of the fit.
+        # The fit starts from the hand weights (with the settings' overrides); features are
+        # explained with them, signals weighted 0 woken so that their values are computed.
+        hand_backend = get_backend(config, cache=False, settings=settings,
+                                   weights_file=str(WEIGHTS_FILE))
+        hand = dict(hand_backend.ranker.weights)
+        hand_backend.close()
         backend = get_backend(config, cache=False, settings=settings,
-                              weights_file=str(WEIGHTS_FILE))
+                              weights_file=str(WEIGHTS_FILE), rank_weights=awake(hand))
         try:
             engine = engine_of(backend)
             queries = self.training_queries(backend, opts)
@@ -79,7 +85,8 @@ class Command(BaseCommand):
                               f"{len({q.site for q in queries})} sites; collecting features "
                               f"from the {engine} engine")
             started = time.monotonic()
-            features = collect(backend, queries, opts["depth"], self.progress(len(queries)))
+            features = collect(backend, queries, opts["depth"], self.progress(len(queries)),
+                               start=hand)
             collected = time.monotonic() - started
         finally:
             backend.close()
