@@ -31,6 +31,7 @@ Training queries come from :func:`interim_known_items` until the evaluation's ge
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -52,10 +53,12 @@ __all__ = [
     "BoostForm",
     "FeatureSet",
     "FitResult",
+    "FoldFitter",
+    "FoldWeights",
     "LinearForm",
     "QueryFeatures",
-    "SiteFitter",
     "TrainingQuery",
+    "as_training",
     "awake",
     "collect",
     "engine_of",
@@ -64,6 +67,7 @@ __all__ = [
     "interim_known_items",
     "item_key",
     "mrr",
+    "sample_per_site",
     "write_weights",
 ]
 
@@ -364,24 +368,91 @@ def fit(features: FeatureSet, start: Mapping[str, float] | None = None, passes: 
                      time.monotonic() - started)
 
 
-class SiteFitter:
-    """``fit(train_sites) -> weights`` for a k-fold-by-site evaluation: the features of
-    every training query are collected once (one engine), each fold fits on the queries of
-    its training sites only."""
+@dataclass(frozen=True)
+class FoldWeights:
+    """What :class:`FoldFitter` returns for a fold, in the shape of the evaluation's
+    ``harness.relevance.FittedWeights``: a name, the weights file both engines load, and
+    the sites whose judged queries shaped the weights (none: they never see one)."""
 
-    def __init__(self, features: FeatureSet, passes: int = 4):
-        self.features = features
+    name: str
+    weights_file: Path | None = None
+    seen_sites: frozenset[str] = frozenset()
+
+
+def as_training(items: Iterable[Any]) -> list[TrainingQuery]:
+    """Training queries from any known items with ``query``, ``site`` and ``url`` or
+    ``target`` (``host/path``, as ``harness.training.KnownItem`` has)."""
+    out = []
+    for item in items:
+        if isinstance(item, TrainingQuery):
+            out.append(item)
+        else:
+            url = getattr(item, "url", None) or item.target
+            out.append(TrainingQuery(item.query, url, item.site))
+    return out
+
+
+def sample_per_site(queries: Sequence[TrainingQuery], per_site: int,
+                    seed: int = 0) -> list[TrainingQuery]:
+    """At most ``per_site`` queries of each site, drawn the same way every run."""
+    import random
+
+    by_site: dict[str, list[TrainingQuery]] = {}
+    for q in queries:
+        by_site.setdefault(q.site, []).append(q)
+    out: list[TrainingQuery] = []
+    for site in sorted(by_site):
+        chosen = sorted(by_site[site], key=lambda q: (q.query, q.url))
+        random.Random(f"{seed}:{site}").shuffle(chosen)
+        out.extend(chosen[:per_site])
+    return out
+
+
+class FoldFitter:
+    """The per-fold ``fit(train_sites, training)`` hook of a held-out-by-site evaluation
+    (``harness.relevance.evaluate_heldout``) for one engine: it samples the fold's training
+    queries (``per_site`` per site), collects the features of those it has not seen yet
+    from ``backend`` (build it with :func:`awake` weights and pass the hand weights as
+    ``start``), fits, and writes the weights to a file under ``out_dir`` for the fold's
+    engine to load (``weights_file``)."""
+
+    def __init__(self, backend: Any, out_dir: str | Path, *,
+                 start: Mapping[str, float] | None = None, per_site: int = 250,
+                 depth: int = 50, passes: int = 4,
+                 progress: Callable[[int, int], None] | None = None):
+        self.backend = backend
+        self.engine = engine_of(backend)
+        self.out_dir = Path(out_dir)
+        self.start = dict(start) if start is not None else None
+        self.per_site = per_site
+        self.depth = depth
         self.passes = passes
+        self.progress = progress
+        self.features: FeatureSet | None = None
+        self._seen: dict[tuple[str, str], QueryFeatures] = {}
 
-    @classmethod
-    def from_backend(cls, backend: Any, queries: Sequence[TrainingQuery], depth: int = 50,
-                     progress: Callable[[int, int], None] | None = None) -> SiteFitter:
-        """Collect the training queries' features from ``backend`` once."""
-        return cls(collect(backend, queries, depth, progress))
-
-    def __call__(self, train_sites: Iterable[str]) -> dict[str, float]:
-        """Weights fitted on the training queries of ``train_sites`` alone."""
-        return fit(self.features.only(train_sites), passes=self.passes).weights
+    def __call__(self, train_sites: Sequence[str], training: Iterable[Any]) -> FoldWeights:
+        """Weights fitted on ``training`` (the known items of ``train_sites`` only)."""
+        wanted = set(train_sites)
+        queries = sample_per_site([q for q in as_training(training) if q.site in wanted],
+                                  self.per_site)
+        new = [q for q in queries if (q.query, q.url) not in self._seen]
+        collected = collect(self.backend, new, self.depth, self.progress, self.start)
+        if self.features is None:
+            self.features = FeatureSet(collected.engine, collected.names, collected.stages,
+                                       collected.weights)
+        for q in collected.queries:
+            self._seen[(q.query.query, q.query.url)] = q
+        fold = FeatureSet(self.features.engine, self.features.names, self.features.stages,
+                          self.features.weights,
+                          [self._seen[(q.query, q.url)] for q in queries])
+        result = fit(fold, passes=self.passes)
+        name = f"fitted on {len(wanted)} sites ({result.queries} queries)"
+        key = hashlib.sha1(" ".join(sorted(wanted)).encode()).hexdigest()[:12]
+        path = self.out_dir / f"{self.engine}-{key}.json"
+        write_weights(path, self.engine, result.weights,
+                      {"train_sites": sorted(wanted), **result.to_dict()}, base=WEIGHTS_FILE)
+        return FoldWeights(name, path)
 
 
 # --- the weights file ----------------------------------------------------------------

@@ -14,8 +14,10 @@ from index.embedded import EmbeddedBackend
 from index.signals import FITTED_WEIGHTS_NAME, WEIGHTS_FILE, load_weights, weights_file_of
 from ranking.learn import (
     FeatureSet,
+    FoldFitter,
     QueryFeatures,
     TrainingQuery,
+    awake,
     fit,
     interim_known_items,
     item_key,
@@ -152,3 +154,40 @@ def test_the_fitted_file_is_complete_and_both_engines_load_it(tmp_path):
     assert EmbeddedBackend(tmp_path / "other").ranker.weights == hand["embedded"]
     with pytest.raises(ValueError, match="hand weights"):
         write_weights(WEIGHTS_FILE, "embedded", fitted, {})
+
+
+class Item:
+    """A known item as the evaluation's generator makes it (``host/path`` target)."""
+
+    def __init__(self, query, target):
+        self.query, self.target, self.site = query, target, target.split("/", 1)[0]
+
+
+def test_fold_fitter_fits_per_fold_from_the_engine_and_writes_a_loadable_file(tmp_path):
+    from index.base import Document
+
+    backend = EmbeddedBackend(tmp_path / "index")
+    backend.ensure_index()
+    topics = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    docs = [Document(id=f"{site}{n}", url=f"http://{site}/{t}.html", host=site,
+                     title=f"{t} guide", body=f"{t} {t} notes about {t} and more words")
+            for site in ("a.test", "b.test") for n, t in enumerate(topics)]
+    backend.index(docs)
+    backend.refresh()
+    items = [Item(f"{t} guide", f"{site}/{t}.html")
+             for site in ("a.test", "b.test") for t in topics]
+    hand = backend.ranker.weights
+    fitter = FoldFitter(EmbeddedBackend(tmp_path / "index", rank_weights=awake(hand)),
+                        tmp_path / "folds", start=hand, per_site=4)
+    fold = fitter(["a.test"], items)
+    assert fold.seen_sites == frozenset()
+    assert len(fitter._seen) == 4 and {k[1].split("/")[0] for k in fitter._seen} == {"a.test"}
+    data = json.loads(fold.weights_file.read_text())
+    assert data["_fitted"]["embedded"]["train_sites"] == ["a.test"]
+    loaded = EmbeddedBackend(tmp_path / "index", weights_file=str(fold.weights_file))
+    assert loaded.ranker.weights == data["embedded"]
+    assert set(data["embedded"]) == set(hand)
+    other = fitter(["a.test", "b.test"], items)
+    assert len(fitter._seen) == 8  # a.test's queries are not collected again
+    assert other.weights_file != fold.weights_file
+    backend.close()

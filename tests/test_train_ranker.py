@@ -51,7 +51,7 @@ def test_train_ranker_fits_writes_and_the_engine_loads_it(crawled, monkeypatch):
     _opened = []
     try:
         call_command("train-ranker", "--per-site", "40", "--depth", "30", "--folds", "2",
-                     stdout=out, stderr=err)
+                     "--force", stdout=out, stderr=err)
         opened = list(_opened)
     finally:
         _opened = None
@@ -83,6 +83,7 @@ def test_train_ranker_fits_writes_and_the_engine_loads_it(crawled, monkeypatch):
                  "--dry-run", "--json", stdout=out, stderr=io.StringIO())
     report = json.loads(out.getvalue())
     assert report["written"] is False and "heldout" not in report
+    assert report["beats_hand"] is True  # nothing held out to lose on
     assert json.loads(path.read_text())["embedded"] == fitted  # untouched
 
 

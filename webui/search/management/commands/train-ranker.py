@@ -1,5 +1,5 @@
 """python manage.py train-ranker [--output PATH] [--training FILE] [--per-site N] [--depth N]
-[--folds K] [--passes N] [--dry-run] [--json]"""
+[--folds K] [--passes N] [--dry-run] [--force] [--json]"""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ class Command(BaseCommand):
     help = (
         "Fit the ranking weights of the configured engine on known-item training queries "
         "made from the current index (never the judged queries), check them held out by "
-        f"site, and write them to DATA_DIR/{FITTED_WEIGHTS_NAME} (or SEARCH_WEIGHTS_FILE), "
+        "site (k folds: fitted on the other sites' queries), and, if they beat the hand "
+        f"weights there, write them to DATA_DIR/{FITTED_WEIGHTS_NAME} (or SEARCH_WEIGHTS_FILE), "
         "which the engines load in place of the hand weights of index/weights.json. "
         "Restart the search processes to serve the new weights."
     )
@@ -55,6 +56,9 @@ class Command(BaseCommand):
                             help="Coordinate-ascent rounds (default 4)")
         parser.add_argument("--dry-run", action="store_true",
                             help="Fit and report, but write nothing")
+        parser.add_argument("--force", action="store_true",
+                            help="Write the fitted weights even when they do not beat the "
+                                 "hand weights on the held-out sites")
         parser.add_argument("--json", action="store_true",
                             help="Print the report as one JSON object")
 
@@ -91,11 +95,14 @@ class Command(BaseCommand):
         finally:
             backend.close()
         report = self.fit_and_check(features, opts)
+        held = report.get("heldout")
+        better = held is None or held["mrr_at_10_fitted"] > held["mrr_at_10_hand"]
         report.update(engine=engine, training_queries=len(queries),
                       sites=features.sites, found=features.found,
                       collect_seconds=round(collected, 1), output=str(output),
-                      written=not opts["dry_run"])
-        if not opts["dry_run"]:
+                      beats_hand=better,
+                      written=not opts["dry_run"] and (better or opts["force"]))
+        if report["written"]:
             write_weights(output, engine, report["weights"], {
                 "fitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "training_queries": len(queries), "found": features.found,
@@ -182,5 +189,8 @@ class Command(BaseCommand):
         if report["written"]:
             w(f"written to {report['output']}; the engines load it on start "
               "(restart the search processes); delete it to go back to the hand weights")
+        elif not report["beats_hand"]:
+            w("nothing written: the fit does not beat the hand weights on the held-out "
+              "sites (--force writes it anyway)")
         else:
             w("dry run: nothing written")
