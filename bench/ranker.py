@@ -2,7 +2,7 @@
 
 Serves and crawls the real documentation sites as ``bench/relevance.py`` does (the crawl is
 cached under ``--cache``), indexes them, makes known-item training queries from the crawled
-pages (``ranking.learn.interim_known_items``; never the judged queries), and collects each
+pages (``ranking.learn.document_known_items``; never the judged queries), and collects each
 training query's candidates and signal values from the engine's explain output once. Then,
 k-fold over sites: weights are fitted (``ranking.learn.fit``) on the training queries of
 the other sites only, and the judged queries of ``tests/relevance/queries.json`` whose best
@@ -50,8 +50,8 @@ from ranking.learn import (
     TrainingQuery,
     awake,
     collect,
+    document_known_items,
     fit,
-    interim_known_items,
 )
 from testweb.docsites import available_doc_sites
 
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         training = [
             TrainingQuery(q.query, q.url, q.site.split(":")[0])
-            for q in interim_known_items(backend.iter_documents(), per_site=args.per_site)
+            for q in document_known_items(backend.iter_documents(), per_site=args.per_site)
         ]
     judged_text = {" ".join(j.query.lower().split()) for j in judged}
     training = [q for q in training if q.query not in judged_text]

@@ -25,8 +25,10 @@ LambdaMART (LightGBM) is not used: its trees cannot be expressed as ``function_s
 functions, so Elasticsearch could only apply it through the learning-to-rank plugin, which
 the project's minimal server does not have.
 
-Training queries come from :func:`interim_known_items` until the evaluation's generator
-(``harness/training.py``) lands; any source of ``(query, url, site)`` triples works.
+Training queries: ``manage.py train-ranker`` makes them from the index's documents
+(:func:`document_known_items`); the held-out evaluation passes its own
+(``harness/training.py``) to :class:`FoldFitter`; any source of ``(query, url, site)``
+triples works.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ __all__ = [
     "engine_of",
     "fit",
     "form_for",
-    "interim_known_items",
+    "document_known_items",
     "item_key",
     "mrr",
     "sample_per_site",
@@ -489,7 +491,7 @@ def write_weights(path: str | Path, engine: str, weights: Mapping[str, float],
     return path
 
 
-# --- interim training queries --------------------------------------------------------
+# --- training queries from documents ------------------------------------------------
 
 _WORD = re.compile(r"[^\W\d_][\w.+-]*[^\W_]|[^\W\d_]")
 _TITLE_WORDS = 4
@@ -500,13 +502,15 @@ def _words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def interim_known_items(docs: Iterable[Any], per_site: int = 200,
+def document_known_items(docs: Iterable[Any], per_site: int = 200,
                         seed: int = 0) -> list[TrainingQuery]:
-    """INTERIM known-item queries, until ``harness/training.py`` of the evaluation lands:
-    for sampled pages of each site, one query from the page's title (its words that few
-    titles share, the site's own name left out) and one from its body (its most
-    characteristic words by tf-idf, common to a few pages at least). ``docs``: objects with
-    ``url``, ``host``, ``title`` and ``body`` (index Documents)."""
+    """Known-item queries from indexed documents alone (what ``train-ranker`` has): for
+    sampled pages of each site, one query from the page's title (its words that few titles
+    share, the site's own name left out) and one from its body (its most characteristic
+    words by tf-idf, common to a few pages at least). ``docs``: objects with ``url``,
+    ``host``, ``title`` and ``body`` (index Documents). Measured against the evaluation's
+    generator (``harness/training.py``: title variants, anchor texts, headings) as the
+    fitter's training data, held out by site: docs/relevance.md."""
     import random
 
     pages = [d for d in docs if getattr(d, "title", "") or getattr(d, "body", "")]

@@ -18,8 +18,8 @@ from ranking.learn import (
     QueryFeatures,
     TrainingQuery,
     awake,
+    document_known_items,
     fit,
-    interim_known_items,
     item_key,
     mrr,
     write_weights,
@@ -105,14 +105,14 @@ class Page:
         self.host = url.split("/")[2]
 
 
-def test_interim_known_items_come_from_titles_and_bodies():
+def test_document_known_items_come_from_titles_and_bodies():
     pages = [Page(f"http://w.test/{i}.html", f"Widget {name} guide", body)
              for i, (name, body) in enumerate([
                  ("frobnicate", "frobnicate the sprocket sprocket with gears gears gears"),
                  ("polish", "polish the sprocket with wax wax and gears"),
                  ("assemble", "assemble the wax gears"),
              ])]
-    made = interim_known_items(pages, per_site=10)
+    made = document_known_items(pages, per_site=10)
     assert {q.site for q in made} == {"w.test"}
     by_url = {}
     for q in made:

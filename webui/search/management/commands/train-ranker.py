@@ -19,9 +19,9 @@ from ranking.learn import (
     TrainingQuery,
     awake,
     collect,
+    document_known_items,
     engine_of,
     fit,
-    interim_known_items,
     mrr,
     write_weights,
 )
@@ -130,7 +130,7 @@ class Command(BaseCommand):
         if not hasattr(inner, "iter_documents"):
             raise CommandError("This engine cannot list its documents; pass --training.")
         self.stderr.write("making training queries from the index's pages")
-        return interim_known_items(inner.iter_documents(), per_site=opts["per_site"])
+        return document_known_items(inner.iter_documents(), per_site=opts["per_site"])
 
     def progress(self, total: int):
         step = max(1, total // 10)
