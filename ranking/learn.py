@@ -145,14 +145,16 @@ class FeatureSet:
 
 def engine_of(backend: Any) -> str:
     """The weights-file section of a backend ("embedded" or "elasticsearch")."""
+    from index.elasticsearch import ElasticsearchBackend
+    from index.embedded import EmbeddedBackend
+
     backend = getattr(backend, "backend", backend)  # behind the result cache
-    name = type(backend).__name__
-    if name == "EmbeddedBackend":
+    if isinstance(backend, EmbeddedBackend):
         return "embedded"
-    if name == "ElasticsearchBackend":
+    if isinstance(backend, ElasticsearchBackend):
         return "elasticsearch"
-    raise ValueError(f"Cannot fit ranking weights for a {name}; use the embedded or the "
-                     "Elasticsearch backend.")
+    raise ValueError(f"Cannot fit ranking weights for a {type(backend).__name__}; use the "
+                     "embedded or the Elasticsearch backend.")
 
 
 def awake(weights: Mapping[str, float]) -> dict[str, float]:
