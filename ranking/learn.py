@@ -62,6 +62,7 @@ __all__ = [
     "TrainingQuery",
     "as_training",
     "awake",
+    "beats",
     "collect",
     "engine_of",
     "fit",
@@ -69,6 +70,7 @@ __all__ = [
     "document_known_items",
     "item_key",
     "mrr",
+    "reciprocal_ranks",
     "sample_per_site",
     "write_weights",
 ]
@@ -285,16 +287,33 @@ class FitResult:
                 "passes": self.passes, "seconds": round(self.seconds, 2)}
 
 
+def reciprocal_ranks(features: FeatureSet, weights: Mapping[str, float]) -> np.ndarray:
+    """Each training query's reciprocal rank of its known item under ``weights`` (0 below
+    rank 10, or when it was not retrieved), in query order."""
+    out = np.zeros(len(features.queries))
+    form = form_for(features)
+    if form.queries:
+        w = np.array([float(weights.get(n, 0.0)) for n in features.names])
+        found = [i for i, q in enumerate(features.queries) if q.target is not None]
+        out[found] = form.reciprocal_ranks(form.score(w))
+    return out
+
+
 def mrr(features: FeatureSet, weights: Mapping[str, float]) -> float:
     """MRR@10 of the training queries under ``weights`` (a query whose known item was not
     retrieved scores 0)."""
-    if not features.queries:
-        return 0.0
-    form = form_for(features)
-    if not form.queries:
-        return 0.0
-    w = np.array([float(weights.get(n, 0.0)) for n in features.names])
-    return float(form.reciprocal_ranks(form.score(w)).sum()) / len(features.queries)
+    ranks = reciprocal_ranks(features, weights)
+    return float(ranks.mean()) if len(ranks) else 0.0
+
+
+def beats(fitted: np.ndarray, hand: np.ndarray, z: float = 2.0) -> bool:
+    """Whether the per-query reciprocal ranks ``fitted`` beat ``hand`` on the same queries
+    by more than ``z`` standard errors of the mean paired difference (a gain smaller than
+    that is noise: a few queries moving)."""
+    if len(fitted) < 2:
+        return False
+    diff = np.asarray(fitted) - np.asarray(hand)
+    return float(diff.mean()) > z * float(diff.std(ddof=1)) / math.sqrt(len(diff))
 
 
 def _line_search(form: _Form, origin: np.ndarray, direction: np.ndarray, now: float,

@@ -18,6 +18,7 @@ from ranking.learn import (
     QueryFeatures,
     TrainingQuery,
     awake,
+    beats,
     document_known_items,
     fit,
     item_key,
@@ -191,3 +192,15 @@ def test_fold_fitter_fits_per_fold_from_the_engine_and_writes_a_loadable_file(tm
     assert len(fitter._seen) == 8  # a.test's queries are not collected again
     assert other.weights_file != fold.weights_file
     backend.close()
+
+
+def test_beats_needs_a_gain_above_the_noise():
+    hand = np.array([1.0, 0.5, 0.0, 1.0] * 50)
+    assert beats(np.where(hand == 0.5, 1.0, hand), hand)  # 50 queries gain, none lose
+    moved = hand.copy()
+    moved[0], moved[1] = 0.5, 1.0  # one gains, one loses more: no gain
+    assert not beats(moved, hand)
+    few = hand.copy()
+    few[2] = 1.0  # one query of 200 moving is noise
+    assert not beats(few, hand)
+    assert not beats(hand, hand)
