@@ -547,6 +547,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2,
                         help="rounds of queries on each side, in alternating order (default 2)")
     parser.add_argument("--hosts", type=int, default=500, help="hosts of the generated pages")
+    parser.add_argument("--sites", metavar="HOST,...",
+                        help="--real: only these documentation sites (e.g. the eight of the "
+                             "figures in docs/index-engine.md)")
     parser.add_argument("--no-fts5", action="store_true", help="skip the FTS5 baseline")
     parser.add_argument("--profile", action="store_true",
                         help="pyinstrument the first embedded round, on stderr")
@@ -569,7 +572,8 @@ def main() -> None:
             result: dict = {}
             if args.real:
                 n = args.docs or (3_000 if args.quick else 100_000)
-                pages = real_pages(REAL_QUICK_SITES if args.quick else None)
+                sites = args.sites.split(",") if args.sites else None
+                pages = real_pages(sites or (REAL_QUICK_SITES if args.quick else None))
                 queries = real_queries(pages, timed + warmup)
                 lengths = [len(p.body) for p in pages]
                 result.update({

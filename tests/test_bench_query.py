@@ -20,12 +20,15 @@ def test_real_quick_prints_both_sides_over_rounds():
     assert 300 <= figures["pages"] < 3000
     assert figures["rounds"] == 2 and figures["timed_queries"] == 150
     for key in ("query_p50_ms", "query_p95_ms", "snippet_p95_ms", "index_docs_per_s",
+                "index_docs_per_cpu_s", "query_cpu_p95_ms", "tantivy_query_p95_ms",
                 "fts5_query_p50_ms", "fts5_query_p95_ms", "fts5_index_docs_per_s"):
         assert figures[key] > 0, key
     for key in ("query_p50_ms", "query_p95_ms", "snippet_p95_ms", "fts5_query_p95_ms"):
         low, high = figures[key + "_range"]
         assert low <= figures[key] <= high, key
     assert figures["query_p50_ms"] <= figures["query_p95_ms"]
+    # tantivy's own search is part of search(): the baseline is the floor.
+    assert figures["tantivy_query_cpu_p50_ms"] <= figures["query_cpu_p50_ms"]
     # Snippets are part of the timed search(), so they cannot take longer than it.
     assert figures["snippet_p95_ms"] <= figures["query_p95_ms_range"][1]
     # The judged queries and title words match pages of these sites.
