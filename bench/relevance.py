@@ -15,6 +15,10 @@ one row per signal (body, +title, +anchors, +url, +collapse, +pagerank, +any-wor
 
     python -m bench.relevance [--quick] [--ablation] [--elasticsearch] [--cache DIR] [--recrawl]
 
+``--elasticsearch`` scores the Elasticsearch backend too (``es_*``), and beside it the same
+index with a tier 1 published from it (``ES_TIERED``: ``es_tiered_*`` and
+``es_tiered_fallthrough_rate``, the share of queries tier 1 could not answer).
+
 Last stdout line: one JSON object with s_at_1, s_at_3, s_at_10, mrr_at_10,
 baseline_mrr_at_10, pages_crawled (and the baseline's success figures).
 """
@@ -107,9 +111,11 @@ def ablation(cache: Path, pages: Sequence[dict], judged: Sequence[Judgement],
 
 
 def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cache: Path,
-                         copies: NearCopies) -> Scores:
+                         copies: NearCopies) -> tuple[Scores, Scores, dict]:
     """The same documents in Elasticsearch (``ELASTICSEARCH_URL``, else a private node
-    started through scripts/services.sh), the same queries through its ``search()``."""
+    started through scripts/services.sh), the same queries through its ``search()``: the
+    flat index, then the same index with a tier 1 (``ES_TIERED``) published from it, and
+    the tiered backend's fall-through figures."""
     import uuid
 
     from crawler.config import get_config
@@ -128,16 +134,24 @@ def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cac
         processes.start()
         url = processes.url
     prefix = f"relevance-{uuid.uuid4().hex[:8]}"
-    backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool")
+    backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
+                                   tiered=False)
+    tiered = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
+                                  tiered=True)
     try:
         backend.ensure_index()
         backend.index(documents(pages, cache / "links.sqlite"))
         backend.refresh()
         log(f"Elasticsearch holds {backend.stats().get('docs')} documents")
-        return evaluate(backend_search(backend), judged, copies)
+        flat = evaluate(backend_search(backend), judged, copies)
+        tiered.publish_tiers()
+        log(f"tier 1 holds {tiered.client.count(index=tiered.tier1.alias)['count']} documents")
+        with_tiers = evaluate(backend_search(tiered), judged, copies)
+        return flat, with_tiers, tiered.tier_stats()
     finally:
         backend.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
         backend.close()
+        tiered.close()
         if processes is not None:
             processes.cleanup()
 
@@ -189,10 +203,14 @@ def main(argv: list[str] | None = None) -> int:
               "queries": len(judged),
               "sites": sites}
     if args.elasticsearch:
-        es_scores = elasticsearch_scores(pages, judged, cache, copies)
+        es_scores, tiered_scores, tiers = elasticsearch_scores(pages, judged, cache, copies)
         es = {**es_scores.summary(), **split_summary(es_scores)}
         log(f"elasticsearch {es}")
         result.update({f"es_{name}": value for name, value in es.items()})
+        tiered = {**tiered_scores.summary(), **split_summary(tiered_scores)}
+        log(f"elasticsearch, tiered {tiered} {tiers}")
+        result.update({f"es_tiered_{name}": value for name, value in tiered.items()})
+        result["es_tiered_fallthrough_rate"] = tiers["tier/fallthrough_rate"]
     if args.ablation:
         result["ablation"] = ablation(cache, pages, judged, project_index)
     print(json.dumps(result))

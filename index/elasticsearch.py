@@ -24,6 +24,7 @@ their analyzed term), because Elasticsearch's highlighter would only see the ste
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -55,10 +56,11 @@ from index.es_mapping import (
     mappings,
 )
 from index.es_paging import Pager, partial
-from index.es_query import QueryCompiler, RankingQuery, blend_aggs, word_idf
+from index.es_query import QueryCompiler, RankingQuery, blend_terms, word_idf
 from index.es_reindex import AliasReindexer, current_index
 from index.es_requests import SearchRequests, outages_unavailable
 from index.es_suggest import suggest_request, suggestion
+from index.es_tiers import Tier1
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
@@ -92,6 +94,9 @@ SETTINGS = {
     "ES_MIN_STRICT_HITS": ("min_strict_hits", int),
     "ES_BLEND_WORDS": ("blend_words", int),
     "ES_BLEND_BELOW": ("blend_below", int),
+    "ES_TIERED": ("tiered", bool),
+    "ES_TIER1_SHARE": ("tier1_share", float),
+    "ES_TIER1_MIN_HITS": ("tier1_min_hits", int),
     "SEARCH_LANGUAGE": ("language", str),
     "SEARCH_WEIGHTS_FILE": ("weights_file", str),
     "ES_BULK_DOCS": ("bulk_docs", int),
@@ -142,6 +147,9 @@ class ElasticsearchBackend(SearchBackend):
         min_strict_hits: int = 1,
         blend_words: int = 3,
         blend_below: int = 300,
+        tiered: bool | None = None,
+        tier1_share: float | None = None,
+        tier1_min_hits: int | None = None,
         max_missing_share: float = 0.5,
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
@@ -203,6 +211,22 @@ class ElasticsearchBackend(SearchBackend):
             on_reconnect=self._ensure_index,
         )
         self._rank_feature: bool | None = None
+        # None: the settings' defaults (crawler/settings.py)
+        self.tiered = setting_default("ES_TIERED") if tiered is None else tiered
+        self.tier1_min_hits = (setting_default("ES_TIER1_MIN_HITS") if tier1_min_hits is None
+                               else tier1_min_hits)
+        self.tier1 = Tier1(
+            self.client, self.alias,
+            setting_default("ES_TIER1_SHARE") if tier1_share is None else tier1_share,
+            index_body=self._index_body,
+            replicas=lambda: cluster_sizing(self.client, self.shards, self.replicas)[1],
+            refresh_interval=refresh_interval, spool_dir=self.writer.spool_dir,
+            stats=self.stats_, suggest_body_chars=suggest_body_chars)
+        # Tier 1's pages; near-copies counted over the full index.
+        self.tier1_pager = Pager(self.requests, self.tier1.alias, max_window, query_timeout,
+                                 self.pager.near_copies, counts_alias=self.alias)
+        self._tier_lock = threading.Lock()
+        self._tier_counts = {"tier1": 0, "fallthrough": 0}
 
     @classmethod
     def from_config(cls, config: Config, settings: Any = None, **options) -> ElasticsearchBackend:
@@ -275,29 +299,44 @@ class ElasticsearchBackend(SearchBackend):
     def drop(self) -> None:
         """Delete the alias and every versioned index of this prefix (tests, benchmarks)."""
         self.writer.flush()
-        self.client.options(ignore_status=404).indices.delete(
-            index=f"{self.alias}-v*", expand_wildcards="all"
-        )
+        for pattern in (f"{self.alias}-v*", self.tier1.index_pattern()):
+            self.client.options(ignore_status=404).indices.delete(
+                index=pattern, expand_wildcards="all")
+        self.tier1.forget()
 
     # --- writes -----------------------------------------------------------------------
 
     def index(self, docs: Iterable[Document]) -> int:
-        """Queue documents for bulk indexing by id (blocks when the queue is full)."""
+        """Queue documents for bulk indexing by id (blocks when the queue is full); with
+        tiers, a page at or above tier 1's static-rank floor goes into tier 1 too."""
         rank_feature = self.uses_rank_feature()
+        floor = self._tier1_floor()
         count = 0
         for doc in docs:
             version = action_version()
             source = document_source(doc, rank_feature, self.suggest_body_chars)
             source["indexed_at"] = version
             self.writer.add(bulk_action("index", self.alias, doc.id, version), source)
+            if floor is not None and doc.pagerank >= floor:
+                self.writer.add(bulk_action("index", self.tier1.alias, doc.id, version), source)
             count += 1
         return count
 
+    def _tier1_floor(self) -> float | None:
+        """Tier 1's static-rank floor when tiers are on and tier 1 exists, else ``None``."""
+        if not self.tiered or not self.writer.available:
+            return None
+        return self.tier1.min_rank()
+
     def delete(self, ids: Iterable[str]) -> int:
-        """Queue deletions by id; unknown ids are ignored."""
+        """Queue deletions by id (from tier 1 too); unknown ids are ignored."""
+        tier1 = self._tier1_floor() is not None
         count = 0
         for doc_id in ids:
-            self.writer.add(bulk_action("delete", self.alias, doc_id, action_version()))
+            version = action_version()
+            self.writer.add(bulk_action("delete", self.alias, doc_id, version))
+            if tier1:
+                self.writer.add(bulk_action("delete", self.tier1.alias, doc_id, version))
             count += 1
         return count
 
@@ -339,6 +378,8 @@ class ElasticsearchBackend(SearchBackend):
                 "is back (check scripts/services.sh status)."
             )
         self.client.indices.refresh(index=self.alias)
+        if self._tier1_floor() is not None:
+            self.client.indices.refresh(index=self.tier1.alias)
 
     # --- reads ------------------------------------------------------------------------
 
@@ -390,10 +431,14 @@ class ElasticsearchBackend(SearchBackend):
         cluster id. ``partial`` is set when a shard timed out or failed. Facets are
         ``terms`` aggregations in the same request, over the pages it matches.
 
-        One request for the strict page, "did you mean" and, for a short plain query, the
-        word IDF and full-match count as aggregations; the near-copy counts in it or in one
-        more (``ES_NEAR_COPY_COUNTS``). A second pass only when that shows pages lacking a
-        word must compete (few full matches) or that no page holds every word (any word).
+        One request for the strict page and "did you mean"; the near-copy counts in it or in
+        one more (``ES_NEAR_COPY_COUNTS``). A second pass only when that shows pages lacking
+        a word must compete (fewer than ``blend_below`` full matches of a short plain query:
+        its words' IDF read from the term statistics first, which costs the same on any
+        index size, where counting them over the index did not) or that no page holds every
+        word (any word). The strict request carries no aggregation besides facets, so
+        Elasticsearch may skip the pages that cannot reach the top once it has counted
+        ``track_total_hits``.
         """
         started = time.perf_counter()
         self.requests.count_search()
@@ -410,31 +455,54 @@ class ElasticsearchBackend(SearchBackend):
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
         offset = (page - 1) * size
-        body = self.search_body(parsed)
-        suggest = suggest_request(parsed)
         aggs = _FACET_AGGS if facets else None
-        if suggest:
-            body["suggest"] = suggest
-        blendable = parsed.blendable(self.blend_words)
-        if blendable or aggs:
-            body["aggs"] = {**(blend_aggs(self.compiler, parsed) if blendable else {}),
-                            **(aggs or {})}
-        response, found = self.pager.page(body, offset, size)
-        results.suggestion = suggestion(parsed, response.get("suggest"))
+        if self.tiered and self.tier1.min_rank() is not None:
+            response, found = self._strict_page(self.tier1_pager, parsed, offset, size, aggs)
+            # good results: pages holding every word, enough for this page
+            if response["hits"]["total"]["value"] >= max(self.tier1_min_hits, offset + size):
+                self._count_tier("tier1")
+                results.extra["tier"] = 1
+                return self._finish(results, parsed, response, found, partial(response),
+                                    explain, aggs, False, None, started)
+            self._count_tier("fallthrough")
+            results.extra["tier"] = 2
+        response, found = self._strict_page(self.pager, parsed, offset, size, aggs)
         was_partial = partial(response)
+        # Every match holds every word, bar the home pages of sites the query names.
+        strict = response["hits"]["total"]["value"]
         idf = None
-        if blendable:
-            idf, strict = word_idf(response, parsed, self.blend_below)
-        else:  # no page lacking a word competes: every match has them all
-            strict = response["hits"]["total"]["value"]
+        # no page has every word: pages with some of them, those with more first
         relaxed = strict < self.min_strict_hits and parsed.relaxable
-        if relaxed:  # no page has every word: pages with some of them, those with more first
-            idf = None
+        if not relaxed and parsed.blendable(self.blend_words) and strict < self.blend_below:
+            docs, df = self.requests.term_stats(self.alias, "body", blend_terms(parsed))
+            idf = word_idf(parsed, df, docs)
         if relaxed or idf:
+            suggestion_response = response
             body = self.search_body(parsed, relaxed=relaxed, idf=idf)
             if aggs:
                 body["aggs"] = aggs
             response, found = self.pager.page(body, offset, size)
+            response["suggest"] = suggestion_response.get("suggest")
+        return self._finish(results, parsed, response, found, was_partial, explain, aggs,
+                            relaxed, idf, started)
+
+    def _strict_page(self, pager: Pager, parsed: Query, offset: int, size: int,
+                     aggs: dict | None) -> tuple[dict, list]:
+        """The strict pass: one page of the pages holding every word, with "did you mean"
+        (and the facets) in the same request."""
+        body = self.search_body(parsed)
+        suggest = suggest_request(parsed)
+        if suggest:
+            body["suggest"] = suggest
+        if aggs:
+            body["aggs"] = aggs
+        return pager.page(body, offset, size)
+
+    def _finish(self, results: Results, parsed: Query, response: dict, found: list,
+                was_partial: bool, explain: bool, aggs: dict | None, relaxed: bool,
+                idf: list[float] | None, started: float) -> Results:
+        """``results`` filled from the page's final response and its hits."""
+        results.suggestion = suggestion(parsed, response.get("suggest"))
         results.total = response["hits"]["total"]["value"]
         results.partial = was_partial or partial(response)
         if aggs:
@@ -448,6 +516,19 @@ class ElasticsearchBackend(SearchBackend):
                                          text=source.get("snippet", "")))
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
+
+    def _count_tier(self, outcome: str) -> None:
+        with self._tier_lock:
+            self._tier_counts[outcome] += 1
+
+    def tier_stats(self) -> dict:
+        """How many searches tier 1 answered (``tier/tier1``) and how many fell through to
+        the full index (``tier/fallthrough``), and the fall-through rate."""
+        with self._tier_lock:
+            answered, fell = self._tier_counts["tier1"], self._tier_counts["fallthrough"]
+        tried = answered + fell
+        return {"tier/tier1": answered, "tier/fallthrough": fell,
+                "tier/fallthrough_rate": round(fell / tried, 4) if tried else 0.0}
 
     def complete(self, prefix: str, limit: int = 8) -> list[str]:
         """Titles starting with ``prefix``: a ``prefix`` query on the ``title_key`` keyword
@@ -500,6 +581,27 @@ class ElasticsearchBackend(SearchBackend):
         if old is None:
             self.ensure_index()
             return self.current_index()
-        new = self._reindexer().reindex(old, progress)
+        if not self.tiered:
+            new = self._reindexer().reindex(old, progress)
+            self._rank_feature = None
+            return new
+        built: list[str] = []
+
+        def tier1_of(new_index: str) -> list[dict]:
+            name, actions = self.tier1.build(new_index)
+            built.append(name)
+            return actions
+
+        new = self._reindexer().reindex(old, progress, also=tier1_of)
+        self.tier1.retire(built[0])
         self._rank_feature = None
         return new
+
+    def publish_tiers(self) -> str | None:
+        """With tiers on: build tier 1 afresh from the full index's static ranks and move
+        its alias to it atomically (after a rank publication); the new tier-1 index, or
+        ``None`` when tiers are off."""
+        if not self.tiered:
+            return None
+        self.writer.flush()
+        return self.tier1.publish(self.current_index() or self.alias)

@@ -55,8 +55,11 @@ class AliasReindexer:
         self.stats = stats
         self.suggest_body_chars = suggest_body_chars
 
-    def reindex(self, old: str, progress: Callable[[int], Any] | None = None) -> str:
-        """Copy ``old`` into the next version, swap the alias, delete ``old``; the new name."""
+    def reindex(self, old: str, progress: Callable[[int], Any] | None = None,
+                also: Callable[[str], list[dict]] | None = None) -> str:
+        """Copy ``old`` into the next version, swap the alias, delete ``old``; the new name.
+        ``also(new)``, called once the new index is ready, returns more alias actions to
+        publish in the same atomic ``update_aliases`` call (a tier 1 built from it)."""
         new = f"{self.alias}-v{version_of(old) + 1}"
         self.client.options(ignore_status=404).indices.delete(index=new)
         body = self.index_body()
@@ -79,6 +82,7 @@ class AliasReindexer:
             actions=[
                 {"remove": {"index": old, "alias": self.alias}},
                 {"add": {"index": new, "alias": self.alias, "is_write_index": True}},
+                *(also(new) if also is not None else []),
             ]
         )
         self.client.indices.add_block(index=old, block="write")
