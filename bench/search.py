@@ -1,17 +1,30 @@
-"""Index test-web pages into Elasticsearch for a time budget, then time 1-3 word queries.
+"""Index test-web pages into Elasticsearch (1,000,000 by default), then time 1-3 word queries.
 
-Elasticsearch: as many generated pages as fit in ``--seconds`` (default 600; aim 1,000,000)
-go through ``ElasticsearchBackend.index`` from ``--writers`` processes (each a crawl worker
-with its own bulk writer), on a private single node started by scripts/services.sh (or
-``--url``). Reported: docs/s (generation, Python analysis and bulk, up to the final refresh),
-primary store bytes per document after a flush, and query latency p50/p95/p99 through
-``search()`` (hits, collapse, snippets, suggestions) from 1 client, and p95 from 8 concurrent
-client processes.
+Elasticsearch: ``--docs`` generated pages (default 1,000,000), or as many as fit in
+``--seconds`` (default 3,600), go through ``ElasticsearchBackend.index`` from ``--writers``
+processes (each a crawl worker with its own bulk writer), on a private single node started
+by scripts/services.sh (or ``--url``). Reported: docs/s (generation, Python analysis and
+bulk, up to the final refresh), primary store bytes per document after a flush, and query
+latency p50/p95/p99 through ``search()`` (hits, collapse, near-copy counts, snippets,
+suggestions) from 1 client, and from 8 concurrent client processes (``*_8clients``).
+
+Where the time goes, per query: ``*_took_p50_ms``/``*_took_p95_ms`` is the sum of
+Elasticsearch's own ``took`` over the query's requests, ``*_client_p50_ms``/``_p95_ms`` the
+rest of the wall time (building the request, the loopback, JSON, hits, snippets), and
+``*_client_cpu_ms_per_query`` the client's CPU time (its thread's) per query;
+``*_node_cpu_ms_per_query`` is the node's CPU time (its process counters) per query over
+the 1-client timing.
 
 Each page gets a cluster id, as the crawl's dedup stage gives every page one (its own when
 it has no near-copies), so the near-copy counts (``ES_NEAR_COPY_COUNTS``) cost what they
-cost on a crawled index.
+cost on a crawled index, and a static rank skewed like PageRank (``static_rank``).
 ``es_requests_per_query`` is the backend's own count of round trips per ``search()``.
+
+Tiered index (``ES_TIERED``, index/es_tiers.py): tier 1 (the top 10% of the pages by static
+rank) is published from the same index, and the same queries run through the tiered
+backend beside the flat one: ``tiered_p50_ms``... (the same figures, ``tiered_`` prefix),
+``fallthrough_rate`` (the share of queries tier 1 could not answer) and
+``tiered_requests_per_query``.
 
 The result cache (index/cache.py) is measured on a query log drawn from the same queries
 with Zipf-distributed popularity (exponent ``--zipf``, 1.0 by default: the k-th most
@@ -21,18 +34,22 @@ popular query is asked 1/k as often as the first): the log is replayed through
 
 Side by side, the embedded backend indexes the same number of the same pages and runs the
 same queries from 1 client. Each side indexes once; the query timing runs ``--rounds``
-rounds (default 2) in alternating order (Elasticsearch then embedded, then the other way
-round), each latency figure is the median over the rounds with its ``[min, max]`` under
-``range``, and the load average is sampled every 5 s (``load_avg``). Pages and queries come
-from bench/query.py's generators.
+rounds (default 2) in alternating order, each latency figure is the median over the rounds
+with its ``[min, max]`` under ``range``, and the load average is sampled every 5 s
+(``load_avg``). Pages and queries come from bench/query.py's generators.
 
-    python -m bench.search            # 10 minutes of indexing, 2,000 queries
+Indexing a million pages takes a while, so ``--keep-index`` (with ``--url``) leaves the
+index (and its tier 1) in place with its indexing figures in its ``_meta``, and
+``--reuse-index`` times the queries on it again.
+
+    python -m bench.search            # 1,000,000 docs (at most an hour), 2,000 queries
     python -m bench.search --quick    # 5,000 docs, 300 queries
 
 Progress goes to stderr; the last stdout line is one JSON object with ``docs``,
 ``es_index_docs_per_s``, ``es_bytes_per_doc``, ``es_p50_ms``, ``es_p95_ms``, ``es_p99_ms``,
 ``es_p95_ms_8clients``, ``es_requests_per_query``, ``cache_hit_rate``, ``cached_p95_ms``,
-``uncached_zipf_p95_ms`` and ``embedded_p95_ms`` (plus a few more figures).
+``uncached_zipf_p95_ms``, ``tiered_p95_ms``, ``fallthrough_rate`` and ``embedded_p95_ms``
+(plus the figures above).
 """
 
 from __future__ import annotations
@@ -69,6 +86,7 @@ from index.embedded import EmbeddedBackend
 from testweb import text
 
 PREFIX = "bench-search"
+_index_prefix = [PREFIX]  # --index-prefix
 BATCH = 500
 
 
@@ -110,7 +128,7 @@ def static_rank(i: int) -> float:
 
 
 def es_backend(url: str, spool: Path, **options) -> ElasticsearchBackend:
-    return ElasticsearchBackend(url, index_prefix=PREFIX, spool_dir=spool, **options)
+    return ElasticsearchBackend(url, index_prefix=_index_prefix[0], spool_dir=spool, **options)
 
 
 def _write(
@@ -211,6 +229,24 @@ class Timed:
         self.wall += other.wall
         self.cpu += other.cpu
         self.took += other.took
+
+
+def tier1_ready(url: str, work: Path) -> dict:
+    """Tier 1 of the bench index (``ES_TIERED``): published from it unless a kept index
+    has one already; its size and build time."""
+    backend = es_backend(url, work / "spool-tier", tiered=True)
+    try:
+        started = time.monotonic()
+        built = backend.tier1.min_rank(fresh=True) is None
+        if built:
+            log("tiered: publishing tier 1 (the top 10% by static rank)")
+            backend.publish_tiers()
+        pages = backend.client.count(index=backend.tier1.alias)["count"]
+        log(f"tiered: tier 1 holds {pages} pages, static rank >= {backend.tier1.min_rank()}")
+        return {"tier1_docs": pages,
+                "tier1_build_s": round(time.monotonic() - started, 1) if built else None}
+    finally:
+        backend.close()
 
 
 def time_queries(search, queries: list[str], warmup: int, took=None) -> Timed:
@@ -378,7 +414,10 @@ def main() -> None:
                         help="leave the Elasticsearch index in place at the end (with --url)")
     parser.add_argument("--reuse-index", action="store_true",
                         help="time queries on an index a --keep-index run left (with --url)")
+    parser.add_argument("--index-prefix", default=PREFIX,
+                        help=f"the bench index's alias (default {PREFIX})")
     args = parser.parse_args()
+    _index_prefix[0] = args.index_prefix  # the client processes are forked: theirs too
     limit = args.docs or (5_000 if args.quick else 1_000_000)
     seconds = args.seconds or (120.0 if args.quick else 3600.0)
     if (args.keep_index or args.reuse_index) and not args.url:
@@ -412,20 +451,27 @@ def main() -> None:
             "es_index_docs_per_s": round(es["docs_per_s"], 1),
             "es_bytes_per_doc": round(es["bytes"] / n, 1),
         }
+        flat, tiered = {"tiered": False}, {"tiered": True}
+        result.update(tier1_ready(url, work))
         requests: dict = {}
+        tier_requests: dict = {}
 
-        def es_round(_: int) -> dict[str, float]:
-            log(f"es: timing {timed} queries, 1 client")
-            cpu = es_cpu_ms(url)
-            one = query_es(url, work, queries, warmup, 1, requests)
-            one_cpu = es_cpu_ms(url) - cpu
-            log(f"es: timing {timed} queries, 8 clients")
-            eight = query_es(url, work, queries, warmup, 8)
-            # over the warm-up queries too: the node's counter cannot tell them apart
-            return {**figures(one), "es_cpu_ms_per_query": round(one_cpu / len(queries), 3),
-                    **figures(eight, "_8clients")}
+        def timing(options: dict, stats: dict, name: str):
+            def side(_: int) -> dict[str, float]:
+                log(f"{name}: timing {timed} queries, 1 client")
+                cpu = es_cpu_ms(url)
+                one = query_es(url, work, queries, warmup, 1, stats, options)
+                one_cpu = es_cpu_ms(url) - cpu
+                log(f"{name}: timing {timed} queries, 8 clients")
+                eight = query_es(url, work, queries, warmup, 8, None, options)
+                # over the warm-up queries too: the node's counter cannot tell them apart
+                return {**figures(one),
+                        "node_cpu_ms_per_query": round(one_cpu / len(queries), 3),
+                        **figures(eight, "_8clients")}
+            return side
 
-        sides = {"es": es_round}
+        es_round = timing(flat, requests, "es")
+        sides = {"es": es_round, "tiered": timing(tiered, tier_requests, "tiered")}
         if not args.no_embedded:
             embedded, embedded_figures = index_embedded(n, args.hosts, work)
             result.update(embedded_figures)
@@ -440,7 +486,10 @@ def main() -> None:
             runs = run_rounds(sides, args.rounds)
         if not args.no_embedded:
             embedded.close()
-        result.update(side_by_side(runs, {"es": "es_", "embedded": "embedded_"}, load, 3))
+        result.update(side_by_side(runs, {"es": "es_", "tiered": "tiered_",
+                                          "embedded": "embedded_"}, load, 3))
+        result["fallthrough_rate"] = tier_requests["tier/fallthrough_rate"]
+        result["tiered_requests_per_query"] = tier_requests["search/requests_per_query"]
         result["es_requests_per_query"] = requests["search/requests_per_query"]
         result["es_took_ms_per_query"] = round(
             requests["search/took_ms"] / requests["search/queries"], 3)

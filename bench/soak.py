@@ -176,9 +176,10 @@ def redis_usage(client: Redis) -> dict[str, int]:
 
 
 def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
-         partitions: int = 1) -> dict[str, object]:
+         partitions: int = 1, es_url: str | None = None) -> dict[str, object]:
     """``WORKERS`` crawl workers of ``kind`` on a fresh Redis (``partitions`` servers for the
-    project's frontier) and test web, measured."""
+    project's frontier) and test web, measured; with ``es_url`` both write one index of that
+    Elasticsearch cluster instead of an embedded index each."""
     seconds = minutes * 60
     workdir.mkdir(parents=True)
     load = LoadSampler(SAMPLE_S)
@@ -193,6 +194,9 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
 
         redis_before = used_memory()
         env = {"REDIS_URL": urls[0]}
+        es_prefix = f"soak-{kind}-{workdir.name}".lower()
+        if es_url:
+            env["ELASTICSEARCH_URL"] = es_url
         if len(urls) > 1:
             env["FRONTIER_REDIS_URLS"] = ",".join(urls)
         weblog = workdir / "web.log"
@@ -205,6 +209,8 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
                        f"seeds_file={seeds}", "-a", "allowed_hosts=*.test"]
                 for name, value in worker_settings(kind, seconds, delay).items():
                     cmd += ["-s", f"{name}={value}"]
+                if es_url:
+                    cmd += ["-s", f"ES_INDEX_PREFIX={es_prefix}"]
                 data = workdir / f"data-{n}"
                 data.mkdir()
                 procs.append(subprocess.Popen(
@@ -269,6 +275,9 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         for c in clients:
             c.close()
     served = [r for r in rows if r["status"] == 200 and r["path"] != "/robots.txt"]
+    indexing = (index_figures(es_url, es_prefix, [workdir / f"data-{n}" / "logs" / "crawl.log"
+                                                  for n in range(WORKERS)], served)
+                if es_url else {})
     window = measure_window(cpu_samples, [r["start"] for r in served])
     if window is None:
         raise SystemExit(f"{kind}: no measure window (no page served {STARTUP_S:g} s after "
@@ -326,6 +335,54 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         "null_reasons": null_reasons,
         "redis_frontier_bytes_per_url": ratio(families.get("frontier", 0), known, 1),
         "redis_dedup_bytes_per_page": ratio(families.get("dedup", 0), pages, 1),
+        **indexing,
+    }
+
+
+def index_figures(es_url: str, prefix: str, crawl_logs: list[Path],
+                  served: list[dict]) -> dict[str, object]:
+    """What the workers wrote to Elasticsearch, checked against the crawl's own stats:
+
+    - ``indexed``: documents in the index after the crawl (refreshed);
+    - ``index_written``: the workers' ``index/indexed`` (pages handed to the index);
+    - ``index_doubled``: pages the test web served to the crawl more than once (each would
+      be written twice; the frontier promises once);
+    - ``index_lost``: writes neither in the index nor explained by a doubled page
+      (``index_written - index_doubled - indexed``; negative would mean documents the crawl
+      never wrote);
+    - ``index_block_longest_ms``: the longest wait of a worker for room in its bulk queue
+      (``index/bulk/backpressure_longest_ms``, 0 when it never waited), and
+      ``index_write_longest_ms``: the longest whole index write of the crawl's pipeline
+      (analysis of a batch plus that wait).
+    """
+    from elasticsearch import Elasticsearch
+
+    texts = [path.read_text() for path in crawl_logs]
+    written = sum(_stat(text, "index/indexed") for text in texts)
+    pages: dict[str, int] = {}
+    for row in served:
+        key = f"{row.get('host', '')}{row['path']}"
+        pages[key] = pages.get(key, 0) + 1
+    doubled = sum(n - 1 for n in pages.values() if n > 1)
+    client = Elasticsearch(es_url.split(","), request_timeout=120)
+    try:
+        client.indices.refresh(index=prefix)
+        indexed = client.count(index=prefix)["count"]
+        client.options(ignore_status=404).indices.delete(index=f"{prefix}-*")
+    finally:
+        client.close()
+    log(f"index: {indexed} documents, {written} written by the crawl, {doubled} pages "
+        f"served twice")
+    return {
+        "indexed": indexed,
+        "index_written": written,
+        "index_doubled": doubled,
+        "index_lost": written - doubled - indexed,
+        "index_block_longest_ms": max(_stat(t, "index/bulk/backpressure_longest_ms")
+                                      for t in texts),
+        "index_write_longest_ms": max(_stat(t, "index/write_longest_ms") for t in texts),
+        "index_backpressure_waits": sum(_stat(t, "index/bulk/backpressure_waits")
+                                        for t in texts),
     }
 
 
@@ -344,12 +401,12 @@ def measure_window(cpu_samples: list[tuple[float, float, list[float]]],
 
 
 def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
-        partitions: int = 1) -> dict[str, object]:
+        partitions: int = 1, es_url: str | None = None) -> dict[str, object]:
     """``rounds`` alternating rounds of the project's soak and the scrapy-redis baseline's,
     each ``minutes`` long; medians and ranges side by side."""
     def side(kind: str):
         return lambda round_no: soak(kind, minutes, hosts, delay,
-                                     workdir / f"{kind}-{round_no}", partitions)
+                                     workdir / f"{kind}-{round_no}", partitions, es_url)
 
     with LoadSampler(SAMPLE_S) as load:
         runs = run_rounds({"project": side("project"), "baseline": side("scrapy-redis")},
@@ -373,7 +430,33 @@ def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
     result["baseline_settings"] = worker_settings("baseline", minutes * 60, delay)
     result["hosts"] = hosts
     result["partitions"] = partitions
+    result["index"] = "elasticsearch" if es_url else "embedded"
     return result
+
+
+@contextlib.contextmanager
+def elasticsearch_for(index: str, url: str | None):
+    """The cluster the workers write to with ``--index elasticsearch``: ``url``, or the
+    stack's three nodes (``scripts/services.sh es2``: two data nodes and a tie-breaker)
+    started for the run; ``None`` for ``--index embedded``."""
+    if index != "elasticsearch":
+        yield None
+        return
+    if url:
+        yield url
+        return
+    from harness.services import EsProcesses, not_installed_reason
+
+    reason = not_installed_reason()
+    if reason:
+        raise SystemExit(f"--index elasticsearch: {reason}, or pass --es-url")
+    cluster = EsProcesses("es2", ["es2-a", "es2-b", "es2-c"])
+    log(f"starting the stack's three-node Elasticsearch under {cluster.run_dir}")
+    try:
+        cluster.start()
+        yield cluster.url
+    finally:
+        cluster.cleanup()
 
 
 def main() -> None:
@@ -388,16 +471,21 @@ def main() -> None:
                         help="Redis servers for the project's frontier (FRONTIER_REDIS_URLS)")
     parser.add_argument("--quick", action="store_true", help="2 minutes per crawl")
     parser.add_argument("--workdir", type=Path, help="keep the run's files here")
+    parser.add_argument("--index", choices=("embedded", "elasticsearch"), default="embedded",
+                        help="embedded: an index per worker; elasticsearch: one index on the "
+                             "stack's cluster (or --es-url) for both")
+    parser.add_argument("--es-url", help="with --index elasticsearch: this cluster")
     opts = parser.parse_args()
     minutes = 2.0 if opts.quick else opts.minutes
-    if opts.workdir:
-        opts.workdir.mkdir(parents=True)
-        result = run(minutes, opts.rounds, opts.hosts, opts.delay, opts.workdir,
-                     opts.partitions)
-    else:
-        with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
-            result = run(minutes, opts.rounds, opts.hosts, opts.delay, Path(tmp),
-                         opts.partitions)
+    with elasticsearch_for(opts.index, opts.es_url) as es_url:
+        if opts.workdir:
+            opts.workdir.mkdir(parents=True)
+            result = run(minutes, opts.rounds, opts.hosts, opts.delay, opts.workdir,
+                         opts.partitions, es_url)
+        else:
+            with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
+                result = run(minutes, opts.rounds, opts.hosts, opts.delay, Path(tmp),
+                             opts.partitions, es_url)
     print(json.dumps(result))
 
 

@@ -66,6 +66,13 @@ class Stats:
     def get(self, key: str) -> int:
         return self.values.get(key, 0)
 
+    def max(self, key: str, value: int) -> None:
+        """Keep the largest ``value`` seen under ``key``."""
+        with self._lock:
+            self.values[key] = max(self.values.get(key, value), value)
+        if self.crawler_stats is not None:
+            self.crawler_stats.max_value(key, value)
+
 
 @dataclass
 class _Action:
@@ -134,9 +141,14 @@ class BulkWriter:
             if self._closed:
                 raise RuntimeError("BulkWriter is closed; open a new backend to write.")
             self._start()
-            while self._queued_bytes > self.queue_bytes and self._queue:
-                self.stats.inc("index/bulk/backpressure_waits")
-                self._cond.wait(1.0)
+            if self._queued_bytes > self.queue_bytes and self._queue:
+                blocked = time.monotonic()
+                while self._queued_bytes > self.queue_bytes and self._queue:
+                    self.stats.inc("index/bulk/backpressure_waits")
+                    self._cond.wait(1.0)
+                # how long the caller (the crawl) waited for room at most
+                self.stats.max("index/bulk/backpressure_longest_ms",
+                               round((time.monotonic() - blocked) * 1000))
             self._queue.append(item)
             self._queued_bytes += len(item.lines)
             if len(self._queue) >= self.max_docs or self._queued_bytes >= self.max_bytes:
