@@ -147,7 +147,7 @@ def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cac
         tiered.publish_tiers()
         log(f"tier 1 holds {tiered.client.count(index=tiered.tier1.alias)['count']} documents")
         with_tiers = evaluate(backend_search(tiered), judged, copies)
-        return flat, with_tiers, tiered.tier_stats()
+        return flat, with_tiers, tiered.tier1.stats()
     finally:
         backend.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
         backend.close()

@@ -302,7 +302,7 @@ def query_es(url: str, work: Path, queries: list[str], warmup: int, clients: int
         timed = time_queries(_search_es(backend), queries, warmup, _took(backend))
         if stats is not None:
             stats.update(backend.requests.stats())
-            stats.update(getattr(backend, "tier_stats", dict)())
+            stats.update(backend.tier1.stats())
         backend.client.close()
         return timed
     out: mp.Queue = mp.Queue()

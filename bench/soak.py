@@ -344,26 +344,30 @@ def index_figures(es_url: str, prefix: str, crawl_logs: list[Path],
     """What the workers wrote to Elasticsearch, checked against the crawl's own stats:
 
     - ``indexed``: documents in the index after the crawl (refreshed);
-    - ``index_written``: the workers' ``index/indexed`` (pages handed to the index);
-    - ``index_doubled``: pages the test web served to the crawl more than once (each would
-      be written twice; the frontier promises once);
-    - ``index_lost``: writes neither in the index nor explained by a doubled page
-      (``index_written - index_doubled - indexed``; negative would mean documents the crawl
-      never wrote);
-    - ``index_block_longest_ms``: the longest wait of a worker for room in its bulk queue
-      (``index/bulk/backpressure_longest_ms``, 0 when it never waited), and
-      ``index_write_longest_ms``: the longest whole index write of the crawl's pipeline
-      (analysis of a batch plus that wait).
+    - ``index_written``: pages the workers' pipelines handed to the index (``index/indexed``);
+    - ``index_lost``: of those, the writes Elasticsearch never acknowledged
+      (``index/indexed`` minus the acknowledged index actions, ``index/bulk/index``);
+    - ``index_doubled``: acknowledged index actions that landed on a page already indexed
+      (acknowledged writes minus the documents, plus the acknowledged deletions): a page
+      indexed twice; ids are URL hashes, so a second write would replace, not add;
+    - ``index_block_longest_ms``: a worker's longest wait for room in its bulk queue
+      (``index/bulk/backpressure_longest_ms``; 0 when it never waited), and
+      ``index_write_longest_ms``: the pipeline's longest index call (a batch's analysis
+      plus that wait), the longest the crawl waited on its index;
+    - ``pages_fetched_twice``: pages the test web served to the crawl twice (a lease that
+      ran out on a slow worker; the second copy is an exact duplicate, not indexed again).
     """
     from elasticsearch import Elasticsearch
 
     texts = [path.read_text() for path in crawl_logs]
-    written = sum(_stat(text, "index/indexed") for text in texts)
+
+    def total(name: str) -> int:
+        return sum(_stat(text, name) for text in texts)
+
     pages: dict[str, int] = {}
     for row in served:
         key = f"{row.get('host', '')}{row['path']}"
         pages[key] = pages.get(key, 0) + 1
-    doubled = sum(n - 1 for n in pages.values() if n > 1)
     client = Elasticsearch(es_url.split(","), request_timeout=120)
     try:
         client.indices.refresh(index=prefix)
@@ -371,18 +375,18 @@ def index_figures(es_url: str, prefix: str, crawl_logs: list[Path],
         client.options(ignore_status=404).indices.delete(index=f"{prefix}-*")
     finally:
         client.close()
-    log(f"index: {indexed} documents, {written} written by the crawl, {doubled} pages "
-        f"served twice")
+    written, acked = total("index/indexed"), total("index/bulk/index")
+    log(f"index: {indexed} documents; the crawl wrote {written}, {acked} acknowledged")
     return {
         "indexed": indexed,
         "index_written": written,
-        "index_doubled": doubled,
-        "index_lost": written - doubled - indexed,
+        "index_lost": written - acked,
+        "index_doubled": acked + total("index/bulk/delete") - indexed,
         "index_block_longest_ms": max(_stat(t, "index/bulk/backpressure_longest_ms")
                                       for t in texts),
         "index_write_longest_ms": max(_stat(t, "index/write_longest_ms") for t in texts),
-        "index_backpressure_waits": sum(_stat(t, "index/bulk/backpressure_waits")
-                                        for t in texts),
+        "index_backpressure_waits": total("index/bulk/backpressure_waits"),
+        "pages_fetched_twice": sum(1 for n in pages.values() if n > 1),
     }
 
 

@@ -10,11 +10,13 @@ this class plus one module per role:
   field declarations of :mod:`index.fields`;
 - :mod:`index.es_query`: the query AST compiled to the DSL, and the ranking the signals of
   :mod:`index.signals` compile themselves into (``function_score``, no scripts);
+- :mod:`index.es_search`: the search passes (strict, blended, relaxed), facets, explain;
 - :mod:`index.es_paging`: from/size pages with server-side collapse, ``search_after``
   beyond the window, near-copy counts;
-- :mod:`index.es_suggest`: "did you mean" from the term suggester, in the same request;
-- :mod:`index.es_reindex`: a new versioned index built from the stored documents, the
-  alias swapped atomically;
+- :mod:`index.es_suggest`: "did you mean" from the term suggester, in the same request,
+  and title completion;
+- :mod:`index.es_reindex`: the alias's first index, and a new versioned index built from
+  the stored documents, the alias swapped atomically;
 - :mod:`index.es_bulk`: lossless bulk streaming with a disk spool while the cluster is down.
 
 Snippets come from :mod:`index.snippets` over the stored text (HTML-escaped, words marked by
@@ -24,7 +26,6 @@ their analyzed term), because Elasticsearch's highlighter would only see the ste
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,46 +33,39 @@ from typing import Any
 
 from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout
-from elasticsearch import ApiError, Elasticsearch
+from elasticsearch import Elasticsearch
 
 from crawler.config import Config, get_config
 from crawler.options import setting_default, settings_to_options
 from index.base import (
-    FACET_SIZE,
     Document,
     Results,
     SearchBackend,
-    host_matches,
-    host_pattern_suffix,
 )
 from index.es_bulk import BulkWriter, Stats, action_version
-from index.es_explain import explain_hits
 from index.es_mapping import (
-    ADDED_FIELDS,
-    HIT_SOURCE,
     bulk_action,
     cluster_sizing,
     document_source,
     index_body,
+    index_has_rank_feature,
     mappings,
 )
-from index.es_paging import Pager, partial
-from index.es_query import QueryCompiler, RankingQuery, blend_terms, word_idf
-from index.es_reindex import AliasReindexer, current_index
+from index.es_paging import Pager
+from index.es_query import QueryCompiler, RankingQuery
+from index.es_reindex import AliasReindexer, current_index, ensure_alias, host_ids
 from index.es_requests import SearchRequests, outages_unavailable
-from index.es_suggest import suggest_request, suggestion
+from index.es_search import EsSearch
+from index.es_suggest import completions
 from index.es_tiers import Tier1
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
-    FACET_FIELDS,
     FieldWeights,
     completion_prefix,
-    completion_text,
 )
-from index.hits import make_hit
 from index.query import Query, parse
-from index.signals import RankContext, Ranker, Signal
+from index.signals import Ranker, Signal
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
 
@@ -112,16 +106,6 @@ def options_from_settings(settings: Any) -> dict:
     return settings_to_options(settings, SETTINGS)
 
 
-_FACET_AGGS = {name: {"terms": {"field": field, "size": FACET_SIZE}}
-               for name, field in FACET_FIELDS.items()}
-
-
-def _facets(aggregations: dict) -> dict[str, list[tuple[str, int]]]:
-    return {name: [(b["key"], b["doc_count"])
-                   for b in aggregations.get(name, {}).get("buckets", []) if b["key"]]
-            for name in FACET_FIELDS}
-
-
 class ElasticsearchBackend(SearchBackend):
     """Documents in an alias-versioned Elasticsearch index; writes streamed losslessly."""
 
@@ -147,10 +131,8 @@ class ElasticsearchBackend(SearchBackend):
         min_strict_hits: int = 1,
         blend_words: int = 3,
         blend_below: int = 300,
-        tiered: bool | None = None,
-        tier1_share: float | None = None,
-        tier1_min_hits: int | None = None,
-        max_missing_share: float = 0.5,
+        tiered: bool | None = None, tier1_share: float | None = None,  # ES_TIER*: es_tiers
+        tier1_min_hits: int | None = None, max_missing_share: float = 0.5,
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
         spool_dir: str | Path | None = None,
@@ -211,22 +193,8 @@ class ElasticsearchBackend(SearchBackend):
             on_reconnect=self._ensure_index,
         )
         self._rank_feature: bool | None = None
-        # None: the settings' defaults (crawler/settings.py)
-        self.tiered = setting_default("ES_TIERED") if tiered is None else tiered
-        self.tier1_min_hits = (setting_default("ES_TIER1_MIN_HITS") if tier1_min_hits is None
-                               else tier1_min_hits)
-        self.tier1 = Tier1(
-            self.client, self.alias,
-            setting_default("ES_TIER1_SHARE") if tier1_share is None else tier1_share,
-            index_body=self._index_body,
-            replicas=lambda: cluster_sizing(self.client, self.shards, self.replicas)[1],
-            refresh_interval=refresh_interval, spool_dir=self.writer.spool_dir,
-            stats=self.stats_, suggest_body_chars=suggest_body_chars)
-        # Tier 1's pages; near-copies counted over the full index.
-        self.tier1_pager = Pager(self.requests, self.tier1.alias, max_window, query_timeout,
-                                 self.pager.near_copies, counts_alias=self.alias)
-        self._tier_lock = threading.Lock()
-        self._tier_counts = {"tier1": 0, "fallthrough": 0}
+        self.tier1 = Tier1.of(self, tiered, tier1_share, tier1_min_hits)
+        self._search = EsSearch(self)
 
     @classmethod
     def from_config(cls, config: Config, settings: Any = None, **options) -> ElasticsearchBackend:
@@ -264,20 +232,7 @@ class ElasticsearchBackend(SearchBackend):
             self.writer.mark_unavailable()
 
     def _ensure_index(self) -> None:
-        if self.current_index() is not None:
-            # Fields added since the index was made (a mapping takes new fields in place).
-            self.client.indices.put_mapping(index=self.alias, properties=ADDED_FIELDS)
-            return
-        try:
-            self.client.indices.create(
-                index=f"{self.alias}-v1",
-                aliases={self.alias: {"is_write_index": True}},
-                wait_for_active_shards="1",
-                **self._index_body(),
-            )
-        except ApiError as exc:
-            if exc.error != "resource_already_exists_exception":
-                raise
+        ensure_alias(self.client, self.alias, self._index_body)
         self._rank_feature = None
 
     def uses_rank_feature(self) -> bool:
@@ -285,10 +240,7 @@ class ElasticsearchBackend(SearchBackend):
         if self._rank_feature is None and not self.writer.available:
             return False  # asked again once the cluster is back
         if self._rank_feature is None:
-            mapping = self.client.indices.get_mapping(index=self.alias)
-            self._rank_feature = any(
-                "pagerank_rf" in m["mappings"].get("properties", {}) for m in mapping.values()
-            )
+            self._rank_feature = index_has_rank_feature(self.client, self.alias)
         return self._rank_feature
 
     def close(self) -> None:
@@ -299,18 +251,17 @@ class ElasticsearchBackend(SearchBackend):
     def drop(self) -> None:
         """Delete the alias and every versioned index of this prefix (tests, benchmarks)."""
         self.writer.flush()
-        for pattern in (f"{self.alias}-v*", self.tier1.index_pattern()):
-            self.client.options(ignore_status=404).indices.delete(
-                index=pattern, expand_wildcards="all")
-        self.tier1.forget()
+        self.client.options(ignore_status=404).indices.delete(
+            index=f"{self.alias}-v*", expand_wildcards="all"
+        )
+        self.tier1.drop()
 
     # --- writes -----------------------------------------------------------------------
 
     def index(self, docs: Iterable[Document]) -> int:
-        """Queue documents for bulk indexing by id (blocks when the queue is full); with
-        tiers, a page at or above tier 1's static-rank floor goes into tier 1 too."""
+        """Queue documents by id (blocks while the queue is full); tier 1 gets its own."""
         rank_feature = self.uses_rank_feature()
-        floor = self._tier1_floor()
+        floor = self.tier1.write_floor(self.writer.available)
         count = 0
         for doc in docs:
             version = action_version()
@@ -322,38 +273,21 @@ class ElasticsearchBackend(SearchBackend):
             count += 1
         return count
 
-    def _tier1_floor(self) -> float | None:
-        """Tier 1's static-rank floor when tiers are on and tier 1 exists, else ``None``."""
-        if not self.tiered or not self.writer.available:
-            return None
-        return self.tier1.min_rank()
-
     def delete(self, ids: Iterable[str]) -> int:
         """Queue deletions by id (from tier 1 too); unknown ids are ignored."""
-        tier1 = self._tier1_floor() is not None
+        aliases = [self.alias, *self.tier1.write_aliases(self.writer.available)]
         count = 0
         for doc_id in ids:
             version = action_version()
-            self.writer.add(bulk_action("delete", self.alias, doc_id, version))
-            if tier1:
-                self.writer.add(bulk_action("delete", self.tier1.alias, doc_id, version))
+            for alias in aliases:
+                self.writer.add(bulk_action("delete", alias, doc_id, version))
             count += 1
         return count
 
     def delete_by_host(self, pattern: str) -> int:
         """Remove the documents whose host matches ``pattern``, refreshed; returns how many."""
-        from elasticsearch import helpers
-
         self.refresh()
-        suffix = host_pattern_suffix(pattern)
-        query = {"term": {"site": suffix}} if suffix else {"match_all": {}}
-        ids = [
-            hit["_id"]
-            for hit in helpers.scan(
-                self.client, index=self.alias, query={"query": query}, _source=["host"]
-            )
-            if host_matches(hit["_source"].get("host", ""), pattern)
-        ]
+        ids = host_ids(self.client, self.alias, pattern)
         self.delete(ids)
         self.refresh()
         return len(ids)
@@ -378,8 +312,7 @@ class ElasticsearchBackend(SearchBackend):
                 "is back (check scripts/services.sh status)."
             )
         self.client.indices.refresh(index=self.alias)
-        if self._tier1_floor() is not None:
-            self.client.indices.refresh(index=self.tier1.alias)
+        self.tier1.refresh(self.writer.available)
 
     # --- reads ------------------------------------------------------------------------
 
@@ -416,148 +349,31 @@ class ElasticsearchBackend(SearchBackend):
         """The search request body (without paging) for a parsed, non-empty query:
         ``relaxed`` for the any-word fallback, ``idf`` (``es_query.word_idf``) to also rank pages
         lacking one minor word."""
-        context = RankContext.of(parsed, self.language)
-        rank_feature = bool(self.ranker.weight("pagerank")) and self.uses_rank_feature()
-        return {
-            "query": self.ranking.query(context, relaxed, idf, rank_feature),
-            "timeout": self.query_timeout,
-            "track_total_hits": self.track_total_hits,
-            "_source": HIT_SOURCE,
-        }
+        return self._search.body(parsed, relaxed, idf)
 
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
         """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
-        cluster id. ``partial`` is set when a shard timed out or failed. Facets are
-        ``terms`` aggregations in the same request, over the pages it matches.
-
-        One request for the strict page and "did you mean"; the near-copy counts in it or in
-        one more (``ES_NEAR_COPY_COUNTS``). A second pass only when that shows pages lacking
-        a word must compete (fewer than ``blend_below`` full matches of a short plain query:
-        its words' IDF read from the term statistics first, which costs the same on any
-        index size, where counting them over the index did not) or that no page holds every
-        word (any word). The strict request carries no aggregation besides facets, so
-        Elasticsearch may skip the pages that cannot reach the top once it has counted
-        ``track_total_hits``.
-        """
+        cluster id (:mod:`index.es_search`; tier 1 first, :mod:`index.es_tiers`). ``partial``
+        is set when a shard timed out or failed. Facets are ``terms`` aggregations in the
+        same request, over the pages it matches."""
         started = time.perf_counter()
         self.requests.count_search()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
         with outages_unavailable():
-            return self._search(parsed, page, size, explain, facets, started)
-
-    def _search(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
-                started: float) -> Results:
-        results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
-        if parsed.matches_nothing:
-            results.suggestion = self.suggest(parsed)
-            results.took_ms = (time.perf_counter() - started) * 1000
-            return results
-        offset = (page - 1) * size
-        aggs = _FACET_AGGS if facets else None
-        if self.tiered and self.tier1.min_rank() is not None:
-            response, found = self._strict_page(self.tier1_pager, parsed, offset, size, aggs)
-            # good results: pages holding every word, enough for this page
-            if response["hits"]["total"]["value"] >= max(self.tier1_min_hits, offset + size):
-                self._count_tier("tier1")
-                results.extra["tier"] = 1
-                return self._finish(results, parsed, response, found, partial(response),
-                                    explain, aggs, False, None, started)
-            self._count_tier("fallthrough")
-            results.extra["tier"] = 2
-        response, found = self._strict_page(self.pager, parsed, offset, size, aggs)
-        was_partial = partial(response)
-        # Every match holds every word, bar the home pages of sites the query names.
-        strict = response["hits"]["total"]["value"]
-        idf = None
-        # no page has every word: pages with some of them, those with more first
-        relaxed = strict < self.min_strict_hits and parsed.relaxable
-        if not relaxed and parsed.blendable(self.blend_words) and strict < self.blend_below:
-            docs, df = self.requests.term_stats(self.alias, "body", blend_terms(parsed))
-            idf = word_idf(parsed, df, docs)
-        if relaxed or idf:
-            suggestion_response = response
-            body = self.search_body(parsed, relaxed=relaxed, idf=idf)
-            if aggs:
-                body["aggs"] = aggs
-            response, found = self.pager.page(body, offset, size)
-            response["suggest"] = suggestion_response.get("suggest")
-        return self._finish(results, parsed, response, found, was_partial, explain, aggs,
-                            relaxed, idf, started)
-
-    def _strict_page(self, pager: Pager, parsed: Query, offset: int, size: int,
-                     aggs: dict | None) -> tuple[dict, list]:
-        """The strict pass: one page of the pages holding every word, with "did you mean"
-        (and the facets) in the same request."""
-        body = self.search_body(parsed)
-        suggest = suggest_request(parsed)
-        if suggest:
-            body["suggest"] = suggest
-        if aggs:
-            body["aggs"] = aggs
-        return pager.page(body, offset, size)
-
-    def _finish(self, results: Results, parsed: Query, response: dict, found: list,
-                was_partial: bool, explain: bool, aggs: dict | None, relaxed: bool,
-                idf: list[float] | None, started: float) -> Results:
-        """``results`` filled from the page's final response and its hits."""
-        results.suggestion = suggestion(parsed, response.get("suggest"))
-        results.total = response["hits"]["total"]["value"]
-        results.partial = was_partial or partial(response)
-        if aggs:
-            results.facets = _facets(response.get("aggregations", {}))
-        explained = self._explain(parsed, [h for h, _ in found], relaxed, idf) if explain else {}
-        for hit, similar in found:
-            source = hit["_source"]
-            results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
-                                         parsed, self.snippet_chars,
-                                         explained.get(hit["_id"]),
-                                         text=source.get("snippet", "")))
-        results.took_ms = (time.perf_counter() - started) * 1000
-        return results
-
-    def _count_tier(self, outcome: str) -> None:
-        with self._tier_lock:
-            self._tier_counts[outcome] += 1
-
-    def tier_stats(self) -> dict:
-        """How many searches tier 1 answered (``tier/tier1``) and how many fell through to
-        the full index (``tier/fallthrough``), and the fall-through rate."""
-        with self._tier_lock:
-            answered, fell = self._tier_counts["tier1"], self._tier_counts["fallthrough"]
-        tried = answered + fell
-        return {"tier/tier1": answered, "tier/fallthrough": fell,
-                "tier/fallthrough_rate": round(fell / tried, 4) if tried else 0.0}
+            return self._search.search(parsed, page, size, explain, facets, started)
 
     def complete(self, prefix: str, limit: int = 8) -> list[str]:
-        """Titles starting with ``prefix``: a ``prefix`` query on the ``title_key`` keyword
-        (a walk of its term dictionary) and a ``terms`` aggregation, most pages first."""
+        """Titles starting with ``prefix``, most pages first (``es_suggest.completions``)."""
         key = completion_prefix(prefix)
         if not key.strip() or limit < 1:
             return []
-        response = self.client.search(
-            index=self.alias, size=0, timeout=self.query_timeout,
-            query={"prefix": {"title_key": key}},
-            aggs={"titles": {"terms": {"field": "title_key", "size": limit,
-                                       "order": [{"_count": "desc"}, {"_key": "asc"}]}}},
-        )
-        return [completion_text(b["key"]) for b in response["aggregations"]["titles"]["buckets"]]
+        return completions(self.client, self.alias, key, limit, self.query_timeout)
 
     def suggest(self, query: str | Query) -> str | None:
         """The query with words the index lacks replaced by the term suggester's best."""
-        parsed = query if isinstance(query, Query) else parse(query)
-        request = suggest_request(parsed)
-        if request is None:
-            return None
-        response = self.requests.search(index=self.alias, size=0, suggest=request)
-        return suggestion(parsed, response.get("suggest"))
-
-    def _explain(self, parsed: Query, hits: list[dict], relaxed: bool,
-                 idf: list[float] | None) -> dict[str, dict]:
-        context = RankContext.of(parsed, self.language)
-        return explain_hits(self.requests, self.alias, self.ranking, context, hits, relaxed,
-                            idf)
+        return self._search.suggest(query if isinstance(query, Query) else parse(query))
 
     # --- rebuild --------------------------------------------------------------------
 
@@ -581,27 +397,12 @@ class ElasticsearchBackend(SearchBackend):
         if old is None:
             self.ensure_index()
             return self.current_index()
-        if not self.tiered:
-            new = self._reindexer().reindex(old, progress)
-            self._rank_feature = None
-            return new
-        built: list[str] = []
-
-        def tier1_of(new_index: str) -> list[dict]:
-            name, actions = self.tier1.build(new_index)
-            built.append(name)
-            return actions
-
-        new = self._reindexer().reindex(old, progress, also=tier1_of)
-        self.tier1.retire(built[0])
+        new = self.tier1.reindex_with(self._reindexer(), old, progress)
         self._rank_feature = None
         return new
 
     def publish_tiers(self) -> str | None:
-        """With tiers on: build tier 1 afresh from the full index's static ranks and move
-        its alias to it atomically (after a rank publication); the new tier-1 index, or
-        ``None`` when tiers are off."""
-        if not self.tiered:
-            return None
+        """With ``ES_TIERED``: tier 1 cut afresh at the stored static ranks and published
+        (``Tier1.publish``); ``None`` when tiers are off."""
         self.writer.flush()
         return self.tier1.publish(self.current_index() or self.alias)

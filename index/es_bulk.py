@@ -41,6 +41,10 @@ _last_version = 0
 _version_lock = threading.Lock()
 
 
+def _ms_since(started: float) -> int:
+    return round((time.monotonic() - started) * 1000)
+
+
 def action_version() -> int:
     """A strictly increasing external version for this process: microseconds since the epoch."""
     global _last_version
@@ -141,14 +145,11 @@ class BulkWriter:
             if self._closed:
                 raise RuntimeError("BulkWriter is closed; open a new backend to write.")
             self._start()
-            if self._queued_bytes > self.queue_bytes and self._queue:
-                blocked = time.monotonic()
-                while self._queued_bytes > self.queue_bytes and self._queue:
-                    self.stats.inc("index/bulk/backpressure_waits")
-                    self._cond.wait(1.0)
-                # how long the caller (the crawl) waited for room at most
-                self.stats.max("index/bulk/backpressure_longest_ms",
-                               round((time.monotonic() - blocked) * 1000))
+            blocked = time.monotonic()  # the longest wait of the caller (the crawl) for room
+            while self._queued_bytes > self.queue_bytes and self._queue:
+                self.stats.inc("index/bulk/backpressure_waits")
+                self._cond.wait(1.0)
+                self.stats.max("index/bulk/backpressure_longest_ms", _ms_since(blocked))
             self._queue.append(item)
             self._queued_bytes += len(item.lines)
             if len(self._queue) >= self.max_docs or self._queued_bytes >= self.max_bytes:
@@ -162,7 +163,7 @@ class BulkWriter:
         """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._cond:
-            if self._thread is None and not self._queue and not self._spool_files():
+            if self._thread is None and not self._queue and not _spool_files(self.spool_dir):
                 return True
             self._start()
             self._flush_requested = True
@@ -192,7 +193,7 @@ class BulkWriter:
     @property
     def spooled_files(self) -> int:
         """Spool files waiting to be replayed."""
-        return len(self._spool_files())
+        return len(_spool_files(self.spool_dir))
 
     @property
     def available(self) -> bool:
@@ -346,15 +347,6 @@ class BulkWriter:
 
     # --- spool ----------------------------------------------------------------------
 
-    def _spool_files(self) -> list[Path]:
-        if not self.spool_dir.is_dir():
-            return []
-        for claim in self.spool_dir.glob("*.claim"):
-            # A file claimed by a process that died before sending it is free again.
-            if not _pid_alive(int(claim.suffixes[-2][1:])):
-                claim.rename(claim.with_suffix("").with_suffix(".ndjson"))
-        return sorted(self.spool_dir.glob("*.ndjson"))
-
     def _spool(self, batch: list[_Action]) -> None:
         if not batch:
             return
@@ -371,7 +363,7 @@ class BulkWriter:
 
     def _replay_spool(self) -> bool:
         """Send every spool file, oldest first; False (and the cluster marked down) on failure."""
-        for path in self._spool_files():
+        for path in _spool_files(self.spool_dir):
             # Claim the file first: writers of several processes may share the spool.
             claimed = path.with_suffix(f".{os.getpid()}.claim")
             try:
@@ -395,6 +387,17 @@ class BulkWriter:
             )
         self._down_since = None
         return True
+
+
+def _spool_files(spool_dir: Path) -> list[Path]:
+    """The spool files waiting to be replayed, oldest first; a file claimed by a process
+    that died before sending it is free again."""
+    if not spool_dir.is_dir():
+        return []
+    for claim in spool_dir.glob("*.claim"):
+        if not _pid_alive(int(claim.suffixes[-2][1:])):
+            claim.rename(claim.with_suffix("").with_suffix(".ndjson"))
+    return sorted(spool_dir.glob("*.ndjson"))
 
 
 def _blocked(result: dict) -> bool:

@@ -26,16 +26,23 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from elasticsearch import Elasticsearch
 
+from crawler.options import setting_default
 from index.base import Document
 from index.es_bulk import BulkWriter, Stats
-from index.es_mapping import bulk_action, document_source
-from index.es_reindex import current_index, version_of
+from index.es_mapping import bulk_action, cluster_sizing, document_source, index_has_rank_feature
+from index.es_paging import Pager
+from index.es_reindex import AliasReindexer, current_index, version_of
+
+if TYPE_CHECKING:
+    from index.elasticsearch import ElasticsearchBackend
 
 __all__ = ["TIER1_SUFFIX", "Tier1"]
 
@@ -52,9 +59,14 @@ class Tier1:
     def __init__(self, client: Elasticsearch, alias: str, share: float, *,
                  index_body: Callable[[], dict], replicas: Callable[[], int],
                  refresh_interval: str, spool_dir: Path, stats: Stats,
-                 suggest_body_chars: int):
+                 suggest_body_chars: int, enabled: bool = True, min_hits: int = 10):
         if not 0 < share < 1:
             raise ValueError(f"ES_TIER1_SHARE must be between 0 and 1, not {share!r}")
+        #: Whether searches try tier 1 first and writes keep it true (``ES_TIERED``).
+        self.enabled = enabled
+        #: Good results tier 1 needs to answer a query (``ES_TIER1_MIN_HITS``).
+        self.min_hits = min_hits
+        self.pager: Pager | None = None
         self.client = client
         self.full_alias = alias
         self.alias = alias + TIER1_SUFFIX
@@ -66,6 +78,66 @@ class Tier1:
         self.stats = stats
         self.suggest_body_chars = suggest_body_chars
         self._state: tuple[float, float | None] | None = None  # (read at, floor)
+        self._lock = threading.Lock()
+        self._counts = {"tier1": 0, "fallthrough": 0}
+
+    @classmethod
+    def of(cls, backend: ElasticsearchBackend, enabled: bool | None, share: float | None,
+           min_hits: int | None) -> Tier1:
+        """Tier 1 of ``backend``'s alias, built with its index settings and searched with
+        its pager's (near-copies counted on the full index); ``None``: the setting's
+        default (crawler/settings.py)."""
+        tier1 = cls(
+            backend.client, backend.alias,
+            setting_default("ES_TIER1_SHARE") if share is None else share,
+            index_body=backend._index_body,
+            replicas=lambda: cluster_sizing(backend.client, backend.shards,
+                                            backend.replicas)[1],
+            refresh_interval=backend.refresh_interval, spool_dir=backend.writer.spool_dir,
+            stats=backend.stats_, suggest_body_chars=backend.suggest_body_chars,
+            enabled=setting_default("ES_TIERED") if enabled is None else enabled,
+            min_hits=setting_default("ES_TIER1_MIN_HITS") if min_hits is None else min_hits)
+        full = backend.pager
+        tier1.pager = Pager(full.client, tier1.alias, full.max_window, full.query_timeout,
+                            full.near_copies, counts_alias=backend.alias)
+        return tier1
+
+    def write_floor(self, available: bool) -> float | None:
+        """The static rank from which a page written now goes into tier 1 too; ``None``
+        when tiers are off, tier 1 does not exist or the cluster is unreachable (writes
+        are spooled, to the full index only)."""
+        if not self.enabled or not available:
+            return None
+        return self.min_rank()
+
+    def write_aliases(self, available: bool) -> list[str]:
+        """Tier 1's alias when writes must reach it too (see ``write_floor``), else none."""
+        return [self.alias] if self.write_floor(available) is not None else []
+
+    def refresh(self, available: bool) -> None:
+        """Make tier 1's writes searchable (when tiers are on and it exists)."""
+        if self.write_floor(available) is not None:
+            self.client.indices.refresh(index=self.alias)
+
+    def drop(self) -> None:
+        """Delete every tier-1 index of this alias (tests, benchmarks)."""
+        self.client.options(ignore_status=404).indices.delete(
+            index=self.index_pattern(), expand_wildcards="all")
+        self.forget()
+
+    def count(self, outcome: str) -> None:
+        """Count one search ``"tier1"`` answered, or one that ``"fallthrough"`` sent on."""
+        with self._lock:
+            self._counts[outcome] += 1
+
+    def stats(self) -> dict:
+        """``tier/tier1`` (searches tier 1 answered), ``tier/fallthrough`` (sent on to the
+        full index) and ``tier/fallthrough_rate``."""
+        with self._lock:
+            answered, fell = self._counts["tier1"], self._counts["fallthrough"]
+        tried = answered + fell
+        return {"tier/tier1": answered, "tier/fallthrough": fell,
+                "tier/fallthrough_rate": round(fell / tried, 4) if tried else 0.0}
 
     def min_rank(self, fresh: bool = False) -> float | None:
         """The static rank a page needs to be in tier 1, or ``None`` when there is no tier 1
@@ -132,11 +204,31 @@ class Tier1:
                 self.client.options(ignore_status=404).indices.delete(index=name)
         self.forget()
 
-    def publish(self, source: str) -> str:
-        """Build tier 1 from ``source`` and move the tier-1 alias to it at once."""
+    def publish(self, source: str) -> str | None:
+        """Build tier 1 from ``source`` and move the tier-1 alias to it at once; the new
+        tier-1 index, or ``None`` when tiers are off."""
+        if not self.enabled:
+            return None
         new, actions = self.build(source)
         self.client.indices.update_aliases(actions=actions)
         self.retire(new)
+        return new
+
+    def reindex_with(self, reindexer: AliasReindexer, old: str,
+                     progress: Callable[[int], Any] | None = None) -> str:
+        """``reindexer.reindex(old)``; with tiers on, a tier 1 built from the new full index
+        and both aliases moved in its one swap. The new full index."""
+        if not self.enabled:
+            return reindexer.reindex(old, progress)
+        built: list[str] = []
+
+        def tier1_of(new_index: str) -> list[dict]:
+            name, actions = self.build(new_index)
+            built.append(name)
+            return actions
+
+        new = reindexer.reindex(old, progress, also=tier1_of)
+        self.retire(built[0])
         return new
 
     def _best(self, index: str, wanted: int, batch: int = 1000
@@ -163,8 +255,7 @@ class Tier1:
         """Index ``docs`` (best first) into ``target``; the lowest static rank copied
         (``None``: nothing was)."""
         writer = BulkWriter(self.client, self.spool_dir / "tier1", stats=self.stats)
-        mapping = self.client.indices.get_mapping(index=target)[target]["mappings"]
-        rank_feature = "pagerank_rf" in mapping.get("properties", {})
+        rank_feature = index_has_rank_feature(self.client, target)
         floor = math.inf
         try:
             for doc, version in docs:

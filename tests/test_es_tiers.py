@@ -87,11 +87,11 @@ def test_a_query_falls_through_when_tier1_has_too_few_good_results(tiered):
     deep = tiered.search("orchard", page=3, size=10)  # tier 1 has 20: page 3 is beyond it
     assert deep.extra["tier"] == 2
     assert tiered.search("orchard", page=2, size=10).extra["tier"] == 1
-    stats = tiered.tier_stats()
+    stats = tiered.tier1.stats()
     assert stats["tier/tier1"] == 2 and stats["tier/fallthrough"] == 2
     assert stats["tier/fallthrough_rate"] == 0.5
     # the same backend untiered answers from the full index only
-    tiered.tiered = False
+    tiered.tier1.enabled = False
     flat = tiered.search("common garden")
     assert "tier" not in flat.extra and flat.total == 200
 
