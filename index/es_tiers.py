@@ -75,7 +75,7 @@ class Tier1:
         self.replicas = replicas
         self.refresh_interval = refresh_interval
         self.spool_dir = spool_dir
-        self.stats = stats
+        self.bulk_stats = stats
         self.suggest_body_chars = suggest_body_chars
         self._state: tuple[float, float | None] | None = None  # (read at, floor)
         self._lock = threading.Lock()
@@ -254,7 +254,7 @@ class Tier1:
     def _copy(self, target: str, docs: Iterator[tuple[Document, int]]) -> float | None:
         """Index ``docs`` (best first) into ``target``; the lowest static rank copied
         (``None``: nothing was)."""
-        writer = BulkWriter(self.client, self.spool_dir / "tier1", stats=self.stats)
+        writer = BulkWriter(self.client, self.spool_dir / "tier1", stats=self.bulk_stats)
         rank_feature = index_has_rank_feature(self.client, target)
         floor = math.inf
         try:
