@@ -414,6 +414,9 @@ def main() -> None:
                         help="leave the Elasticsearch index in place at the end (with --url)")
     parser.add_argument("--reuse-index", action="store_true",
                         help="time queries on an index a --keep-index run left (with --url)")
+    parser.add_argument("--tier1-min-hits", type=int,
+                        default=setting_default("ES_TIER1_MIN_HITS"),
+                        help="good results tier 1 needs to answer (ES_TIER1_MIN_HITS)")
     parser.add_argument("--index-prefix", default=PREFIX,
                         help=f"the bench index's alias (default {PREFIX})")
     args = parser.parse_args()
@@ -451,7 +454,8 @@ def main() -> None:
             "es_index_docs_per_s": round(es["docs_per_s"], 1),
             "es_bytes_per_doc": round(es["bytes"] / n, 1),
         }
-        flat, tiered = {"tiered": False}, {"tiered": True}
+        flat = {"tiered": False}
+        tiered = {"tiered": True, "tier1_min_hits": args.tier1_min_hits}
         result.update(tier1_ready(url, work))
         requests: dict = {}
         tier_requests: dict = {}
@@ -508,6 +512,8 @@ def main() -> None:
         "writers": args.writers, "bulk_batch": BATCH, "refresh_interval": "30s",
         "search": "ElasticsearchBackend.search(q, page=1, size=10)",
     }
+    result["tiered_settings"] = {"ES_TIERED": True, "ES_TIER1_SHARE": setting_default(
+        "ES_TIER1_SHARE"), "ES_TIER1_MIN_HITS": args.tier1_min_hits}
     result["embedded_settings"] = {"search": "EmbeddedBackend.search(q, page=1, size=10)"}
     result["queries"] = timed
     result["cpus"] = os.cpu_count()

@@ -57,7 +57,16 @@ is the project's median pages per CPU-second over the baseline's.
 ``--partitions N`` runs the project's frontier on N Redis servers partitioned by host hash
 (the baseline keeps one).
 
+``--index elasticsearch`` is the distributed path end to end: both workers of each side
+write one index (its own prefix per crawl) of the stack's Elasticsearch, the three nodes of
+``scripts/services.sh es2`` that ``scripts/stack.sh`` runs (two data nodes and a
+tie-breaker; started for the run, or ``--es-url``), instead of an embedded index each. Each
+side then adds ``indexed``, ``index_written``, ``index_lost``, ``index_doubled`` (checked
+against the crawl's own stats, see :func:`index_figures`), ``index_block_longest_ms`` (the
+longest a worker waited for room in its bulk queue) and ``index_write_longest_ms``.
+
     python -m bench.soak [--minutes 30] [--rounds 2] [--hosts 5000] [--partitions 1] [--quick]
+    python -m bench.soak --index elasticsearch --minutes 3 --rounds 1
 """
 
 from __future__ import annotations

@@ -261,7 +261,7 @@ ES_NEAR_COPY_COUNTS = "aggregation"
 # with every word of the query (or fewer than the page asked for reaches).
 ES_TIERED = False
 ES_TIER1_SHARE = 0.1
-ES_TIER1_MIN_HITS = 10
+ES_TIER1_MIN_HITS = 1000
 # Ranking weights of both engines, by signal (index/signals.py); "" = the packaged
 # index/weights.json. EMBEDDED_RANK_WEIGHTS / ES_RANK_WEIGHTS override single weights.
 SEARCH_WEIGHTS_FILE = ""
