@@ -55,7 +55,9 @@ The baseline's figures carry the same names prefixed ``baseline_``; ``pages_per_
 is the project's median pages per CPU-second over the baseline's.
 
 ``--partitions N`` runs the project's frontier on N Redis servers partitioned by host hash
-(the baseline keeps one).
+(the baseline keeps one). ``--concurrent`` runs the two sides of each round at the same
+time, each with its own Redis and test web: half the wall time, both under the same load
+(the wall-clock rates fall, the per-CPU-second figures are the ones to compare).
 
 ``--index elasticsearch`` is the distributed path end to end: both workers of each side
 write one index (its own prefix per crawl) of the stack's Elasticsearch, the three nodes of
@@ -65,7 +67,8 @@ side then adds ``indexed``, ``index_written``, ``index_lost``, ``index_doubled``
 against the crawl's own stats, see :func:`index_figures`), ``index_block_longest_ms`` (the
 longest a worker waited for room in its bulk queue) and ``index_write_longest_ms``.
 
-    python -m bench.soak [--minutes 30] [--rounds 2] [--hosts 5000] [--partitions 1] [--quick]
+    python -m bench.soak [--minutes 30] [--rounds 2] [--hosts 5000] [--partitions 1]
+                         [--concurrent] [--quick]
     python -m bench.soak --index elasticsearch --minutes 3 --rounds 1
 """
 
@@ -79,6 +82,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -414,16 +418,27 @@ def measure_window(cpu_samples: list[tuple[float, float, list[float]]],
 
 
 def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
-        partitions: int = 1, es_url: str | None = None) -> dict[str, object]:
+        partitions: int = 1, concurrent: bool = False,
+        es_url: str | None = None) -> dict[str, object]:
     """``rounds`` alternating rounds of the project's soak and the scrapy-redis baseline's,
-    each ``minutes`` long; medians and ranges side by side."""
+    each ``minutes`` long (with ``concurrent``, both sides of a round at once); medians and
+    ranges side by side."""
     def side(kind: str):
         return lambda round_no: soak(kind, minutes, hosts, delay,
                                      workdir / f"{kind}-{round_no}", partitions, es_url)
 
+    sides = {"project": side("project"), "baseline": side("scrapy-redis")}
     with LoadSampler(SAMPLE_S) as load:
-        runs = run_rounds({"project": side("project"), "baseline": side("scrapy-redis")},
-                          rounds)
+        if concurrent:
+            runs = {name: [] for name in sides}
+            for round_no in range(rounds):
+                log(f"round {round_no + 1}/{rounds}: both sides at once")
+                with ThreadPoolExecutor(len(sides)) as pool:
+                    futures = {name: pool.submit(fn, round_no) for name, fn in sides.items()}
+                    for name, future in futures.items():
+                        runs[name].append(future.result())
+        else:
+            runs = run_rounds(sides, rounds)
     result = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=2)
     reasons = {}
     for name, prefix in (("project", ""), ("baseline", "baseline_")):
@@ -443,6 +458,7 @@ def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
     result["baseline_settings"] = worker_settings("baseline", minutes * 60, delay)
     result["hosts"] = hosts
     result["partitions"] = partitions
+    result["concurrent"] = concurrent
     result["index"] = "elasticsearch" if es_url else "embedded"
     return result
 
@@ -482,6 +498,9 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0, help="per-host delay, seconds")
     parser.add_argument("--partitions", type=int, default=1,
                         help="Redis servers for the project's frontier (FRONTIER_REDIS_URLS)")
+    parser.add_argument("--concurrent", action="store_true",
+                        help="run both sides of a round at once (half the time; both under "
+                             "the same load, so compare the per-CPU figures)")
     parser.add_argument("--quick", action="store_true", help="2 minutes per crawl")
     parser.add_argument("--workdir", type=Path, help="keep the run's files here")
     parser.add_argument("--index", choices=("embedded", "elasticsearch"), default="embedded",
@@ -494,11 +513,11 @@ def main() -> None:
         if opts.workdir:
             opts.workdir.mkdir(parents=True)
             result = run(minutes, opts.rounds, opts.hosts, opts.delay, opts.workdir,
-                         opts.partitions, es_url)
+                         opts.partitions, opts.concurrent, es_url)
         else:
             with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
                 result = run(minutes, opts.rounds, opts.hosts, opts.delay, Path(tmp),
-                             opts.partitions, es_url)
+                             opts.partitions, opts.concurrent, es_url)
     print(json.dumps(result))
 
 

@@ -43,6 +43,7 @@ from index.base import (
     SearchBackend,
 )
 from index.es_bulk import BulkWriter, Stats, action_version
+from index.es_hedge import Hedger
 from index.es_mapping import (
     bulk_action,
     cluster_sizing,
@@ -65,7 +66,7 @@ from index.fields import (
     completion_prefix,
 )
 from index.query import Query, parse
-from index.signals import Ranker, Signal
+from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
 
@@ -79,6 +80,8 @@ SETTINGS = {
     "ES_REFRESH_INTERVAL": ("refresh_interval", str),
     "ES_QUERY_TIMEOUT": ("query_timeout", str),
     "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
+    "ES_HEDGE": ("hedge", bool),
+    "ES_HEDGE_DELAY_S": ("hedge_delay_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
     "ES_NEAR_COPY_COUNTS": ("near_copies", str),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
@@ -123,6 +126,8 @@ class ElasticsearchBackend(SearchBackend):
         weights_file: str | None = None,
         query_timeout: str = "2s",
         request_timeout_s: float = 30.0,
+        hedge: bool | None = None,
+        hedge_delay_s: float | None = None,
         max_window: int = 10_000,
         near_copies: str | None = None,
         track_total_hits: int = 10_000,
@@ -156,8 +161,9 @@ class ElasticsearchBackend(SearchBackend):
         self.replicas = setting_default("ES_REPLICAS") if replicas is None else replicas
         self.refresh_interval = refresh_interval
         self.compiler = QueryCompiler(field_weights, compound_fields)
-        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights,
-                                        weights_file or None)
+        # A configured engine loads the weights train-ranker fitted under DATA_DIR.
+        weights_file = weights_file_of(weights_file, config.data_dir if config else None)
+        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights, weights_file)
         self.ranking = RankingQuery(self.compiler, self.ranker, max_missing_share)
         self.min_strict_hits = min_strict_hits
         self.blend_words = blend_words
@@ -168,13 +174,15 @@ class ElasticsearchBackend(SearchBackend):
         self.suggest_body_chars = suggest_body_chars
         self.snippet_chars = snippet_chars
         # A node that dies mid-request is retried on another one: queries keep answering.
-        self.client = client or Elasticsearch(
-            hosts,
-            request_timeout=request_timeout_s,
-            max_retries=3,
-            retry_on_timeout=True,
-        )
-        self.requests = SearchRequests(self.client)
+        self.client = client or Elasticsearch(hosts, request_timeout=request_timeout_s,
+                                              max_retries=3, retry_on_timeout=True)
+        # None: the settings' defaults (crawler/settings.py). A client given is the
+        # caller's own (its auth, its nodes), so its searches are not re-routed.
+        hedger = None
+        if (setting_default("ES_HEDGE") if hedge is None else hedge) and client is None:
+            delay = setting_default("ES_HEDGE_DELAY_S") if hedge_delay_s is None else hedge_delay_s
+            hedger = Hedger(self.client, hosts, float(delay), request_timeout_s)
+        self.requests = SearchRequests(self.client, hedger)
         self.pager = Pager(self.requests, self.alias, max_window, query_timeout,
                            near_copies or setting_default("ES_NEAR_COPY_COUNTS"))
         if spool_dir is None:
@@ -246,14 +254,14 @@ class ElasticsearchBackend(SearchBackend):
     def close(self) -> None:
         """Send what is queued (the rest stays spooled) and close the connections."""
         self.writer.close()
+        self.requests.close()
         self.client.close()
 
     def drop(self) -> None:
         """Delete the alias and every versioned index of this prefix (tests, benchmarks)."""
         self.writer.flush()
         self.client.options(ignore_status=404).indices.delete(
-            index=f"{self.alias}-v*", expand_wildcards="all"
-        )
+            index=f"{self.alias}-v*", expand_wildcards="all")
         self.tier1.drop()
 
     # --- writes -----------------------------------------------------------------------
@@ -261,26 +269,23 @@ class ElasticsearchBackend(SearchBackend):
     def index(self, docs: Iterable[Document]) -> int:
         """Queue documents by id (blocks while the queue is full); tier 1 gets its own."""
         rank_feature = self.uses_rank_feature()
-        floor = self.tier1.write_floor(self.writer.available)
         count = 0
         for doc in docs:
             version = action_version()
             source = document_source(doc, rank_feature, self.suggest_body_chars)
             source["indexed_at"] = version
             self.writer.add(bulk_action("index", self.alias, doc.id, version), source)
-            if floor is not None and doc.pagerank >= floor:
-                self.writer.add(bulk_action("index", self.tier1.alias, doc.id, version), source)
+            self.tier1.mirror(self.writer, "index", doc.id, version, source, doc.pagerank)
             count += 1
         return count
 
     def delete(self, ids: Iterable[str]) -> int:
         """Queue deletions by id (from tier 1 too); unknown ids are ignored."""
-        aliases = [self.alias, *self.tier1.write_aliases(self.writer.available)]
         count = 0
         for doc_id in ids:
             version = action_version()
-            for alias in aliases:
-                self.writer.add(bulk_action("delete", alias, doc_id, version))
+            self.writer.add(bulk_action("delete", self.alias, doc_id, version))
+            self.tier1.mirror(self.writer, "delete", doc_id, version)
             count += 1
         return count
 
@@ -354,9 +359,8 @@ class ElasticsearchBackend(SearchBackend):
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
         """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
-        cluster id (:mod:`index.es_search`; tier 1 first, :mod:`index.es_tiers`). ``partial``
-        is set when a shard timed out or failed. Facets are ``terms`` aggregations in the
-        same request, over the pages it matches."""
+        cluster id (:mod:`index.es_search`; tier 1 first, :mod:`index.es_tiers`); ``partial``
+        when a shard timed out or failed; facets are aggregations in the same request."""
         started = time.perf_counter()
         self.requests.count_search()
         parsed = query if isinstance(query, Query) else parse(query)
@@ -402,7 +406,6 @@ class ElasticsearchBackend(SearchBackend):
         return new
 
     def publish_tiers(self) -> str | None:
-        """With ``ES_TIERED``: tier 1 cut afresh at the stored static ranks and published
-        (``Tier1.publish``); ``None`` when tiers are off."""
+        """Tier 1 cut afresh at the stored static ranks (``Tier1.publish``; off: ``None``)."""
         self.writer.flush()
         return self.tier1.publish(self.current_index() or self.alias)

@@ -110,9 +110,14 @@ class Tier1:
             return None
         return self.min_rank()
 
-    def write_aliases(self, available: bool) -> list[str]:
-        """Tier 1's alias when writes must reach it too (see ``write_floor``), else none."""
-        return [self.alias] if self.write_floor(available) is not None else []
+    def mirror(self, writer: BulkWriter, op: str, doc_id: str, version: int,
+               source: dict | None = None, rank: float = 0.0) -> None:
+        """Queue the same write for tier 1 when it exists (``write_floor``): a deletion
+        always, a page (``op`` "index") when its static ``rank`` reaches the floor."""
+        floor = self.write_floor(writer.available)
+        if floor is None or (op == "index" and rank < floor):
+            return
+        writer.add(bulk_action(op, self.alias, doc_id, version), source)
 
     def refresh(self, available: bool) -> None:
         """Make tier 1's writes searchable (when tiers are on and it exists)."""
