@@ -428,6 +428,8 @@ def test_bulk_queue_is_bounded_and_producers_wait(make_backend):
         peak = max(peak, backend.writer._queued_bytes)
     backend.refresh()
     assert backend.stats_.get("index/bulk/backpressure_waits") > 0
+    # the longest wait is recorded (bench/soak.py reports it as index_block_longest_ms)
+    assert "index/bulk/backpressure_longest_ms" in backend.stats()
     assert peak <= 50_000 + 20_000  # the limit plus the one action that crossed it
     assert backend.stats()["docs"] == 300
 
