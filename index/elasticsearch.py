@@ -64,7 +64,7 @@ from index.fields import (
     completion_prefix,
 )
 from index.query import Query, parse
-from index.signals import Ranker, Signal
+from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
 
@@ -155,8 +155,9 @@ class ElasticsearchBackend(SearchBackend):
         self.replicas = setting_default("ES_REPLICAS") if replicas is None else replicas
         self.refresh_interval = refresh_interval
         self.compiler = QueryCompiler(field_weights, compound_fields)
-        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights,
-                                        weights_file or None)
+        # A configured engine loads the weights train-ranker fitted under DATA_DIR.
+        weights_file = weights_file_of(weights_file, config.data_dir if config else None)
+        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights, weights_file)
         self.ranking = RankingQuery(self.compiler, self.ranker, max_missing_share)
         self.min_strict_hits = min_strict_hits
         self.blend_words = blend_words
