@@ -103,6 +103,8 @@ SAMPLE_S = 10.0
 WARMUP_MIN_S = 300.0
 #: The measure window starts this long after launch at the earliest; see above.
 STARTUP_S = 30.0
+#: scrapy-redis's keys of its frontier (``<spider>:requests``, ``<spider>:dupefilter``).
+SCRAPY_REDIS_FRONTIER = (b":requests", b":dupefilter")
 
 
 def worker_settings(kind: str, seconds: float, delay: float) -> dict[str, object]:
@@ -170,7 +172,8 @@ def _largest(growths: list[float]) -> float | None:
 
 def redis_usage(client: Redis) -> dict[str, int]:
     """Bytes per key family (``MEMORY USAGE`` of every key): ``frontier`` (queues, hosts,
-    seen filter, robots), ``dedup`` and the rest, so the per-URL figure can be split."""
+    seen filter, robots; scrapy-redis's request queue and dupefilter), ``dedup`` and the
+    rest, so the per-URL figure can be split."""
     usage: dict[str, int] = {}
     keys = list(client.scan_iter(count=1000))
     for start in range(0, len(keys), 1000):
@@ -180,7 +183,9 @@ def redis_usage(client: Redis) -> dict[str, int]:
             pipe.memory_usage(key, samples=0)
         for key, size in zip(batch, pipe.execute(), strict=True):
             family = key.split(b":", 1)[0].decode(errors="replace")
-            if family not in ("frontier", "dedup"):
+            if key.endswith(SCRAPY_REDIS_FRONTIER):
+                family = "frontier"  # the baseline's queue and seen set are its frontier
+            elif family not in ("frontier", "dedup"):
                 family = "other"
             usage[family] = usage.get(family, 0) + (size or 0)
     return usage
