@@ -61,6 +61,8 @@ class Document:
     pagerank: float = 0.0
     cluster_id: str = ""
     dup_count: int = 0
+    #: The crawl's spam score of the page (0 = no spam rule tripped .. 1), ``item.spam_score``.
+    spam_score: float = 0.0
     warc_file: str = ""
     warc_offset: int = -1
 

@@ -35,6 +35,7 @@ def document_from_item(item: PageItem) -> Document:
         lang=item.lang,
         fetched_at=item.fetched_at,
         cluster_id=item.cluster_id,
+        spam_score=item.spam_score,
         warc_file=item.warc_file,
         warc_offset=item.warc_offset,
     )
