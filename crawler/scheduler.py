@@ -602,6 +602,7 @@ class FrontierScheduler(BaseScheduler):
                     self._drops[reason] = self._drops.get(reason, 0) + n
                 raise
         if not self._adds:
+            self._push_standings()
             return
         adds, self._adds = self._adds, []
         try:
@@ -617,6 +618,21 @@ class FrontierScheduler(BaseScheduler):
             self._inc("frontier/dropped/seen", counts["seen"])
         if counts["budget"]:
             self._inc("frontier/dropped/budget", counts["budget"])
+        self._push_standings()
+
+    def _push_standings(self) -> None:
+        """Hand the value order's changed host standings to the frontier (after the adds,
+        so the hosts exist there)."""
+        if self.value_order is None:
+            return
+        values = self.value_order.changed_standings()
+        if values:
+            try:
+                self.frontier.set_host_values(values)
+            except STORE_DOWN:
+                self.value_order.not_sent(values)
+                raise
+            self._inc("frontier/host_values", len(values))
 
     def _pull_seeds(self) -> None:
         if not self.seeds_key or self.spider is None:

@@ -60,6 +60,8 @@ class ValueOrder:
         self._cash: OrderedDict[str, float] = OrderedDict()
         self._quality: dict[str, float] = {}
         self._linked_from: dict[str, set[str]] = {}
+        self._standing: dict[str, float] = {}
+        self._changed: set[str] = set()
 
     def cash(self, url: str, depth: int = 0) -> float:
         """The cash ``url`` holds; a URL no fetched page linked to (a seed, a sitemap entry,
@@ -83,8 +85,9 @@ class ValueOrder:
             target = _host(link)
             if target != source:
                 linked = self._linked_from.setdefault(target, set())
-                if len(linked) < self.trusted_hosts:
+                if len(linked) < self.trusted_hosts and source not in linked:
                     linked.add(source)
+                    self._note(target)
         while len(store) > self.max_urls:
             store.popitem(last=False)
         if len(self._linked_from) > self.max_urls:
@@ -95,6 +98,36 @@ class ValueOrder:
         self._quality[host] = max(self.min_quality, min(1.0, quality))
         if len(self._quality) > self.max_urls:
             self._quality.clear()
+        self._note(host)
+
+    def standing(self, host: str) -> float:
+        """``host``'s quality x authority (0..1): the frontier's host value
+        (``Frontier.set_host_values``), which orders hosts within a front tier."""
+        return self._quality.get(host, 1.0) * self.authority(host)
+
+    def _note(self, host: str) -> None:
+        if self._standing.get(host) != self.standing(host):
+            self._changed.add(host)
+
+    def changed_standings(self) -> dict[str, float]:
+        """The standing of every host seen (``rank``) or re-scored since the last call whose
+        standing differs from the one last returned; the caller hands them to the
+        frontier."""
+        out = {}
+        for host in self._changed:
+            value = self.standing(host)
+            if self._standing.get(host) != value:
+                self._standing[host] = out[host] = value
+        self._changed.clear()
+        if len(self._standing) > self.max_urls:
+            self._standing.clear()
+        return out
+
+    def not_sent(self, hosts) -> None:
+        """The standings of ``hosts`` did not reach the frontier: return them next time."""
+        for host in hosts:
+            self._standing.pop(host, None)
+            self._changed.add(host)
 
     def authority(self, host: str) -> float:
         """1 for a host linked from ``trusted_hosts`` other hosts, down to ``base ** -0.5``."""
@@ -109,6 +142,8 @@ class ValueOrder:
     def rank(self, url: str, host: str, depth: int = 0) -> float:
         """The rank (0 = most valuable .. below ``tiers``, in steps of 1/1000) to queue
         ``url`` of ``host`` with, found at link ``depth``."""
+        if host not in self._standing:
+            self._changed.add(host)
         quality = self._quality.get(host, 1.0)
         level = depth + (quality < 0.5) + (quality < 0.2)
         level = min(max(level, 0), self.tiers - 1)
