@@ -93,6 +93,7 @@ class FrontierScheduler(BaseScheduler):
         referrer: RefererMiddleware | None = None,
         value_order: ValueOrder | None = None,
         dead_subtrees: DeadSubtrees | None = None,
+        low_slots: int = 0,
     ):
         self.frontier = frontier
         self.host_rules = host_rules
@@ -113,6 +114,10 @@ class FrontierScheduler(BaseScheduler):
         self.referrer = referrer
         self.value_order = value_order
         self.dead_subtrees = dead_subtrees
+        self.low_slots = low_slots if value_order is not None else 0
+        # leases of low-standing hosts held back while better hosts have work: (since, lease)
+        self._held: deque[tuple[float, Lease]] = deque()
+        self._last_good = 0.0
         self._condemned: dict[str, str] = {}
         self.spider = None
         self.crawler = None
@@ -162,6 +167,7 @@ class FrontierScheduler(BaseScheduler):
                                   persist=aliases.getbool(s, "FRONTIER_PERSIST")),
             value_order=_value_order(s),
             dead_subtrees=DeadSubtrees.from_settings(s),
+            low_slots=_low_slots(s),
         )
         scheduler.crawler = crawler
         if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
@@ -208,12 +214,14 @@ class FrontierScheduler(BaseScheduler):
         self._settle()
         try:
             self.flush()
-            for lease in [*self._buffer, *self._inflight.values()]:
+            for lease in [*self._buffer, *(held for _, held in self._held),
+                          *self._inflight.values()]:
                 self.frontier.done(lease, Outcome(requeue=True))
             self.update_stats()
         except STORE_DOWN as exc:  # the leases expire and go back to the queue on their own
             logger.error("frontier store unavailable at close (%s): leases left to expire", exc)
         self._buffer.clear()
+        self._held.clear()
         self._inflight.clear()
         if not self.persist:
             logger.info("FRONTIER_PERSIST is off: clearing the frontier of this crawl")
@@ -224,7 +232,7 @@ class FrontierScheduler(BaseScheduler):
         self.frontier.close()
 
     def has_pending_requests(self) -> bool:
-        if self._adds or self._buffer:
+        if self._adds or self._buffer or self._held:
             return True
         now = time.monotonic()
         checked, pending = self._pending_cache
@@ -358,7 +366,7 @@ class FrontierScheduler(BaseScheduler):
     def next_request(self) -> Request | None:
         try:
             while True:
-                lease = self._next_lease()
+                lease = self._pick_lease()
                 if lease is None:
                     return None
                 request = self._request_for(lease)
@@ -371,6 +379,42 @@ class FrontierScheduler(BaseScheduler):
             return None
 
     # -- leases ------------------------------------------------------------------------
+
+    def _pick_lease(self) -> Lease | None:
+        """The next lease to serve: a held-back one when the low-value lane has room, else
+        the buffer's next, holding back leases of low-standing hosts while the lane is
+        full and better hosts had work within ``LOW_LANE_IDLE_S``."""
+        if self._held and self._lane_open():
+            return self._held.popleft()[1]
+        while True:
+            lease = self._next_lease()
+            if lease is None or self.low_slots <= 0 or lease.is_robots:
+                return lease
+            now = time.monotonic()
+            if not self.value_order.is_low(lease.host):
+                self._last_good = now
+                return lease
+            if self._lane_open():
+                return lease
+            self._held.append((now, lease))
+            self._inc("frontier/held_back")
+
+    def _lane_open(self) -> bool:
+        """Whether a low-standing host may be fetched now."""
+        if time.monotonic() - self._last_good > LOW_LANE_IDLE_S:
+            return True  # no better host had work lately: the lane is the whole crawl
+        busy = sum(1 for lease in self._inflight.values()
+                   if not lease.is_robots and self.value_order.is_low(lease.host))
+        return busy < self.low_slots
+
+    def _release_held(self) -> None:
+        """Give held-back leases older than ``LOW_LANE_HOLD_S`` back to the frontier (long
+        before their lease expires), so other workers may serve those hosts."""
+        now = time.monotonic()
+        while self._held and now - self._held[0][0] > LOW_LANE_HOLD_S:
+            _, lease = self._held.popleft()
+            self.frontier.done(lease, Outcome(requeue=True))
+            self._inc("frontier/held_back_returned")
 
     def _next_lease(self) -> Lease | None:
         now = time.monotonic()
@@ -550,6 +594,7 @@ class FrontierScheduler(BaseScheduler):
         """Flush adds, pull seeds from Redis, and wake the engine if hosts may be ready."""
         self._ticks += 1
         self._settle()
+        self._release_held()
         if self._ticks % 5 == 1:  # every second
             self._pull_seeds()
         self.flush()
@@ -729,10 +774,24 @@ class FrontierScheduler(BaseScheduler):
             self.stats.inc_value(key, n)
 
 
+#: Seconds without a lease of a host in good standing after which the low-value lane opens
+#: to every slot (better hosts are done, or all wait for their politeness delay).
+LOW_LANE_IDLE_S = 2.0
+#: Seconds a lease held back for the low-value lane is kept before it goes back.
+LOW_LANE_HOLD_S = 10.0
+
 _BLANK = Request("http://blank.invalid/")
 #: attribute values of a plain Request made from a URL alone
 _DEFAULTS = {attr: getattr(_BLANK, attr) for attr in Request.attributes if attr != "url"}
 _DEFAULTS["headers"] = {}
+
+
+def _low_slots(settings) -> int:
+    """Concurrent requests hosts of low standing may take (``FRONTIER_VALUE_LOW_SHARE``)."""
+    share = setting(settings, "FRONTIER_VALUE_LOW_SHARE", float)
+    if not share or share <= 0:
+        return 0
+    return max(1, round(share * setting(settings, "CONCURRENT_REQUESTS", int)))
 
 
 def _value_order(settings) -> ValueOrder | None:

@@ -48,7 +48,8 @@ class ValueOrder:
     """Ranks URLs by OPIC cash x host quality x host authority (see the module)."""
 
     def __init__(self, tiers: int = 4, base: float = 16.0, min_quality: float = 0.05,
-                 min_outlinks: int = 10, trusted_hosts: int = 2, max_urls: int = 1_000_000):
+                 min_outlinks: int = 10, trusted_hosts: int = 2, max_urls: int = 1_000_000,
+                 low_standing: float = 0.5):
         if tiers < 1:
             raise ValueError("tiers must be >= 1")
         self.tiers = tiers
@@ -57,11 +58,13 @@ class ValueOrder:
         self.min_outlinks = min_outlinks
         self.trusted_hosts = trusted_hosts
         self.max_urls = max_urls
+        self.low_standing = low_standing
         self._cash: OrderedDict[str, float] = OrderedDict()
         self._quality: dict[str, float] = {}
         self._linked_from: dict[str, set[str]] = {}
         self._standing: dict[str, float] = {}
         self._changed: set[str] = set()
+        self._best = 0.0
 
     def cash(self, url: str, depth: int = 0) -> float:
         """The cash ``url`` holds; a URL no fetched page linked to (a seed, a sitemap entry,
@@ -100,13 +103,20 @@ class ValueOrder:
             self._quality.clear()
         self._note(host)
 
+    def is_low(self, host: str) -> bool:
+        """Whether ``host`` stands under ``low_standing`` x the best standing of any host
+        seen (at the start of a crawl, when no host has in-links yet, none is low)."""
+        return self.standing(host) < self.low_standing * self._best
+
     def standing(self, host: str) -> float:
         """``host``'s quality x authority (0..1): the frontier's host value
         (``Frontier.set_host_values``), which orders hosts within a front tier."""
         return self._quality.get(host, 1.0) * self.authority(host)
 
     def _note(self, host: str) -> None:
-        if self._standing.get(host) != self.standing(host):
+        standing = self.standing(host)
+        self._best = max(self._best, standing)
+        if self._standing.get(host) != standing:
             self._changed.add(host)
 
     def changed_standings(self) -> dict[str, float]:
@@ -143,7 +153,7 @@ class ValueOrder:
         """The rank (0 = most valuable .. below ``tiers``, in steps of 1/1000) to queue
         ``url`` of ``host`` with, found at link ``depth``."""
         if host not in self._standing:
-            self._changed.add(host)
+            self._note(host)
         quality = self._quality.get(host, 1.0)
         level = depth + (quality < 0.5) + (quality < 0.2)
         level = min(max(level, 0), self.tiers - 1)
