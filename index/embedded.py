@@ -472,7 +472,8 @@ class EmbeddedBackend(SearchBackend):
             for candidate in extra:
                 candidate.all_words = False
             ranked += self.ranker.rank(extra, context)
-        for candidate, similar in collapse(ranked, lambda c: c.get("cluster"))[
+        for candidate, similar in collapse(ranked, lambda c: c.get("cluster"),
+                                           lambda c: c.get("shown", 1) != 0)[
             offset : offset + size
         ]:
             doc = vars(self._source(searcher, candidate.ref))
@@ -518,7 +519,7 @@ class EmbeddedBackend(SearchBackend):
         addresses = [address for _, address in hits]
         if not addresses:
             return []
-        names = dict.fromkeys((*self.ranker.fields, "cluster"))
+        names = dict.fromkeys((*self.ranker.fields, "cluster", "shown"))
         columns = [searcher.fast_field_values(_fast_name(n), addresses) for n in names]
         return [
             Candidate(address, score, dict(zip(names, values, strict=True)),
