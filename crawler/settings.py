@@ -308,4 +308,4 @@ QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a 
 QUALITY_TEMPLATE_TRAP_SHARE = 0.8  # share of a pattern's pages that added nothing
 QUALITY_SPAM_SAMPLE_PAGES = 6  # pages of a host before its spam verdict
 QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a spam host
-QUALITY_CLOAKING_PROBE = True  # fetch each host's 2nd page again as a browser (cloaking)
+QUALITY_CLOAKING_PROBE = True  # refetch the last page of a host's spam sample as a browser

@@ -47,8 +47,10 @@ class QualityPipeline:
 
     ``send(signal_name, **kwargs)`` reaches the scheduler (``crawler.scheduler``'s signals);
     ``probe(url)`` fetches a page again as a browser (the spider's ``probe_request``) for
-    the cloaking check, on the ``probe_page``-th page of each host; a probe whose text
-    overlaps the crawler's by less than ``cloak_overlap`` marks the host as cloaking.
+    the cloaking check, on the ``probe_page``-th page of each host (default: the last page
+    of its spam sample, so a host the content rules already condemned costs no probe); a
+    probe whose text overlaps the crawler's by less than ``cloak_overlap`` marks the host
+    as cloaking.
     """
 
     def __init__(
@@ -61,7 +63,7 @@ class QualityPipeline:
         verdicts: VerdictStore | None = None,
         host_rules: HostRules | None = None,
         probe: Callable[[str], None] | None = None,
-        probe_page: int = 2,
+        probe_page: int | None = None,
         cloak_overlap: float = 0.3,
         max_hosts: int = 100_000,
     ):
@@ -72,7 +74,7 @@ class QualityPipeline:
         self.verdicts = verdicts
         self.host_rules = host_rules or HostRules.static([])
         self._probe = probe
-        self.probe_page = probe_page
+        self.probe_page = judge.sample_pages if probe_page is None else probe_page
         self.cloak_overlap = cloak_overlap
         self.max_hosts = max_hosts
         self.condemned: dict[str, str] = {}
@@ -205,10 +207,10 @@ class QualityPipeline:
                            [link.url for link, h in zip(item.links, link_hosts, strict=True)
                             if h != host])
         pages = self._count_page(host)
-        if pages == self.probe_page and self._probe is not None:
+        self._decide(host, netloc)
+        if pages == self.probe_page and self._probe is not None and host not in self.condemned:
             self._probes[url] = (host, netloc, item.text)
             self._probe(url)
-        self._decide(host, netloc)
 
     def _decide(self, host: str, netloc: str) -> None:
         verdict = self.judge.verdict(host)

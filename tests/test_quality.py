@@ -221,6 +221,7 @@ def test_pipeline_condemns_a_spam_host_once_and_skips_its_pages(web, tmp_path):
     assert condemned == {"host": "stuffing.test", "netloc": f"stuffing.test:{PORT}",
                          "reason": "spam"}
     assert items[-1].skip_index == "spam" and items[-1].spam_score > 0
+    assert rec.probes == []  # condemned on its content: no browser probe
     assert rec.names("host_scored")[-1]["quality"] < 0.5
     (verdict,) = store.for_host("stuffing.test")
     assert verdict.kind == SPAM and any("keyword_stuffing" in r for r in verdict.reasons)
@@ -232,7 +233,8 @@ def test_pipeline_condemns_a_spam_host_once_and_skips_its_pages(web, tmp_path):
 
 def test_pipeline_finds_cloaking_through_its_browser_probe(web):
     pipe, rec = pipeline_for()
-    for path in ["/", *paths("cloak.test", 3)]:
+    sample = pipe.judge.sample_pages  # probed once its spam sample is in
+    for path in ["/", *paths("cloak.test", sample + 2)]:
         pipe.process_item(item_of(web, "cloak.test", path))
     (probed,) = rec.probes
     assert rec.names("host_condemned") == []
