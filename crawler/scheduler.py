@@ -93,7 +93,7 @@ class FrontierScheduler(BaseScheduler):
         referrer: RefererMiddleware | None = None,
         value_order: ValueOrder | None = None,
         dead_subtrees: DeadSubtrees | None = None,
-        low_slots: int = 0,
+        low_share: float = 0.0,
     ):
         self.frontier = frontier
         self.host_rules = host_rules
@@ -114,10 +114,11 @@ class FrontierScheduler(BaseScheduler):
         self.referrer = referrer
         self.value_order = value_order
         self.dead_subtrees = dead_subtrees
-        self.low_slots = low_slots if value_order is not None else 0
+        self.low_share = low_share if value_order is not None else 0.0
         # leases of low-standing hosts held back while better hosts have work: (since, lease)
         self._held: deque[tuple[float, Lease]] = deque()
         self._last_good = 0.0
+        self._served_low: deque[bool] = deque(maxlen=LOW_LANE_WINDOW)
         self._condemned: dict[str, str] = {}
         self.spider = None
         self.crawler = None
@@ -167,7 +168,7 @@ class FrontierScheduler(BaseScheduler):
                                   persist=aliases.getbool(s, "FRONTIER_PERSIST")),
             value_order=_value_order(s),
             dead_subtrees=DeadSubtrees.from_settings(s),
-            low_slots=_low_slots(s),
+            low_share=setting(s, "FRONTIER_VALUE_LOW_SHARE", float) or 0.0,
         )
         scheduler.crawler = crawler
         if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
@@ -382,30 +383,33 @@ class FrontierScheduler(BaseScheduler):
 
     def _pick_lease(self) -> Lease | None:
         """The next lease to serve: a held-back one when the low-value lane has room, else
-        the buffer's next, holding back leases of low-standing hosts while the lane is
-        full and better hosts had work within ``LOW_LANE_IDLE_S``."""
+        the buffer's next, holding back leases of low-standing hosts while they had their
+        share (``low_share``) of the last ``LOW_LANE_WINDOW`` fetches and better hosts had
+        work within ``LOW_LANE_IDLE_S``."""
         if self._held and self._lane_open():
-            return self._held.popleft()[1]
+            return self._serve(self._held.popleft()[1], low=True)
         while True:
             lease = self._next_lease()
-            if lease is None or self.low_slots <= 0 or lease.is_robots:
+            if lease is None or self.low_share <= 0 or lease.is_robots:
                 return lease
-            now = time.monotonic()
             if not self.value_order.is_low(lease.host):
-                self._last_good = now
-                return lease
+                self._last_good = time.monotonic()
+                return self._serve(lease, low=False)
             if self._lane_open():
-                return lease
-            self._held.append((now, lease))
+                return self._serve(lease, low=True)
+            self._held.append((time.monotonic(), lease))
             self._inc("frontier/held_back")
+
+    def _serve(self, lease: Lease, low: bool) -> Lease:
+        self._served_low.append(low)
+        return lease
 
     def _lane_open(self) -> bool:
         """Whether a low-standing host may be fetched now."""
         if time.monotonic() - self._last_good > LOW_LANE_IDLE_S:
             return True  # no better host had work lately: the lane is the whole crawl
-        busy = sum(1 for lease in self._inflight.values()
-                   if not lease.is_robots and self.value_order.is_low(lease.host))
-        return busy < self.low_slots
+        served = self._served_low
+        return sum(served) < self.low_share * max(len(served), 1)
 
     def _release_held(self) -> None:
         """Give held-back leases older than ``LOW_LANE_HOLD_S`` back to the frontier (long
@@ -779,19 +783,13 @@ class FrontierScheduler(BaseScheduler):
 LOW_LANE_IDLE_S = 2.0
 #: Seconds a lease held back for the low-value lane is kept before it goes back.
 LOW_LANE_HOLD_S = 10.0
+#: Fetches over which the low-value lane's share is counted.
+LOW_LANE_WINDOW = 100
 
 _BLANK = Request("http://blank.invalid/")
 #: attribute values of a plain Request made from a URL alone
 _DEFAULTS = {attr: getattr(_BLANK, attr) for attr in Request.attributes if attr != "url"}
 _DEFAULTS["headers"] = {}
-
-
-def _low_slots(settings) -> int:
-    """Concurrent requests hosts of low standing may take (``FRONTIER_VALUE_LOW_SHARE``)."""
-    share = setting(settings, "FRONTIER_VALUE_LOW_SHARE", float)
-    if not share or share <= 0:
-        return 0
-    return max(1, round(share * setting(settings, "CONCURRENT_REQUESTS", int)))
 
 
 def _value_order(settings) -> ValueOrder | None:

@@ -288,8 +288,8 @@ INDEX_FLUSH_INTERVAL = 10.0  # seconds between index writes, however few pages a
 FRONTIER_ORDER = "value"
 FRONTIER_VALUE_BASE = 16.0  # one rank lower per factor of value less
 # hosts standing under half the best (no in-links from other hosts, low quality) take at
-# most this share of CONCURRENT_REQUESTS while better hosts have work (0 = no limit)
-FRONTIER_VALUE_LOW_SHARE = 0.25
+# most this share of the fetches while better hosts have work (0 = no limit)
+FRONTIER_VALUE_LOW_SHARE = 0.1
 # crawler/traps.py DeadSubtrees: a directory whose fetches all answered 404/410 (or soft
 # 404) goes to the lowest tier after MIN_FETCHES; its queued URLs are dropped after
 # DROP_AFTER fetches of which SHARE were dead
