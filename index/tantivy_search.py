@@ -1,0 +1,158 @@
+"""Ranked search over the embedded backend's tantivy index.
+
+Two phases: tantivy returns the top candidates by BM25 over title, anchors, URL and body
+(per-field weights, best field plus a tie-break share of the others, compiled by
+:class:`~index.tantivy_query.TantivyCompiler`), then the backend's
+:class:`~index.signals.Ranker` re-scores them with its signals from tantivy's fast columns
+and results collapse on ``cluster_id``. Pages lacking one word of a longer query compete
+when few pages have them all; pages with any word follow when none has them all.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import tantivy
+
+from index.base import FACET_SIZE, Results
+from index.fields import FACET_FIELDS
+from index.hits import collapse, make_hit
+from index.query import Query
+from index.signals import Candidate, RankContext
+from index.tantivy_query import TantivyCompiler
+from index.tantivy_schema import address_key, fast_name, stored_document
+
+if TYPE_CHECKING:
+    from index.embedded import EmbeddedBackend
+
+__all__ = ["TantivySearch"]
+
+
+class TantivySearch:
+    """The search path of an :class:`~index.embedded.EmbeddedBackend`; reads the backend's
+    options (depths, thresholds, weights) at each search, so they can be tuned live."""
+
+    def __init__(self, backend: EmbeddedBackend):
+        self.backend = backend
+
+    def compiler(self, schema: tantivy.Schema) -> TantivyCompiler:
+        """The query compiler with the backend's field weights."""
+        b = self.backend
+        return TantivyCompiler(schema, b.field_weights, b.compound_fields, b.max_missing_share)
+
+    def search(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
+               started: float) -> Results:
+        """One page of ranked hits for a parsed query (see ``EmbeddedBackend.search``);
+        ``took_ms`` counts from ``started`` (a ``perf_counter`` reading)."""
+        b = self.backend
+        results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
+        if parsed.matches_nothing:
+            results.took_ms = (time.perf_counter() - started) * 1000
+            return results
+        searcher = b._tantivy().searcher()
+        compiler = self.compiler(b._schema)
+        context = RankContext.of(parsed, b.language)
+        offset = (page - 1) * size
+        depth = min(offset + size + b.rerank_depth, b.max_window)
+        matching = compiler.compile(parsed.root)
+        found = searcher.search(compiler.with_compounds(matching, parsed),
+                                limit=depth, count=True)
+        results.total = found.count
+        labelled = self._labelled(searcher, compiler, parsed, depth)
+        hits = found.hits + self._named_homes(searcher, compiler, context, found.hits)
+        candidates = self._candidates(searcher, hits, labelled)
+        # Pages lacking one word of a longer query compete with those having them all,
+        # when few pages have them all.
+        blended = (compiler.all_but_one(parsed, searcher, b.blend_words)
+                   if found.count < b.blend_below else None)
+        if blended is not None:
+            # Not counted in full (a count visits every match): the total grows by the
+            # pages ranked.
+            more = searcher.search(compiler.with_compounds(blended, parsed),
+                                   limit=min(depth, offset + size + b.blend_depth),
+                                   count=False)
+            results.total += len(more.hits)
+            extra = self._candidates(searcher, more.hits, labelled)
+            for candidate in extra:
+                candidate.all_words = False
+            candidates += extra
+        ranked = b.ranker.rank(candidates, context)
+        relaxed = compiler.relaxed(parsed)
+        if found.count < b.min_strict_hits and relaxed is not None:
+            # Pages with every word stay first; pages with some of them follow.
+            more = searcher.search(compiler.with_compounds(relaxed, parsed), limit=depth,
+                                   count=True)
+            results.total = more.count
+            matching = relaxed
+            known = {address_key(a) for _, a in hits}
+            extra = self._candidates(
+                searcher, [h for h in more.hits if address_key(h[1]) not in known], labelled
+            )
+            for candidate in extra:
+                candidate.all_words = False
+            ranked += b.ranker.rank(extra, context)
+        for candidate, similar in collapse(ranked, lambda c: c.get("cluster"),
+                                           lambda c: c.get("shown", 1) != 0)[
+            offset : offset + size
+        ]:
+            doc = vars(stored_document(searcher, candidate.ref))
+            why = b.ranker.explain(candidate, context) if explain else None
+            results.hits.append(make_hit(doc, candidate.score, similar, parsed,
+                                         b.snippet_chars, why))
+        if page == 1 and results.total < size:
+            results.suggestion = b.suggest(parsed)
+        if facets:
+            results.facets = self._facets(searcher, matching)
+        results.took_ms = (time.perf_counter() - started) * 1000
+        return results
+
+    def _named_homes(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
+                     context: RankContext, hits: list, limit: int = 5) -> list:
+        """(0.0, address) of home pages of sites the query names that ``hits`` lack, so a
+        navigational query finds the home page even when its text does not match."""
+        if not context.named_keys or not self.backend.ranker.weight("sitehome"):
+            return []
+        known = {address_key(a) for _, a in hits}
+        return [
+            (0.0, address)
+            for _, address in searcher.search(
+                compiler.named_homes(context.named_keys), limit=limit, count=False
+            ).hits
+            if address_key(address) not in known
+        ]
+
+    def _labelled(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
+                  parsed: Query, limit: int) -> set[tuple]:
+        """Addresses of the best pages whose title, anchor text or URL hold every label
+        word of the query."""
+        query = compiler.label(parsed) if self.backend.ranker.weight("label") else None
+        if query is None:
+            return set()
+        return {address_key(a) for _, a in searcher.search(query, limit=limit, count=False).hits}
+
+    def _candidates(self, searcher: tantivy.Searcher, hits: list,
+                    labelled: set[tuple]) -> list[Candidate]:
+        """Candidates for ``(score, address)`` hits with the ranking fields the signals
+        read (and the collapse key) from tantivy's fast fields."""
+        addresses = [address for _, address in hits]
+        if not addresses:
+            return []
+        names = dict.fromkeys((*self.backend.ranker.fields, "cluster", "shown"))
+        columns = [searcher.fast_field_values(fast_name(n), addresses) for n in names]
+        return [
+            Candidate(address, score, dict(zip(names, values, strict=True)),
+                      labelled=address_key(address) in labelled)
+            for (score, address), *values in zip(hits, *columns, strict=True)
+        ]
+
+    @staticmethod
+    def _facets(searcher: tantivy.Searcher, query: tantivy.Query) -> dict:
+        """Matches per host and per language: tantivy terms aggregations over the fast
+        columns, visiting every match once (as the total count does)."""
+        aggs = {name: {"terms": {"field": field, "size": FACET_SIZE}}
+                for name, field in FACET_FIELDS.items()}
+        found = searcher.aggregate(query, aggs)
+        return {name: sorted(((b["key"], b["doc_count"]) for b in found[name]["buckets"]
+                              if b["key"]), key=lambda kv: (-kv[1], kv[0]))
+                for name in FACET_FIELDS}
