@@ -779,8 +779,10 @@ class FrontierScheduler(BaseScheduler):
 
 
 #: Seconds without a lease of a host in good standing after which the low-value lane opens
-#: to every slot (better hosts are done, or all wait for their politeness delay).
-LOW_LANE_IDLE_S = 2.0
+#: to every slot (better hosts are done, or all wait for their politeness delay): short, so
+#: that a crawl whose last good host has a Crawl-delay of 1 s does not crawl the rest at a
+#: tenth of that rate.
+LOW_LANE_IDLE_S = 0.5
 #: Seconds a lease held back for the low-value lane is kept before it goes back.
 LOW_LANE_HOLD_S = 10.0
 #: Fetches over which the low-value lane's share is counted.
