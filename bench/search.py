@@ -19,6 +19,15 @@ popular query is asked 1/k as often as the first): the log is replayed through
 ``search()`` uncached and then through the cache (local LRU, ``SEARCH_CACHE_TTL``), giving
 ``cache_hit_rate``, ``cached_p95_ms`` and, side by side, ``uncached_zipf_p95_ms``.
 
+Hedged requests (``ES_HEDGE``, index/es_hedge.py) are measured on the three-node cluster
+of ``scripts/services.sh es2`` (two data nodes, 2 shards, 1 replica; ``--hedge-docs``
+pages): 8 client processes run the queries hedged and unhedged, in alternating rounds,
+while ``es2-b`` is stalled by SIGSTOP for ``--stall-s`` seconds of every ``--stall-s`` +
+``--run-s`` (SIGCONT in between), giving ``hedged_p50/p95/p99_ms_8clients``,
+``unhedged_p50/p95/p99_ms_8clients`` and the share of requests hedged (``hedge_rate``)
+and won by the second attempt (``hedge_win_rate``). ``--hedge off`` skips it, ``--hedge
+only`` runs it alone.
+
 Side by side, the embedded backend indexes the same number of the same pages and runs the
 same queries from 1 client. Each side indexes once; the query timing runs ``--rounds``
 rounds (default 2) in alternating order (Elasticsearch then embedded, then the other way
@@ -32,7 +41,8 @@ from bench/query.py's generators.
 Progress goes to stderr; the last stdout line is one JSON object with ``docs``,
 ``es_index_docs_per_s``, ``es_bytes_per_doc``, ``es_p50_ms``, ``es_p95_ms``, ``es_p99_ms``,
 ``es_p95_ms_8clients``, ``es_requests_per_query``, ``cache_hit_rate``, ``cached_p95_ms``,
-``uncached_zipf_p95_ms`` and ``embedded_p95_ms`` (plus a few more figures).
+``uncached_zipf_p95_ms``, ``embedded_p95_ms``, ``hedged_p99_ms_8clients`` and
+``unhedged_p99_ms_8clients`` (plus a few more figures).
 """
 
 from __future__ import annotations
@@ -270,6 +280,114 @@ def _ms(cut: dict[str, float], suffix: str = "") -> dict[str, float]:
     return {f"{k}_ms{suffix}": v for k, v in cut.items()}
 
 
+# --- hedged requests with a data node stalled (ES_HEDGE) --------------------------------------
+
+HEDGE_NODES = ["es2-a", "es2-b", "es2-c"]
+STALLED = "es2-b"
+
+
+def _stall_bursts(cluster, stall_s: float, run_s: float, stop) -> None:
+    """SIGSTOP ``STALLED`` for ``stall_s``, let it run ``run_s``, until ``stop`` is set."""
+    while not stop.wait(run_s):
+        cluster.pause(STALLED)
+        try:
+            stop.wait(stall_s)
+        finally:
+            cluster.resume(STALLED)
+
+
+def _hedge_client(url: str, spool: str, queries: list[str], warmup: int, hedge: bool,
+                  delay_s: float, out) -> None:
+    backend = es_backend(url, Path(spool), hedge=hedge, hedge_delay_s=delay_s)
+    try:
+        samples = time_queries(lambda q: backend.search(q, page=1, size=10), queries, warmup)
+        out.put((samples, backend.requests.stats()))
+    except Exception as exc:  # the parent says which query failed, instead of waiting
+        out.put((None, repr(exc)))
+        raise
+    finally:
+        backend.close()
+
+
+def bench_hedge(work: Path, limit: int, seconds: float, writers: int, hosts: int,
+                timed: int, rounds: int, stall_s: float, run_s: float,
+                delay_s: float | None = None) -> dict:
+    """p50/p95/p99 at 8 clients, hedged and not, on the three-node cluster of services.sh
+    es2 (two data nodes, one replica) while ``es2-b`` is stalled in SIGSTOP/SIGCONT bursts;
+    ``delay_s``: the hedge delay (default ``ES_HEDGE_DELAY_S``)."""
+    import threading
+
+    from harness.services import EsProcesses
+
+    if delay_s is None:
+        delay_s = float(setting_default("ES_HEDGE_DELAY_S"))
+    cluster = EsProcesses("es2", HEDGE_NODES)
+    log(f"hedge: starting the three-node cluster under {cluster.run_dir}")
+    try:
+        cluster.start()
+        es = index_es(cluster.url, work / "hedge", limit, seconds, writers, hosts)
+        cluster.health(wait_for_status="green", timeout="120s")
+        queries = make_queries(es["docs"], timed + 80)
+        counts: dict[str, list[dict]] = {"hedged": [], "unhedged": []}
+
+        def side(hedge: bool):
+            name = "hedged" if hedge else "unhedged"
+
+            def timed_round(_: int) -> dict[str, float]:
+                log(f"hedge: {timed} queries from 8 clients, {name}, {STALLED} stalled "
+                    f"{stall_s:g} s of every {stall_s + run_s:g} s")
+                out: mp.Queue = mp.Queue()
+                share = max(1, timed // 8)
+                procs = [mp.Process(target=_hedge_client, args=(
+                    cluster.url, str(work / f"spool-h{c}"), queries[c * share:(c + 1) * share],
+                    10, hedge, delay_s, out)) for c in range(8)]
+                stop = threading.Event()
+                staller = threading.Thread(target=_stall_bursts,
+                                           args=(cluster, stall_s, run_s, stop))
+                for proc in procs:
+                    proc.start()
+                staller.start()
+                try:
+                    results = [out.get() for _ in procs]
+                finally:
+                    stop.set()
+                    staller.join()
+                for proc in procs:
+                    proc.join()
+                failed = [stats for samples, stats in results if samples is None]
+                if failed:
+                    raise RuntimeError(f"hedge: a client failed: {failed[0]}")
+                samples = [x for r, _ in results for x in r]
+                stats = [s for _, s in results]
+                counts[name].append({k: sum(s.get(k, 0) for s in stats) for k in (
+                    "search/requests", "search/hedged", "search/hedge_wins")})
+                return _ms(cuts(samples), "_8clients")
+            return timed_round
+
+        with LoadSampler() as load:
+            runs = run_rounds({"hedged": side(True), "unhedged": side(False)}, rounds)
+        figures = side_by_side(runs, {"hedged": "hedged_", "unhedged": "unhedged_"}, load, 3)
+        hedged = counts["hedged"]
+        requests = sum(c["search/requests"] for c in hedged) or 1
+        return {
+            **{k: v for k, v in figures.items() if k.startswith(("hedged_", "unhedged_"))},
+            "hedge_range": figures["range"],
+            "hedge_load_avg": figures["load_avg"],
+            "hedge_docs": es["docs"],
+            "hedge_rate": round(sum(c["search/hedged"] for c in hedged) / requests, 4),
+            "hedge_win_rate": round(sum(c["search/hedge_wins"] for c in hedged) / requests, 4),
+            "hedge_settings": {
+                "cluster": "services.sh es2: es2-a, es2-b (data), es2-c (master only); "
+                           "2 shards, 1 replica",
+                "stalled": STALLED, "stall_s": stall_s, "run_s": run_s,
+                "hedge_delay_s": delay_s, "clients": 8, "queries": timed,
+                "rounds": figures["rounds"],
+            },
+        }
+    finally:
+        cluster.cleanup()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="5,000 docs, 300 queries")
@@ -286,6 +404,18 @@ def main() -> None:
                         help="exponent of the cached query log's popularity (default 1.0)")
     parser.add_argument("--log-queries", type=int,
                         help="length of the Zipf query log (default: 2 x --queries)")
+    parser.add_argument("--hedge", choices=("on", "off", "only"), default="on",
+                        help="the hedged-requests section on a three-node cluster with a "
+                             "data node stalled in bursts: on (default), off, or only it")
+    parser.add_argument("--hedge-docs", type=int,
+                        help="documents of the hedged section's index (default 50,000; "
+                             "5,000 with --quick)")
+    parser.add_argument("--stall-s", type=float, default=1.0,
+                        help="seconds of each SIGSTOP of the stalled node (default 1)")
+    parser.add_argument("--run-s", type=float, default=2.0,
+                        help="seconds it runs between stalls (default 2)")
+    parser.add_argument("--hedge-delay-s", type=float,
+                        help="the hedge delay (default: the ES_HEDGE_DELAY_S setting)")
     args = parser.parse_args()
     limit = args.docs or (5_000 if args.quick else 1_000_000)
     seconds = args.seconds or (120.0 if args.quick else 600.0)
@@ -293,6 +423,17 @@ def main() -> None:
     warmup = 80
     assert page(7, args.hosts) == list(generate(8, args.hosts))[7], "pages differ from bench/query"
     work = Path(tempfile.mkdtemp(prefix="bench-search-"))
+    hedge_args = (args.hedge_docs or (5_000 if args.quick else 50_000), seconds, args.writers,
+                  args.hosts, timed, args.rounds, args.stall_s, args.run_s,
+                  args.hedge_delay_s)
+    if args.hedge == "only":
+        try:
+            result = bench_hedge(work, *hedge_args)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        result["cpus"] = os.cpu_count()
+        print(json.dumps(result))
+        return
     node = None
     try:
         url = args.url
@@ -347,6 +488,10 @@ def main() -> None:
     finally:
         if node is not None:
             node.cleanup()
+    try:
+        if args.hedge == "on":
+            result.update(bench_hedge(work, *hedge_args))
+    finally:
         shutil.rmtree(work, ignore_errors=True)
     result["writers"] = args.writers
     result["es_settings"] = {

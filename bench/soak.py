@@ -55,9 +55,12 @@ The baseline's figures carry the same names prefixed ``baseline_``; ``pages_per_
 is the project's median pages per CPU-second over the baseline's.
 
 ``--partitions N`` runs the project's frontier on N Redis servers partitioned by host hash
-(the baseline keeps one).
+(the baseline keeps one). ``--concurrent`` runs the two sides of each round at the same
+time, each with its own Redis and test web: half the wall time, both under the same load
+(the wall-clock rates fall, the per-CPU-second figures are the ones to compare).
 
-    python -m bench.soak [--minutes 30] [--rounds 2] [--hosts 5000] [--partitions 1] [--quick]
+    python -m bench.soak [--minutes 30] [--rounds 2] [--hosts 5000] [--partitions 1]
+                         [--concurrent] [--quick]
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -344,16 +348,26 @@ def measure_window(cpu_samples: list[tuple[float, float, list[float]]],
 
 
 def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
-        partitions: int = 1) -> dict[str, object]:
+        partitions: int = 1, concurrent: bool = False) -> dict[str, object]:
     """``rounds`` alternating rounds of the project's soak and the scrapy-redis baseline's,
-    each ``minutes`` long; medians and ranges side by side."""
+    each ``minutes`` long (with ``concurrent``, both sides of a round at once); medians and
+    ranges side by side."""
     def side(kind: str):
         return lambda round_no: soak(kind, minutes, hosts, delay,
                                      workdir / f"{kind}-{round_no}", partitions)
 
+    sides = {"project": side("project"), "baseline": side("scrapy-redis")}
     with LoadSampler(SAMPLE_S) as load:
-        runs = run_rounds({"project": side("project"), "baseline": side("scrapy-redis")},
-                          rounds)
+        if concurrent:
+            runs = {name: [] for name in sides}
+            for round_no in range(rounds):
+                log(f"round {round_no + 1}/{rounds}: both sides at once")
+                with ThreadPoolExecutor(len(sides)) as pool:
+                    futures = {name: pool.submit(fn, round_no) for name, fn in sides.items()}
+                    for name, future in futures.items():
+                        runs[name].append(future.result())
+        else:
+            runs = run_rounds(sides, rounds)
     result = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=2)
     reasons = {}
     for name, prefix in (("project", ""), ("baseline", "baseline_")):
@@ -373,6 +387,7 @@ def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
     result["baseline_settings"] = worker_settings("baseline", minutes * 60, delay)
     result["hosts"] = hosts
     result["partitions"] = partitions
+    result["concurrent"] = concurrent
     return result
 
 
@@ -386,6 +401,9 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0, help="per-host delay, seconds")
     parser.add_argument("--partitions", type=int, default=1,
                         help="Redis servers for the project's frontier (FRONTIER_REDIS_URLS)")
+    parser.add_argument("--concurrent", action="store_true",
+                        help="run both sides of a round at once (half the time; both under "
+                             "the same load, so compare the per-CPU figures)")
     parser.add_argument("--quick", action="store_true", help="2 minutes per crawl")
     parser.add_argument("--workdir", type=Path, help="keep the run's files here")
     opts = parser.parse_args()
@@ -393,11 +411,11 @@ def main() -> None:
     if opts.workdir:
         opts.workdir.mkdir(parents=True)
         result = run(minutes, opts.rounds, opts.hosts, opts.delay, opts.workdir,
-                     opts.partitions)
+                     opts.partitions, opts.concurrent)
     else:
         with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
             result = run(minutes, opts.rounds, opts.hosts, opts.delay, Path(tmp),
-                         opts.partitions)
+                         opts.partitions, opts.concurrent)
     print(json.dumps(result))
 
 

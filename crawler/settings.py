@@ -256,6 +256,12 @@ ES_REPLICAS = None
 # How a hit's near-copy count is found: "aggregation" (a second request over the page's
 # clusters; measured cheaper) or "inner_hits" (the collapse's, in the page's own request)
 ES_NEAR_COPY_COUNTS = "aggregation"
+# Hedged searches (index/es_hedge.py): each search goes to one data node's copies and, when
+# it has not answered after ES_HEDGE_DELAY_S seconds (or failed), to another's; the first
+# answer wins. No effect on a single data node. False = every search through the pooled
+# client alone.
+ES_HEDGE = True
+ES_HEDGE_DELAY_S = 0.1
 # Ranking weights of both engines, by signal (index/signals.py); "" = the packaged
 # index/weights.json. EMBEDDED_RANK_WEIGHTS / ES_RANK_WEIGHTS override single weights.
 SEARCH_WEIGHTS_FILE = ""

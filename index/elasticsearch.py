@@ -43,6 +43,7 @@ from index.base import (
     SearchBackend,
 )
 from index.es_bulk import BulkWriter, Stats, action_version
+from index.es_hedge import Hedger
 from index.es_mapping import (
     bulk_action,
     cluster_sizing,
@@ -63,7 +64,7 @@ from index.fields import (
     completion_prefix,
 )
 from index.query import Query, parse
-from index.signals import Ranker, Signal
+from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
 
@@ -77,6 +78,8 @@ SETTINGS = {
     "ES_REFRESH_INTERVAL": ("refresh_interval", str),
     "ES_QUERY_TIMEOUT": ("query_timeout", str),
     "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
+    "ES_HEDGE": ("hedge", bool),
+    "ES_HEDGE_DELAY_S": ("hedge_delay_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
     "ES_NEAR_COPY_COUNTS": ("near_copies", str),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
@@ -118,6 +121,8 @@ class ElasticsearchBackend(SearchBackend):
         weights_file: str | None = None,
         query_timeout: str = "2s",
         request_timeout_s: float = 30.0,
+        hedge: bool | None = None,
+        hedge_delay_s: float | None = None,
         max_window: int = 10_000,
         near_copies: str | None = None,
         track_total_hits: int = 10_000,
@@ -150,8 +155,9 @@ class ElasticsearchBackend(SearchBackend):
         self.replicas = setting_default("ES_REPLICAS") if replicas is None else replicas
         self.refresh_interval = refresh_interval
         self.compiler = QueryCompiler(field_weights, compound_fields)
-        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights,
-                                        weights_file or None)
+        # A configured engine loads the weights train-ranker fitted under DATA_DIR.
+        weights_file = weights_file_of(weights_file, config.data_dir if config else None)
+        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights, weights_file)
         self.ranking = RankingQuery(self.compiler, self.ranker, max_missing_share)
         self.min_strict_hits = min_strict_hits
         self.blend_words = blend_words
@@ -168,7 +174,13 @@ class ElasticsearchBackend(SearchBackend):
             max_retries=3,
             retry_on_timeout=True,
         )
-        self.requests = SearchRequests(self.client)
+        # None: the settings' defaults (crawler/settings.py). A client given is the
+        # caller's own (its auth, its nodes), so its searches are not re-routed.
+        hedger = None
+        if (setting_default("ES_HEDGE") if hedge is None else hedge) and client is None:
+            delay = setting_default("ES_HEDGE_DELAY_S") if hedge_delay_s is None else hedge_delay_s
+            hedger = Hedger(self.client, hosts, float(delay), request_timeout_s)
+        self.requests = SearchRequests(self.client, hedger)
         self.pager = Pager(self.requests, self.alias, max_window, query_timeout,
                            near_copies or setting_default("ES_NEAR_COPY_COUNTS"))
         if spool_dir is None:
@@ -242,6 +254,7 @@ class ElasticsearchBackend(SearchBackend):
     def close(self) -> None:
         """Send what is queued (the rest stays spooled) and close the connections."""
         self.writer.close()
+        self.requests.close()
         self.client.close()
 
     def drop(self) -> None:

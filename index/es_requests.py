@@ -4,7 +4,9 @@ Every search-plane request (the page, its re-ranked or relaxed second pass, sugg
 explain, deep-page walks) goes through :class:`SearchRequests`, so ``stats()`` can say how
 many round trips a query costs (``bench/search.py`` reports ``es_requests_per_query``), and
 an unreachable cluster or index becomes :class:`~index.base.SearchUnavailable` (the web UI
-answers 503 with ``Retry-After``) instead of a transport error.
+answers 503 with ``Retry-After``) instead of a transport error. With a
+:class:`~index.es_hedge.Hedger`, each goes to one data node's copies and, when it is slow,
+to another's (hedged requests; ``ES_HEDGE``, ``ES_HEDGE_DELAY_S``).
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout, TransportError
 from elasticsearch import ApiError, Elasticsearch
 
 from index.base import SearchUnavailable
+
+if TYPE_CHECKING:
+    from index.es_hedge import Hedger
 
 __all__ = ["RETRY_AFTER_S", "SearchRequests", "is_outage", "outages_unavailable"]
 
@@ -57,10 +62,12 @@ def outages_unavailable() -> Iterator[None]:
 
 
 class SearchRequests:
-    """``search`` on one client, counted; outages raised as ``SearchUnavailable``."""
+    """``search`` on one client, counted, hedged when a ``hedger`` is given; outages raised
+    as ``SearchUnavailable``."""
 
-    def __init__(self, client: Elasticsearch):
+    def __init__(self, client: Elasticsearch, hedger: Hedger | None = None):
         self.client = client
+        self.hedger = hedger
         self._lock = threading.Lock()
         self.requests = 0
         self.searches = 0
@@ -70,6 +77,8 @@ class SearchRequests:
         with self._lock:
             self.requests += 1
         with outages_unavailable():
+            if self.hedger is not None:
+                return self.hedger.search(kwargs)
             return self.client.search(**kwargs)
 
     def count_search(self) -> None:
@@ -78,11 +87,18 @@ class SearchRequests:
             self.searches += 1
 
     def stats(self) -> dict:
-        """``search/requests``, ``search/queries`` and their ratio (round trips per query)."""
+        """``search/requests``, ``search/queries`` and their ratio (round trips per query;
+        a hedge's second attempt is not counted there), with the hedger's counts."""
         with self._lock:
             requests, searches = self.requests, self.searches
         return {
             "search/requests": requests,
             "search/queries": searches,
             "search/requests_per_query": round(requests / searches, 3) if searches else 0.0,
+            **(self.hedger.stats() if self.hedger is not None else {}),
         }
+
+    def close(self) -> None:
+        """Close the hedger's per-node clients (the shared client is the caller's)."""
+        if self.hedger is not None:
+            self.hedger.close()

@@ -165,7 +165,6 @@ def test_custom_signals_work_on_every_engine(request, backend_name):
     backend.close()
 
 
-
 @pytest.fixture(params=BACKENDS)
 def with_and_without_spam(request):
     """Two new backends of one kind: the spam signal at its weight, and switched off."""
@@ -205,3 +204,22 @@ def test_pages_without_spam_keep_their_order_and_scores(with_and_without_spam):
     ranked = [(h.url, round(h.score, 4)) for h in demoting.search("garden roses").hits]
     assert ranked == [(h.url, round(h.score, 4)) for h in plain.search("garden roses").hits]
     assert len(ranked) == 4
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_url_depth_favours_pages_near_the_root_once_weighted(request, backend_name):
+    make = request.getfixturevalue(f"make_{backend_name}_backend")
+    pages = [doc("http://d.test/a/b/c.html", "reference", "widget " * 9),
+             doc("http://d.test/guide.html", "guide", "widget and more")]
+    unweighted, weighted = make(), make(rank_weights={"depth": 50.0})
+    for backend in (unweighted, weighted):
+        backend.ensure_index()
+        backend.index(pages)
+        backend.refresh()
+    assert urls(unweighted.search("widget"))[0] == "http://d.test/a/b/c.html"
+    hits = weighted.search("widget", explain=True).hits
+    assert hits[0].url == "http://d.test/guide.html"
+    depth = {h.url: h.explain["depth"]["value"] for h in hits}
+    assert depth == {"http://d.test/guide.html": 0.5, "http://d.test/a/b/c.html": 0.125}
+    for backend in (unweighted, weighted):
+        backend.close()

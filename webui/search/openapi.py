@@ -52,6 +52,9 @@ _HIT = {
                     "contribution": {"type": "number"},
                     "factor": {"type": "number", "description": "A demoting signal "
                                "(spam): the factor the whole score is multiplied by"},
+                    "raw": {"type": "number",
+                            "description": "The text signal only: the engine's own text "
+                                           "score, before it is made relative"},
                 },
                 "additionalProperties": False,
             },

@@ -1,12 +1,12 @@
--- ARGV: prefix, now, tiers, n, lease_s, ip_limit (0 = none), ip_wait, window, age_s.
+-- ARGV: prefix, now, tiers, head, n, lease_s, ip_limit (0 = none), ip_wait, window, age_s.
 -- In the tier picked, the host is the one of highest priority (its value from hash 'val',
 -- 1 unless set, times 1 + seconds waited / age_s: base.host_priority) of the `window`
 -- hosts eligible longest.
 -- Leases up to n eligible hosts; returns a flat list, 9 fields per lease:
 -- lease id, host, entry id, blob, score, deadline, attempts, latency, backoff.
-local tiers, n = tonumber(ARGV[3]), tonumber(ARGV[4])
-local lease_s, ip_limit, ip_wait = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local window, age_s = tonumber(ARGV[8]), tonumber(ARGV[9])
+local tiers, n = tonumber(ARGV[3]), tonumber(ARGV[5])
+local lease_s, ip_limit, ip_wait = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local window, age_s = tonumber(ARGV[9]), tonumber(ARGV[10])
 local cur = {}
 local stored = redis.call('HGETALL', P .. 'sel')
 for t = 0, tiers - 1 do cur[t] = 0 end
