@@ -20,7 +20,7 @@ from __future__ import annotations
 from index.es_requests import SearchRequests
 from index.hits import collapse
 
-__all__ = ["NEAR_COPY_COUNTS", "RANK_ORDER", "Pager", "partial"]
+__all__ = ["NEAR_COPY_COUNTS", "RANK_ORDER", "Pager", "partial", "shown_only"]
 
 # Ties in score break by id, so from/size pages and search_after walks agree.
 RANK_ORDER = [{"_score": "desc"}, {"id": "asc"}]
@@ -37,6 +37,13 @@ def _group_size(hit: dict) -> int:
     if isinstance(total, dict):
         return max(1, int(total.get("value", 1)))
     return max(1, int(total or 1))
+
+
+def shown_only(body: dict) -> dict:
+    """``body`` without the pages their duplicate cluster does not show (``shown`` 0);
+    documents indexed before the field existed have none and stay."""
+    return {**body, "query": {"bool": {"must": [body["query"]],
+                                       "must_not": [{"term": {"shown": 0}}]}}}
 
 
 def partial(response: dict) -> bool:
@@ -63,12 +70,14 @@ class Pager:
         self.query_timeout = query_timeout
 
     def page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
-        """The response and the (hit, near-copies) of one page of results for ``body``."""
+        """The response and the (hit, near-copies) of one page of results for ``body``;
+        pages not shown (``Document.shown``) are left out (the aggregation counts them as
+        near-copies, inner hits do not)."""
         if offset + size > self.max_window:
             return self._deep_page(body, offset, size)
         response = self.client.search(
             index=self.alias,
-            **body,
+            **shown_only(body),
             from_=offset,
             size=size,
             sort=RANK_ORDER,
@@ -83,7 +92,7 @@ class Pager:
         """A page past ``max_window``: walk the ranking with search_after, collapsing here."""
         chunk = min(1000, self.max_window)
         walked: list[dict] = []
-        request = dict(body, size=chunk, sort=RANK_ORDER)
+        request = dict(shown_only(body), size=chunk, sort=RANK_ORDER)
         request["track_scores"] = True
         first: dict | None = None
         is_partial = False

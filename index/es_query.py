@@ -160,6 +160,12 @@ class RankingQuery:
                                         "score_mode": "sum", "boost_mode": "sum"}}
         if should:
             query = {"bool": {"must": [query], "should": should}}
+        demote = [f for signal, weight in self.ranker.weighted
+                  if weight and signal.stage == "demote"
+                  for f in signal.es_functions(context, weight, parts)]
+        if demote:  # a page no demote function matches keeps its score (factor 1)
+            query = {"function_score": {"query": query, "functions": demote,
+                                        "score_mode": "multiply", "boost_mode": "multiply"}}
         return query
 
     def _matching(self, parsed: Query, relaxed: bool,
