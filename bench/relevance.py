@@ -25,6 +25,10 @@ one row per signal (body, +title, +anchors, +url, +collapse, +pagerank, +any-wor
     python -m bench.relevance [--quick] [--ablation] [--elasticsearch] [--cache DIR] [--recrawl]
                               [--folds K] [--show-misses]
 
+``--elasticsearch`` scores the Elasticsearch backend too (``es_*``), and beside it the same
+index with a tier 1 published from it (``ES_TIERED``: ``es_tiered_*`` and
+``es_tiered_fallthrough_rate``, the share of queries tier 1 could not answer).
+
 Last stdout line: one JSON object with s_at_1, s_at_3, s_at_10, mrr_at_10,
 baseline_mrr_at_10, heldout, heldout_sites, heldout_figures, per_site, per_class, folds,
 queries, sites, pages_crawled, training_queries (and es_* with --elasticsearch).
@@ -49,6 +53,7 @@ from harness.relevance import (
     HeldOut,
     Judgement,
     NearCopies,
+    Scores,
     backend_search,
     build_index,
     crawl,
@@ -126,10 +131,12 @@ def ablation(cache: Path, pages: Sequence[dict], judged: Sequence[Judgement],
 
 def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cache: Path,
                          copies: NearCopies, fit: Fitter, training: Sequence[KnownItem],
-                         folds: int) -> HeldOut:
+                         folds: int) -> tuple[HeldOut, Scores, dict]:
     """The same documents in Elasticsearch (``ELASTICSEARCH_URL``, else a private node
     started through scripts/services.sh), the same queries through its ``search()``, held
-    out by site with the same folds and fitter as the embedded backend."""
+    out by site with the same folds and fitter as the embedded backend; then the same index
+    with a tier 1 (``ES_TIERED``) published from it, with the packaged weights, and the
+    tiered backend's fall-through figures."""
     import uuid
 
     from crawler.config import get_config
@@ -148,8 +155,11 @@ def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cac
         processes.start()
         url = processes.url
     prefix = f"relevance-{uuid.uuid4().hex[:8]}"
-    backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool")
-    opened = [backend]
+    backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
+                                   tiered=False)
+    tiered = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
+                                  tiered=True)
+    opened = [backend, tiered]
 
     def open_backend(weights_file: Path | None) -> ElasticsearchBackend:
         if weights_file is None:
@@ -164,8 +174,12 @@ def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cac
         backend.index(documents(pages, cache / "links.sqlite"))
         backend.refresh()
         log(f"Elasticsearch holds {backend.stats().get('docs')} documents")
-        return evaluate_heldout(fold_weights_search(open_backend), judged, copies, fit=fit,
-                                training=training, k=folds)
+        held_out = evaluate_heldout(fold_weights_search(open_backend), judged, copies,
+                                    fit=fit, training=training, k=folds)
+        tiered.publish_tiers()
+        log(f"tier 1 holds {tiered.client.count(index=tiered.tier1.alias)['count']} documents")
+        with_tiers = evaluate(backend_search(tiered), judged, copies)
+        return held_out, with_tiers, tiered.tier1.stats()
     finally:
         backend.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
         for each in opened:
@@ -243,12 +257,17 @@ def main(argv: list[str] | None = None) -> int:
     for cls, row in result["per_class"].items():
         log(f"class {cls:22} {row}")
     if args.elasticsearch:
-        es_run = elasticsearch_scores(pages, judged, cache, copies, fit, training, args.folds)
+        es_run, tiered_scores, tiers = elasticsearch_scores(pages, judged, cache, copies, fit,
+                                                            training, args.folds)
         es = report(es_run, baseline, judged)
         log(f"elasticsearch {es_run.scores.summary()} held out {es['heldout_figures']}")
         for key in ("s_at_1", "s_at_3", "s_at_10", "mrr_at_10", "heldout", "heldout_figures",
                     "per_site", "per_class"):
             result[f"es_{key}"] = es[key]
+        tiered = {**tiered_scores.summary(), **split_summary(tiered_scores)}
+        log(f"elasticsearch, tiered {tiered} {tiers}")
+        result.update({f"es_tiered_{name}": value for name, value in tiered.items()})
+        result["es_tiered_fallthrough_rate"] = tiers["tier/fallthrough_rate"]
     if args.ablation:
         result["ablation"] = ablation(cache, pages, judged, project_index)
     print(json.dumps(result))

@@ -93,6 +93,7 @@ class FrontierScheduler(BaseScheduler):
         referrer: RefererMiddleware | None = None,
         value_order: ValueOrder | None = None,
         dead_subtrees: DeadSubtrees | None = None,
+        low_share: float = 0.0,
     ):
         self.frontier = frontier
         self.host_rules = host_rules
@@ -113,6 +114,11 @@ class FrontierScheduler(BaseScheduler):
         self.referrer = referrer
         self.value_order = value_order
         self.dead_subtrees = dead_subtrees
+        self.low_share = low_share if value_order is not None else 0.0
+        # leases of low-standing hosts held back while better hosts have work: (since, lease)
+        self._held: deque[tuple[float, Lease]] = deque()
+        self._last_good = 0.0
+        self._served_low: deque[bool] = deque(maxlen=LOW_LANE_WINDOW)
         self._condemned: dict[str, str] = {}
         self.spider = None
         self.crawler = None
@@ -162,6 +168,7 @@ class FrontierScheduler(BaseScheduler):
                                   persist=aliases.getbool(s, "FRONTIER_PERSIST")),
             value_order=_value_order(s),
             dead_subtrees=DeadSubtrees.from_settings(s),
+            low_share=setting(s, "FRONTIER_VALUE_LOW_SHARE", float) or 0.0,
         )
         scheduler.crawler = crawler
         if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
@@ -208,12 +215,14 @@ class FrontierScheduler(BaseScheduler):
         self._settle()
         try:
             self.flush()
-            for lease in [*self._buffer, *self._inflight.values()]:
+            for lease in [*self._buffer, *(held for _, held in self._held),
+                          *self._inflight.values()]:
                 self.frontier.done(lease, Outcome(requeue=True))
             self.update_stats()
         except STORE_DOWN as exc:  # the leases expire and go back to the queue on their own
             logger.error("frontier store unavailable at close (%s): leases left to expire", exc)
         self._buffer.clear()
+        self._held.clear()
         self._inflight.clear()
         if not self.persist:
             logger.info("FRONTIER_PERSIST is off: clearing the frontier of this crawl")
@@ -224,7 +233,7 @@ class FrontierScheduler(BaseScheduler):
         self.frontier.close()
 
     def has_pending_requests(self) -> bool:
-        if self._adds or self._buffer:
+        if self._adds or self._buffer or self._held:
             return True
         now = time.monotonic()
         checked, pending = self._pending_cache
@@ -367,7 +376,7 @@ class FrontierScheduler(BaseScheduler):
     def next_request(self) -> Request | None:
         try:
             while True:
-                lease = self._next_lease()
+                lease = self._pick_lease()
                 if lease is None:
                     return None
                 request = self._request_for(lease)
@@ -380,6 +389,45 @@ class FrontierScheduler(BaseScheduler):
             return None
 
     # -- leases ------------------------------------------------------------------------
+
+    def _pick_lease(self) -> Lease | None:
+        """The next lease to serve: a held-back one when the low-value lane has room, else
+        the buffer's next, holding back leases of low-standing hosts while they had their
+        share (``low_share``) of the last ``LOW_LANE_WINDOW`` fetches and better hosts had
+        work within ``LOW_LANE_IDLE_S``."""
+        if self._held and self._lane_open():
+            return self._serve(self._held.popleft()[1], low=True)
+        while True:
+            lease = self._next_lease()
+            if lease is None or self.low_share <= 0 or lease.is_robots:
+                return lease
+            if not self.value_order.is_low(lease.host):
+                self._last_good = time.monotonic()
+                return self._serve(lease, low=False)
+            if self._lane_open():
+                return self._serve(lease, low=True)
+            self._held.append((time.monotonic(), lease))
+            self._inc("frontier/held_back")
+
+    def _serve(self, lease: Lease, low: bool) -> Lease:
+        self._served_low.append(low)
+        return lease
+
+    def _lane_open(self) -> bool:
+        """Whether a low-standing host may be fetched now."""
+        if time.monotonic() - self._last_good > LOW_LANE_IDLE_S:
+            return True  # no better host had work lately: the lane is the whole crawl
+        served = self._served_low
+        return sum(served) < self.low_share * max(len(served), 1)
+
+    def _release_held(self) -> None:
+        """Give held-back leases older than ``LOW_LANE_HOLD_S`` back to the frontier (long
+        before their lease expires), so other workers may serve those hosts."""
+        now = time.monotonic()
+        while self._held and now - self._held[0][0] > LOW_LANE_HOLD_S:
+            _, lease = self._held.popleft()
+            self.frontier.done(lease, Outcome(requeue=True))
+            self._inc("frontier/held_back_returned")
 
     def _next_lease(self) -> Lease | None:
         now = time.monotonic()
@@ -560,6 +608,7 @@ class FrontierScheduler(BaseScheduler):
         """Flush adds, pull seeds from Redis, and wake the engine if hosts may be ready."""
         self._ticks += 1
         self._settle()
+        self._release_held()
         if self._ticks % 5 == 1:  # every second
             self._pull_seeds()
         self.flush()
@@ -612,6 +661,7 @@ class FrontierScheduler(BaseScheduler):
                     self._drops[reason] = self._drops.get(reason, 0) + n
                 raise
         if not self._adds:
+            self._push_standings()
             return
         adds, self._adds = self._adds, []
         try:
@@ -627,6 +677,21 @@ class FrontierScheduler(BaseScheduler):
             self._inc("frontier/dropped/seen", counts["seen"])
         if counts["budget"]:
             self._inc("frontier/dropped/budget", counts["budget"])
+        self._push_standings()
+
+    def _push_standings(self) -> None:
+        """Hand the value order's changed host standings to the frontier (after the adds,
+        so the hosts exist there)."""
+        if self.value_order is None:
+            return
+        values = self.value_order.changed_standings()
+        if values:
+            try:
+                self.frontier.set_host_values(values)
+            except STORE_DOWN:
+                self.value_order.not_sent(values)
+                raise
+            self._inc("frontier/host_values", len(values))
 
     def _pull_seeds(self) -> None:
         if not self.seeds_key or self.spider is None:
@@ -723,6 +788,16 @@ class FrontierScheduler(BaseScheduler):
         if self.stats is not None and n:
             self.stats.inc_value(key, n)
 
+
+#: Seconds without a lease of a host in good standing after which the low-value lane opens
+#: to every slot (better hosts are done, or all wait for their politeness delay): short, so
+#: that a crawl whose last good host has a Crawl-delay of 1 s does not crawl the rest at a
+#: tenth of that rate.
+LOW_LANE_IDLE_S = 0.5
+#: Seconds a lease held back for the low-value lane is kept before it goes back.
+LOW_LANE_HOLD_S = 10.0
+#: Fetches over which the low-value lane's share is counted.
+LOW_LANE_WINDOW = 100
 
 _BLANK = Request("http://blank.invalid/")
 #: attribute values of a plain Request made from a URL alone

@@ -256,6 +256,12 @@ ES_REPLICAS = None
 # How a hit's near-copy count is found: "aggregation" (a second request over the page's
 # clusters; measured cheaper) or "inner_hits" (the collapse's, in the page's own request)
 ES_NEAR_COPY_COUNTS = "aggregation"
+# Tiered index (index/es_tiers.py): the top ES_TIER1_SHARE of pages by PageRank in a tier-1
+# index searched first; the full index when tier 1 holds fewer than ES_TIER1_MIN_HITS pages
+# with every word of the query (or fewer than the page asked for reaches).
+ES_TIERED = False
+ES_TIER1_SHARE = 0.1
+ES_TIER1_MIN_HITS = 1000
 # Hedged searches (index/es_hedge.py): each search goes to one data node's copies and, when
 # it has not answered after ES_HEDGE_DELAY_S seconds (or failed), to another's; the first
 # answer wins. No effect on a single data node. False = every search through the pooled
@@ -293,6 +299,9 @@ INDEX_FLUSH_INTERVAL = 10.0  # seconds between index writes, however few pages a
 # by link depth (breadth-first)
 FRONTIER_ORDER = "value"
 FRONTIER_VALUE_BASE = 16.0  # one rank lower per factor of value less
+# hosts standing under half the best (no in-links from other hosts, low quality) take at
+# most this share of the fetches while better hosts have work (0 = no limit)
+FRONTIER_VALUE_LOW_SHARE = 0.1
 # crawler/traps.py DeadSubtrees: a directory whose fetches all answered 404/410 (or soft
 # 404) goes to the lowest tier after MIN_FETCHES; its queued URLs are dropped after
 # DROP_AFTER fetches of which SHARE were dead
@@ -311,4 +320,4 @@ QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a 
 QUALITY_TEMPLATE_TRAP_SHARE = 0.8  # share of a pattern's pages that added nothing
 QUALITY_SPAM_SAMPLE_PAGES = 6  # pages of a host before its spam verdict
 QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a spam host
-QUALITY_CLOAKING_PROBE = True  # fetch each host's 2nd page again as a browser (cloaking)
+QUALITY_CLOAKING_PROBE = True  # refetch the last page of a host's spam sample as a browser

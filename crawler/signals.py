@@ -42,3 +42,9 @@ soft_404_found = object()
 #: netloc), ``quality`` (sent by the quality pipeline); value-ordered crawls rank the host's
 #: new URLs by it (``crawler.frontier.value.ValueOrder``).
 host_scored = object()
+
+#: The page shown for a duplicate cluster changed (``dedup.election``): ``cluster_id``,
+#: ``shown`` (the doc id now shown) and ``hidden`` (doc ids shown before, no longer), sent
+#: by ``pipelines.dedup.DedupPipeline``; ``pipelines.index.IndexPipeline`` hands the change
+#: to the index (``SearchBackend.set_shown``).
+cluster_elected = object()

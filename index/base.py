@@ -61,6 +61,11 @@ class Document:
     pagerank: float = 0.0
     cluster_id: str = ""
     dup_count: int = 0
+    #: Whether this is the page its duplicate cluster shows (``dedup.election``); a page
+    #: not shown is never a result, it only counts among its cluster's near-copies.
+    shown: bool = True
+    #: The crawl's spam score of the page (0 = no spam rule tripped .. 1), ``item.spam_score``.
+    spam_score: float = 0.0
     warc_file: str = ""
     warc_offset: int = -1
 
@@ -136,6 +141,18 @@ class SearchBackend(ABC):
     def update_rank(self, scores: Mapping[str, float]) -> int:
         """Set the static rank (PageRank) of documents by id; unknown ids are ignored."""
 
+    def set_shown(self, shown: Mapping[str, bool]) -> int:
+        """Set which documents their duplicate cluster shows (``Document.shown``) by id,
+        after a new election; unknown ids are ignored. Returns how many changed."""
+        self.refresh()  # documents still queued must be read back
+        docs = []
+        for doc_id, flag in shown.items():
+            doc = self.get(doc_id)
+            if doc is not None and doc.shown != bool(flag):
+                doc.shown = bool(flag)
+                docs.append(doc)
+        return self.index(docs) if docs else 0
+
     @abstractmethod
     def refresh(self) -> None:
         """Make all writes so far visible to searches."""
@@ -168,6 +185,12 @@ class SearchBackend(ABC):
     @abstractmethod
     def stats(self) -> dict:
         """At least ``docs`` (count) and ``bytes`` (size on disk or in the cluster)."""
+
+    def publish_tiers(self) -> str | None:
+        """Rebuild the serving tiers from the static ranks now stored and publish them at
+        once (after a rank publication); what was published, or ``None`` for an engine
+        without tiers (the default)."""
+        return None
 
     def close(self) -> None:
         """Release files and connections."""

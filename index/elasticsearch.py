@@ -49,6 +49,7 @@ from index.es_mapping import (
     cluster_sizing,
     document_source,
     index_body,
+    index_has_rank_feature,
     mappings,
 )
 from index.es_paging import Pager
@@ -57,6 +58,7 @@ from index.es_reindex import AliasReindexer, current_index, ensure_alias, host_i
 from index.es_requests import SearchRequests, outages_unavailable
 from index.es_search import EsSearch
 from index.es_suggest import completions
+from index.es_tiers import Tier1
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
@@ -89,6 +91,9 @@ SETTINGS = {
     "ES_MIN_STRICT_HITS": ("min_strict_hits", int),
     "ES_BLEND_WORDS": ("blend_words", int),
     "ES_BLEND_BELOW": ("blend_below", int),
+    "ES_TIERED": ("tiered", bool),
+    "ES_TIER1_SHARE": ("tier1_share", float),
+    "ES_TIER1_MIN_HITS": ("tier1_min_hits", int),
     "SEARCH_LANGUAGE": ("language", str),
     "SEARCH_WEIGHTS_FILE": ("weights_file", str),
     "ES_BULK_DOCS": ("bulk_docs", int),
@@ -131,7 +136,8 @@ class ElasticsearchBackend(SearchBackend):
         min_strict_hits: int = 1,
         blend_words: int = 3,
         blend_below: int = 300,
-        max_missing_share: float = 0.5,
+        tiered: bool | None = None, tier1_share: float | None = None,  # ES_TIER*: es_tiers
+        tier1_min_hits: int | None = None, max_missing_share: float = 0.5,
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
         spool_dir: str | Path | None = None,
@@ -168,12 +174,8 @@ class ElasticsearchBackend(SearchBackend):
         self.suggest_body_chars = suggest_body_chars
         self.snippet_chars = snippet_chars
         # A node that dies mid-request is retried on another one: queries keep answering.
-        self.client = client or Elasticsearch(
-            hosts,
-            request_timeout=request_timeout_s,
-            max_retries=3,
-            retry_on_timeout=True,
-        )
+        self.client = client or Elasticsearch(hosts, request_timeout=request_timeout_s,
+                                              max_retries=3, retry_on_timeout=True)
         # None: the settings' defaults (crawler/settings.py). A client given is the
         # caller's own (its auth, its nodes), so its searches are not re-routed.
         hedger = None
@@ -199,6 +201,7 @@ class ElasticsearchBackend(SearchBackend):
             on_reconnect=self._ensure_index,
         )
         self._rank_feature: bool | None = None
+        self.tier1 = Tier1.of(self, tiered, tier1_share, tier1_min_hits)
         self._search = EsSearch(self)
 
     @classmethod
@@ -245,10 +248,7 @@ class ElasticsearchBackend(SearchBackend):
         if self._rank_feature is None and not self.writer.available:
             return False  # asked again once the cluster is back
         if self._rank_feature is None:
-            mapping = self.client.indices.get_mapping(index=self.alias)
-            self._rank_feature = any(
-                "pagerank_rf" in m["mappings"].get("properties", {}) for m in mapping.values()
-            )
+            self._rank_feature = index_has_rank_feature(self.client, self.alias)
         return self._rank_feature
 
     def close(self) -> None:
@@ -261,13 +261,13 @@ class ElasticsearchBackend(SearchBackend):
         """Delete the alias and every versioned index of this prefix (tests, benchmarks)."""
         self.writer.flush()
         self.client.options(ignore_status=404).indices.delete(
-            index=f"{self.alias}-v*", expand_wildcards="all"
-        )
+            index=f"{self.alias}-v*", expand_wildcards="all")
+        self.tier1.drop()
 
     # --- writes -----------------------------------------------------------------------
 
     def index(self, docs: Iterable[Document]) -> int:
-        """Queue documents for bulk indexing by id (blocks when the queue is full)."""
+        """Queue documents by id (blocks while the queue is full); tier 1 gets its own."""
         rank_feature = self.uses_rank_feature()
         count = 0
         for doc in docs:
@@ -275,14 +275,17 @@ class ElasticsearchBackend(SearchBackend):
             source = document_source(doc, rank_feature, self.suggest_body_chars)
             source["indexed_at"] = version
             self.writer.add(bulk_action("index", self.alias, doc.id, version), source)
+            self.tier1.mirror(self.writer, "index", doc.id, version, source, doc.pagerank)
             count += 1
         return count
 
     def delete(self, ids: Iterable[str]) -> int:
-        """Queue deletions by id; unknown ids are ignored."""
+        """Queue deletions by id (from tier 1 too); unknown ids are ignored."""
         count = 0
         for doc_id in ids:
-            self.writer.add(bulk_action("delete", self.alias, doc_id, action_version()))
+            version = action_version()
+            self.writer.add(bulk_action("delete", self.alias, doc_id, version))
+            self.tier1.mirror(self.writer, "delete", doc_id, version)
             count += 1
         return count
 
@@ -314,6 +317,7 @@ class ElasticsearchBackend(SearchBackend):
                 "is back (check scripts/services.sh status)."
             )
         self.client.indices.refresh(index=self.alias)
+        self.tier1.refresh(self.writer.available)
 
     # --- reads ------------------------------------------------------------------------
 
@@ -355,9 +359,8 @@ class ElasticsearchBackend(SearchBackend):
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
         """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
-        cluster id (:mod:`index.es_search`: one request, a second pass only when needed).
-        ``partial`` is set when a shard timed out or failed. Facets are ``terms``
-        aggregations in the same request, over the pages it matches."""
+        cluster id (:mod:`index.es_search`; tier 1 first, :mod:`index.es_tiers`); ``partial``
+        when a shard timed out or failed; facets are aggregations in the same request."""
         started = time.perf_counter()
         self.requests.count_search()
         parsed = query if isinstance(query, Query) else parse(query)
@@ -398,6 +401,11 @@ class ElasticsearchBackend(SearchBackend):
         if old is None:
             self.ensure_index()
             return self.current_index()
-        new = self._reindexer().reindex(old, progress)
+        new = self.tier1.reindex_with(self._reindexer(), old, progress)
         self._rank_feature = None
         return new
+
+    def publish_tiers(self) -> str | None:
+        """Tier 1 cut afresh at the stored static ranks (``Tier1.publish``; off: ``None``)."""
+        self.writer.flush()
+        return self.tier1.publish(self.current_index() or self.alias)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from index.es_requests import SearchRequests
 from index.hits import collapse
 
-__all__ = ["NEAR_COPY_COUNTS", "RANK_ORDER", "Pager", "partial"]
+__all__ = ["NEAR_COPY_COUNTS", "RANK_ORDER", "Pager", "partial", "shown_only"]
 
 # Ties in score break by id, so from/size pages and search_after walks agree.
 RANK_ORDER = [{"_score": "desc"}, {"id": "asc"}]
@@ -39,6 +39,13 @@ def _group_size(hit: dict) -> int:
     return max(1, int(total or 1))
 
 
+def shown_only(body: dict) -> dict:
+    """``body`` without the pages their duplicate cluster does not show (``shown`` 0);
+    documents indexed before the field existed have none and stay."""
+    return {**body, "query": {"bool": {"must": [body["query"]],
+                                       "must_not": [{"term": {"shown": 0}}]}}}
+
+
 def partial(response: dict) -> bool:
     """Whether a search response misses results: a shard timed out or failed."""
     return bool(response.get("timed_out")) or response["_shards"].get("failed", 0) > 0
@@ -48,23 +55,29 @@ class Pager:
     """Pages of ranked results of one alias, collapsed on ``cluster``."""
 
     def __init__(self, client: SearchRequests, alias: str, max_window: int = 10_000,
-                 query_timeout: str = "2s", near_copies: str = "aggregation"):
+                 query_timeout: str = "2s", near_copies: str = "aggregation",
+                 counts_alias: str | None = None):
         if near_copies not in NEAR_COPY_COUNTS:
             raise ValueError(f"ES_NEAR_COPY_COUNTS must be one of {sorted(NEAR_COPY_COUNTS)}, "
                              f"not {near_copies!r}")
         self.near_copies = near_copies
         self.client = client
         self.alias = alias
+        #: Where near-copies are counted (``aggregation``): ``alias`` unless it holds only
+        #: part of the pages (tier 1).
+        self.counts_alias = counts_alias or alias
         self.max_window = max_window
         self.query_timeout = query_timeout
 
     def page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
-        """The response and the (hit, near-copies) of one page of results for ``body``."""
+        """The response and the (hit, near-copies) of one page of results for ``body``;
+        pages not shown (``Document.shown``) are left out (the aggregation counts them as
+        near-copies, inner hits do not)."""
         if offset + size > self.max_window:
             return self._deep_page(body, offset, size)
         response = self.client.search(
             index=self.alias,
-            **body,
+            **shown_only(body),
             from_=offset,
             size=size,
             sort=RANK_ORDER,
@@ -79,7 +92,7 @@ class Pager:
         """A page past ``max_window``: walk the ranking with search_after, collapsing here."""
         chunk = min(1000, self.max_window)
         walked: list[dict] = []
-        request = dict(body, size=chunk, sort=RANK_ORDER)
+        request = dict(shown_only(body), size=chunk, sort=RANK_ORDER)
         request["track_scores"] = True
         first: dict | None = None
         is_partial = False
@@ -110,7 +123,7 @@ class Pager:
         if not shared:
             return [0] * len(hits)
         response = self.client.search(
-            index=self.alias,
+            index=self.counts_alias,
             size=0,
             query={"bool": {"must": [query], "filter": [{"terms": {"cluster": shared}}]}},
             aggs={"clusters": {"terms": {"field": "cluster", "size": len(shared)}}},

@@ -71,6 +71,8 @@ class SearchRequests:
         self._lock = threading.Lock()
         self.requests = 0
         self.searches = 0
+        #: Sum of the ``took`` of every answer: the time Elasticsearch says it spent.
+        self.took_ms = 0
 
     def search(self, **kwargs: Any) -> Any:
         """``client.search(**kwargs)``; raises ``SearchUnavailable`` during an outage."""
@@ -78,8 +80,29 @@ class SearchRequests:
             self.requests += 1
         with outages_unavailable():
             if self.hedger is not None:
-                return self.hedger.search(kwargs)
-            return self.client.search(**kwargs)
+                response = self.hedger.search(kwargs)
+            else:
+                response = self.client.search(**kwargs)
+        with self._lock:
+            self.took_ms += response.body.get("took", 0) if hasattr(response, "body") else 0
+        return response
+
+    def term_stats(self, index: str, field: str, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """How many documents have ``field`` and each term's document frequency in it, from
+        one shard's term statistics (``_termvectors`` of an artificial document): read from
+        the term dictionary, not counted over the postings, so it costs the same on any
+        index size. One shard's statistics are what BM25 scores that shard's hits with."""
+        with self._lock:
+            self.requests += 1
+        with outages_unavailable():
+            response = self.client.termvectors(
+                index=index, doc={field: " ".join(terms)}, fields=[field],
+                term_statistics=True, field_statistics=True, positions=False,
+                offsets=False, payloads=False, realtime=False,
+            ).body
+        vector = response.get("term_vectors", {}).get(field, {})
+        docs = int(vector.get("field_statistics", {}).get("doc_count", 0))
+        return docs, {t: int(v.get("doc_freq", 0)) for t, v in vector.get("terms", {}).items()}
 
     def count_search(self) -> None:
         """Count one ``search()`` call of the backend (the denominator of the ratio)."""
@@ -87,13 +110,15 @@ class SearchRequests:
             self.searches += 1
 
     def stats(self) -> dict:
-        """``search/requests``, ``search/queries`` and their ratio (round trips per query;
-        a hedge's second attempt is not counted there), with the hedger's counts."""
+        """``search/requests``, ``search/queries``, their ratio (round trips per query;
+        a hedge's second attempt is not counted there), ``search/took_ms`` (the sum of
+        Elasticsearch's own ``took``), with the hedger's counts."""
         with self._lock:
-            requests, searches = self.requests, self.searches
+            requests, searches, took = self.requests, self.searches, self.took_ms
         return {
             "search/requests": requests,
             "search/queries": searches,
+            "search/took_ms": took,
             "search/requests_per_query": round(requests / searches, 3) if searches else 0.0,
             **(self.hedger.stats() if self.hedger is not None else {}),
         }

@@ -149,6 +149,8 @@ DOC_FIELDS: dict[str, DocField] = {
         DocField("url_depth", INTEGER, lambda d: url_depth(d.url)),
         DocField("site_name", KEYWORD, lambda d: site_name(d.host)),
         DocField("lang", KEYWORD, lambda d: language_of(d.lang)),
+        DocField("shown", INTEGER, lambda d: int(bool(d.shown))),
+        DocField("spam", FLOAT, lambda d: min(1.0, max(0.0, float(d.spam_score)))),
     )
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TypeVar
 
@@ -54,16 +55,20 @@ def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_cha
     )
 
 
-def collapse(ranked: Iterable[T], key: Callable[[T], Hashable]) -> list[tuple[T, int]]:
+def collapse(ranked: Iterable[T], key: Callable[[T], Hashable],
+             shown: Callable[[T], bool] | None = None) -> list[tuple[T, int]]:
     """The best of each cluster (by ``key``), in rank order, with how many others it
-    stands for."""
-    best: dict[Hashable, int] = {}
-    kept: list[list] = []
-    for item in ranked:
-        slot = best.get(key(item))
-        if slot is None:
-            best[key(item)] = len(kept)
-            kept.append([item, 0])
-        else:
-            kept[slot][1] += 1
-    return [(item, n) for item, n in kept]
+    stands for. With ``shown``, a page it rejects (a copy that lost its cluster's election,
+    ``Document.shown``) is never kept, it only counts; a cluster whose shown page is not
+    among ``ranked`` is left out."""
+    items = list(ranked)
+    sizes = Counter(key(item) for item in items)
+    kept: list[tuple[T, int]] = []
+    done: set[Hashable] = set()
+    for item in items:
+        k = key(item)
+        if k in done or (shown is not None and not shown(item)):
+            continue
+        done.add(k)
+        kept.append((item, sizes[k] - 1))
+    return kept

@@ -9,8 +9,11 @@ side, how the Elasticsearch engine expresses it (:meth:`Signal.es_functions`).
 The embedded engine finds the top K matches by BM25 and a :class:`Ranker` scores them as
 ``sum(weight * value)`` in Python. Elasticsearch cannot run Python, so each signal compiles
 itself into ``function_score`` functions: ``stage = "boost"`` signals multiply the text
-score by ``1 + sum(weight * value)``, ``stage = "add"`` signals are added to the score. The
-same :meth:`Signal.value` explains a hit on both engines (``search(..., explain=True)``).
+score by ``1 + sum(weight * value)``, ``stage = "add"`` signals are added to the score, and
+``stage = "demote"`` signals multiply the whole score by ``1 - weight * value`` (weight and
+value in 0..1: Elasticsearch forbids negative weights, so a penalty is a factor, on both
+engines). The same :meth:`Signal.value` explains a hit on both engines
+(``search(..., explain=True)``).
 
 Weights are data: :func:`load_weights` reads ``index/weights.json`` (one section per
 engine, because their scores have different scales: embedded text relevance is at most 1,
@@ -51,6 +54,7 @@ __all__ = [
     "Signal",
     "SiteHome",
     "SiteMention",
+    "SpamDemotion",
     "StaticRank",
     "TextRelevance",
     "UrlDepth",
@@ -134,7 +138,8 @@ class Signal(ABC):
     #: Ranking fields (``index.fields.DOC_FIELDS``) the signal reads.
     fields: ClassVar[tuple[str, ...]] = ()
     #: How Elasticsearch applies it: "text" (the text score's boost), "boost" (multiplies
-    #: the text score by 1 + weight * value), "add" (weight * value added to the score).
+    #: the text score by 1 + weight * value), "add" (weight * value added to the score),
+    #: "demote" (the whole score times 1 - weight * value).
     stage: ClassVar[str] = "boost"
 
     @abstractmethod
@@ -309,6 +314,28 @@ class AllWords(Signal):
         return [{"filter": asked, "weight": weight}]
 
 
+class SpamDemotion(Signal):
+    """Spam pages rank lower: the page's spam score from the crawl (``crawler.quality``:
+    keyword stuffing, hidden text, doorways, link farms; 0 for a page that trips no rule)
+    multiplies the page's score by ``1 - weight * spam``. A page with no spam signal keeps
+    its score exactly, so ranking among such pages does not change. In Elasticsearch the
+    factor is a ``linear`` decay on the ``spam`` field (1 at 0, ``1 - weight`` at 1), applied
+    only to pages with a score above 0."""
+
+    name = "spam"
+    default_weight = 0.8
+    fields = ("spam",)
+    stage = "demote"
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return min(1.0, max(0.0, float(candidate.get("spam", 0.0))))
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        keep = min(1.0, max(1e-6, 1.0 - weight))  # the factor at spam 1 (decay must be > 0)
+        return [{"filter": {"range": {"spam": {"gt": 0}}},
+                 "linear": {"spam": {"origin": 0, "scale": 1, "decay": keep}}}]
+
+
 class UrlDepth(Signal):
     """How near its site's root a page is: ``0.5 ** url_depth`` (1 for a home page, 0.5 a
     level down), so overview pages can outrank deep reference pages that hold the same
@@ -340,6 +367,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     LanguageMatch(),
     AllWords(),
     UrlDepth(),
+    SpamDemotion(),
 )
 
 
@@ -414,13 +442,16 @@ class Ranker:
 
     def rank(self, candidates: list[Candidate], context: RankContext) -> list[Candidate]:
         """``candidates`` with ``score`` set, sorted by score, ties kept in engine order."""
-        active = [(s.value, w) for s, w in self.weighted if w]
+        active = [(s.value, w) for s, w in self.weighted if w and s.stage != "demote"]
+        demote = [(s.value, w) for s, w in self.weighted if w and s.stage == "demote"]
         top = max((c.text_score for c in candidates), default=0.0)
         for c in candidates:
             c.text_top = top
             score = 0.0
             for value, weight in active:
                 score += weight * value(c, context)
+            for value, weight in demote:
+                score *= max(0.0, 1.0 - weight * value(c, context))
             c.score = score
         candidates.sort(key=lambda c: c.score, reverse=True)
         return candidates
@@ -428,10 +459,17 @@ class Ranker:
     def explain(self, candidate: Candidate, context: RankContext) -> dict[str, dict]:
         """Each signal's ``value``, ``weight`` and ``contribution`` (weight × value) for a
         candidate; the text signal also gives the engine's own text score (``raw``), which
-        Elasticsearch's boosts multiply (what ``ranking.learn`` fits on)."""
+        Elasticsearch's boosts multiply (what ``ranking.learn`` fits on); a ``demote``
+        signal gives ``-weight × value`` as its contribution (the share of the score it takes
+        away) and its ``factor`` (1 - weight × value)."""
         out = {}
         for signal, weight in self.weighted:
             value = signal.value(candidate, context)
+            if signal.stage == "demote":
+                out[signal.name] = {"value": round(value, 6), "weight": weight,
+                                    "contribution": round(-weight * value, 6),
+                                    "factor": round(max(0.0, 1.0 - weight * value), 6)}
+                continue
             out[signal.name] = {"value": round(value, 6), "weight": weight,
                                 "contribution": round(weight * value, 6)}
             if signal.stage == "text":

@@ -92,7 +92,8 @@ class TantivySearch:
             for candidate in extra:
                 candidate.all_words = False
             ranked += b.ranker.rank(extra, context)
-        for candidate, similar in collapse(ranked, lambda c: c.get("cluster"))[
+        for candidate, similar in collapse(ranked, lambda c: c.get("cluster"),
+                                           lambda c: c.get("shown", 1) != 0)[
             offset : offset + size
         ]:
             shown, snippet = stored_hit(searcher, candidate.ref)
@@ -137,7 +138,7 @@ class TantivySearch:
         addresses = [address for _, address in hits]
         if not addresses:
             return []
-        names = dict.fromkeys((*self.backend.ranker.fields, "cluster"))
+        names = dict.fromkeys((*self.backend.ranker.fields, "cluster", "shown"))
         columns = [searcher.fast_field_values(fast_name(n), addresses) for n in names]
         return [
             Candidate(address, score, dict(zip(names, values, strict=True)),

@@ -19,15 +19,18 @@ from crawler.hostrules import HostRules
 from crawler.hostverdicts import MIRROR, Verdict, VerdictStore, open_verdicts
 from crawler.items import PageItem
 from crawler.options import Option, enabled, setting, settings_to_options
-from crawler.signals import host_budget_cut, host_condemned
-from crawler.urls import doc_id_for, host_of, netloc_of
+from crawler.signals import cluster_elected, host_budget_cut, host_condemned
+from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
 from dedup.core import METHODS, Deduplicator
+from dedup.election import ClusterElection, Election, Member
 from dedup.store import PairCounts
 
 logger = logging.getLogger(__name__)
 
 #: Pages whose off-host links the mirror check remembers (about 200 bytes each).
 MAX_REMEMBERED_LINKS = 100_000
+#: Pages whose links from other hosts are counted, for the election of the page shown.
+MAX_COUNTED_INLINKS = 200_000
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
@@ -50,6 +53,16 @@ def signal_condemned(crawler) -> Callable[..., None]:
     return condemn
 
 
+def signal_elected(crawler) -> Callable[[str, Election], None]:
+    """Tell the index pipeline that the page shown for a cluster changed
+    (``cluster_elected``)."""
+    def elected(cluster_id: str, election: Election) -> None:
+        crawler.signals.send_catch_log(cluster_elected, cluster_id=cluster_id,
+                                       shown=election.shown, hidden=list(election.hidden))
+
+    return elected
+
+
 class DedupPipeline:
     """Sets ``doc_id``, ``cluster_id`` and ``dup_of`` on each ``PageItem``; never drops one.
 
@@ -66,6 +79,12 @@ class DedupPipeline:
     alone does not decide it, so an original crawled after its mirror is not cut. A mirror
     is condemned once (``condemn(host, netloc, "mirror")``: budget cut, queue dropped, pages
     out of the index) and its verdict, with the evidence, goes to ``verdicts``.
+
+    Each page's cluster elects the page it shows (``dedup.election``: the copy the others
+    link to or name as canonical, links from other hosts, the host with more pages, the
+    shorter URL) each time a member arrives; ``item.shown`` says whether it is this page,
+    and when a page shown before loses, ``elected(cluster_id, election)`` hands the change
+    on (in a crawl: the ``cluster_elected`` signal, to the index pipeline).
     """
 
     #: Setting -> option; the defaults are in crawler/settings.py.
@@ -89,6 +108,7 @@ class DedupPipeline:
         condemn: Callable[[str, str, str], None] | None = None,
         verdicts: VerdictStore | None = None,
         trusted: Callable[[str], bool] | None = None,
+        elected: Callable[[str, Election], None] | None = None,
     ):
         self.dedup = dedup
         self.stats = stats
@@ -105,6 +125,11 @@ class DedupPipeline:
         self._netlocs: dict[str, str] = {}
         # doc id -> ids of the pages on other hosts it links to, for the pages seen lately
         self._offhost: OrderedDict[str, frozenset[str]] = OrderedDict()
+        # doc id -> links to it from pages of other hosts
+        self._inlinks: OrderedDict[str, int] = OrderedDict()
+        self._elected = elected
+        self.election = ClusterElection(inlinks=lambda doc_id: self._inlinks.get(doc_id, 0),
+                                        host_pages=self.dedup.store.host_pages)
 
     @classmethod
     def from_crawler(cls, crawler) -> DedupPipeline:
@@ -122,6 +147,7 @@ class DedupPipeline:
                    condemn=signal_condemned(crawler),
                    verdicts=open_verdicts(config_from_settings(settings), crawl),
                    trusted=lambda host: rules.policy(host).quality == "trusted",
+                   elected=signal_elected(crawler),
                    **settings_to_options(settings, cls.SETTINGS))
 
     def close_spider(self, spider=None) -> None:
@@ -141,7 +167,10 @@ class DedupPipeline:
             self._inc("dedup/exact")
         elif verdict.kind == "near":
             self._inc("dedup/near")
-        if verdict.kind != "known":
+        if verdict.kind == "known":  # fetched again: shown as its cluster last elected
+            item.shown = self.election.shown(item.cluster_id or item.doc_id) in (
+                None, item.doc_id)
+        else:
             self._remember_links(item)
             netloc = netloc_of(item.url)
             self._netlocs.setdefault(item.host, netloc)
@@ -149,7 +178,25 @@ class DedupPipeline:
             self._watch_host(item.host, netloc, own_copy, verdict.host_totals)
             if verdict.kind in ("exact", "near") and verdict.match_host not in ("", item.host):
                 self._watch_mirror(item, verdict.match, verdict.match_host)
+            self._elect(item)
         return item
+
+    def _elect(self, item: PageItem) -> None:
+        """Elect the page ``item``'s cluster shows, now that ``item`` is a member."""
+        canonical = ""
+        if item.canonical:
+            try:
+                canonical = doc_id_for(canonicalize(item.canonical))
+            except InvalidURL:
+                pass
+        member = Member(item.doc_id, item.url, item.host, canonical,
+                        self._offhost.get(item.doc_id, frozenset()))
+        election = self.election.add(item.cluster_id or item.doc_id, member)
+        item.shown = election.shown == item.doc_id
+        if election.hidden:
+            self._inc("dedup/reelected")
+            if self._elected is not None:
+                self._elected(item.cluster_id or item.doc_id, election)
 
     def _remember_links(self, item: PageItem) -> None:
         """Keep the ids of the off-host pages ``item`` links to (a copy may arrive later and
@@ -160,6 +207,12 @@ class DedupPipeline:
             self._offhost[item.doc_id] = targets
             if len(self._offhost) > MAX_REMEMBERED_LINKS:
                 self._offhost.popitem(last=False)
+        inlinks = self._inlinks
+        for target in targets:
+            inlinks[target] = inlinks.get(target, 0) + 1
+            inlinks.move_to_end(target)
+        while len(inlinks) > MAX_COUNTED_INLINKS:
+            inlinks.popitem(last=False)
 
     def _watch_mirror(self, item: PageItem, match: str, other: str) -> None:
         """Count a page shared with another host; condemn whichever of the two is a mirror."""

@@ -13,7 +13,7 @@ from scrapy.exceptions import NotConfigured
 from crawler.config import config_from_settings
 from crawler.items import PageItem
 from crawler.options import Option, enabled, settings_to_options
-from crawler.signals import documents_removed, host_condemned
+from crawler.signals import cluster_elected, documents_removed, host_condemned
 from crawler.urls import doc_id_for
 from index.base import Document, SearchBackend
 
@@ -35,6 +35,8 @@ def document_from_item(item: PageItem) -> Document:
         lang=item.lang,
         fetched_at=item.fetched_at,
         cluster_id=item.cluster_id,
+        shown=item.shown,
+        spam_score=item.spam_score,
         warc_file=item.warc_file,
         warc_offset=item.warc_offset,
     )
@@ -67,6 +69,8 @@ class IndexPipeline:
         self._last_flush = time.monotonic()
         # documents removed by this crawl: a copy of one (a moved page) is no duplicate
         self.removed: OrderedDict[str, None] = OrderedDict()
+        # doc id -> shown, for indexed pages a cluster election changed (sent at the flush)
+        self.shown_changes: dict[str, bool] = {}
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -75,7 +79,10 @@ class IndexPipeline:
             raise NotConfigured
         from index import get_backend
 
-        backend = get_backend(config_from_settings(settings), settings=settings)
+        config = config_from_settings(settings)
+        # Elasticsearch's bulk counters (index/bulk/*) go into the crawl's stats
+        extra = {"crawler_stats": crawler.stats} if config.elasticsearch_url else {}
+        backend = get_backend(config, settings=settings, **extra)
         link_store = None
         if enabled(settings, "LINKGRAPH_ENABLED") and enabled(settings, "INDEX_ANCHORS"):
             from pipelines.linkgraph import crawler_link_store
@@ -85,6 +92,7 @@ class IndexPipeline:
                        **settings_to_options(settings, cls.SETTINGS))
         crawler.signals.connect(pipeline.remove, signal=documents_removed)
         crawler.signals.connect(pipeline.remove_host, signal=host_condemned)
+        crawler.signals.connect(pipeline.elected, signal=cluster_elected)
         crawler.signals.connect(pipeline.publish, signal=signals.spider_idle)
         return pipeline
 
@@ -104,8 +112,8 @@ class IndexPipeline:
         if item.skip_index:
             self._inc(f"index/skipped_{item.skip_index}")
             return item
-        if item.dup_of and item.dup_of not in self.removed:
-            self._inc("index/skipped_duplicate")
+        if item.dup_of and item.dup_of not in self.removed and not item.shown:
+            self._inc("index/skipped_duplicate")  # an exact copy that does not win its cluster
             return item
         self.pending.append(document_from_item(item))
         if len(self.pending) >= self.batch_size or (
@@ -125,6 +133,16 @@ class IndexPipeline:
         self.backend.delete(ids)
         self._inc(f"index/removed/{reason or 'other'}", len(ids))
 
+    def elected(self, shown: str, hidden=(), **kwargs) -> None:
+        """Handler of ``cluster_elected``: the page shown for a cluster changed; pages
+        already written get the change at the next flush, pending ones at once."""
+        changes = {doc_id: False for doc_id in hidden}
+        changes[shown] = True
+        for doc in self.pending:
+            if doc.id in changes:
+                doc.shown = changes.pop(doc.id)
+        self.shown_changes.update(changes)
+
     def remove_host(self, host: str, reason: str = "", **kwargs) -> None:
         """Handler of ``host_condemned``: delete the pages of a mirror or spam host that are
         already indexed (its later pages come with ``skip_index`` set)."""
@@ -140,15 +158,27 @@ class IndexPipeline:
     def flush(self) -> None:
         self._last_flush = time.monotonic()
         if not self.pending:
+            self._send_shown()
             return
         batch, self.pending = self.pending, []
         if self.link_store is not None:
             # Anchors known so far; later links reach the document at the next rank/reindex.
             for doc in batch:
                 doc.anchors = self.link_store.anchor_text(doc.id)
+        started = time.monotonic()
         written = self.backend.index(batch)
         self._inc("index/indexed", written)
         self._inc("index/batches")
+        if self.stats is not None:  # the crawl waits for this call (analysis, backpressure)
+            self.stats.max_value("index/write_longest_ms",
+                                 round((time.monotonic() - started) * 1000))
+        self._send_shown()
+
+    def _send_shown(self) -> None:
+        """Hand the elections' changes to pages already written to the index."""
+        if self.shown_changes:
+            changes, self.shown_changes = self.shown_changes, {}
+            self._inc("index/reelected", self.backend.set_shown(changes))
 
     def close_spider(self, spider=None):
         try:

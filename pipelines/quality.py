@@ -47,8 +47,10 @@ class QualityPipeline:
 
     ``send(signal_name, **kwargs)`` reaches the scheduler (``crawler.scheduler``'s signals);
     ``probe(url)`` fetches a page again as a browser (the spider's ``probe_request``) for
-    the cloaking check, on the ``probe_page``-th page of each host; a probe whose text
-    overlaps the crawler's by less than ``cloak_overlap`` marks the host as cloaking.
+    the cloaking check, on the ``probe_page``-th page of each host (default: the last page
+    of its spam sample, so a host the content rules already condemned costs no probe); a
+    probe whose text overlaps the crawler's by less than ``cloak_overlap`` marks the host
+    as cloaking.
     """
 
     def __init__(
@@ -61,7 +63,7 @@ class QualityPipeline:
         verdicts: VerdictStore | None = None,
         host_rules: HostRules | None = None,
         probe: Callable[[str], None] | None = None,
-        probe_page: int = 2,
+        probe_page: int | None = None,
         cloak_overlap: float = 0.3,
         max_hosts: int = 100_000,
     ):
@@ -72,11 +74,12 @@ class QualityPipeline:
         self.verdicts = verdicts
         self.host_rules = host_rules or HostRules.static([])
         self._probe = probe
-        self.probe_page = probe_page
+        self.probe_page = judge.sample_pages if probe_page is None else probe_page
         self.cloak_overlap = cloak_overlap
         self.max_hosts = max_hosts
         self.condemned: dict[str, str] = {}
         self._pages: OrderedDict[str, int] = OrderedDict()
+        self._tripped: dict[str, int] = {}
         self._quality: dict[str, float] = {}
         self._spam_scores: dict[str, float] = {}
         self._probes: dict[str, tuple[str, str, str]] = {}
@@ -186,12 +189,13 @@ class QualityPipeline:
             self._novelty.popitem(last=False)
         self._score(netloc)
 
-    def _score(self, netloc: str, spam_score: float = 0.0) -> None:
-        """Send the host's quality (``host_scored``) when it moved by 0.1 or more."""
-        quality = round(min(1.0 - spam_score, self._novelty.get(netloc, 1.0)), 2)
-        if spam_score:
+    def _score(self, netloc: str, spam_score: float | None = None) -> None:
+        """Send the host's quality (``host_scored``) when it moved by 0.1 or more;
+        ``spam_score`` replaces the host's last one."""
+        if spam_score is not None:
             self._spam_scores[netloc] = spam_score
-        quality = min(quality, round(1.0 - self._spam_scores.get(netloc, 0.0), 2))
+        quality = round(min(1.0 - self._spam_scores.get(netloc, 0.0),
+                            self._novelty.get(netloc, 1.0)), 2)
         if abs(self._quality.get(netloc, 1.0) - quality) >= 0.1:
             self._quality[netloc] = quality
             self._send("host_scored", host=netloc, quality=quality)
@@ -205,10 +209,16 @@ class QualityPipeline:
                            [link.url for link, h in zip(item.links, link_hosts, strict=True)
                             if h != host])
         pages = self._count_page(host)
-        if pages == self.probe_page and self._probe is not None:
+        tripped = self._tripped.get(host, 0) + bool(signals.rules)
+        self._tripped[host] = tripped
+        if pages < self.judge.sample_pages:
+            # before the verdict: the share of its pages tripping a rule so far, so that
+            # the value order puts a farm or a doorway behind clean hosts from its first pages
+            self._score(netloc, tripped / pages)
+        self._decide(host, netloc)
+        if pages == self.probe_page and self._probe is not None and host not in self.condemned:
             self._probes[url] = (host, netloc, item.text)
             self._probe(url)
-        self._decide(host, netloc)
 
     def _decide(self, host: str, netloc: str) -> None:
         verdict = self.judge.verdict(host)
@@ -234,7 +244,8 @@ class QualityPipeline:
         pages = self._pages.get(host, 0) + 1
         self._pages[host] = pages
         if len(self._pages) > self.max_hosts:
-            self._pages.popitem(last=False)
+            forgotten, _ = self._pages.popitem(last=False)
+            self._tripped.pop(forgotten, None)
         return pages
 
     # -- signals -----------------------------------------------------------------------

@@ -221,6 +221,13 @@ class _Form:
         """Each candidate's score under weights ``w`` (one per signal, column order)."""
         raise NotImplementedError
 
+    def varies(self) -> np.ndarray:
+        """Per signal, whether its value differs between the candidates of some query: a
+        signal that never does says nothing about the ranking, and keeps its weight."""
+        low = np.where(self.valid[..., None], self.values, np.inf).min(axis=1)
+        high = np.where(self.valid[..., None], self.values, -np.inf).max(axis=1)
+        return (high - low > 1e-9).any(axis=0)
+
     def line(self, origin: np.ndarray, direction: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray]:
         """``(base, slope)``: the score at ``origin + t * direction`` is ``base + t *
@@ -350,7 +357,8 @@ def fit(features: FeatureSet, start: Mapping[str, float] | None = None, passes: 
         fixed: Iterable[str] = (), max_points: int = 256,
         max_weight: float | None = None) -> FitResult:
     """Coordinate ascent on MRR@10 from ``start`` (default: the weights the features were
-    ranked with); the text weight and the signals in ``fixed`` keep their start value.
+    ranked with); the text weight, the signals in ``fixed`` and those whose value never
+    differs between a query's candidates keep their start value.
     Stops after ``passes`` rounds over the signals or when a round gains nothing."""
     started = time.monotonic()
     start = dict(features.weights if start is None else start)
@@ -361,7 +369,8 @@ def fit(features: FeatureSet, start: Mapping[str, float] | None = None, passes: 
         weights = dict(zip(features.names, w.tolist(), strict=True))
         return FitResult(weights, 0.0, 0.0, 0, 0, time.monotonic() - started)
     keep = {TEXT_SIGNAL, *fixed}
-    free = [j for j, name in enumerate(features.names) if name not in keep]
+    varies = form.varies()
+    free = [j for j, name in enumerate(features.names) if name not in keep and varies[j]]
     cap = max_weight if max_weight is not None else max(10.0, 10 * float(w.max()))
     current = float(form.reciprocal_ranks(form.score(w)).mean())
     first = current

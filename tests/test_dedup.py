@@ -537,3 +537,52 @@ def test_pair_counts_in_the_compact_layout_match_memory(redis_url):
     assert tuple(counts) == (3, 3, 2, 0, 2, 1)
     assert tuple(store.count_shared("x.test", "y.test", False, True)) == (1, 1, 0, 1, 1, 0)
     assert store.host_pages("m.test") == 1 and store.host_pages("never.test") == 0
+
+
+# -- the page shown for a cluster (issue 21) -------------------------------------------------
+
+def test_election_takes_the_evidence_in_order_whatever_the_arrival_order():
+    from dedup.election import Member, elect
+
+    original = Member("o", "http://site.test/guide", "site.test")
+    copy = Member("m", "http://mirror.test/guide", "mirror.test", links=frozenset({"o"}))
+    named = Member("c", "http://third.test/g", "third.test", canonical="o")
+    for members in ([original, copy], [copy, original], [named, copy, original]):
+        assert elect(members) == "o"  # linked to (and named) as the original
+    lone = Member("x", "http://x.test/a-longer-path", "x.test")
+    short = Member("y", "http://y.test/a", "y.test")
+    assert elect([lone, short]) == "y"  # nothing else to go by: the shorter URL
+    assert elect([lone, short], host_pages={"x.test": 40, "y.test": 3}.get) == "x"
+    assert elect([lone, short], inlinks={"x": 0, "y": 5}.get,
+                 host_pages={"x.test": 40, "y.test": 3}.get) == "y"
+
+
+def test_a_later_member_with_better_evidence_takes_the_cluster():
+    from dedup.election import ClusterElection, Member
+
+    election = ClusterElection()
+    first = election.add("k", Member("m", "http://mirror.test/guide", "mirror.test",
+                                     links=frozenset({"o"})))
+    assert (first.shown, first.hidden) == ("m", ())
+    second = election.add("k", Member("o", "http://site.test/guide", "site.test"))
+    assert (second.shown, second.hidden) == ("o", ("m",))
+    assert election.shown("k") == "o"
+
+
+@pytest.mark.parametrize("mirror_first", [False, True])
+def test_the_original_is_shown_whichever_host_arrives_first(mirror_first):
+    paths = ["/", *(f"/p/{i}" for i in range(10))]
+    original, mirror = _web_items("site0.test", paths), _web_items("mirror.test", paths)
+    changes = []
+    pipe = DedupPipeline(Deduplicator.from_settings(None), host_min_pages=20,
+                         host_copy_ratio=0.8, elected=lambda cid, e: changes.append(e))
+    first, second = (mirror, original) if mirror_first else (original, mirror)
+    for a, b in zip(first, second, strict=True):
+        pipe.process_item(a)
+        pipe.process_item(b)
+    for o, m in zip(original, mirror, strict=True):
+        assert o.cluster_id == m.cluster_id and pipe.election.shown(o.cluster_id) == o.doc_id
+        assert o.shown  # when it arrived
+    # a mirror page shown until its original arrived gave way to it
+    assert [e.hidden for e in changes] == ([(m.doc_id,) for m in mirror] if mirror_first
+                                           else [])

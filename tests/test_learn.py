@@ -82,6 +82,15 @@ def test_fit_keeps_the_text_weight_and_fixed_signals_and_stays_non_negative():
     assert result.mrr >= result.start_mrr
 
 
+def test_a_signal_the_training_queries_say_nothing_about_keeps_its_weight():
+    true = {"bm25": 1.0, "flag": 0.6, "prior": 0.3, "boost": 1.5, "noise": 0.0}
+    train = synthetic("elasticsearch", true)
+    for q in train.queries:
+        q.values[:, 4] = 1.0  # the same for every candidate of a query
+    result = fit(train, start={**train.weights, "noise": 7.0})
+    assert result.weights["noise"] == 7.0  # not fitted, nor scaled with the others
+
+
 def test_queries_whose_page_was_not_retrieved_count_as_misses():
     train = synthetic("embedded", {"bm25": 1.0, "flag": 0.0, "prior": 0.0, "boost": 0.0,
                                    "noise": 0.0}, queries=10)

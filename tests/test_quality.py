@@ -221,6 +221,7 @@ def test_pipeline_condemns_a_spam_host_once_and_skips_its_pages(web, tmp_path):
     assert condemned == {"host": "stuffing.test", "netloc": f"stuffing.test:{PORT}",
                          "reason": "spam"}
     assert items[-1].skip_index == "spam" and items[-1].spam_score > 0
+    assert rec.probes == []  # condemned on its content: no browser probe
     assert rec.names("host_scored")[-1]["quality"] < 0.5
     (verdict,) = store.for_host("stuffing.test")
     assert verdict.kind == SPAM and any("keyword_stuffing" in r for r in verdict.reasons)
@@ -232,7 +233,8 @@ def test_pipeline_condemns_a_spam_host_once_and_skips_its_pages(web, tmp_path):
 
 def test_pipeline_finds_cloaking_through_its_browser_probe(web):
     pipe, rec = pipeline_for()
-    for path in ["/", *paths("cloak.test", 3)]:
+    sample = pipe.judge.sample_pages  # probed once its spam sample is in
+    for path in ["/", *paths("cloak.test", sample + 2)]:
         pipe.process_item(item_of(web, "cloak.test", path))
     (probed,) = rec.probes
     assert rec.names("host_condemned") == []
@@ -283,3 +285,21 @@ def test_value_order_ranks_by_depth_level_then_value_and_host_standing():
     order.set_host_quality("a.test", 0.0)
     assert 3 <= order.rank("http://a.test/p/2", "a.test", 1) < 4
     assert 3 <= order.rank("http://z.test/never", "z.test", 9) < 4
+
+
+def test_value_order_hands_changed_host_standings_to_the_frontier():
+    order = ValueOrder(tiers=4, base=16.0)
+    for host in ("a.test", "b.test", "lonely.test"):
+        order.rank(f"http://{host}/", host, 0)
+    first = order.changed_standings()
+    assert first == {"a.test": 0.25, "b.test": 0.25, "lonely.test": 0.25}
+    assert not order.is_low("lonely.test")  # nobody has in-links yet: no host is low
+    order.distribute("http://b.test/", ["http://a.test/x"], 1, outlinks=10)
+    order.distribute("http://c.test/", ["http://a.test/y"], 1, outlinks=10)
+    assert order.changed_standings() == {"a.test": 1.0}
+    assert order.changed_standings() == {}  # nothing moved since
+    assert order.is_low("lonely.test") and not order.is_low("a.test")
+    order.set_host_quality("a.test", 0.4)
+    assert order.changed_standings() == {"a.test": 0.4}
+    order.not_sent(["a.test"])
+    assert order.changed_standings() == {"a.test": 0.4}

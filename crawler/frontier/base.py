@@ -21,6 +21,19 @@ from crawler.options import Option, enabled, setting, settings_to_options
 
 #: ``Entry.rank`` of a robots.txt fetch: always at the head of its host's queue.
 ROBOTS_RANK = -1
+#: Within a front tier, the host leased next is the best (``host_priority``) of this many
+#: hosts that have been eligible longest: a bounded look at each lease.
+HOST_WINDOW = 32
+#: A host's priority grows by its value for every this many seconds it has waited while
+#: eligible, so no host waits for ever behind better ones: one of value v waits at most
+#: ``HOST_AGE_S * (1 / v - 1)`` seconds for hosts of value 1 that just became eligible.
+HOST_AGE_S = 60.0
+
+
+def host_priority(value: float, waited: float) -> float:
+    """The priority of an eligible host of ``value`` that has waited ``waited`` seconds
+    since its next-eligible time; every backend computes the same."""
+    return value * (1.0 + max(0.0, waited) / HOST_AGE_S)
 
 
 def request_tier(meta: dict) -> int:
@@ -297,7 +310,9 @@ class Frontier(ABC):
         """Lease up to ``n`` eligible hosts (one entry each), biased by tier, never starving.
 
         A host is eligible when it has pending entries, is not leased, its next-eligible
-        time has passed and its IP group is under the per-IP limit.
+        time has passed and its IP group is under the per-IP limit. Within the tier picked,
+        the host is the one of highest ``host_priority`` among the ``HOST_WINDOW`` eligible
+        longest.
         """
 
     @abstractmethod
@@ -319,6 +334,13 @@ class Frontier(ABC):
     @abstractmethod
     def set_host_budget(self, host: str, budget: int) -> None:
         """Cut ``host``'s page budget (e.g. a detected trap); queued entries stay."""
+
+    @abstractmethod
+    def set_host_values(self, values: dict[str, float]) -> None:
+        """Set hosts' standing (0..1; a host never set has 1): within a front tier, of the
+        ``HOST_WINDOW`` hosts eligible longest, the one of highest ``host_priority`` (its
+        value, growing while it waits) is leased first (ties: the one eligible longest).
+        The value order sets it from host quality and in-links."""
 
     @abstractmethod
     def seen(self, urls: Sequence[str]) -> list[bool]:

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from crawler.frontier.base import (
+    HOST_AGE_S,
+    HOST_WINDOW,
     ROBOTS_RANK,
     Entry,
     Frontier,
@@ -71,6 +73,7 @@ CREATE TABLE IF NOT EXISTS robots (
 );
 CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS selector (tier INTEGER PRIMARY KEY, current REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS host_values (host TEXT PRIMARY KEY, value REAL NOT NULL);
 """
 
 
@@ -152,6 +155,7 @@ class LocalFrontier(Frontier):
 
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:
         counts = {"added": 0, "seen": 0, "budget": 0}
+        now = self.clock()
         with self._tx():
             for e in entries:
                 if e.filter and not self.bloom.add(e.url):
@@ -161,10 +165,11 @@ class LocalFrontier(Frontier):
                     "SELECT lease, next, added, cut FROM hosts WHERE host = ?", (e.host,)
                 ).fetchone()
                 if row is None:
-                    self.db.execute("INSERT INTO hosts (host, ip) VALUES (?, ?)",
-                                    (e.host, e.ip or e.host))
+                    # eligible from now on: a host's priority grows with the time it waits
+                    self.db.execute("INSERT INTO hosts (host, ip, next) VALUES (?, ?, ?)",
+                                    (e.host, e.ip or e.host, now))
                     self._inc("hosts")
-                    row = (None, 0.0, 0, None)
+                    row = (None, now, 0, None)
                     if self.robots_first and e.rank != ROBOTS_RANK:
                         scheme = e.url.split("://", 1)[0]
                         self.db.execute(
@@ -216,7 +221,7 @@ class LocalFrontier(Frontier):
                 tier = selector.pick(sorted(heads))
                 if tier is None:
                     break
-                host = heads[tier]
+                host = self._most_valuable(tier, now)
                 lease = self._lease_host(host, now)
                 if lease is None:
                     waits += 1
@@ -226,6 +231,17 @@ class LocalFrontier(Frontier):
             self._inc("leased", len(leases))
             self._inc("politeness_waits/ip", waits)
         return leases
+
+    def _most_valuable(self, tier: int, now: float) -> str:
+        """The host of highest ``host_priority`` of the ``HOST_WINDOW`` hosts eligible
+        longest in ``tier``."""
+        (host,) = self.db.execute(
+            "SELECT r.host FROM (SELECT host, next FROM ready WHERE tier = ? AND next <= ? "
+            "ORDER BY next LIMIT ?) AS r LEFT JOIN host_values AS v ON v.host = r.host "
+            "ORDER BY COALESCE(v.value, 1.0) * (1.0 + MAX(0.0, ? - r.next) / ?) DESC, r.next "
+            "LIMIT 1", (tier, now, HOST_WINDOW, now, HOST_AGE_S)
+        ).fetchone()
+        return host
 
     def _lease_host(self, host: str, now: float) -> Lease | None:
         ip, latency, backoff = self.db.execute(
@@ -354,6 +370,13 @@ class LocalFrontier(Frontier):
         with self._tx():
             self.db.execute("UPDATE hosts SET cut = ? WHERE host = ?", (budget, host))
 
+    def set_host_values(self, values: dict[str, float]) -> None:
+        if not values:
+            return
+        with self._tx():
+            self.db.executemany("INSERT OR REPLACE INTO host_values VALUES (?, ?)",
+                                [(host, float(v)) for host, v in values.items()])
+
     def seen(self, urls: Sequence[str]) -> list[bool]:
         return [u in self.bloom for u in urls]
 
@@ -389,7 +412,7 @@ class LocalFrontier(Frontier):
     def clear(self) -> None:
         with self._tx():
             for table in ("entries", "hosts", "ready", "leases", "robots", "counters",
-                          "selector"):
+                          "selector", "host_values"):
                 self.db.execute(f"DELETE FROM {table}")
         self.bloom.clear()
 

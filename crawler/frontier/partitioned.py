@@ -104,6 +104,13 @@ class PartitionedFrontier(Frontier):
     def set_host_budget(self, host: str, budget: int) -> None:
         self._of(host).set_host_budget(host, budget)
 
+    def set_host_values(self, values: dict[str, float]) -> None:
+        groups: dict[int, dict[str, float]] = defaultdict(dict)
+        for host, value in values.items():
+            groups[partition_of(host, len(self.partitions))][host] = value
+        for index, group in groups.items():
+            self.partitions[index].set_host_values(group)
+
     def seen(self, urls: Sequence[str]) -> list[bool]:
         groups: dict[int, list[int]] = defaultdict(list)
         n = len(self.partitions)

@@ -30,6 +30,8 @@ from redis import Redis
 from redis.commands.core import Script
 
 from crawler.frontier.base import (
+    HOST_AGE_S,
+    HOST_WINDOW,
     ROBOTS_RANK,
     Entry,
     Frontier,
@@ -158,7 +160,8 @@ class RedisFrontier(Frontier):
         counts["budget"] += over
 
     def next_ready(self, n: int) -> list[Lease]:
-        raw = self._call("lease", n, self.lease_s, self.ip_limit, self.ip_wait)
+        raw = self._call("lease", n, self.lease_s, self.ip_limit, self.ip_wait, HOST_WINDOW,
+                         HOST_AGE_S)
         leases = []
         for i in range(0, len(raw), 9):
             lid, host, eid, blob, score, deadline, att, lat, bo = raw[i:i + 9]
@@ -199,6 +202,11 @@ class RedisFrontier(Frontier):
 
     def set_host_budget(self, host: str, budget: int) -> None:
         self.client.hset(self.prefix + "h:" + host, "cut", budget)
+
+    def set_host_values(self, values: dict[str, float]) -> None:
+        if values:
+            self.client.hset(self.prefix + "val",
+                             mapping={host: repr(float(v)) for host, v in values.items()})
 
     def seen(self, urls: Sequence[str]) -> list[bool]:
         pipe = self.client.pipeline(transaction=False)

@@ -48,7 +48,8 @@ class ValueOrder:
     """Ranks URLs by OPIC cash x host quality x host authority (see the module)."""
 
     def __init__(self, tiers: int = 4, base: float = 16.0, min_quality: float = 0.05,
-                 min_outlinks: int = 10, trusted_hosts: int = 2, max_urls: int = 1_000_000):
+                 min_outlinks: int = 10, trusted_hosts: int = 2, max_urls: int = 1_000_000,
+                 low_standing: float = 0.5):
         if tiers < 1:
             raise ValueError("tiers must be >= 1")
         self.tiers = tiers
@@ -57,9 +58,13 @@ class ValueOrder:
         self.min_outlinks = min_outlinks
         self.trusted_hosts = trusted_hosts
         self.max_urls = max_urls
+        self.low_standing = low_standing
         self._cash: OrderedDict[str, float] = OrderedDict()
         self._quality: dict[str, float] = {}
         self._linked_from: dict[str, set[str]] = {}
+        self._standing: dict[str, float] = {}
+        self._changed: set[str] = set()
+        self._best = 0.0
 
     def cash(self, url: str, depth: int = 0) -> float:
         """The cash ``url`` holds; a URL no fetched page linked to (a seed, a sitemap entry,
@@ -83,8 +88,9 @@ class ValueOrder:
             target = _host(link)
             if target != source:
                 linked = self._linked_from.setdefault(target, set())
-                if len(linked) < self.trusted_hosts:
+                if len(linked) < self.trusted_hosts and source not in linked:
                     linked.add(source)
+                    self._note(target)
         while len(store) > self.max_urls:
             store.popitem(last=False)
         if len(self._linked_from) > self.max_urls:
@@ -95,6 +101,43 @@ class ValueOrder:
         self._quality[host] = max(self.min_quality, min(1.0, quality))
         if len(self._quality) > self.max_urls:
             self._quality.clear()
+        self._note(host)
+
+    def is_low(self, host: str) -> bool:
+        """Whether ``host`` stands under ``low_standing`` x the best standing of any host
+        seen (at the start of a crawl, when no host has in-links yet, none is low)."""
+        return self.standing(host) < self.low_standing * self._best
+
+    def standing(self, host: str) -> float:
+        """``host``'s quality x authority (0..1): the frontier's host value
+        (``Frontier.set_host_values``), which orders hosts within a front tier."""
+        return self._quality.get(host, 1.0) * self.authority(host)
+
+    def _note(self, host: str) -> None:
+        standing = self.standing(host)
+        self._best = max(self._best, standing)
+        if self._standing.get(host) != standing:
+            self._changed.add(host)
+
+    def changed_standings(self) -> dict[str, float]:
+        """The standing of every host seen (``rank``) or re-scored since the last call whose
+        standing differs from the one last returned; the caller hands them to the
+        frontier."""
+        out = {}
+        for host in self._changed:
+            value = self.standing(host)
+            if self._standing.get(host) != value:
+                self._standing[host] = out[host] = value
+        self._changed.clear()
+        if len(self._standing) > self.max_urls:
+            self._standing.clear()
+        return out
+
+    def not_sent(self, hosts) -> None:
+        """The standings of ``hosts`` did not reach the frontier: return them next time."""
+        for host in hosts:
+            self._standing.pop(host, None)
+            self._changed.add(host)
 
     def authority(self, host: str) -> float:
         """1 for a host linked from ``trusted_hosts`` other hosts, down to ``base ** -0.5``."""
@@ -109,6 +152,8 @@ class ValueOrder:
     def rank(self, url: str, host: str, depth: int = 0) -> float:
         """The rank (0 = most valuable .. below ``tiers``, in steps of 1/1000) to queue
         ``url`` of ``host`` with, found at link ``depth``."""
+        if host not in self._standing:
+            self._note(host)
         quality = self._quality.get(host, 1.0)
         level = depth + (quality < 0.5) + (quality < 0.2)
         level = min(max(level, 0), self.tiers - 1)

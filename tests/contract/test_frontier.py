@@ -489,3 +489,42 @@ def test_partitions_share_each_lease_request(backend):
     f.add([page(f"http://{h}/") for h in few + many])
     leases = f.next_ready(10)
     assert Counter(partition_of(lease.host, 2) for lease in leases) == {0: 2, 1: 8}
+
+
+def test_the_most_valuable_eligible_host_of_a_tier_goes_first(backend):
+    f = backend.open(tiers=2)
+    values = {"a.test": 0.1, "b.test": 0.5, "c.test": 0.9, "d.test": 0.3, "e.test": 0.7}
+    f.add([page(f"http://{h}/", rank=1) for h in [*values, "unset.test"]])
+    f.set_host_values(values)
+    order = [f.next_ready(1)[0].host for _ in range(6)]
+    best_first = ["unset.test", "c.test", "e.test", "b.test", "d.test", "a.test"]
+    # partitions take turns: each holds its own hosts in that order
+    parts = max(1, len(backend.servers))
+    for part in range(parts):
+        mine = [h for h in best_first if partition_of(h, parts) == part]
+        assert [h for h in order if h in mine] == mine
+
+
+def test_a_host_of_low_value_is_served_after_waiting(backend):
+    """Its priority grows while it waits (HOST_AGE_S), so hosts of value 1 that keep
+    coming back do not hold it back for ever."""
+    from crawler.frontier.base import HOST_AGE_S
+
+    f = backend.open(tiers=1)
+    parts = max(1, len(backend.servers))  # every host in low.test's partition
+    good = [h for h in (f"good{i}.test" for i in range(20))
+            if partition_of(h, parts) == partition_of("low.test", parts)][:3]
+    f.add([page("http://low.test/", rank=0)])
+    f.add([page(f"http://{h}/{n}", rank=0) for h in good for n in range(50)])
+    f.set_host_values({"low.test": 0.5})
+    served_at = None
+    for step in range(100):
+        for lease in f.next_ready(1):
+            if lease.host == "low.test":
+                served_at = step
+            f.done(lease, DONE)  # the host may come back after 1 s (default_delay)
+        if served_at is not None:
+            break
+        backend.clock.advance(HOST_AGE_S / 30)
+    # value 0.5 equals a fresh host of value 1 after HOST_AGE_S: 30 steps
+    assert served_at is not None and 25 <= served_at <= 35

@@ -165,6 +165,47 @@ def test_custom_signals_work_on_every_engine(request, backend_name):
     backend.close()
 
 
+@pytest.fixture(params=BACKENDS)
+def with_and_without_spam(request):
+    """Two new backends of one kind: the spam signal at its weight, and switched off."""
+    make = request.getfixturevalue(f"make_{request.param}_backend")
+    pair = (make(), make(rank_weights={"spam": 0.0}))
+    for backend in pair:
+        backend.ensure_index()
+    yield pair
+    for backend in pair:
+        backend.close()
+
+
+def test_a_spam_page_ranks_below_an_ordinary_page_it_would_beat(with_and_without_spam):
+    stuffed = "cheap loans cheap loans cheap loans bonus " * 8
+    pages = [doc("http://spam.test/loans", "Cheap loans", stuffed, spam_score=0.9),
+             doc("http://bank.test/loans", "Loans explained",
+                 "how cheap loans work and what they cost")]
+    demoting, plain = with_and_without_spam
+    for backend in (demoting, plain):
+        backend.index(pages)
+        backend.refresh()
+    assert urls(plain.search("cheap loans"))[0] == "http://spam.test/loans"  # text alone
+    results = demoting.search("cheap loans", explain=True)
+    assert urls(results) == ["http://bank.test/loans", "http://spam.test/loans"]
+    spam = results.hits[1].explain["spam"]
+    assert spam["value"] == pytest.approx(0.9)
+    assert spam["factor"] == pytest.approx(1 - 0.9 * spam["weight"], abs=1e-6)
+
+
+def test_pages_without_spam_keep_their_order_and_scores(with_and_without_spam):
+    pages = [doc(f"http://n{i}.test/", f"Garden {i}", "garden roses " * (i + 1) + "shed " * i,
+                 pagerank=i / 4) for i in range(4)]
+    demoting, plain = with_and_without_spam
+    for backend in (demoting, plain):
+        backend.index(pages)
+        backend.refresh()
+    ranked = [(h.url, round(h.score, 4)) for h in demoting.search("garden roses").hits]
+    assert ranked == [(h.url, round(h.score, 4)) for h in plain.search("garden roses").hits]
+    assert len(ranked) == 4
+
+
 @pytest.mark.parametrize("backend_name", BACKENDS)
 def test_url_depth_favours_pages_near_the_root_once_weighted(request, backend_name):
     make = request.getfixturevalue(f"make_{backend_name}_backend")

@@ -201,25 +201,6 @@ class ElasticsearchPart(Part):
                                   f"(state {state}); see the master node's log")
             time.sleep(0.5)
 
-    def _wait_restored(self, indices: list[str], progress: Progress) -> None:
-        """Until every primary of ``indices`` is active (yellow), saying how far it got."""
-        deadline = time.monotonic() + WAIT_S
-        last = ""
-        while True:
-            health = self.client.options(ignore_status=408).cluster.health(
-                index=",".join(indices), wait_for_status="yellow", timeout="5s")
-            if not health["timed_out"] and health["status"] in ("yellow", "green"):
-                return
-            line = (f"elasticsearch: {health['active_primary_shards']} primaries active, "
-                    f"{health['initializing_shards']} recovering")
-            if line != last:
-                progress(line)
-                last = line
-            if time.monotonic() > deadline:
-                raise BackupError(f"the restored indices are not searchable after "
-                                  f"{WAIT_S:.0f} s ({line}); see _cat/recovery")
-            time.sleep(0.5)
-
     def restore(self, directory: Path, saved: dict, progress: Progress) -> dict:
         self.repository = saved["repository"]
         self._ensure_repository(saved["location"])
@@ -229,10 +210,14 @@ class ElasticsearchPart(Part):
             self.client.indices.delete(index=",".join(existing))
         progress(f"elasticsearch: restoring {', '.join(saved['indices'])} from "
                  f"{saved['snapshot']}")
-        self.client.snapshot.restore(repository=self.repository, snapshot=saved["snapshot"],
-                                     indices=",".join(saved["indices"]), include_aliases=True,
-                                     include_global_state=False, wait_for_completion=False)
-        self._wait_restored(saved["indices"], progress)
+        # one request that returns when every restored shard is; never re-sent (a second
+        # restore of the same indices would fail while the first runs)
+        self.client.options(request_timeout=WAIT_S, max_retries=0).snapshot.restore(
+            repository=self.repository, snapshot=saved["snapshot"],
+            indices=",".join(saved["indices"]), include_aliases=True,
+            include_global_state=False, wait_for_completion=True)
+        self.client.options(request_timeout=WAIT_S + 30).cluster.health(
+            index=",".join(saved["indices"]), wait_for_status="yellow", timeout=f"{WAIT_S:.0f}s")
         docs = self._docs(saved["indices"])
         progress(f"elasticsearch: {docs:,} docs searchable again")
         return {"docs": docs}

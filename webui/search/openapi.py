@@ -50,6 +50,8 @@ _HIT = {
                     "value": {"type": "number"},
                     "weight": {"type": "number"},
                     "contribution": {"type": "number"},
+                    "factor": {"type": "number", "description": "A demoting signal "
+                               "(spam): the factor the whole score is multiplied by"},
                     "raw": {"type": "number",
                             "description": "The text signal only: the engine's own text "
                                            "score, before it is made relative"},

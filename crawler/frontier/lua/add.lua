@@ -25,7 +25,8 @@ for i = 7, #ARGV, stride do
   end
   local hk = P .. 'h:' .. host
   if keep and redis.call('HSETNX', hk, 'ip', ip) == 1 then
-    redis.call('HSET', hk, 'next', 0, 'added', 0)
+    -- eligible from now on: a host's priority grows with the time it waits (lease.lua)
+    redis.call('HSET', hk, 'next', fmt(now), 'added', 0)
     redis.call('HINCRBY', P .. 'stats', 'hosts', 1)
     if robots_first and rank >= 0 then
       -- the blob's URL is packed (crawler/frontier/codec.py): 1 = http, 2 = https

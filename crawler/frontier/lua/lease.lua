@@ -1,8 +1,12 @@
--- ARGV: prefix, now, tiers, head, n, lease_s, ip_limit (0 = none), ip_wait.
+-- ARGV: prefix, now, tiers, head, n, lease_s, ip_limit (0 = none), ip_wait, window, age_s.
+-- In the tier picked, the host is the one of highest priority (its value from hash 'val',
+-- 1 unless set, times 1 + seconds waited / age_s: base.host_priority) of the `window`
+-- hosts eligible longest.
 -- Leases up to n eligible hosts; returns a flat list, 9 fields per lease:
 -- lease id, host, entry id, blob, score, deadline, attempts, latency, backoff.
 local tiers, n = tonumber(ARGV[3]), tonumber(ARGV[5])
 local lease_s, ip_limit, ip_wait = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local window, age_s = tonumber(ARGV[9]), tonumber(ARGV[10])
 local cur = {}
 local stored = redis.call('HGETALL', P .. 'sel')
 for t = 0, tiers - 1 do cur[t] = 0 end
@@ -25,6 +29,20 @@ for _ = 1, n * 3 do
   if best == nil then break end
   cur[best] = cur[best] - total
   local host = heads[best]
+  local look = redis.call('ZRANGEBYSCORE', P .. 'r:' .. best, '-inf', snow, 'LIMIT', 0, window,
+                         'WITHSCORES')
+  if #look > 2 then
+    local names = {}
+    for j = 1, #look, 2 do names[#names + 1] = look[j] end
+    local values = redis.call('HMGET', P .. 'val', unpack(names))
+    local top = -1
+    for j = 1, #names do
+      local waited = now - tonumber(look[2 * j])
+      if waited < 0 then waited = 0 end
+      local p = tonumber(values[j] or '1') * (1 + waited / age_s)
+      if p > top then top = p; host = names[j] end
+    end
+  end
   local hk = P .. 'h:' .. host
   local ip = redis.call('HGET', hk, 'ip')
   if ip_limit > 0 and tonumber(redis.call('HGET', P .. 'ipc', ip) or '0') >= ip_limit then
