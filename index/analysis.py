@@ -29,6 +29,7 @@ import Stemmer
 
 __all__ = [
     "MAX_TOKEN_CHARS",
+    "OPTIONAL_WORDS",
     "STOPWORDS",
     "WORD_RE",
     "analyze",
@@ -36,6 +37,7 @@ __all__ = [
     "analyze_query_term",
     "compound_terms",
     "host_suffixes",
+    "is_optional_word",
     "is_stopword",
     "normalize",
     "query_language",
@@ -208,10 +210,33 @@ def analyze_query_term(word: str) -> list[str]:
 
 _STOP_TERMS = frozenset(_finish(sorted(STOPWORDS)))
 
+#: Words that frame a question or a request rather than name its topic ("how do I ...",
+#: "what are ... and when should I use them"): in a plain query they score where they
+#: occur but need not match, so the page answering the question is not dropped for lacking
+#: "should" or "them". Question words, auxiliaries, pronouns and request fillers only;
+#: words that may be the topic of a documentation search (``use`` aside) stay required.
+OPTIONAL_WORDS = frozenset(
+    """
+    how what when where why which who whom whose whats hows
+    do does did doing can could should would shall may might must
+    i me my mine we us our you your he she him her his them those
+    am been being has have having
+    use using want wanted need needed way ways possible someone something anything
+    please example examples best correct proper properly
+    """.split()
+)
+_OPTIONAL_TERMS = frozenset(_finish(sorted(OPTIONAL_WORDS)))
+
 
 def is_stopword(term: str) -> bool:
     """Whether an analyzed term is a stopword (compares stemmed forms)."""
     return term in _STOP_TERMS
+
+
+def is_optional_word(term: str) -> bool:
+    """Whether an analyzed term frames a question rather than naming its topic
+    (``OPTIONAL_WORDS``, stemmed): a stopword or a question word."""
+    return term in _OPTIONAL_TERMS or term in _STOP_TERMS
 
 
 def host_suffixes(host: str) -> list[str]:

@@ -436,25 +436,26 @@ class EmbeddedBackend(SearchBackend):
         context = RankContext.of(parsed, self.language)
         offset = (page - 1) * size
         depth = min(offset + size + self.rerank_depth, self.max_window)
-        matching = compiler.compile(parsed.root)
-        found = searcher.search(compiler.with_compounds(matching, parsed),
-                                limit=depth, count=True)
+        matching = compiler.compile(parsed.matching)
+        found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
         results.total = found.count
-        labelled = self._labelled(searcher, compiler, parsed, depth)
+        marks = self._marks(searcher, compiler, parsed, depth)
         hits = found.hits + self._named_homes(searcher, compiler, context, found.hits)
-        candidates = self._candidates(searcher, hits, labelled)
+        candidates = self._candidates(searcher, hits, marks)
         # Pages lacking one word of a longer query compete with those having them all,
-        # when few pages have them all.
+        # when few pages have them all; those of a long query lacking a few, always.
         blended = (compiler.all_but_one(parsed, searcher, self.blend_words)
                    if found.count < self.blend_below else None)
+        if blended is None:
+            blended = compiler.coordinated(parsed)
         if blended is not None:
             # Not counted in full (a count visits every match): the total grows by the
             # pages ranked.
-            more = searcher.search(compiler.with_compounds(blended, parsed),
+            more = searcher.search(compiler.scored(blended, parsed),
                                    limit=min(depth, offset + size + self.blend_depth),
                                    count=False)
             results.total += len(more.hits)
-            extra = self._candidates(searcher, more.hits, labelled)
+            extra = self._candidates(searcher, more.hits, marks)
             for candidate in extra:
                 candidate.all_words = False
             candidates += extra
@@ -462,13 +463,13 @@ class EmbeddedBackend(SearchBackend):
         relaxed = compiler.relaxed(parsed)
         if found.count < self.min_strict_hits and relaxed is not None:
             # Pages with every word stay first; pages with some of them follow.
-            more = searcher.search(compiler.with_compounds(relaxed, parsed), limit=depth,
+            more = searcher.search(compiler.scored(relaxed, parsed), limit=depth,
                                    count=True)
             results.total = more.count
             matching = relaxed
             known = {_key(a) for _, a in hits}
             extra = self._candidates(searcher, [h for h in more.hits if _key(h[1]) not in known],
-                                     labelled)
+                                     marks)
             for candidate in extra:
                 candidate.all_words = False
             ranked += self.ranker.rank(extra, context)
@@ -502,19 +503,23 @@ class EmbeddedBackend(SearchBackend):
             if _key(address) not in known
         ]
 
-    def _labelled(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-                  parsed: Query, limit: int) -> set[tuple]:
-        """Addresses of the best pages whose title, anchor text or URL hold every label
-        word of the query."""
-        query = compiler.label(parsed) if self.ranker.weight("label") else None
-        if query is None:
-            return set()
-        return {_key(a) for _, a in searcher.search(query, limit=limit, count=False).hits}
+    def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
+               parsed: Query, limit: int) -> dict[str, set[tuple]]:
+        """Addresses of the best pages (up to ``limit`` each) whose title, anchor text or
+        URL hold every label word of the query (``label``), and of those holding its
+        required words near each other (``near``), for the signals that weigh them."""
+        queries = {"label": compiler.label(parsed), "near": compiler.near(parsed)}
+        return {
+            name: {_key(a) for _, a in searcher.search(query, limit=limit, count=False).hits}
+            if query is not None and self.ranker.weight(name) else set()
+            for name, query in queries.items()
+        }
 
     def _candidates(self, searcher: tantivy.Searcher, hits: list,
-                    labelled: set[tuple]) -> list[Candidate]:
+                    marks: dict[str, set[tuple]]) -> list[Candidate]:
         """Candidates for ``(score, address)`` hits with the ranking fields the signals
-        read (and the collapse key) from tantivy's fast fields."""
+        read (and the collapse key) from tantivy's fast fields, and the marks of
+        ``_marks``."""
         addresses = [address for _, address in hits]
         if not addresses:
             return []
@@ -522,7 +527,8 @@ class EmbeddedBackend(SearchBackend):
         columns = [searcher.fast_field_values(_fast_name(n), addresses) for n in names]
         return [
             Candidate(address, score, dict(zip(names, values, strict=True)),
-                      labelled=_key(address) in labelled)
+                      labelled=_key(address) in marks["label"],
+                      near=_key(address) in marks["near"])
             for (score, address), *values in zip(hits, *columns, strict=True)
         ]
 

@@ -19,8 +19,13 @@ from __future__ import annotations
 
 import math
 
-from index.fields import DEFAULT_COMPOUND_FIELDS, DEFAULT_FIELD_WEIGHTS, FieldWeights
-from index.query import And, Lang, Node, Not, Or, Phrase, Query, Site, Term
+from index.fields import (
+    DEFAULT_COMPOUND_FIELDS,
+    DEFAULT_FIELD_WEIGHTS,
+    NEAR_FIELDS,
+    FieldWeights,
+)
+from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
 from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
 
 __all__ = ["QueryCompiler", "RankingQuery", "blend_aggs", "word_idf"]
@@ -56,6 +61,18 @@ class QueryCompiler:
             }
         }
 
+    def near(self, parsed: Query) -> dict | None:
+        """Pages holding the query's required words near each other (within
+        ``parsed.near_slop``) in their title or body; ``None`` for fewer than two words."""
+        if not parsed.near_terms:
+            return None
+        text = " ".join(parsed.near_terms)
+        return {"bool": {"should": [
+            {"match_phrase": {name: {"query": text, "slop": parsed.near_slop,
+                                     "analyzer": "whitespace"}}}
+            for name in NEAR_FIELDS
+        ], "minimum_should_match": 1}}
+
     def compile(self, node: Node) -> dict:
         """The DSL query matching exactly the documents ``node`` matches."""
         if isinstance(node, Term):
@@ -71,6 +88,13 @@ class QueryCompiler:
                 "bool": {
                     "should": [self.compile(c) for c in node.children],
                     "minimum_should_match": 1,
+                }
+            }
+        if isinstance(node, AtLeast):
+            return {
+                "bool": {
+                    "should": [self.compile(c) for c in node.children],
+                    "minimum_should_match": node.count,
                 }
             }
         if isinstance(node, Not):
@@ -123,9 +147,10 @@ class RankingQuery:
         parsed = context.query
         matching, others_compete = self._matching(parsed, relaxed, idf)
         parts = EsParts(
-            strict=self.compiler.compile(parsed.root),
+            strict=self.compiler.compile(parsed.matching),
             others_compete=others_compete,
             label_filters=tuple(self.compiler.label(w) for w in parsed.label_words),
+            near_filter=self.compiler.near(parsed),
         )
         text = self._boosted(self._retrieval(matching, context), context, parts)
         return self._weighted(text, context, parts, rank_feature)
@@ -165,14 +190,17 @@ class RankingQuery:
                   idf: list[float] | None) -> tuple[dict, bool]:
         """The query for the pages to rank, and whether pages lacking a word are among them.
 
-        Strict: every word. ``relaxed``: any word. With ``idf``: also the pages lacking one
-        minor word, their text score times the share of the query's IDF they cover.
+        Strict: every required word. ``relaxed``: any word. A long query: ``min_words`` of
+        them (``Query.coordinated``). With ``idf``: also the pages lacking one minor word,
+        their text score times the share of the query's IDF they cover.
         """
-        strict = self.compiler.compile(parsed.root)
-        words = parsed.plain_words
+        strict = self.compiler.compile(parsed.matching)
+        words = parsed.required_words
         if relaxed and parsed.relaxable:
             return {"bool": {"should": [self.compiler.compile(w) for w in words],
                              "minimum_should_match": 1}}, True
+        if parsed.coordinated is not None:
+            return self.compiler.compile(parsed.coordinated), True
         if not idf:
             return strict, False
         total = sum(idf) or 1.0
@@ -192,12 +220,14 @@ class RankingQuery:
         return {"bool": {"should": alternatives, "minimum_should_match": 1}}, True
 
     def _retrieval(self, query: dict, context: RankContext) -> dict:
-        """``query`` plus compounds scoring up (same pages) and the home pages of the sites
-        the query names matching without its words."""
+        """``query`` plus optional words and compounds scoring up (same pages) and the home
+        pages of the sites the query names matching without its words."""
         parsed = context.query
-        if parsed.compounds and self.compiler.compound_fields.items():
-            query = {"bool": {"must": [query],
-                              "should": [self.compiler.compound(c) for c in parsed.compounds]}}
+        should = [self.compiler.compile(w) for w in parsed.optional_words]
+        if self.compiler.compound_fields.items():
+            should += [self.compiler.compound(c) for c in parsed.compounds]
+        if should:
+            query = {"bool": {"must": [query], "should": should}}
         home = SiteHome.es_filter(context) if self.ranker.weight("sitehome") else None
         if home is not None:
             query = {"bool": {"should": [query, {"constant_score": {"filter": home,
@@ -221,13 +251,13 @@ def blend_aggs(compiler: QueryCompiler, parsed: Query) -> dict:
     """Aggregations that ride along with the strict search of a ``blendable`` plain query:
     each term's document frequency in the body field over the whole index (``global``),
     and how many of the matches hold every word (``strict``)."""
-    terms = sorted({t for w in parsed.plain_words
+    terms = sorted({t for w in parsed.required_words
                     for t in ([w.term] if isinstance(w, Term) else w.terms)})
     return {
         "all": {"global": {},
                 "aggs": {"df": {"filters": {"filters": {t: {"term": {"body": t}}
                                                         for t in terms}}}}},
-        "strict": {"filter": compiler.compile(parsed.root)},
+        "strict": {"filter": compiler.compile(parsed.matching)},
     }
 
 
@@ -248,5 +278,5 @@ def word_idf(response: dict, parsed: Query, blend_below: int
 
     return [
         idf(df[w.term]) if isinstance(w, Term) else max(idf(df[t]) for t in w.terms)
-        for w in parsed.plain_words
+        for w in parsed.required_words
     ], strict

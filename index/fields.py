@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_FIELD_WEIGHTS",
     "DOC_FIELDS",
     "LABEL_FIELDS",
+    "NEAR_FIELDS",
     "FACET_FIELDS",
     "TEXT_FIELDS",
     "DocField",
@@ -82,6 +83,8 @@ class FieldWeights:
 DEFAULT_FIELD_WEIGHTS = FieldWeights()
 #: What a page is called and linked as: its title, anchor text and URL (the label signal).
 LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, tie_breaker=0.0)
+#: Where the proximity signal looks for the query's words near each other.
+NEAR_FIELDS = ("title", "body")
 #: Where a compound of the query's words scores (names are written as one word in titles,
 #: URLs and link text, rarely in running text), and how much.
 DEFAULT_COMPOUND_FIELDS = FieldWeights(title=3.0, anchors=2.0, url=1.5, body=0.0,

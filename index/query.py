@@ -24,6 +24,7 @@ to shorten.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from index.analysis import (
     analyze,
     analyze_query_term,
     compound_terms,
+    is_optional_word,
     is_stopword,
     normalize,
     normalize_host,
@@ -43,6 +45,9 @@ from index.fields import language_of
 
 __all__ = [
     "MAX_BLEND_WORDS",
+    "MIN_WORDS_SHARE",
+    "NEAR_GAP",
+    "AtLeast",
     "MAX_DEPTH",
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
@@ -66,6 +71,13 @@ MAX_TERMS = 64
 MAX_DEPTH = 8
 #: Longest plain query whose pages lacking one word are ranked too (one clause per word).
 MAX_BLEND_WORDS = 6
+#: Share of the required words (rounded up) a page of a query of more than
+#: ``MAX_BLEND_WORDS`` of them must hold: the others may be missing (coordination ranks the
+#: pages holding more first), so one word the answer phrases otherwise does not drop it.
+MIN_WORDS_SHARE = 0.75
+#: Words allowed between each pair of a query's words for the page to hold them "near"
+#: (the proximity signal): a phrase slop of ``NEAR_GAP`` per gap.
+NEAR_GAP = 2
 #: Words that, next to a site's name, still ask for the site itself (``django docs``).
 NAVIGATIONAL_WORDS = frozenset(
     "doc docs documentation manual home homepage site website official page web".split()
@@ -161,7 +173,19 @@ class Or:
         return " OR ".join(_wrap(c) for c in self.children)
 
 
-Node = Term | Phrase | Site | Lang | Not | And | Or
+@dataclass(frozen=True)
+class AtLeast:
+    """At least ``count`` of the children match (``1 <= count < len(children)``); never
+    parsed from text: the coordination a long plain query derives (``Query.coordinated``)."""
+
+    count: int
+    children: tuple[Node, ...]
+
+    def __str__(self) -> str:
+        return f"{self.count} of ({' '.join(_wrap(c) for c in self.children)})"
+
+
+Node = Term | Phrase | Site | Lang | Not | And | Or | AtLeast
 
 
 def _wrap(node: Node) -> str:
@@ -233,10 +257,70 @@ class Query:
         return tuple(children)
 
     @cached_property
+    def optional_words(self) -> tuple[Term, ...]:
+        """Words of a plain query that frame a question rather than name its topic (``how``,
+        ``should``, ``them``: ``analysis.OPTIONAL_WORDS``): they score where they occur but
+        need not match. ``()`` when nothing else would be left, or for other queries."""
+        optional = tuple(w for w in self.plain_words
+                         if isinstance(w, Term) and is_optional_word(w.term))
+        return optional if len(optional) < len(self.plain_words) else ()
+
+    @cached_property
+    def required_words(self) -> tuple[Term | Phrase, ...]:
+        """The words of a plain query that decide which pages match (all but the optional
+        ones), in query order; ``()`` for other queries."""
+        optional = set(self.optional_words)
+        return tuple(w for w in self.plain_words if w not in optional)
+
+    @cached_property
+    def matching(self) -> Node | None:
+        """What a page must hold to match the query as asked: the root, or for a plain
+        query with optional words, its required words."""
+        if not self.optional_words:
+            return self.root
+        return _conjunction(list(self.required_words))
+
+    @cached_property
+    def min_words(self) -> int:
+        """How many required words a page must hold: all of them, or of more than
+        ``MAX_BLEND_WORDS`` the ``MIN_WORDS_SHARE`` (rounded up)."""
+        n = len(self.required_words)
+        if n <= MAX_BLEND_WORDS:
+            return n
+        return max(MAX_BLEND_WORDS, math.ceil(n * MIN_WORDS_SHARE))
+
+    @cached_property
+    def coordinated(self) -> AtLeast | None:
+        """The pages that compete while lacking some required words (``min_words`` of
+        them), for a long plain query; ``None`` when every word must match."""
+        words = self.required_words
+        if self.min_words >= len(words):
+            return None
+        return AtLeast(self.min_words, words)
+
+    @cached_property
+    def near_terms(self) -> tuple[str, ...]:
+        """The terms of the required words in query order, for the proximity signal (pages
+        holding them within ``near_slop`` of each other); ``()`` for fewer than two words
+        or a query that is not plain."""
+        words = self.required_words
+        if len(words) < 2:
+            return ()
+        return tuple(t for w in words for t in ((w.term,) if isinstance(w, Term) else w.terms))
+
+    @property
+    def near_slop(self) -> int:
+        """The phrase slop the proximity signal allows: ``NEAR_GAP`` per gap."""
+        return NEAR_GAP * max(0, len(self.near_terms) - 1)
+
+    @cached_property
     def label_words(self) -> tuple[Term | Phrase, ...]:
         """The words and phrases every one of which a page's label (title, anchors, URL)
-        must hold for the label signal: the positive words of a query that is one word or
-        an AND (a ``site:`` or an exclusion beside them does not count); else ``()``."""
+        must hold for the label signal: the required words of a plain query, or the
+        positive words of a query that is an AND (a ``site:`` or an exclusion beside them
+        does not count); else ``()``."""
+        if self.required_words:
+            return self.required_words
         root = self.root
         if isinstance(root, Term | Phrase):
             return (root,)
@@ -246,22 +330,23 @@ class Query:
 
     @cached_property
     def compounds(self) -> tuple[str, ...]:
-        """Compound terms of a plain query of single words (``ignore files git`` ->
-        ``gitignore``, see ``compound_terms``); ``()`` otherwise."""
-        words = self.plain_words
+        """Compound terms of the required words of a plain query of single words
+        (``ignore files git`` -> ``gitignore``, see ``compound_terms``); ``()`` otherwise."""
+        words = self.required_words
         if not words or not all(isinstance(w, Term) for w in words):
             return ()
         return tuple(compound_terms([w.word for w in words]))
 
     @property
     def relaxable(self) -> bool:
-        """Whether the any-word fallback applies: a plain query of two or more words."""
-        return len(self.plain_words) > 1
+        """Whether the any-word fallback applies: a plain query of two or more required
+        words."""
+        return len(self.required_words) > 1
 
     def blendable(self, min_words: int) -> bool:
         """Whether pages lacking one minor word compete: a plain query of ``min_words`` to
-        ``MAX_BLEND_WORDS`` words (``min_words`` 0 turns it off)."""
-        return bool(min_words) and min_words <= len(self.plain_words) <= MAX_BLEND_WORDS
+        ``MAX_BLEND_WORDS`` required words (``min_words`` 0 turns it off)."""
+        return bool(min_words) and min_words <= len(self.required_words) <= MAX_BLEND_WORDS
 
     @cached_property
     def typed_words(self) -> tuple[str, ...]:

@@ -43,6 +43,7 @@ __all__ = [
     "Freshness",
     "LabelMatch",
     "LanguageMatch",
+    "Proximity",
     "RankContext",
     "Ranker",
     "Signal",
@@ -98,6 +99,7 @@ class Candidate:
     text_score: float
     fields: dict[str, Any] = field(default_factory=dict)
     labelled: bool = False
+    near: bool = False
     all_words: bool = True
     text_top: float = 0.0
     score: float = 0.0
@@ -111,12 +113,14 @@ class Candidate:
 @dataclass(frozen=True)
 class EsParts:
     """The parts of an Elasticsearch query that signals filter on: the strict query (every
-    word, as written), whether other pages compete with it (relaxed or blended), and the
-    label filters of the query's words."""
+    word, as written), whether other pages compete with it (relaxed or blended), the
+    label filters of the query's words and the filter of pages holding them near each
+    other."""
 
     strict: dict
     others_compete: bool
     label_filters: tuple[dict, ...] = ()
+    near_filter: dict | None = None
 
 
 class Signal(ABC):
@@ -242,6 +246,23 @@ class LabelMatch(Signal):
         return [{"filter": {"bool": {"filter": list(parts.label_filters)}}, "weight": weight}]
 
 
+class Proximity(Signal):
+    """1 when the page holds the query's required words near each other (a sloppy phrase
+    of them, ``Query.near_slop``, in its title or body), else 0: the page about
+    "ignore files in git" rather than a long one that has each word somewhere."""
+
+    name = "near"
+    default_weight = 0.2
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 1.0 if candidate.near else 0.0
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        if parts.near_filter is None:
+            return []
+        return [{"filter": parts.near_filter, "weight": weight}]
+
+
 class SiteMention(Signal):
     """1 for a page of a site the query names among other words (``requests session`` ->
     pages of ``requests.*``), else 0."""
@@ -308,6 +329,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     Freshness(),
     SiteHome(),
     LabelMatch(),
+    Proximity(),
     SiteMention(),
     LanguageMatch(),
     AllWords(),

@@ -13,8 +13,8 @@ import math
 
 import tantivy
 
-from index.fields import DEFAULT_COMPOUND_FIELDS, LABEL_FIELDS, FieldWeights
-from index.query import And, Lang, Node, Not, Or, Phrase, Query, Site, Term
+from index.fields import DEFAULT_COMPOUND_FIELDS, LABEL_FIELDS, NEAR_FIELDS, FieldWeights
+from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
 
 __all__ = ["TantivyCompiler"]
 
@@ -53,6 +53,9 @@ class TantivyCompiler:
                 [(Occur.Must, tantivy.Query.all_query()),
                  (Occur.MustNot, self.compile(node.child))]
             )
+        if isinstance(node, AtLeast):
+            return tantivy.Query.boolean_query(
+                [(Occur.Should, self.compile(c)) for c in node.children], node.count)
         if isinstance(node, And):
             return tantivy.Query.boolean_query([
                 (Occur.MustNot, self.compile(c.child)) if isinstance(c, Not)
@@ -75,14 +78,29 @@ class TantivyCompiler:
             return per_field[0]
         return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
 
-    def with_compounds(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
-        """``query`` scored up where a title, anchor text or URL holds a compound of the
-        query's words; it matches the same pages."""
-        if not parsed.compounds or not self.compound_fields.items():
+    def scored(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
+        """``query`` scored up where a page holds the query's optional words, or a title,
+        anchor text or URL a compound of its words; it matches the same pages."""
+        clauses = [(Occur.Should, self.word(w, self.field_weights))
+                   for w in parsed.optional_words]
+        if self.compound_fields.items():
+            clauses += [(Occur.Should, self.word(Term(c, c), self.compound_fields))
+                        for c in parsed.compounds]
+        if not clauses:
             return query
-        clauses = [(Occur.Should, self.word(Term(c, c), self.compound_fields))
-                   for c in parsed.compounds]
         return tantivy.Query.boolean_query([(Occur.Must, query), *clauses])
+
+    def near(self, parsed: Query) -> tantivy.Query | None:
+        """Pages holding the query's required words near each other (within
+        ``parsed.near_slop``) in their title or body; ``None`` for fewer than two words."""
+        terms = list(parsed.near_terms)
+        if not terms:
+            return None
+        return tantivy.Query.boolean_query([
+            (Occur.Should, tantivy.Query.phrase_query(self.schema, name, terms,
+                                                      parsed.near_slop))
+            for name in NEAR_FIELDS
+        ])
 
     def label(self, parsed: Query) -> tantivy.Query | None:
         """Pages whose title, anchor text or URL hold every label word of the query."""
@@ -105,8 +123,19 @@ class TantivyCompiler:
         if not parsed.relaxable:
             return None
         return tantivy.Query.boolean_query(
-            [(Occur.Should, self.compile(w)) for w in parsed.plain_words]
+            [(Occur.Should, self.compile(w)) for w in parsed.required_words]
         )
+
+    def coordinated(self, parsed: Query) -> tantivy.Query | None:
+        """The pages of a long query lacking some of its required words but holding
+        ``parsed.min_words`` of them (``parsed.coordinated``); ``None`` when every word
+        must match."""
+        if parsed.coordinated is None:
+            return None
+        return tantivy.Query.boolean_query([
+            (Occur.Must, self.compile(parsed.coordinated)),
+            (Occur.MustNot, self.compile(parsed.matching)),
+        ])
 
     def all_but_one(self, parsed: Query, searcher: tantivy.Searcher,
                     min_words: int) -> tantivy.Query | None:
@@ -116,7 +145,7 @@ class TantivyCompiler:
         ``blendable(min_words)``."""
         if not parsed.blendable(min_words):
             return None
-        words = parsed.plain_words
+        words = parsed.required_words
         idf = [self.idf(searcher, w) for w in words]
         total = sum(idf) or 1.0
         compiled = [self.compile(w) for w in words]

@@ -324,3 +324,32 @@ def _walk(node):
 def test_words_are_the_free_positive_terms():
     q = parse('python "monty python" -java snakes OR lizards')
     assert q.words() == ["python", "snake", "lizard"]
+
+
+def test_question_words_are_optional_in_a_plain_query():
+    q = parse("how do I ignore files in git")
+    assert [w.term for w in q.optional_words] == ["how", "do", "i"]
+    assert str(q.matching) == "ignor file git"
+    assert [str(w) for w in q.label_words] == ["ignor", "file", "git"]
+    assert q.near_terms == ("ignor", "file", "git")
+    assert str(q.root) == "how do i ignor file git"  # the query as typed is unchanged
+
+
+def test_a_query_of_question_words_only_keeps_them_all():
+    q = parse("how do i")
+    assert q.optional_words == () and str(q.matching) == "how do i"
+
+
+def test_phrases_and_operators_keep_their_exact_meaning():
+    assert parse('"how do i" git').optional_words == ()
+    for text in ("how do I -svn", "how site:g.test git", "how OR git"):
+        q = parse(text)
+        assert q.optional_words == () and q.matching == q.root and q.coordinated is None
+
+
+def test_a_long_query_needs_only_most_of_its_words():
+    q = parse("configure apache virtual hosts ssl certificates redirect port")
+    assert len(q.required_words) == 8
+    assert q.coordinated is not None and q.coordinated.count == q.min_words == 6
+    short = parse("configure apache virtual hosts")
+    assert short.coordinated is None and short.min_words == 4

@@ -163,3 +163,45 @@ def test_custom_signals_work_on_every_engine(request, backend_name):
     backend.refresh()
     assert [h.url for h in backend.search("word").hits][0] == "http://s.test/"
     backend.close()
+
+
+def test_a_question_finds_the_answer_lacking_its_question_words(backend):
+    answer = doc("http://g.test/gitignore", "gitignore",
+                 "Specify intentionally untracked files to ignore. Git ignores files listed.")
+    index_page = doc("http://g.test/faq", "Questions",
+                     "how do I clone? how do I ignore whitespace? files in git, should I? "
+                     "what are hooks?")
+    backend.index([answer, index_page]
+                  + [doc(f"http://g.test/{n}", f"git-{n}", "git files") for n in range(10)])
+    backend.refresh()
+    found = backend.search("how do I ignore files in git")
+    assert urls(found)[0] == "http://g.test/gitignore"
+    # the question words still score: of two pages with the topic, the one that has them
+    assert backend.search("ignore files git").total == 2
+
+
+def test_query_words_near_each_other_rank_first(backend):
+    filler = " ".join(f"w{n}" for n in range(30))
+    backend.index([
+        doc("http://p.test/apart", "page", f"proxy {filler} cache {filler} server"),
+        doc("http://p.test/near", "page", f"{filler} proxy cache server {filler}"),
+    ])
+    backend.refresh()
+    found = backend.search("proxy cache server", explain=True)
+    assert urls(found) == ["http://p.test/near", "http://p.test/apart"]
+    near = {h.url: h.explain["near"]["value"] for h in found.hits}
+    assert near == {"http://p.test/near": 1.0, "http://p.test/apart": 0.0}
+
+
+def test_a_long_query_matches_pages_lacking_a_few_of_its_words(backend):
+    words = "configure apache virtual hosts ssl certificates redirect port".split()
+    backend.index([
+        doc("http://a.test/all", "all", " ".join(words)),
+        doc("http://a.test/most", "most", " ".join(words[:-2]) + " other words"),
+        doc("http://a.test/few", "few", " ".join(words[:3])),
+    ])
+    backend.refresh()
+    found = backend.search(" ".join(words))
+    assert urls(found) == ["http://a.test/all", "http://a.test/most"]
+    assert backend.search('"configure apache" virtual hosts ssl certificates redirect -x'
+                          ).total == 1  # an operator query matches as written
