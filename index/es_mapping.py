@@ -42,6 +42,7 @@ HIT_SOURCE = [*(f"doc.{f}" for f in ("id", "url", "host", "title", "cluster_id",
 #: index's mapping when the backend opens it (documents indexed before lack them until
 #: ``manage.py reindex``).
 ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024},
+                "idents": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
                 "snippet": {"type": "text", "index": False, "norms": False}}
 
 

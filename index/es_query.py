@@ -22,6 +22,7 @@ import math
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
+    IDENTS,
     NEAR_FIELDS,
     FieldWeights,
 )
@@ -75,6 +76,8 @@ class QueryCompiler:
 
     def compile(self, node: Node) -> dict:
         """The DSL query matching exactly the documents ``node`` matches."""
+        if isinstance(node, Term | Phrase) and node.whole and self.field_weights.idents > 0:
+            return self._identifier(node)
         if isinstance(node, Term):
             return self._multi_match(node.term, "best_fields")
         if isinstance(node, Phrase):
@@ -108,12 +111,29 @@ class QueryCompiler:
             return {"bool": clause}
         raise TypeError(f"Not a query node: {node!r}")
 
-    def _multi_match(self, text: str, kind: str) -> dict:
+    def _identifier(self, node: Term | Phrase) -> dict:
+        """An identifier word: its terms in the text fields or its whole form in
+        ``idents``, the best field's score plus a share of the others'."""
+        if isinstance(node, Term):
+            text, kind = node.term, "best_fields"
+        else:
+            text, kind = " ".join(node.terms), "phrase"
+        fields = [f for f in self.fields if not f.startswith(f"{IDENTS}^")]
+        return {"dis_max": {
+            "queries": [
+                self._multi_match(text, kind, fields),
+                {"term": {IDENTS: {"value": node.whole,
+                                   "boost": self.field_weights.idents}}},
+            ],
+            "tie_breaker": self.field_weights.tie_breaker,
+        }}
+
+    def _multi_match(self, text: str, kind: str, fields: list[str] | None = None) -> dict:
         return {
             "multi_match": {
                 "query": text,
                 "type": kind,
-                "fields": self.fields,
+                "fields": fields or self.fields,
                 "tie_breaker": self.field_weights.tie_breaker,
                 "analyzer": "whitespace",
             }

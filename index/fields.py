@@ -24,7 +24,14 @@ from urllib.parse import urlsplit
 
 import xxhash
 
-from index.analysis import analyze, analyze_joined, host_suffixes, normalize, normalize_host
+from index.analysis import (
+    analyze,
+    analyze_joined,
+    host_suffixes,
+    identifier_terms,
+    normalize,
+    normalize_host,
+)
 
 if TYPE_CHECKING:
     from index.base import Document
@@ -36,6 +43,7 @@ __all__ = [
     "LABEL_FIELDS",
     "NEAR_FIELDS",
     "FACET_FIELDS",
+    "IDENTS",
     "TEXT_FIELDS",
     "DocField",
     "FieldWeights",
@@ -49,8 +57,11 @@ __all__ = [
     "url_depth",
 ]
 
-#: The analyzed text fields every engine searches, in this order.
-TEXT_FIELDS = ("title", "body", "anchors", "url")
+#: The analyzed text fields every engine searches, in this order. ``idents`` holds the
+#: identifier forms of the title and body that their terms lack (``analysis.identifier_terms``:
+#: whole dotted, snake and leading-dot names, operators, the words of CamelCase names).
+TEXT_FIELDS = ("title", "body", "anchors", "url", "idents")
+IDENTS = "idents"
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,7 @@ class FieldWeights:
     anchors: float = 2.0
     url: float = 1.5
     body: float = 1.0
+    idents: float = 1.0
     tie_breaker: float = 0.3
 
     def items(self) -> list[tuple[str, float]]:
@@ -82,13 +94,14 @@ class FieldWeights:
 
 DEFAULT_FIELD_WEIGHTS = FieldWeights()
 #: What a page is called and linked as: its title, anchor text and URL (the label signal).
-LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, tie_breaker=0.0)
+LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, idents=0.0,
+                            tie_breaker=0.0)
 #: Where the proximity signal looks for the query's words near each other.
 NEAR_FIELDS = ("title", "body")
 #: Where a compound of the query's words scores (names are written as one word in titles,
 #: URLs and link text, rarely in running text), and how much.
 DEFAULT_COMPOUND_FIELDS = FieldWeights(title=3.0, anchors=2.0, url=1.5, body=0.0,
-                                       tie_breaker=0.3)
+                                       idents=0.0, tie_breaker=0.3)
 
 _INDEX_FILES = frozenset({"index.html", "index.htm", "index.php", "default.aspx"})
 _GENERIC_LABELS = frozenset({"www", "m", "web", "docs", "doc", "home"})
@@ -198,11 +211,13 @@ def document_fields(doc: Document) -> DocumentFields:
     """The fields of ``doc`` every engine stores; sets ``doc.host`` from the URL if empty."""
     if not doc.host:
         doc.host = normalize_host(doc.url)
+    body = doc.body or doc.description
     text = {
         "title": analyze_joined(doc.title),
-        "body": analyze_joined(doc.body or doc.description),
+        "body": analyze_joined(body),
         "anchors": analyze_joined(doc.anchors),
         "url": analyze_joined(doc.url.split("://", 1)[-1]),
+        "idents": " ".join(identifier_terms(f"{doc.title}\n{body}")),
     }
     return DocumentFields(
         text=text,

@@ -35,6 +35,7 @@ from index.analysis import (
     analyze,
     analyze_query_term,
     compound_terms,
+    identifier_form,
     is_optional_word,
     is_stopword,
     normalize,
@@ -105,9 +106,12 @@ class Term:
 
     word: str
     term: str
+    #: The word's whole identifier form when it is a punctuated name or an operator
+    #: (``.gitignore``, ``->>``; ``analysis.identifier_form``), looked up in ``idents``.
+    whole: str = ""
 
     def __str__(self) -> str:
-        return self.term
+        return self.whole or self.term
 
 
 @dataclass(frozen=True)
@@ -116,9 +120,11 @@ class Phrase:
 
     text: str
     terms: tuple[str, ...]
+    #: As for ``Term.whole``: a query word that is a dotted or snake name (``os.path``).
+    whole: str = ""
 
     def __str__(self) -> str:
-        return '"' + " ".join(self.terms) + '"'
+        return self.whole or '"' + " ".join(self.terms) + '"'
 
 
 @dataclass(frozen=True)
@@ -471,6 +477,16 @@ class _Token:
     end: int = 0
 
 
+def _operator_at(text: str, i: int) -> str:
+    """The operator (``->>``, ``-=``) that starts at ``text[i]`` and runs to whitespace, or
+    ``""``: a minus that begins one is part of it, not an exclusion."""
+    end = i
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    word = text[i:end]
+    return word if len(word) > 1 and identifier_form(word) == word else ""
+
+
 def _lex(text: str) -> list[_Token]:
     tokens: list[_Token] = []
     i, n = 0, len(text)
@@ -484,6 +500,10 @@ def _lex(text: str) -> list[_Token]:
             continue
         begin = i
         negated = False
+        if ch == "-" and (operator := _operator_at(text, i)):
+            tokens.append(_Token(_WORD, operator, False, i, i + len(operator)))
+            i += len(operator)
+            continue
         while ch == "-" and i + 1 < n:
             negated, i = True, i + 1
             ch = text[i]
@@ -595,12 +615,13 @@ class _Parser:
                 return Phrase(token.value, tuple(terms))
             return Term(token.value, terms[0]) if terms else None
         terms = analyze_query_term(token.value)
-        self.count(len(terms))
+        whole = identifier_form(token.value)
+        self.count(max(1, len(terms)) if whole else len(terms))
         if len(terms) > 1:
-            return Phrase(token.value, tuple(terms))
+            return Phrase(token.value, tuple(terms), whole)
         if not terms:
-            return None
-        term = Term(token.value, terms[0])
+            return Term(token.value, whole, whole) if whole else None
+        term = Term(token.value, terms[0], whole)
         return _Free(term) if is_stopword(term.term) else term
 
     def count(self, n: int) -> None:

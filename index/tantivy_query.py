@@ -13,7 +13,13 @@ import math
 
 import tantivy
 
-from index.fields import DEFAULT_COMPOUND_FIELDS, LABEL_FIELDS, NEAR_FIELDS, FieldWeights
+from index.fields import (
+    DEFAULT_COMPOUND_FIELDS,
+    IDENTS,
+    LABEL_FIELDS,
+    NEAR_FIELDS,
+    FieldWeights,
+)
 from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
 
 __all__ = ["TantivyCompiler"]
@@ -66,10 +72,12 @@ class TantivyCompiler:
 
     def word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
         """A word or phrase in any text field: the best field's score plus a share of the
-        others' (``weights.tie_breaker``)."""
+        others' (``weights.tie_breaker``); an identifier's whole form in ``idents``."""
         per_field = []
         for name, weight in weights.items():
-            if isinstance(node, Term):
+            if name == IDENTS and node.whole:
+                q = tantivy.Query.term_query(self.schema, name, node.whole)
+            elif isinstance(node, Term):
                 q = tantivy.Query.term_query(self.schema, name, node.term)
             else:
                 q = tantivy.Query.phrase_query(self.schema, name, list(node.terms))

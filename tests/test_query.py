@@ -46,8 +46,19 @@ def test_one_word_phrase_is_a_term_even_if_stopword():
 
 
 def test_word_with_punctuation_becomes_a_phrase():
-    assert root("os.path") == Phrase("os.path", ("os", "path"))
+    assert root("os.path") == Phrase("os.path", ("os", "path"), "os.path")
     assert root("e-mail") == Phrase("e-mail", ("e", "mail"))
+
+
+def test_identifiers_keep_their_whole_form():
+    assert root(".gitignore") == Term(".gitignore", "gitignor", ".gitignore")
+    assert root("mod_rewrite") == Phrase("mod_rewrite", ("mod", "rewrit"), "mod_rewrite")
+    assert root("__init__") == Term("__init__", "init", "__init__")
+    assert root("->>") == Term("->>", "->>", "->>")  # an operator, not an exclusion
+    assert root("-x") == Not(Term("x", "x"))
+    assert root("AllowOverride") == Term("AllowOverride", "allowoverrid")
+    for text in ("std::vector", "os.path.join", ".gitignore", "->> json"):
+        assert str(parse(str(parse(text)))) == str(parse(text))
 
 
 def test_exclusions():

@@ -205,3 +205,22 @@ def test_a_long_query_matches_pages_lacking_a_few_of_its_words(backend):
     assert urls(found) == ["http://a.test/all", "http://a.test/most"]
     assert backend.search('"configure apache" virtual hosts ssl certificates redirect -x'
                           ).total == 1  # an operator query matches as written
+
+
+def test_identifiers_match_whole_and_split(backend):
+    backend.index([
+        doc("http://c.test/join", "path functions", "Call os.path.join(a, b) to join paths."),
+        doc("http://c.test/prose", "about paths", "The os has a path; join them together."),
+        doc("http://c.test/conf", "Directives", "Set AllowOverride None in the config."),
+        doc("http://c.test/ignore", "Ignoring", "List patterns in .gitignore files."),
+        doc("http://c.test/json", "JSON operators", "Use ->> to get a field as text."),
+        doc("http://c.test/mod", "Modules", "Load mod_rewrite and define __init__ here."),
+    ])
+    backend.refresh()
+    assert urls(backend.search("os.path.join"))[0] == "http://c.test/join"
+    assert urls(backend.search("allow override"))[0] == "http://c.test/conf"  # split
+    assert urls(backend.search("AllowOverride")) == ["http://c.test/conf"]  # whole
+    assert urls(backend.search(".gitignore")) == ["http://c.test/ignore"]
+    assert urls(backend.search("->> field")) == ["http://c.test/json"]
+    assert urls(backend.search("mod_rewrite")) == ["http://c.test/mod"]
+    assert urls(backend.search("__init__")) == ["http://c.test/mod"]
