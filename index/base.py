@@ -57,6 +57,8 @@ class Document:
     description: str = ""
     anchors: str = ""
     lang: str = ""
+    #: Headings and definition terms of the page, one a line (``crawler.extract``).
+    headings: str = ""
     fetched_at: float = 0.0
     pagerank: float = 0.0
     cluster_id: str = ""
