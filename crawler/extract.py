@@ -259,23 +259,40 @@ _URL_LANG_RE = re.compile(r"([a-z]{2})(?:[-_]([A-Za-z]{2}|[A-Za-z]{4}))?")
 _FILE_SUFFIXES = frozenset({"html", "htm", "shtml", "xhtml", "php"})
 
 
+def _url_language_part(url: str) -> tuple[str, str]:
+    """The language a URL names and the URL without that part (``("", url)`` for none)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    named = [i for i, s in enumerate(segments) if s]
+    directories = named if parts.path.endswith("/") else named[:-1]
+    for i in directories[:2]:
+        m = _URL_LANG_RE.fullmatch(segments[i])
+        if m and m.group(1) in URL_LANGUAGES and (m.group(2) or m.group(1) != "id"):
+            path = "/".join(segments[:i] + segments[i + 1:])
+            return m.group(1), urlunsplit(parts._replace(path=path))
+    name = segments[named[-1]].split(".") if named else []
+    if len(name) >= 3 and name[-2].lower() in _FILE_SUFFIXES:
+        code = name[-1].lower().replace("_", "-").split("-")[0]
+        if code in URL_LANGUAGES:
+            path = "/".join(segments[:named[-1]] + [".".join(name[:-1])])
+            return code, urlunsplit(parts._replace(path=path))
+    return "", url
+
+
 def url_language(url: str) -> str:
     """The language a URL's path names: its first or second segment as a language tag
     (``/fr/``, ``/docs/pt-BR/``) or a content-negotiation suffix (``index.html.fr``);
     ``""`` when it names none."""
-    from urllib.parse import urlsplit
+    return _url_language_part(url)[0]
 
-    segments = [s for s in urlsplit(url).path.split("/") if s]
-    for segment in segments[:-1][:2]:
-        m = _URL_LANG_RE.fullmatch(segment)
-        if m and m.group(1) in URL_LANGUAGES and (m.group(2) or m.group(1) != "id"):
-            return m.group(1)
-    parts = segments[-1].split(".") if segments else []
-    if len(parts) >= 3 and parts[-2].lower() in _FILE_SUFFIXES:
-        code = parts[-1].lower().replace("_", "-").split("-")[0]
-        if code in URL_LANGUAGES:
-            return code
-    return ""
+
+def url_without_language(url: str) -> str:
+    """The URL without the language its path names: what translations of a page share
+    (``/fr-FR/x.html`` and ``/en-US/x.html`` -> ``/x.html``); ``""`` when it names none."""
+    code, rest = _url_language_part(url)
+    return rest if code else ""
 
 
 def _language_sample(text: str) -> str:

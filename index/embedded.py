@@ -54,7 +54,7 @@ from index.fields import (
     document_fields,
     keyword_key,
 )
-from index.hits import collapse, make_hit
+from index.hits import collapse, group_languages, make_hit
 from index.query import Query, parse
 from index.signals import Candidate, RankContext, Ranker, Signal
 from index.suggest import EditSuggester
@@ -473,14 +473,16 @@ class EmbeddedBackend(SearchBackend):
             for candidate in extra:
                 candidate.all_words = False
             ranked += self.ranker.rank(extra, context)
-        for candidate, similar in collapse(ranked, lambda c: c.get("cluster"))[
-            offset : offset + size
-        ]:
+        def group(candidate: Candidate) -> Any:
+            return candidate.get("cluster")
+
+        languages = group_languages(ranked, group, lambda c: c.get("lang"))
+        for candidate, similar in collapse(ranked, group)[offset : offset + size]:
             doc = vars(self._source(searcher, candidate.ref))
             why = self.ranker.explain(candidate, context) if explain else None
-            results.hits.append(
-                make_hit(doc, candidate.score, similar, parsed, self.snippet_chars, why)
-            )
+            others = languages[group(candidate)] - {candidate.get("lang")}
+            results.hits.append(make_hit(doc, candidate.score, similar, parsed,
+                                         self.snippet_chars, why, languages=len(others)))
         if page == 1 and results.total < size:
             results.suggestion = self.suggest(parsed)
         if facets:
@@ -506,9 +508,11 @@ class EmbeddedBackend(SearchBackend):
     def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
                parsed: Query, limit: int) -> dict[str, set[tuple]]:
         """Addresses of the best pages (up to ``limit`` each) whose title, anchor text or
-        URL hold every label word of the query (``label``), and of those holding its
-        required words near each other (``near``), for the signals that weigh them."""
-        queries = {"label": compiler.label(parsed), "near": compiler.near(parsed)}
+        URL hold every label word of the query (``label``), of those holding its required
+        words near each other (``near``) and of those whose headings hold its defined
+        words (``defines``), for the signals that weigh them."""
+        queries = {"label": compiler.label(parsed), "near": compiler.near(parsed),
+                   "defines": compiler.defines(parsed)}
         return {
             name: {_key(a) for _, a in searcher.search(query, limit=limit, count=False).hits}
             if query is not None and self.ranker.weight(name) else set()
@@ -523,12 +527,13 @@ class EmbeddedBackend(SearchBackend):
         addresses = [address for _, address in hits]
         if not addresses:
             return []
-        names = dict.fromkeys((*self.ranker.fields, "cluster"))
+        names = dict.fromkeys((*self.ranker.fields, "cluster", "lang"))
         columns = [searcher.fast_field_values(_fast_name(n), addresses) for n in names]
         return [
             Candidate(address, score, dict(zip(names, values, strict=True)),
                       labelled=_key(address) in marks["label"],
-                      near=_key(address) in marks["near"])
+                      near=_key(address) in marks["near"],
+                      defines=_key(address) in marks["defines"])
             for (score, address), *values in zip(hits, *columns, strict=True)
         ]
 

@@ -27,6 +27,9 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
     parsed, compiler = context.query, ranking.compiler
     ids = [h["_id"] for h in hits]
     named = {"strict": compiler.compile(parsed.matching)}
+    if parsed.defined_words:
+        named["defines"] = {"bool": {"filter": [compiler.defines(w)
+                                                for w in parsed.defined_words]}}
     near = compiler.near(parsed)
     if near is not None:
         named["near"] = near
@@ -56,6 +59,7 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
         matched = set(hit.get("matched_queries", []))
         candidate = Candidate(hit["_id"], hit["_score"] or 0.0, values,
                               labelled="label" in matched, near="near" in matched,
+                              defines="defines" in matched,
                               all_words=bool(matched & {"strict", "home"}), text_top=top)
         out[hit["_id"]] = ranking.ranker.explain(candidate, context)
     return out

@@ -22,6 +22,8 @@ import math
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
+    DEFINE_FIELDS,
+    IDENT_PARTS_WEIGHT,
     IDENTS,
     NEAR_FIELDS,
     FieldWeights,
@@ -41,7 +43,8 @@ class QueryCompiler:
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
     ):
         self.field_weights = field_weights
-        self.fields = [f"{name}^{weight:g}" for name, weight in field_weights.items()]
+        self.fields = [f"{name}^{IDENT_PARTS_WEIGHT if name == IDENTS else weight:g}"
+                       for name, weight in field_weights.items()]
         self.compound_fields = compound_fields
 
     def label(self, node: Term | Phrase) -> dict:
@@ -61,6 +64,14 @@ class QueryCompiler:
                 "analyzer": "whitespace",
             }
         }
+
+    def defines(self, node: Term | Phrase) -> dict:
+        """Pages whose headings or definition terms hold a word or phrase (a filter)."""
+        kind = "best_fields" if isinstance(node, Term) else "phrase"
+        text = node.term if isinstance(node, Term) else " ".join(node.terms)
+        return {"multi_match": {"query": text, "type": kind,
+                                "fields": [f for f, _ in DEFINE_FIELDS.items()],
+                                "analyzer": "whitespace"}}
 
     def near(self, parsed: Query) -> dict | None:
         """Pages holding the query's required words near each other (within
@@ -171,6 +182,7 @@ class RankingQuery:
             others_compete=others_compete,
             label_filters=tuple(self.compiler.label(w) for w in parsed.label_words),
             near_filter=self.compiler.near(parsed),
+            define_filters=tuple(self.compiler.defines(w) for w in parsed.defined_words),
         )
         text = self._boosted(self._retrieval(matching, context), context, parts)
         return self._weighted(text, context, parts, rank_feature)

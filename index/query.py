@@ -76,6 +76,8 @@ MAX_BLEND_WORDS = 6
 #: ``MAX_BLEND_WORDS`` of them must hold: the others may be missing (coordination ranks the
 #: pages holding more first), so one word the answer phrases otherwise does not drop it.
 MIN_WORDS_SHARE = 0.75
+#: Most words of a query that names one thing a page defines (``defined_words``).
+MAX_DEFINED_WORDS = 3
 #: Words allowed between each pair of a query's words for the page to hold them "near"
 #: (the proximity signal): a phrase slop of ``NEAR_GAP`` per gap.
 NEAR_GAP = 2
@@ -333,6 +335,14 @@ class Query:
         if isinstance(root, And):
             return tuple(c for c in root.children if isinstance(c, Term | Phrase))
         return ()
+
+    @cached_property
+    def defined_words(self) -> tuple[Term | Phrase, ...]:
+        """The label words of a query short enough to name one thing (at most
+        ``MAX_DEFINED_WORDS``): a page whose headings or definition terms hold them all
+        defines it; ``()`` for longer queries."""
+        words = self.label_words
+        return words if len(words) <= MAX_DEFINED_WORDS else ()
 
     @cached_property
     def compounds(self) -> tuple[str, ...]:

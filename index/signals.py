@@ -39,6 +39,7 @@ __all__ = [
     "WEIGHTS_FILE",
     "AllWords",
     "Candidate",
+    "Defines",
     "EsParts",
     "Freshness",
     "LabelMatch",
@@ -100,6 +101,7 @@ class Candidate:
     fields: dict[str, Any] = field(default_factory=dict)
     labelled: bool = False
     near: bool = False
+    defines: bool = False
     all_words: bool = True
     text_top: float = 0.0
     score: float = 0.0
@@ -114,13 +116,14 @@ class Candidate:
 class EsParts:
     """The parts of an Elasticsearch query that signals filter on: the strict query (every
     word, as written), whether other pages compete with it (relaxed or blended), the
-    label filters of the query's words and the filter of pages holding them near each
-    other."""
+    label filters of the query's words, the filter of pages holding them near each other
+    and the filters of pages defining them."""
 
     strict: dict
     others_compete: bool
     label_filters: tuple[dict, ...] = ()
     near_filter: dict | None = None
+    define_filters: tuple[dict, ...] = ()
 
 
 class Signal(ABC):
@@ -246,6 +249,23 @@ class LabelMatch(Signal):
         return [{"filter": {"bool": {"filter": list(parts.label_filters)}}, "weight": weight}]
 
 
+class Defines(Signal):
+    """1 when the page's headings or definition terms (``<dt>``) hold every word of a
+    short query (``Query.defined_words``): the page that defines ``os.path.join`` or
+    ``AllowOverride`` rather than one that mentions it."""
+
+    name = "defines"
+    default_weight = 0.3
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 1.0 if candidate.defines else 0.0
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        if not parts.define_filters:
+            return []
+        return [{"filter": {"bool": {"filter": list(parts.define_filters)}}, "weight": weight}]
+
+
 class Proximity(Signal):
     """1 when the page holds the query's required words near each other (a sloppy phrase
     of them, ``Query.near_slop``, in its title or body), else 0: the page about
@@ -329,6 +349,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     Freshness(),
     SiteHome(),
     LabelMatch(),
+    Defines(),
     Proximity(),
     SiteMention(),
     LanguageMatch(),

@@ -15,6 +15,8 @@ import tantivy
 
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
+    DEFINE_FIELDS,
+    IDENT_PARTS_WEIGHT,
     IDENTS,
     LABEL_FIELDS,
     NEAR_FIELDS,
@@ -77,10 +79,13 @@ class TantivyCompiler:
         for name, weight in weights.items():
             if name == IDENTS and node.whole:
                 q = tantivy.Query.term_query(self.schema, name, node.whole)
-            elif isinstance(node, Term):
-                q = tantivy.Query.term_query(self.schema, name, node.term)
             else:
-                q = tantivy.Query.phrase_query(self.schema, name, list(node.terms))
+                if name == IDENTS:
+                    weight = IDENT_PARTS_WEIGHT
+                if isinstance(node, Term):
+                    q = tantivy.Query.term_query(self.schema, name, node.term)
+                else:
+                    q = tantivy.Query.phrase_query(self.schema, name, list(node.terms))
             per_field.append(tantivy.Query.boost_query(q, weight))
         if len(per_field) == 1:
             return per_field[0]
@@ -116,6 +121,14 @@ class TantivyCompiler:
             return None
         return tantivy.Query.boolean_query(
             [(Occur.Must, self.word(w, LABEL_FIELDS)) for w in parsed.label_words]
+        )
+
+    def defines(self, parsed: Query) -> tantivy.Query | None:
+        """Pages whose headings or definition terms hold every defined word of the query."""
+        if not parsed.defined_words:
+            return None
+        return tantivy.Query.boolean_query(
+            [(Occur.Must, self.word(w, DEFINE_FIELDS)) for w in parsed.defined_words]
         )
 
     def named_homes(self, keys: frozenset[int]) -> tantivy.Query:

@@ -73,6 +73,7 @@ def test_signal_values_agree(engines, query):
     shared = set(explained["embedded"]) & set(explained["elasticsearch"])
     assert shared
     for url in shared:
-        for signal in ("pagerank", "sitehome", "label", "near", "site", "lang", "allwords"):
+        for signal in ("pagerank", "sitehome", "label", "defines", "near", "site", "lang",
+                       "allwords"):
             values = [explained[name][url][signal]["value"] for name in explained]
             assert values[0] == pytest.approx(values[1]), (url, signal, values)

@@ -224,3 +224,36 @@ def test_identifiers_match_whole_and_split(backend):
     assert urls(backend.search("->> field")) == ["http://c.test/json"]
     assert urls(backend.search("mod_rewrite")) == ["http://c.test/mod"]
     assert urls(backend.search("__init__")) == ["http://c.test/mod"]
+
+
+def test_the_page_defining_an_identifier_ranks_above_mentions(backend):
+    backend.index([
+        doc("http://d.test/mentions", "Recipes",
+            "Build names with os.path.join, then again with os.path.join for paths."),
+        doc("http://d.test/reference", "Path functions",
+            "Functions for path names. os.path.join(a, *p) joins paths.",
+            headings="Path functions\nos.path.join(a, *p)\nos.path.split(p)"),
+    ])
+    backend.refresh()
+    found = backend.search("os.path.join", explain=True)
+    assert urls(found)[0] == "http://d.test/reference"
+    assert {h.url: h.explain["defines"]["value"] for h in found.hits} == {
+        "http://d.test/reference": 1.0, "http://d.test/mentions": 0.0}
+
+
+def test_translations_of_a_page_are_shown_once(backend):
+    backend.index([
+        doc("http://h.test/en-US/nfs.html", "NFS server", "nfs file server share", lang="en"),
+        doc("http://h.test/fr-FR/nfs.html", "Serveur NFS", "serveur nfs partage", lang="fr"),
+        doc("http://h.test/de-DE/nfs.html", "NFS-Server", "nfs server freigabe", lang="de"),
+        doc("http://h.test/ko-KR/nfs.html", "NFS server", "nfs file server share", lang="en"),
+        doc("http://h.test/en-US/samba.html", "Samba", "samba nfs file share", lang="en"),
+    ])
+    backend.refresh()
+    found = backend.search("nfs")
+    # one English copy of the page (the two are the same), then the other page
+    assert urls(found)[0] in ("http://h.test/en-US/nfs.html", "http://h.test/ko-KR/nfs.html")
+    assert urls(found)[1:] == ["http://h.test/en-US/samba.html"]
+    first = found.hits[0]
+    assert first.similar == 3 and first.languages == 2  # also in French and German
+    assert found.hits[1].languages == 0
