@@ -487,13 +487,19 @@ class _Token:
     end: int = 0
 
 
+_LONG_OPTION = re.compile(r"--[A-Za-z][\w-]+")
+
+
 def _operator_at(text: str, i: int) -> str:
-    """The operator (``->>``, ``-=``) that starts at ``text[i]`` and runs to whitespace, or
-    ``""``: a minus that begins one is part of it, not an exclusion."""
+    """The operator (``->>``, ``-=``) or command-line option (``--amend``) that starts at
+    ``text[i]`` and runs to whitespace, or ``""``: a minus that begins one is part of it,
+    not an exclusion."""
     end = i
-    while end < len(text) and not text[end].isspace():
+    while end < len(text) and not (text[end].isspace() or text[end] in '")'):
         end += 1
     word = text[i:end]
+    if _LONG_OPTION.fullmatch(word):
+        return word
     return word if len(word) > 1 and identifier_form(word) == word else ""
 
 

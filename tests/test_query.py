@@ -218,6 +218,11 @@ def test_double_minus_is_one_exclusion():
     assert root("x --y") == And((Term("x", "x"), Not(Term("y", "y"))))
 
 
+def test_a_long_option_is_a_word():
+    assert root("git --amend") == And((Term("git", "git"), Term("--amend", "amend")))
+    assert root("--abbrev-ref") == Phrase("--abbrev-ref", ("abbrev", "ref"))
+
+
 def test_hyphen_inside_word_is_not_exclusion():
     assert root("state-of-the-art") == Phrase(
         "state-of-the-art", ("state", "of", "the", "art")
