@@ -223,8 +223,9 @@ class RankingQuery:
         """The query for the pages to rank, and whether pages lacking a word are among them.
 
         Strict: every required word. ``relaxed``: any word. A long query: ``min_words`` of
-        them (``Query.coordinated``). With ``idf``: also the pages lacking one minor word,
-        their text score times the share of the query's IDF they cover.
+        them (``Query.coordinated``). With ``idf``: also the pages lacking minor words
+        (``Query.lacking``), their text score times the share of the query's IDF they
+        cover.
         """
         strict = self.compiler.compile(parsed.matching)
         words = parsed.required_words
@@ -235,18 +236,15 @@ class RankingQuery:
             return self.compiler.compile(parsed.coordinated), True
         if not idf:
             return strict, False
-        total = sum(idf) or 1.0
         compiled = [self.compiler.compile(w) for w in words]
         alternatives = [strict]
-        for i, missing in enumerate(compiled):
-            share = idf[i] / total
-            if share > self.max_missing_share:
-                continue
-            others = [c for j, c in enumerate(compiled) if j != i]
+        for missing, share in parsed.lacking(idf, self.max_missing_share):
             # boost: Lucene's coordination factor, the text score times the share covered
-            alternatives.append(
-                {"bool": {"must": others, "must_not": [missing], "boost": 1 - share}}
-            )
+            alternatives.append({"bool": {
+                "must": [c for j, c in enumerate(compiled) if j not in missing],
+                "must_not": [compiled[j] for j in missing],
+                "boost": 1 - share,
+            }})
         if len(alternatives) == 1:
             return strict, False
         return {"bool": {"should": alternatives, "minimum_should_match": 1}}, True

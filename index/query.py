@@ -24,9 +24,10 @@ to shorten.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -76,6 +77,8 @@ MAX_BLEND_WORDS = 6
 #: ``MAX_BLEND_WORDS`` of them must hold: the others may be missing (coordination ranks the
 #: pages holding more first), so one word the answer phrases otherwise does not drop it.
 MIN_WORDS_SHARE = 0.75
+#: Fewest required words of a query whose pages may lack two minor ones (``lacking``).
+LACK_TWO_WORDS = 5
 #: Most words of a query that names one thing a page defines (``defined_words``).
 MAX_DEFINED_WORDS = 3
 #: Words allowed between each pair of a query's words for the page to hold them "near"
@@ -305,6 +308,23 @@ class Query:
         if self.min_words >= len(words):
             return None
         return AtLeast(self.min_words, words)
+
+    def lacking(self, idf: Sequence[float], max_share: float
+                ) -> list[tuple[tuple[int, ...], float]]:
+        """Which required words a page may lack and still compete, given each word's IDF:
+        one word, or of ``LACK_TWO_WORDS`` or more two, whose share of the query's IDF is at
+        most ``max_share``; as ``(word indexes, share)``. A page lacking such words scores
+        its text score times ``1 - share`` (Lucene's coordination factor)."""
+        total = sum(idf) or 1.0
+        n = len(idf)
+        sizes = (1, 2) if n >= LACK_TWO_WORDS else (1,)
+        out = []
+        for size in sizes:
+            for missing in itertools.combinations(range(n), size):
+                share = sum(idf[i] for i in missing) / total
+                if share <= max_share and size < n:
+                    out.append((missing, share))
+        return out
 
     @cached_property
     def near_terms(self) -> tuple[str, ...]:

@@ -160,25 +160,22 @@ class TantivyCompiler:
 
     def all_but_one(self, parsed: Query, searcher: tantivy.Searcher,
                     min_words: int) -> tantivy.Query | None:
-        """The pages lacking one word minor enough to leave out (its share of the query's
-        IDF at most ``max_missing_share``), scored by their text score times the share of
-        the query they cover (Lucene's coordination factor); ``None`` unless the query is
+        """The pages lacking minor words (``Query.lacking``: one, or two of a longer
+        query), scored by their text score times the share of the query they cover
+        (Lucene's coordination factor); ``None`` unless the query is
         ``blendable(min_words)``."""
         if not parsed.blendable(min_words):
             return None
         words = parsed.required_words
         idf = [self.idf(searcher, w) for w in words]
-        total = sum(idf) or 1.0
         compiled = [self.compile(w) for w in words]
         out = []
-        for i, missing in enumerate(compiled):
-            if idf[i] / total > self.max_missing_share:
-                continue
-            clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j != i]
-            # Each clause lacks its word, so a page matches at most one of them.
-            clauses.append((Occur.MustNot, missing))
+        for missing, share in parsed.lacking(idf, self.max_missing_share):
+            # Each clause lacks exactly its words, so a page matches at most one of them.
+            clauses = [(Occur.MustNot if j in missing else Occur.Must, w)
+                       for j, w in enumerate(compiled)]
             out.append((Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.boolean_query(clauses), 1.0 - idf[i] / total)))
+                tantivy.Query.boolean_query(clauses), 1.0 - share)))
         return tantivy.Query.boolean_query(out) if out else None
 
     @staticmethod

@@ -369,3 +369,11 @@ def test_a_long_query_needs_only_most_of_its_words():
     assert q.coordinated is not None and q.coordinated.count == q.min_words == 6
     short = parse("configure apache virtual hosts")
     assert short.coordinated is None and short.min_words == 4
+
+
+def test_pages_may_lack_one_minor_word_or_two_of_a_longer_query():
+    short = parse("git tutorial beginners")
+    assert short.lacking([1.0, 2.0, 4.0], 0.5) == [((0,), 1 / 7), ((1,), 2 / 7)]
+    long = parse("make git ignore some files repository")
+    lack = dict(long.lacking([0.5, 1.0, 3.0, 0.5, 1.0, 2.0], 0.5))
+    assert (0, 3) in lack and (2,) in lack and (2, 5) not in lack  # 5/8 of the IDF

@@ -257,3 +257,15 @@ def test_translations_of_a_page_are_shown_once(backend):
     first = found.hits[0]
     assert first.similar == 3 and first.languages == 2  # also in French and German
     assert found.hits[1].languages == 0
+
+
+def test_a_page_lacking_two_minor_words_of_a_five_word_query_competes(backend):
+    backend.index(
+        [doc("http://v.test/all", "all", "make some apache virtual hosts"),
+         doc("http://v.test/answer", "Virtual hosts", "apache virtual hosts explained"),
+         doc("http://v.test/apache", "Apache", "apache alone")]
+        + [doc(f"http://o.test/{n}", "other", "make some other things") for n in range(20)]
+    )
+    backend.refresh()
+    found = backend.search("make some apache virtual hosts")
+    assert set(urls(found)) == {"http://v.test/all", "http://v.test/answer"}
