@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterable
 
-__all__ = ["PrefixIndex"]
+__all__ = ["PrefixIndex", "RebuiltPrefixIndex"]
 
 
 class PrefixIndex:
@@ -88,3 +90,32 @@ class PrefixIndex:
             lo //= 2
             hi //= 2
         return nodes
+
+
+class RebuiltPrefixIndex:
+    """A :class:`PrefixIndex` kept for an index that changes: after its generation changes
+    it is rebuilt once the last build is ``rebuild_share`` builds' time old, so rebuilding
+    takes at most 1/``rebuild_share`` of a process's time (a 1.2 s build at 100,000 titles
+    and the default 50: once a minute). Thread-safe."""
+
+    def __init__(self, rebuild_share: float = 50):
+        self.rebuild_share = rebuild_share
+        # (generation, prefix index, built at, seconds the build took)
+        self._current: tuple[Hashable, PrefixIndex, float, float] | None = None
+        self._lock = threading.Lock()
+
+    def get(self, generation: Hashable,
+            items: Callable[[], Iterable[tuple[str, int]]]) -> PrefixIndex:
+        """The prefix index, built from ``items()`` if none is, or if ``generation`` is not
+        the last build's and that build is old enough."""
+        now = time.monotonic()
+        with self._lock:
+            current = self._current
+            if current is None or (
+                current[0] != generation
+                and now - current[2] >= current[3] * self.rebuild_share
+            ):
+                built = PrefixIndex(items())
+                current = (generation, built, now, time.monotonic() - now)
+                self._current = current
+            return current[1]

@@ -10,11 +10,13 @@ this class plus one module per role:
   field declarations of :mod:`index.fields`;
 - :mod:`index.es_query`: the query AST compiled to the DSL, and the ranking the signals of
   :mod:`index.signals` compile themselves into (``function_score``, no scripts);
+- :mod:`index.es_search`: the search passes (strict, blended, relaxed), facets, explain;
 - :mod:`index.es_paging`: from/size pages with server-side collapse, ``search_after``
   beyond the window, near-copy counts;
-- :mod:`index.es_suggest`: "did you mean" from the term suggester, in the same request;
-- :mod:`index.es_reindex`: a new versioned index built from the stored documents, the
-  alias swapped atomically;
+- :mod:`index.es_suggest`: "did you mean" from the term suggester, in the same request,
+  and title completion;
+- :mod:`index.es_reindex`: the alias's first index, and a new versioned index built from
+  the stored documents, the alias swapped atomically;
 - :mod:`index.es_bulk`: lossless bulk streaming with a disk spool while the cluster is down.
 
 Snippets come from :mod:`index.snippets` over the stored text (HTML-escaped, words marked by
@@ -31,45 +33,37 @@ from typing import Any
 
 from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout
-from elasticsearch import ApiError, Elasticsearch
+from elasticsearch import Elasticsearch
 
 from crawler.config import Config, get_config
 from crawler.options import setting_default, settings_to_options
 from index.base import (
-    FACET_SIZE,
     Document,
     Results,
     SearchBackend,
-    host_matches,
-    host_pattern_suffix,
 )
 from index.es_bulk import BulkWriter, Stats, action_version
-from index.es_explain import explain_hits
 from index.es_mapping import (
-    ADDED_FIELDS,
-    HIT_SOURCE,
     bulk_action,
     cluster_sizing,
     document_source,
     index_body,
     mappings,
 )
-from index.es_paging import Pager, partial
-from index.es_query import QueryCompiler, RankingQuery, blend_aggs, word_idf
-from index.es_reindex import AliasReindexer, current_index
+from index.es_paging import Pager
+from index.es_query import QueryCompiler, RankingQuery
+from index.es_reindex import AliasReindexer, current_index, ensure_alias, host_ids
 from index.es_requests import SearchRequests, outages_unavailable
-from index.es_suggest import suggest_request, suggestion
+from index.es_search import EsSearch
+from index.es_suggest import completions
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
-    FACET_FIELDS,
     FieldWeights,
     completion_prefix,
-    completion_text,
 )
-from index.hits import make_hit
 from index.query import Query, parse
-from index.signals import RankContext, Ranker, Signal
+from index.signals import Ranker, Signal
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
 
@@ -105,16 +99,6 @@ SETTINGS = {
 def options_from_settings(settings: Any) -> dict:
     """Constructor options from a Scrapy/Django settings object or a mapping (``ES_*`` names)."""
     return settings_to_options(settings, SETTINGS)
-
-
-_FACET_AGGS = {name: {"terms": {"field": field, "size": FACET_SIZE}}
-               for name, field in FACET_FIELDS.items()}
-
-
-def _facets(aggregations: dict) -> dict[str, list[tuple[str, int]]]:
-    return {name: [(b["key"], b["doc_count"])
-                   for b in aggregations.get(name, {}).get("buckets", []) if b["key"]]
-            for name in FACET_FIELDS}
 
 
 class ElasticsearchBackend(SearchBackend):
@@ -203,6 +187,7 @@ class ElasticsearchBackend(SearchBackend):
             on_reconnect=self._ensure_index,
         )
         self._rank_feature: bool | None = None
+        self._search = EsSearch(self)
 
     @classmethod
     def from_config(cls, config: Config, settings: Any = None, **options) -> ElasticsearchBackend:
@@ -240,20 +225,7 @@ class ElasticsearchBackend(SearchBackend):
             self.writer.mark_unavailable()
 
     def _ensure_index(self) -> None:
-        if self.current_index() is not None:
-            # Fields added since the index was made (a mapping takes new fields in place).
-            self.client.indices.put_mapping(index=self.alias, properties=ADDED_FIELDS)
-            return
-        try:
-            self.client.indices.create(
-                index=f"{self.alias}-v1",
-                aliases={self.alias: {"is_write_index": True}},
-                wait_for_active_shards="1",
-                **self._index_body(),
-            )
-        except ApiError as exc:
-            if exc.error != "resource_already_exists_exception":
-                raise
+        ensure_alias(self.client, self.alias, self._index_body)
         self._rank_feature = None
 
     def uses_rank_feature(self) -> bool:
@@ -303,18 +275,8 @@ class ElasticsearchBackend(SearchBackend):
 
     def delete_by_host(self, pattern: str) -> int:
         """Remove the documents whose host matches ``pattern``, refreshed; returns how many."""
-        from elasticsearch import helpers
-
         self.refresh()
-        suffix = host_pattern_suffix(pattern)
-        query = {"term": {"site": suffix}} if suffix else {"match_all": {}}
-        ids = [
-            hit["_id"]
-            for hit in helpers.scan(
-                self.client, index=self.alias, query={"query": query}, _source=["host"]
-            )
-            if host_matches(hit["_source"].get("host", ""), pattern)
-        ]
+        ids = host_ids(self.client, self.alias, pattern)
         self.delete(ids)
         self.refresh()
         return len(ids)
@@ -375,108 +337,31 @@ class ElasticsearchBackend(SearchBackend):
         """The search request body (without paging) for a parsed, non-empty query:
         ``relaxed`` for the any-word fallback, ``idf`` (``es_query.word_idf``) to also rank pages
         lacking one minor word."""
-        context = RankContext.of(parsed, self.language)
-        rank_feature = bool(self.ranker.weight("pagerank")) and self.uses_rank_feature()
-        return {
-            "query": self.ranking.query(context, relaxed, idf, rank_feature),
-            "timeout": self.query_timeout,
-            "track_total_hits": self.track_total_hits,
-            "_source": HIT_SOURCE,
-        }
+        return self._search.body(parsed, relaxed, idf)
 
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
         """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
-        cluster id. ``partial`` is set when a shard timed out or failed. Facets are
-        ``terms`` aggregations in the same request, over the pages it matches.
-
-        One request for the strict page, "did you mean" and, for a short plain query, the
-        word IDF and full-match count as aggregations; the near-copy counts in it or in one
-        more (``ES_NEAR_COPY_COUNTS``). A second pass only when that shows pages lacking a
-        word must compete (few full matches) or that no page holds every word (any word).
-        """
+        cluster id (:mod:`index.es_search`: one request, a second pass only when needed).
+        ``partial`` is set when a shard timed out or failed. Facets are ``terms``
+        aggregations in the same request, over the pages it matches."""
         started = time.perf_counter()
         self.requests.count_search()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
         with outages_unavailable():
-            return self._search(parsed, page, size, explain, facets, started)
-
-    def _search(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
-                started: float) -> Results:
-        results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
-        if parsed.matches_nothing:
-            results.suggestion = self.suggest(parsed)
-            results.took_ms = (time.perf_counter() - started) * 1000
-            return results
-        offset = (page - 1) * size
-        body = self.search_body(parsed)
-        suggest = suggest_request(parsed)
-        aggs = _FACET_AGGS if facets else None
-        if suggest:
-            body["suggest"] = suggest
-        blendable = parsed.blendable(self.blend_words)
-        if blendable or aggs:
-            body["aggs"] = {**(blend_aggs(self.compiler, parsed) if blendable else {}),
-                            **(aggs or {})}
-        response, found = self.pager.page(body, offset, size)
-        results.suggestion = suggestion(parsed, response.get("suggest"))
-        was_partial = partial(response)
-        idf = None
-        if blendable:
-            idf, strict = word_idf(response, parsed, self.blend_below)
-        else:  # no page lacking a word competes: every match has them all
-            strict = response["hits"]["total"]["value"]
-        relaxed = strict < self.min_strict_hits and parsed.relaxable
-        if relaxed:  # no page has every word: pages with some of them, those with more first
-            idf = None
-        if relaxed or idf:
-            body = self.search_body(parsed, relaxed=relaxed, idf=idf)
-            if aggs:
-                body["aggs"] = aggs
-            response, found = self.pager.page(body, offset, size)
-        results.total = response["hits"]["total"]["value"]
-        results.partial = was_partial or partial(response)
-        if aggs:
-            results.facets = _facets(response.get("aggregations", {}))
-        explained = self._explain(parsed, [h for h, *_ in found], relaxed, idf) if explain else {}
-        for hit, similar, languages in found:
-            source = hit["_source"]
-            results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
-                                         parsed, self.snippet_chars,
-                                         explained.get(hit["_id"]),
-                                         text=source.get("snippet", ""), languages=languages))
-        results.took_ms = (time.perf_counter() - started) * 1000
-        return results
+            return self._search.search(parsed, page, size, explain, facets, started)
 
     def complete(self, prefix: str, limit: int = 8) -> list[str]:
-        """Titles starting with ``prefix``: a ``prefix`` query on the ``title_key`` keyword
-        (a walk of its term dictionary) and a ``terms`` aggregation, most pages first."""
+        """Titles starting with ``prefix``, most pages first (``es_suggest.completions``)."""
         key = completion_prefix(prefix)
         if not key.strip() or limit < 1:
             return []
-        response = self.client.search(
-            index=self.alias, size=0, timeout=self.query_timeout,
-            query={"prefix": {"title_key": key}},
-            aggs={"titles": {"terms": {"field": "title_key", "size": limit,
-                                       "order": [{"_count": "desc"}, {"_key": "asc"}]}}},
-        )
-        return [completion_text(b["key"]) for b in response["aggregations"]["titles"]["buckets"]]
+        return completions(self.client, self.alias, key, limit, self.query_timeout)
 
     def suggest(self, query: str | Query) -> str | None:
         """The query with words the index lacks replaced by the term suggester's best."""
-        parsed = query if isinstance(query, Query) else parse(query)
-        request = suggest_request(parsed)
-        if request is None:
-            return None
-        response = self.requests.search(index=self.alias, size=0, suggest=request)
-        return suggestion(parsed, response.get("suggest"))
-
-    def _explain(self, parsed: Query, hits: list[dict], relaxed: bool,
-                 idf: list[float] | None) -> dict[str, dict]:
-        context = RankContext.of(parsed, self.language)
-        return explain_hits(self.requests, self.alias, self.ranking, context, hits, relaxed,
-                            idf)
+        return self._search.suggest(query if isinstance(query, Query) else parse(query))
 
     # --- rebuild --------------------------------------------------------------------
 

@@ -6,10 +6,14 @@ The whole :class:`~index.base.Document` is stored as JSON (like Elasticsearch's
 ``_source``): hits, snippets, ``get`` and ``update_rank`` (which re-adds documents, since
 tantivy has no partial update) read it back.
 
-Ranking is two-phase: tantivy returns the top candidates by BM25 over title, anchors, URL
-and body (per-field weights, best field plus a tie-break share of the others), then a
-:class:`~index.signals.Ranker` re-scores them with its signals and results collapse on
-``cluster_id``.
+The backend is this class (lifecycle, writes, reads) plus one module per role:
+
+- :mod:`index.tantivy_schema`: the schema and each document's fields, from the shared field
+  declarations of :mod:`index.fields`;
+- :mod:`index.tantivy_query`: the query AST compiled to tantivy queries;
+- :mod:`index.tantivy_search`: the two-phase ranked search (BM25 candidates from tantivy,
+  re-scored by the :class:`~index.signals.Ranker`'s signals, collapsed on ``cluster_id``);
+- :mod:`index.completion`: title completion from the ``title_key`` term dictionary.
 
 One process writes (the crawler); any number read. A reader sees new commits through
 tantivy's on-commit reload, which watches the index's ``meta.json``.
@@ -17,7 +21,6 @@ tantivy's on-commit reload, which watches the index's ``meta.json``.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -31,93 +34,32 @@ import tantivy
 from crawler.config import Config, get_config
 from crawler.options import settings_to_options
 from index.base import (
-    FACET_SIZE,
     Document,
     Results,
     SearchBackend,
     host_matches,
     host_pattern_suffix,
 )
-from index.completion import PrefixIndex
+from index.completion import PrefixIndex, RebuiltPrefixIndex
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
-    DOC_FIELDS,
-    DOUBLE,
-    FACET_FIELDS,
-    FLOAT,
-    KEYWORD,
-    TEXT_FIELDS,
     FieldWeights,
     completion_prefix,
     completion_text,
-    document_fields,
-    keyword_key,
 )
-from index.hits import collapse, group_languages, make_hit
 from index.query import Query, parse
-from index.signals import Candidate, RankContext, Ranker, Signal
+from index.signals import Ranker, Signal
 from index.suggest import EditSuggester
-from index.tantivy_query import TantivyCompiler
+from index.tantivy_schema import TOKENIZER, schema, stored_document, to_tantivy
+from index.tantivy_search import TantivySearch
 
 __all__ = ["EmbeddedBackend", "options_from_settings"]
 
 logger = logging.getLogger(__name__)
 
-_TOKENIZER = "terms"
 #: The completion index is rebuilt at most once every this many times its build time.
 _COMPLETION_REBUILD_SHARE = 50
-#: The tantivy name of a ranking field where it is not the field's own (kept from the
-#: first schema, so existing indexes open).
-_FAST_NAMES = {"site_name": "site_key", "lang": "lang_key", "cluster": "cluster_key"}
-#: Ranking fields that can be searched as terms, not only read per document.
-_INDEXED_FAST = frozenset({"site_name", "url_depth", "lang"})
-
-
-def _fast_name(field: str) -> str:
-    return _FAST_NAMES.get(field, field)
-
-
-def _schema() -> tantivy.Schema:
-    builder = tantivy.SchemaBuilder()
-    builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
-    builder.add_text_field("site", tokenizer_name="raw", index_option="basic")
-    # Facets (terms aggregations over fast columns) and the completion prefix index.
-    builder.add_text_field("host", tokenizer_name="raw", index_option="basic", fast=True)
-    builder.add_text_field("lang", tokenizer_name="raw", index_option="basic", fast=True)
-    builder.add_text_field("title_key", tokenizer_name="raw", index_option="basic")
-    for name in TEXT_FIELDS:
-        builder.add_text_field(name, tokenizer_name=_TOKENIZER, index_option="position")
-    for name, f in DOC_FIELDS.items():
-        indexed = name in _INDEXED_FAST
-        if f.kind in (FLOAT, DOUBLE):
-            builder.add_float_field(_fast_name(name), fast=True, indexed=indexed)
-        else:  # keywords are stored as their 64-bit keys
-            builder.add_unsigned_field(_fast_name(name), fast=True, indexed=indexed)
-    builder.add_bytes_field("source", stored=True)
-    return builder.build()
-
-
-def _to_tantivy(doc: Document) -> tantivy.Document:
-    fields = document_fields(doc)
-    tdoc = tantivy.Document()
-    tdoc.add_text("id", doc.id)
-    for suffix in fields.site:
-        tdoc.add_text("site", suffix)
-    for name, text in fields.text.items():
-        tdoc.add_text(name, text)
-    for name, value in fields.keywords.items():
-        if value:
-            tdoc.add_text(name, value)
-    for name, value in fields.ranking.items():
-        kind = DOC_FIELDS[name].kind
-        if kind in (FLOAT, DOUBLE):
-            tdoc.add_float(_fast_name(name), value)
-        else:
-            tdoc.add_unsigned(_fast_name(name), keyword_key(value) if kind == KEYWORD else value)
-    # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
-    tdoc.add_bytes("source", json.dumps(vars(doc), ensure_ascii=False).encode())
-    return tdoc
 
 
 # Settings (Scrapy or Django settings, or a mapping) -> constructor option and type.
@@ -196,9 +138,8 @@ class EmbeddedBackend(SearchBackend):
         self._pending = 0
         self._last_commit = time.monotonic()
         self._lock = threading.RLock()
-        # (index generation, prefix index, built at, seconds the build took)
-        self._completion: tuple[tuple[int, int], PrefixIndex, float, float] | None = None
-        self._completion_lock = threading.Lock()
+        self._completion = RebuiltPrefixIndex(_COMPLETION_REBUILD_SHARE)
+        self._search = TantivySearch(self)
 
     @classmethod
     def from_config(cls, config: Config, settings: Any = None, **options) -> EmbeddedBackend:
@@ -215,20 +156,20 @@ class EmbeddedBackend(SearchBackend):
             if self._index is not None:
                 return
             self.path.mkdir(parents=True, exist_ok=True)
-            schema = _schema()
+            index_schema = schema()
             try:
-                index = tantivy.Index(schema, path=str(self.path), reuse=True)
+                index = tantivy.Index(index_schema, path=str(self.path), reuse=True)
             except ValueError as exc:
                 raise RuntimeError(
                     f"The search index at {self.path} was written with another schema ({exc}); "
                     "move it away and rebuild it (re-crawl or reindex)."
                 ) from exc
             index.register_tokenizer(
-                _TOKENIZER,
+                TOKENIZER,
                 tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build(),
             )
             index.config_reader(reload_policy="OnCommit")
-            self._index, self._schema = index, schema
+            self._index, self._schema = index, index_schema
 
     def _tantivy(self) -> tantivy.Index:
         """The open tantivy index (opened on first use)."""
@@ -268,7 +209,7 @@ class EmbeddedBackend(SearchBackend):
             writer = self._writer_()
             for doc in docs:
                 writer.delete_documents_by_term("id", doc.id)
-                writer.add_document(_to_tantivy(doc))
+                writer.add_document(to_tantivy(doc))
                 count += 1
                 self._pending += 1
                 if self._pending >= self.commit_every_docs:
@@ -305,7 +246,7 @@ class EmbeddedBackend(SearchBackend):
             found = searcher.search(query, limit=max(1, searcher.num_docs), count=False)
             ids = [
                 doc.id
-                for doc in (self._source(searcher, address) for _, address in found.hits)
+                for doc in (stored_document(searcher, address) for _, address in found.hits)
                 if host_matches(doc.host, pattern)
             ]
             self.delete(ids)
@@ -347,11 +288,7 @@ class EmbeddedBackend(SearchBackend):
         searcher = self._tantivy().searcher()
         query = tantivy.Query.term_set_query(self._schema, "id", list(ids))
         for _, address in searcher.search(query, limit=len(ids), count=False).hits:
-            yield self._source(searcher, address)
-
-    @staticmethod
-    def _source(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> Document:
-        return Document.from_dict(json.loads(searcher.doc(address).get_first("source")))
+            yield stored_document(searcher, address)
 
     def get(self, doc_id: str) -> Document | None:
         """The stored document with this id (committed and refreshed), or ``None``."""
@@ -388,37 +325,12 @@ class EmbeddedBackend(SearchBackend):
         return [completion_text(term) for term, _ in self._prefix_index().top(key, limit)]
 
     def _prefix_index(self) -> PrefixIndex:
-        """The completion index; after the index changes it is rebuilt once the last
-        build is ``_COMPLETION_REBUILD_SHARE`` builds' time old, so rebuilding takes at most
-        1/that of a process's time (a 1.2 s build at 100,000 titles: once a minute)."""
+        """The completion index over the ``title_key`` terms, rebuilt after the index's
+        document or segment count changes (at most 1/``_COMPLETION_REBUILD_SHARE`` of the
+        time)."""
         searcher = self._tantivy().searcher()
-        generation = (searcher.num_docs, searcher.num_segments)
-        now = time.monotonic()
-        with self._completion_lock:
-            current = self._completion
-            if current is None or (
-                current[0] != generation
-                and now - current[2] >= current[3] * _COMPLETION_REBUILD_SHARE
-            ):
-                terms = searcher.terms_with_prefix("title_key", "")
-                built = PrefixIndex(terms)
-                current = (generation, built, now, time.monotonic() - now)
-                self._completion = current
-            return current[1]
-
-    def _facets(self, searcher: tantivy.Searcher, query: tantivy.Query) -> dict:
-        """Matches per host and per language: tantivy terms aggregations over the fast
-        columns, visiting every match once (as the total count does)."""
-        aggs = {name: {"terms": {"field": field, "size": FACET_SIZE}}
-                for name, field in FACET_FIELDS.items()}
-        found = searcher.aggregate(query, aggs)
-        return {name: sorted(((b["key"], b["doc_count"]) for b in found[name]["buckets"]
-                              if b["key"]), key=lambda kv: (-kv[1], kv[0]))
-                for name in FACET_FIELDS}
-
-    def _compiler(self) -> TantivyCompiler:
-        return TantivyCompiler(self._schema, self.field_weights, self.compound_fields,
-                               self.max_missing_share)
+        return self._completion.get((searcher.num_docs, searcher.num_segments),
+                                    lambda: searcher.terms_with_prefix("title_key", ""))
 
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
@@ -427,116 +339,4 @@ class EmbeddedBackend(SearchBackend):
         started = time.perf_counter()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
-        results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
-        if parsed.matches_nothing:
-            results.took_ms = (time.perf_counter() - started) * 1000
-            return results
-        searcher = self._tantivy().searcher()
-        compiler = self._compiler()
-        context = RankContext.of(parsed, self.language)
-        offset = (page - 1) * size
-        depth = min(offset + size + self.rerank_depth, self.max_window)
-        matching = compiler.compile(parsed.matching)
-        found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
-        results.total = found.count
-        marks = self._marks(searcher, compiler, parsed, depth)
-        hits = found.hits + self._named_homes(searcher, compiler, context, found.hits)
-        candidates = self._candidates(searcher, hits, marks)
-        # Pages lacking one word of a longer query compete with those having them all,
-        # when few pages have them all; those of a long query lacking a few, always.
-        blended = (compiler.all_but_one(parsed, searcher, self.blend_words)
-                   if found.count < self.blend_below else None)
-        if blended is None:
-            blended = compiler.coordinated(parsed)
-        if blended is not None:
-            # Not counted in full (a count visits every match): the total grows by the
-            # pages ranked.
-            more = searcher.search(compiler.scored(blended, parsed),
-                                   limit=min(depth, offset + size + self.blend_depth),
-                                   count=False)
-            results.total += len(more.hits)
-            extra = self._candidates(searcher, more.hits, marks)
-            for candidate in extra:
-                candidate.all_words = False
-            candidates += extra
-        ranked = self.ranker.rank(candidates, context)
-        relaxed = compiler.relaxed(parsed)
-        if found.count < self.min_strict_hits and relaxed is not None:
-            # Pages with every word stay first; pages with some of them follow.
-            more = searcher.search(compiler.scored(relaxed, parsed), limit=depth,
-                                   count=True)
-            results.total = more.count
-            matching = relaxed
-            known = {_key(a) for _, a in hits}
-            extra = self._candidates(searcher, [h for h in more.hits if _key(h[1]) not in known],
-                                     marks)
-            for candidate in extra:
-                candidate.all_words = False
-            ranked += self.ranker.rank(extra, context)
-        def group(candidate: Candidate) -> Any:
-            return candidate.get("cluster")
-
-        languages = group_languages(ranked, group, lambda c: c.get("lang"))
-        for candidate, similar in collapse(ranked, group)[offset : offset + size]:
-            doc = vars(self._source(searcher, candidate.ref))
-            why = self.ranker.explain(candidate, context) if explain else None
-            others = languages[group(candidate)] - {candidate.get("lang")}
-            results.hits.append(make_hit(doc, candidate.score, similar, parsed,
-                                         self.snippet_chars, why, languages=len(others)))
-        if page == 1 and results.total < size:
-            results.suggestion = self.suggest(parsed)
-        if facets:
-            results.facets = self._facets(searcher, matching)
-        results.took_ms = (time.perf_counter() - started) * 1000
-        return results
-
-    def _named_homes(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-                     context: RankContext, hits: list, limit: int = 5) -> list:
-        """(0.0, address) of home pages of sites the query names that ``hits`` lack, so a
-        navigational query finds the home page even when its text does not match."""
-        if not context.named_keys or not self.ranker.weight("sitehome"):
-            return []
-        known = {_key(a) for _, a in hits}
-        return [
-            (0.0, address)
-            for _, address in searcher.search(
-                compiler.named_homes(context.named_keys), limit=limit, count=False
-            ).hits
-            if _key(address) not in known
-        ]
-
-    def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-               parsed: Query, limit: int) -> dict[str, set[tuple]]:
-        """Addresses of the best pages (up to ``limit`` each) whose title, anchor text or
-        URL hold every label word of the query (``label``), of those holding its required
-        words near each other (``near``) and of those whose headings hold its defined
-        words (``defines``), for the signals that weigh them."""
-        queries = {"label": compiler.label(parsed), "near": compiler.near(parsed),
-                   "defines": compiler.defines(parsed)}
-        return {
-            name: {_key(a) for _, a in searcher.search(query, limit=limit, count=False).hits}
-            if query is not None and self.ranker.weight(name) else set()
-            for name, query in queries.items()
-        }
-
-    def _candidates(self, searcher: tantivy.Searcher, hits: list,
-                    marks: dict[str, set[tuple]]) -> list[Candidate]:
-        """Candidates for ``(score, address)`` hits with the ranking fields the signals
-        read (and the collapse key) from tantivy's fast fields, and the marks of
-        ``_marks``."""
-        addresses = [address for _, address in hits]
-        if not addresses:
-            return []
-        names = dict.fromkeys((*self.ranker.fields, "cluster", "lang"))
-        columns = [searcher.fast_field_values(_fast_name(n), addresses) for n in names]
-        return [
-            Candidate(address, score, dict(zip(names, values, strict=True)),
-                      labelled=_key(address) in marks["label"],
-                      near=_key(address) in marks["near"],
-                      defines=_key(address) in marks["defines"])
-            for (score, address), *values in zip(hits, *columns, strict=True)
-        ]
-
-
-def _key(address: tantivy.DocAddress) -> tuple[int, int]:
-    return address.segment_ord, address.doc
+        return self._search.search(parsed, page, size, explain, facets, started)

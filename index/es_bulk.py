@@ -150,7 +150,7 @@ class BulkWriter:
         """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._cond:
-            if self._thread is None and not self._queue and not self._spool_files():
+            if self._thread is None and not self._queue and not _spool_files(self.spool_dir):
                 return True
             self._start()
             self._flush_requested = True
@@ -180,7 +180,7 @@ class BulkWriter:
     @property
     def spooled_files(self) -> int:
         """Spool files waiting to be replayed."""
-        return len(self._spool_files())
+        return len(_spool_files(self.spool_dir))
 
     @property
     def available(self) -> bool:
@@ -334,15 +334,6 @@ class BulkWriter:
 
     # --- spool ----------------------------------------------------------------------
 
-    def _spool_files(self) -> list[Path]:
-        if not self.spool_dir.is_dir():
-            return []
-        for claim in self.spool_dir.glob("*.claim"):
-            # A file claimed by a process that died before sending it is free again.
-            if not _pid_alive(int(claim.suffixes[-2][1:])):
-                claim.rename(claim.with_suffix("").with_suffix(".ndjson"))
-        return sorted(self.spool_dir.glob("*.ndjson"))
-
     def _spool(self, batch: list[_Action]) -> None:
         if not batch:
             return
@@ -359,7 +350,7 @@ class BulkWriter:
 
     def _replay_spool(self) -> bool:
         """Send every spool file, oldest first; False (and the cluster marked down) on failure."""
-        for path in self._spool_files():
+        for path in _spool_files(self.spool_dir):
             # Claim the file first: writers of several processes may share the spool.
             claimed = path.with_suffix(f".{os.getpid()}.claim")
             try:
@@ -383,6 +374,17 @@ class BulkWriter:
             )
         self._down_since = None
         return True
+
+
+def _spool_files(spool_dir: Path) -> list[Path]:
+    """The spool files waiting to be replayed, oldest first; a file claimed by a process
+    that died before sending it is free again."""
+    if not spool_dir.is_dir():
+        return []
+    for claim in spool_dir.glob("*.claim"):
+        if not _pid_alive(int(claim.suffixes[-2][1:])):
+            claim.rename(claim.with_suffix("").with_suffix(".ndjson"))
+    return sorted(spool_dir.glob("*.ndjson"))
 
 
 def _blocked(result: dict) -> bool:

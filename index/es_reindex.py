@@ -1,5 +1,7 @@
 """Rebuilding an Elasticsearch index behind its alias: a new version, then an atomic swap.
 
+Also the alias's first index (``ensure_alias``) and the walk for ids by host.
+
 Searches keep answering from the old index until the swap. Writes made during the copy are
 caught up after it: the old index is then write-blocked (writes in flight are retried by
 their bulk writer and land in the new index) and every document it has in a newer version
@@ -14,13 +16,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from elasticsearch import Elasticsearch, NotFoundError
+from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 
-from index.base import Document
+from index.base import Document, host_matches, host_pattern_suffix
 from index.es_bulk import BulkWriter, Stats
-from index.es_mapping import bulk_action, document_source
+from index.es_mapping import ADDED_FIELDS, bulk_action, document_source
 
-__all__ = ["AliasReindexer", "current_index", "version_of"]
+__all__ = ["AliasReindexer", "current_index", "ensure_alias", "host_ids", "version_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -153,3 +155,33 @@ class AliasReindexer:
             if current is None or current[0] != doc_id or current[1] < version:
                 stale.append(doc_id)
         return stale
+
+
+def ensure_alias(client: Elasticsearch, alias: str, index_body: Callable[[], dict]) -> None:
+    """Create ``<alias>-v1`` behind ``alias`` unless the alias exists (then add the fields
+    made since the index was, in place); idempotent, safe against a concurrent creator."""
+    if current_index(client, alias) is not None:
+        client.indices.put_mapping(index=alias, properties=ADDED_FIELDS)
+        return
+    try:
+        client.indices.create(
+            index=f"{alias}-v1",
+            aliases={alias: {"is_write_index": True}},
+            wait_for_active_shards="1",
+            **index_body(),
+        )
+    except ApiError as exc:
+        if exc.error != "resource_already_exists_exception":
+            raise
+
+
+def host_ids(client: Elasticsearch, alias: str, pattern: str) -> list[str]:
+    """Ids of the documents whose host matches ``pattern`` (a ``site`` term, then the
+    exact match on the stored host)."""
+    suffix = host_pattern_suffix(pattern)
+    query = {"term": {"site": suffix}} if suffix else {"match_all": {}}
+    return [
+        hit["_id"]
+        for hit in helpers.scan(client, index=alias, query={"query": query}, _source=["host"])
+        if host_matches(hit["_source"].get("host", ""), pattern)
+    ]

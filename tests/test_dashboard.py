@@ -362,3 +362,19 @@ def test_recrawl_stays_in_the_crawls_scope(admin_client):
     with crawl_frontier() as frontier:
         urls = {lease.url for lease in frontier.next_ready(50)}
     assert not {"http://a.shut.test/x", "http://other.test/x"} & urls
+
+
+def test_inspector_explains_the_rank_for_a_query(admin_client):
+    text = admin_client.get("/dashboard/inspect",
+                            {"url": "http://keep.test/a", "q": "keeper zebu"}).content.decode()
+    assert "Why this result for “keeper zebu”" in text
+    assert "Rank <strong>1</strong>" in text  # the only page with "keeper" in its title
+    assert "<td>pagerank</td>" in text and "<td>bm25</td>" in text
+    text = admin_client.get("/dashboard/inspect",
+                            {"url": "http://keep.test/a", "q": "gone"}).content.decode()
+    assert "Not among the first 100 of" in text
+    text = admin_client.get("/dashboard/inspect",
+                            {"url": "http://keep.test/a", "q": '"unclosed'}).content.decode()
+    assert "Why this result" in text
+    text = admin_client.get("/dashboard/inspect", {"url": "http://keep.test/a"}).content.decode()
+    assert "Why this result" not in text

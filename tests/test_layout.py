@@ -51,7 +51,8 @@ def test_the_check_sees_imports():
 
 #: The modules of each search engine; the shared vocabulary is in the others of index/.
 ENGINES = {
-    "embedded": {"index.embedded", "index.tantivy_query"},
+    "embedded": {"index.embedded"} | {
+        f"index.{p.stem}" for p in (ROOT / "index").glob("tantivy_*.py")},
     "elasticsearch": {"index.elasticsearch"} | {
         f"index.{p.stem}" for p in (ROOT / "index").glob("es_*.py")},
 }
@@ -78,3 +79,31 @@ def test_search_engines_share_and_do_not_import_each_other(engine, other):
     assert {m: names for m, names in offenders.items() if names} == {}
     shared = {"index.fields", "index.signals", "index.query", "index.hits"}
     assert all(shared & _module_imports(m) for m in ("index.embedded", "index.elasticsearch"))
+
+
+#: The most lines a class of index/ may have: a class does one job, and a backend is
+#: several small modules (mapping, query compilation, search, paging, suggestions, alias).
+MAX_CLASS_LINES = 300
+
+
+def class_lengths(package: str) -> dict[str, int]:
+    """``module:Class`` -> the lines of every class (nested ones too) under ``package/``."""
+    lengths = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                name = f"{path.relative_to(ROOT)}:{node.name}"
+                lengths[name] = node.end_lineno - first + 1
+    return lengths
+
+
+def test_no_class_in_the_search_plane_is_over_300_lines():
+    too_long = {name: n for name, n in class_lengths("index").items() if n > MAX_CLASS_LINES}
+    assert too_long == {}
+
+
+def test_the_class_check_measures_classes():
+    lengths = class_lengths("index")
+    assert 100 < lengths["index/elasticsearch.py:ElasticsearchBackend"] <= MAX_CLASS_LINES
+    assert lengths["index/base.py:SearchUnavailable"] < 20

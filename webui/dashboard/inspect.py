@@ -28,6 +28,30 @@ class RobotsVerdict:
 
 
 @dataclass
+class Ranking:
+    """Where the page ranks for one query, and what each ranking signal gave it there."""
+
+    query: str
+    depth: int
+    rank: int | None = None
+    score: float | None = None
+    explain: dict[str, dict] = field(default_factory=dict)
+    #: The hit the page's cluster shows instead of it, when another copy leads the cluster.
+    shown_instead: str = ""
+    error: str = ""
+    total: int = 0
+
+    @property
+    def signals(self) -> list[tuple[str, dict]]:
+        """The signals, the largest contribution first."""
+        return sorted(self.explain.items(), key=lambda kv: -abs(kv[1]["contribution"]))
+
+
+#: How deep the inspector looks for the page in a query's results.
+RANK_DEPTH = 100
+
+
+@dataclass
 class Inspection:
     """What is known about ``url``; ``reasons`` say why it is (not) in the index."""
 
@@ -47,6 +71,8 @@ class Inspection:
     cluster_size: int | None = None
     verdicts: list[Verdict] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
+    #: With a query: "why this result" for it.
+    ranking: Ranking | None = None
 
     @property
     def indexed(self) -> bool:
@@ -82,8 +108,35 @@ def _dedup_cluster(doc_id: str) -> tuple[str, int] | None:
     return found[0], store.cluster_size(found[0])
 
 
-def inspect_url(url: str) -> Inspection:
-    """Canonical form, host rules, robots decision, frontier state, index entry and why."""
+def rank_for(backend, query: str, doc: Document) -> Ranking:
+    """Why ``doc`` ranks where it does for ``query``: its place in the first
+    :data:`RANK_DEPTH` results and each signal's value and contribution (the engine's own
+    explain output, the same the API's ``explain=1`` gives)."""
+    from index.query import QueryError
+
+    ranking = Ranking(query=query, depth=RANK_DEPTH)
+    try:
+        results = backend.search(query, size=RANK_DEPTH, explain=True)
+    except QueryError as exc:
+        ranking.error = f"The query cannot be parsed: {exc}"
+        return ranking
+    except Exception as exc:  # an index outage must not hide the rest of the page
+        ranking.error = f"The search failed: {type(exc).__name__}: {exc}"
+        return ranking
+    ranking.total = results.total
+    for position, hit in enumerate(results.hits, start=1):
+        if hit.id == doc.id:
+            ranking.rank, ranking.score = position, hit.score
+            ranking.explain = hit.explain or {}
+            return ranking
+        if doc.cluster_id and hit.cluster_id == doc.cluster_id and not ranking.shown_instead:
+            ranking.shown_instead = hit.url
+    return ranking
+
+
+def inspect_url(url: str, query: str = "") -> Inspection:
+    """Canonical form, host rules, robots decision, frontier state, index entry and why;
+    with ``query``, also why the page ranks where it does for it."""
     from webui.search.backend import get_search_backend
 
     result = Inspection(url=url.strip())
@@ -132,6 +185,8 @@ def inspect_url(url: str) -> Inspection:
     if result.document is not None:
         result.cluster_id = result.document.cluster_id
         result.cluster_size = result.document.dup_count or None
+        if query:
+            result.ranking = rank_for(backend, query, result.document)
     cluster = _dedup_cluster(result.doc_id)
     if cluster is not None:
         result.cluster_id, result.cluster_size = cluster

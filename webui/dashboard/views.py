@@ -131,11 +131,13 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @require_GET
 @staff_member_required
 def inspect(request: HttpRequest) -> HttpResponse:
-    """Enter a URL; see canonical form, robots, crawl state, cluster, index state, PageRank."""
+    """Enter a URL; see canonical form, robots, crawl state, cluster, index state, PageRank;
+    with a query (``q``), why the page ranks where it does for it."""
     url = request.GET.get("url", "").strip()[:2000]
-    context: dict = {"url": url, "now": time.time()}
+    query = request.GET.get("q", "").strip()[:500]
+    context: dict = {"url": url, "q": query, "now": time.time()}
     if url:
-        context["r"] = inspect_url(url)
+        context["r"] = inspect_url(url, query)
     return render(request, "dashboard/inspect.html", context)
 
 

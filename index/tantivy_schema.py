@@ -1,0 +1,93 @@
+"""The embedded backend's tantivy schema and documents, from the shared field declarations.
+
+Text is analyzed in Python (:mod:`index.analysis`) and reaches tantivy as space-joined terms
+through its whitespace tokenizer (``TOKENIZER``), so this index and Elasticsearch hold the
+same terms. The ranking fields of :mod:`index.fields` are fast columns (keywords as their
+64-bit keys); the whole :class:`~index.base.Document` is stored as JSON in ``source``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import tantivy
+
+from index.base import Document
+from index.fields import (
+    DOC_FIELDS,
+    DOUBLE,
+    FLOAT,
+    KEYWORD,
+    TEXT_FIELDS,
+    document_fields,
+    keyword_key,
+)
+
+__all__ = ["TOKENIZER", "address_key", "fast_name", "schema", "stored_document", "to_tantivy"]
+
+#: The name the whitespace tokenizer of the text fields is registered under.
+TOKENIZER = "terms"
+#: The tantivy name of a ranking field where it is not the field's own (kept from the
+#: first schema, so existing indexes open).
+_FAST_NAMES = {"site_name": "site_key", "lang": "lang_key", "cluster": "cluster_key"}
+#: Ranking fields that can be searched as terms, not only read per document.
+_INDEXED_FAST = frozenset({"site_name", "url_depth", "lang"})
+
+
+def fast_name(field: str) -> str:
+    """The tantivy column of a ranking field of :data:`index.fields.DOC_FIELDS`."""
+    return _FAST_NAMES.get(field, field)
+
+
+def schema() -> tantivy.Schema:
+    """The index schema; an index written with another one does not open."""
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("site", tokenizer_name="raw", index_option="basic")
+    # Facets (terms aggregations over fast columns) and the completion prefix index.
+    builder.add_text_field("host", tokenizer_name="raw", index_option="basic", fast=True)
+    builder.add_text_field("lang", tokenizer_name="raw", index_option="basic", fast=True)
+    builder.add_text_field("title_key", tokenizer_name="raw", index_option="basic")
+    for name in TEXT_FIELDS:
+        builder.add_text_field(name, tokenizer_name=TOKENIZER, index_option="position")
+    for name, f in DOC_FIELDS.items():
+        indexed = name in _INDEXED_FAST
+        if f.kind in (FLOAT, DOUBLE):
+            builder.add_float_field(fast_name(name), fast=True, indexed=indexed)
+        else:  # keywords are stored as their 64-bit keys
+            builder.add_unsigned_field(fast_name(name), fast=True, indexed=indexed)
+    builder.add_bytes_field("source", stored=True)
+    return builder.build()
+
+
+def to_tantivy(doc: Document) -> tantivy.Document:
+    """The tantivy document for ``doc``: its analyzed fields and its JSON ``source``."""
+    fields = document_fields(doc)
+    tdoc = tantivy.Document()
+    tdoc.add_text("id", doc.id)
+    for suffix in fields.site:
+        tdoc.add_text("site", suffix)
+    for name, text in fields.text.items():
+        tdoc.add_text(name, text)
+    for name, value in fields.keywords.items():
+        if value:
+            tdoc.add_text(name, value)
+    for name, value in fields.ranking.items():
+        kind = DOC_FIELDS[name].kind
+        if kind in (FLOAT, DOUBLE):
+            tdoc.add_float(fast_name(name), value)
+        else:
+            tdoc.add_unsigned(fast_name(name), keyword_key(value) if kind == KEYWORD else value)
+    # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
+    tdoc.add_bytes("source", json.dumps(vars(doc), ensure_ascii=False).encode())
+    return tdoc
+
+
+def stored_document(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> Document:
+    """The stored :class:`~index.base.Document` at ``address``."""
+    return Document.from_dict(json.loads(searcher.doc(address).get_first("source")))
+
+
+def address_key(address: tantivy.DocAddress) -> tuple[int, int]:
+    """A hashable key for a document address (``DocAddress`` is not hashable)."""
+    return address.segment_ord, address.doc
