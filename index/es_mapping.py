@@ -44,6 +44,7 @@ HIT_SOURCE = [*(f"doc.{f}" for f in ("id", "url", "host", "title", "cluster_id",
 ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024},
                 "idents": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
                 "headings": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
+                "lang_copy": {"type": "integer"},
                 "snippet": {"type": "text", "index": False, "norms": False}}
 
 

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import xxhash
 
-from crawler.extract import url_without_language
+from crawler.extract import url_language, url_without_language
 from index.analysis import (
     analyze,
     analyze_joined,
@@ -132,6 +132,13 @@ def collapse_key(doc: Document) -> str:
     return doc.cluster_id or doc.id
 
 
+def is_language_copy(doc: Document) -> bool:
+    """Whether the page sits in another language's tree than its own (the English page
+    copied into ``/fr-FR/`` of an untranslated chapter): a copy, not the original."""
+    named = url_language(doc.url)
+    return bool(named) and bool(doc.lang) and named != language_of(doc.lang)
+
+
 def url_depth(url: str) -> int:
     """Path segments of a URL, an index file not counted: 0 for a site's home page."""
     parts = urlsplit(url)
@@ -189,6 +196,7 @@ DOC_FIELDS: dict[str, DocField] = {
         DocField("url_depth", INTEGER, lambda d: url_depth(d.url)),
         DocField("site_name", KEYWORD, lambda d: site_name(d.host)),
         DocField("lang", KEYWORD, lambda d: language_of(d.lang)),
+        DocField("lang_copy", INTEGER, lambda d: int(is_language_copy(d))),
     )
 }
 

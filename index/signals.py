@@ -44,6 +44,7 @@ __all__ = [
     "Freshness",
     "LabelMatch",
     "LanguageMatch",
+    "Original",
     "Proximity",
     "RankContext",
     "Ranker",
@@ -323,6 +324,21 @@ class LanguageMatch(Signal):
         ]
 
 
+class Original(Signal):
+    """1 unless the page is a copy in another language's tree (``fields.is_language_copy``):
+    of a page and its copies, which say the same, the original is the one shown."""
+
+    name = "original"
+    default_weight = 0.1
+    fields = ("lang_copy",)
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 0.0 if candidate.get("lang_copy", 0) else 1.0
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        return [{"filter": {"term": {"lang_copy": 0}}, "weight": weight}]
+
+
 class AllWords(Signal):
     """1 for a page matching the query as asked (every word, or the home page of the site
     it names), 0 for one brought in lacking a word: longer queries also rank pages lacking
@@ -353,6 +369,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     Proximity(),
     SiteMention(),
     LanguageMatch(),
+    Original(),
     AllWords(),
 )
 

@@ -74,6 +74,6 @@ def test_signal_values_agree(engines, query):
     assert shared
     for url in shared:
         for signal in ("pagerank", "sitehome", "label", "defines", "near", "site", "lang",
-                       "allwords"):
+                       "original", "allwords"):
             values = [explained[name][url][signal]["value"] for name in explained]
             assert values[0] == pytest.approx(values[1]), (url, signal, values)
