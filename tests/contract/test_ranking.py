@@ -229,7 +229,7 @@ def test_identifiers_match_whole_and_split(backend):
 def test_the_page_defining_an_identifier_ranks_above_mentions(backend):
     backend.index([
         doc("http://d.test/mentions", "Recipes",
-            "Build names with os.path.join, then again with os.path.join for paths."),
+            "Path names for recipes: os.path.join(a, *p) joins paths."),
         doc("http://d.test/reference", "Path functions",
             "Functions for path names. os.path.join(a, *p) joins paths.",
             headings="Path functions\nos.path.join(a, *p)\nos.path.split(p)"),
