@@ -18,17 +18,32 @@
    the seen filter) and leases per second (lease + done round trips).
 3. The Bloom filter at 1% FPR: bytes per URL, and the FPR measured on 1,000,000 unseen URLs
    after 1,000,000 were added.
+4. Frontier memory: ``--memory-urls`` links (default 500,000) over 2,000 hosts of
+   Zipf-distributed sizes (the largest holds ~1/8 of them), each the request the web spider
+   queues for a link (callback, errback, depth, a same-host Referer), queued on a fresh
+   Redis three ways: the project's frontier (``frontier_bytes_per_url``: compact payloads,
+   packed URLs, per-host head and tail, crawler/frontier/codec.py and redis_backend.py),
+   the same frontier with the previous encoding (``frontier_bytes_per_url_previous``: the
+   pickled request with its URL in it, the full URL beside it, every entry in the host's
+   sorted set) and scrapy-redis's priority queue and dupefilter
+   (``baseline_frontier_bytes_per_url``). Bytes are ``MEMORY USAGE`` of every key over the
+   links queued (the seen filter's false positives are not), the filter sized for them
+   (``frontier_bloom_bytes_per_url`` of it); ``*_adds_per_s`` beside each.
 
 Last stdout line: one JSON object with violations, baseline_violations, pages_per_s,
-baseline_pages_per_s, adds_per_s, leases_per_s, bloom_bytes_per_url, bloom_fpr.
+baseline_pages_per_s, adds_per_s, leases_per_s, bloom_bytes_per_url, bloom_fpr and the
+memory figures above.
 
-    python -m bench.frontier [--hosts 2000] [--seconds 60] [--rounds 2] [--quick]
+    python -m bench.frontier [--hosts 2000] [--seconds 60] [--rounds 2] [--memory-urls N]
+                             [--memory-only] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import pickle
+import random
 import resource
 import subprocess
 import sys
@@ -37,10 +52,14 @@ import time
 from pathlib import Path
 
 from redis import Redis
+from scrapy import Request
+from scrapy_redis.dupefilter import RFPDupeFilter
+from scrapy_redis.queue import PriorityQueue
 
 import testweb
 from crawler.frontier import Entry, Outcome, Politeness, frontier_options
 from crawler.frontier.bloom import LocalBloom
+from crawler.frontier.codec import encode_request
 from crawler.frontier.redis_backend import RedisFrontier
 from crawler.redisserver import running_redis
 from harness import ROOT, log
@@ -49,6 +68,8 @@ from harness.politeness import crawl_delays, politeness_violations
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 
 WORKERS = 2
+#: Hosts of the memory figures' links (part 4).
+MEMORY_HOSTS = 2000
 
 
 def crawl_settings(kind: str, delay: float, seconds: float) -> dict[str, object]:
@@ -166,6 +187,110 @@ def frontier_ops(redis_url: str, urls: int, hosts: int, leases: int) -> dict[str
     return {"adds_per_s": adds_per_s, "leases_per_s": leases_per_s}
 
 
+class PreviousEncoding(RedisFrontier):
+    """The Redis frontier as it stored entries before the compact layout: the full URL
+    beside the payload, and every entry in its host's sorted set (no tail)."""
+
+    def __init__(self, client: Redis, crawl: str, **options) -> None:
+        super().__init__(client, crawl, host_head=2**31, **options)
+
+    def _blob(self, entry: Entry) -> bytes:
+        return entry.url.encode() + b"\n" + entry.payload
+
+
+SECTIONS = ("news", "blog", "docs", "products", "forum", "wiki", "tag", "user")
+
+
+def links(n: int, hosts: int, seed: int = 7) -> list[dict]:
+    """``n`` links over ``hosts`` hosts (Zipf sizes): the ``to_dict`` fields the web spider's
+    ``links_extracted`` queues for each (its link template: parse, fetch_failed, depth, and
+    the linking page of the same host as Referer)."""
+    rng = random.Random(seed)
+    weights = [1 / (h + 1) for h in range(hosts)]
+    last: dict[int, str] = {}
+    out = []
+    for i, h in enumerate(rng.choices(range(hosts), weights, k=n)):
+        origin = f"https://www.site{h}.example"
+        url = (f"{origin}/{rng.choice(SECTIONS)}/{rng.randrange(2010, 2026)}/"
+               f"item-{i}-{rng.randrange(10**6)}.html")
+        out.append({"url": url, "callback": "parse", "errback": "fetch_failed",
+                    "meta": {"depth": rng.randrange(1, 6)},
+                    "headers": {b"Referer": [last.get(h, origin + "/").encode()]}})
+        last[h] = url
+    return out
+
+
+def _key_bytes(client: Redis) -> int:
+    keys = list(client.scan_iter(count=1000))
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        pipe.memory_usage(key, samples=0)
+    return sum(size or 0 for size in pipe.execute())
+
+
+class _Spider:
+    """The callbacks scrapy-redis's queue names when it serializes a request."""
+
+    name = "web"
+
+    def parse(self, response):  # pragma: no cover - never called
+        """The web spider's page callback."""
+
+    def fetch_failed(self, failure):  # pragma: no cover - never called
+        """The web spider's errback."""
+
+
+def frontier_memory(redis_url: str, n: int, hosts: int) -> dict[str, float]:
+    """Bytes per queued link: the project's frontier, its previous encoding, scrapy-redis."""
+    client = Redis.from_url(redis_url)
+    fields = links(n, hosts)
+    options = frontier_options(None, bloom_capacity=n, ip_limit=0, robots_first=False)
+    result: dict[str, float] = {}
+    for name, cls, encode in (
+        ("frontier_bytes_per_url", RedisFrontier, lambda f: encode_request(f, f["url"])),
+        ("frontier_bytes_per_url_previous", PreviousEncoding,
+         lambda f: pickle.dumps(f, protocol=pickle.HIGHEST_PROTOCOL)),
+    ):
+        client.flushall()
+        frontier = cls(Redis.from_url(redis_url), "mem", **options)
+        started = time.perf_counter()
+        added = 0  # all but the seen filter's false positives
+        for i in range(0, n, 1000):
+            added += frontier.add([
+                Entry(f["url"], f["url"].split("/")[2], payload=encode(f),
+                      rank=min(f["meta"]["depth"], 3)) for f in fields[i:i + 1000]])["added"]
+        seconds = time.perf_counter() - started
+        queued = frontier.pending()
+        if queued != added:
+            raise SystemExit(f"{name}: {queued} links queued, {added} added")
+        result[name] = round(_key_bytes(client) / added, 1)
+        result[name.replace("bytes_per_url", "adds_per_s")] = round(n / seconds)
+        if cls is RedisFrontier:
+            bloom_bytes = client.memory_usage(frontier.bloom_key, samples=0)
+            result["frontier_bloom_bytes_per_url"] = round(bloom_bytes / added, 2)
+        frontier.close()
+        log(f"memory: {name} {result[name]} ({n / seconds:.0f} adds/s)")
+    client.flushall()
+    spider = _Spider()
+    queue = PriorityQueue(client, spider, "web:requests")
+    dupefilter = RFPDupeFilter(client, "web:dupefilter")
+    started = time.perf_counter()
+    for f in fields:
+        request = Request(f["url"], callback=spider.parse, errback=spider.fetch_failed,
+                          meta=f["meta"], headers=f["headers"])
+        if not dupefilter.request_seen(request):
+            queue.push(request)
+    seconds = time.perf_counter() - started
+    result["baseline_frontier_bytes_per_url"] = round(
+        _key_bytes(client) / client.zcard("web:requests"), 1)
+    result["baseline_frontier_adds_per_s"] = round(n / seconds)
+    log(f"memory: scrapy-redis {result['baseline_frontier_bytes_per_url']} "
+        f"({n / seconds:.0f} adds/s)")
+    client.flushall()
+    client.close()
+    return result
+
+
 def bloom(n: int) -> dict[str, float]:
     """Bytes per URL and measured FPR at 1% target, n added and n unseen probed."""
     filt = LocalBloom(None, n, 0.01)
@@ -183,12 +308,24 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.5, help="per-host delay (s)")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
                         help="alternating rounds of both sides")
+    parser.add_argument("--memory-urls", type=int, default=500_000,
+                        help="links queued for the memory figures")
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only the frontier memory figures (part 4)")
     parser.add_argument("--quick", action="store_true", help="small sizes, for smoke runs")
     opts = parser.parse_args()
     urls, leases, bloom_n = 200_000, 50_000, 1_000_000
     if opts.quick:
         opts.hosts, opts.seconds = 200, 12.0
         urls, leases, bloom_n = 20_000, 5_000, 100_000
+        opts.memory_urls = min(opts.memory_urls, 50_000)
+    if opts.memory_only:
+        with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp, \
+                running_redis(Path(tmp) / "redis") as server, LoadSampler() as load:
+            memory = frontier_memory(server.url, opts.memory_urls, MEMORY_HOSTS)
+        print(json.dumps({**memory, "memory_urls": opts.memory_urls,
+                          "memory_hosts": MEMORY_HOSTS, "load_avg": load.summary()}))
+        return
     with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp:
         workdir = Path(tmp)
         with running_redis(workdir / "redis") as server, LoadSampler() as load:
@@ -199,6 +336,7 @@ def main() -> None:
             runs = run_rounds({"project": side("frontier"), "baseline": side("scrapy-redis")},
                               opts.rounds)
             ops = frontier_ops(server.url, urls, hosts=max(urls // 10, 1), leases=leases)
+            memory = frontier_memory(server.url, opts.memory_urls, MEMORY_HOSTS)
     summary = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=1)
     summary.update({
         "violations_definition": "the baseline's own: same-host overlap or sooner than "
@@ -206,6 +344,9 @@ def main() -> None:
         "adds_per_s": round(ops["adds_per_s"]),
         "leases_per_s": round(ops["leases_per_s"]),
         **{k: round(v, 5) for k, v in bloom(bloom_n).items()},
+        **memory,
+        "memory_urls": opts.memory_urls,
+        "memory_hosts": MEMORY_HOSTS,
         "settings": crawl_settings("frontier", opts.delay, opts.seconds),
         "baseline_settings": crawl_settings("scrapy-redis", opts.delay, opts.seconds),
         "hosts": opts.hosts,

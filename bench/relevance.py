@@ -4,8 +4,17 @@ Serves the Debian documentation sites of ``testweb --real-docs``, crawls them wi
 project's ``web`` spider (robots obeyed, dedup pipeline on, pages to a JSON-lines feed),
 indexes the crawled pages with the project's index writer plus anchor text and PageRank from
 the crawl's links, and runs the judged queries of ``tests/relevance/queries.json`` through
-the embedded backend's ``search()``. The baseline is SQLite FTS5 BM25 over the body text of
-the same pages: no title, anchors or URL, no dedup, no link signals.
+the embedded backend's ``search()`` (and Elasticsearch's with ``--elasticsearch``). The
+baseline is SQLite FTS5 BM25 over the body text of the same pages: no title, anchors or
+URL, no dedup, no link signals.
+
+The figures are held out by site: the judged sites are split into ``--folds`` folds, and
+each fold is scored with the weights a fitter returns for the other folds' sites and their
+generated training queries (``harness.training``). Until a fitter exists the fallback is
+the hand weights of ``index/weights.json``; they were tuned on the original eight sites'
+queries, so only the other sites are held out (``heldout_sites``, ``heldout_figures``),
+and ``heldout`` is true only when every site is. Per-site and per-class figures, each with
+the baseline's MRR@10, go to stderr and the JSON.
 
 The crawl is cached under ``--cache`` (default ``.cache/relevance`` in the repository, or
 ``.cache/relevance-quick``), so iterating on ranking does not re-crawl; ``--recrawl``
@@ -14,9 +23,15 @@ one row per signal (body, +title, +anchors, +url, +collapse, +pagerank, +any-wor
 +site home, +label match) on stderr and under ``"ablation"`` in the JSON.
 
     python -m bench.relevance [--quick] [--ablation] [--elasticsearch] [--cache DIR] [--recrawl]
+                              [--folds K] [--show-misses]
+
+``--elasticsearch`` scores the Elasticsearch backend too (``es_*``), and beside it the same
+index with a tier 1 published from it (``ES_TIERED``: ``es_tiered_*`` and
+``es_tiered_fallthrough_rate``, the share of queries tier 1 could not answer).
 
 Last stdout line: one JSON object with s_at_1, s_at_3, s_at_10, mrr_at_10,
-baseline_mrr_at_10, pages_crawled (and the baseline's success figures).
+baseline_mrr_at_10, heldout, heldout_sites, heldout_figures, per_site, per_class, folds,
+queries, sites, pages_crawled, training_queries (and es_* with --elasticsearch).
 """
 
 from __future__ import annotations
@@ -31,8 +46,11 @@ from pathlib import Path
 from harness import log
 from harness.relevance import (
     DEFAULT_CACHE,
+    DEFAULT_FOLDS,
     QUICK_SITES,
     BodyBM25,
+    Fitter,
+    HeldOut,
     Judgement,
     NearCopies,
     Scores,
@@ -41,14 +59,19 @@ from harness.relevance import (
     crawl,
     documents,
     evaluate,
+    evaluate_heldout,
+    fold_weights_search,
+    hand_weights,
     load_queries,
     page_key,
     read_pages,
+    report,
     split_summary,
 )
+from harness.training import KnownItem, known_items
 from index.embedded import EmbeddedBackend
 from index.fields import DEFAULT_FIELD_WEIGHTS, FieldWeights
-from testweb.docsites import available_doc_sites
+from testweb.docsites import DOC_SITES, available_doc_sites
 
 # --- the run -----------------------------------------------------------------------------
 
@@ -107,9 +130,13 @@ def ablation(cache: Path, pages: Sequence[dict], judged: Sequence[Judgement],
 
 
 def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cache: Path,
-                         copies: NearCopies) -> Scores:
+                         copies: NearCopies, fit: Fitter, training: Sequence[KnownItem],
+                         folds: int) -> tuple[HeldOut, Scores, dict]:
     """The same documents in Elasticsearch (``ELASTICSEARCH_URL``, else a private node
-    started through scripts/services.sh), the same queries through its ``search()``."""
+    started through scripts/services.sh), the same queries through its ``search()``, held
+    out by site with the same folds and fitter as the embedded backend; then the same index
+    with a tier 1 (``ES_TIERED``) published from it, with the packaged weights, and the
+    tiered backend's fall-through figures."""
     import uuid
 
     from crawler.config import get_config
@@ -128,18 +155,44 @@ def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cac
         processes.start()
         url = processes.url
     prefix = f"relevance-{uuid.uuid4().hex[:8]}"
-    backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool")
+    backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
+                                   tiered=False)
+    tiered = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
+                                  tiered=True)
+    opened = [backend, tiered]
+
+    def open_backend(weights_file: Path | None) -> ElasticsearchBackend:
+        if weights_file is None:
+            return backend
+        fold_backend = ElasticsearchBackend(url, index_prefix=prefix,
+                                            weights_file=str(weights_file))
+        opened.append(fold_backend)
+        return fold_backend
+
     try:
         backend.ensure_index()
         backend.index(documents(pages, cache / "links.sqlite"))
         backend.refresh()
         log(f"Elasticsearch holds {backend.stats().get('docs')} documents")
-        return evaluate(backend_search(backend), judged, copies)
+        held_out = evaluate_heldout(fold_weights_search(open_backend), judged, copies,
+                                    fit=fit, training=training, k=folds)
+        tiered.publish_tiers()
+        log(f"tier 1 holds {tiered.client.count(index=tiered.tier1.alias)['count']} documents")
+        with_tiers = evaluate(backend_search(tiered), judged, copies)
+        return held_out, with_tiers, tiered.tier1.stats()
     finally:
         backend.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
-        backend.close()
+        for each in opened:
+            each.close()
         if processes is not None:
             processes.cleanup()
+
+
+def training_queries(pages: Sequence[dict], judged: Sequence[Judgement]) -> list[KnownItem]:
+    """The known-item training queries of the crawl (``harness.training``): headings read
+    from the served files, no judged query repeated."""
+    roots = {site.host: site.root for site in DOC_SITES}
+    return known_items(pages, roots=roots, exclude=[j.query for j in judged])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--elasticsearch", action="store_true",
                         help="also score the Elasticsearch backend (es_* keys)")
     parser.add_argument("--max-pages", type=int, default=0, help="stop the crawl after N pages")
+    parser.add_argument("--folds", type=int, default=DEFAULT_FOLDS,
+                        help="folds over the judged sites (default %(default)s)")
     parser.add_argument("--show-misses", action="store_true",
                         help="print each query whose best page is not first, with its top results")
     args = parser.parse_args(argv)
@@ -165,34 +220,54 @@ def main(argv: list[str] | None = None) -> int:
     pages = read_pages(feed)
     judged = load_queries(hosts=sites)
     log(f"{len(pages)} pages, {len(judged)} judged queries")
+    fit: Fitter = hand_weights
+    started = time.monotonic()
+    training = training_queries(pages, judged)
+    log(f"{len(training)} training queries generated in {time.monotonic() - started:.0f} s")
 
     started = time.monotonic()
     project_index = cache / "index"
     backend = build_index(project_index, documents(pages, cache / "links.sqlite"))
     log(f"indexed {backend.stats()['docs']} documents in {time.monotonic() - started:.0f} s")
+
+    def open_embedded(weights_file: Path | None) -> EmbeddedBackend:
+        if weights_file is None:
+            return backend
+        return EmbeddedBackend(project_index, weights_file=str(weights_file))
+
     copies = NearCopies(pages)
-    project = evaluate(backend_search(backend), judged, copies)
+    project = evaluate_heldout(fold_weights_search(open_embedded), judged, copies, fit=fit,
+                               training=training, k=args.folds)
     baseline = evaluate(BodyBM25(pages).search, judged, copies)
     if args.show_misses:
         for j in judged:
-            rank = project.ranks[j.query]
+            rank = project.scores.ranks[j.query]
             if rank != 1:
                 top = [page_key(u) for u in backend_search(backend)(j.query)[:3]]
-                log(f"miss {j.query!r} rank={rank} want {j.best} got {top}")
-    result = {**project.summary(),
-              **split_summary(project),
-              "baseline_mrr_at_10": round(baseline.mrr(), 4),
-              **{f"baseline_{k}": v for k, v in split_summary(baseline).items()},
-              "baseline_s_at_3": round(baseline.success(3), 4),
-              "baseline_s_at_10": round(baseline.success(10), 4),
+                log(f"miss [{j.cls}] {j.query!r} rank={rank} want {j.best} got {top}")
+    result = {**report(project, baseline, judged),
+              "fitter": project.folds[0]["weights"] if project.folds else "",
+              "training_queries": len(training),
               "pages_crawled": len(pages),
-              "queries": len(judged),
               "sites": sites}
+    log(f"held out by site ({len(project.heldout_sites)} sites never seen by the weights): "
+        f"{', '.join(sorted(project.heldout_sites)) or 'none'}")
+    for site, row in result["per_site"].items():
+        log(f"site  {site:22} {row}")
+    for cls, row in result["per_class"].items():
+        log(f"class {cls:22} {row}")
     if args.elasticsearch:
-        es_scores = elasticsearch_scores(pages, judged, cache, copies)
-        es = {**es_scores.summary(), **split_summary(es_scores)}
-        log(f"elasticsearch {es}")
-        result.update({f"es_{name}": value for name, value in es.items()})
+        es_run, tiered_scores, tiers = elasticsearch_scores(pages, judged, cache, copies, fit,
+                                                            training, args.folds)
+        es = report(es_run, baseline, judged)
+        log(f"elasticsearch {es_run.scores.summary()} held out {es['heldout_figures']}")
+        for key in ("s_at_1", "s_at_3", "s_at_10", "mrr_at_10", "heldout", "heldout_figures",
+                    "per_site", "per_class"):
+            result[f"es_{key}"] = es[key]
+        tiered = {**tiered_scores.summary(), **split_summary(tiered_scores)}
+        log(f"elasticsearch, tiered {tiered} {tiers}")
+        result.update({f"es_tiered_{name}": value for name, value in tiered.items()})
+        result["es_tiered_fallthrough_rate"] = tiers["tier/fallthrough_rate"]
     if args.ablation:
         result["ablation"] = ablation(cache, pages, judged, project_index)
     print(json.dumps(result))

@@ -55,9 +55,21 @@ The baseline's figures carry the same names prefixed ``baseline_``; ``pages_per_
 is the project's median pages per CPU-second over the baseline's.
 
 ``--partitions N`` runs the project's frontier on N Redis servers partitioned by host hash
-(the baseline keeps one).
+(the baseline keeps one). ``--concurrent`` runs the two sides of each round at the same
+time, each with its own Redis and test web: half the wall time, both under the same load
+(the wall-clock rates fall, the per-CPU-second figures are the ones to compare).
 
-    python -m bench.soak [--minutes 30] [--rounds 2] [--hosts 5000] [--partitions 1] [--quick]
+``--index elasticsearch`` is the distributed path end to end: both workers of each side
+write one index (its own prefix per crawl) of the stack's Elasticsearch, the three nodes of
+``scripts/services.sh es2`` that ``scripts/stack.sh`` runs (two data nodes and a
+tie-breaker; started for the run, or ``--es-url``), instead of an embedded index each. Each
+side then adds ``indexed``, ``index_written``, ``index_lost``, ``index_doubled`` (checked
+against the crawl's own stats, see :func:`index_figures`), ``index_block_longest_ms`` (the
+longest a worker waited for room in its bulk queue) and ``index_write_longest_ms``.
+
+    python -m bench.soak [--minutes 30] [--rounds 2] [--hosts 5000] [--partitions 1]
+                         [--concurrent] [--quick]
+    python -m bench.soak --index elasticsearch --minutes 3 --rounds 1
 """
 
 from __future__ import annotations
@@ -70,6 +82,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -176,9 +189,10 @@ def redis_usage(client: Redis) -> dict[str, int]:
 
 
 def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
-         partitions: int = 1) -> dict[str, object]:
+         partitions: int = 1, es_url: str | None = None) -> dict[str, object]:
     """``WORKERS`` crawl workers of ``kind`` on a fresh Redis (``partitions`` servers for the
-    project's frontier) and test web, measured."""
+    project's frontier) and test web, measured; with ``es_url`` both write one index of that
+    Elasticsearch cluster instead of an embedded index each."""
     seconds = minutes * 60
     workdir.mkdir(parents=True)
     load = LoadSampler(SAMPLE_S)
@@ -193,6 +207,9 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
 
         redis_before = used_memory()
         env = {"REDIS_URL": urls[0]}
+        es_prefix = f"soak-{kind}-{workdir.name}".lower()
+        if es_url:
+            env["ELASTICSEARCH_URL"] = es_url
         if len(urls) > 1:
             env["FRONTIER_REDIS_URLS"] = ",".join(urls)
         weblog = workdir / "web.log"
@@ -205,6 +222,8 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
                        f"seeds_file={seeds}", "-a", "allowed_hosts=*.test"]
                 for name, value in worker_settings(kind, seconds, delay).items():
                     cmd += ["-s", f"{name}={value}"]
+                if es_url:
+                    cmd += ["-s", f"ES_INDEX_PREFIX={es_prefix}"]
                 data = workdir / f"data-{n}"
                 data.mkdir()
                 procs.append(subprocess.Popen(
@@ -269,6 +288,9 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         for c in clients:
             c.close()
     served = [r for r in rows if r["status"] == 200 and r["path"] != "/robots.txt"]
+    indexing = (index_figures(es_url, es_prefix, [workdir / f"data-{n}" / "logs" / "crawl.log"
+                                                  for n in range(WORKERS)], served)
+                if es_url else {})
     window = measure_window(cpu_samples, [r["start"] for r in served])
     if window is None:
         raise SystemExit(f"{kind}: no measure window (no page served {STARTUP_S:g} s after "
@@ -326,6 +348,58 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         "null_reasons": null_reasons,
         "redis_frontier_bytes_per_url": ratio(families.get("frontier", 0), known, 1),
         "redis_dedup_bytes_per_page": ratio(families.get("dedup", 0), pages, 1),
+        **indexing,
+    }
+
+
+def index_figures(es_url: str, prefix: str, crawl_logs: list[Path],
+                  served: list[dict]) -> dict[str, object]:
+    """What the workers wrote to Elasticsearch, checked against the crawl's own stats:
+
+    - ``indexed``: documents in the index after the crawl (refreshed);
+    - ``index_written``: pages the workers' pipelines handed to the index (``index/indexed``);
+    - ``index_lost``: of those, the writes Elasticsearch never acknowledged
+      (``index/indexed`` minus the acknowledged index actions, ``index/bulk/index``);
+    - ``index_doubled``: acknowledged index actions that landed on a page already indexed
+      (acknowledged writes minus the documents, plus the acknowledged deletions): a page
+      indexed twice; ids are URL hashes, so a second write would replace, not add;
+    - ``index_block_longest_ms``: a worker's longest wait for room in its bulk queue
+      (``index/bulk/backpressure_longest_ms``; 0 when it never waited), and
+      ``index_write_longest_ms``: the pipeline's longest index call (a batch's analysis
+      plus that wait), the longest the crawl waited on its index;
+    - ``pages_fetched_twice``: pages the test web served to the crawl twice (a lease that
+      ran out on a slow worker; the second copy is an exact duplicate, not indexed again).
+    """
+    from elasticsearch import Elasticsearch
+
+    texts = [path.read_text() for path in crawl_logs]
+
+    def total(name: str) -> int:
+        return sum(_stat(text, name) for text in texts)
+
+    pages: dict[str, int] = {}
+    for row in served:
+        key = f"{row.get('host', '')}{row['path']}"
+        pages[key] = pages.get(key, 0) + 1
+    client = Elasticsearch(es_url.split(","), request_timeout=120)
+    try:
+        client.indices.refresh(index=prefix)
+        indexed = client.count(index=prefix)["count"]
+        client.options(ignore_status=404).indices.delete(index=f"{prefix}-*")
+    finally:
+        client.close()
+    written, acked = total("index/indexed"), total("index/bulk/index")
+    log(f"index: {indexed} documents; the crawl wrote {written}, {acked} acknowledged")
+    return {
+        "indexed": indexed,
+        "index_written": written,
+        "index_lost": written - acked,
+        "index_doubled": acked + total("index/bulk/delete") - indexed,
+        "index_block_longest_ms": max(_stat(t, "index/bulk/backpressure_longest_ms")
+                                      for t in texts),
+        "index_write_longest_ms": max(_stat(t, "index/write_longest_ms") for t in texts),
+        "index_backpressure_waits": total("index/bulk/backpressure_waits"),
+        "pages_fetched_twice": sum(1 for n in pages.values() if n > 1),
     }
 
 
@@ -344,16 +418,27 @@ def measure_window(cpu_samples: list[tuple[float, float, list[float]]],
 
 
 def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
-        partitions: int = 1) -> dict[str, object]:
+        partitions: int = 1, concurrent: bool = False,
+        es_url: str | None = None) -> dict[str, object]:
     """``rounds`` alternating rounds of the project's soak and the scrapy-redis baseline's,
-    each ``minutes`` long; medians and ranges side by side."""
+    each ``minutes`` long (with ``concurrent``, both sides of a round at once); medians and
+    ranges side by side."""
     def side(kind: str):
         return lambda round_no: soak(kind, minutes, hosts, delay,
-                                     workdir / f"{kind}-{round_no}", partitions)
+                                     workdir / f"{kind}-{round_no}", partitions, es_url)
 
+    sides = {"project": side("project"), "baseline": side("scrapy-redis")}
     with LoadSampler(SAMPLE_S) as load:
-        runs = run_rounds({"project": side("project"), "baseline": side("scrapy-redis")},
-                          rounds)
+        if concurrent:
+            runs = {name: [] for name in sides}
+            for round_no in range(rounds):
+                log(f"round {round_no + 1}/{rounds}: both sides at once")
+                with ThreadPoolExecutor(len(sides)) as pool:
+                    futures = {name: pool.submit(fn, round_no) for name, fn in sides.items()}
+                    for name, future in futures.items():
+                        runs[name].append(future.result())
+        else:
+            runs = run_rounds(sides, rounds)
     result = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=2)
     reasons = {}
     for name, prefix in (("project", ""), ("baseline", "baseline_")):
@@ -373,7 +458,34 @@ def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
     result["baseline_settings"] = worker_settings("baseline", minutes * 60, delay)
     result["hosts"] = hosts
     result["partitions"] = partitions
+    result["concurrent"] = concurrent
+    result["index"] = "elasticsearch" if es_url else "embedded"
     return result
+
+
+@contextlib.contextmanager
+def elasticsearch_for(index: str, url: str | None):
+    """The cluster the workers write to with ``--index elasticsearch``: ``url``, or the
+    stack's three nodes (``scripts/services.sh es2``: two data nodes and a tie-breaker)
+    started for the run; ``None`` for ``--index embedded``."""
+    if index != "elasticsearch":
+        yield None
+        return
+    if url:
+        yield url
+        return
+    from harness.services import EsProcesses, not_installed_reason
+
+    reason = not_installed_reason()
+    if reason:
+        raise SystemExit(f"--index elasticsearch: {reason}, or pass --es-url")
+    cluster = EsProcesses("es2", ["es2-a", "es2-b", "es2-c"])
+    log(f"starting the stack's three-node Elasticsearch under {cluster.run_dir}")
+    try:
+        cluster.start()
+        yield cluster.url
+    finally:
+        cluster.cleanup()
 
 
 def main() -> None:
@@ -386,18 +498,26 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0, help="per-host delay, seconds")
     parser.add_argument("--partitions", type=int, default=1,
                         help="Redis servers for the project's frontier (FRONTIER_REDIS_URLS)")
+    parser.add_argument("--concurrent", action="store_true",
+                        help="run both sides of a round at once (half the time; both under "
+                             "the same load, so compare the per-CPU figures)")
     parser.add_argument("--quick", action="store_true", help="2 minutes per crawl")
     parser.add_argument("--workdir", type=Path, help="keep the run's files here")
+    parser.add_argument("--index", choices=("embedded", "elasticsearch"), default="embedded",
+                        help="embedded: an index per worker; elasticsearch: one index on the "
+                             "stack's cluster (or --es-url) for both")
+    parser.add_argument("--es-url", help="with --index elasticsearch: this cluster")
     opts = parser.parse_args()
     minutes = 2.0 if opts.quick else opts.minutes
-    if opts.workdir:
-        opts.workdir.mkdir(parents=True)
-        result = run(minutes, opts.rounds, opts.hosts, opts.delay, opts.workdir,
-                     opts.partitions)
-    else:
-        with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
-            result = run(minutes, opts.rounds, opts.hosts, opts.delay, Path(tmp),
-                         opts.partitions)
+    with elasticsearch_for(opts.index, opts.es_url) as es_url:
+        if opts.workdir:
+            opts.workdir.mkdir(parents=True)
+            result = run(minutes, opts.rounds, opts.hosts, opts.delay, opts.workdir,
+                         opts.partitions, opts.concurrent, es_url)
+        else:
+            with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
+                result = run(minutes, opts.rounds, opts.hosts, opts.delay, Path(tmp),
+                             opts.partitions, opts.concurrent, es_url)
     print(json.dumps(result))
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import email.utils
 import logging
-import pickle
 import sqlite3
 import time
 from collections import OrderedDict, deque
@@ -30,6 +29,7 @@ from crawler import aliases
 from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, frontier_options, open_frontier
 from crawler.frontier.base import ROBOTS_RANK, Politeness, request_tier
+from crawler.frontier.codec import decode_request, encode_request
 from crawler.frontier.value import ValueOrder
 from crawler.hostrules import HostRules
 from crawler.options import Option, enabled, setting, settings_to_options
@@ -242,7 +242,7 @@ class FrontierScheduler(BaseScheduler):
         return self._queue(
             request.url,
             request.meta.get("depth", 0),
-            lambda: self._serialize(request),
+            lambda queued: self._serialize(request, queued),
             tier=self._tier(request.meta),
             valued="frontier_tier" not in request.meta,
             filter=not request.dont_filter,
@@ -264,24 +264,33 @@ class FrontierScheduler(BaseScheduler):
         tier = self._tier(meta)
         policy = self.referrer.policy(response, template) if self.referrer else None
         base = {**base, "meta": meta}
-        by_origin: dict[str, dict] = {}
+        # origin -> the fields of its links and, once encoded, their payload: a link queued
+        # as itself (canonical) is stored without its URL, so one origin's links share it
+        by_origin: dict[str, list] = {}
         queued = 0
+
+        def payload(canonical: str, url: str, shared: list) -> bytes:
+            if canonical != url:
+                return encode_request({**shared[0], "url": url}, canonical)
+            if shared[1] is None:
+                shared[1] = encode_request({**shared[0], "url": url}, canonical)
+            return shared[1]
+
         for url in urls:
             # the standard referrer policies look at the target's origin only
             origin = _origin(url)
-            fields = by_origin.get(origin)
-            if fields is None:
+            shared = by_origin.get(origin)
+            if shared is None:
                 referer = policy.referrer(response.url, url) if policy else None
-                fields = by_origin[origin] = (
+                shared = by_origin[origin] = [
                     {**base, "headers": {**base.get("headers", {}),
                                          b"Referer": [referer.encode()]}}
-                    if referer else base
-                )
+                    if referer else base,
+                    None,
+                ]
             queued += self._queue(
                 url, depth,
-                lambda url=url, fields=fields: pickle.dumps(
-                    {**fields, "url": url}, protocol=pickle.HIGHEST_PROTOCOL
-                ),
+                lambda canonical, url=url, shared=shared: payload(canonical, url, shared),
                 tier=tier,
                 count=False,
                 valued="frontier_tier" not in meta,
@@ -293,7 +302,7 @@ class FrontierScheduler(BaseScheduler):
         self,
         raw_url: str,
         depth: int,
-        payload: Callable[[], bytes],
+        payload: Callable[[str], bytes],
         *,
         tier: int,
         filter: bool = True,
@@ -333,7 +342,7 @@ class FrontierScheduler(BaseScheduler):
             if len(self._recent) > 100_000:
                 self._recent.popitem(last=False)
         try:
-            data = payload()
+            data = payload(url)
         except ValueError:  # a callback that is not a spider method cannot be stored
             logger.exception("cannot store %s in the frontier", raw_url)
             return self._drop("unserializable")
@@ -421,7 +430,8 @@ class FrontierScheduler(BaseScheduler):
                 self.frontier.done(lease, Outcome(fetched=False))
                 return None
         try:
-            return request_from_dict(pickle.loads(lease.payload), spider=self.spider)
+            return request_from_dict(decode_request(lease.url, lease.payload),
+                                     spider=self.spider)
         except Exception:
             logger.exception("cannot rebuild the request of %s; dropping it", lease.url)
             self._inc("frontier/dropped/undecodable")
@@ -661,9 +671,10 @@ class FrontierScheduler(BaseScheduler):
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _serialize(self, request: Request) -> bytes:
-        """``request.to_dict`` without its per-call scan of the spider's members."""
-        return pickle.dumps(self._request_dict(request), protocol=pickle.HIGHEST_PROTOCOL)
+    def _serialize(self, request: Request, queued_url: str) -> bytes:
+        """``request.to_dict`` without its per-call scan of the spider's members, encoded
+        compactly for the queue of ``queued_url`` (crawler/frontier/codec.py)."""
+        return encode_request(self._request_dict(request), queued_url)
 
     def _template(self, template: Request) -> dict:
         """``_request_dict(template)``, computed once per template."""

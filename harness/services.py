@@ -108,6 +108,20 @@ class EsProcesses:
         while self.pid(node) is not None and time.monotonic() < deadline:
             time.sleep(0.1)
 
+    def pause(self, node: str) -> None:
+        """Stall ``node`` with SIGSTOP: it keeps its sockets and its place in the cluster,
+        and answers nothing until :meth:`resume`."""
+        pid = self.pid(node)
+        if pid is None:
+            raise RuntimeError(f"{node} is not running")
+        os.kill(pid, signal.SIGSTOP)
+
+    def resume(self, node: str) -> None:
+        """Let a node stalled by :meth:`pause` go on (SIGCONT)."""
+        pid = self.pid(node)
+        if pid is not None:
+            os.kill(pid, signal.SIGCONT)
+
     def health(self, node_index: int = 0, **params: str) -> dict:
         """``_cluster/health`` as seen by one node."""
         query = "&".join(f"{k}={v}" for k, v in params.items())
@@ -118,7 +132,9 @@ class EsProcesses:
             return json.load(response)
 
     def cleanup(self) -> None:
-        """Stop the nodes and delete their data."""
+        """Stop the nodes (a stalled one is let go first) and delete their data."""
+        for node in self.nodes:
+            self.resume(node)
         try:
             self.stop()
         finally:

@@ -174,5 +174,11 @@ class SearchBackend(ABC):
     def stats(self) -> dict:
         """At least ``docs`` (count) and ``bytes`` (size on disk or in the cluster)."""
 
+    def publish_tiers(self) -> str | None:
+        """Rebuild the serving tiers from the static ranks now stored and publish them at
+        once (after a rank publication); what was published, or ``None`` for an engine
+        without tiers (the default)."""
+        return None
+
     def close(self) -> None:
         """Release files and connections."""

@@ -263,6 +263,13 @@ class CachedBackend(SearchBackend):
         self.publish()
         return removed
 
+    def publish_tiers(self) -> str | None:
+        """The backend's ``publish_tiers`` (a new tier 1), then a new cache version."""
+        published = self.backend.publish_tiers()
+        if published is not None:
+            self.publish()
+        return published
+
     def reindex(self, *args: Any, **kwargs: Any) -> Any:
         """The backend's ``reindex`` (a new index behind the alias), then a new version."""
         new = self.backend.reindex(*args, **kwargs)

@@ -43,11 +43,13 @@ from index.base import (
     SearchBackend,
 )
 from index.es_bulk import BulkWriter, Stats, action_version
+from index.es_hedge import Hedger
 from index.es_mapping import (
     bulk_action,
     cluster_sizing,
     document_source,
     index_body,
+    index_has_rank_feature,
     mappings,
 )
 from index.es_paging import Pager
@@ -56,6 +58,7 @@ from index.es_reindex import AliasReindexer, current_index, ensure_alias, host_i
 from index.es_requests import SearchRequests, outages_unavailable
 from index.es_search import EsSearch
 from index.es_suggest import completions
+from index.es_tiers import Tier1
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
@@ -63,7 +66,7 @@ from index.fields import (
     completion_prefix,
 )
 from index.query import Query, parse
-from index.signals import Ranker, Signal
+from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
 
@@ -77,6 +80,8 @@ SETTINGS = {
     "ES_REFRESH_INTERVAL": ("refresh_interval", str),
     "ES_QUERY_TIMEOUT": ("query_timeout", str),
     "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
+    "ES_HEDGE": ("hedge", bool),
+    "ES_HEDGE_DELAY_S": ("hedge_delay_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
     "ES_NEAR_COPY_COUNTS": ("near_copies", str),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
@@ -86,6 +91,9 @@ SETTINGS = {
     "ES_MIN_STRICT_HITS": ("min_strict_hits", int),
     "ES_BLEND_WORDS": ("blend_words", int),
     "ES_BLEND_BELOW": ("blend_below", int),
+    "ES_TIERED": ("tiered", bool),
+    "ES_TIER1_SHARE": ("tier1_share", float),
+    "ES_TIER1_MIN_HITS": ("tier1_min_hits", int),
     "SEARCH_LANGUAGE": ("language", str),
     "SEARCH_WEIGHTS_FILE": ("weights_file", str),
     "ES_BULK_DOCS": ("bulk_docs", int),
@@ -118,6 +126,8 @@ class ElasticsearchBackend(SearchBackend):
         weights_file: str | None = None,
         query_timeout: str = "2s",
         request_timeout_s: float = 30.0,
+        hedge: bool | None = None,
+        hedge_delay_s: float | None = None,
         max_window: int = 10_000,
         near_copies: str | None = None,
         track_total_hits: int = 10_000,
@@ -126,7 +136,8 @@ class ElasticsearchBackend(SearchBackend):
         min_strict_hits: int = 1,
         blend_words: int = 3,
         blend_below: int = 300,
-        max_missing_share: float = 0.5,
+        tiered: bool | None = None, tier1_share: float | None = None,  # ES_TIER*: es_tiers
+        tier1_min_hits: int | None = None, max_missing_share: float = 0.5,
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
         spool_dir: str | Path | None = None,
@@ -150,8 +161,9 @@ class ElasticsearchBackend(SearchBackend):
         self.replicas = setting_default("ES_REPLICAS") if replicas is None else replicas
         self.refresh_interval = refresh_interval
         self.compiler = QueryCompiler(field_weights, compound_fields)
-        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights,
-                                        weights_file or None)
+        # A configured engine loads the weights train-ranker fitted under DATA_DIR.
+        weights_file = weights_file_of(weights_file, config.data_dir if config else None)
+        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights, weights_file)
         self.ranking = RankingQuery(self.compiler, self.ranker, max_missing_share)
         self.min_strict_hits = min_strict_hits
         self.blend_words = blend_words
@@ -162,13 +174,15 @@ class ElasticsearchBackend(SearchBackend):
         self.suggest_body_chars = suggest_body_chars
         self.snippet_chars = snippet_chars
         # A node that dies mid-request is retried on another one: queries keep answering.
-        self.client = client or Elasticsearch(
-            hosts,
-            request_timeout=request_timeout_s,
-            max_retries=3,
-            retry_on_timeout=True,
-        )
-        self.requests = SearchRequests(self.client)
+        self.client = client or Elasticsearch(hosts, request_timeout=request_timeout_s,
+                                              max_retries=3, retry_on_timeout=True)
+        # None: the settings' defaults (crawler/settings.py). A client given is the
+        # caller's own (its auth, its nodes), so its searches are not re-routed.
+        hedger = None
+        if (setting_default("ES_HEDGE") if hedge is None else hedge) and client is None:
+            delay = setting_default("ES_HEDGE_DELAY_S") if hedge_delay_s is None else hedge_delay_s
+            hedger = Hedger(self.client, hosts, float(delay), request_timeout_s)
+        self.requests = SearchRequests(self.client, hedger)
         self.pager = Pager(self.requests, self.alias, max_window, query_timeout,
                            near_copies or setting_default("ES_NEAR_COPY_COUNTS"))
         if spool_dir is None:
@@ -187,6 +201,7 @@ class ElasticsearchBackend(SearchBackend):
             on_reconnect=self._ensure_index,
         )
         self._rank_feature: bool | None = None
+        self.tier1 = Tier1.of(self, tiered, tier1_share, tier1_min_hits)
         self._search = EsSearch(self)
 
     @classmethod
@@ -233,28 +248,26 @@ class ElasticsearchBackend(SearchBackend):
         if self._rank_feature is None and not self.writer.available:
             return False  # asked again once the cluster is back
         if self._rank_feature is None:
-            mapping = self.client.indices.get_mapping(index=self.alias)
-            self._rank_feature = any(
-                "pagerank_rf" in m["mappings"].get("properties", {}) for m in mapping.values()
-            )
+            self._rank_feature = index_has_rank_feature(self.client, self.alias)
         return self._rank_feature
 
     def close(self) -> None:
         """Send what is queued (the rest stays spooled) and close the connections."""
         self.writer.close()
+        self.requests.close()
         self.client.close()
 
     def drop(self) -> None:
         """Delete the alias and every versioned index of this prefix (tests, benchmarks)."""
         self.writer.flush()
         self.client.options(ignore_status=404).indices.delete(
-            index=f"{self.alias}-v*", expand_wildcards="all"
-        )
+            index=f"{self.alias}-v*", expand_wildcards="all")
+        self.tier1.drop()
 
     # --- writes -----------------------------------------------------------------------
 
     def index(self, docs: Iterable[Document]) -> int:
-        """Queue documents for bulk indexing by id (blocks when the queue is full)."""
+        """Queue documents by id (blocks while the queue is full); tier 1 gets its own."""
         rank_feature = self.uses_rank_feature()
         count = 0
         for doc in docs:
@@ -262,14 +275,17 @@ class ElasticsearchBackend(SearchBackend):
             source = document_source(doc, rank_feature, self.suggest_body_chars)
             source["indexed_at"] = version
             self.writer.add(bulk_action("index", self.alias, doc.id, version), source)
+            self.tier1.mirror(self.writer, "index", doc.id, version, source, doc.pagerank)
             count += 1
         return count
 
     def delete(self, ids: Iterable[str]) -> int:
-        """Queue deletions by id; unknown ids are ignored."""
+        """Queue deletions by id (from tier 1 too); unknown ids are ignored."""
         count = 0
         for doc_id in ids:
-            self.writer.add(bulk_action("delete", self.alias, doc_id, action_version()))
+            version = action_version()
+            self.writer.add(bulk_action("delete", self.alias, doc_id, version))
+            self.tier1.mirror(self.writer, "delete", doc_id, version)
             count += 1
         return count
 
@@ -301,6 +317,7 @@ class ElasticsearchBackend(SearchBackend):
                 "is back (check scripts/services.sh status)."
             )
         self.client.indices.refresh(index=self.alias)
+        self.tier1.refresh(self.writer.available)
 
     # --- reads ------------------------------------------------------------------------
 
@@ -342,9 +359,8 @@ class ElasticsearchBackend(SearchBackend):
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
         """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
-        cluster id (:mod:`index.es_search`: one request, a second pass only when needed).
-        ``partial`` is set when a shard timed out or failed. Facets are ``terms``
-        aggregations in the same request, over the pages it matches."""
+        cluster id (:mod:`index.es_search`; tier 1 first, :mod:`index.es_tiers`); ``partial``
+        when a shard timed out or failed; facets are aggregations in the same request."""
         started = time.perf_counter()
         self.requests.count_search()
         parsed = query if isinstance(query, Query) else parse(query)
@@ -385,6 +401,11 @@ class ElasticsearchBackend(SearchBackend):
         if old is None:
             self.ensure_index()
             return self.current_index()
-        new = self._reindexer().reindex(old, progress)
+        new = self.tier1.reindex_with(self._reindexer(), old, progress)
         self._rank_feature = None
         return new
+
+    def publish_tiers(self) -> str | None:
+        """Tier 1 cut afresh at the stored static ranks (``Tier1.publish``; off: ``None``)."""
+        self.writer.flush()
+        return self.tier1.publish(self.current_index() or self.alias)

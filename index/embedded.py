@@ -49,7 +49,7 @@ from index.fields import (
     completion_text,
 )
 from index.query import Query, parse
-from index.signals import Ranker, Signal
+from index.signals import Ranker, Signal, weights_file_of
 from index.suggest import EditSuggester
 from index.tantivy_schema import TOKENIZER, schema, stored_document, to_tantivy
 from index.tantivy_search import TantivySearch
@@ -114,10 +114,13 @@ class EmbeddedBackend(SearchBackend):
         config: Config | None = None,
     ):
         if path is None:
-            path = (config or get_config()).data_dir / "index"
+            config = config or get_config()
+            path = config.data_dir / "index"
         self.path = Path(path)
         self.field_weights = field_weights
-        self.ranker = Ranker.for_engine("embedded", signals, rank_weights, weights_file or None)
+        # A configured engine loads the weights train-ranker fitted under DATA_DIR.
+        weights_file = weights_file_of(weights_file, config.data_dir if config else None)
+        self.ranker = Ranker.for_engine("embedded", signals, rank_weights, weights_file)
         self.rerank_depth = rerank_depth
         self.min_strict_hits = min_strict_hits
         self.max_window = max_window
@@ -293,6 +296,14 @@ class EmbeddedBackend(SearchBackend):
     def get(self, doc_id: str) -> Document | None:
         """The stored document with this id (committed and refreshed), or ``None``."""
         return next(self._get_many([doc_id]), None)
+
+    def iter_documents(self) -> Iterator[Document]:
+        """Every searchable document (committed and refreshed), in index order."""
+        searcher = self._tantivy().searcher()
+        found = searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs),
+                                count=False)
+        for _, address in found.hits:
+            yield stored_document(searcher, address)
 
     def stats(self) -> dict:
         """``docs`` (searchable), ``bytes`` on disk, ``segments`` and ``pending`` writes."""

@@ -41,6 +41,10 @@ _last_version = 0
 _version_lock = threading.Lock()
 
 
+def _ms_since(started: float) -> int:
+    return round((time.monotonic() - started) * 1000)
+
+
 def action_version() -> int:
     """A strictly increasing external version for this process: microseconds since the epoch."""
     global _last_version
@@ -65,6 +69,13 @@ class Stats:
 
     def get(self, key: str) -> int:
         return self.values.get(key, 0)
+
+    def max(self, key: str, value: int) -> None:
+        """Keep the largest ``value`` seen under ``key``."""
+        with self._lock:
+            self.values[key] = max(self.values.get(key, value), value)
+        if self.crawler_stats is not None:
+            self.crawler_stats.max_value(key, value)
 
 
 @dataclass
@@ -134,9 +145,11 @@ class BulkWriter:
             if self._closed:
                 raise RuntimeError("BulkWriter is closed; open a new backend to write.")
             self._start()
+            blocked = time.monotonic()  # the longest wait of the caller (the crawl) for room
             while self._queued_bytes > self.queue_bytes and self._queue:
                 self.stats.inc("index/bulk/backpressure_waits")
                 self._cond.wait(1.0)
+                self.stats.max("index/bulk/backpressure_longest_ms", _ms_since(blocked))
             self._queue.append(item)
             self._queued_bytes += len(item.lines)
             if len(self._queue) >= self.max_docs or self._queued_bytes >= self.max_bytes:

@@ -28,7 +28,7 @@ from index.fields import (
 from index.hits import snippet_text
 
 __all__ = ["ADDED_FIELDS", "HIT_SOURCE", "bulk_action", "cluster_sizing", "document_source",
-           "index_body", "mappings"]
+           "index_body", "index_has_rank_feature", "mappings"]
 
 _ANALYZED = [*TEXT_FIELDS, "suggest", "site", "title_key"]
 _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
@@ -107,6 +107,13 @@ def cluster_has_rank_feature(client: Elasticsearch) -> bool:
     return all(
         any(m["name"] == "mapper-extras" for m in node.get("modules", [])) for node in nodes
     )
+
+
+def index_has_rank_feature(client: Elasticsearch, index: str) -> bool:
+    """Whether ``index`` (or an index behind this alias) scores static rank with a
+    ``rank_feature`` field (``pagerank_rf``)."""
+    mapping = client.indices.get_mapping(index=index)
+    return any("pagerank_rf" in m["mappings"].get("properties", {}) for m in mapping.values())
 
 
 def cluster_sizing(client: Elasticsearch, shards: int | None,

@@ -49,13 +49,17 @@ class Pager:
     """Pages of ranked results of one alias, collapsed on ``cluster``."""
 
     def __init__(self, client: SearchRequests, alias: str, max_window: int = 10_000,
-                 query_timeout: str = "2s", near_copies: str = "aggregation"):
+                 query_timeout: str = "2s", near_copies: str = "aggregation",
+                 counts_alias: str | None = None):
         if near_copies not in NEAR_COPY_COUNTS:
             raise ValueError(f"ES_NEAR_COPY_COUNTS must be one of {sorted(NEAR_COPY_COUNTS)}, "
                              f"not {near_copies!r}")
         self.near_copies = near_copies
         self.client = client
         self.alias = alias
+        #: Where near-copies are counted (``aggregation``): ``alias`` unless it holds only
+        #: part of the pages (tier 1).
+        self.counts_alias = counts_alias or alias
         self.max_window = max_window
         self.query_timeout = query_timeout
 
@@ -116,7 +120,7 @@ class Pager:
         if not shared:
             return [(0, 0)] * len(hits)
         response = self.client.search(
-            index=self.alias,
+            index=self.counts_alias,
             size=0,
             query={"bool": {"must": [query], "filter": [{"terms": {"cluster": shared}}]}},
             aggs={"clusters": {"terms": {"field": "cluster", "size": len(shared)},

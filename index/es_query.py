@@ -18,6 +18,7 @@ from the parsed :class:`~index.query.Query`, as for the embedded engine
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
@@ -31,7 +32,7 @@ from index.fields import (
 from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
 from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
 
-__all__ = ["QueryCompiler", "RankingQuery", "blend_aggs", "word_idf"]
+__all__ = ["QueryCompiler", "RankingQuery", "blend_terms", "word_idf"]
 
 
 class QueryCompiler:
@@ -277,36 +278,21 @@ class RankingQuery:
                                    "score_mode": "sum", "boost_mode": "multiply"}}
 
 
-def blend_aggs(compiler: QueryCompiler, parsed: Query) -> dict:
-    """Aggregations that ride along with the strict search of a ``blendable`` plain query:
-    each term's document frequency in the body field over the whole index (``global``),
-    and how many of the matches hold every word (``strict``)."""
-    terms = sorted({t for w in parsed.required_words
-                    for t in ([w.term] if isinstance(w, Term) else w.terms)})
-    return {
-        "all": {"global": {},
-                "aggs": {"df": {"filters": {"filters": {t: {"term": {"body": t}}
-                                                        for t in terms}}}}},
-        "strict": {"filter": compiler.compile(parsed.matching)},
-    }
+def blend_terms(parsed: Query) -> list[str]:
+    """The analyzed terms of a ``blendable`` query's required words (a phrase: each of its
+    terms), whose document frequencies :func:`word_idf` needs."""
+    return sorted({t for w in parsed.required_words
+                   for t in ([w.term] if isinstance(w, Term) else w.terms)})
 
 
-def word_idf(response: dict, parsed: Query, blend_below: int
-             ) -> tuple[list[float] | None, int]:
-    """From a response carrying :func:`blend_aggs`: BM25's IDF of each plain word in the
-    body field (a phrase: its rarest term) when fewer than ``blend_below`` pages match in
-    full, else ``None``; and how many pages hold every word."""
-    aggs = response["aggregations"]
-    strict = aggs["strict"]["doc_count"]
-    if strict >= blend_below:
-        return None, strict
-    n = aggs["all"]["doc_count"]
-    df = {t: b["doc_count"] for t, b in aggs["all"]["df"]["buckets"].items()}
+def word_idf(parsed: Query, df: Mapping[str, int], docs: int) -> list[float]:
+    """BM25's IDF of each required word in the body field (a phrase: its rarest term), from
+    the terms' document frequencies ``df`` among ``docs`` pages
+    (:meth:`index.es_requests.SearchRequests.term_stats`)."""
 
-    def idf(count: int) -> float:
-        return math.log(1.0 + (n - count + 0.5) / (count + 0.5))
+    def idf(term: str) -> float:
+        count = df.get(term, 0)
+        return math.log(1.0 + (docs - count + 0.5) / (count + 0.5))
 
-    return [
-        idf(df[w.term]) if isinstance(w, Term) else max(idf(df[t]) for t in w.terms)
-        for w in parsed.required_words
-    ], strict
+    return [idf(w.term) if isinstance(w, Term) else max(idf(t) for t in w.terms)
+            for w in parsed.required_words]

@@ -20,7 +20,7 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 
 from index.base import Document, host_matches, host_pattern_suffix
 from index.es_bulk import BulkWriter, Stats
-from index.es_mapping import ADDED_FIELDS, bulk_action, document_source
+from index.es_mapping import ADDED_FIELDS, bulk_action, document_source, index_has_rank_feature
 
 __all__ = ["AliasReindexer", "current_index", "ensure_alias", "host_ids", "version_of"]
 
@@ -57,8 +57,11 @@ class AliasReindexer:
         self.stats = stats
         self.suggest_body_chars = suggest_body_chars
 
-    def reindex(self, old: str, progress: Callable[[int], Any] | None = None) -> str:
-        """Copy ``old`` into the next version, swap the alias, delete ``old``; the new name."""
+    def reindex(self, old: str, progress: Callable[[int], Any] | None = None,
+                also: Callable[[str], list[dict]] | None = None) -> str:
+        """Copy ``old`` into the next version, swap the alias, delete ``old``; the new name.
+        ``also(new)``, called once the new index is ready, returns more alias actions to
+        publish in the same atomic ``update_aliases`` call (a tier 1 built from it)."""
         new = f"{self.alias}-v{version_of(old) + 1}"
         self.client.options(ignore_status=404).indices.delete(index=new)
         body = self.index_body()
@@ -81,6 +84,7 @@ class AliasReindexer:
             actions=[
                 {"remove": {"index": old, "alias": self.alias}},
                 {"add": {"index": new, "alias": self.alias, "is_write_index": True}},
+                *(also(new) if also is not None else []),
             ]
         )
         self.client.indices.add_block(index=old, block="write")
@@ -94,8 +98,7 @@ class AliasReindexer:
     def _copy(self, target: str, docs, progress=None) -> int:
         """Index ``docs`` (documents with their versions) into ``target``."""
         writer = BulkWriter(self.client, self.spool_dir / "reindex", stats=self.stats)
-        mapping = self.client.indices.get_mapping(index=target)[target]["mappings"]
-        rank_feature = "pagerank_rf" in mapping.get("properties", {})
+        rank_feature = index_has_rank_feature(self.client, target)
         count = 0
         try:
             for doc, version in docs:

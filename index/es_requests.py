@@ -4,7 +4,9 @@ Every search-plane request (the page, its re-ranked or relaxed second pass, sugg
 explain, deep-page walks) goes through :class:`SearchRequests`, so ``stats()`` can say how
 many round trips a query costs (``bench/search.py`` reports ``es_requests_per_query``), and
 an unreachable cluster or index becomes :class:`~index.base.SearchUnavailable` (the web UI
-answers 503 with ``Retry-After``) instead of a transport error.
+answers 503 with ``Retry-After``) instead of a transport error. With a
+:class:`~index.es_hedge.Hedger`, each goes to one data node's copies and, when it is slow,
+to another's (hedged requests; ``ES_HEDGE``, ``ES_HEDGE_DELAY_S``).
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout, TransportError
 from elasticsearch import ApiError, Elasticsearch
 
 from index.base import SearchUnavailable
+
+if TYPE_CHECKING:
+    from index.es_hedge import Hedger
 
 __all__ = ["RETRY_AFTER_S", "SearchRequests", "is_outage", "outages_unavailable"]
 
@@ -57,20 +62,47 @@ def outages_unavailable() -> Iterator[None]:
 
 
 class SearchRequests:
-    """``search`` on one client, counted; outages raised as ``SearchUnavailable``."""
+    """``search`` on one client, counted, hedged when a ``hedger`` is given; outages raised
+    as ``SearchUnavailable``."""
 
-    def __init__(self, client: Elasticsearch):
+    def __init__(self, client: Elasticsearch, hedger: Hedger | None = None):
         self.client = client
+        self.hedger = hedger
         self._lock = threading.Lock()
         self.requests = 0
         self.searches = 0
+        #: Sum of the ``took`` of every answer: the time Elasticsearch says it spent.
+        self.took_ms = 0
 
     def search(self, **kwargs: Any) -> Any:
         """``client.search(**kwargs)``; raises ``SearchUnavailable`` during an outage."""
         with self._lock:
             self.requests += 1
         with outages_unavailable():
-            return self.client.search(**kwargs)
+            if self.hedger is not None:
+                response = self.hedger.search(kwargs)
+            else:
+                response = self.client.search(**kwargs)
+        with self._lock:
+            self.took_ms += response.body.get("took", 0) if hasattr(response, "body") else 0
+        return response
+
+    def term_stats(self, index: str, field: str, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """How many documents have ``field`` and each term's document frequency in it, from
+        one shard's term statistics (``_termvectors`` of an artificial document): read from
+        the term dictionary, not counted over the postings, so it costs the same on any
+        index size. One shard's statistics are what BM25 scores that shard's hits with."""
+        with self._lock:
+            self.requests += 1
+        with outages_unavailable():
+            response = self.client.termvectors(
+                index=index, doc={field: " ".join(terms)}, fields=[field],
+                term_statistics=True, field_statistics=True, positions=False,
+                offsets=False, payloads=False, realtime=False,
+            ).body
+        vector = response.get("term_vectors", {}).get(field, {})
+        docs = int(vector.get("field_statistics", {}).get("doc_count", 0))
+        return docs, {t: int(v.get("doc_freq", 0)) for t, v in vector.get("terms", {}).items()}
 
     def count_search(self) -> None:
         """Count one ``search()`` call of the backend (the denominator of the ratio)."""
@@ -78,11 +110,20 @@ class SearchRequests:
             self.searches += 1
 
     def stats(self) -> dict:
-        """``search/requests``, ``search/queries`` and their ratio (round trips per query)."""
+        """``search/requests``, ``search/queries``, their ratio (round trips per query;
+        a hedge's second attempt is not counted there), ``search/took_ms`` (the sum of
+        Elasticsearch's own ``took``), with the hedger's counts."""
         with self._lock:
-            requests, searches = self.requests, self.searches
+            requests, searches, took = self.requests, self.searches, self.took_ms
         return {
             "search/requests": requests,
             "search/queries": searches,
+            "search/took_ms": took,
             "search/requests_per_query": round(requests / searches, 3) if searches else 0.0,
+            **(self.hedger.stats() if self.hedger is not None else {}),
         }
+
+    def close(self) -> None:
+        """Close the hedger's per-node clients (the shared client is the caller's)."""
+        if self.hedger is not None:
+            self.hedger.close()

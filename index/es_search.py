@@ -1,9 +1,12 @@
 """Ranked search on Elasticsearch: the request bodies, the passes, facets and explain.
 
-One request for the strict page, "did you mean" and, for a short plain query, the word IDF
-and full-match count as aggregations; the near-copy counts in it or in one more
-(``ES_NEAR_COPY_COUNTS``, :mod:`index.es_paging`). A second pass only when that shows pages
-lacking a word must compete (few full matches) or that no page holds every word (any word).
+One request for the strict page and "did you mean"; the near-copy counts in it or in one
+more (``ES_NEAR_COPY_COUNTS``, :mod:`index.es_paging`). A second pass only when that shows
+pages lacking a word must compete (fewer than ``blend_below`` full matches of a short plain
+query: its words' IDF read from the term statistics first, which costs the same on any
+index size, where counting them over the index with a ``global`` aggregation did not) or
+that no page holds every word (any word). With ``ES_TIERED`` the strict pass runs on tier 1
+first and the page stays there when tier 1 has enough good results (:mod:`index.es_tiers`).
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from typing import TYPE_CHECKING
 from index.base import FACET_SIZE, Results
 from index.es_explain import explain_hits
 from index.es_mapping import HIT_SOURCE
-from index.es_paging import partial
-from index.es_query import blend_aggs, word_idf
+from index.es_paging import Pager, partial
+from index.es_query import blend_terms, word_idf
 from index.es_suggest import suggest_request, suggestion
 from index.fields import FACET_FIELDS
 from index.hits import make_hit
@@ -69,31 +72,56 @@ class EsSearch:
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
         offset = (page - 1) * size
-        body = self.body(parsed)
-        suggest = suggest_request(parsed)
         aggs = _FACET_AGGS if facets else None
-        if suggest:
-            body["suggest"] = suggest
-        blendable = parsed.blendable(b.blend_words)
-        if blendable or aggs:
-            body["aggs"] = {**(blend_aggs(b.compiler, parsed) if blendable else {}),
-                            **(aggs or {})}
-        response, found = b.pager.page(body, offset, size)
-        results.suggestion = suggestion(parsed, response.get("suggest"))
+        tier1 = b.tier1
+        if tier1.enabled and tier1.pager is not None and tier1.min_rank() is not None:
+            response, found = self._strict_page(tier1.pager, parsed, offset, size, aggs)
+            # good results: pages holding every word, enough for this page
+            if response["hits"]["total"]["value"] >= max(tier1.min_hits, offset + size):
+                b.tier1.count("tier1")
+                results.extra["tier"] = 1
+                return self._finish(results, parsed, response, found, partial(response),
+                                    explain, aggs, False, None, started)
+            b.tier1.count("fallthrough")
+            results.extra["tier"] = 2
+        response, found = self._strict_page(b.pager, parsed, offset, size, aggs)
         was_partial = partial(response)
+        # Every match holds every word, bar the home pages of sites the query names.
+        strict = response["hits"]["total"]["value"]
         idf = None
-        if blendable:
-            idf, strict = word_idf(response, parsed, b.blend_below)
-        else:  # no page lacking a word competes: every match has them all
-            strict = response["hits"]["total"]["value"]
+        # no page has every word: pages with some of them, those with more first
         relaxed = strict < b.min_strict_hits and parsed.relaxable
-        if relaxed:  # no page has every word: pages with some of them, those with more first
-            idf = None
+        if not relaxed and parsed.blendable(b.blend_words) and strict < b.blend_below:
+            docs, df = b.requests.term_stats(b.alias, "body", blend_terms(parsed))
+            idf = word_idf(parsed, df, docs)
         if relaxed or idf:
+            first = response
             body = self.body(parsed, relaxed=relaxed, idf=idf)
             if aggs:
                 body["aggs"] = aggs
             response, found = b.pager.page(body, offset, size)
+            response["suggest"] = first.get("suggest")
+        return self._finish(results, parsed, response, found, was_partial, explain, aggs,
+                            relaxed, idf, started)
+
+    def _strict_page(self, pager: Pager, parsed: Query, offset: int, size: int,
+                     aggs: dict | None) -> tuple[dict, list]:
+        """The strict pass: one page of the pages holding every word, with "did you mean"
+        (and the facets) in the same request."""
+        body = self.body(parsed)
+        suggest = suggest_request(parsed)
+        if suggest:
+            body["suggest"] = suggest
+        if aggs:
+            body["aggs"] = aggs
+        return pager.page(body, offset, size)
+
+    def _finish(self, results: Results, parsed: Query, response: dict, found: list,
+                was_partial: bool, explain: bool, aggs: dict | None, relaxed: bool,
+                idf: list[float] | None, started: float) -> Results:
+        """``results`` filled from the page's final response and its hits."""
+        b = self.backend
+        results.suggestion = suggestion(parsed, response.get("suggest"))
         results.total = response["hits"]["total"]["value"]
         results.partial = was_partial or partial(response)
         if aggs:

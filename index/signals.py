@@ -14,7 +14,9 @@ same :meth:`Signal.value` explains a hit on both engines (``search(..., explain=
 
 Weights are data: :func:`load_weights` reads ``index/weights.json`` (one section per
 engine, because their scores have different scales: embedded text relevance is at most 1,
-Elasticsearch's is raw BM25), a setting may override any of them, and a signal's
+Elasticsearch's is raw BM25), or the weights ``manage.py train-ranker`` fitted
+(``ranking/learn.py``; ``DATA_DIR/ranking-weights.json``, found by
+:func:`weights_file_of`), a setting may override any of them, and a signal's
 ``default_weight`` is the fallback. A new signal is one class here plus a contract test.
 """
 
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_SIGNALS",
+    "FITTED_WEIGHTS_NAME",
     "WEIGHTS_FILE",
     "AllWords",
     "Candidate",
@@ -53,10 +56,14 @@ __all__ = [
     "SiteMention",
     "StaticRank",
     "TextRelevance",
+    "UrlDepth",
     "load_weights",
+    "weights_file_of",
 ]
 
 WEIGHTS_FILE = Path(__file__).with_name("weights.json")
+#: The fitted weights ``manage.py train-ranker`` writes under ``DATA_DIR`` (same format).
+FITTED_WEIGHTS_NAME = "ranking-weights.json"
 _SECONDS_PER_DAY = 86_400.0
 
 
@@ -359,6 +366,27 @@ class AllWords(Signal):
         return [{"filter": asked, "weight": weight}]
 
 
+class UrlDepth(Signal):
+    """How near its site's root a page is: ``0.5 ** url_depth`` (1 for a home page, 0.5 a
+    level down), so overview pages can outrank deep reference pages that hold the same
+    words. Elasticsearch: an ``exp`` decay of ``url_depth`` from 0, halving per level.
+    Weighted 0 by hand; ``manage.py train-ranker`` fits it."""
+
+    name = "depth"
+    default_weight = 0.0
+    fields = ("url_depth",)
+    stage = "add"
+    #: The value's factor per level.
+    decay = 0.5
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return self.decay ** max(0, int(candidate.get("url_depth", 0)))
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        return [{"exp": {"url_depth": {"origin": 0, "scale": 1, "decay": self.decay}},
+                 "weight": weight}]
+
+
 DEFAULT_SIGNALS: tuple[Signal, ...] = (
     TextRelevance(),
     StaticRank(),
@@ -371,6 +399,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     LanguageMatch(),
     Original(),
     AllWords(),
+    UrlDepth(),
 )
 
 
@@ -385,6 +414,19 @@ def load_weights(engine: str, path: str | Path | None = None) -> dict[str, float
         raise ValueError(f"{path} has no weights for the {engine!r} engine; "
                          f"it has {sorted(k for k in data if not k.startswith('_'))}.")
     return {name: float(w) for name, w in data[engine].items()}
+
+
+def weights_file_of(setting: str | Path | None, data_dir: Path | None) -> Path | None:
+    """The weights file an engine loads: ``SEARCH_WEIGHTS_FILE`` when set, else the fitted
+    file of ``data_dir`` (:data:`FITTED_WEIGHTS_NAME`) when there is one, else ``None``:
+    the hand weights of :data:`WEIGHTS_FILE`, the fallback."""
+    if setting:
+        return Path(setting)
+    if data_dir is not None:
+        fitted = Path(data_dir) / FITTED_WEIGHTS_NAME
+        if fitted.is_file():
+            return fitted
+    return None
 
 
 class Ranker:
@@ -445,10 +487,13 @@ class Ranker:
 
     def explain(self, candidate: Candidate, context: RankContext) -> dict[str, dict]:
         """Each signal's ``value``, ``weight`` and ``contribution`` (weight × value) for a
-        candidate."""
+        candidate; the text signal also gives the engine's own text score (``raw``), which
+        Elasticsearch's boosts multiply (what ``ranking.learn`` fits on)."""
         out = {}
         for signal, weight in self.weighted:
             value = signal.value(candidate, context)
             out[signal.name] = {"value": round(value, 6), "weight": weight,
                                 "contribution": round(weight * value, 6)}
+            if signal.stage == "text":
+                out[signal.name]["raw"] = round(candidate.text_score, 6)
         return out

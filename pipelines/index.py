@@ -76,7 +76,10 @@ class IndexPipeline:
             raise NotConfigured
         from index import get_backend
 
-        backend = get_backend(config_from_settings(settings), settings=settings)
+        config = config_from_settings(settings)
+        # Elasticsearch's bulk counters (index/bulk/*) go into the crawl's stats
+        extra = {"crawler_stats": crawler.stats} if config.elasticsearch_url else {}
+        backend = get_backend(config, settings=settings, **extra)
         link_store = None
         if enabled(settings, "LINKGRAPH_ENABLED") and enabled(settings, "INDEX_ANCHORS"):
             from pipelines.linkgraph import crawler_link_store
@@ -147,9 +150,13 @@ class IndexPipeline:
             # Anchors known so far; later links reach the document at the next rank/reindex.
             for doc in batch:
                 doc.anchors = self.link_store.anchor_text(doc.id)
+        started = time.monotonic()
         written = self.backend.index(batch)
         self._inc("index/indexed", written)
         self._inc("index/batches")
+        if self.stats is not None:  # the crawl waits for this call (analysis, backpressure)
+            self.stats.max_value("index/write_longest_ms",
+                                 round((time.monotonic() - started) * 1000))
 
     def close_spider(self, spider=None):
         try:

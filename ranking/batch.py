@@ -356,6 +356,7 @@ def publish(store: ScoreStore, backend: SearchBackend, version: int, settings: R
         if settings.write_pause_s:
             time.sleep(settings.write_pause_s)
     backend.refresh()
+    backend.publish_tiers()  # tier 1 cut again at the new ranks (a tiered index)
     store.set_published(version)
     return changed
 

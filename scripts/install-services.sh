@@ -4,7 +4,8 @@
 #   sudo scripts/install-services.sh
 #
 # - the Debian packages listed in scripts/apt-packages.txt (Redis, PostgreSQL, Chromium, the
-#   Java 17 runtime that PySpark's JVM runs on for RANK_ENGINE=spark, ...);
+#   Java 17 runtime that PySpark's JVM runs on for RANK_ENGINE=spark, ..., and the
+#   documentation packages of testweb --real-docs, without their recommended software);
 # - Elasticsearch: the integ-test-zip distribution from Maven Central, unpacked under
 #   .services/elasticsearch-<version>/ (symlinked as .services/elasticsearch), owned by root
 #   and run by scripts/services.sh as the system user $ES_USER (Elasticsearch refuses root).
@@ -42,7 +43,22 @@ install_apt_packages() {
     log "Debian packages: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq "${missing[@]}"
+    local docs=() others=()
+    for pkg in "${missing[@]}"; do
+        case $pkg in
+            *-doc | *-doc-[0-9]* | debian-handbook) docs+=("$pkg") ;;
+            *) others+=("$pkg") ;;
+        esac
+    done
+    if ((${#others[@]})); then
+        apt-get install -y -qq "${others[@]}"
+    fi
+    # The documentation packages (testweb --real-docs) recommend the software they document
+    # (apache2-doc: apache2, a server on port 80; python-flask-doc: python3-flask): only
+    # the documents are wanted.
+    if ((${#docs[@]})); then
+        apt-get install -y -qq --no-install-recommends "${docs[@]}"
+    fi
     # The Debian packages start system-wide Redis/PostgreSQL services; the project runs its
     # own instances from scripts/services.sh, so the system ones are not needed.
     if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then

@@ -17,7 +17,9 @@
 # [$SERVICES_DIR/run], REDIS_PORT [6379], PG_PORT [5432], PG_USER/PG_PASSWORD/PG_DB
 # [search/search/search], ES_PORT [9200], ES_TRANSPORT_PORT [9300], ES2_PORTS [9201 9202 9203],
 # ES2_TRANSPORT_PORTS [9301 9302 9303], ES_HEAP [512m], ES_MASTER_HEAP [256m] (es2-c),
-# ES_HOME [$SERVICES_DIR/elasticsearch],
+# ES_HOME [$SERVICES_DIR/elasticsearch], ES_SNAPSHOT_DIR [$SERVICES_RUN_DIR/es-snapshots] (each
+# cluster's `path.repo` is a directory under it that all its nodes share, where
+# scripts/backup.sh writes snapshots),
 # ES_USER [elasticsearch], ES_JAVA_HOME [/usr/lib/jvm/temurin-25-jdk-amd64], SERVICES_WAIT_S [180].
 set -euo pipefail
 
@@ -36,6 +38,7 @@ read -r -a ES2_TRANSPORT_PORTS <<<"${ES2_TRANSPORT_PORTS:-9301 9302 9303}"
 ES_HEAP="${ES_HEAP:-512m}"
 ES_MASTER_HEAP="${ES_MASTER_HEAP:-256m}"
 ES_HOME="${ES_HOME:-$SERVICES_DIR/elasticsearch}"
+ES_SNAPSHOT_DIR="${ES_SNAPSHOT_DIR:-$RUN_DIR/es-snapshots}"
 ES_USER="${ES_USER:-elasticsearch}"
 ES_JAVA_HOME="${ES_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 WAIT_S="${SERVICES_WAIT_S:-180}"
@@ -227,6 +230,7 @@ es_node_start() {
         return
     fi
     own_dir "$ES_USER" "$dir"
+    own_dir "$ES_USER" "$ES_SNAPSHOT_DIR/$cluster"
     mkdir -p "$dir/data" "$dir/logs" "$dir/config"
     cp -r "$ES_HOME/config/." "$dir/config/"
     cat >"$dir/config/elasticsearch.yml" <<EOF
@@ -234,6 +238,7 @@ cluster.name: search-$cluster
 node.name: $name
 path.data: $dir/data
 path.logs: $dir/logs
+path.repo: [$ES_SNAPSHOT_DIR/$cluster]
 network.host: 127.0.0.1
 http.port: $http_port
 transport.port: $transport_port

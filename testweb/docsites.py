@@ -35,13 +35,15 @@ DEFAULT_DISALLOW = ("/_sources/", "/_static/", "/_images/", "/_downloads/", "/_m
 
 @dataclass(frozen=True)
 class DocSite:
-    """A documentation site: its host name, the package installing it, its root directory
-    and the paths its robots.txt disallows."""
+    """A documentation site: its host name, the package installing it, its root directory,
+    the paths its robots.txt disallows and, for a mirror, the host it copies."""
 
     host: str
     package: str
     root: Path
     disallow: tuple[str, ...] = DEFAULT_DISALLOW
+    #: The host this one mirrors (serves a copy of), or "" for an original site.
+    mirror_of: str = ""
 
 
 DOC_SITES: tuple[DocSite, ...] = (
@@ -55,6 +57,25 @@ DOC_SITES: tuple[DocSite, ...] = (
     DocSite("requests.test", "python-requests-doc",
             Path("/usr/share/doc/python-requests-doc/html")),
     DocSite("docutils.test", "docutils-doc", Path("/usr/share/doc/docutils-doc/docs")),
+    DocSite("postgresql.test", "postgresql-doc-15", Path("/usr/share/doc/postgresql-doc-15/html")),
+    # Apache's manual in 12 language trees; an untranslated page is a symlink to English.
+    DocSite("httpd.test", "apache2-doc", Path("/usr/share/doc/apache2-doc/manual"), ()),
+    DocSite("pandas.test", "python-pandas-doc", Path("/usr/share/doc/python-pandas-doc/html")),
+    DocSite("cmake.test", "cmake-doc", Path("/usr/share/doc/cmake-data/html")),
+    DocSite("sqlalchemy.test", "python-sqlalchemy-doc",
+            Path("/usr/share/doc/python-sqlalchemy-doc/html")),
+    DocSite("flask.test", "python-flask-doc", Path("/usr/share/doc/python-flask-doc/html")),
+    DocSite("jinja.test", "python-jinja2-doc", Path("/usr/share/doc/python-jinja2-doc/html")),
+    DocSite("click.test", "python-click-doc", Path("/usr/share/doc/python-click-doc/html")),
+    DocSite("scrapy.test", "python-scrapy-doc", Path("/usr/share/doc/python-scrapy-doc/html")),
+    DocSite("pytest.test", "python-pytest-doc", Path("/usr/share/doc/python-pytest-doc/html")),
+    DocSite("sympy.test", "python-sympy-doc", Path("/usr/share/doc/python-sympy-doc/html")),
+    DocSite("statsmodels.test", "python-statsmodels-doc",
+            Path("/usr/share/doc/python-statsmodels-doc/html")),
+    DocSite("dask.test", "python-dask-doc", Path("/usr/share/doc/python-dask-doc/html")),
+    # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
+    DocSite("pgdocs-mirror.test", "postgresql-doc-15",
+            Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
 )
 
 

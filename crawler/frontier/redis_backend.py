@@ -7,6 +7,13 @@ one ``RedisFrontier`` runs on a single Redis (or a replicated primary), not on R
 Several primaries share a crawl through ``redis_frontier``: hosts are partitioned by a hash
 of their name (crawler/frontier/partitioned.py), so each script still runs on one primary.
 
+A host's queue is a head and a tail: the sorted set ``q:<host>`` of at most ``HOST_HEAD``
+entries (ids scored by rank then arrival, blobs in the hash ``e``), exactly ordered, and
+past it one list ``t:<host>:<tier>`` per tier, in arrival order, that refills the head as
+it drains (crawler/frontier/lua/common.lua has the invariants). A blob is the URL without
+``<scheme>://<host>`` and the compact payload (crawler/frontier/codec.py): docs/frontier.md,
+"Memory in Redis", has the figures.
+
 Redis must run with ``appendonly yes``; ``appendfsync everysec`` bounds the loss on a power
 cut to one second of acknowledged operations (a Redis process crash loses nothing, the
 kernel still holds the writes), which costs far less than ``always`` (an fsync per
@@ -32,11 +39,17 @@ from crawler.frontier.base import (
     Politeness,
 )
 from crawler.frontier.bloom import BloomHasher
+from crawler.frontier.codec import pack_url, unpack_url
 
 _LUA = Path(__file__).with_name("lua")
 _RANK_SCALE = 10**12
 #: Entries per ``add`` script call, so one call never blocks Redis for long.
 ADD_CHUNK = 500
+#: Entries of a host's queue kept in its sorted set (the head); the rest wait in one list
+#: per tier (the tail). Below Redis's ``zset-max-listpack-entries`` (128), so a head is a
+#: listpack (~19 bytes an entry against ~100 in a skiplist), and a tail entry costs its
+#: record and ~3 bytes; the head refills from the tail as it drains.
+HOST_HEAD = 64
 
 
 def _script(client: Redis, name: str) -> Script:
@@ -67,8 +80,12 @@ class RedisFrontier(Frontier):
         ip_wait: float = 0.25,
         robots_first: bool = False,
         clock: Callable[[], float] | None = None,
+        host_head: int = HOST_HEAD,
     ):
+        if host_head < 2:
+            raise ValueError(f"host_head must be at least 2, got {host_head}")
         self.client = client
+        self.host_head = host_head
         self.robots_first = robots_first
         self.crawl = crawl
         self.prefix = f"frontier:{crawl}:"
@@ -101,7 +118,7 @@ class RedisFrontier(Frontier):
 
     def _call(self, name: str, *args) -> object:
         now = "" if self.clock is None else f"{self.clock():.6f}"
-        return self._scripts[name](args=[self.prefix, now, self.tiers, *args])
+        return self._scripts[name](args=[self.prefix, now, self.tiers, self.host_head, *args])
 
     @property
     def bloom_key(self) -> str:
@@ -120,7 +137,7 @@ class RedisFrontier(Frontier):
         for e in entries:
             positions = pack(*self.hasher.positions(e.url)) if e.filter else b""
             batch += [e.host, e.ip or e.host, e.rank, "" if e.budget is None else e.budget,
-                      "1" if e.filter else "0", e.url.encode() + b"\n" + e.payload, positions]
+                      "1" if e.filter else "0", self._blob(e), positions]
             size += 1
             if size >= ADD_CHUNK:
                 self._add_batch(batch, counts)
@@ -128,6 +145,10 @@ class RedisFrontier(Frontier):
         if batch:
             self._add_batch(batch, counts)
         return counts
+
+    def _blob(self, entry: Entry) -> bytes:
+        """What the queue stores for ``entry``: its packed URL, a newline, its payload."""
+        return pack_url(entry.url, entry.host) + b"\n" + entry.payload
 
     def _add_batch(self, batch: list, counts: dict[str, int]) -> None:
         added, seen, over = self._call("add", self.hasher.hashes,
@@ -144,7 +165,8 @@ class RedisFrontier(Frontier):
             url, _, payload = blob.partition(b"\n")
             score = float(score)
             rank = ROBOTS_RANK if score < 0 else int(score // _RANK_SCALE)
-            leases.append(Lease(lid.decode(), host.decode(), eid.decode(), url.decode(),
+            host = host.decode()
+            leases.append(Lease(lid.decode(), host, eid.decode(), unpack_url(url, host),
                                 payload, rank, float(deadline), int(att), float(lat),
                                 int(bo)))
         return leases
@@ -211,7 +233,7 @@ class RedisFrontier(Frontier):
         f = {k.decode(): v.decode() for k, v in fields.items()}
         return HostState(
             host,
-            int(queued),
+            int(queued) + int(f.get("tail") or 0),
             bool(f.get("lease")),
             float(f.get("next") or 0),
             int(f.get("added") or 0),
@@ -221,7 +243,11 @@ class RedisFrontier(Frontier):
         )
 
     def pending(self) -> int:
-        return int(self.client.hlen(self.prefix + "e"))
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hlen(self.prefix + "e")
+        pipe.get(self.prefix + "tailn")
+        head, tail = pipe.execute()
+        return int(head) + int(tail or 0)
 
     def clear(self) -> None:
         for batch in _chunks(self.client.scan_iter(match=self.prefix + "*", count=1000), 500):

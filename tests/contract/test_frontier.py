@@ -56,11 +56,15 @@ class Backend:
         self.clock = Clock()
         self.opened = []
 
-    def open(self, **overrides):
+    def open(self, host_head=None, **overrides):
+        """A frontier; ``host_head`` sets the Redis backends' head size (the local one keeps
+        every queue on disk, whole)."""
         options = frontier_options(**{
             "clock": self.clock, "politeness": politeness(default_delay=1.0, latency_factor=0),
             "bloom_capacity": 10_000, **overrides,
         })
+        if host_head is not None and self.kind != "local":
+            options["host_head"] = host_head
         if self.kind == "local":
             f = LocalFrontier(self.tmp_path / "frontier.sqlite3", **options)
         elif self.kind == "redis":
@@ -262,6 +266,71 @@ def test_fractional_ranks_order_the_queue_and_wait_in_their_floor_tier(backend):
         "http://v.test/best", "http://v.test/mid", "http://v.test/late"]
     assert dict(order) == {"http://v.test/best": 1, "http://v.test/mid": 2,
                            "http://v.test/late": 2, "http://w.test/only": 0}
+
+
+def _drain(backend, f, limit=1000):
+    """Lease and finish everything, one host at a time; the URLs in lease order."""
+    served = []
+    for _ in range(limit):
+        backend.clock.advance(10)
+        leases = f.next_ready(10)
+        if not leases and not f.pending():
+            return served
+        for lease in leases:
+            served.append(lease.url)
+            f.done(lease, DONE)
+    raise AssertionError(f"not drained after {limit} rounds: {f.pending()} pending")
+
+
+def test_long_host_queue_loses_nothing_and_keeps_tier_order(backend):
+    """A host's queue far longer than the Redis head: every entry is leased once, tier by
+    tier, and the queue depth counts the tail."""
+    f = backend.open(host_head=4, tiers=4)
+    ranks = [(i * 7) % 4 + (i % 3) / 8 for i in range(30)]
+    f.add([page(f"http://long.test/{i}", rank=r) for i, r in enumerate(ranks)])
+    assert f.pending() == 30 and f.stats()["queue_depth"] == 30
+    assert f.host_state("long.test").queued == 30
+    served = _drain(backend, f)
+    assert sorted(served) == sorted(f"http://long.test/{i}" for i in range(30))
+    tiers = [int(ranks[int(url.rsplit("/", 1)[1])]) for url in served]
+    assert tiers == sorted(tiers)
+    assert f.pending() == 0 and f.host_state("long.test").queued == 0
+
+
+def test_long_host_queue_survives_restart_and_adds_while_crawling(backend):
+    backend.durable()
+    f = backend.open(host_head=3)
+    f.add([page(f"http://grow.test/a{i}", rank=i % 2) for i in range(10)])
+    first = []
+    for _ in range(4):
+        backend.clock.advance(10)
+        (lease,) = f.next_ready(1)
+        first.append(lease.url)
+        f.done(lease, DONE)
+    f.add([page(f"http://grow.test/b{i}", rank=0) for i in range(6)])
+    backend.restart()
+    f = backend.open(host_head=3)
+    assert f.pending() == 12
+    rest = _drain(backend, f)
+    everything = [f"http://grow.test/a{i}" for i in range(10)] + [
+        f"http://grow.test/b{i}" for i in range(6)]
+    assert sorted(first + rest) == sorted(everything)
+    # the tier-0 entries added later still come before the tier-1 ones queued earlier
+    tiers = [0 if "/b" in u else int(u.rsplit("a", 1)[1]) % 2 for u in rest]
+    assert tiers == sorted(tiers)
+
+
+def test_full_head_keeps_its_leased_entry(backend):
+    """A better entry for a full head whose worst entry is leased waits in the tail and
+    comes in when the lease is done: nothing leased is moved, nothing is lost."""
+    f = backend.open(host_head=2, tiers=4)
+    f.add([page("http://busy.test/slow", rank=3)])
+    (lease,) = f.next_ready(1)
+    f.add([Entry("http://busy.test/robots.txt", "busy.test", rank=ROBOTS_RANK, filter=False)])
+    f.add([page("http://busy.test/urgent", rank=0)])
+    assert f.host_state("busy.test").queued == 3
+    assert f.done(lease, DONE)
+    assert _drain(backend, f) == ["http://busy.test/robots.txt", "http://busy.test/urgent"]
 
 
 def test_page_budget_and_cut(backend):

@@ -269,3 +269,22 @@ def test_a_page_lacking_two_minor_words_of_a_five_word_query_competes(backend):
     backend.refresh()
     found = backend.search("make some apache virtual hosts")
     assert set(urls(found)) == {"http://v.test/all", "http://v.test/answer"}
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_url_depth_favours_pages_near_the_root_once_weighted(request, backend_name):
+    make = request.getfixturevalue(f"make_{backend_name}_backend")
+    pages = [doc("http://d.test/a/b/c.html", "reference", "widget " * 9),
+             doc("http://d.test/guide.html", "guide", "widget and more")]
+    unweighted, weighted = make(), make(rank_weights={"depth": 50.0})
+    for backend in (unweighted, weighted):
+        backend.ensure_index()
+        backend.index(pages)
+        backend.refresh()
+    assert urls(unweighted.search("widget"))[0] == "http://d.test/a/b/c.html"
+    hits = weighted.search("widget", explain=True).hits
+    assert hits[0].url == "http://d.test/guide.html"
+    depth = {h.url: h.explain["depth"]["value"] for h in hits}
+    assert depth == {"http://d.test/guide.html": 0.5, "http://d.test/a/b/c.html": 0.125}
+    for backend in (unweighted, weighted):
+        backend.close()

@@ -57,6 +57,9 @@ _HIT = {
                     "value": {"type": "number"},
                     "weight": {"type": "number"},
                     "contribution": {"type": "number"},
+                    "raw": {"type": "number",
+                            "description": "The text signal only: the engine's own text "
+                                           "score, before it is made relative"},
                 },
                 "additionalProperties": False,
             },

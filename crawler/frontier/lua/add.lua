@@ -1,13 +1,13 @@
--- ARGV: prefix, now, tiers, k, robots_first ('1'/'0'), then per entry: host, ip, rank,
+-- ARGV: prefix, now, tiers, head, k, robots_first ('1'/'0'), then per entry: host, ip, rank,
 -- budget ('' = none), filter ('1'/'0'), blob, and the k Bloom bit positions packed as
 -- big-endian uint32s. With robots_first, a host seen for the first time gets a robots.txt
 -- fetch at the head of its queue. Returns {added, seen, over_budget}.
 local tiers = tonumber(ARGV[3])
-local k = tonumber(ARGV[4])
-local robots_first = ARGV[5] == '1'
+local k = tonumber(ARGV[5])
+local robots_first = ARGV[6] == '1'
 local stride = 7
 local added, seen, over = 0, 0, 0
-for i = 6, #ARGV, stride do
+for i = 7, #ARGV, stride do
   local host, ip, rank = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local budget, filter, blob = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   local keep = true
@@ -28,7 +28,11 @@ for i = 6, #ARGV, stride do
     redis.call('HSET', hk, 'next', 0, 'added', 0)
     redis.call('HINCRBY', P .. 'stats', 'hosts', 1)
     if robots_first and rank >= 0 then
-      local scheme = string.match(blob, '^(%a+)://') or 'http'
+      -- the blob's URL is packed (crawler/frontier/codec.py): 1 = http, 2 = https
+      local scheme = 'http'
+      local b1 = string.byte(blob, 1)
+      if b1 == 2 then scheme = 'https'
+      elseif b1 ~= 1 then scheme = string.match(blob, '^(%a+)://') or 'http' end
       local id = redis.call('INCR', P .. 'seq')
       redis.call('HSET', P .. 'e', id, scheme .. '://' .. host .. '/robots.txt\n')
       redis.call('ZADD', P .. 'q:' .. host, -1, id)
@@ -43,6 +47,27 @@ for i = 6, #ARGV, stride do
       keep = false
     else
       redis.call('HINCRBY', hk, 'added', 1)
+    end
+  end
+  if keep and rank >= 0 and redis.call('ZCARD', P .. 'q:' .. host) >= HEAD then
+    -- the head is full: the better-tier one of the new entry and the head's worst (unless
+    -- that one is leased) stays in the head, the other waits in the tail
+    local worst = redis.call('ZRANGE', P .. 'q:' .. host, -1, -1, 'WITHSCORES')
+    local weid, wscore = worst[1], tonumber(worst[2])
+    local lid = redis.call('HGET', hk, 'lease')
+    local leased = lid and string.match(redis.call('HGET', P .. 'L', lid) or '',
+                                        '^.*\t(.*)\t.*$')
+    if wscore >= 0 and tier_of(wscore, tiers) > tier_of(rank * RANK_SCALE, tiers)
+        and weid ~= leased then
+      local wblob = redis.call('HGET', P .. 'e', weid)
+      redis.call('ZREM', P .. 'q:' .. host, weid)
+      redis.call('HDEL', P .. 'e', weid)
+      redis.call('HDEL', P .. 'att', weid)
+      tail_push(host, (wscore - tonumber(weid)) / RANK_SCALE, wblob, tiers)
+    else
+      tail_push(host, ARGV[i + 2], blob, tiers)
+      added = added + 1
+      keep = false
     end
   end
   if keep then

@@ -1,8 +1,8 @@
--- ARGV: prefix, now, tiers, lease id, delay, latency, backoff, requeue ('1'/'0'),
+-- ARGV: prefix, now, tiers, head, lease id, delay, latency, backoff, requeue ('1'/'0'),
 -- fetched ('1'/'0'), ip ('' = unchanged). Returns 1, or 0 when the lease was already
 -- released (stale report).
-local tiers, lid = tonumber(ARGV[3]), ARGV[4]
-local delay, requeue, fetched = tonumber(ARGV[5]), ARGV[8] == '1', ARGV[9] == '1'
+local tiers, lid = tonumber(ARGV[3]), ARGV[5]
+local delay, requeue, fetched = tonumber(ARGV[6]), ARGV[9] == '1', ARGV[10] == '1'
 local rec = redis.call('HGET', P .. 'L', lid)
 if not rec then
   redis.call('HINCRBY', P .. 'stats', 'stale_reports', 1)
@@ -17,12 +17,13 @@ if not requeue then
   redis.call('HDEL', P .. 'e', eid)
   redis.call('HDEL', P .. 'att', eid)
   redis.call('HINCRBY', P .. 'stats', 'done', 1)
+  refill(host, tiers)
 end
 local hk = P .. 'h:' .. host
 local next_time = tonumber(redis.call('HGET', hk, 'next') or '0')
 if fetched and now + delay > next_time then next_time = now + delay end
-redis.call('HSET', hk, 'next', fmt(next_time), 'lat', ARGV[6], 'bo', ARGV[7])
-if ARGV[10] ~= '' then redis.call('HSET', hk, 'ip', ARGV[10]) end
+redis.call('HSET', hk, 'next', fmt(next_time), 'lat', ARGV[7], 'bo', ARGV[8])
+if ARGV[11] ~= '' then redis.call('HSET', hk, 'ip', ARGV[11]) end
 redis.call('HDEL', hk, 'lease')
 make_ready(host, next_time, tiers)
 return 1

@@ -1,5 +1,5 @@
--- ARGV: prefix, now, tiers, max_attempts, limit. Returns the number of leases released.
-local tiers, max_attempts, limit = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+-- ARGV: prefix, now, tiers, head, max_attempts, limit. Returns the number of leases released.
+local tiers, max_attempts, limit = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local ids = redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', '(' .. fmt(now), 'LIMIT', 0, limit)
 for _, lid in ipairs(ids) do
   local rec = redis.call('HGET', P .. 'L', lid)
@@ -13,6 +13,7 @@ for _, lid in ipairs(ids) do
       redis.call('HDEL', P .. 'e', eid)
       redis.call('HDEL', P .. 'att', eid)
       redis.call('HINCRBY', P .. 'stats', 'dropped/lease_expired', 1)
+      refill(host, tiers)
     end
     local hk = P .. 'h:' .. host
     redis.call('HDEL', hk, 'lease')

@@ -1,8 +1,8 @@
--- ARGV: prefix, now, tiers, n, lease_s, ip_limit (0 = none), ip_wait.
+-- ARGV: prefix, now, tiers, head, n, lease_s, ip_limit (0 = none), ip_wait.
 -- Leases up to n eligible hosts; returns a flat list, 9 fields per lease:
 -- lease id, host, entry id, blob, score, deadline, attempts, latency, backoff.
-local tiers, n = tonumber(ARGV[3]), tonumber(ARGV[4])
-local lease_s, ip_limit, ip_wait = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local tiers, n = tonumber(ARGV[3]), tonumber(ARGV[5])
+local lease_s, ip_limit, ip_wait = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local cur = {}
 local stored = redis.call('HGETALL', P .. 'sel')
 for t = 0, tiers - 1 do cur[t] = 0 end
