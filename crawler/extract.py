@@ -3,13 +3,17 @@
 One lxml parse per page. Main text prefers ``<main>``/``<article>``; otherwise the body
 minus navigation chrome and link-dense blocks. ``decode_html`` turns the body into text
 (BOM, HTTP header, ``<meta>`` declaration, UTF-8, then charset-normalizer for undeclared
-legacy charsets); the language is the ``<html lang>`` when present, else py3langid on a
-bounded sample of the main text.
+legacy charsets); the language is the ``<html lang>`` when present, else the
+``Content-Language`` header, else py3langid on a bounded sample of the main text, which a
+language the URL names (``/fr/``, ``/pt-BR/``, ``index.html.de``) overrides when the text
+fits it too (``page_language``). Headings and ``<dt>`` terms are kept apart too: where a
+page names what it defines.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 import lxml.html
@@ -50,6 +54,9 @@ MAX_LINKS = 1000
 LANG_SAMPLE_CHARS = 400  # per spot; py3langid costs ~0.2 ms per 400 characters
 LANG_SAMPLE_SPOTS = 3
 LANG_MIN_CHARS = 40
+HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "dt")
+#: Most heading text kept per page (an API reference has a <dt> per function).
+HEADINGS_CHARS = 20_000
 CHARSET_SAMPLE_BYTES = 32 * 1024
 BINARY_SAMPLE_BYTES = 1024
 _TEXT_CONTROL = bytes(range(32)).translate(None, b"\t\n\r\x0c\x1b")
@@ -107,12 +114,7 @@ def detect_language(text: str) -> str:
 
     # Several spots, not one: a single sample of a manual often lands on a code block,
     # which reads as English whatever the page's language.
-    size, spots = LANG_SAMPLE_CHARS, LANG_SAMPLE_SPOTS
-    if len(text) <= size * spots:
-        return py3langid.classify(text)[0]
-    step = len(text) // (spots + 1)
-    sample = " ".join(text[step * i - size // 2:][:size] for i in range(1, spots + 1))
-    return py3langid.classify(sample)[0]
+    return py3langid.classify(_language_sample(text))[0]
 
 
 @dataclass
@@ -124,6 +126,9 @@ class Extracted:
     text: str = ""
     description: str = ""
     lang: str = ""
+    #: The text of the main content's headings (h1-h6) and definition terms (``<dt>``),
+    #: one a line: where a page names what it defines.
+    headings: str = ""
     canonical: str = ""
     links: list[Link] = field(default_factory=list)
     noindex: bool = False
@@ -233,8 +238,106 @@ def _main_node(root):
     return node
 
 
-def extract(html: str | bytes, url: str, x_robots_tag: str = "") -> Extracted:
-    """Extract a page. Never raises on bad HTML: returns what could be read."""
+#: Primary subtags a URL path may name a page's language by (``/fr/``, ``/pt-BR/``,
+#: ``index.html.de``): languages documentation is translated into. ``id`` (Indonesian)
+#: counts only with a region (``id-ID``): alone it is far more often a record's id.
+URL_LANGUAGES = frozenset(
+    "ar bg bn ca cs da de el en eo es et eu fa fi fr ga gl he hi hr hu hy id it ja ka kk ko "
+    "lt lv mk ml mr ms nb nl nn no pl pt ro ru sk sl sq sr sv ta te th tr uk ur vi zh".split()
+)
+#: Languages written in a script other than Latin: a URL naming one is believed when that
+#: script is at least ``NON_LATIN_SHARE`` of the text's letters.
+NON_LATIN_LANGUAGES = frozenset(
+    "ar be bg bn el fa he hi hy ja ka kk km ko mk ml mn mr ne ru sr ta te th uk ur zh".split()
+)
+NON_LATIN_SHARE = 0.1
+#: A URL naming a Latin-script language is believed when the text scores at most this much
+#: worse per character for it than for the language guessed (py3langid log-probabilities;
+#: translated pages with English commands score about 0.0, English copies 0.1 to 1).
+URL_LANGUAGE_MARGIN = 0.05
+_URL_LANG_RE = re.compile(r"([a-z]{2})(?:[-_]([A-Za-z]{2}|[A-Za-z]{4}))?")
+_FILE_SUFFIXES = frozenset({"html", "htm", "shtml", "xhtml", "php"})
+
+
+def _url_language_part(url: str) -> tuple[str, str]:
+    """The language a URL names and the URL without that part (``("", url)`` for none)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    segments = parts.path.split("/")
+    named = [i for i, s in enumerate(segments) if s]
+    directories = named if parts.path.endswith("/") else named[:-1]
+    for i in directories[:2]:
+        m = _URL_LANG_RE.fullmatch(segments[i])
+        if m and m.group(1) in URL_LANGUAGES and (m.group(2) or m.group(1) != "id"):
+            path = "/".join(segments[:i] + segments[i + 1:])
+            return m.group(1), urlunsplit(parts._replace(path=path))
+    name = segments[named[-1]].split(".") if named else []
+    if len(name) >= 3 and name[-2].lower() in _FILE_SUFFIXES:
+        code = name[-1].lower().replace("_", "-").split("-")[0]
+        if code in URL_LANGUAGES:
+            path = "/".join(segments[:named[-1]] + [".".join(name[:-1])])
+            return code, urlunsplit(parts._replace(path=path))
+    return "", url
+
+
+def url_language(url: str) -> str:
+    """The language a URL's path names: its first or second segment as a language tag
+    (``/fr/``, ``/docs/pt-BR/``) or a content-negotiation suffix (``index.html.fr``);
+    ``""`` when it names none."""
+    return _url_language_part(url)[0]
+
+
+def url_without_language(url: str) -> str:
+    """The URL without the language its path names: what translations of a page share
+    (``/fr-FR/x.html`` and ``/en-US/x.html`` -> ``/x.html``); ``""`` when it names none."""
+    code, rest = _url_language_part(url)
+    return rest if code else ""
+
+
+def _language_sample(text: str) -> str:
+    size, spots = LANG_SAMPLE_CHARS, LANG_SAMPLE_SPOTS
+    if len(text) <= size * spots:
+        return text
+    step = len(text) // (spots + 1)
+    return " ".join(text[step * i - size // 2:][:size] for i in range(1, spots + 1))
+
+
+def page_language(declared: str, content_language: str, url: str, text: str) -> str:
+    """A page's language (primary subtag): ``<html lang>``, else a single-language
+    ``Content-Language`` header, else the text's, where a language the URL names wins
+    when the text fits it too (a translated page full of English commands), but not over
+    a text plainly in another language (an English copy in a translation's tree)."""
+    for tag in (declared, "" if "," in content_language else content_language):
+        code = tag.strip().lower().replace("_", "-").split("-")[0][:8]
+        if code:
+            return code
+    guessed = detect_language(text)
+    hinted = url_language(url)
+    if not hinted or not guessed or hinted == guessed:
+        return guessed or hinted
+    if hinted in NON_LATIN_LANGUAGES:
+        letters = [c for c in text if c.isalpha()]
+        foreign = sum(1 for c in letters if not unicodedata.name(c, "LATIN").startswith("LATIN"))
+        return hinted if foreign >= NON_LATIN_SHARE * max(1, len(letters)) else guessed
+    import py3langid
+
+    sample = _language_sample(text)
+    scores = dict(py3langid.rank(sample))
+    gap = (scores.get(guessed, 0.0) - scores.get(hinted, float("-inf"))) / max(1, len(sample))
+    return hinted if gap <= URL_LANGUAGE_MARGIN else guessed
+
+
+def _headings(node) -> str:
+    """The text of ``node``'s headings and definition terms, one a line."""
+    lines = (_clean(el.text_content()) for el in node.iter(*HEADING_TAGS))
+    return "\n".join(line for line in lines if line)[:HEADINGS_CHARS]
+
+
+def extract(html: str | bytes, url: str, x_robots_tag: str = "",
+            content_language: str = "") -> Extracted:
+    """Extract a page. Never raises on bad HTML: returns what could be read.
+    ``content_language``: the response's ``Content-Language`` header."""
     out = Extracted()
     if x_robots_tag:
         out.noindex, out.nofollow = _robots_flags(x_robots_tag)
@@ -259,7 +362,8 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "") -> Extracted:
         elif tag == "title" and not out.title:
             out.title = _clean(el.text_content())
         elif tag == "html":
-            out.lang = (el.get("lang") or "").split("-")[0].lower()[:8]
+            declared = el.get("lang") or el.get("{http://www.w3.org/XML/1998/namespace}lang")
+            out.lang = (declared or "").split("-")[0].lower()[:8]
         elif tag == "meta":
             name = (el.get("name") or el.get("property") or "").lower()
             content = el.get("content") or ""
@@ -307,7 +411,9 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "") -> Extracted:
     for el in root.iter(*DROP_TAGS):
         if el.getparent() is not None:
             el.drop_tree()
-    out.text = _text_of(_main_node(root))
+    main = _main_node(root)
+    out.text = _text_of(main)
+    out.headings = _headings(main)
     out.client_rendered = (
         scripts > 0
         and len(out.text) < CLIENT_RENDERED_MAX_TEXT
@@ -318,8 +424,7 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "") -> Extracted:
         if h1 is not None:
             out.title = _clean(h1.text_content())
     out.title = out.title[:300]
-    if not out.lang:
-        out.lang = detect_language(out.text)
+    out.lang = page_language(out.lang, content_language, url, out.text)
     return out
 
 
@@ -342,6 +447,7 @@ def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float,
         text=page.text,
         description=page.description,
         lang=page.lang,
+        headings=page.headings,
         canonical=page.canonical,
         links=page.links,
         noindex=page.noindex,

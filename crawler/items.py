@@ -36,6 +36,7 @@ class PageItem:
     text: str = ""
     description: str = ""
     lang: str = ""
+    headings: str = ""
     canonical: str = ""
     links: list[Link] = field(default_factory=list)
     noindex: bool = False

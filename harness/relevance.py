@@ -63,7 +63,8 @@ HAND_TUNED_SITES = frozenset({"debian-handbook.test", "git.test", "python.test",
 #: The number of folds over the judged sites.
 DEFAULT_FOLDS = 5
 FEED_FIELDS = ["url", "fetched_url", "host", "status", "title", "text", "description",
-               "lang", "links", "noindex", "doc_id", "cluster_id", "dup_of", "fetched_at"]
+               "lang", "headings", "links", "noindex", "doc_id", "cluster_id", "dup_of",
+               "fetched_at"]
 CRAWL_SETTINGS = {
     "DOWNLOAD_DELAY": 0.0,
     "CONCURRENT_REQUESTS_PER_DOMAIN": 2,
@@ -350,7 +351,7 @@ def crawl(cache: Path, hosts: Sequence[str], max_pages: int = 0, recrawl: bool =
     ``cache/pages.jsonl`` (reused when present, unless ``recrawl``); returns that path."""
     feed = cache / "pages.jsonl"
     done = cache / "crawl.json"
-    wanted = {"hosts": sorted(hosts), "max_pages": max_pages}
+    wanted = {"hosts": sorted(hosts), "max_pages": max_pages, "fields": FEED_FIELDS}
     if not recrawl and feed.exists() and done.exists():
         if json.loads(done.read_text()) == wanted:
             log(f"reusing the crawl in {cache}")

@@ -29,6 +29,7 @@ import Stemmer
 
 __all__ = [
     "MAX_TOKEN_CHARS",
+    "OPTIONAL_WORDS",
     "STOPWORDS",
     "WORD_RE",
     "analyze",
@@ -36,6 +37,9 @@ __all__ = [
     "analyze_query_term",
     "compound_terms",
     "host_suffixes",
+    "identifier_form",
+    "identifier_terms",
+    "is_optional_word",
     "is_stopword",
     "normalize",
     "query_language",
@@ -201,6 +205,92 @@ def tokens_with_offsets(text: str) -> Iterator[tuple[str, int, int]]:
             yield term, match.start(), match.end()
 
 
+# --- identifiers -------------------------------------------------------------------------
+#
+# Names in code and configuration are words too: ``os.path.join``, ``std::vector``,
+# ``.gitignore``, ``mod_rewrite``, ``__init__``, ``AllowOverride``, operators like ``->>``.
+# ``analyze`` splits them into their parts at adjacent positions (``os path join``), which
+# phrases and the words of prose match; :func:`identifier_terms` gives the other forms,
+# indexed in a field of their own (``idents``, so positions in the text fields stay as they
+# are): the whole name of a punctuated identifier, unstemmed, and the words of a CamelCase
+# name (``AllowOverride`` -> ``allow overrid``). A query word that is a punctuated name also
+# looks its whole form up there (:func:`identifier_form`), so the page that has the exact
+# name scores above pages that have the parts as prose.
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_IDENT_RE = re.compile(
+    r"(?<![\w.$@/-])(?:"
+    rf"\.?{_NAME}(?:(?:\.|::|->){_NAME})+"  # dotted and scoped: os.path.join, std::map
+    r"|\.[A-Za-z][\w-]*"  # leading dot: .gitignore, .htaccess
+    r"|(?=[A-Za-z0-9]*_)\w*[A-Za-z]\w*"  # snake and dunder: mod_rewrite, __init__
+    r"|(?=[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z]))[A-Za-z][A-Za-z0-9]*"  # CamelCase
+    r")(?![\w])",
+    re.ASCII,
+)
+# Operators standing alone (``->>``, ``::``, ``&&``, ``!=``); runs of one repeated character
+# of three or more (``>>>`` prompts, ``---`` rules) and ``--`` dashes are typography.
+_OPERATOR_RE = re.compile(r"(?<![^\s(\[{\"'`])[-<>=!:|&~^*+/%@?#]{2,3}(?![^\s)\]}\"'`,.;])")
+_CAMEL_PART_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SEPARATORS_RE = re.compile(r"[.:>_-]+")
+
+
+def _is_operator(token: str) -> bool:
+    return token != "--" and not (len(token) == 3 and len(set(token)) == 1)
+
+
+def _camel_parts(segment: str) -> list[str]:
+    """The stemmed words of a CamelCase segment (``AllowOverride`` -> allow, overrid);
+    ``[]`` when it has no humps."""
+    parts = _CAMEL_PART_RE.findall(segment)
+    return _finish([p.lower() for p in parts]) if len(parts) > 1 else []
+
+
+def _forms(name: str) -> list[str]:
+    """The whole form of a punctuated name (lower case, unstemmed) and the words of its
+    CamelCase segments."""
+    forms = [name.lower()] if not name.isalnum() else []
+    for segment in _SEPARATORS_RE.split(name):
+        if segment and not segment.islower() and not segment.isupper():
+            forms.extend(_camel_parts(segment))
+    return [f for f in forms if len(f) <= MAX_TOKEN_CHARS]
+
+
+_OPERATOR_CHARS = frozenset("-<>=!:|&~^*+/%@?#")
+_QUOTES = "()[]{}\"'`,;"
+
+
+def identifier_terms(text: str) -> list[str]:
+    """The identifier forms of ``text`` that ``analyze`` does not give, in order: whole
+    punctuated names and operators, and the words of CamelCase names."""
+    out: list[str] = []
+    for chunk in text.split():
+        bare = chunk.strip(_QUOTES)
+        if _OPERATOR_CHARS.issuperset(bare):
+            if 2 <= len(bare) <= 3 and _is_operator(bare):
+                out.append(bare)
+            continue
+        # Prose words, capitalized or not, are most chunks: str methods skip them fast;
+        # digits mixed with letters (3rd, x86) and non-ASCII words are not names either.
+        word = bare.rstrip(".:")
+        if word.isalnum() and (word.islower() or word.istitle() or word.isupper()
+                               or not word.isalpha()) or not word.isascii():
+            continue
+        for match in _IDENT_RE.finditer(chunk):
+            out.extend(_forms(match.group()))
+    return out
+
+
+def identifier_form(word: str) -> str:
+    """The whole form of a query word that is a punctuated name or an operator (``.gitignore``,
+    ``os.path.join``, ``->>``), as :func:`identifier_terms` indexes it; ``""`` otherwise."""
+    if _OPERATOR_RE.fullmatch(word) and _is_operator(word):
+        return word
+    word = word.rstrip(".,;:!?)")
+    if not word.isascii() or word.isalnum() or not _IDENT_RE.fullmatch(word):
+        return ""
+    return word.lower() if len(word) <= MAX_TOKEN_CHARS else ""
+
+
 def analyze_query_term(word: str) -> list[str]:
     """Terms of one query word; several mean the word must match as a phrase (``os.path``)."""
     return analyze(word)
@@ -208,10 +298,33 @@ def analyze_query_term(word: str) -> list[str]:
 
 _STOP_TERMS = frozenset(_finish(sorted(STOPWORDS)))
 
+#: Words that frame a question or a request rather than name its topic ("how do I ...",
+#: "what are ... and when should I use them"): in a plain query they score where they
+#: occur but need not match, so the page answering the question is not dropped for lacking
+#: "should" or "them". Question words, auxiliaries, pronouns and request fillers only;
+#: words that may be the topic of a documentation search (``use`` aside) stay required.
+OPTIONAL_WORDS = frozenset(
+    """
+    how what when where why which who whom whose whats hows
+    do does did doing can could should would shall may might must
+    i me my mine we us our you your he she him her his them those
+    am been being has have having
+    use using want wanted need needed way ways possible someone something anything
+    please example examples best correct proper properly
+    """.split()
+)
+_OPTIONAL_TERMS = frozenset(_finish(sorted(OPTIONAL_WORDS)))
+
 
 def is_stopword(term: str) -> bool:
     """Whether an analyzed term is a stopword (compares stemmed forms)."""
     return term in _STOP_TERMS
+
+
+def is_optional_word(term: str) -> bool:
+    """Whether an analyzed term frames a question rather than naming its topic
+    (``OPTIONAL_WORDS``, stemmed): a stopword or a question word."""
+    return term in _OPTIONAL_TERMS or term in _STOP_TERMS
 
 
 def host_suffixes(host: str) -> list[str]:

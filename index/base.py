@@ -57,6 +57,8 @@ class Document:
     description: str = ""
     anchors: str = ""
     lang: str = ""
+    #: Headings and definition terms of the page, one a line (``crawler.extract``).
+    headings: str = ""
     fetched_at: float = 0.0
     pagerank: float = 0.0
     cluster_id: str = ""
@@ -90,6 +92,9 @@ class Hit:
     host: str = ""
     cluster_id: str = ""
     similar: int = 0
+    #: How many languages other than the hit's own its group holds (translations of the
+    #: page, collapsed into it): "also in N languages".
+    languages: int = 0
     pagerank: float = 0.0
     #: Whether the crawl stored a copy of the page (in WARC) to show as the cached copy.
     cached: bool = False

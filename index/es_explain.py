@@ -26,7 +26,13 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
         return {}
     parsed, compiler = context.query, ranking.compiler
     ids = [h["_id"] for h in hits]
-    named = {"strict": compiler.compile(parsed.root)}
+    named = {"strict": compiler.compile(parsed.matching)}
+    if parsed.defined_words:
+        named["defines"] = {"bool": {"filter": [compiler.defines(w)
+                                                for w in parsed.defined_words]}}
+    near = compiler.near(parsed)
+    if near is not None:
+        named["near"] = near
     home = SiteHome.es_filter(context)
     if home is not None:
         named["home"] = home
@@ -52,7 +58,8 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
             values[name] = keyword_key(value or "") if DOC_FIELDS[name].kind == KEYWORD else value
         matched = set(hit.get("matched_queries", []))
         candidate = Candidate(hit["_id"], hit["_score"] or 0.0, values,
-                              labelled="label" in matched,
+                              labelled="label" in matched, near="near" in matched,
+                              defines="defines" in matched,
                               all_words=bool(matched & {"strict", "home"}), text_top=top)
         out[hit["_id"]] = ranking.ranker.explain(candidate, context)
     return out

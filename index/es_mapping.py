@@ -36,12 +36,15 @@ _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
 #: What a hit reads back: the stored fields a result shows (its WARC file for the cached
 #: copy link) and the bounded snippet text.
 HIT_SOURCE = [*(f"doc.{f}" for f in ("id", "url", "host", "title", "cluster_id", "pagerank",
-                                     "warc_file")),
+                                     "warc_file", "lang")),
               "snippet"]
 #: Fields added to the mapping after indexes were made with it: put into an existing
 #: index's mapping when the backend opens it (documents indexed before lack them until
 #: ``manage.py reindex``).
 ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024},
+                "idents": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
+                "headings": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
+                "lang_copy": {"type": "integer"},
                 "snippet": {"type": "text", "index": False, "norms": False}}
 
 

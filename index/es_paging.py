@@ -18,6 +18,7 @@ aggregation, since collapse cannot be combined with ``search_after`` on a score 
 from __future__ import annotations
 
 from index.es_requests import SearchRequests
+from index.fields import language_of
 from index.hits import collapse
 
 __all__ = ["NEAR_COPY_COUNTS", "RANK_ORDER", "Pager", "partial", "shown_only"]
@@ -70,9 +71,10 @@ class Pager:
         self.query_timeout = query_timeout
 
     def page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
-        """The response and the (hit, near-copies) of one page of results for ``body``;
-        pages not shown (``Document.shown``) are left out (the aggregation counts them as
-        near-copies, inner hits do not)."""
+        """The response and the (hit, near-copies, other languages) of one page of results
+        for ``body``; pages not shown (``Document.shown``) are left out (the aggregation
+        counts them as near-copies, inner hits do not; other languages are counted with the
+        aggregation only)."""
         if offset + size > self.max_window:
             return self._deep_page(body, offset, size)
         response = self.client.search(
@@ -85,8 +87,9 @@ class Pager:
         ).body
         hits = response["hits"]["hits"]
         if self.near_copies == "inner_hits":
-            return response, [(hit, _group_size(hit) - 1) for hit in hits]
-        return response, list(zip(hits, self._cluster_sizes(body["query"], hits), strict=True))
+            return response, [(hit, _group_size(hit) - 1, 0) for hit in hits]
+        return response, [(hit, *sizes) for hit, sizes in
+                          zip(hits, self._cluster_sizes(body["query"], hits), strict=True)]
 
     def _deep_page(self, body: dict, offset: int, size: int) -> tuple[dict, list]:
         """A page past ``max_window``: walk the ranking with search_after, collapsing here."""
@@ -112,22 +115,32 @@ class Pager:
             request.pop("aggs", None)
         page = [hit for hit, _ in kept[offset : offset + size]]
         first["timed_out"] = is_partial
-        return first, list(zip(page, self._cluster_sizes(body["query"], page), strict=True))
+        return first, [(hit, *sizes) for hit, sizes in
+                       zip(page, self._cluster_sizes(body["query"], page), strict=True)]
 
-    def _cluster_sizes(self, query: dict, hits: list[dict]) -> list[int]:
-        """For each hit, how many other matches share its cluster (the near-copy count)."""
+    def _cluster_sizes(self, query: dict, hits: list[dict]) -> list[tuple[int, int]]:
+        """For each hit, how many other matches share its cluster (the near-copy count) and
+        how many languages other than its own they are in (translations grouped with it)."""
         keys = [hit["fields"]["cluster"][0] for hit in hits]
         shared = sorted(
-            {k for k, h in zip(keys, hits, strict=True) if h["_source"]["doc"].get("cluster_id")}
+            {k for k, h in zip(keys, hits, strict=True)
+             if h["_source"]["doc"].get("cluster_id") or k.startswith("t:")}
         )
         if not shared:
-            return [0] * len(hits)
+            return [(0, 0)] * len(hits)
         response = self.client.search(
             index=self.counts_alias,
             size=0,
             query={"bool": {"must": [query], "filter": [{"terms": {"cluster": shared}}]}},
-            aggs={"clusters": {"terms": {"field": "cluster", "size": len(shared)}}},
+            aggs={"clusters": {"terms": {"field": "cluster", "size": len(shared)},
+                               "aggs": {"langs": {"terms": {"field": "lang", "size": 100}}}}},
             timeout=self.query_timeout,
         )
-        counts = {b["key"]: b["doc_count"] for b in response["aggregations"]["clusters"]["buckets"]}
-        return [max(0, counts.get(k, 1) - 1) for k in keys]
+        buckets = {b["key"]: b for b in response["aggregations"]["clusters"]["buckets"]}
+        out = []
+        for key, hit in zip(keys, hits, strict=True):
+            bucket = buckets.get(key, {"doc_count": 1, "langs": {"buckets": []}})
+            own = hit["_source"]["doc"].get("lang", "")
+            langs = {b["key"] for b in bucket["langs"]["buckets"]} - {"", language_of(own)}
+            out.append((max(0, bucket["doc_count"] - 1), len(langs)))
+        return out

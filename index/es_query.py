@@ -20,8 +20,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from index.fields import DEFAULT_COMPOUND_FIELDS, DEFAULT_FIELD_WEIGHTS, FieldWeights
-from index.query import And, Lang, Node, Not, Or, Phrase, Query, Site, Term
+from index.fields import (
+    DEFAULT_COMPOUND_FIELDS,
+    DEFAULT_FIELD_WEIGHTS,
+    DEFINE_FIELDS,
+    IDENT_PARTS_WEIGHT,
+    IDENTS,
+    NEAR_FIELDS,
+    FieldWeights,
+)
+from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
 from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
 
 __all__ = ["QueryCompiler", "RankingQuery", "blend_terms", "word_idf"]
@@ -36,7 +44,8 @@ class QueryCompiler:
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
     ):
         self.field_weights = field_weights
-        self.fields = [f"{name}^{weight:g}" for name, weight in field_weights.items()]
+        self.fields = [f"{name}^{IDENT_PARTS_WEIGHT if name == IDENTS else weight:g}"
+                       for name, weight in field_weights.items()]
         self.compound_fields = compound_fields
 
     def label(self, node: Term | Phrase) -> dict:
@@ -57,8 +66,30 @@ class QueryCompiler:
             }
         }
 
+    def defines(self, node: Term | Phrase) -> dict:
+        """Pages whose headings or definition terms hold a word or phrase (a filter)."""
+        kind = "best_fields" if isinstance(node, Term) else "phrase"
+        text = node.term if isinstance(node, Term) else " ".join(node.terms)
+        return {"multi_match": {"query": text, "type": kind,
+                                "fields": [f for f, _ in DEFINE_FIELDS.items()],
+                                "analyzer": "whitespace"}}
+
+    def near(self, parsed: Query) -> dict | None:
+        """Pages holding the query's required words near each other (within
+        ``parsed.near_slop``) in their title or body; ``None`` for fewer than two words."""
+        if not parsed.near_terms:
+            return None
+        text = " ".join(parsed.near_terms)
+        return {"bool": {"should": [
+            {"match_phrase": {name: {"query": text, "slop": parsed.near_slop,
+                                     "analyzer": "whitespace"}}}
+            for name in NEAR_FIELDS
+        ], "minimum_should_match": 1}}
+
     def compile(self, node: Node) -> dict:
         """The DSL query matching exactly the documents ``node`` matches."""
+        if isinstance(node, Term | Phrase) and node.whole and self.field_weights.idents > 0:
+            return self._identifier(node)
         if isinstance(node, Term):
             return self._multi_match(node.term, "best_fields")
         if isinstance(node, Phrase):
@@ -74,6 +105,13 @@ class QueryCompiler:
                     "minimum_should_match": 1,
                 }
             }
+        if isinstance(node, AtLeast):
+            return {
+                "bool": {
+                    "should": [self.compile(c) for c in node.children],
+                    "minimum_should_match": node.count,
+                }
+            }
         if isinstance(node, Not):
             return {"bool": {"must_not": [self.compile(node.child)]}}
         if isinstance(node, And):
@@ -85,12 +123,29 @@ class QueryCompiler:
             return {"bool": clause}
         raise TypeError(f"Not a query node: {node!r}")
 
-    def _multi_match(self, text: str, kind: str) -> dict:
+    def _identifier(self, node: Term | Phrase) -> dict:
+        """An identifier word: its terms in the text fields or its whole form in
+        ``idents``, the best field's score plus a share of the others'."""
+        if isinstance(node, Term):
+            text, kind = node.term, "best_fields"
+        else:
+            text, kind = " ".join(node.terms), "phrase"
+        fields = [f for f in self.fields if not f.startswith(f"{IDENTS}^")]
+        return {"dis_max": {
+            "queries": [
+                self._multi_match(text, kind, fields),
+                {"term": {IDENTS: {"value": node.whole,
+                                   "boost": self.field_weights.idents}}},
+            ],
+            "tie_breaker": self.field_weights.tie_breaker,
+        }}
+
+    def _multi_match(self, text: str, kind: str, fields: list[str] | None = None) -> dict:
         return {
             "multi_match": {
                 "query": text,
                 "type": kind,
-                "fields": self.fields,
+                "fields": fields or self.fields,
                 "tie_breaker": self.field_weights.tie_breaker,
                 "analyzer": "whitespace",
             }
@@ -124,9 +179,11 @@ class RankingQuery:
         parsed = context.query
         matching, others_compete = self._matching(parsed, relaxed, idf)
         parts = EsParts(
-            strict=self.compiler.compile(parsed.root),
+            strict=self.compiler.compile(parsed.matching),
             others_compete=others_compete,
             label_filters=tuple(self.compiler.label(w) for w in parsed.label_words),
+            near_filter=self.compiler.near(parsed),
+            define_filters=tuple(self.compiler.defines(w) for w in parsed.defined_words),
         )
         text = self._boosted(self._retrieval(matching, context), context, parts)
         return self._weighted(text, context, parts, rank_feature)
@@ -172,39 +229,42 @@ class RankingQuery:
                   idf: list[float] | None) -> tuple[dict, bool]:
         """The query for the pages to rank, and whether pages lacking a word are among them.
 
-        Strict: every word. ``relaxed``: any word. With ``idf``: also the pages lacking one
-        minor word, their text score times the share of the query's IDF they cover.
+        Strict: every required word. ``relaxed``: any word. A long query: ``min_words`` of
+        them (``Query.coordinated``). With ``idf``: also the pages lacking minor words
+        (``Query.lacking``), their text score times the share of the query's IDF they
+        cover.
         """
-        strict = self.compiler.compile(parsed.root)
-        words = parsed.plain_words
+        strict = self.compiler.compile(parsed.matching)
+        words = parsed.required_words
         if relaxed and parsed.relaxable:
             return {"bool": {"should": [self.compiler.compile(w) for w in words],
                              "minimum_should_match": 1}}, True
+        if parsed.coordinated is not None:
+            return self.compiler.compile(parsed.coordinated), True
         if not idf:
             return strict, False
-        total = sum(idf) or 1.0
         compiled = [self.compiler.compile(w) for w in words]
         alternatives = [strict]
-        for i, missing in enumerate(compiled):
-            share = idf[i] / total
-            if share > self.max_missing_share:
-                continue
-            others = [c for j, c in enumerate(compiled) if j != i]
+        for missing, share in parsed.lacking(idf, self.max_missing_share):
             # boost: Lucene's coordination factor, the text score times the share covered
-            alternatives.append(
-                {"bool": {"must": others, "must_not": [missing], "boost": 1 - share}}
-            )
+            alternatives.append({"bool": {
+                "must": [c for j, c in enumerate(compiled) if j not in missing],
+                "must_not": [compiled[j] for j in missing],
+                "boost": 1 - share,
+            }})
         if len(alternatives) == 1:
             return strict, False
         return {"bool": {"should": alternatives, "minimum_should_match": 1}}, True
 
     def _retrieval(self, query: dict, context: RankContext) -> dict:
-        """``query`` plus compounds scoring up (same pages) and the home pages of the sites
-        the query names matching without its words."""
+        """``query`` plus optional words and compounds scoring up (same pages) and the home
+        pages of the sites the query names matching without its words."""
         parsed = context.query
-        if parsed.compounds and self.compiler.compound_fields.items():
-            query = {"bool": {"must": [query],
-                              "should": [self.compiler.compound(c) for c in parsed.compounds]}}
+        should = [self.compiler.compile(w) for w in parsed.optional_words]
+        if self.compiler.compound_fields.items():
+            should += [self.compiler.compound(c) for c in parsed.compounds]
+        if should:
+            query = {"bool": {"must": [query], "should": should}}
         home = SiteHome.es_filter(context) if self.ranker.weight("sitehome") else None
         if home is not None:
             query = {"bool": {"should": [query, {"constant_score": {"filter": home,
@@ -225,14 +285,14 @@ class RankingQuery:
 
 
 def blend_terms(parsed: Query) -> list[str]:
-    """The analyzed terms of a ``blendable`` query's plain words (a phrase: each of its
+    """The analyzed terms of a ``blendable`` query's required words (a phrase: each of its
     terms), whose document frequencies :func:`word_idf` needs."""
-    return sorted({t for w in parsed.plain_words
+    return sorted({t for w in parsed.required_words
                    for t in ([w.term] if isinstance(w, Term) else w.terms)})
 
 
 def word_idf(parsed: Query, df: Mapping[str, int], docs: int) -> list[float]:
-    """BM25's IDF of each plain word in the body field (a phrase: its rarest term), from
+    """BM25's IDF of each required word in the body field (a phrase: its rarest term), from
     the terms' document frequencies ``df`` among ``docs`` pages
     (:meth:`index.es_requests.SearchRequests.term_stats`)."""
 
@@ -241,4 +301,4 @@ def word_idf(parsed: Query, df: Mapping[str, int], docs: int) -> list[float]:
         return math.log(1.0 + (docs - count + 0.5) / (count + 0.5))
 
     return [idf(w.term) if isinstance(w, Term) else max(idf(t) for t in w.terms)
-            for w in parsed.plain_words]
+            for w in parsed.required_words]

@@ -126,13 +126,13 @@ class EsSearch:
         results.partial = was_partial or partial(response)
         if aggs:
             results.facets = _facets(response.get("aggregations", {}))
-        explained = self._explain(parsed, [h for h, _ in found], relaxed, idf) if explain else {}
-        for hit, similar in found:
+        explained = self._explain(parsed, [h for h, *_ in found], relaxed, idf) if explain else {}
+        for hit, similar, languages in found:
             source = hit["_source"]
             results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
                                          parsed, b.snippet_chars,
                                          explained.get(hit["_id"]),
-                                         text=source.get("snippet", "")))
+                                         text=source.get("snippet", ""), languages=languages))
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
 

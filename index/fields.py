@@ -24,7 +24,15 @@ from urllib.parse import urlsplit
 
 import xxhash
 
-from index.analysis import analyze, analyze_joined, host_suffixes, normalize, normalize_host
+from crawler.extract import url_language, url_without_language
+from index.analysis import (
+    analyze,
+    analyze_joined,
+    host_suffixes,
+    identifier_terms,
+    normalize,
+    normalize_host,
+)
 
 if TYPE_CHECKING:
     from index.base import Document
@@ -32,14 +40,19 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_COMPOUND_FIELDS",
     "DEFAULT_FIELD_WEIGHTS",
+    "DEFINE_FIELDS",
     "DOC_FIELDS",
     "LABEL_FIELDS",
+    "NEAR_FIELDS",
     "FACET_FIELDS",
+    "IDENTS",
+    "IDENT_PARTS_WEIGHT",
     "TEXT_FIELDS",
     "DocField",
     "FieldWeights",
     "completion_key",
     "completion_prefix",
+    "collapse_key",
     "completion_text",
     "document_fields",
     "keyword_key",
@@ -48,8 +61,17 @@ __all__ = [
     "url_depth",
 ]
 
-#: The analyzed text fields every engine searches, in this order.
-TEXT_FIELDS = ("title", "body", "anchors", "url")
+#: The analyzed text fields every engine searches, in this order. ``idents`` holds the
+#: identifier forms of the title and body that their terms lack (``analysis.identifier_terms``:
+#: whole dotted, snake and leading-dot names, operators, the words of CamelCase names).
+#: ``headings`` the page's headings and definition terms (``<dt>``), for the signal of the
+#: page that defines what the query names (not scored as text by default).
+TEXT_FIELDS = ("title", "body", "anchors", "url", "idents", "headings")
+IDENTS = "idents"
+#: How much a query word scores where only ``idents`` holds it (a word of a CamelCase name:
+#: ``allow`` in ``AllowOverride``): it matches there, but the page's own text decides the
+#: score; an identifier's whole form scores by ``FieldWeights.idents``.
+IDENT_PARTS_WEIGHT = 0.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +82,8 @@ class FieldWeights:
     anchors: float = 2.0
     url: float = 1.5
     body: float = 1.0
+    idents: float = 1.0
+    headings: float = 0.0
     tie_breaker: float = 0.3
 
     def items(self) -> list[tuple[str, float]]:
@@ -81,15 +105,38 @@ class FieldWeights:
 
 DEFAULT_FIELD_WEIGHTS = FieldWeights()
 #: What a page is called and linked as: its title, anchor text and URL (the label signal).
-LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, tie_breaker=0.0)
+LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, idents=0.0,
+                            tie_breaker=0.0)
+#: Where a page names what it defines: its headings and definition terms.
+DEFINE_FIELDS = FieldWeights(title=0.0, anchors=0.0, url=0.0, body=0.0, idents=0.0,
+                             headings=1.0, tie_breaker=0.0)
+#: Where the proximity signal looks for the query's words near each other.
+NEAR_FIELDS = ("title", "body")
 #: Where a compound of the query's words scores (names are written as one word in titles,
 #: URLs and link text, rarely in running text), and how much.
 DEFAULT_COMPOUND_FIELDS = FieldWeights(title=3.0, anchors=2.0, url=1.5, body=0.0,
-                                       tie_breaker=0.3)
+                                       idents=0.0, tie_breaker=0.3)
 
 _INDEX_FILES = frozenset({"index.html", "index.htm", "index.php", "default.aspx"})
 _GENERIC_LABELS = frozenset({"www", "m", "web", "docs", "doc", "home"})
 _WORDS = re.compile(r"[^\W_]+")
+
+
+def collapse_key(doc: Document) -> str:
+    """What results collapse on: for a page whose URL names its language, the URL without
+    it (its translations and the copies of it in other languages' trees share that), else
+    its near-copy cluster (``cluster_id``, or its own id)."""
+    translated = url_without_language(doc.url)
+    if translated:
+        return "t:" + xxhash.xxh64_hexdigest(translated.encode())
+    return doc.cluster_id or doc.id
+
+
+def is_language_copy(doc: Document) -> bool:
+    """Whether the page sits in another language's tree than its own (the English page
+    copied into ``/fr-FR/`` of an untranslated chapter): a copy, not the original."""
+    named = url_language(doc.url)
+    return bool(named) and bool(doc.lang) and named != language_of(doc.lang)
 
 
 def url_depth(url: str) -> int:
@@ -145,12 +192,13 @@ DOC_FIELDS: dict[str, DocField] = {
     for f in (
         DocField("pagerank", FLOAT, lambda d: float(d.pagerank)),
         DocField("fetched_at", DOUBLE, lambda d: float(d.fetched_at)),
-        DocField("cluster", KEYWORD, lambda d: d.cluster_id or d.id),
+        DocField("cluster", KEYWORD, lambda d: collapse_key(d)),
         DocField("url_depth", INTEGER, lambda d: url_depth(d.url)),
         DocField("site_name", KEYWORD, lambda d: site_name(d.host)),
         DocField("lang", KEYWORD, lambda d: language_of(d.lang)),
         DocField("shown", INTEGER, lambda d: int(bool(d.shown))),
         DocField("spam", FLOAT, lambda d: min(1.0, max(0.0, float(d.spam_score)))),
+        DocField("lang_copy", INTEGER, lambda d: int(is_language_copy(d))),
     )
 }
 
@@ -197,11 +245,14 @@ def document_fields(doc: Document) -> DocumentFields:
     """The fields of ``doc`` every engine stores; sets ``doc.host`` from the URL if empty."""
     if not doc.host:
         doc.host = normalize_host(doc.url)
+    body = doc.body or doc.description
     text = {
         "title": analyze_joined(doc.title),
-        "body": analyze_joined(doc.body or doc.description),
+        "body": analyze_joined(body),
         "anchors": analyze_joined(doc.anchors),
         "url": analyze_joined(doc.url.split("://", 1)[-1]),
+        "idents": " ".join(identifier_terms(f"{doc.title}\n{body}")),
+        "headings": " ".join((*analyze(doc.headings), *identifier_terms(doc.headings))),
     }
     return DocumentFields(
         text=text,

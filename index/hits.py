@@ -10,7 +10,8 @@ from index.base import Hit
 from index.query import Query
 from index.snippets import SCAN_CHARS, SnippetSource, build_snippet
 
-__all__ = ["HIT_FIELDS", "collapse", "make_hit", "snippet_for", "snippet_text"]
+__all__ = ["HIT_FIELDS", "collapse", "group_languages", "make_hit", "snippet_for",
+           "snippet_text"]
 
 #: The stored fields a hit shows (its WARC file for the cached-copy link); an engine may
 #: store just these (and the snippet text) for its hits.
@@ -37,9 +38,10 @@ def snippet_for(doc: Mapping, query: Query, max_chars: int,
 
 
 def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_chars: int,
-             explain: dict | None = None, text: str | SnippetSource | None = None) -> Hit:
+             explain: dict | None = None, text: str | SnippetSource | None = None,
+             languages: int = 0) -> Hit:
     """The hit for a stored document (a ``Document``'s fields as a mapping); ``text`` as
-    for ``snippet_for``."""
+    for ``snippet_for``; ``languages``: how many other languages its group is in."""
     return Hit(
         id=doc["id"],
         url=doc["url"],
@@ -49,10 +51,24 @@ def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_cha
         host=doc.get("host", ""),
         cluster_id=doc.get("cluster_id", ""),
         similar=similar,
+        languages=languages,
         pagerank=doc.get("pagerank", 0.0),
         cached=bool(doc.get("warc_file")),
         explain=explain,
     )
+
+
+def group_languages(ranked: Iterable[T], key: Callable[[T], Hashable],
+                    language: Callable[[T], Hashable]) -> dict[Hashable, set]:
+    """The languages of each group (by ``key``) among ``ranked``, for "also in N
+    languages"; an unknown language (``""`` or 0) is left out."""
+    out: dict[Hashable, set] = {}
+    for item in ranked:
+        lang = language(item)
+        group = out.setdefault(key(item), set())
+        if lang:
+            group.add(lang)
+    return out
 
 
 def collapse(ranked: Iterable[T], key: Callable[[T], Hashable],

@@ -24,8 +24,10 @@ to shorten.
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -34,6 +36,8 @@ from index.analysis import (
     analyze,
     analyze_query_term,
     compound_terms,
+    identifier_form,
+    is_optional_word,
     is_stopword,
     normalize,
     normalize_host,
@@ -43,6 +47,9 @@ from index.fields import language_of
 
 __all__ = [
     "MAX_BLEND_WORDS",
+    "MIN_WORDS_SHARE",
+    "NEAR_GAP",
+    "AtLeast",
     "MAX_DEPTH",
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
@@ -66,6 +73,17 @@ MAX_TERMS = 64
 MAX_DEPTH = 8
 #: Longest plain query whose pages lacking one word are ranked too (one clause per word).
 MAX_BLEND_WORDS = 6
+#: Share of the required words (rounded up) a page of a query of more than
+#: ``MAX_BLEND_WORDS`` of them must hold: the others may be missing (coordination ranks the
+#: pages holding more first), so one word the answer phrases otherwise does not drop it.
+MIN_WORDS_SHARE = 0.75
+#: Fewest required words of a query whose pages may lack two minor ones (``lacking``).
+LACK_TWO_WORDS = 5
+#: Most words of a query that names one thing a page defines (``defined_words``).
+MAX_DEFINED_WORDS = 3
+#: Words allowed between each pair of a query's words for the page to hold them "near"
+#: (the proximity signal): a phrase slop of ``NEAR_GAP`` per gap.
+NEAR_GAP = 2
 #: Words that, next to a site's name, still ask for the site itself (``django docs``).
 NAVIGATIONAL_WORDS = frozenset(
     "doc docs documentation manual home homepage site website official page web".split()
@@ -93,9 +111,12 @@ class Term:
 
     word: str
     term: str
+    #: The word's whole identifier form when it is a punctuated name or an operator
+    #: (``.gitignore``, ``->>``; ``analysis.identifier_form``), looked up in ``idents``.
+    whole: str = ""
 
     def __str__(self) -> str:
-        return self.term
+        return self.whole or self.term
 
 
 @dataclass(frozen=True)
@@ -104,9 +125,11 @@ class Phrase:
 
     text: str
     terms: tuple[str, ...]
+    #: As for ``Term.whole``: a query word that is a dotted or snake name (``os.path``).
+    whole: str = ""
 
     def __str__(self) -> str:
-        return '"' + " ".join(self.terms) + '"'
+        return self.whole or '"' + " ".join(self.terms) + '"'
 
 
 @dataclass(frozen=True)
@@ -161,7 +184,19 @@ class Or:
         return " OR ".join(_wrap(c) for c in self.children)
 
 
-Node = Term | Phrase | Site | Lang | Not | And | Or
+@dataclass(frozen=True)
+class AtLeast:
+    """At least ``count`` of the children match (``1 <= count < len(children)``); never
+    parsed from text: the coordination a long plain query derives (``Query.coordinated``)."""
+
+    count: int
+    children: tuple[Node, ...]
+
+    def __str__(self) -> str:
+        return f"{self.count} of ({' '.join(_wrap(c) for c in self.children)})"
+
+
+Node = Term | Phrase | Site | Lang | Not | And | Or | AtLeast
 
 
 def _wrap(node: Node) -> str:
@@ -233,10 +268,87 @@ class Query:
         return tuple(children)
 
     @cached_property
+    def optional_words(self) -> tuple[Term, ...]:
+        """Words of a plain query that frame a question rather than name its topic (``how``,
+        ``should``, ``them``: ``analysis.OPTIONAL_WORDS``): they score where they occur but
+        need not match. ``()`` when nothing else would be left, or for other queries."""
+        optional = tuple(w for w in self.plain_words
+                         if isinstance(w, Term) and is_optional_word(w.term))
+        return optional if len(optional) < len(self.plain_words) else ()
+
+    @cached_property
+    def required_words(self) -> tuple[Term | Phrase, ...]:
+        """The words of a plain query that decide which pages match (all but the optional
+        ones), in query order; ``()`` for other queries."""
+        optional = set(self.optional_words)
+        return tuple(w for w in self.plain_words if w not in optional)
+
+    @cached_property
+    def matching(self) -> Node | None:
+        """What a page must hold to match the query as asked: the root, or for a plain
+        query with optional words, its required words."""
+        if not self.optional_words:
+            return self.root
+        return _conjunction(list(self.required_words))
+
+    @cached_property
+    def min_words(self) -> int:
+        """How many required words a page must hold: all of them, or of more than
+        ``MAX_BLEND_WORDS`` the ``MIN_WORDS_SHARE`` (rounded up)."""
+        n = len(self.required_words)
+        if n <= MAX_BLEND_WORDS:
+            return n
+        return max(MAX_BLEND_WORDS, math.ceil(n * MIN_WORDS_SHARE))
+
+    @cached_property
+    def coordinated(self) -> AtLeast | None:
+        """The pages that compete while lacking some required words (``min_words`` of
+        them), for a long plain query; ``None`` when every word must match."""
+        words = self.required_words
+        if self.min_words >= len(words):
+            return None
+        return AtLeast(self.min_words, words)
+
+    def lacking(self, idf: Sequence[float], max_share: float
+                ) -> list[tuple[tuple[int, ...], float]]:
+        """Which required words a page may lack and still compete, given each word's IDF:
+        one word, or of ``LACK_TWO_WORDS`` or more two, whose share of the query's IDF is at
+        most ``max_share``; as ``(word indexes, share)``. A page lacking such words scores
+        its text score times ``1 - share`` (Lucene's coordination factor)."""
+        total = sum(idf) or 1.0
+        n = len(idf)
+        sizes = (1, 2) if n >= LACK_TWO_WORDS else (1,)
+        out = []
+        for size in sizes:
+            for missing in itertools.combinations(range(n), size):
+                share = sum(idf[i] for i in missing) / total
+                if share <= max_share and size < n:
+                    out.append((missing, share))
+        return out
+
+    @cached_property
+    def near_terms(self) -> tuple[str, ...]:
+        """The terms of the required words in query order, for the proximity signal (pages
+        holding them within ``near_slop`` of each other); ``()`` for fewer than two words
+        or a query that is not plain."""
+        words = self.required_words
+        if len(words) < 2:
+            return ()
+        return tuple(t for w in words for t in ((w.term,) if isinstance(w, Term) else w.terms))
+
+    @property
+    def near_slop(self) -> int:
+        """The phrase slop the proximity signal allows: ``NEAR_GAP`` per gap."""
+        return NEAR_GAP * max(0, len(self.near_terms) - 1)
+
+    @cached_property
     def label_words(self) -> tuple[Term | Phrase, ...]:
         """The words and phrases every one of which a page's label (title, anchors, URL)
-        must hold for the label signal: the positive words of a query that is one word or
-        an AND (a ``site:`` or an exclusion beside them does not count); else ``()``."""
+        must hold for the label signal: the required words of a plain query, or the
+        positive words of a query that is an AND (a ``site:`` or an exclusion beside them
+        does not count); else ``()``."""
+        if self.required_words:
+            return self.required_words
         root = self.root
         if isinstance(root, Term | Phrase):
             return (root,)
@@ -245,23 +357,32 @@ class Query:
         return ()
 
     @cached_property
+    def defined_words(self) -> tuple[Term | Phrase, ...]:
+        """The label words of a query short enough to name one thing (at most
+        ``MAX_DEFINED_WORDS``): a page whose headings or definition terms hold them all
+        defines it; ``()`` for longer queries."""
+        words = self.label_words
+        return words if len(words) <= MAX_DEFINED_WORDS else ()
+
+    @cached_property
     def compounds(self) -> tuple[str, ...]:
-        """Compound terms of a plain query of single words (``ignore files git`` ->
-        ``gitignore``, see ``compound_terms``); ``()`` otherwise."""
-        words = self.plain_words
+        """Compound terms of the required words of a plain query of single words
+        (``ignore files git`` -> ``gitignore``, see ``compound_terms``); ``()`` otherwise."""
+        words = self.required_words
         if not words or not all(isinstance(w, Term) for w in words):
             return ()
         return tuple(compound_terms([w.word for w in words]))
 
     @property
     def relaxable(self) -> bool:
-        """Whether the any-word fallback applies: a plain query of two or more words."""
-        return len(self.plain_words) > 1
+        """Whether the any-word fallback applies: a plain query of two or more required
+        words."""
+        return len(self.required_words) > 1
 
     def blendable(self, min_words: int) -> bool:
         """Whether pages lacking one minor word compete: a plain query of ``min_words`` to
-        ``MAX_BLEND_WORDS`` words (``min_words`` 0 turns it off)."""
-        return bool(min_words) and min_words <= len(self.plain_words) <= MAX_BLEND_WORDS
+        ``MAX_BLEND_WORDS`` required words (``min_words`` 0 turns it off)."""
+        return bool(min_words) and min_words <= len(self.required_words) <= MAX_BLEND_WORDS
 
     @cached_property
     def typed_words(self) -> tuple[str, ...]:
@@ -386,6 +507,22 @@ class _Token:
     end: int = 0
 
 
+_LONG_OPTION = re.compile(r"--[A-Za-z][\w-]+")
+
+
+def _operator_at(text: str, i: int) -> str:
+    """The operator (``->>``, ``-=``) or command-line option (``--amend``) that starts at
+    ``text[i]`` and runs to whitespace, or ``""``: a minus that begins one is part of it,
+    not an exclusion."""
+    end = i
+    while end < len(text) and not (text[end].isspace() or text[end] in '")'):
+        end += 1
+    word = text[i:end]
+    if _LONG_OPTION.fullmatch(word):
+        return word
+    return word if len(word) > 1 and identifier_form(word) == word else ""
+
+
 def _lex(text: str) -> list[_Token]:
     tokens: list[_Token] = []
     i, n = 0, len(text)
@@ -399,6 +536,10 @@ def _lex(text: str) -> list[_Token]:
             continue
         begin = i
         negated = False
+        if ch == "-" and (operator := _operator_at(text, i)):
+            tokens.append(_Token(_WORD, operator, False, i, i + len(operator)))
+            i += len(operator)
+            continue
         while ch == "-" and i + 1 < n:
             negated, i = True, i + 1
             ch = text[i]
@@ -510,12 +651,13 @@ class _Parser:
                 return Phrase(token.value, tuple(terms))
             return Term(token.value, terms[0]) if terms else None
         terms = analyze_query_term(token.value)
-        self.count(len(terms))
+        whole = identifier_form(token.value)
+        self.count(max(1, len(terms)) if whole else len(terms))
         if len(terms) > 1:
-            return Phrase(token.value, tuple(terms))
+            return Phrase(token.value, tuple(terms), whole)
         if not terms:
-            return None
-        term = Term(token.value, terms[0])
+            return Term(token.value, whole, whole) if whole else None
+        term = Term(token.value, terms[0], whole)
         return _Free(term) if is_stopword(term.term) else term
 
     def count(self, n: int) -> None:

@@ -45,10 +45,13 @@ __all__ = [
     "WEIGHTS_FILE",
     "AllWords",
     "Candidate",
+    "Defines",
     "EsParts",
     "Freshness",
     "LabelMatch",
     "LanguageMatch",
+    "Original",
+    "Proximity",
     "RankContext",
     "Ranker",
     "Signal",
@@ -109,6 +112,8 @@ class Candidate:
     text_score: float
     fields: dict[str, Any] = field(default_factory=dict)
     labelled: bool = False
+    near: bool = False
+    defines: bool = False
     all_words: bool = True
     text_top: float = 0.0
     score: float = 0.0
@@ -122,12 +127,15 @@ class Candidate:
 @dataclass(frozen=True)
 class EsParts:
     """The parts of an Elasticsearch query that signals filter on: the strict query (every
-    word, as written), whether other pages compete with it (relaxed or blended), and the
-    label filters of the query's words."""
+    word, as written), whether other pages compete with it (relaxed or blended), the
+    label filters of the query's words, the filter of pages holding them near each other
+    and the filters of pages defining them."""
 
     strict: dict
     others_compete: bool
     label_filters: tuple[dict, ...] = ()
+    near_filter: dict | None = None
+    define_filters: tuple[dict, ...] = ()
 
 
 class Signal(ABC):
@@ -254,6 +262,40 @@ class LabelMatch(Signal):
         return [{"filter": {"bool": {"filter": list(parts.label_filters)}}, "weight": weight}]
 
 
+class Defines(Signal):
+    """1 when the page's headings or definition terms (``<dt>``) hold every word of a
+    short query (``Query.defined_words``): the page that defines ``os.path.join`` or
+    ``AllowOverride`` rather than one that mentions it."""
+
+    name = "defines"
+    default_weight = 0.3
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 1.0 if candidate.defines else 0.0
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        if not parts.define_filters:
+            return []
+        return [{"filter": {"bool": {"filter": list(parts.define_filters)}}, "weight": weight}]
+
+
+class Proximity(Signal):
+    """1 when the page holds the query's required words near each other (a sloppy phrase
+    of them, ``Query.near_slop``, in its title or body), else 0: the page about
+    "ignore files in git" rather than a long one that has each word somewhere."""
+
+    name = "near"
+    default_weight = 0.2
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 1.0 if candidate.near else 0.0
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        if parts.near_filter is None:
+            return []
+        return [{"filter": parts.near_filter, "weight": weight}]
+
+
 class SiteMention(Signal):
     """1 for a page of a site the query names among other words (``requests session`` ->
     pages of ``requests.*``), else 0."""
@@ -292,6 +334,21 @@ class LanguageMatch(Signal):
             {"filter": {"term": {"lang": context.language}}, "weight": weight},
             {"filter": {"term": {"lang": ""}}, "weight": weight / 2},
         ]
+
+
+class Original(Signal):
+    """1 unless the page is a copy in another language's tree (``fields.is_language_copy``):
+    of a page and its copies, which say the same, the original is the one shown."""
+
+    name = "original"
+    default_weight = 0.1
+    fields = ("lang_copy",)
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 0.0 if candidate.get("lang_copy", 0) else 1.0
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        return [{"filter": {"term": {"lang_copy": 0}}, "weight": weight}]
 
 
 class AllWords(Signal):
@@ -363,8 +420,11 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     Freshness(),
     SiteHome(),
     LabelMatch(),
+    Defines(),
+    Proximity(),
     SiteMention(),
     LanguageMatch(),
+    Original(),
     AllWords(),
     UrlDepth(),
     SpamDemotion(),

@@ -13,8 +13,16 @@ import math
 
 import tantivy
 
-from index.fields import DEFAULT_COMPOUND_FIELDS, LABEL_FIELDS, FieldWeights
-from index.query import And, Lang, Node, Not, Or, Phrase, Query, Site, Term
+from index.fields import (
+    DEFAULT_COMPOUND_FIELDS,
+    DEFINE_FIELDS,
+    IDENT_PARTS_WEIGHT,
+    IDENTS,
+    LABEL_FIELDS,
+    NEAR_FIELDS,
+    FieldWeights,
+)
+from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
 
 __all__ = ["TantivyCompiler"]
 
@@ -53,6 +61,9 @@ class TantivyCompiler:
                 [(Occur.Must, tantivy.Query.all_query()),
                  (Occur.MustNot, self.compile(node.child))]
             )
+        if isinstance(node, AtLeast):
+            return tantivy.Query.boolean_query(
+                [(Occur.Should, self.compile(c)) for c in node.children], node.count)
         if isinstance(node, And):
             return tantivy.Query.boolean_query([
                 (Occur.MustNot, self.compile(c.child)) if isinstance(c, Not)
@@ -63,26 +74,46 @@ class TantivyCompiler:
 
     def word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
         """A word or phrase in any text field: the best field's score plus a share of the
-        others' (``weights.tie_breaker``)."""
+        others' (``weights.tie_breaker``); an identifier's whole form in ``idents``."""
         per_field = []
         for name, weight in weights.items():
-            if isinstance(node, Term):
-                q = tantivy.Query.term_query(self.schema, name, node.term)
+            if name == IDENTS and node.whole:
+                q = tantivy.Query.term_query(self.schema, name, node.whole)
             else:
-                q = tantivy.Query.phrase_query(self.schema, name, list(node.terms))
+                if name == IDENTS:
+                    weight = IDENT_PARTS_WEIGHT
+                if isinstance(node, Term):
+                    q = tantivy.Query.term_query(self.schema, name, node.term)
+                else:
+                    q = tantivy.Query.phrase_query(self.schema, name, list(node.terms))
             per_field.append(tantivy.Query.boost_query(q, weight))
         if len(per_field) == 1:
             return per_field[0]
         return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
 
-    def with_compounds(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
-        """``query`` scored up where a title, anchor text or URL holds a compound of the
-        query's words; it matches the same pages."""
-        if not parsed.compounds or not self.compound_fields.items():
+    def scored(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
+        """``query`` scored up where a page holds the query's optional words, or a title,
+        anchor text or URL a compound of its words; it matches the same pages."""
+        clauses = [(Occur.Should, self.word(w, self.field_weights))
+                   for w in parsed.optional_words]
+        if self.compound_fields.items():
+            clauses += [(Occur.Should, self.word(Term(c, c), self.compound_fields))
+                        for c in parsed.compounds]
+        if not clauses:
             return query
-        clauses = [(Occur.Should, self.word(Term(c, c), self.compound_fields))
-                   for c in parsed.compounds]
         return tantivy.Query.boolean_query([(Occur.Must, query), *clauses])
+
+    def near(self, parsed: Query) -> tantivy.Query | None:
+        """Pages holding the query's required words near each other (within
+        ``parsed.near_slop``) in their title or body; ``None`` for fewer than two words."""
+        terms = list(parsed.near_terms)
+        if not terms:
+            return None
+        return tantivy.Query.boolean_query([
+            (Occur.Should, tantivy.Query.phrase_query(self.schema, name, terms,
+                                                      parsed.near_slop))
+            for name in NEAR_FIELDS
+        ])
 
     def label(self, parsed: Query) -> tantivy.Query | None:
         """Pages whose title, anchor text or URL hold every label word of the query."""
@@ -90,6 +121,14 @@ class TantivyCompiler:
             return None
         return tantivy.Query.boolean_query(
             [(Occur.Must, self.word(w, LABEL_FIELDS)) for w in parsed.label_words]
+        )
+
+    def defines(self, parsed: Query) -> tantivy.Query | None:
+        """Pages whose headings or definition terms hold every defined word of the query."""
+        if not parsed.defined_words:
+            return None
+        return tantivy.Query.boolean_query(
+            [(Occur.Must, self.word(w, DEFINE_FIELDS)) for w in parsed.defined_words]
         )
 
     def named_homes(self, keys: frozenset[int]) -> tantivy.Query:
@@ -105,30 +144,38 @@ class TantivyCompiler:
         if not parsed.relaxable:
             return None
         return tantivy.Query.boolean_query(
-            [(Occur.Should, self.compile(w)) for w in parsed.plain_words]
+            [(Occur.Should, self.compile(w)) for w in parsed.required_words]
         )
+
+    def coordinated(self, parsed: Query) -> tantivy.Query | None:
+        """The pages of a long query lacking some of its required words but holding
+        ``parsed.min_words`` of them (``parsed.coordinated``); ``None`` when every word
+        must match."""
+        if parsed.coordinated is None:
+            return None
+        return tantivy.Query.boolean_query([
+            (Occur.Must, self.compile(parsed.coordinated)),
+            (Occur.MustNot, self.compile(parsed.matching)),
+        ])
 
     def all_but_one(self, parsed: Query, searcher: tantivy.Searcher,
                     min_words: int) -> tantivy.Query | None:
-        """The pages lacking one word minor enough to leave out (its share of the query's
-        IDF at most ``max_missing_share``), scored by their text score times the share of
-        the query they cover (Lucene's coordination factor); ``None`` unless the query is
+        """The pages lacking minor words (``Query.lacking``: one, or two of a longer
+        query), scored by their text score times the share of the query they cover
+        (Lucene's coordination factor); ``None`` unless the query is
         ``blendable(min_words)``."""
         if not parsed.blendable(min_words):
             return None
-        words = parsed.plain_words
+        words = parsed.required_words
         idf = [self.idf(searcher, w) for w in words]
-        total = sum(idf) or 1.0
         compiled = [self.compile(w) for w in words]
         out = []
-        for i, missing in enumerate(compiled):
-            if idf[i] / total > self.max_missing_share:
-                continue
-            clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j != i]
-            # Each clause lacks its word, so a page matches at most one of them.
-            clauses.append((Occur.MustNot, missing))
+        for missing, share in parsed.lacking(idf, self.max_missing_share):
+            # Each clause lacks exactly its words, so a page matches at most one of them.
+            clauses = [(Occur.MustNot if j in missing else Occur.Must, w)
+                       for j, w in enumerate(compiled)]
             out.append((Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.boolean_query(clauses), 1.0 - idf[i] / total)))
+                tantivy.Query.boolean_query(clauses), 1.0 - share)))
         return tantivy.Query.boolean_query(out) if out else None
 
     @staticmethod

@@ -4,20 +4,21 @@ Two phases: tantivy returns the top candidates by BM25 over title, anchors, URL 
 (per-field weights, best field plus a tie-break share of the others, compiled by
 :class:`~index.tantivy_query.TantivyCompiler`), then the backend's
 :class:`~index.signals.Ranker` re-scores them with its signals from tantivy's fast columns
-and results collapse on ``cluster_id``. Pages lacking one word of a longer query compete
-when few pages have them all; pages with any word follow when none has them all.
+and results collapse on ``fields.collapse_key`` (near-copies and translations). Pages
+lacking minor words of a longer query compete when few pages have them all (a long query
+needs only most of its words); pages with any word follow when none has them all.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import tantivy
 
 from index.base import FACET_SIZE, Results
 from index.fields import FACET_FIELDS
-from index.hits import collapse, make_hit
+from index.hits import collapse, group_languages, make_hit
 from index.query import Query
 from index.signals import Candidate, RankContext
 from index.tantivy_query import TantivyCompiler
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
     from index.embedded import EmbeddedBackend
 
 __all__ = ["TantivySearch"]
+
+
+def _group(candidate: Candidate) -> Any:
+    """What results collapse on (``fields.collapse_key``, as its 64-bit key)."""
+    return candidate.get("cluster")
 
 
 class TantivySearch:
@@ -55,25 +61,26 @@ class TantivySearch:
         context = RankContext.of(parsed, b.language)
         offset = (page - 1) * size
         depth = min(offset + size + b.rerank_depth, b.max_window)
-        matching = compiler.compile(parsed.root)
-        found = searcher.search(compiler.with_compounds(matching, parsed),
-                                limit=depth, count=True)
+        matching = compiler.compile(parsed.matching)
+        found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
         results.total = found.count
-        labelled = self._labelled(searcher, compiler, parsed, depth)
+        marks = self._marks(searcher, compiler, parsed, depth)
         hits = found.hits + self._named_homes(searcher, compiler, context, found.hits)
-        candidates = self._candidates(searcher, hits, labelled)
-        # Pages lacking one word of a longer query compete with those having them all,
-        # when few pages have them all.
+        candidates = self._candidates(searcher, hits, marks)
+        # Pages lacking minor words of a longer query compete with those having them all,
+        # when few pages have them all; those of a long query lacking a few, always.
         blended = (compiler.all_but_one(parsed, searcher, b.blend_words)
                    if found.count < b.blend_below else None)
+        if blended is None:
+            blended = compiler.coordinated(parsed)
         if blended is not None:
             # Not counted in full (a count visits every match): the total grows by the
             # pages ranked.
-            more = searcher.search(compiler.with_compounds(blended, parsed),
+            more = searcher.search(compiler.scored(blended, parsed),
                                    limit=min(depth, offset + size + b.blend_depth),
                                    count=False)
             results.total += len(more.hits)
-            extra = self._candidates(searcher, more.hits, labelled)
+            extra = self._candidates(searcher, more.hits, marks)
             for candidate in extra:
                 candidate.all_words = False
             candidates += extra
@@ -81,25 +88,27 @@ class TantivySearch:
         relaxed = compiler.relaxed(parsed)
         if found.count < b.min_strict_hits and relaxed is not None:
             # Pages with every word stay first; pages with some of them follow.
-            more = searcher.search(compiler.with_compounds(relaxed, parsed), limit=depth,
+            more = searcher.search(compiler.scored(relaxed, parsed), limit=depth,
                                    count=True)
             results.total = more.count
             matching = relaxed
             known = {address_key(a) for _, a in hits}
             extra = self._candidates(
-                searcher, [h for h in more.hits if address_key(h[1]) not in known], labelled
+                searcher, [h for h in more.hits if address_key(h[1]) not in known], marks
             )
             for candidate in extra:
                 candidate.all_words = False
             ranked += b.ranker.rank(extra, context)
-        for candidate, similar in collapse(ranked, lambda c: c.get("cluster"),
-                                           lambda c: c.get("shown", 1) != 0)[
+        languages = group_languages(ranked, _group, lambda c: c.get("lang"))
+        for candidate, similar in collapse(ranked, _group, lambda c: c.get("shown", 1) != 0)[
             offset : offset + size
         ]:
             shown, snippet = stored_hit(searcher, candidate.ref)
             why = b.ranker.explain(candidate, context) if explain else None
+            others = languages[_group(candidate)] - {candidate.get("lang")}
             results.hits.append(make_hit(shown, candidate.score, similar, parsed,
-                                         b.snippet_chars, why, text=snippet))
+                                         b.snippet_chars, why, text=snippet,
+                                         languages=len(others)))
         if page == 1 and results.total < size:
             results.suggestion = b.suggest(parsed)
         if facets:
@@ -122,27 +131,36 @@ class TantivySearch:
             if address_key(address) not in known
         ]
 
-    def _labelled(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-                  parsed: Query, limit: int) -> set[tuple]:
-        """Addresses of the best pages whose title, anchor text or URL hold every label
-        word of the query."""
-        query = compiler.label(parsed) if self.backend.ranker.weight("label") else None
-        if query is None:
-            return set()
-        return {address_key(a) for _, a in searcher.search(query, limit=limit, count=False).hits}
+    def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
+               parsed: Query, limit: int) -> dict[str, set[tuple]]:
+        """Addresses of the best pages (up to ``limit`` each) whose title, anchor text or
+        URL hold every label word of the query (``label``), of those holding its required
+        words near each other (``near``) and of those whose headings hold its defined
+        words (``defines``), for the signals that weigh them."""
+        queries = {"label": compiler.label(parsed), "near": compiler.near(parsed),
+                   "defines": compiler.defines(parsed)}
+        return {
+            name: {address_key(a)
+                   for _, a in searcher.search(query, limit=limit, count=False).hits}
+            if query is not None and self.backend.ranker.weight(name) else set()
+            for name, query in queries.items()
+        }
 
     def _candidates(self, searcher: tantivy.Searcher, hits: list,
-                    labelled: set[tuple]) -> list[Candidate]:
+                    marks: dict[str, set[tuple]]) -> list[Candidate]:
         """Candidates for ``(score, address)`` hits with the ranking fields the signals
-        read (and the collapse key) from tantivy's fast fields."""
+        read (and the collapse key and language) from tantivy's fast fields, and the marks
+        of ``_marks``."""
         addresses = [address for _, address in hits]
         if not addresses:
             return []
-        names = dict.fromkeys((*self.backend.ranker.fields, "cluster", "shown"))
+        names = dict.fromkeys((*self.backend.ranker.fields, "cluster", "shown", "lang"))
         columns = [searcher.fast_field_values(fast_name(n), addresses) for n in names]
         return [
             Candidate(address, score, dict(zip(names, values, strict=True)),
-                      labelled=address_key(address) in labelled)
+                      labelled=address_key(address) in marks["label"],
+                      near=address_key(address) in marks["near"],
+                      defines=address_key(address) in marks["defines"])
             for (score, address), *values in zip(hits, *columns, strict=True)
         ]
 

@@ -33,6 +33,7 @@ def document_from_item(item: PageItem) -> Document:
         body=item.text,
         description=item.description,
         lang=item.lang,
+        headings=item.headings,
         fetched_at=item.fetched_at,
         cluster_id=item.cluster_id,
         shown=item.shown,

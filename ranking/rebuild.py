@@ -122,7 +122,8 @@ def page_item_from_response(response: WarcResponse) -> PageItem | None:
     if looks_binary(response.body):
         return None
     html, _encoding = decode_html(response.body, content_type)
-    page = extract(html, response.url, response.header("X-Robots-Tag"))
+    page = extract(html, response.url, response.header("X-Robots-Tag"),
+                   response.header("Content-Language"))
     return page_item(
         page,
         response.url,

@@ -182,7 +182,8 @@ class WebSpider(scrapy.Spider):
             return
         html, _encoding = decode_html(response.body, content_type.decode("latin-1"))
         x_robots = response.headers.get(b"X-Robots-Tag", b"").decode("latin-1")
-        page = extract(html, response.url, x_robots)
+        language = response.headers.get(b"Content-Language", b"").decode("latin-1")
+        page = extract(html, response.url, x_robots, language)
         for reason, n in page.invalid_links.items():
             stats.inc_value(f"extract/dropped_links/{reason}", n)
         depth = response.meta.get("depth", 0)

@@ -158,3 +158,28 @@ def test_stem_cache_memory_is_bounded():
     )
     assert size < 8 * 2**20
     assert analysis.analyze("walking dogs") == ["walk", "dog"]
+
+
+def test_identifier_terms_are_whole_names_operators_and_camelcase_words():
+    from index.analysis import identifier_terms
+
+    text = ("Use os.path.join() and std::vector; edit .gitignore, load mod_rewrite, "
+            "define __init__, set AllowOverride, query data ->> 'key'. Prose, e.g. this: "
+            ">>> x -- y --- z 3.11 x86.")
+    assert identifier_terms(text) == [
+        "os.path.join", "std::vector", ".gitignore", "mod_rewrite", "__init__", "allow",
+        "overrid", "->>", "e.g",
+    ]
+    assert identifier_terms("self.assertEqual HTTPServer") == [
+        "self.assertequal", "assert", "equal", "http", "server"]
+    assert identifier_terms("plain prose, The End.") == []
+
+
+def test_identifier_form_of_a_query_word():
+    from index.analysis import identifier_form
+
+    assert identifier_form("os.path.join") == "os.path.join"
+    assert identifier_form(".gitignore") == ".gitignore"
+    assert identifier_form("->>") == "->>"
+    assert identifier_form("AllowOverride") == ""  # its analyzed term is already whole
+    assert identifier_form("python") == identifier_form("3.11") == identifier_form("--") == ""

@@ -184,3 +184,30 @@ def test_links_with_bad_hosts_are_counted_not_kept():
     page = extract(html, "http://site.test/")
     assert [link.url for link in page.links] == ["http://ok.test/"]
     assert page.invalid_links == {"invalid_host": 2, "invalid_url": 1}
+
+
+def test_language_from_header_and_url_prefix():
+    from crawler.extract import page_language, url_language
+
+    assert url_language("http://h.test/fr/guide.html") == "fr"
+    assert url_language("http://h.test/docs/pt-BR/guide.html") == "pt"
+    assert url_language("http://h.test/ja_JP/x.html") == "ja"
+    assert url_language("http://h.test/manual/index.html.de") == "de"
+    assert url_language("http://h.test/id/123") == ""  # a record id, not Indonesian
+    assert url_language("http://h.test/guide/intro.html") == ""
+    english = "Install the package with apt and configure the web server for your site. " * 5
+    french = "Installez le paquet avec apt puis configurez le serveur web de votre site. " * 5
+    assert extract(_doc(english), "http://h.test/x", content_language="de-DE").lang == "de"
+    assert page_language("", "", "http://h.test/fr-FR/x.html", french) == "fr"
+    # an English copy in a translation's tree stays English
+    assert page_language("", "", "http://h.test/fr-FR/x.html", english) == "en"
+    assert page_language("", "", "http://h.test/ja-JP/x.html", english) == "en"
+    japanese = "apt-cache コマンドは APT の内部データベースに保存された情報を表示できます。" * 3
+    assert page_language("", "", "http://h.test/ja-JP/x.html", japanese + english) == "ja"
+    assert page_language("es", "de", "http://h.test/fr/x.html", english) == "es"
+
+
+def test_headings_and_definition_terms_are_kept():
+    html = ("<html><body><main><h1>os.path</h1><p>Path functions.</p><dl><dt>os.path.join(a, b)"
+            "</dt><dd>Join paths.</dd></dl><h2>Notes</h2></main></body></html>")
+    assert extract(html, "http://h.test/").headings == "os.path\nos.path.join(a, b)\nNotes"

@@ -46,8 +46,19 @@ def test_one_word_phrase_is_a_term_even_if_stopword():
 
 
 def test_word_with_punctuation_becomes_a_phrase():
-    assert root("os.path") == Phrase("os.path", ("os", "path"))
+    assert root("os.path") == Phrase("os.path", ("os", "path"), "os.path")
     assert root("e-mail") == Phrase("e-mail", ("e", "mail"))
+
+
+def test_identifiers_keep_their_whole_form():
+    assert root(".gitignore") == Term(".gitignore", "gitignor", ".gitignore")
+    assert root("mod_rewrite") == Phrase("mod_rewrite", ("mod", "rewrit"), "mod_rewrite")
+    assert root("__init__") == Term("__init__", "init", "__init__")
+    assert root("->>") == Term("->>", "->>", "->>")  # an operator, not an exclusion
+    assert root("-x") == Not(Term("x", "x"))
+    assert root("AllowOverride") == Term("AllowOverride", "allowoverrid")
+    for text in ("std::vector", "os.path.join", ".gitignore", "->> json"):
+        assert str(parse(str(parse(text)))) == str(parse(text))
 
 
 def test_exclusions():
@@ -207,6 +218,11 @@ def test_double_minus_is_one_exclusion():
     assert root("x --y") == And((Term("x", "x"), Not(Term("y", "y"))))
 
 
+def test_a_long_option_is_a_word():
+    assert root("git --amend") == And((Term("git", "git"), Term("--amend", "amend")))
+    assert root("--abbrev-ref") == Phrase("--abbrev-ref", ("abbrev", "ref"))
+
+
 def test_hyphen_inside_word_is_not_exclusion():
     assert root("state-of-the-art") == Phrase(
         "state-of-the-art", ("state", "of", "the", "art")
@@ -324,3 +340,40 @@ def _walk(node):
 def test_words_are_the_free_positive_terms():
     q = parse('python "monty python" -java snakes OR lizards')
     assert q.words() == ["python", "snake", "lizard"]
+
+
+def test_question_words_are_optional_in_a_plain_query():
+    q = parse("how do I ignore files in git")
+    assert [w.term for w in q.optional_words] == ["how", "do", "i"]
+    assert str(q.matching) == "ignor file git"
+    assert [str(w) for w in q.label_words] == ["ignor", "file", "git"]
+    assert q.near_terms == ("ignor", "file", "git")
+    assert str(q.root) == "how do i ignor file git"  # the query as typed is unchanged
+
+
+def test_a_query_of_question_words_only_keeps_them_all():
+    q = parse("how do i")
+    assert q.optional_words == () and str(q.matching) == "how do i"
+
+
+def test_phrases_and_operators_keep_their_exact_meaning():
+    assert parse('"how do i" git').optional_words == ()
+    for text in ("how do I -svn", "how site:g.test git", "how OR git"):
+        q = parse(text)
+        assert q.optional_words == () and q.matching == q.root and q.coordinated is None
+
+
+def test_a_long_query_needs_only_most_of_its_words():
+    q = parse("configure apache virtual hosts ssl certificates redirect port")
+    assert len(q.required_words) == 8
+    assert q.coordinated is not None and q.coordinated.count == q.min_words == 6
+    short = parse("configure apache virtual hosts")
+    assert short.coordinated is None and short.min_words == 4
+
+
+def test_pages_may_lack_one_minor_word_or_two_of_a_longer_query():
+    short = parse("git tutorial beginners")
+    assert short.lacking([1.0, 2.0, 4.0], 0.5) == [((0,), 1 / 7), ((1,), 2 / 7)]
+    long = parse("make git ignore some files repository")
+    lack = dict(long.lacking([0.5, 1.0, 3.0, 0.5, 1.0, 2.0], 0.5))
+    assert (0, 3) in lack and (2,) in lack and (2, 5) not in lack  # 5/8 of the IDF

@@ -36,6 +36,8 @@ QUERIES = [
     "django session", "nfs", "ignore files git", "who modified this line", "git tutorial",
     "git tutorial beginners", "quick fox", '"quick brown fox"', "os.path", "cafe",
     "requests", "mirror copy", "session -django", "git site:g.test log", "java OR snake",
+    "how do I ignore files in git", "what should I use to show commit logs", "os.path.join",
+    "how can I see who modified each line of a file in git",
 ]
 
 
@@ -59,7 +61,8 @@ def test_same_pages_same_top_results(engines, query):
     assert len(set(embedded) & set(elasticsearch)) >= min(2, len(embedded)), tops
 
 
-@pytest.mark.parametrize("query", ["django docs", "requests session", "nfs", "git tutorial"])
+@pytest.mark.parametrize("query", ["django docs", "requests session", "nfs", "git tutorial",
+                                   "how do I ignore files in git"])
 def test_signal_values_agree(engines, query):
     """What each signal says of a page is the same on both engines (text relevance aside:
     each engine's own BM25)."""
@@ -70,6 +73,7 @@ def test_signal_values_agree(engines, query):
     shared = set(explained["embedded"]) & set(explained["elasticsearch"])
     assert shared
     for url in shared:
-        for signal in ("pagerank", "sitehome", "label", "site", "lang", "allwords"):
+        for signal in ("pagerank", "sitehome", "label", "defines", "near", "site", "lang",
+                       "original", "allwords"):
             values = [explained[name][url][signal]["value"] for name in explained]
             assert values[0] == pytest.approx(values[1]), (url, signal, values)

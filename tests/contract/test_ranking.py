@@ -206,6 +206,112 @@ def test_pages_without_spam_keep_their_order_and_scores(with_and_without_spam):
     assert len(ranked) == 4
 
 
+def test_a_question_finds_the_answer_lacking_its_question_words(backend):
+    answer = doc("http://g.test/gitignore", "gitignore",
+                 "Specify intentionally untracked files to ignore. Git ignores files listed.")
+    index_page = doc("http://g.test/faq", "Questions",
+                     "how do I clone? how do I ignore whitespace? files in git, should I? "
+                     "what are hooks?")
+    backend.index([answer, index_page]
+                  + [doc(f"http://g.test/{n}", f"git-{n}", "git files") for n in range(10)])
+    backend.refresh()
+    found = backend.search("how do I ignore files in git")
+    assert urls(found)[0] == "http://g.test/gitignore"
+    # the question words still score: of two pages with the topic, the one that has them
+    assert backend.search("ignore files git").total == 2
+
+
+def test_query_words_near_each_other_rank_first(backend):
+    filler = " ".join(f"w{n}" for n in range(30))
+    backend.index([
+        doc("http://p.test/apart", "page", f"proxy {filler} cache {filler} server"),
+        doc("http://p.test/near", "page", f"{filler} proxy cache server {filler}"),
+    ])
+    backend.refresh()
+    found = backend.search("proxy cache server", explain=True)
+    assert urls(found) == ["http://p.test/near", "http://p.test/apart"]
+    near = {h.url: h.explain["near"]["value"] for h in found.hits}
+    assert near == {"http://p.test/near": 1.0, "http://p.test/apart": 0.0}
+
+
+def test_a_long_query_matches_pages_lacking_a_few_of_its_words(backend):
+    words = "configure apache virtual hosts ssl certificates redirect port".split()
+    backend.index([
+        doc("http://a.test/all", "all", " ".join(words)),
+        doc("http://a.test/most", "most", " ".join(words[:-2]) + " other words"),
+        doc("http://a.test/few", "few", " ".join(words[:3])),
+    ])
+    backend.refresh()
+    found = backend.search(" ".join(words))
+    assert urls(found) == ["http://a.test/all", "http://a.test/most"]
+    assert backend.search('"configure apache" virtual hosts ssl certificates redirect -x'
+                          ).total == 1  # an operator query matches as written
+
+
+def test_identifiers_match_whole_and_split(backend):
+    backend.index([
+        doc("http://c.test/join", "path functions", "Call os.path.join(a, b) to join paths."),
+        doc("http://c.test/prose", "about paths", "The os has a path; join them together."),
+        doc("http://c.test/conf", "Directives", "Set AllowOverride None in the config."),
+        doc("http://c.test/ignore", "Ignoring", "List patterns in .gitignore files."),
+        doc("http://c.test/json", "JSON operators", "Use ->> to get a field as text."),
+        doc("http://c.test/mod", "Modules", "Load mod_rewrite and define __init__ here."),
+    ])
+    backend.refresh()
+    assert urls(backend.search("os.path.join"))[0] == "http://c.test/join"
+    assert urls(backend.search("allow override"))[0] == "http://c.test/conf"  # split
+    assert urls(backend.search("AllowOverride")) == ["http://c.test/conf"]  # whole
+    assert urls(backend.search(".gitignore")) == ["http://c.test/ignore"]
+    assert urls(backend.search("->> field")) == ["http://c.test/json"]
+    assert urls(backend.search("mod_rewrite")) == ["http://c.test/mod"]
+    assert urls(backend.search("__init__")) == ["http://c.test/mod"]
+
+
+def test_the_page_defining_an_identifier_ranks_above_mentions(backend):
+    backend.index([
+        doc("http://d.test/mentions", "Recipes",
+            "Path names for recipes: os.path.join(a, *p) joins paths."),
+        doc("http://d.test/reference", "Path functions",
+            "Functions for path names. os.path.join(a, *p) joins paths.",
+            headings="Path functions\nos.path.join(a, *p)\nos.path.split(p)"),
+    ])
+    backend.refresh()
+    found = backend.search("os.path.join", explain=True)
+    assert urls(found)[0] == "http://d.test/reference"
+    assert {h.url: h.explain["defines"]["value"] for h in found.hits} == {
+        "http://d.test/reference": 1.0, "http://d.test/mentions": 0.0}
+
+
+def test_translations_of_a_page_are_shown_once(backend):
+    backend.index([
+        doc("http://h.test/en-US/nfs.html", "NFS server", "nfs file server share", lang="en"),
+        doc("http://h.test/fr-FR/nfs.html", "Serveur NFS", "serveur nfs partage", lang="fr"),
+        doc("http://h.test/de-DE/nfs.html", "NFS-Server", "nfs server freigabe", lang="de"),
+        doc("http://h.test/ko-KR/nfs.html", "NFS server", "nfs file server share", lang="en"),
+        doc("http://h.test/en-US/samba.html", "Samba", "samba nfs file share", lang="en"),
+    ])
+    backend.refresh()
+    found = backend.search("nfs", explain=True)
+    # the original, not its English copy in the Korean tree, then the other page
+    assert urls(found) == ["http://h.test/en-US/nfs.html", "http://h.test/en-US/samba.html"]
+    assert found.hits[0].explain["original"]["value"] == 1.0
+    first = found.hits[0]
+    assert first.similar == 3 and first.languages == 2  # also in French and German
+    assert found.hits[1].languages == 0
+
+
+def test_a_page_lacking_two_minor_words_of_a_five_word_query_competes(backend):
+    backend.index(
+        [doc("http://v.test/all", "all", "make some apache virtual hosts"),
+         doc("http://v.test/answer", "Virtual hosts", "apache virtual hosts explained"),
+         doc("http://v.test/apache", "Apache", "apache alone")]
+        + [doc(f"http://o.test/{n}", "other", "make some other things") for n in range(20)]
+    )
+    backend.refresh()
+    found = backend.search("make some apache virtual hosts")
+    assert set(urls(found)) == {"http://v.test/all", "http://v.test/answer"}
+
+
 @pytest.mark.parametrize("backend_name", BACKENDS)
 def test_url_depth_favours_pages_near_the_root_once_weighted(request, backend_name):
     make = request.getfixturevalue(f"make_{backend_name}_backend")

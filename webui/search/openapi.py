@@ -15,7 +15,8 @@ _ERROR = {
 _HIT = {
     "type": "object",
     "required": [
-        "id", "url", "title", "snippet", "score", "host", "cluster_id", "similar", "pagerank",
+        "id", "url", "title", "snippet", "score", "host", "cluster_id", "similar", "languages",
+        "pagerank",
         "cached",
     ],
     "properties": {
@@ -32,7 +33,13 @@ _HIT = {
         "similar": {
             "type": "integer",
             "minimum": 0,
-            "description": "Near-copies collapsed into this hit",
+            "description": "Near-copies and translations collapsed into this hit",
+        },
+        "languages": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Languages other than this hit's that its translations are in "
+                           "(\"also in N languages\")",
         },
         "pagerank": {"type": "number", "description": "Static rank of the page"},
         "cached": {

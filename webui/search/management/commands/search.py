@@ -36,7 +36,7 @@ class Command(BaseCommand):
                     {
                         k: v
                         for k, v in asdict(h).items()
-                        if k in ("url", "title", "score", "snippet", "similar")
+                        if k in ("url", "title", "score", "snippet", "similar", "languages")
                         or (k == "explain" and v is not None)
                     }
                     for h in results.hits
