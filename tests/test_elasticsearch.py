@@ -260,12 +260,20 @@ def test_static_rank_uses_rank_feature_when_the_cluster_has_it(corpus):
     with_module._rank_feature = True  # as read from a mapping made on a full cluster
     body = with_module.search_body(parse("python"))
     with_module.client.close()
-    (feature,) = body["query"]["bool"]["should"]
+    ranked = _undemoted(body["query"])
+    (feature,) = ranked["bool"]["should"]
     assert feature["rank_feature"] == {"field": "pagerank_rf", "linear": {}, "boost": 2.0}
-    scored = body["query"]["bool"]["must"][0]["function_score"]["functions"]
+    scored = ranked["bool"]["must"][0]["function_score"]["functions"]
     assert [next(iter(f)) for f in scored] == ["gauss"]  # freshness only; rank is the feature
-    plain = corpus.search_body(parse("python"))["query"]["function_score"]["functions"]
-    assert plain[0]["field_value_factor"]["field"] == "pagerank"
+    plain = _undemoted(corpus.search_body(parse("python"))["query"])
+    assert plain["function_score"]["functions"][0]["field_value_factor"]["field"] == "pagerank"
+
+
+def _undemoted(query: dict) -> dict:
+    """The ranked query inside the spam demotion (a multiplying function_score, outermost)."""
+    outer = query["function_score"]
+    assert outer["score_mode"] == outer["boost_mode"] == "multiply"
+    return outer["query"]
 
 
 def test_field_weights_come_from_settings():
