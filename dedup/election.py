@@ -112,3 +112,24 @@ class ClusterElection:
         self._shown[cluster_id] = winner
         hidden = (before,) if before is not None and before != winner else ()
         return Election(winner, hidden)
+
+    def remove(self, doc_ids: Iterable[str]) -> list[tuple[str, Election]]:
+        """Pages gone from the index (deleted or moved): they leave their clusters, and a
+        cluster whose shown page left elects again among the others. Returns the
+        ``(cluster_id, election)`` of each cluster whose shown page changed."""
+        gone = set(doc_ids)
+        changed = []
+        for cluster_id, members in list(self._members.items()):
+            if gone.isdisjoint(members):
+                continue
+            for doc_id in gone & members.keys():
+                del members[doc_id]
+            if not members:
+                del self._members[cluster_id]
+                self._shown.pop(cluster_id, None)
+                continue
+            if self._shown.get(cluster_id) in gone:
+                winner = elect(members.values(), self.inlinks, self.host_pages)
+                self._shown[cluster_id] = winner
+                changed.append((cluster_id, Election(winner)))
+        return changed

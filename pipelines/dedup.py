@@ -19,7 +19,7 @@ from crawler.hostrules import HostRules
 from crawler.hostverdicts import MIRROR, Verdict, VerdictStore, open_verdicts
 from crawler.items import PageItem
 from crawler.options import Option, enabled, setting, settings_to_options
-from crawler.signals import cluster_elected, host_budget_cut, host_condemned
+from crawler.signals import cluster_elected, documents_removed, host_budget_cut, host_condemned
 from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
 from dedup.core import METHODS, Deduplicator
 from dedup.election import ClusterElection, Election, Member
@@ -143,12 +143,22 @@ class DedupPipeline:
         dedup = Deduplicator.from_settings(settings, redis_url=redis_url)
         rules = HostRules.from_settings(settings)
         crawl = settings.get("FRONTIER_CRAWL") or crawler.spidercls.name
-        return cls(dedup, stats=crawler.stats, cut_budget=signal_budget_cut(crawler),
-                   condemn=signal_condemned(crawler),
-                   verdicts=open_verdicts(config_from_settings(settings), crawl),
-                   trusted=lambda host: rules.policy(host).quality == "trusted",
-                   elected=signal_elected(crawler),
-                   **settings_to_options(settings, cls.SETTINGS))
+        pipeline = cls(dedup, stats=crawler.stats, cut_budget=signal_budget_cut(crawler),
+                       condemn=signal_condemned(crawler),
+                       verdicts=open_verdicts(config_from_settings(settings), crawl),
+                       trusted=lambda host: rules.policy(host).quality == "trusted",
+                       elected=signal_elected(crawler),
+                       **settings_to_options(settings, cls.SETTINGS))
+        crawler.signals.connect(pipeline.forget, signal=documents_removed)
+        return pipeline
+
+    def forget(self, ids, **kwargs) -> None:
+        """Handler of ``documents_removed``: pages gone or moved leave their clusters'
+        elections, so a copy found later (a moved page at its new URL) can be shown."""
+        for cluster_id, election in self.election.remove(ids):
+            self._inc("dedup/reelected")
+            if self._elected is not None:
+                self._elected(cluster_id, election)
 
     def close_spider(self, spider=None) -> None:
         if self.verdicts is not None:

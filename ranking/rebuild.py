@@ -161,7 +161,8 @@ def rebuild_index(
 
     Pass 1 replays dedup and the link graph in writing order and remembers, per document,
     where its latest fetch is; pass 2 reads the files again and indexes those fetches that
-    are neither aliases nor ``noindex``, with their anchor text. Memory stays bounded by the
+    are neither aliases nor ``noindex``, with their anchor text, each shown or not as its
+    cluster's election ended. Memory stays bounded by the
     number of documents, not their size. ``link_store`` receives the replayed graph (a
     temporary SQLite store if None); ``dedup`` defaults to a fresh in-memory MinHash one
     (the ``DEDUP_*`` defaults).
@@ -216,6 +217,9 @@ def rebuild_index(
                 continue
             item.doc_id = doc_id_for(item.url)
             item.cluster_id = cluster_id
+            # the page its cluster shows after every fetch was replayed, as the crawl's
+            # index holds it once the swaps it was sent are written
+            item.shown = dedupe.election.shown(cluster_id or item.doc_id) in (None, item.doc_id)
             document = document_from_item(item)
             if anchors:
                 document.anchors = link_store.anchor_text(document.id)

@@ -586,3 +586,16 @@ def test_the_original_is_shown_whichever_host_arrives_first(mirror_first):
     # a mirror page shown until its original arrived gave way to it
     assert [e.hidden for e in changes] == ([(m.doc_id,) for m in mirror] if mirror_first
                                            else [])
+
+
+def test_a_removed_page_leaves_its_clusters_election():
+    from dedup.election import ClusterElection, Election, Member
+
+    election = ClusterElection()
+    election.add("c", Member("old", "http://m.test/p/10", "m.test", "", frozenset()))
+    moved = election.add("c", Member("new", "http://m.test/moved/10", "m.test", "",
+                                     frozenset()))
+    assert moved.shown == "old"  # the shorter URL, while both are held
+    assert election.remove(["old"]) == [("c", Election("new"))]
+    assert election.shown("c") == "new"
+    assert election.remove(["new"]) == [] and election.shown("c") is None

@@ -9,6 +9,7 @@ from scrapy.utils.test import get_crawler
 
 from crawler.items import PageItem
 from crawler.options import settings_to_options
+from crawler.signals import cluster_elected
 from crawler.urls import doc_id_for
 from pipelines.warc import RotatingWarcWriter, WarcPipeline
 from ranking.rebuild import iter_responses, page_item_from_response, read_response, warc_files
@@ -166,6 +167,20 @@ def answer(results):
     return results.total, above, sum(r[0] == lowest for r in ranked)
 
 
+def assert_same_answer(a, b, tolerance: float = 0.01) -> None:
+    """``a`` and ``b`` rank the same hits with scores within ``tolerance`` (relative): an
+    index whose documents were rewritten (the page a cluster shows swapped, ``set_shown``)
+    still counts the old versions in its BM25 statistics until its segments merge, which
+    moves every score a little; hits that close may swap places."""
+    assert a.total == b.total
+    ranked_a = sorted((h.score for h in a.hits), reverse=True)
+    ranked_b = sorted((h.score for h in b.hits), reverse=True)
+    assert ranked_a == pytest.approx(ranked_b, rel=tolerance)
+    lowest = min(ranked_a, default=0.0) * (1 + 2 * tolerance)
+    assert ({(h.cluster_id or h.id, h.similar) for h in a.hits if h.score > lowest}
+            == {(h.cluster_id or h.id, h.similar) for h in b.hits if h.score > lowest})
+
+
 def _crawl_through_pipelines(pages, data_dir):
     """The spider's parse and the pipelines, in crawl order, on responses made from pages."""
     from index.embedded import EmbeddedBackend
@@ -191,6 +206,8 @@ def _crawl_through_pipelines(pages, data_dir):
                       **settings_to_options(None, IndexPipeline.SETTINGS, batch_size=50)),
     ]
     chain[-1].open_spider()
+    # as IndexPipeline.from_crawler does: swaps of the page a cluster shows reach the index
+    crawler.signals.connect(chain[-1].elected, signal=cluster_elected)
     items = []
     for page in pages:
         response = HtmlResponse(
@@ -248,7 +265,7 @@ def test_rebuilt_index_answers_like_the_original(tmp_path):
     for query in queries:
         a, b = original.search(query, size=20), rebuilt.search(query, size=20)
         assert a.total > 0
-        assert answer(a) == answer(b)
+        assert_same_answer(a, b)
     original.close()
     rebuilt.close()
 
