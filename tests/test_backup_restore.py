@@ -20,7 +20,6 @@ from crawler.frontier.redis_backend import RedisFrontier
 from crawler.redisserver import running_redis
 from crawler.urls import doc_id_for
 from harness import ROOT
-from harness.services import PostgresProcess, postgres_installed
 from index.base import Document
 from index.elasticsearch import ElasticsearchBackend
 from tests.frontiers import options
@@ -77,15 +76,8 @@ def frontier(url: str) -> RedisFrontier:
 def database_url(request):
     """No DATABASE_URL (SQLite in DATA_DIR), or a private PostgreSQL's."""
     if request.param == "sqlite":
-        yield None
-        return
-    if not postgres_installed():
-        pytest.skip("PostgreSQL is not installed: run scripts/install-services.sh")
-    server = PostgresProcess()
-    try:
-        yield server.start()
-    finally:
-        server.cleanup()
+        return None
+    return request.getfixturevalue("postgres_url")
 
 
 def destroy_database(env: dict, data_dir: Path) -> None:

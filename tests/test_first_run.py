@@ -10,7 +10,6 @@ import pytest
 
 import testweb
 from harness.crawlrun import run_crawl
-from harness.services import PostgresProcess, postgres_installed
 
 pytestmark = pytest.mark.slow
 
@@ -38,23 +37,11 @@ def test_fresh_data_dir_creates_the_control_database(tmp_path):
     assert "created the control database" not in (tmp_path / "crawl2.log").read_text()
 
 
-@pytest.fixture
-def bare_postgres():
-    """A private PostgreSQL, not migrated; yields its URL."""
-    if not postgres_installed():
-        pytest.skip("PostgreSQL is not installed: run scripts/install-services.sh")
-    server = PostgresProcess()
-    try:
-        yield server.start()
-    finally:
-        server.cleanup()
-
-
 @pytest.mark.services
-def test_unmigrated_postgres_stops_the_crawl_at_once(tmp_path, bare_postgres):
+def test_unmigrated_postgres_stops_the_crawl_at_once(tmp_path, postgres_url):
     result = run_crawl(tmp_path, ["http://site0.test/"],
                        settings={"LOG_FILE": str(tmp_path / "crawl.log")},
-                       env_extra={"DATABASE_URL": bare_postgres}, timeout=120)
+                       env_extra={"DATABASE_URL": postgres_url}, timeout=120)
     assert result.returncode != 0
     output = result.stdout + result.stderr + (tmp_path / "crawl.log").read_text()
     assert "run `python manage.py migrate` with the same DATABASE_URL" in output, output[-3000:]
