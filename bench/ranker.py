@@ -44,6 +44,7 @@ from harness.relevance import (
     load_queries,
     read_pages,
 )
+from harness.services import configured_or_private_elasticsearch
 from index.embedded import EmbeddedBackend
 from ranking.learn import (
     FeatureSet,
@@ -110,23 +111,15 @@ def summary(prefix: str, fitted: Scores, hand: Scores) -> dict:
 
 def elasticsearch_run(pages, judged, cache, copies, training, folds, args) -> dict:
     """The same on Elasticsearch (``ELASTICSEARCH_URL``, else a private node)."""
+    with configured_or_private_elasticsearch() as url:
+        return _elasticsearch_run(url, pages, judged, cache, copies, training, folds, args)
+
+
+def _elasticsearch_run(url, pages, judged, cache, copies, training, folds, args) -> dict:
     import uuid
 
-    from crawler.config import get_config
     from index.elasticsearch import ElasticsearchBackend
 
-    url = get_config().elasticsearch_url
-    processes = None
-    if not url:
-        from harness.services import EsProcesses, not_installed_reason
-
-        reason = not_installed_reason()
-        if reason:
-            raise SystemExit(f"--elasticsearch: {reason}, or set ELASTICSEARCH_URL")
-        processes = EsProcesses("es", ["es"])
-        log("starting a private Elasticsearch")
-        processes.start()
-        url = processes.url
     prefix = f"ranker-{uuid.uuid4().hex[:8]}"
     made = []
 
@@ -157,8 +150,6 @@ def elasticsearch_run(pages, judged, cache, copies, training, folds, args) -> di
         made[0].client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
         for b in made:
             b.close()
-        if processes is not None:
-            processes.cleanup()
 
 
 def _progress(label: str):

@@ -68,6 +68,7 @@ from harness.relevance import (
     report,
     split_summary,
 )
+from harness.services import configured_or_private_elasticsearch
 from harness.training import KnownItem, known_items
 from index.embedded import EmbeddedBackend
 from index.fields import DEFAULT_FIELD_WEIGHTS, FieldWeights
@@ -152,23 +153,19 @@ def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cac
     out by site with the same folds and fitter as the embedded backend; then the same index
     with a tier 1 (``ES_TIERED``) published from it, with the packaged weights, and the
     tiered backend's fall-through figures."""
+    with configured_or_private_elasticsearch() as url:
+        return _elasticsearch_scores(url, pages, judged, cache, copies, fit, training, folds,
+                                     learned)
+
+
+def _elasticsearch_scores(url: str, pages: Sequence[dict], judged: Sequence[Judgement],
+                          cache: Path, copies: NearCopies, fit: Fitter,
+                          training: Sequence[KnownItem], folds: int,
+                          learned: bool) -> tuple[HeldOut, Scores, dict]:
     import uuid
 
-    from crawler.config import get_config
     from index.elasticsearch import ElasticsearchBackend
 
-    url = get_config().elasticsearch_url
-    processes = None
-    if not url:
-        from harness.services import EsProcesses, not_installed_reason
-
-        reason = not_installed_reason()
-        if reason:
-            raise SystemExit(f"--elasticsearch: {reason}, or set ELASTICSEARCH_URL")
-        processes = EsProcesses("es", ["es"])
-        log("starting a private Elasticsearch")
-        processes.start()
-        url = processes.url
     prefix = f"relevance-{uuid.uuid4().hex[:8]}"
     backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
                                    tiered=False)
@@ -207,8 +204,6 @@ def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cac
         backend.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
         for each in opened:
             each.close()
-        if processes is not None:
-            processes.cleanup()
 
 
 def training_queries(pages: Sequence[dict], judged: Sequence[Judgement]) -> list[KnownItem]:

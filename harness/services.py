@@ -12,6 +12,8 @@ import subprocess
 import time
 import urllib.request
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from harness import ROOT
@@ -40,6 +42,29 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def configured_or_private_elasticsearch(flag: str = "--elasticsearch") -> Iterator[str]:
+    """The URL of ``ELASTICSEARCH_URL``, else of a private one-node Elasticsearch started
+    for the block and stopped after it; a clear exit naming ``flag`` when neither can be."""
+    from crawler.config import get_config
+    from harness import log
+
+    url = get_config().elasticsearch_url
+    if url:
+        yield url
+        return
+    reason = not_installed_reason()
+    if reason:
+        raise SystemExit(f"{flag}: {reason}, or set ELASTICSEARCH_URL")
+    processes = EsProcesses("es", ["es"])
+    log("starting a private Elasticsearch")
+    try:
+        processes.start()
+        yield processes.url
+    finally:
+        processes.cleanup()
 
 
 class EsProcesses:
