@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import urlsplit
 
 import testweb
 from crawler.items import Link, PageItem
@@ -40,6 +39,7 @@ from index.embedded import (
 from pipelines.index import document_from_item
 from pipelines.linkgraph import SQLiteLinkStore
 from ranking.batch import RankSettings, compute
+from ranking.learn import item_key as page_key  # one "same page" rule: the fitter's
 
 QUERIES = ROOT / "tests" / "relevance" / "queries.json"
 #: The CI gate's recorded figures (``tests/test_relevance.py``), next to the queries.
@@ -125,15 +125,6 @@ def load_queries(path: Path = QUERIES, hosts: Iterable[str] | None = None) -> li
         wanted = set(hosts)
         judged = [j for j in judged if j.best.split("/", 1)[0] in wanted]
     return judged
-
-
-def page_key(url: str) -> str:
-    """``host/path`` of a URL without scheme, port or query; a directory means its index."""
-    parts = urlsplit(url)
-    path = parts.path or "/"
-    if path.endswith("/"):
-        path += "index.html"
-    return (parts.hostname or "") + path
 
 
 # --- metrics -----------------------------------------------------------------------------

@@ -29,7 +29,9 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
+
+from ranking.learn import item_key as page_key  # one "same page" rule: the fitter's
 
 __all__ = ["KnownItem", "by_site", "known_items", "normalize", "title_core", "title_variants"]
 
@@ -76,16 +78,6 @@ class KnownItem:
 def normalize(query: str) -> str:
     """A query as compared for duplicates: lower case, single spaces."""
     return " ".join(query.lower().split())
-
-
-def page_key(url: str) -> str:
-    """``host/path`` of a URL without scheme, port or query; a directory means its index
-    (the same key as ``harness.relevance.page_key``)."""
-    parts = urlsplit(url)
-    path = parts.path or "/"
-    if path.endswith("/"):
-        path += "index.html"
-    return (parts.hostname or "") + path
 
 
 def title_core(title: str) -> str:
