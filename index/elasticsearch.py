@@ -38,6 +38,7 @@ from elasticsearch import Elasticsearch
 from crawler.config import Config, get_config
 from crawler.options import setting_default, settings_to_options
 from index.base import (
+    RERANK_DEPTH,
     Document,
     Results,
     SearchBackend,
@@ -83,6 +84,7 @@ SETTINGS = {
     "ES_HEDGE": ("hedge", bool),
     "ES_HEDGE_DELAY_S": ("hedge_delay_s", float),
     "ES_MAX_WINDOW": ("max_window", int),
+    "ES_RERANK_DEPTH": ("rerank_depth", int),
     "ES_NEAR_COPY_COUNTS": ("near_copies", str),
     "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
     "ES_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
@@ -129,6 +131,7 @@ class ElasticsearchBackend(SearchBackend):
         hedge: bool | None = None,
         hedge_delay_s: float | None = None,
         max_window: int = 10_000,
+        rerank_depth: int = RERANK_DEPTH,
         near_copies: str | None = None,
         track_total_hits: int = 10_000,
         suggest_body_chars: int = 2000,
@@ -184,7 +187,8 @@ class ElasticsearchBackend(SearchBackend):
             hedger = Hedger(self.client, hosts, float(delay), request_timeout_s)
         self.requests = SearchRequests(self.client, hedger)
         self.pager = Pager(self.requests, self.alias, max_window, query_timeout,
-                           near_copies or setting_default("ES_NEAR_COPY_COUNTS"))
+                           near_copies or setting_default("ES_NEAR_COPY_COUNTS"),
+                           rerank_depth=rerank_depth)
         if spool_dir is None:
             spool_dir = (config or get_config()).data_dir / "es-spool" / index_prefix
         self.stats_ = Stats(crawler_stats)

@@ -34,6 +34,7 @@ import tantivy
 from crawler.config import Config, get_config
 from crawler.options import settings_to_options
 from index.base import (
+    RERANK_DEPTH,
     Document,
     Results,
     SearchBackend,
@@ -96,7 +97,7 @@ class EmbeddedBackend(SearchBackend):
         field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
         rank_weights: Mapping[str, float] | None = None,
         signals: Sequence[Signal] | None = None,
-        rerank_depth: int = 100,
+        rerank_depth: int = RERANK_DEPTH,
         min_strict_hits: int = 1,
         max_window: int = 10_000,
         commit_every_docs: int = 10_000,

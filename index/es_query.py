@@ -9,6 +9,8 @@ ranking the signals of :mod:`index.signals` ask for, without scripts.
   clauses, the home page of a named site matching without the words, then each weighted
   signal compiled by its own ``es_functions``: ``boost`` signals multiply the text score by
   ``1 + sum``, ``add`` signals are added to it.
+  :meth:`RankingQuery.text_query` is the same query without the signals: the first phase,
+  whose top matches the ranked query rescores (:mod:`index.es_paging`).
 
 What the query holds (plain words, compounds, sites named, label words, language) comes
 from the parsed :class:`~index.query.Query`, as for the embedded engine

@@ -1,12 +1,15 @@
 """Ranked search on Elasticsearch: the request bodies, the passes, facets and explain.
 
-One request for the strict page and "did you mean"; the near-copy counts in it or in one
-more (``ES_NEAR_COPY_COUNTS``, :mod:`index.es_paging`). A second pass only when that shows
-pages lacking a word must compete (fewer than ``blend_below`` full matches of a short plain
-query: its words' IDF read from the term statistics first, which costs the same on any
-index size, where counting them over the index with a ``global`` aggregation did not) or
-that no page holds every word (any word). With ``ES_TIERED`` the strict pass runs on tier 1
-first and the page stays there when tier 1 has enough good results (:mod:`index.es_tiers`).
+A page is ranked in two phases (:mod:`index.es_paging`): one request for the strict page's
+window (the text query's top matches rescored with the signals), its total, "did you mean"
+and the facets, and one more for the page's hits and their near-copy counts
+(``ES_NEAR_COPY_COUNTS``). A second pass only when the first shows pages lacking a word
+must compete (fewer than ``blend_below`` full matches of a short plain query: its words'
+IDF read from the term statistics first, which costs the same on any index size, where
+counting them over the index with a ``global`` aggregation did not) or that no page holds
+every word (any word); the first pass's hits are then never read. With ``ES_TIERED`` the
+strict pass runs on tier 1 first and the page stays there when tier 1 has enough good
+results (:mod:`index.es_tiers`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING
 from index.base import FACET_SIZE, Results
 from index.es_explain import explain_hits
 from index.es_mapping import HIT_SOURCE
-from index.es_paging import Pager, partial
+from index.es_paging import Pager, Ranked, partial
 from index.es_query import blend_terms, word_idf
 from index.es_suggest import suggest_request, suggestion
 from index.fields import FACET_FIELDS
@@ -75,16 +78,19 @@ class EsSearch:
         aggs = _FACET_AGGS if facets else None
         tier1 = b.tier1
         if tier1.enabled and tier1.pager is not None and tier1.min_rank() is not None:
-            response, found = self._strict_page(tier1.pager, parsed, offset, size, aggs)
+            ranked = self._strict_page(tier1.pager, parsed, offset, size, aggs)
+            response = ranked.response
             # good results: pages holding every word, enough for this page
             if response["hits"]["total"]["value"] >= max(tier1.min_hits, offset + size):
                 b.tier1.count("tier1")
                 results.extra["tier"] = 1
+                found = tier1.pager.fill(ranked)
                 return self._finish(results, parsed, response, found, partial(response),
                                     explain, aggs, False, None, started)
             b.tier1.count("fallthrough")
             results.extra["tier"] = 2
-        response, found = self._strict_page(b.pager, parsed, offset, size, aggs)
+        ranked = self._strict_page(b.pager, parsed, offset, size, aggs)
+        response = ranked.response
         was_partial = partial(response)
         # Every match holds every word, bar the home pages of sites the query names.
         strict = response["hits"]["total"]["value"]
@@ -99,22 +105,31 @@ class EsSearch:
             body = self.body(parsed, relaxed=relaxed, idf=idf)
             if aggs:
                 body["aggs"] = aggs
-            response, found = b.pager.page(body, offset, size)
+            ranked = b.pager.rank(body, offset, size, self.text(parsed, relaxed, idf))
+            response = ranked.response
             response["suggest"] = first.get("suggest")
+        found = b.pager.fill(ranked)
         return self._finish(results, parsed, response, found, was_partial, explain, aggs,
                             relaxed, idf, started)
 
+    def text(self, parsed: Query, relaxed: bool = False,
+             idf: list[float] | None = None) -> dict:
+        """The text query of ``body``'s ranked query (its first phase): the same pages,
+        scored by BM25 with compounds, no signal."""
+        b = self.backend
+        return b.ranking.text_query(RankContext.of(parsed, b.language), relaxed, idf)
+
     def _strict_page(self, pager: Pager, parsed: Query, offset: int, size: int,
-                     aggs: dict | None) -> tuple[dict, list]:
-        """The strict pass: one page of the pages holding every word, with "did you mean"
-        (and the facets) in the same request."""
+                     aggs: dict | None) -> Ranked:
+        """The strict pass: one page of the pages holding every word ranked, with "did you
+        mean" (and the facets) in the same request; its hits not yet read."""
         body = self.body(parsed)
         suggest = suggest_request(parsed)
         if suggest:
             body["suggest"] = suggest
         if aggs:
             body["aggs"] = aggs
-        return pager.page(body, offset, size)
+        return pager.rank(body, offset, size, self.text(parsed))
 
     def _finish(self, results: Results, parsed: Query, response: dict, found: list,
                 was_partial: bool, explain: bool, aggs: dict | None, relaxed: bool,

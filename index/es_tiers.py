@@ -99,7 +99,8 @@ class Tier1:
             min_hits=setting_default("ES_TIER1_MIN_HITS") if min_hits is None else min_hits)
         full = backend.pager
         tier1.pager = Pager(full.client, tier1.alias, full.max_window, full.query_timeout,
-                            full.near_copies, counts_alias=backend.alias)
+                            full.near_copies, counts_alias=backend.alias,
+                            rerank_depth=full.rerank_depth)
         return tier1
 
     def write_floor(self, available: bool) -> float | None:

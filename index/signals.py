@@ -7,7 +7,8 @@ engines), its value for one candidate at query time (:meth:`Signal.value`), and,
 side, how the Elasticsearch engine expresses it (:meth:`Signal.es_functions`).
 
 The embedded engine finds the top K matches by BM25 and a :class:`Ranker` scores them as
-``sum(weight * value)`` in Python. Elasticsearch cannot run Python, so each signal compiles
+``sum(weight * value)`` in Python. Elasticsearch finds its top K by BM25 as well and
+rescores them (:mod:`index.es_paging`); it cannot run Python, so each signal compiles
 itself into ``function_score`` functions: ``stage = "boost"`` signals multiply the text
 score by ``1 + sum(weight * value)``, ``stage = "add"`` signals are added to the score, and
 ``stage = "demote"`` signals multiply the whole score by ``1 - weight * value`` (weight and
