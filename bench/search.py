@@ -20,6 +20,13 @@ it has no near-copies), so the near-copy counts (``ES_NEAR_COPY_COUNTS``) cost w
 cost on a crawled index, and a static rank skewed like PageRank (``static_rank``).
 ``es_requests_per_query`` is the backend's own count of round trips per ``search()``.
 
+The baseline of the two-phase ranking (index/es_paging.py: the text query's top matches
+rescored by the signals) is the one-pass ranking, ``ES_RERANK_DEPTH=0`` (``function_score``
+over every match, server-side collapse): the same queries through it give
+``onepass_p50_ms``... (the same figures, ``onepass_`` prefix), ``onepass_requests_per_query``
+and how often the two agree on the first hit and the top 10 (``onepass_same_first``,
+``onepass_top10_overlap``).
+
 Tiered index (``ES_TIERED``, index/es_tiers.py): tier 1 (the top 10% of the pages by static
 rank) is published from the same index, and the same queries run through the tiered
 backend beside the flat one: ``tiered_p50_ms``... (the same figures, ``tiered_`` prefix),
@@ -340,6 +347,27 @@ def query_es(url: str, work: Path, queries: list[str], warmup: int, clients: int
     return timed
 
 
+def agreement(url: str, work: Path, queries: list[str], options: dict, baseline: dict,
+              prefix: str) -> dict[str, float]:
+    """How often ``options`` and ``baseline`` give the same first hit, and the share of the
+    top 10 they share, over ``queries`` (page 1, size 10)."""
+    ours = es_backend(url, work / "spool-agree", **options)
+    theirs = es_backend(url, work / "spool-agree-b", **baseline)
+    try:
+        first = shared = 0.0
+        for query in queries:
+            a = [h.id for h in ours.search(query, page=1, size=10).hits]
+            b = [h.id for h in theirs.search(query, page=1, size=10).hits]
+            first += a[:1] == b[:1]
+            shared += len(set(a) & set(b)) / max(1, len(b))
+        n = max(1, len(queries))
+        return {f"{prefix}same_first": round(first / n, 4),
+                f"{prefix}top10_overlap": round(shared / n, 4)}
+    finally:
+        ours.close()
+        theirs.close()
+
+
 def zipf_log(queries: list[str], length: int, exponent: float) -> list[str]:
     """``length`` queries drawn from the distinct ``queries`` with Zipf popularity."""
     pool = list(dict.fromkeys(queries))
@@ -595,9 +623,12 @@ def main() -> None:
             "es_bytes_per_doc": round(es["bytes"] / n, 1),
         }
         flat = {"tiered": False}
+        onepass = {"tiered": False, "rerank_depth": 0}
         tiered = {"tiered": True, "tier1_min_hits": args.tier1_min_hits}
         result.update(tier1_ready(url, work))
+        result.update(agreement(url, work, queries[warmup:], flat, onepass, "onepass_"))
         requests: dict = {}
+        onepass_requests: dict = {}
         tier_requests: dict = {}
 
         def timing(options: dict, stats: dict, name: str):
@@ -615,7 +646,8 @@ def main() -> None:
             return side
 
         es_round = timing(flat, requests, "es")
-        sides = {"es": es_round, "tiered": timing(tiered, tier_requests, "tiered")}
+        sides = {"es": es_round, "onepass": timing(onepass, onepass_requests, "onepass"),
+                 "tiered": timing(tiered, tier_requests, "tiered")}
         if not args.no_embedded:
             embedded, embedded_figures = index_embedded(n, args.hosts, work)
             result.update(embedded_figures)
@@ -630,8 +662,10 @@ def main() -> None:
             runs = run_rounds(sides, args.rounds)
         if not args.no_embedded:
             embedded.close()
-        result.update(side_by_side(runs, {"es": "es_", "tiered": "tiered_",
-                                          "embedded": "embedded_"}, load, 3))
+        result.update(side_by_side(runs, {"es": "es_", "onepass": "onepass_",
+                                          "tiered": "tiered_", "embedded": "embedded_"},
+                                   load, 3))
+        result["onepass_requests_per_query"] = onepass_requests["search/requests_per_query"]
         result["fallthrough_rate"] = tier_requests["tier/fallthrough_rate"]
         result["tiered_requests_per_query"] = tier_requests["search/requests_per_query"]
         result["es_requests_per_query"] = requests["search/requests_per_query"]
