@@ -155,6 +155,38 @@ def test_a_page_costs_two_requests_unless_a_second_pass_is_needed(make_backend):
     assert stats["search/requests_per_query"] == 2.571
 
 
+def test_the_rescored_window_scores_what_one_pass_scores(make_backend):
+    """Two phases (the text query's top matches rescored by the signals) give the pages
+    the one-pass ranking's scores; a window that collapses to too few groups is searched
+    again deeper."""
+    two = make_backend(rerank_depth=1)
+    pages = [doc(f"http://copy{i}.test/", "Lantern lantern", "lantern wick oil lantern",
+                 cluster_id="big", pagerank=0.1 * i) for i in range(8)]
+    pages += [doc(f"http://single{i}.test/a/b", f"Lamp {i}", "lantern " + "oil " * i,
+                  pagerank=0.05 * i) for i in range(6)]
+    two.index(pages)
+    two.refresh()
+    one = ElasticsearchBackend(two.hosts, index_prefix=two.alias,
+                               spool_dir=two.writer.spool_dir, rerank_depth=0)
+    wide = ElasticsearchBackend(two.hosts, index_prefix=two.alias,
+                                spool_dir=two.writer.spool_dir)
+    try:
+        for page in (1, 2):
+            # the first window (4 pages, all copies) holds one group: searched 4x deeper
+            got = two.search("lantern", page=page, size=3)
+            expected = one.search("lantern", page=page, size=3)
+            assert [(h.id, h.score, h.similar) for h in got.hits] == \
+                [(h.id, h.score, h.similar) for h in expected.hits]
+            assert got.total == expected.total == 14
+        first = wide.search("lantern", size=3).hits[0]
+        assert first.cluster_id == "big" and first.similar == 7
+        assert first.url == "http://copy7.test/"  # the copy the signals rank first
+    finally:
+        for backend in (one, wide):
+            backend.writer.close()
+            backend.client.close()
+
+
 def test_hits_read_a_bounded_snippet_text_not_the_page(make_backend):
     from index.hits import snippet_for
     from index.snippets import SCAN_CHARS
