@@ -30,7 +30,11 @@ Occur = tantivy.Occur
 
 
 class TantivyCompiler:
-    """Compiles parsed queries for one tantivy schema with the given field weights."""
+    """Compiles parsed queries for one tantivy schema with the given field weights.
+
+    A compiler is made per search: it keeps each word it compiled (a query's words recur
+    in its ranking's retrievals).
+    """
 
     def __init__(
         self,
@@ -43,6 +47,7 @@ class TantivyCompiler:
         self.field_weights = field_weights
         self.compound_fields = compound_fields
         self.max_missing_share = max_missing_share
+        self._words: dict[tuple[Term | Phrase, FieldWeights], tantivy.Query] = {}
 
     def compile(self, node: Node) -> tantivy.Query:
         """The tantivy query matching exactly the documents ``node`` matches."""
@@ -75,6 +80,13 @@ class TantivyCompiler:
     def word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
         """A word or phrase in any text field: the best field's score plus a share of the
         others' (``weights.tie_breaker``); an identifier's whole form in ``idents``."""
+        key = (node, weights)
+        compiled = self._words.get(key)
+        if compiled is None:
+            compiled = self._words[key] = self._word(node, weights)
+        return compiled
+
+    def _word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
         per_field = []
         for name, weight in weights.items():
             if name == IDENTS and node.whole:
