@@ -88,20 +88,31 @@ class TantivyCompiler:
 
     def _word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
         per_field = []
-        for name, weight in weights.items():
-            if name == IDENTS and node.whole:
-                q = tantivy.Query.term_query(self.schema, name, node.whole)
-            else:
-                if name == IDENTS:
-                    weight = IDENT_PARTS_WEIGHT
-                if isinstance(node, Term):
-                    q = tantivy.Query.term_query(self.schema, name, node.term)
-                else:
-                    q = tantivy.Query.phrase_query(self.schema, name, list(node.terms))
+        for (name, weight), q in zip(weights.items(), self._fields(node, weights), strict=True):
+            if name == IDENTS and not node.whole:
+                weight = IDENT_PARTS_WEIGHT
             per_field.append(tantivy.Query.boost_query(q, weight))
         if len(per_field) == 1:
             return per_field[0]
         return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
+
+    def _fields(self, node: Term | Phrase, weights: FieldWeights) -> list[tantivy.Query]:
+        """The word or phrase in each field that ``weights`` count, unscored."""
+        out = []
+        for name, _ in weights.items():
+            if name == IDENTS and node.whole:
+                out.append(tantivy.Query.term_query(self.schema, name, node.whole))
+            elif isinstance(node, Term):
+                out.append(tantivy.Query.term_query(self.schema, name, node.term))
+            else:
+                out.append(tantivy.Query.phrase_query(self.schema, name, list(node.terms)))
+        return out
+
+    def absent(self, node: Term | Phrase) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+        """Clauses excluding the pages that hold the word or phrase in any field ``word``
+        searches: one per field, which tantivy skips through faster than the scored union
+        of ``word`` (the same pages)."""
+        return [(Occur.MustNot, q) for q in self._fields(node, self.field_weights)]
 
     def scored(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
         """``query`` scored up where a page holds the query's optional words, or a title,
@@ -184,8 +195,9 @@ class TantivyCompiler:
         out = []
         for missing, share in parsed.lacking(idf, self.max_missing_share):
             # Each clause lacks exactly its words, so a page matches at most one of them.
-            clauses = [(Occur.MustNot if j in missing else Occur.Must, w)
-                       for j, w in enumerate(compiled)]
+            clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j not in missing]
+            for j in missing:
+                clauses += self.absent(words[j])
             out.append((Occur.Should, tantivy.Query.boost_query(
                 tantivy.Query.boolean_query(clauses), 1.0 - share)))
         return tantivy.Query.boolean_query(out) if out else None
