@@ -27,6 +27,7 @@ from typing import ClassVar
 
 import xxhash
 
+from crawler.bounded import RecentSet
 from crawler.options import Option
 from crawler.traps import url_pattern
 
@@ -112,30 +113,17 @@ class TemplateTraps:
         self.max_urls = max_urls
         self._patterns: OrderedDict[str, _Pattern] = OrderedDict()
         self._shingles_held = 0
-        # the URLs counted (xxh64), in two generations: the older is dropped when the newer
-        # reaches max_urls / 2, so at most max_urls are held
-        self._urls: set[int] = set()
-        self._urls_before: set[int] = set()
+        self._urls = RecentSet(max_urls)  # the URLs counted lately (xxh64)
         self.trapped: set[str] = set()
 
     def _forget_oldest(self) -> None:
         _, forgotten = self._patterns.popitem(last=False)
         self._shingles_held -= len(forgotten.shingles)
 
-    def _counted(self, url: str) -> bool:
-        """Whether ``url`` was counted lately (then it is a recrawl); else it is now."""
-        key = xxhash.xxh64_intdigest(url.encode())
-        if key in self._urls or key in self._urls_before:
-            return True
-        self._urls.add(key)
-        if len(self._urls) >= max(self.max_urls // 2, 1):
-            self._urls_before, self._urls = self._urls, set()
-        return False
-
     def observe(self, url: str, text: str) -> Novelty | None:
         """Record one fetched page; None when this URL was already counted (a recrawl)."""
-        if self._counted(url):
-            return None
+        if not self._urls.add(xxhash.xxh64_intdigest(url.encode())):
+            return None  # counted lately: a recrawl
         pattern = url_pattern(url)
         state = self._patterns.get(pattern)
         if state is None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
+from crawler.bounded import bound
 from crawler.config import config_from_settings
 from crawler.hostrules import HostRules
 from crawler.hostverdicts import SPAM, TEMPLATE_TRAP, Verdict, VerdictStore, open_verdicts
@@ -178,7 +179,7 @@ class QualityPipeline:
                    reason="template_trap")
         patterns = self._trap_patterns.setdefault(netloc, [])
         patterns.append(novelty.pattern)
-        _bound(self._trap_patterns, self.max_hosts)
+        bound(self._trap_patterns, self.max_hosts)
         if self.verdicts is not None:
             self.verdicts.put(Verdict(
                 netloc, TEMPLATE_TRAP, 1.0,
@@ -201,12 +202,12 @@ class QualityPipeline:
         ``spam_score`` replaces the host's last one."""
         if spam_score is not None:
             self._spam_scores[netloc] = spam_score
-            _bound(self._spam_scores, self.max_hosts)
+            bound(self._spam_scores, self.max_hosts)
         quality = round(min(1.0 - self._spam_scores.get(netloc, 0.0),
                             self._novelty.get(netloc, 1.0)), 2)
         if abs(self._quality.get(netloc, 1.0) - quality) >= 0.1:
             self._quality[netloc] = quality
-            _bound(self._quality, self.max_hosts)
+            bound(self._quality, self.max_hosts)
             self._send("host_scored", host=netloc, quality=quality)
 
     def _judge_spam(self, item: PageItem, host: str, netloc: str, url: str) -> None:
@@ -227,7 +228,7 @@ class QualityPipeline:
         self._decide(host, netloc)
         if pages == self.probe_page and self._probe is not None and host not in self.condemned:
             self._probes[url] = (host, netloc, item.text)
-            _bound(self._probes, self.max_probes)
+            bound(self._probes, self.max_probes)
             self._probe(url)
 
     def _decide(self, host: str, netloc: str) -> None:
@@ -244,7 +245,7 @@ class QualityPipeline:
 
     def _condemn(self, host: str, netloc: str, reason: str, verdict: Verdict) -> None:
         self.condemned[host] = reason
-        _bound(self.condemned, self.max_hosts)
+        bound(self.condemned, self.max_hosts)
         self._inc(f"quality/condemned/{reason}")
         logger.info("%s condemned as %s: %s", host, reason, "; ".join(verdict.reasons))
         if self.verdicts is not None:
@@ -264,7 +265,7 @@ class QualityPipeline:
     def host_condemned(self, host: str, reason: str = "condemned", **kwargs) -> None:
         """Handler of ``host_condemned`` (from any component): skip the host's pages."""
         self.condemned.setdefault(host, reason)
-        _bound(self.condemned, self.max_hosts)
+        bound(self.condemned, self.max_hosts)
 
     def probe_fetched(self, url: str, text: str, **kwargs) -> None:
         """Handler of ``browser_probe_fetched``: compare a browser's text with the crawler's."""
@@ -287,9 +288,3 @@ class QualityPipeline:
     def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(key, n)
-
-
-def _bound(entries: OrderedDict, cap: int) -> None:
-    """Forget the oldest entries of ``entries`` beyond ``cap``."""
-    while len(entries) > cap:
-        entries.popitem(last=False)

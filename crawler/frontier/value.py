@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 
+from crawler.bounded import bound
 from crawler.options import setting
 
 
@@ -51,10 +52,6 @@ def _host(url: str) -> str:
     return (url[start:] if end < 0 else url[start:end]).lower()
 
 
-def _bound(entries: OrderedDict, cap: int) -> None:
-    """Forget the oldest entries of ``entries`` beyond ``cap``."""
-    while len(entries) > cap:
-        entries.popitem(last=False)
 
 
 class ValueOrder:
@@ -107,17 +104,17 @@ class ValueOrder:
                 linked = self._linked_from.get(target)
                 if linked is None:
                     linked = self._linked_from[target] = set()
-                    _bound(self._linked_from, self.max_hosts)
+                    bound(self._linked_from, self.max_hosts)
                 if len(linked) < self.trusted_hosts and source not in linked:
                     linked.add(source)
                     self._note(target)
-        _bound(store, self.max_urls)
+        bound(store, self.max_urls)
 
     def set_host_quality(self, host: str, quality: float) -> None:
         """``host``'s quality, 0..1 (1: no spam signal); stored at least ``min_quality``."""
         self._quality[host] = max(self.min_quality, min(1.0, quality))
         self._quality.move_to_end(host)
-        _bound(self._quality, self.max_hosts)
+        bound(self._quality, self.max_hosts)
         self._note(host)
 
     def is_low(self, host: str) -> bool:
@@ -146,7 +143,7 @@ class ValueOrder:
             if self._standing.get(host) != value:
                 self._standing[host] = out[host] = value
         self._changed.clear()
-        _bound(self._standing, self.max_hosts)
+        bound(self._standing, self.max_hosts)
         return out
 
     def not_sent(self, hosts) -> None:
