@@ -328,7 +328,7 @@ QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a
 # what the judges keep in each worker (crawler/quality.py), so that its memory is bounded:
 QUALITY_TEMPLATE_MAX_PATTERNS = 10_000  # URL patterns followed (least recently seen forgotten)
 QUALITY_TEMPLATE_MAX_SHINGLES = 1_000  # shingles kept per pattern (its first pages' content)
-QUALITY_TEMPLATE_SHINGLE_BUDGET = 500_000  # shingles over all patterns (~40 MB); LRU beyond
+QUALITY_TEMPLATE_SHINGLE_BUDGET = 300_000  # shingles over all patterns (~25 MB); LRU beyond
 QUALITY_TEMPLATE_MAX_URLS = 200_000  # URLs remembered as counted (recrawls count once)
 QUALITY_MAX_HOSTS = 100_000  # hosts whose spam tallies, scores and probes are kept
 QUALITY_MAX_LINK_TALLY = 256  # linked hosts and link targets counted per host (most kept)
