@@ -303,3 +303,27 @@ def test_value_order_hands_changed_host_standings_to_the_frontier():
     assert order.changed_standings() == {"a.test": 0.4}
     order.not_sent(["a.test"])
     assert order.changed_standings() == {"a.test": 0.4}
+
+
+def test_value_order_pages_linking_mostly_off_site_vouch_for_nobody():
+    order = ValueOrder(tiers=4, base=16.0)
+    # a farm's pages: nearly every link to the other hosts of the clique
+    for n, source in enumerate(("http://farm1.test/p/1", "http://farm2.test/p/1")):
+        links = [f"http://farm0.test/p/{n}{i}" for i in range(8)] + [f"{source}/self"]
+        order.distribute(source, links, 1, outlinks=10)
+    assert order.authority("farm0.test") == order.authority("nobody.test") < 1.0
+    # editorial links: a page of mostly its own site links to one other host
+    for source in ("http://b.test/p/1", "http://c.test/p/1"):
+        links = ["http://a.test/"] + [f"{source}/{i}" for i in range(9)]
+        order.distribute(source, links, 1, outlinks=10)
+    assert order.authority("a.test") == 1.0
+
+
+def test_value_order_puts_urls_no_page_linked_to_after_linked_ones_of_their_level():
+    order = ValueOrder(tiers=4, base=16.0)
+    home = "http://a.test/"
+    # a home page of 110 links: each gets 1/110 of a seed's cash
+    order.distribute(home, [f"http://a.test/p/{i}" for i in range(110)], 1, outlinks=110)
+    linked = order.rank("http://a.test/p/5", "a.test", 1)
+    from_sitemap = order.rank("http://a.test/p/500", "a.test", 1)
+    assert 1 < linked < from_sitemap < 2
