@@ -91,6 +91,8 @@ class ClusterElection:
         self.max_members = max_members
         self._members: OrderedDict[str, dict[str, Member]] = OrderedDict()
         self._shown: dict[str, str] = {}
+        #: the clusters each remembered member is in, so a removal finds them directly
+        self._clusters_of: dict[str, set[str]] = {}
 
     def shown(self, cluster_id: str) -> str | None:
         """The doc id shown for ``cluster_id`` (None if not remembered)."""
@@ -102,11 +104,14 @@ class ClusterElection:
         if members is None:
             members = self._members[cluster_id] = {}
             if len(self._members) > self.max_clusters:
-                old, _ = self._members.popitem(last=False)
+                old, forgotten = self._members.popitem(last=False)
                 self._shown.pop(old, None)
+                for doc_id in forgotten:
+                    self._leave(doc_id, old)
         self._members.move_to_end(cluster_id)
         if member.doc_id in members or len(members) < self.max_members:
             members[member.doc_id] = member
+            self._clusters_of.setdefault(member.doc_id, set()).add(cluster_id)
         before = self._shown.get(cluster_id)
         winner = elect(members.values(), self.inlinks, self.host_pages)
         self._shown[cluster_id] = winner
@@ -118,10 +123,11 @@ class ClusterElection:
         cluster whose shown page left elects again among the others. Returns the
         ``(cluster_id, election)`` of each cluster whose shown page changed."""
         gone = set(doc_ids)
+        touched = {cluster_id for doc_id in gone
+                   for cluster_id in self._clusters_of.pop(doc_id, ())}
         changed = []
-        for cluster_id, members in list(self._members.items()):
-            if gone.isdisjoint(members):
-                continue
+        for cluster_id in sorted(touched):
+            members = self._members[cluster_id]
             for doc_id in gone & members.keys():
                 del members[doc_id]
             if not members:
@@ -133,3 +139,11 @@ class ClusterElection:
                 self._shown[cluster_id] = winner
                 changed.append((cluster_id, Election(winner)))
         return changed
+
+    def _leave(self, doc_id: str, cluster_id: str) -> None:
+        """``doc_id`` is no longer remembered in ``cluster_id``."""
+        clusters = self._clusters_of.get(doc_id)
+        if clusters is not None:
+            clusters.discard(cluster_id)
+            if not clusters:
+                del self._clusters_of[doc_id]

@@ -599,3 +599,16 @@ def test_a_removed_page_leaves_its_clusters_election():
     assert election.remove(["old"]) == [("c", Election("new"))]
     assert election.shown("c") == "new"
     assert election.remove(["new"]) == [] and election.shown("c") is None
+
+
+def test_removal_finds_its_clusters_without_scanning_and_forgets_evicted_ones():
+    from dedup.election import ClusterElection, Election, Member
+
+    election = ClusterElection(max_clusters=2)
+    for cluster_id, doc_id in (("a", "p"), ("b", "q"), ("b", "r")):
+        election.add(cluster_id, Member(doc_id, f"http://h.test/{doc_id}", "h.test"))
+    election.add("c", Member("s", "http://h.test/s", "h.test"))  # "a" is forgotten
+    assert election.shown("a") is None and "p" not in election._clusters_of
+    assert election.remove(["p"]) == []
+    assert election.remove(["q", "s"]) == [("b", Election("r"))]
+    assert election._clusters_of == {"r": {"b"}}

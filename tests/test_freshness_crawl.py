@@ -97,6 +97,14 @@ def crawl_state(services, url: str) -> CrawlState | None:
         store.close()
 
 
+def scheduled(services, url: str) -> CrawlState | None:
+    """The URL's state once its last fetch scheduled the next one: while a recrawl of it is
+    queued or in flight, ``next_fetch_at`` is the claim's hold (``RECRAWL_HOLD``) instead."""
+    state = crawl_state(services, url)
+    hold = SETTINGS["RECRAWL_HOLD"]
+    return state if state is not None and state.next_fetch_at - state.last_fetch < hold else None
+
+
 def test_continuous_crawl_follows_changes_deletions_and_moves(tmp_path, services):
     log = tmp_path / "testweb.log"
     start = EPOCH + 60
@@ -128,7 +136,9 @@ def test_continuous_crawl_follows_changes_deletions_and_moves(tmp_path, services
             assert wait_for(lambda: any(line["status"] == 304 for line in web.read_log()),
                             EVENT_TIMEOUT)
             # every fetch schedules the next one at most one recrawl interval later
-            before = crawl_state(services, url("fresh0.test", changing))
+            before = wait_for(lambda: scheduled(services, url("fresh0.test", changing)),
+                              EVENT_TIMEOUT)
+            assert before is not None, crawl_state(services, url("fresh0.test", changing))
             assert 0 < before.next_fetch_at - before.last_fetch <= MAX_INTERVAL, before
 
             advance(web, 15 * DAY)
@@ -137,7 +147,9 @@ def test_continuous_crawl_follows_changes_deletions_and_moves(tmp_path, services
             assert second != first
             assert wait_for(lambda: url("fresh0.test", changing) in urls_for(tmp_path, second),
                             EVENT_TIMEOUT)
-            after = crawl_state(services, url("fresh0.test", changing))
+            after = wait_for(lambda: scheduled(services, url("fresh0.test", changing)),
+                             EVENT_TIMEOUT)
+            assert after is not None, crawl_state(services, url("fresh0.test", changing))
             assert after.changes and after.changes[-1] > before.last_fetch  # found by a recrawl
             assert 0 < after.next_fetch_at - after.last_fetch <= MAX_INTERVAL, after
             assert url("fresh0.test", changing) not in urls_for(tmp_path, first)
