@@ -754,6 +754,12 @@ class FrontierScheduler(BaseScheduler):
             raise
         if counts["added"]:
             self._pending_cache = (0.0, 0)  # new work: the next pending check must see it
+        if self.repush_urls and (counts["seen"] or counts["budget"]):
+            # some of these were not queued (fetched before a restart, over the budget), and
+            # the counts do not say which: none of them is moved up later
+            for entry in adds:
+                if entry.filter and self._recent.get(entry.url) is not None:
+                    self._recent[entry.url] = None
         self._inc("frontier/added", counts["added"])
         if counts["seen"]:
             self._inc("frontier/dropped/seen", counts["seen"])
