@@ -217,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help=f"crawl only {', '.join(QUICK_SITES)} (the CI subset)")
+    parser.add_argument("--sites", default="",
+                        help="crawl and score only these comma-separated hosts (a subset of "
+                             "the installed documentation sites; with --cache, not the default "
+                             "cache of the whole corpus)")
     parser.add_argument("--cache", type=Path, default=None,
                         help=f"crawl cache directory (default {DEFAULT_CACHE}[-quick])")
     parser.add_argument("--recrawl", action="store_true", help="ignore a cached crawl")
@@ -239,6 +243,14 @@ def main(argv: list[str] | None = None) -> int:
     sites = [s.host for s in available_doc_sites()]
     if args.quick:
         sites = [h for h in QUICK_SITES if h in sites]
+    if args.sites:
+        chosen = [h.strip() for h in args.sites.split(",") if h.strip()]
+        unknown = sorted(set(chosen) - set(sites))
+        if unknown:
+            parser.error(f"not installed documentation sites: {', '.join(unknown)}")
+        if args.cache is None:
+            parser.error("--sites needs --cache (the default caches hold other site sets)")
+        sites = chosen
     cache = args.cache or Path(f"{DEFAULT_CACHE}{'-quick' if args.quick else ''}")
     feed = crawl(cache, sites, args.max_pages, args.recrawl)
     pages = read_pages(feed)

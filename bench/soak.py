@@ -41,7 +41,15 @@ is left out too):
   ``mallinfo2``, from the workers' exported ``memory/heap_in_use_bytes`` stats,
   ``crawler/memory.py``); ``rss_trimmed_growth_mb`` the trend of the RSS each worker samples
   itself right after handing its free heap pages back (``memory/rss_bytes``, once a minute);
-  ``pymalloc_arenas_growth_mb`` the trend of Python's small-object arenas (1 MiB each).;
+  ``pymalloc_arenas_growth_mb`` the trend of Python's small-object arenas (1 MiB each);
+- *flat* RSS, the soak's memory target: ``worker_rss_first_half_mb`` is the largest trend
+  growth of a worker's RSS over the first half of the crawl (from the start-up on: its
+  bounded caches filling), ``worker_rss_growth_mb`` the same over the second half, and
+  ``worker_rss_slope_mb_per_10min`` that second half's trend slope in MB per 10 minutes;
+  ``rss_flat`` (each side's, from its median slope) is true when the slope is at most
+  ``RSS_FLAT_MB_PER_10MIN`` (10 MB per 10 minutes: a worker with every in-process
+  structure capped reaches its caps and stays within the allocator's swings; one that
+  keeps a little per page grows all the way);
 - ``redis_bytes_per_url``: Redis ``used_memory`` growth over the run divided by the URLs the
   crawl knows (the project: the workers' ``frontier/added``, URLs that passed the seen
   filter; scrapy-redis: its dupefilter's fingerprints). It is all of the crawl's Redis state
@@ -95,12 +103,14 @@ from harness import ROOT, log
 from harness.crawlrun import crawl_env
 from harness.politeness import crawl_delays, politeness_violations
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, ratio, run_rounds, side_by_side
-from harness.series import growth, stat_series
+from harness.series import growth, slope_per_s, stat_series
 
 WORKERS = 2
 SAMPLE_S = 10.0
 #: The shortest warm-up; see ``rss_growth_mb`` above.
 WARMUP_MIN_S = 300.0
+#: The largest second-half RSS slope that is still flat; see ``rss_flat`` above.
+RSS_FLAT_MB_PER_10MIN = 10.0
 #: The measure window starts this long after launch at the earliest; see above.
 STARTUP_S = 30.0
 #: scrapy-redis's keys of its frontier (``<spider>:requests``, ``<spider>:dupefilter``).
@@ -306,6 +316,9 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
     total_cpu = sum(cpu_last)
     warmup = max(seconds / 4, min(WARMUP_MIN_S, seconds / 2))
     growths = [growth(series, warmup, seconds) for series in rss]
+    first_half = [growth(series, STARTUP_S, seconds / 2) for series in rss]
+    second_half = [growth(series, seconds / 2, seconds) for series in rss]
+    slopes = [slope_per_s(series, seconds / 2, seconds) * 600 for series in rss]
     for series, grown in zip(rss, growths, strict=True):
         log(f"{kind} worker RSS MB: end {series[-1][1]:.0f} (+{grown:.1f} after the warm-up), "
             f"max {max(mb for _, mb in series):.0f}; samples {_sampled(series, 30)}")
@@ -335,6 +348,9 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
         "violations_crawl_delay": audit["crawl_delay"],
         "requests": audit["requests"],
         "rss_growth_mb": round(max(growths), 1),
+        "worker_rss_first_half_mb": round(max(first_half), 1),
+        "worker_rss_growth_mb": round(max(second_half), 1),
+        "worker_rss_slope_mb_per_10min": round(max(slopes), 2),
         "rss_end_mb": round(max([mb for t, mb in series if t <= seconds][-1] for series in rss), 1),
         "rss_trimmed_growth_mb": _largest(trends["rss_trimmed"]),
         "heap_in_use_growth_mb": _largest(trends["heap_in_use"]),
@@ -456,6 +472,9 @@ def run(minutes: float, rounds: int, hosts: int, delay: float, workdir: Path,
     result["pages_per_core_ratio_incl_startup"] = ratio(
         result["pages_per_s_per_core_incl_startup"],
         result["baseline_pages_per_s_per_core_incl_startup"])
+    for prefix in ("", "baseline_"):
+        slope = result.get(prefix + "worker_rss_slope_mb_per_10min")
+        result[prefix + "rss_flat"] = None if slope is None else slope <= RSS_FLAT_MB_PER_10MIN
     result["violations_definition"] = (
         "the baseline's own: same-host overlap or sooner than DOWNLOAD_DELAY after the "
         "previous request started")

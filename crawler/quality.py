@@ -27,6 +27,7 @@ from typing import ClassVar
 
 import xxhash
 
+from crawler.bounded import RecentSet
 from crawler.options import Option
 from crawler.traps import url_pattern
 
@@ -74,7 +75,6 @@ class _Pattern:
     pages: int = 0
     stale: int = 0
     shingles: set[int] = field(default_factory=set)
-    urls: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -96,37 +96,52 @@ class TemplateTraps:
         "QUALITY_TEMPLATE_MIN_NOVELTY": ("min_novelty", float),
         "QUALITY_TEMPLATE_MIN_PAGES": ("min_pages", int),
         "QUALITY_TEMPLATE_TRAP_SHARE": ("trap_share", float),
+        "QUALITY_TEMPLATE_MAX_PATTERNS": ("max_patterns", int),
+        "QUALITY_TEMPLATE_MAX_SHINGLES": ("max_shingles", int),
+        "QUALITY_TEMPLATE_SHINGLE_BUDGET": ("shingle_budget", int),
+        "QUALITY_TEMPLATE_MAX_URLS": ("max_urls", int),
     }
 
     def __init__(self, *, min_novelty: float, min_pages: int, trap_share: float,
-                 max_patterns: int = 10_000, max_shingles: int = 50_000):
+                 max_patterns: int, max_shingles: int, shingle_budget: int, max_urls: int):
         self.min_novelty = min_novelty
         self.min_pages = min_pages
         self.trap_share = trap_share
         self.max_patterns = max_patterns
         self.max_shingles = max_shingles
+        self.shingle_budget = shingle_budget
+        self.max_urls = max_urls
         self._patterns: OrderedDict[str, _Pattern] = OrderedDict()
+        self._shingles_held = 0
+        self._urls = RecentSet(max_urls)  # the URLs counted lately (xxh64)
         self.trapped: set[str] = set()
+
+    def _forget_oldest(self) -> None:
+        _, forgotten = self._patterns.popitem(last=False)
+        self._shingles_held -= len(forgotten.shingles)
 
     def observe(self, url: str, text: str) -> Novelty | None:
         """Record one fetched page; None when this URL was already counted (a recrawl)."""
+        if not self._urls.add(xxhash.xxh64_intdigest(url.encode())):
+            return None  # counted lately: a recrawl
         pattern = url_pattern(url)
         state = self._patterns.get(pattern)
         if state is None:
             state = self._patterns[pattern] = _Pattern()
             if len(self._patterns) > self.max_patterns:
-                self._patterns.popitem(last=False)
+                self._forget_oldest()
         else:
             self._patterns.move_to_end(pattern)
-        key = xxhash.xxh64_intdigest(url.encode())
-        if key in state.urls:
-            return None
-        state.urls.add(key)
         shingles = _shingles(folded_tokens(text))
         new = shingles - state.shingles
         novelty = len(new) / len(shingles) if shingles else 0.0
-        if len(state.shingles) < self.max_shingles:
-            state.shingles |= new
+        room = self.max_shingles - len(state.shingles)
+        if room > 0 and new:
+            added = len(state.shingles)
+            state.shingles |= new if len(new) <= room else set(list(new)[:room])
+            self._shingles_held += len(state.shingles) - added
+            while self._shingles_held > self.shingle_budget and len(self._patterns) > 1:
+                self._forget_oldest()
         state.pages += 1
         # the first page of a pattern is its template: new by definition, never stale
         stale = state.pages > 1 and novelty < self.min_novelty
@@ -217,11 +232,14 @@ class SpamJudge:
     SETTINGS: ClassVar[dict[str, Option]] = {
         "QUALITY_SPAM_SAMPLE_PAGES": ("sample_pages", int),
         "QUALITY_SPAM_SHARE": ("spam_share", float),
+        "QUALITY_MAX_HOSTS": ("max_hosts", int),
+        "QUALITY_MAX_LINK_TALLY": ("max_link_tally", int),
     }
 
     def __init__(self, *, sample_pages: int, spam_share: float, stuffing_share: float = 0.45,
                  title_density: float = 0.3, hidden_share: float = 0.3, thin_tokens: int = 80,
-                 offhost_share: float = 0.6, min_links: int = 10, max_hosts: int = 100_000):
+                 offhost_share: float = 0.6, min_links: int = 10, max_hosts: int,
+                 max_link_tally: int):
         self.sample_pages = sample_pages
         self.spam_share = spam_share
         self.stuffing_share = stuffing_share
@@ -231,6 +249,7 @@ class SpamJudge:
         self.offhost_share = offhost_share
         self.min_links = min_links
         self.max_hosts = max_hosts
+        self.max_link_tally = max_link_tally
         self._hosts: OrderedDict[str, _HostTally] = OrderedDict()
 
     def page_signals(self, host: str, title: str, text: str, links: list[str],
@@ -271,6 +290,8 @@ class SpamJudge:
         tally.thin += signals.tokens < self.thin_tokens
         tally.out_hosts.update(signals.offhost_hosts)
         tally.targets.update(set(offhost_targets))
+        _prune(tally.out_hosts, self.max_link_tally)
+        _prune(tally.targets, self.max_link_tally)
 
     def note_cloaking(self, host: str) -> None:
         """Record that ``host`` answered a browser with other content than the crawler."""
@@ -316,6 +337,23 @@ class SpamJudge:
         if len(back) >= 2 and sum(tally.out_hosts[h] for h in back) >= 0.8 * out:
             return sorted(back)
         return []
+
+
+def _prune(counts: Counter, cap: int) -> None:
+    """Keep a host's link tally bounded: past ``cap`` entries, those counted no more than
+    the ``cap // 2 + 1``-th most counted are forgotten (the others keep their exact counts;
+    when the top half all tie, its first-counted entries stay). The rules read the most
+    counted entries (a doorway's one target, a clique's hosts), which a host's pages keep
+    linking to, so they survive; what goes is the long tail of links seen once or twice,
+    which otherwise grows with every page. A target needs two pages between prunes to stay:
+    with ``cap`` well above a page's off-host links, it has them."""
+    if not cap or len(counts) <= cap:
+        return
+    ranked = counts.most_common()
+    cut = ranked[cap // 2][1]
+    kept = [(key, n) for key, n in ranked if n > cut] or ranked[:max(cap // 2, 1)]
+    counts.clear()
+    counts.update(dict(kept))
 
 
 @dataclass

@@ -906,7 +906,9 @@ def _value_order(settings) -> ValueOrder | None:
     if order != "value":
         raise ValueError(f"FRONTIER_ORDER must be 'value' or 'depth', not {order!r}")
     return ValueOrder(setting(settings, "FRONTIER_TIERS", int),
-                      base=setting(settings, "FRONTIER_VALUE_BASE", float))
+                      base=setting(settings, "FRONTIER_VALUE_BASE", float),
+                      max_urls=setting(settings, "FRONTIER_VALUE_MAX_URLS", int),
+                      max_hosts=setting(settings, "FRONTIER_VALUE_MAX_HOSTS", int))
 
 
 def _take_over_autothrottle(crawler, politeness: Politeness) -> None:

@@ -299,6 +299,11 @@ INDEX_FLUSH_INTERVAL = 10.0  # seconds between index writes, however few pages a
 # by link depth (breadth-first)
 FRONTIER_ORDER = "value"
 FRONTIER_VALUE_BASE = 16.0  # one rank lower per factor of value less
+# what the order keeps in each worker: cash of this many URLs (~200 bytes each, least
+# recently linked forgotten: a forgotten URL gets the default share) and the quality,
+# in-links and standing of this many hosts
+FRONTIER_VALUE_MAX_URLS = 200_000
+FRONTIER_VALUE_MAX_HOSTS = 100_000
 # hosts standing under half the best (no in-links from other hosts, low quality) take at
 # most this share of the fetches while better hosts have work (0 = no limit)
 FRONTIER_VALUE_LOW_SHARE = 0.05
@@ -325,4 +330,12 @@ QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a 
 QUALITY_TEMPLATE_TRAP_SHARE = 0.8  # share of a pattern's pages that added nothing
 QUALITY_SPAM_SAMPLE_PAGES = 6  # pages of a host before its spam verdict
 QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a spam host
+# what the judges keep in each worker (crawler/quality.py), so that its memory is bounded:
+QUALITY_TEMPLATE_MAX_PATTERNS = 10_000  # URL patterns followed (least recently seen forgotten)
+QUALITY_TEMPLATE_MAX_SHINGLES = 1_000  # shingles kept per pattern (its first pages' content)
+QUALITY_TEMPLATE_SHINGLE_BUDGET = 300_000  # shingles over all patterns (~25 MB); LRU beyond
+QUALITY_TEMPLATE_MAX_URLS = 200_000  # URLs remembered as counted (recrawls count once)
+QUALITY_MAX_HOSTS = 100_000  # hosts whose spam tallies, scores and probes are kept
+QUALITY_MAX_LINK_TALLY = 256  # linked hosts and link targets counted per host (most kept)
+QUALITY_MAX_PENDING_PROBES = 1_000  # cloaking probes awaiting their answer (text kept each)
 QUALITY_CLOAKING_PROBE = True  # refetch the last page of a host's spam sample as a browser

@@ -75,15 +75,15 @@ class QueryCompiler:
                                 "analyzer": "whitespace"}}
 
     def near(self, parsed: Query) -> dict | None:
-        """Pages holding the query's required words near each other (within
-        ``parsed.near_slop``) in their title or body; ``None`` for fewer than two words."""
-        if not parsed.near_terms:
+        """Pages holding the query's required words near each other (one of
+        ``parsed.near_groups`` within ``parsed.near_slop``) in their title or body; ``None``
+        for fewer than two words."""
+        if not parsed.near_groups:
             return None
-        text = " ".join(parsed.near_terms)
         return {"bool": {"should": [
-            {"match_phrase": {name: {"query": text, "slop": parsed.near_slop,
+            {"match_phrase": {name: {"query": " ".join(terms), "slop": parsed.near_slop,
                                      "analyzer": "whitespace"}}}
-            for name in NEAR_FIELDS
+            for terms in parsed.near_groups for name in NEAR_FIELDS
         ], "minimum_should_match": 1}}
 
     def compile(self, node: Node) -> dict:

@@ -49,6 +49,7 @@ __all__ = [
     "MAX_BLEND_WORDS",
     "MIN_WORDS_SHARE",
     "NEAR_GAP",
+    "NEAR_WINDOW",
     "AtLeast",
     "MAX_DEPTH",
     "MAX_QUERY_CHARS",
@@ -84,6 +85,8 @@ MAX_DEFINED_WORDS = 3
 #: Words allowed between each pair of a query's words for the page to hold them "near"
 #: (the proximity signal): a phrase slop of ``NEAR_GAP`` per gap.
 NEAR_GAP = 2
+#: Most adjacent query terms the proximity signal asks to find together (``near_groups``).
+NEAR_WINDOW = 3
 #: Words that, next to a site's name, still ask for the site itself (``django docs``).
 NAVIGATIONAL_WORDS = frozenset(
     "doc docs documentation manual home homepage site website official page web".split()
@@ -336,10 +339,22 @@ class Query:
             return ()
         return tuple(t for w in words for t in ((w.term,) if isinstance(w, Term) else w.terms))
 
+    @cached_property
+    def near_groups(self) -> tuple[tuple[str, ...], ...]:
+        """The runs of ``near_terms`` a page may hold near each other for the proximity
+        signal: all of them, or of a longer query each run of ``NEAR_WINDOW`` adjacent
+        ones (a question's topic is a few adjacent words: "click *command line* program"),
+        so the answer need not hold every word in one window; ``()`` as ``near_terms``."""
+        terms = self.near_terms
+        if len(terms) <= NEAR_WINDOW:
+            return (terms,) if terms else ()
+        return tuple(terms[i:i + NEAR_WINDOW] for i in range(len(terms) - NEAR_WINDOW + 1))
+
     @property
     def near_slop(self) -> int:
-        """The phrase slop the proximity signal allows: ``NEAR_GAP`` per gap."""
-        return NEAR_GAP * max(0, len(self.near_terms) - 1)
+        """The phrase slop the proximity signal allows in each of ``near_groups``:
+        ``NEAR_GAP`` per gap."""
+        return NEAR_GAP * max(0, min(len(self.near_terms), NEAR_WINDOW) - 1)
 
     @cached_property
     def label_words(self) -> tuple[Term | Phrase, ...]:

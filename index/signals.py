@@ -281,8 +281,9 @@ class Defines(Signal):
 
 class Proximity(Signal):
     """1 when the page holds the query's required words near each other (a sloppy phrase
-    of them, ``Query.near_slop``, in its title or body), else 0: the page about
-    "ignore files in git" rather than a long one that has each word somewhere."""
+    of them, or of a longer query of any ``NEAR_WINDOW`` adjacent ones: ``Query.near_groups``
+    within ``Query.near_slop``, in its title or body), else 0: the page about "ignore files
+    in git" rather than a long one that has each word somewhere."""
 
     name = "near"
     default_weight = 0.2

@@ -104,15 +104,15 @@ class TantivyCompiler:
         return tantivy.Query.boolean_query([(Occur.Must, query), *clauses])
 
     def near(self, parsed: Query) -> tantivy.Query | None:
-        """Pages holding the query's required words near each other (within
-        ``parsed.near_slop``) in their title or body; ``None`` for fewer than two words."""
-        terms = list(parsed.near_terms)
-        if not terms:
+        """Pages holding the query's required words near each other (one of
+        ``parsed.near_groups`` within ``parsed.near_slop``) in their title or body; ``None``
+        for fewer than two words."""
+        if not parsed.near_groups:
             return None
         return tantivy.Query.boolean_query([
-            (Occur.Should, tantivy.Query.phrase_query(self.schema, name, terms,
+            (Occur.Should, tantivy.Query.phrase_query(self.schema, name, list(terms),
                                                       parsed.near_slop))
-            for name in NEAR_FIELDS
+            for terms in parsed.near_groups for name in NEAR_FIELDS
         ])
 
     def label(self, parsed: Query) -> tantivy.Query | None:

@@ -18,11 +18,12 @@ from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
+from crawler.bounded import bound
 from crawler.config import config_from_settings
 from crawler.hostrules import HostRules
 from crawler.hostverdicts import SPAM, TEMPLATE_TRAP, Verdict, VerdictStore, open_verdicts
 from crawler.items import PageItem
-from crawler.options import enabled, settings_to_options
+from crawler.options import enabled, setting, settings_to_options
 from crawler.quality import (
     SpamJudge,
     TemplateTraps,
@@ -65,7 +66,8 @@ class QualityPipeline:
         probe: Callable[[str], None] | None = None,
         probe_page: int | None = None,
         cloak_overlap: float = 0.3,
-        max_hosts: int = 100_000,
+        max_hosts: int,
+        max_probes: int,
     ):
         self.traps = traps
         self.judge = judge
@@ -77,13 +79,16 @@ class QualityPipeline:
         self.probe_page = judge.sample_pages if probe_page is None else probe_page
         self.cloak_overlap = cloak_overlap
         self.max_hosts = max_hosts
-        self.condemned: dict[str, str] = {}
+        self.max_probes = max_probes
+        # per host, each at most max_hosts (the oldest entry forgotten first)
+        self.condemned: OrderedDict[str, str] = OrderedDict()
         self._pages: OrderedDict[str, int] = OrderedDict()
         self._tripped: dict[str, int] = {}
-        self._quality: dict[str, float] = {}
-        self._spam_scores: dict[str, float] = {}
-        self._probes: dict[str, tuple[str, str, str]] = {}
-        self._trap_patterns: dict[str, list[str]] = {}
+        self._quality: OrderedDict[str, float] = OrderedDict()
+        self._spam_scores: OrderedDict[str, float] = OrderedDict()
+        # probes in flight (a probe whose answer never comes is forgotten after max_probes)
+        self._probes: OrderedDict[str, tuple[str, str, str]] = OrderedDict()
+        self._trap_patterns: OrderedDict[str, list[str]] = OrderedDict()
         self._pattern_docs: OrderedDict[str, list[str]] = OrderedDict()
         self._novelty: OrderedDict[str, float] = OrderedDict()
 
@@ -115,6 +120,8 @@ class QualityPipeline:
             verdicts=open_verdicts(config_from_settings(s), crawl),
             host_rules=HostRules.from_settings(s),
             probe=probe if enabled(s, "QUALITY_CLOAKING_PROBE") else None,
+            max_hosts=setting(s, "QUALITY_MAX_HOSTS", int),
+            max_probes=setting(s, "QUALITY_MAX_PENDING_PROBES", int),
         )
         crawler.signals.connect(pipeline.host_condemned, signal=crawl_signals.host_condemned)
         crawler.signals.connect(pipeline.probe_fetched, signal=browser_probe_fetched)
@@ -172,6 +179,7 @@ class QualityPipeline:
                    reason="template_trap")
         patterns = self._trap_patterns.setdefault(netloc, [])
         patterns.append(novelty.pattern)
+        bound(self._trap_patterns, self.max_hosts)
         if self.verdicts is not None:
             self.verdicts.put(Verdict(
                 netloc, TEMPLATE_TRAP, 1.0,
@@ -194,10 +202,12 @@ class QualityPipeline:
         ``spam_score`` replaces the host's last one."""
         if spam_score is not None:
             self._spam_scores[netloc] = spam_score
+            bound(self._spam_scores, self.max_hosts)
         quality = round(min(1.0 - self._spam_scores.get(netloc, 0.0),
                             self._novelty.get(netloc, 1.0)), 2)
         if abs(self._quality.get(netloc, 1.0) - quality) >= 0.1:
             self._quality[netloc] = quality
+            bound(self._quality, self.max_hosts)
             self._send("host_scored", host=netloc, quality=quality)
 
     def _judge_spam(self, item: PageItem, host: str, netloc: str, url: str) -> None:
@@ -218,6 +228,7 @@ class QualityPipeline:
         self._decide(host, netloc)
         if pages == self.probe_page and self._probe is not None and host not in self.condemned:
             self._probes[url] = (host, netloc, item.text)
+            bound(self._probes, self.max_probes)
             self._probe(url)
 
     def _decide(self, host: str, netloc: str) -> None:
@@ -234,6 +245,7 @@ class QualityPipeline:
 
     def _condemn(self, host: str, netloc: str, reason: str, verdict: Verdict) -> None:
         self.condemned[host] = reason
+        bound(self.condemned, self.max_hosts)
         self._inc(f"quality/condemned/{reason}")
         logger.info("%s condemned as %s: %s", host, reason, "; ".join(verdict.reasons))
         if self.verdicts is not None:
@@ -253,6 +265,7 @@ class QualityPipeline:
     def host_condemned(self, host: str, reason: str = "condemned", **kwargs) -> None:
         """Handler of ``host_condemned`` (from any component): skip the host's pages."""
         self.condemned.setdefault(host, reason)
+        bound(self.condemned, self.max_hosts)
 
     def probe_fetched(self, url: str, text: str, **kwargs) -> None:
         """Handler of ``browser_probe_fetched``: compare a browser's text with the crawler's."""

@@ -15,6 +15,7 @@ from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.misc import load_object
 
+from crawler.bounded import RecentSet
 from crawler.extract import decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
@@ -98,7 +99,7 @@ class WebSpider(scrapy.Spider):
             crawler.signals.connect(spider.keep_running, signal=signals.spider_idle)
         spider.pages = 0
         spider._scope_cache = {}
-        spider._recent_links = {}
+        spider._recent_links = RecentSet(RECENT_LINKS)
         # what a followed link's request is like, bar its URL and depth (links_extracted)
         spider.link_template = scrapy.Request(
             "http://link.invalid/", callback=spider.parse, errback=spider.fetch_failed
@@ -313,12 +314,8 @@ class WebSpider(scrapy.Spider):
                 url = canonicalize(loc)
             except InvalidURL:
                 continue
-            recent = self._recent_links
-            if url in recent:
+            if not self._recent_links.add(url):
                 continue
-            recent[url] = None
-            if len(recent) > RECENT_LINKS:
-                del recent[next(iter(recent))]
             released += 1
             yield self.page_request(url, 1, sitemap_lastmod=lastmod)
         if backlog is not None and not backlog:
@@ -382,11 +379,7 @@ class WebSpider(scrapy.Spider):
         for link in links:
             if link.nofollow:
                 continue
-            seen = link.url in recent
-            if not seen:
-                recent[link.url] = None
-                if len(recent) > RECENT_LINKS:
-                    del recent[next(iter(recent))]
+            seen = not recent.add(link.url)
             host = host_of(link.url)
             if not self.in_scope(host):
                 if not seen:

@@ -10,7 +10,7 @@ from crawler.extract import extract, page_item
 from crawler.frontier.value import ValueOrder
 from crawler.hostrules import HostRule, HostRules
 from crawler.hostverdicts import MIRROR, SPAM, TEMPLATE_TRAP, LocalVerdictStore, Verdict
-from crawler.options import settings_to_options
+from crawler.options import setting, settings_to_options
 from crawler.quality import (
     SpamJudge,
     TemplateTraps,
@@ -189,7 +189,8 @@ def pipeline_for(rules=(), verdicts=None):
     rec = Recorder()
     pipe = QualityPipeline(traps_for(), judge_for(), send=rec.send,
                            host_rules=HostRules.static(list(rules)), probe=rec.probes.append,
-                           verdicts=verdicts)
+                           verdicts=verdicts, max_hosts=setting({}, "QUALITY_MAX_HOSTS", int),
+                           max_probes=setting({}, "QUALITY_MAX_PENDING_PROBES", int))
     return pipe, rec
 
 
@@ -327,3 +328,74 @@ def test_value_order_puts_urls_no_page_linked_to_after_linked_ones_of_their_leve
     linked = order.rank("http://a.test/p/5", "a.test", 1)
     from_sitemap = order.rank("http://a.test/p/500", "a.test", 1)
     assert 1 < linked < from_sitemap < 2
+
+
+# -- bounded memory (issue 22: a worker's RSS stays flat however long it crawls) -----------
+
+def test_template_traps_hold_bounded_state_and_still_find_a_trap(web):
+    traps = TemplateTraps(**settings_to_options(
+        {}, TemplateTraps.SETTINGS, max_patterns=50, max_shingles=40, shingle_budget=400,
+        max_urls=100))
+    for n in range(300):  # 300 patterns of articles, each page new content
+        traps.observe(f"http://h{n}.test/p/1", " ".join(f"w{n}x{i}" for i in range(60)))
+        assert len(traps._patterns) <= 50
+        assert all(len(p.shingles) <= 40 for p in traps._patterns.values())
+        assert traps._shingles_held == sum(len(p.shingles) for p in traps._patterns.values())
+        assert traps._shingles_held <= 400
+        assert len(traps._urls) <= 100
+    # a calendar crawled among them is still a trap: its pattern is the hot one
+    results = [traps.observe(web.url("calendar.test", p), web.page("calendar.test", p).main_text)
+               for p in paths("calendar.test", 14)]
+    assert [r for r in results if r.trapped]
+    # a recrawl counts once while it is remembered; forgotten after max_urls others
+    assert traps.observe(web.url("calendar.test", paths("calendar.test", 1)[0]), "x") is None
+
+
+def test_spam_judge_link_tallies_are_bounded_and_keep_the_doorway_target():
+    judge = SpamJudge(**settings_to_options({}, SpamJudge.SETTINGS, max_link_tally=64))
+    for i in range(200):  # thin pages: each links to the one target and to 30 one-offs
+        links = [f"http://other{i}-{j}.test/" for j in range(30)]
+        targets = ["http://money.test/buy", *links]
+        signals = judge.page_signals("door.test", "buy now", "buy now " * 10,
+                                     [host_of(u) for u in targets])
+        judge.observe("door.test", signals, targets)
+        tally = judge._hosts["door.test"]
+        assert len(tally.targets) <= 64 and len(tally.out_hosts) <= 64
+    verdict = judge.verdict("door.test")
+    assert verdict.spam and verdict.reasons["doorway"] == 200
+
+
+def test_quality_pipeline_forgets_unanswered_probes_and_old_hosts(web):
+    rec = Recorder()
+    pipe = QualityPipeline(traps_for(), judge_for(), send=rec.send, probe=rec.probes.append,
+                           max_hosts=3, max_probes=2)
+    hosts = web.hosts()  # 4 hosts
+    for host in hosts:
+        for path in paths(host, pipe.probe_page):
+            pipe.process_item(item_of(web, host, path))
+        pipe.host_condemned(host, "spam")
+    assert len(rec.probes) == 4  # every host probed; nobody answered
+    assert list(pipe._probes) == rec.probes[-2:]
+    assert list(pipe.condemned) == hosts[-3:]
+    assert len(pipe._spam_scores) <= 3 and len(pipe._quality) <= 3
+    pipe.probe_fetched(rec.probes[-1], "another text")  # a remembered probe is still compared
+    assert rec.probes[-1] not in pipe._probes
+
+
+def test_value_order_keeps_bounded_cash_and_host_state():
+    order = ValueOrder(tiers=4, base=16.0, max_urls=100, max_hosts=10)
+    for n in range(50):
+        source = f"http://s{n}.test/"
+        # a page of 41 links, 20 of them (followed) to another host: it vouches for it
+        order.distribute(source, [f"http://t{n}.test/{i}" for i in range(20)], 1,
+                         outlinks=41)
+        order.set_host_quality(f"s{n}.test", 0.5)
+        order.changed_standings()
+        assert len(order._cash) <= 100
+        assert len(order._linked_from) <= 10 and len(order._quality) <= 10
+        assert len(order._standing) <= 10
+    # the latest links keep their share of their source's cash (a seed's: 16 ** -2); a
+    # forgotten URL falls back to the default of its depth
+    assert order.cash("http://t49.test/3", 1) == 16.0 ** -2 / 41
+    assert order.cash("http://t0.test/3", 1) == 16.0 ** -4
+    assert order.authority("t49.test") > order.authority("t0.test")

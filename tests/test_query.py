@@ -6,6 +6,7 @@ from index.query import (
     MAX_DEPTH,
     MAX_QUERY_CHARS,
     MAX_TERMS,
+    NEAR_WINDOW,
     And,
     Lang,
     Not,
@@ -361,6 +362,15 @@ def test_phrases_and_operators_keep_their_exact_meaning():
     for text in ("how do I -svn", "how site:g.test git", "how OR git"):
         q = parse(text)
         assert q.optional_words == () and q.matching == q.root and q.coordinated is None
+
+
+def test_proximity_looks_for_runs_of_a_few_adjacent_words():
+    assert parse("proxy cache server").near_groups == (("proxi", "cach", "server"),)
+    q = parse("how do I test my click command line program")
+    assert q.near_groups == (("test", "click", "command"), ("click", "command", "line"),
+                             ("command", "line", "program"))
+    assert q.near_slop == 2 * (NEAR_WINDOW - 1)
+    assert parse("git").near_groups == () and parse("git -svn").near_groups == ()
 
 
 def test_a_long_query_needs_only_most_of_its_words():

@@ -45,3 +45,14 @@ def test_stat_series_of_another_stat_and_scale():
     assert stat_series(snapshots, "memory/pymalloc_arenas", 1.0) == {
         "a": [(0.0, 140.0), (60.0, 143.0)]}
     assert stat_series(snapshots, "memory/rss_bytes") == {"a": [(0.0, 300.0)]}
+
+
+def test_slope_of_caches_filling_then_flat_is_zero_in_the_second_half():
+    from harness.series import slope_per_s
+
+    filling = [(t, 200 + t / 10) for t in range(0, 900, 10)]  # +1 MB a 10 s, 15 minutes
+    flat = [(t, 290 + (5 if t % 20 else -5)) for t in range(900, 3600, 10)]
+    series = filling + flat
+    assert slope_per_s(series, 1800, 3600) * 600 == pytest.approx(0.0, abs=0.5)
+    assert growth(series, 30, 1800) > 80  # the first half holds the filling
+    assert slope_per_s(series[:2], 0, 3600) == 0.0  # too few samples

@@ -35,13 +35,22 @@ of a site links to (its sidebar) otherwise waited behind the home page's list. C
 for at most ``max_urls`` URLs in this process (least recently touched forgotten first); a
 URL it does not know gets little cash (``base ** -(2 * depth + 2)``), so it comes after the
 linked URLs of its level: sitemap entries (``base ** -3`` before, more than a home page's
-hundred links get each) went before the pages a site's home links to.
+hundred links get each) went before the pages a site's home links to. The per-host state
+(quality, the hosts linking in, the standing last sent) is kept for at most ``max_hosts``
+hosts, the least recently noted forgotten first: a forgotten host is back to quality 1 and
+no in-links until its pages and links are seen again. So a worker's memory for the order
+is bounded (``FRONTIER_VALUE_MAX_URLS``, about 200 bytes a URL, and
+``FRONTIER_VALUE_MAX_HOSTS``); the frontier in Redis keeps every queued URL and its rank
+whatever this process forgets.
 """
 
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
+
+from crawler.bounded import bound
+from crawler.options import setting
 
 
 def _host(url: str) -> str:
@@ -50,12 +59,14 @@ def _host(url: str) -> str:
     return (url[start:] if end < 0 else url[start:end]).lower()
 
 
+
+
 class ValueOrder:
     """Ranks URLs by OPIC cash x host quality x host authority (see the module)."""
 
     def __init__(self, tiers: int = 4, base: float = 16.0, min_quality: float = 0.05,
-                 min_outlinks: int = 10, trusted_hosts: int = 2, max_urls: int = 1_000_000,
-                 low_standing: float = 0.5):
+                 min_outlinks: int = 10, trusted_hosts: int = 2, max_urls: int | None = None,
+                 max_hosts: int | None = None, low_standing: float = 0.5):
         if tiers < 1:
             raise ValueError("tiers must be >= 1")
         self.tiers = tiers
@@ -63,12 +74,16 @@ class ValueOrder:
         self.min_quality = min_quality
         self.min_outlinks = min_outlinks
         self.trusted_hosts = trusted_hosts
-        self.max_urls = max_urls
+        # None: the defaults in crawler/settings.py
+        self.max_urls = setting(None, "FRONTIER_VALUE_MAX_URLS", int) if max_urls is None \
+            else max_urls
+        self.max_hosts = setting(None, "FRONTIER_VALUE_MAX_HOSTS", int) if max_hosts is None \
+            else max_hosts
         self.low_standing = low_standing
         self._cash: OrderedDict[str, float] = OrderedDict()
-        self._quality: dict[str, float] = {}
-        self._linked_from: dict[str, set[str]] = {}
-        self._standing: dict[str, float] = {}
+        self._quality: OrderedDict[str, float] = OrderedDict()
+        self._linked_from: OrderedDict[str, set[str]] = OrderedDict()
+        self._standing: OrderedDict[str, float] = OrderedDict()
         self._changed: set[str] = set()
         self._best = 0.0
 
@@ -95,20 +110,20 @@ class ValueOrder:
             store[link] = store.get(link, 0.0) + share
             store.move_to_end(link)
             if vouches and target != source:
-                linked = self._linked_from.setdefault(target, set())
+                linked = self._linked_from.get(target)
+                if linked is None:
+                    linked = self._linked_from[target] = set()
+                    bound(self._linked_from, self.max_hosts)
                 if len(linked) < self.trusted_hosts and source not in linked:
                     linked.add(source)
                     self._note(target)
-        while len(store) > self.max_urls:
-            store.popitem(last=False)
-        if len(self._linked_from) > self.max_urls:
-            self._linked_from.clear()
+        bound(store, self.max_urls)
 
     def set_host_quality(self, host: str, quality: float) -> None:
         """``host``'s quality, 0..1 (1: no spam signal); stored at least ``min_quality``."""
         self._quality[host] = max(self.min_quality, min(1.0, quality))
-        if len(self._quality) > self.max_urls:
-            self._quality.clear()
+        self._quality.move_to_end(host)
+        bound(self._quality, self.max_hosts)
         self._note(host)
 
     def is_low(self, host: str) -> bool:
@@ -137,8 +152,7 @@ class ValueOrder:
             if self._standing.get(host) != value:
                 self._standing[host] = out[host] = value
         self._changed.clear()
-        if len(self._standing) > self.max_urls:
-            self._standing.clear()
+        bound(self._standing, self.max_hosts)
         return out
 
     def not_sent(self, hosts) -> None:

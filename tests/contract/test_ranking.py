@@ -234,6 +234,23 @@ def test_query_words_near_each_other_rank_first(backend):
     assert near == {"http://p.test/near": 1.0, "http://p.test/apart": 0.0}
 
 
+def test_a_few_adjacent_words_of_a_question_near_each_other_count_as_near(backend):
+    # a question's topic is a few adjacent words: the page holding "command line program"
+    # together is near, though its other words are far away; one with every word apart
+    # is not
+    filler = " ".join(f"w{n}" for n in range(30))
+    backend.index([
+        doc("http://n.test/together", "page",
+            f"test {filler} the command line program {filler} quickly"),
+        doc("http://n.test/apart", "page",
+            f"test {filler} command {filler} line {filler} program {filler} quickly"),
+    ])
+    backend.refresh()
+    found = backend.search("how do I test a command line program quickly", explain=True)
+    near = {h.url: h.explain["near"]["value"] for h in found.hits}
+    assert near == {"http://n.test/together": 1.0, "http://n.test/apart": 0.0}
+
+
 def test_a_long_query_matches_pages_lacking_a_few_of_its_words(backend):
     words = "configure apache virtual hosts ssl certificates redirect port".split()
     backend.index([
