@@ -32,11 +32,15 @@ may hold only when a word of it is there (not when its stem's prefix merely occu
 from __future__ import annotations
 
 import re
+import struct
+import sys
 import unicodedata
+from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
+from itertools import repeat
 from operator import itemgetter
 
 from index.analysis import WORD_RE, analyze
@@ -250,59 +254,96 @@ def find_matches(text: str, terms: Iterable[str]) -> list[Match]:
     return found.matches
 
 
-# Postings: " term:start,start,..." per term, then " "; a term holds neither separator
-# (and both stay one byte in JSON).
-_TERM, _STARTS = " ", ":"
+# The directory of a source: " term:first,count" per term, then " " (a term holds neither
+# separator): its words are ``count`` (start, end) pairs of ``offsets`` from pair ``first``.
+_TERM, _AT = " ", ":"
+_HEADER = struct.Struct("<II")
+
+
+def _offset_code(text: str) -> str:
+    """The array type of a source's offsets: 16 bits when the text allows."""
+    return "H" if len(text) <= 0xFFFF else "I"
 
 
 @dataclass(frozen=True)
 class SnippetSource:
-    """A page's snippet text prepared at index time: ``text`` (at most ``SCAN_CHARS``) and
-    ``postings``, where the words of each analyzed term start (``SnippetSource.of``)."""
+    """A page's snippet text prepared at index time: ``text`` (at most ``SCAN_CHARS``) and,
+    per analyzed term, where its words start and end (``SnippetSource.of``): ``postings``,
+    a directory of terms into ``offsets``, the words' (start, end) pairs as little-endian
+    unsigned integers (16 bits, or 32 for a text beyond 65,535 characters)."""
 
     text: str
     postings: str
+    offsets: bytes
 
     @classmethod
     def of(cls, text: str) -> SnippetSource:
         """The source for ``text``: each word of its first ``SCAN_CHARS`` analyzed once."""
         text = text[:SCAN_CHARS]
-        starts: dict[str, list[str]] = {}
+        spans: dict[str, list[int]] = {}
         for word in WORD_RE.finditer(text):
-            start = str(word.start())
+            start = word.start()
             for term in _terms_of(word.group()):
-                at = starts.get(term)
+                at = spans.get(term)
                 if at is None:
-                    starts[term] = [start]
-                elif at[-1] != start:
-                    at.append(start)
-        return cls(text, "".join(f"{_TERM}{t}{_STARTS}{','.join(at)}" for t, at in starts.items())
-                   + _TERM)
+                    spans[term] = [start, word.end()]
+                elif at[-2] != start:
+                    at += (start, word.end())
+        directory, offsets, first = [], array(_offset_code(text)), 0
+        for term, at in spans.items():
+            directory.append(f"{_TERM}{term}{_AT}{first},{len(at) // 2}")
+            offsets.extend(at)
+            first += len(at) // 2
+        if sys.byteorder != "little":
+            offsets.byteswap()
+        return cls(text, "".join(directory) + _TERM, offsets.tobytes())
+
+    def encode(self) -> bytes:
+        """The source as bytes, for an engine to store (``decode`` reads them back)."""
+        text = self.text.encode("utf-8", "surrogatepass")
+        postings = self.postings.encode("utf-8", "surrogatepass")
+        return _HEADER.pack(len(text), len(postings)) + text + postings + self.offsets
+
+    @classmethod
+    def decode(cls, data: bytes) -> SnippetSource:
+        """The source ``encode`` gave ``data`` for."""
+        text_len, postings_len = _HEADER.unpack_from(data)
+        at = _HEADER.size
+        text = data[at : at + text_len].decode("utf-8", "surrogatepass")
+        at += text_len
+        postings = data[at : at + postings_len].decode("utf-8", "surrogatepass")
+        return cls(text, postings, data[at + postings_len :])
 
     def matches(self, wanted: Iterable[str]) -> list[Match]:
         """``(start, end, term)`` of each word whose analyzed term is in ``wanted``, in text
         order (a word of several terms matches by the first wanted one, as ``find_matches``)."""
-        found = _Posted(self, frozenset(wanted))
-        found.scan_to(len(self.text))
-        return found.matches
+        return self.spans(frozenset(wanted))
 
-    def starts(self, wanted: frozenset[str]) -> list[tuple[int, str]]:
-        """``(start, term)`` of the words of the ``wanted`` terms, in text order, one per
-        word (a word of several terms by the first wanted one)."""
+    def spans(self, wanted: frozenset[str]) -> list[Match]:
+        """``(start, end, term)`` of the words of the ``wanted`` terms, in text order, one
+        per word (a word of several wanted terms by the first one it analyzes to)."""
         postings, found = self.postings, []
+        offsets = None
         for term in wanted:
-            key = f"{_TERM}{term}{_STARTS}"
+            key = f"{_TERM}{term}{_AT}"
             at = postings.find(key)
-            if at >= 0:
-                end = postings.index(_TERM, at + len(key))
-                found.extend((int(i), term) for i in postings[at + len(key) : end].split(","))
+            if at < 0:
+                continue
+            if offsets is None:
+                offsets = array(_offset_code(self.text), self.offsets)
+                if sys.byteorder != "little":
+                    offsets.byteswap()
+            end = postings.index(_TERM, at + len(key))
+            first, count = map(int, postings[at + len(key) : end].split(","))
+            pairs = offsets[2 * first : 2 * (first + count)]
+            found.extend(zip(pairs[0::2], pairs[1::2], repeat(term)))
         if len(wanted) > 1:
             found.sort()
             for k in range(len(found) - 1, 0, -1):
                 if found[k - 1][0] == found[k][0]:  # a word of several wanted terms
-                    start = found[k][0]
-                    terms = _terms_of(WORD_RE.match(self.text, start).group())
-                    found[k - 1] = (start, next(t for t in terms if t in wanted))
+                    start, word_end, _ = found[k]
+                    terms = _terms_of(self.text[start:word_end])
+                    found[k - 1] = (start, word_end, next(t for t in terms if t in wanted))
                     del found[k]
         return found
 
@@ -312,18 +353,16 @@ class _Posted:
 
     def __init__(self, source: SnippetSource, wanted: frozenset[str]):
         self.text = source.text
-        self._starts = source.starts(wanted)
-        self.possible = frozenset(term for _, term in self._starts)
+        self._spans = source.spans(wanted)
+        self.possible = frozenset(term for _, _, term in self._spans)
         self.matches: list[Match] = []
         self.scanned = 0
 
     def scan_to(self, end: int) -> None:
         """The matches of the words starting before ``end``."""
         self.scanned = max(self.scanned, min(end, len(self.text)))
-        stop = bisect_left(self._starts, self.scanned, key=itemgetter(0))
-        match, text = WORD_RE.match, self.text
-        self.matches.extend((start, match(text, start).end(), term)
-                            for start, term in self._starts[len(self.matches) : stop])
+        stop = bisect_left(self._spans, self.scanned, key=itemgetter(0))
+        self.matches.extend(self._spans[len(self.matches) : stop])
 
 
 def _best_window(matches: list[Match], width: int) -> tuple[int, int]:

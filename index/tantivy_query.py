@@ -30,7 +30,11 @@ Occur = tantivy.Occur
 
 
 class TantivyCompiler:
-    """Compiles parsed queries for one tantivy schema with the given field weights."""
+    """Compiles parsed queries for one tantivy schema with the given field weights.
+
+    A compiler is made per search: it keeps each word it compiled (a query's words recur
+    in its ranking's retrievals).
+    """
 
     def __init__(
         self,
@@ -43,6 +47,7 @@ class TantivyCompiler:
         self.field_weights = field_weights
         self.compound_fields = compound_fields
         self.max_missing_share = max_missing_share
+        self._words: dict[tuple[Term | Phrase, FieldWeights], tantivy.Query] = {}
 
     def compile(self, node: Node) -> tantivy.Query:
         """The tantivy query matching exactly the documents ``node`` matches."""
@@ -75,21 +80,39 @@ class TantivyCompiler:
     def word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
         """A word or phrase in any text field: the best field's score plus a share of the
         others' (``weights.tie_breaker``); an identifier's whole form in ``idents``."""
+        key = (node, weights)
+        compiled = self._words.get(key)
+        if compiled is None:
+            compiled = self._words[key] = self._word(node, weights)
+        return compiled
+
+    def _word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
         per_field = []
-        for name, weight in weights.items():
-            if name == IDENTS and node.whole:
-                q = tantivy.Query.term_query(self.schema, name, node.whole)
-            else:
-                if name == IDENTS:
-                    weight = IDENT_PARTS_WEIGHT
-                if isinstance(node, Term):
-                    q = tantivy.Query.term_query(self.schema, name, node.term)
-                else:
-                    q = tantivy.Query.phrase_query(self.schema, name, list(node.terms))
+        for (name, weight), q in zip(weights.items(), self._fields(node, weights), strict=True):
+            if name == IDENTS and not node.whole:
+                weight = IDENT_PARTS_WEIGHT
             per_field.append(tantivy.Query.boost_query(q, weight))
         if len(per_field) == 1:
             return per_field[0]
         return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
+
+    def _fields(self, node: Term | Phrase, weights: FieldWeights) -> list[tantivy.Query]:
+        """The word or phrase in each field that ``weights`` count, unscored."""
+        out = []
+        for name, _ in weights.items():
+            if name == IDENTS and node.whole:
+                out.append(tantivy.Query.term_query(self.schema, name, node.whole))
+            elif isinstance(node, Term):
+                out.append(tantivy.Query.term_query(self.schema, name, node.term))
+            else:
+                out.append(tantivy.Query.phrase_query(self.schema, name, list(node.terms)))
+        return out
+
+    def absent(self, node: Term | Phrase) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+        """Clauses excluding the pages that hold the word or phrase in any field ``word``
+        searches: one per field, which tantivy skips through faster than the scored union
+        of ``word`` (the same pages)."""
+        return [(Occur.MustNot, q) for q in self._fields(node, self.field_weights)]
 
     def scored(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
         """``query`` scored up where a page holds the query's optional words, or a title,
@@ -172,8 +195,9 @@ class TantivyCompiler:
         out = []
         for missing, share in parsed.lacking(idf, self.max_missing_share):
             # Each clause lacks exactly its words, so a page matches at most one of them.
-            clauses = [(Occur.MustNot if j in missing else Occur.Must, w)
-                       for j, w in enumerate(compiled)]
+            clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j not in missing]
+            for j in missing:
+                clauses += self.absent(words[j])
             out.append((Occur.Should, tantivy.Query.boost_query(
                 tantivy.Query.boolean_query(clauses), 1.0 - share)))
         return tantivy.Query.boolean_query(out) if out else None

@@ -16,6 +16,7 @@ page costs little to hand over and nothing to parse.
 from __future__ import annotations
 
 import json
+import struct
 import zlib
 
 import tantivy
@@ -92,10 +93,8 @@ def to_tantivy(doc: Document) -> tantivy.Document:
             tdoc.add_unsigned(fast_name(name), keyword_key(value) if kind == KEYWORD else value)
     # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
     fields = vars(doc)
-    snippet = SnippetSource.of(snippet_text(fields))
-    hit = {**{name: fields[name] for name in HIT_FIELDS},
-           "snippet": snippet.text, "snippet_terms": snippet.postings}
-    tdoc.add_bytes("hit", json.dumps(hit, ensure_ascii=False).encode())
+    tdoc.add_bytes("hit", _stored_hit_bytes({name: fields[name] for name in HIT_FIELDS},
+                                            SnippetSource.of(snippet_text(fields))))
     tdoc.add_bytes("source", zlib.compress(json.dumps(fields, ensure_ascii=False).encode(), 1))
     return tdoc
 
@@ -106,11 +105,32 @@ def stored_document(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> 
     return Document.from_dict(json.loads(zlib.decompress(source)))
 
 
+#: The first byte of a ``hit`` field: its format (an index of the first format, a JSON
+#: object, still opens: its snippet sources are prepared again as its hits are read).
+_HIT_FORMAT = b"\x01"
+_HIT_HEADER = struct.Struct("<I")
+
+
+def _stored_hit_bytes(shown: dict, snippet: SnippetSource) -> bytes:
+    """The ``hit`` field: the format byte, the length of the shown fields' JSON, that JSON,
+    then the encoded snippet source (``SnippetSource.encode``: text and offsets as they
+    are, so a hit parses a few hundred bytes of JSON whatever the page's length)."""
+    meta = json.dumps(shown, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return _HIT_FORMAT + _HIT_HEADER.pack(len(meta)) + meta + snippet.encode()
+
+
 def stored_hit(searcher: tantivy.Searcher,
                address: tantivy.DocAddress) -> tuple[dict, SnippetSource]:
     """The stored fields a hit at ``address`` shows, and its snippet source."""
-    hit = json.loads(searcher.doc(address).get_first("hit"))
-    return hit, SnippetSource(hit.pop("snippet"), hit.pop("snippet_terms"))
+    data = searcher.doc(address).get_first("hit")
+    if data[:1] != _HIT_FORMAT:  # the first format: JSON with the snippet text
+        hit = json.loads(data)
+        hit.pop("snippet_terms", None)
+        return hit, SnippetSource.of(hit.pop("snippet"))
+    (size,) = _HIT_HEADER.unpack_from(data, 1)
+    at = 1 + _HIT_HEADER.size
+    hit = json.loads(data[at : at + size].decode("utf-8", "surrogatepass"))
+    return hit, SnippetSource.decode(data[at + size :])
 
 
 def address_key(address: tantivy.DocAddress) -> tuple[int, int]:

@@ -156,13 +156,14 @@ class TantivySearch:
             return []
         names = dict.fromkeys((*self.backend.ranker.fields, "cluster", "shown", "lang"))
         columns = [searcher.fast_field_values(fast_name(n), addresses) for n in names]
-        return [
-            Candidate(address, score, dict(zip(names, values, strict=True)),
-                      labelled=address_key(address) in marks["label"],
-                      near=address_key(address) in marks["near"],
-                      defines=address_key(address) in marks["defines"])
-            for (score, address), *values in zip(hits, *columns, strict=True)
-        ]
+        label, near, defines = marks["label"], marks["near"], marks["defines"]
+        candidates = []
+        for (score, address), *values in zip(hits, *columns, strict=True):
+            key = address_key(address)
+            candidates.append(Candidate(address, score, dict(zip(names, values, strict=True)),
+                                        labelled=key in label, near=key in near,
+                                        defines=key in defines))
+        return candidates
 
     @staticmethod
     def _facets(searcher: tantivy.Searcher, query: tantivy.Query) -> dict:

@@ -45,6 +45,31 @@ def test_documents_survive_reopening(tmp_path):
     reopened.close()
 
 
+def test_hits_of_an_index_written_in_the_first_hit_format_read_alike(tmp_path, monkeypatch):
+    # The first format stored a hit as one JSON object with its snippet text; such an index
+    # still opens and its hits (snippets included) read as those of the current format.
+    import json
+
+    from index import tantivy_schema
+
+    page = doc("http://a.test/p", "Old page", "Some text. " * 50 + "The kept word here.")
+    current = EmbeddedBackend(tmp_path / "current")
+    current.index([page])
+    current.refresh()
+    monkeypatch.setattr(tantivy_schema, "_stored_hit_bytes", lambda shown, snippet: json.dumps(
+        {**shown, "snippet": snippet.text, "snippet_terms": ""}).encode())
+    old = EmbeddedBackend(tmp_path / "old")
+    old.index([page])
+    old.refresh()
+    monkeypatch.undo()
+    for backend in (current, old):
+        backend.close()
+    hits = [EmbeddedBackend(tmp_path / name).search("kept word").hits
+            for name in ("current", "old")]
+    assert hits[0] == hits[1]
+    assert "<mark>kept</mark>" in hits[1][0].snippet
+
+
 def test_commit_every_n_docs_without_refresh(tmp_path):
     writer = EmbeddedBackend(tmp_path, commit_every_docs=5, commit_interval_s=3600)
     reader = EmbeddedBackend(tmp_path)

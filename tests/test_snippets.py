@@ -269,3 +269,11 @@ def test_a_prepared_source_stops_reading_when_every_present_term_is_in_a_window(
     body = "Python zebrafoo. " + "filler " * 2_000 + "python python python. " + "filler " * 10
     source = SnippetSource.of(body)
     assert build_snippet(source, terms("python zebra")).startswith("<mark>Python</mark>")
+
+
+def test_a_prepared_source_survives_storage():
+    text = "Ünïcode straße 𝔘 and ascii words, words again. " * 40
+    source = SnippetSource.of(text)
+    stored = SnippetSource.decode(source.encode())
+    assert stored == source
+    assert stored.matches(terms("words strasse")) == find_matches(text, terms("words strasse"))
