@@ -94,6 +94,7 @@ class FrontierScheduler(BaseScheduler):
         value_order: ValueOrder | None = None,
         dead_subtrees: DeadSubtrees | None = None,
         low_share: float = 0.0,
+        repush_urls: int = 0,
     ):
         self.frontier = frontier
         self.host_rules = host_rules
@@ -115,6 +116,10 @@ class FrontierScheduler(BaseScheduler):
         self.value_order = value_order
         self.dead_subtrees = dead_subtrees
         self.low_share = low_share if value_order is not None else 0.0
+        self.repush_urls = repush_urls if value_order is not None else 0
+        # URL moved up by the value order (``_repush``) -> [one copy was handed out, the
+        # ranks of its copies not leased yet]
+        self._copies: OrderedDict[str, list] = OrderedDict()
         # leases of low-standing hosts held back while better hosts have work: (since, lease)
         self._held: deque[tuple[float, Lease]] = deque()
         self._last_good = 0.0
@@ -126,7 +131,9 @@ class FrontierScheduler(BaseScheduler):
         self._buffer: deque[Lease] = deque()
         self._inflight: dict[Request, Lease] = {}
         self._responses: dict[Request, Outcome] = {}
-        self._recent: OrderedDict[str, None] = OrderedDict()
+        # URL queued lately -> (rank, link depth) it waits with, None if it is not to be
+        # moved up (handed out, no value order)
+        self._recent: OrderedDict[str, tuple[float, int] | None] = OrderedDict()
         self._last_poll = 0.0
         self._poll_now = True
         self._pending_cache = (0.0, 0)
@@ -169,6 +176,9 @@ class FrontierScheduler(BaseScheduler):
             value_order=_value_order(s),
             dead_subtrees=DeadSubtrees.from_settings(s),
             low_share=setting(s, "FRONTIER_VALUE_LOW_SHARE", float) or 0.0,
+            # a worker cannot tell whether another fetched a URL: one process only
+            repush_urls=0 if config.frontier_urls else (
+                setting(s, "FRONTIER_VALUE_REPUSH_URLS", int) or 0),
         )
         scheduler.crawler = crawler
         if s.getbool("ROBOTSTXT_OBEY") and scheduler.robots is not None:
@@ -261,13 +271,14 @@ class FrontierScheduler(BaseScheduler):
 
     def enqueue_links(
         self, response, urls, depth: int, template: Request, spider=None, outlinks: int = 0,
-        **kwargs,
+        seen=(), **kwargs,
     ) -> bool:
         """Handler of ``links_extracted``: queue ``urls`` found on ``response`` as copies of
         ``template`` at ``depth``, without building a Request each (``outlinks``: how many
-        links the page has in all, for the value order's shares)."""
+        links the page has in all, for the value order's shares; ``seen``: its links queued
+        before, whose value this in-link raises)."""
         if self.value_order is not None:
-            self.value_order.distribute(response.url, list(urls), depth, outlinks)
+            self.value_order.distribute(response.url, [*urls, *seen], depth, outlinks)
         base = self._template(template)
         meta = {**template.meta, "depth": depth}
         tier = self._tier(meta)
@@ -285,7 +296,7 @@ class FrontierScheduler(BaseScheduler):
                 shared[1] = encode_request({**shared[0], "url": url}, canonical)
             return shared[1]
 
-        for url in urls:
+        def shared_for(url: str) -> list:
             # the standard referrer policies look at the target's origin only
             origin = _origin(url)
             shared = by_origin.get(origin)
@@ -297,6 +308,10 @@ class FrontierScheduler(BaseScheduler):
                     if referer else base,
                     None,
                 ]
+            return shared
+
+        for url in urls:
+            shared = shared_for(url)
             queued += self._queue(
                 url, depth,
                 lambda canonical, url=url, shared=shared: payload(canonical, url, shared),
@@ -305,7 +320,49 @@ class FrontierScheduler(BaseScheduler):
                 valued="frontier_tier" not in meta,
             )
         self._inc("frontier/enqueued", queued)
+        if self.repush_urls and "frontier_tier" not in meta:
+            for url in seen:
+                queued_as = self._recent.get(url)
+                if queued_as is not None:
+                    self._repush(url, *queued_as, depth, lambda d, url=url: encode_request(
+                        {**shared_for(url)[0], "meta": {**meta, "depth": d}, "url": url},
+                        url))
         return True
+
+    def _repush(self, url: str, queued: float, queued_depth: int, depth: int,
+                payload: Callable[[int], bytes]) -> None:
+        """Queue ``url`` (queued with rank ``queued`` at ``queued_depth``, not yet handed
+        out), found again at link ``depth``, once more when in-links (or a shorter path)
+        raised its rank by ``REPUSH_GAIN`` or more, at most
+        ``REPUSH_COPIES`` copies in all: the frontier's seen filter keeps one entry per URL,
+        so the new copy skips it (and the host's budget: it is no new page); the copy handed
+        out first is fetched, the others are dropped when leased
+        (``frontier/dropped/repushed``). Only with the embedded frontier: with workers
+        sharing a Redis frontier, a copy of a URL another worker fetched would be fetched
+        again."""
+        copies = self._copies.get(url) or [False, [round(queued, 3)]]
+        if copies[0] or len(copies[1]) >= REPUSH_COPIES:
+            return
+        netloc = netloc_of(url)
+        depth = min(depth, queued_depth)
+        rank = self.value_order.rank(url, netloc, depth)
+        if rank > queued - REPUSH_GAIN:
+            return
+        host = host_of(url)
+        if (self._condemned and host in self._condemned) or self.traps.blocked(url) or (
+                self.dead_subtrees is not None and self.dead_subtrees.dying(url)):
+            return
+        self._recent[url] = (rank, depth)
+        copies[1].append(round(rank, 3))
+        self._copies[url] = copies
+        self._copies.move_to_end(url)
+        while len(self._copies) > self.repush_urls:
+            self._copies.popitem(last=False)
+        self._adds.append(Entry(url=url, host=netloc, payload=payload(depth), rank=rank,
+                                filter=False, budget=None, ip=self.ip_of(host)))
+        self._inc("frontier/repushed")
+        if len(self._adds) >= self.add_batch:
+            self.flush()
 
     def _queue(
         self,
@@ -347,7 +404,7 @@ class FrontierScheduler(BaseScheduler):
         if filter:
             if url in self._recent:
                 return self._drop("seen")
-            self._recent[url] = None
+            self._recent[url] = (tier, depth) if valued and self.repush_urls else None
             if len(self._recent) > 100_000:
                 self._recent.popitem(last=False)
         try:
@@ -381,6 +438,7 @@ class FrontierScheduler(BaseScheduler):
                     return None
                 request = self._request_for(lease)
                 if request is not None:
+                    self._handed_out(lease.url)
                     self._inflight[request] = lease
                     self._inc("frontier/dequeued")
                     return request
@@ -453,6 +511,11 @@ class FrontierScheduler(BaseScheduler):
             self._inc("frontier/buffer_expired")
         return None
 
+    def _handed_out(self, url: str) -> None:
+        """``url`` goes to the engine: it is not moved up any more."""
+        if url in self._recent:
+            self._recent[url] = None
+
     def _request_for(self, lease: Lease) -> Request | None:
         """The request to send for ``lease``, or None after settling the lease here."""
         if lease.is_robots:
@@ -477,6 +540,11 @@ class FrontierScheduler(BaseScheduler):
                 self._inc("robots/disallowed")
                 self.frontier.done(lease, Outcome(fetched=False))
                 return None
+        if self._copies and self._another_copy_went(lease):
+            self._inc("frontier/dropped/repushed")
+            self._drops["repushed"] = self._drops.get("repushed", 0) + 1
+            self.frontier.done(lease, Outcome(fetched=False))
+            return None
         try:
             return request_from_dict(decode_request(lease.url, lease.payload),
                                      spider=self.spider)
@@ -485,6 +553,20 @@ class FrontierScheduler(BaseScheduler):
             self._inc("frontier/dropped/undecodable")
             self.frontier.done(lease, Outcome(fetched=False))
             return None
+
+    def _another_copy_went(self, lease: Lease) -> bool:
+        """Whether ``lease`` is a copy of a re-pushed URL (known by its rank: a probe, a
+        retry or a recrawl of the URL is none) of which another copy went out before; if
+        it is the first, it goes out."""
+        copies = self._copies.get(lease.url)
+        rank = round(lease.rank, 3)
+        if copies is None or rank not in copies[1]:
+            return False
+        went, copies[0] = copies[0], True
+        copies[1].remove(rank)
+        if not copies[1]:
+            del self._copies[lease.url]
+        return went
 
     def _not_worth(self, lease: Lease) -> str | None:
         """Why a leased URL found worthless since it was queued is dropped, or None."""
@@ -672,6 +754,12 @@ class FrontierScheduler(BaseScheduler):
             raise
         if counts["added"]:
             self._pending_cache = (0.0, 0)  # new work: the next pending check must see it
+        if self.repush_urls and (counts["seen"] or counts["budget"]):
+            # some of these were not queued (fetched before a restart, over the budget), and
+            # the counts do not say which: none of them is moved up later
+            for entry in adds:
+                if entry.filter and self._recent.get(entry.url) is not None:
+                    self._recent[entry.url] = None
         self._inc("frontier/added", counts["added"])
         if counts["seen"]:
             self._inc("frontier/dropped/seen", counts["seen"])
@@ -798,6 +886,11 @@ LOW_LANE_IDLE_S = 0.5
 LOW_LANE_HOLD_S = 10.0
 #: Fetches over which the low-value lane's share is counted.
 LOW_LANE_WINDOW = 100
+#: Ranks a queued URL's value must rise by before it is queued once more (0.002: about 5%
+#: more value for a URL of a site's home page; ``ValueOrder.rank``).
+REPUSH_GAIN = 0.002
+#: Queued copies of one URL at most (the first and its re-pushes).
+REPUSH_COPIES = 3
 
 _BLANK = Request("http://blank.invalid/")
 #: attribute values of a plain Request made from a URL alone

@@ -306,7 +306,12 @@ FRONTIER_VALUE_MAX_URLS = 200_000
 FRONTIER_VALUE_MAX_HOSTS = 100_000
 # hosts standing under half the best (no in-links from other hosts, low quality) take at
 # most this share of the fetches while better hosts have work (0 = no limit)
-FRONTIER_VALUE_LOW_SHARE = 0.1
+FRONTIER_VALUE_LOW_SHARE = 0.05
+# a queued URL whose value in-links raised is queued once more, ahead (FrontierScheduler
+# ._repush); this many such URLs are tracked at once so that only one copy is fetched
+# (0 = URLs keep the rank they were queued with). Embedded frontier only: with REDIS_URL,
+# workers cannot tell which copies another worker fetched, and URLs keep their rank
+FRONTIER_VALUE_REPUSH_URLS = 100_000
 # crawler/traps.py DeadSubtrees: a directory whose fetches all answered 404/410 (or soft
 # 404) goes to the lowest tier after MIN_FETCHES; its queued URLs are dropped after
 # DROP_AFTER fetches of which SHARE were dead

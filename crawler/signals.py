@@ -10,7 +10,9 @@ the keyword arguments a handler receives are listed with each one.
 host_budget_cut = object()
 
 #: The links of a page the spider wants followed: ``response``, ``urls=[...]``, ``depth``,
-#: ``template`` (a Request). ``FrontierScheduler`` queues them in one batch, each URL as a
+#: ``template`` (a Request), ``outlinks`` (the page's links in all) and ``seen=[...]`` (its
+#: followed links the spider handed over lately: in-links for the value order, which may
+#: move a still-queued URL up). ``FrontierScheduler`` queues ``urls`` in one batch, each URL as a
 #: copy of ``template`` (callback, errback, meta) with its ``depth`` and the Referer that
 #: Scrapy's referrer policy gives, and returns True; with another scheduler nobody returns
 #: True and the spider yields Requests instead. A page has dozens of links: a Request object,

@@ -368,29 +368,34 @@ class WebSpider(scrapy.Spider):
 
         Most links of a page were seen on its siblings; skipping them here saves the
         scheduling of each. The frontier's seen filter stays the authority. With
-        ``response``, the links go to the scheduler in one batch (``links_extracted``) and
+        ``response``, the links go to the scheduler in one batch (``links_extracted``, the
+        links seen lately as ``seen``: in-links that raise a queued URL's value) and
         Requests are yielded only for what no scheduler took and hosts rendered in a browser.
         """
         recent = self._recent_links
         stats = self.crawler.stats
         urls = []
+        again = []  # links seen lately: no request, but an in-link for the value order
         for link in links:
-            if link.nofollow or not recent.add(link.url):
+            if link.nofollow:
                 continue
+            seen = not recent.add(link.url)
             host = host_of(link.url)
             if not self.in_scope(host):
-                stats.inc_value("scope/out_of_scope")
+                if not seen:
+                    stats.inc_value("scope/out_of_scope")
                 continue
             if self.render_enabled and self.host_rules.policy(host).render_js:
-                yield self.render_request(link.url, {"depth": depth})
+                if not seen:
+                    yield self.render_request(link.url, {"depth": depth})
             else:
-                urls.append(link.url)
-        if not urls:
+                (again if seen else urls).append(link.url)
+        if not urls and not again:
             return
         if response is not None:
             taken = self.crawler.signals.send_catch_log(
                 links_extracted, response=response, urls=urls, depth=depth,
-                template=self.link_template, spider=self, outlinks=len(links),
+                template=self.link_template, spider=self, outlinks=len(links), seen=again,
             )
             if any(result is True for _, result in taken):
                 return

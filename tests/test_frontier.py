@@ -180,6 +180,43 @@ def test_links_batch_becomes_requests_like_the_template(tmp_path):
     frontier.close()
 
 
+def test_value_order_moves_a_queued_url_up_as_in_links_arrive_and_fetches_it_once():
+    from crawler.frontier.value import ValueOrder
+
+    frontier = LocalFrontier(None, **options(
+        bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
+    s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard.from_settings(None), None,
+                          stats=Stats(), buffer_size=2, poll_interval=0,
+                          value_order=ValueOrder(tiers=4), repush_urls=100,
+                          **scheduler_options())
+    s.spider = Spider()
+    template = scrapy.Request("http://x.invalid/", callback=s.spider.parse)
+    urls = [f"http://a.test/p/{n}" for n in range(20)]
+    others = [f"http://a.test/other/{n}" for n in range(3)]
+    s.enqueue_links(HtmlResponse("http://a.test/", body=b""), urls + others, 1, template)
+    # the other three pages, fetched since, link to /p/17 (queued already) and /p/18
+    for n in range(3):
+        s.enqueue_links(HtmlResponse(f"http://a.test/other/{n}", body=b""), [], 2, template,
+                        outlinks=10, seen=["http://a.test/p/17", "http://a.test/p/18"])
+    # a probe of /p/17 (another request for the same URL, at its own rank) is no copy
+    s.enqueue_request(scrapy.Request("http://a.test/p/17", callback=s.spider.parse,
+                                     dont_filter=True, meta={"depth": 0, "frontier_tier": 0}))
+    s.flush()
+    assert s.stats["frontier/repushed"] >= 2
+    got = []
+    while (request := s.next_request()) is not None or s._inflight:
+        if request is not None:
+            got.append(request)
+        for lease in s._inflight.values():
+            frontier.done(lease, Outcome(fetched=False))
+        s._inflight.clear()
+    assert [r.url for r in got[:3]] == ["http://a.test/p/17"] * 2 + ["http://a.test/p/18"]
+    assert sorted(r.url for r in got) == sorted(urls + others + ["http://a.test/p/17"])
+    assert [r.meta["depth"] for r in got[:3]] == [0, 1, 1]  # the link's first depth
+    assert s.stats["frontier/dropped/repushed"] == s.stats["frontier/repushed"]
+    frontier.close()
+
+
 def test_spider_hands_links_to_the_scheduler_or_yields_requests(tmp_path):
     from scrapy.utils.test import get_crawler
 

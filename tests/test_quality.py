@@ -306,6 +306,30 @@ def test_value_order_hands_changed_host_standings_to_the_frontier():
     assert order.changed_standings() == {"a.test": 0.4}
 
 
+def test_value_order_pages_linking_mostly_off_site_vouch_for_nobody():
+    order = ValueOrder(tiers=4, base=16.0)
+    # a farm's pages: nearly every link to the other hosts of the clique
+    for n, source in enumerate(("http://farm1.test/p/1", "http://farm2.test/p/1")):
+        links = [f"http://farm0.test/p/{n}{i}" for i in range(8)] + [f"{source}/self"]
+        order.distribute(source, links, 1, outlinks=10)
+    assert order.authority("farm0.test") == order.authority("nobody.test") < 1.0
+    # editorial links: a page of mostly its own site links to one other host
+    for source in ("http://b.test/p/1", "http://c.test/p/1"):
+        links = ["http://a.test/"] + [f"{source}/{i}" for i in range(9)]
+        order.distribute(source, links, 1, outlinks=10)
+    assert order.authority("a.test") == 1.0
+
+
+def test_value_order_puts_urls_no_page_linked_to_after_linked_ones_of_their_level():
+    order = ValueOrder(tiers=4, base=16.0)
+    home = "http://a.test/"
+    # a home page of 110 links: each gets 1/110 of a seed's cash
+    order.distribute(home, [f"http://a.test/p/{i}" for i in range(110)], 1, outlinks=110)
+    linked = order.rank("http://a.test/p/5", "a.test", 1)
+    from_sitemap = order.rank("http://a.test/p/500", "a.test", 1)
+    assert 1 < linked < from_sitemap < 2
+
+
 # -- bounded memory (issue 22: a worker's RSS stays flat however long it crawls) -----------
 
 def test_template_traps_hold_bounded_state_and_still_find_a_trap(web):
@@ -362,8 +386,9 @@ def test_value_order_keeps_bounded_cash_and_host_state():
     order = ValueOrder(tiers=4, base=16.0, max_urls=100, max_hosts=10)
     for n in range(50):
         source = f"http://s{n}.test/"
+        # a page of 41 links, 20 of them (followed) to another host: it vouches for it
         order.distribute(source, [f"http://t{n}.test/{i}" for i in range(20)], 1,
-                         outlinks=20)
+                         outlinks=41)
         order.set_host_quality(f"s{n}.test", 0.5)
         order.changed_standings()
         assert len(order._cash) <= 100
@@ -371,6 +396,6 @@ def test_value_order_keeps_bounded_cash_and_host_state():
         assert len(order._standing) <= 10
     # the latest links keep their share of their source's cash (a seed's: 16 ** -2); a
     # forgotten URL falls back to the default of its depth
-    assert order.cash("http://t49.test/3", 1) == 16.0 ** -2 / 20
-    assert order.cash("http://t0.test/3", 1) == 16.0 ** -3
+    assert order.cash("http://t49.test/3", 1) == 16.0 ** -2 / 41
+    assert order.cash("http://t0.test/3", 1) == 16.0 ** -4
     assert order.authority("t49.test") > order.authority("t0.test")

@@ -11,7 +11,10 @@ standing:
   pages trip the spam rules (``crawler.quality``, through ``set_host_quality``);
 - *authority*, from the in-link counts of the link graph at host level: 1 for a host that
   pages of ``trusted_hosts`` other hosts link to, ``base ** -0.5`` for a host nobody else
-  links to (a trap or a spam host reached from its seed alone), in between for fewer.
+  links to (a trap or a spam host reached from its seed alone), in between for fewer. A
+  page whose links go mostly to other hosts (a directory, a link farm's pages) vouches for
+  none of them: the five farms of the test web, linking to each other, had full authority
+  and a quarter of the early fetches before their spam verdicts.
 
 The rank keeps breadth-first's levels and orders within them by value: its integer part is
 the link depth (capped at ``tiers - 1``), one level lower for a host of quality under 0.5
@@ -24,17 +27,21 @@ less PageRank after a quarter of the fetches than breadth-first: OPIC's cash fav
 with small home pages (a calendar, a shop of 30 items) over sites whose home links to a
 hundred articles.
 
-The estimate is the cash a URL holds *when it is queued*: the frontier's seen filter keeps
-one entry per URL, so later in-links do not move a queued URL up. Cash is kept for at most
-``max_urls`` URLs in this process (least recently touched forgotten first); a URL it does
-not know gets little cash (``base ** -(depth + 2)``), so it comes after the linked URLs of
-its level: sitemap entries released early otherwise went before the pages a site's home
-links to. The per-host state (quality, the hosts linking in, the standing last sent) is kept
-for at most ``max_hosts`` hosts, the least recently noted forgotten first: a forgotten host
-is back to quality 1 and no in-links until its pages and links are seen again. So a
-worker's memory for the order is bounded (``FRONTIER_VALUE_MAX_URLS``, about 200 bytes a
-URL, and ``FRONTIER_VALUE_MAX_HOSTS``); the frontier in Redis keeps every queued URL and
-its rank whatever this process forgets.
+The frontier's seen filter keeps one entry per URL, so a queued URL keeps the rank it was
+queued with; the scheduler hands the value order every link of a fetched page (those
+queued before too, so their cash grows) and queues a URL once more, ahead, when its rank
+rose (``FrontierScheduler._repush``, ``FRONTIER_VALUE_REPUSH_URLS``): the pages every page
+of a site links to (its sidebar) otherwise waited behind the home page's list. Cash is kept
+for at most ``max_urls`` URLs in this process (least recently touched forgotten first); a
+URL it does not know gets little cash (``base ** -(2 * depth + 2)``), so it comes after the
+linked URLs of its level: sitemap entries (``base ** -3`` before, more than a home page's
+hundred links get each) went before the pages a site's home links to. The per-host state
+(quality, the hosts linking in, the standing last sent) is kept for at most ``max_hosts``
+hosts, the least recently noted forgotten first: a forgotten host is back to quality 1 and
+no in-links until its pages and links are seen again. So a worker's memory for the order
+is bounded (``FRONTIER_VALUE_MAX_URLS``, about 200 bytes a URL, and
+``FRONTIER_VALUE_MAX_HOSTS``); the frontier in Redis keeps every queued URL and its rank
+whatever this process forgets.
 """
 
 from __future__ import annotations
@@ -82,25 +89,27 @@ class ValueOrder:
 
     def cash(self, url: str, depth: int = 0) -> float:
         """The cash ``url`` holds; a URL no fetched page linked to (a seed, a sitemap entry,
-        a redirect target) holds ``base ** -(depth + 2)``: within its level, after the
-        URLs pages link to."""
+        a redirect target) holds ``base ** -(2 * depth + 2)``: within its level, after the
+        URLs pages link to (each level divides a seed's cash by a page's links, dozens)."""
         held = self._cash.get(url)
-        return self.base ** -(depth + 2) if held is None else held
+        return self.base ** -(2 * depth + 2) if held is None else held
 
     def distribute(self, url: str, links: list[str], depth: int, outlinks: int = 0) -> None:
         """``url`` was fetched: its cash goes in equal shares to its ``outlinks`` links (at
-        least ``len(links)`` and ``min_outlinks``), of which ``links`` are still to be
-        queued; links to other hosts count towards those hosts' authority."""
+        least ``len(links)`` and ``min_outlinks``), of which ``links`` are followed; links
+        to other hosts count towards those hosts' authority unless most of the page's links
+        go to other hosts (a directory or a link farm vouches for nobody)."""
         cash = self.cash(url, max(depth - 1, 0))
         self._cash.pop(url, None)
         share = cash / max(outlinks, len(links), self.min_outlinks, 1)
         store = self._cash
         source = _host(url)
-        for link in links:
+        targets = [_host(link) for link in links]
+        vouches = 2 * sum(target != source for target in targets) <= max(outlinks, len(links))
+        for link, target in zip(links, targets, strict=True):
             store[link] = store.get(link, 0.0) + share
             store.move_to_end(link)
-            target = _host(link)
-            if target != source:
+            if vouches and target != source:
                 linked = self._linked_from.get(target)
                 if linked is None:
                     linked = self._linked_from[target] = set()
