@@ -453,8 +453,11 @@ class FrontierScheduler(BaseScheduler):
         the buffer's next, holding back leases of low-standing hosts while they had their
         share (``low_share``) of the last ``LOW_LANE_WINDOW`` fetches and better hosts had
         work within ``LOW_LANE_IDLE_S``."""
-        if self._held and self._lane_open():
-            return self._serve(self._held.popleft()[1], low=True)
+        while self._held and self._lane_open():
+            lease = self._held.popleft()[1]
+            if time.time() < lease.deadline - 1.0:  # as the buffer's, below
+                return self._serve(lease, low=True)
+            self._return_held(lease)
         while True:
             lease = self._next_lease()
             if lease is None or self.low_share <= 0 or lease.is_robots:
@@ -479,13 +482,22 @@ class FrontierScheduler(BaseScheduler):
         return sum(served) < self.low_share * max(len(served), 1)
 
     def _release_held(self) -> None:
-        """Give held-back leases older than ``LOW_LANE_HOLD_S`` back to the frontier (long
-        before their lease expires), so other workers may serve those hosts."""
-        now = time.monotonic()
-        while self._held and now - self._held[0][0] > LOW_LANE_HOLD_S:
-            _, lease = self._held.popleft()
-            self.frontier.done(lease, Outcome(requeue=True))
-            self._inc("frontier/held_back_returned")
+        """Give held-back leases back to the frontier after ``LOW_LANE_HOLD_S``, or sooner
+        when their lease has less than ``HELD_LEASE_MARGIN_S`` left (a short
+        ``FRONTIER_LEASE_S``): an expired lease goes to another worker, and a held copy
+        served after that would fetch its URL twice."""
+        now, wall = time.monotonic(), time.time()
+        kept: deque[tuple[float, Lease]] = deque()
+        for since, lease in self._held:
+            if now - since > LOW_LANE_HOLD_S or wall >= lease.deadline - HELD_LEASE_MARGIN_S:
+                self._return_held(lease)
+            else:
+                kept.append((since, lease))
+        self._held = kept
+
+    def _return_held(self, lease: Lease) -> None:
+        self.frontier.done(lease, Outcome(requeue=True))
+        self._inc("frontier/held_back_returned")
 
     def _next_lease(self) -> Lease | None:
         now = time.monotonic()
@@ -884,6 +896,8 @@ class FrontierScheduler(BaseScheduler):
 LOW_LANE_IDLE_S = 0.5
 #: Seconds a lease held back for the low-value lane is kept before it goes back.
 LOW_LANE_HOLD_S = 10.0
+#: A held-back lease goes back to the frontier while it has at least this long left.
+HELD_LEASE_MARGIN_S = 2.0
 #: Fetches over which the low-value lane's share is counted.
 LOW_LANE_WINDOW = 100
 #: Ranks a queued URL's value must rise by before it is queued once more (0.002: about 5%
