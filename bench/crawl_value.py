@@ -19,7 +19,7 @@ the ground truth:
   (50%) of the baseline's requests; ``baseline_...`` the same for breadth-first;
 - ``violations``: politeness violations from the server's log (both crawls);
 - ``trap_pages_indexed``, ``mirror_pages_indexed``: fetched pages of those hosts found in
-  the crawl's index; ``finished``: both crawls ended by themselves.
+  the crawl's index (``trap_indexed_pages``: which); ``finished``: both crawls ended by themselves.
 
     python bench/crawl_value.py [--hosts 6] [--pages 150] [--concurrency 4] [--quick]
 """
@@ -143,8 +143,8 @@ def spam_verdicts(data_dir: Path) -> set[str]:
         store.close()
 
 
-def indexed(data_dir: Path, lines: list[dict], hosts: set[str], port: int) -> int:
-    """Fetched pages of ``hosts`` that are in the crawl's index."""
+def indexed(data_dir: Path, lines: list[dict], hosts: set[str], port: int) -> list[str]:
+    """Fetched pages of ``hosts`` that are in the crawl's index (host and path)."""
     from crawler.config import Config
     from crawler.urls import InvalidURL, canonicalize, doc_id_for
     from index import get_backend
@@ -152,11 +152,12 @@ def indexed(data_dir: Path, lines: list[dict], hosts: set[str], port: int) -> in
     backend = get_backend(Config(data_dir=data_dir))
     try:
         backend.refresh()
-        found = 0
-        for url in {f"http://{line['host']}:{port}{line['path']}" for line in lines
-                    if line["host"] in hosts and line["status"] == 200}:
+        found = []
+        for host, path in sorted({(line["host"], line["path"]) for line in lines
+                                  if line["host"] in hosts and line["status"] == 200}):
             try:
-                found += backend.get(doc_id_for(canonicalize(url))) is not None
+                if backend.get(doc_id_for(canonicalize(f"http://{host}:{port}{path}"))) is not None:
+                    found.append(host + path)
             except InvalidURL:
                 continue
         return found
@@ -221,8 +222,9 @@ def main() -> None:
             out[prefix + "spam_recall"] = round(len(flagged & spam) / len(spam), 4)
             out[prefix + "pagerank_mass_at_25"] = round(mass_within(lines, budget25, rank), 4)
             out[prefix + "pagerank_mass_at_50"] = round(mass_within(lines, budget50, rank), 4)
-            out[prefix + "trap_pages_indexed"] = r["trap_indexed"]
-            out[prefix + "mirror_pages_indexed"] = r["mirror_indexed"]
+            out[prefix + "trap_pages_indexed"] = len(r["trap_indexed"])
+            out[prefix + "trap_indexed_pages"] = r["trap_indexed"]
+            out[prefix + "mirror_pages_indexed"] = len(r["mirror_indexed"])
             out[prefix + "finished"] = r["stats"].get("finish_reason") == "finished"
             audit = politeness_violations(lines, DELAY, crawl_delay_of)
             out[prefix + "violations"] = audit["total"]

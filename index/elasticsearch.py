@@ -130,8 +130,7 @@ class ElasticsearchBackend(SearchBackend):
         request_timeout_s: float = 30.0,
         hedge: bool | None = None,
         hedge_delay_s: float | None = None,
-        max_window: int = 10_000,
-        rerank_depth: int = RERANK_DEPTH,
+        max_window: int = 10_000, rerank_depth: int = RERANK_DEPTH,  # es_paging
         near_copies: str | None = None,
         track_total_hits: int = 10_000,
         suggest_body_chars: int = 2000,
@@ -144,8 +143,7 @@ class ElasticsearchBackend(SearchBackend):
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
         spool_dir: str | Path | None = None,
-        bulk_docs: int = 500,
-        bulk_bytes: int = 5_000_000,
+        bulk_docs: int = 500, bulk_bytes: int = 5_000_000,  # ES_BULK_*: es_bulk
         bulk_interval_s: float = 1.0,
         bulk_queue_bytes: int = 50_000_000,
         bulk_max_retries: int = 4,
