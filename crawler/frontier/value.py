@@ -59,8 +59,6 @@ def _host(url: str) -> str:
     return (url[start:] if end < 0 else url[start:end]).lower()
 
 
-
-
 class ValueOrder:
     """Ranks URLs by OPIC cash x host quality x host authority (see the module)."""
 
