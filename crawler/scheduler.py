@@ -26,6 +26,7 @@ from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
 from crawler import aliases
+from crawler.bounded import bound
 from crawler.config import config_from_settings
 from crawler.frontier import Entry, Frontier, Lease, Outcome, frontier_options, open_frontier
 from crawler.frontier.base import ROBOTS_RANK, Politeness, request_tier
@@ -356,8 +357,7 @@ class FrontierScheduler(BaseScheduler):
         copies[1].append(round(rank, 3))
         self._copies[url] = copies
         self._copies.move_to_end(url)
-        while len(self._copies) > self.repush_urls:
-            self._copies.popitem(last=False)
+        bound(self._copies, self.repush_urls)
         self._adds.append(Entry(url=url, host=netloc, payload=payload(depth), rank=rank,
                                 filter=False, budget=None, ip=self.ip_of(host)))
         self._inc("frontier/repushed")
@@ -405,8 +405,7 @@ class FrontierScheduler(BaseScheduler):
             if url in self._recent:
                 return self._drop("seen")
             self._recent[url] = (tier, depth) if valued and self.repush_urls else None
-            if len(self._recent) > 100_000:
-                self._recent.popitem(last=False)
+            bound(self._recent, 100_000)
         try:
             data = payload(url)
         except ValueError:  # a callback that is not a spider method cannot be stored
@@ -455,7 +454,7 @@ class FrontierScheduler(BaseScheduler):
         work within ``LOW_LANE_IDLE_S``."""
         while self._held and self._lane_open():
             lease = self._held.popleft()[1]
-            if time.time() < lease.deadline - 1.0:  # as the buffer's, below
+            if _usable(lease):
                 return self._serve(lease, low=True)
             self._return_held(lease)
         while True:
@@ -517,8 +516,7 @@ class FrontierScheduler(BaseScheduler):
             self._buffer.extend(leases)
         while self._buffer:
             lease = self._buffer.popleft()
-            # a lease kept too long in the buffer may have expired and gone to another worker
-            if time.time() < lease.deadline - 1.0:
+            if _usable(lease):
                 return lease
             self._inc("frontier/buffer_expired")
         return None
@@ -896,6 +894,12 @@ class FrontierScheduler(BaseScheduler):
 LOW_LANE_IDLE_S = 0.5
 #: Seconds a lease held back for the low-value lane is kept before it goes back.
 LOW_LANE_HOLD_S = 10.0
+def _usable(lease: Lease) -> bool:
+    """Whether a lease kept in this process (buffered or held back) may still be served: one
+    kept too long may have expired and gone to another worker, which fetches its URL too."""
+    return time.time() < lease.deadline - 1.0
+
+
 #: A held-back lease goes back to the frontier while it has at least this long left.
 HELD_LEASE_MARGIN_S = 2.0
 #: Fetches over which the low-value lane's share is counted.
