@@ -99,6 +99,7 @@ from index.base import Document
 from index.cache import CachedBackend, LocalResultCache
 from index.elasticsearch import ElasticsearchBackend
 from index.embedded import EmbeddedBackend
+from index.es_mapping import BULK_LOAD_SETTINGS, bulk_loading
 from testweb import text
 
 PREFIX = "bench-search"
@@ -106,6 +107,9 @@ PREFIX = "bench-search"
 AGREEMENT_QUERIES = 100
 _index_prefix = [PREFIX]  # --index-prefix
 BATCH = 500
+#: The writers' bulk requests: up to 2,000 pages or 15 MB (Elasticsearch's advice: a few
+#: MB to tens of MB per request; 500 pages of ~8 KB each made many small round trips).
+BULK_DOCS, BULK_BYTES = 2_000, 15_000_000
 
 
 
@@ -160,7 +164,8 @@ def _write(
     counter,
 ) -> None:
     """One writer process: pages worker, worker+writers, ... until the limit or the deadline."""
-    backend = es_backend(url, Path(spool) / str(worker), refresh_interval="30s")
+    backend = es_backend(url, Path(spool) / str(worker), refresh_interval="30s",
+                         bulk_docs=BULK_DOCS, bulk_bytes=BULK_BYTES)
     batch: list[Document] = []
     for i in range(worker, limit, writers):
         doc = page(i, hosts)
@@ -212,15 +217,17 @@ def index_es(url: str, work: Path, limit: int, seconds: float, writers: int, hos
         )
         for w in range(writers)
     ]
-    for p in procs:
-        p.start()
-    while any(p.is_alive() for p in procs):
-        time.sleep(5)
-        elapsed = time.monotonic() - started
-        log(f"  {counter.value} docs, {counter.value / elapsed:.0f} docs/s")
-    for p in procs:
-        p.join()
-    admin.refresh()
+    # no refreshes and an async translog while the writers run (bulk_loading), as a
+    # reindex builds its new index; refreshed under the serving settings at the end
+    with bulk_loading(admin.client, admin.current_index(), admin.refresh_interval):
+        for p in procs:
+            p.start()
+        while any(p.is_alive() for p in procs):
+            time.sleep(5)
+            elapsed = time.monotonic() - started
+            log(f"  {counter.value} docs, {counter.value / elapsed:.0f} docs/s")
+        for p in procs:
+            p.join()
     elapsed = time.monotonic() - started
     admin.client.indices.flush(index=admin.alias)
     stats = admin.stats()
@@ -690,7 +697,9 @@ def main() -> None:
     result["writers"] = args.writers
     result["es_settings"] = {
         "node": args.url or "private single node (scripts/services.sh es)",
-        "writers": args.writers, "bulk_batch": BATCH, "refresh_interval": "30s",
+        "writers": args.writers, "bulk_batch": BATCH, "bulk_docs": BULK_DOCS,
+        "bulk_bytes": BULK_BYTES, "refresh_interval": "30s",
+        "while_indexing": BULK_LOAD_SETTINGS,
         "search": "ElasticsearchBackend.search(q, page=1, size=10)",
     }
     result["tiered_settings"] = {"ES_TIERED": True, "ES_TIER1_SHARE": setting_default(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -77,7 +77,8 @@ class Document:
     warc_offset: int = -1
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The fields by name (all scalars, so a shallow copy is a deep one)."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Document:

@@ -20,7 +20,14 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 
 from index.base import Document, host_matches, host_pattern_suffix
 from index.es_bulk import BulkWriter, Stats
-from index.es_mapping import ADDED_FIELDS, bulk_action, document_source, index_has_rank_feature
+from index.es_mapping import (
+    ADDED_FIELDS,
+    BULK_LOAD_SETTINGS,
+    bulk_action,
+    document_source,
+    index_has_rank_feature,
+    serving_settings,
+)
 
 __all__ = ["AliasReindexer", "current_index", "ensure_alias", "host_ids", "version_of"]
 
@@ -65,15 +72,16 @@ class AliasReindexer:
         new = f"{self.alias}-v{version_of(old) + 1}"
         self.client.options(ignore_status=404).indices.delete(index=new)
         body = self.index_body()
-        # Built without replicas or refreshes, which is faster; both are set before the swap.
-        body["settings"].update(number_of_replicas=0, refresh_interval="-1")
+        # Built without replicas or refreshes and with an async translog, which is faster;
+        # the serving settings are set before the swap.
+        body["settings"].update(number_of_replicas=0, **BULK_LOAD_SETTINGS)
         self.client.indices.create(index=new, wait_for_active_shards="1", **body)
         self.client.indices.refresh(index=old)
         copied = self._copy(new, self.documents(old), progress)
         self.client.indices.put_settings(
             index=new,
             settings={"number_of_replicas": self.replicas,
-                      "refresh_interval": self.refresh_interval},
+                      **serving_settings(self.refresh_interval)},
         )
         self.client.indices.refresh(index=new)
         if self.replicas:

@@ -37,7 +37,14 @@ from elasticsearch import Elasticsearch
 from crawler.options import setting_default
 from index.base import Document
 from index.es_bulk import BulkWriter, Stats
-from index.es_mapping import bulk_action, cluster_sizing, document_source, index_has_rank_feature
+from index.es_mapping import (
+    BULK_LOAD_SETTINGS,
+    bulk_action,
+    cluster_sizing,
+    document_source,
+    index_has_rank_feature,
+    serving_settings,
+)
 from index.es_paging import Pager
 from index.es_reindex import AliasReindexer, current_index, version_of
 
@@ -178,7 +185,7 @@ class Tier1:
         new = f"{self.alias}-v{(version_of(old) if old else 0) + 1}"
         self.client.options(ignore_status=404).indices.delete(index=new)
         body = self.index_body()
-        body["settings"].update(number_of_replicas=0, refresh_interval="-1")
+        body["settings"].update(number_of_replicas=0, **BULK_LOAD_SETTINGS)
         self.client.indices.create(index=new, wait_for_active_shards="1", **body)
         self.client.indices.refresh(index=source)
         total = self.client.count(index=source)["count"]
@@ -189,7 +196,7 @@ class Tier1:
         replicas = self.replicas()
         self.client.indices.put_settings(
             index=new, settings={"number_of_replicas": replicas,
-                                 "refresh_interval": self.refresh_interval})
+                                 **serving_settings(self.refresh_interval)})
         self.client.indices.refresh(index=new)
         if replicas:
             self.client.options(ignore_status=408).cluster.health(
