@@ -2,8 +2,10 @@
 
 Elasticsearch: ``--docs`` generated pages (default 1,000,000), or as many as fit in
 ``--seconds`` (default 3,600), go through ``ElasticsearchBackend.index`` from ``--writers``
-processes (each a crawl worker with its own bulk writer), on a private single node started
-by scripts/services.sh (or ``--url``). Reported: docs/s (generation, Python analysis and
+processes (each a crawl worker with its own bulk writer; bulk requests up to 2,000 pages or
+15 MB), on a private single node started by scripts/services.sh (or ``--url``), the index
+under ``BULK_LOAD_SETTINGS`` (no refreshes, async translog) while they write, as a reindex
+builds its new index. Reported: docs/s (generation, Python analysis and
 bulk, up to the final refresh), primary store bytes per document after a flush, and query
 latency p50/p95/p99 through ``search()`` (hits, collapse, near-copy counts, snippets,
 suggestions) from 1 client, and from 8 concurrent client processes (``*_8clients``).
