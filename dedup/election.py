@@ -33,7 +33,7 @@ MAX_CLUSTERS = 50_000
 MAX_MEMBERS = 32
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no instance dict: one per remembered page
 class Member:
     """A page of a duplicate cluster: its id, canonical URL and host, the doc id its
     ``rel=canonical`` names (``""`` for none) and the ids of the pages it links to."""
