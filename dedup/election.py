@@ -25,7 +25,11 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["ClusterElection", "Election", "Member", "elect"]
+__all__ = ["NO_LINKS", "ClusterElection", "Election", "Member", "elect"]
+
+#: The links of a member that links to no page on another host: one shared empty set
+#: (``frozenset()`` makes a new 216-byte object each call, and nearly every page has none).
+NO_LINKS: frozenset[str] = frozenset()
 
 #: Clusters whose members are remembered (least recently touched forgotten first).
 MAX_CLUSTERS = 50_000
@@ -33,7 +37,7 @@ MAX_CLUSTERS = 50_000
 MAX_MEMBERS = 32
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no instance dict: one per remembered page
 class Member:
     """A page of a duplicate cluster: its id, canonical URL and host, the doc id its
     ``rel=canonical`` names (``""`` for none) and the ids of the pages it links to."""
@@ -42,7 +46,7 @@ class Member:
     url: str
     host: str
     canonical: str = ""
-    links: frozenset[str] = frozenset()
+    links: frozenset[str] = NO_LINKS
 
 
 def elect(members: Iterable[Member], inlinks: Callable[[str], int] = lambda doc_id: 0,
@@ -91,8 +95,9 @@ class ClusterElection:
         self.max_members = max_members
         self._members: OrderedDict[str, dict[str, Member]] = OrderedDict()
         self._shown: dict[str, str] = {}
-        #: the clusters each remembered member is in, so a removal finds them directly
-        self._clusters_of: dict[str, set[str]] = {}
+        #: the clusters each remembered member is in, so a removal finds them directly: the
+        #: cluster id itself for a member of one (nearly every page; a set is 216 bytes)
+        self._clusters_of: dict[str, str | set[str]] = {}
 
     def shown(self, cluster_id: str) -> str | None:
         """The doc id shown for ``cluster_id`` (None if not remembered)."""
@@ -111,7 +116,7 @@ class ClusterElection:
         self._members.move_to_end(cluster_id)
         if member.doc_id in members or len(members) < self.max_members:
             members[member.doc_id] = member
-            self._clusters_of.setdefault(member.doc_id, set()).add(cluster_id)
+            self._join(member.doc_id, cluster_id)
         before = self._shown.get(cluster_id)
         winner = elect(members.values(), self.inlinks, self.host_pages)
         self._shown[cluster_id] = winner
@@ -124,7 +129,7 @@ class ClusterElection:
         ``(cluster_id, election)`` of each cluster whose shown page changed."""
         gone = set(doc_ids)
         touched = {cluster_id for doc_id in gone
-                   for cluster_id in self._clusters_of.pop(doc_id, ())}
+                   for cluster_id in _ids(self._clusters_of.pop(doc_id, ()))}
         changed = []
         for cluster_id in sorted(touched):
             members = self._members[cluster_id]
@@ -140,10 +145,33 @@ class ClusterElection:
                 changed.append((cluster_id, Election(winner)))
         return changed
 
+    def _join(self, doc_id: str, cluster_id: str) -> None:
+        """``doc_id`` is remembered in ``cluster_id`` (too)."""
+        clusters = self._clusters_of.get(doc_id)
+        if clusters is None:
+            self._clusters_of[doc_id] = cluster_id
+        elif isinstance(clusters, str):
+            if clusters != cluster_id:
+                self._clusters_of[doc_id] = {clusters, cluster_id}
+        else:
+            clusters.add(cluster_id)
+
     def _leave(self, doc_id: str, cluster_id: str) -> None:
         """``doc_id`` is no longer remembered in ``cluster_id``."""
         clusters = self._clusters_of.get(doc_id)
-        if clusters is not None:
-            clusters.discard(cluster_id)
-            if not clusters:
+        if clusters is None:
+            return
+        if isinstance(clusters, str):
+            if clusters == cluster_id:
                 del self._clusters_of[doc_id]
+            return
+        clusters.discard(cluster_id)
+        if len(clusters) == 1:
+            self._clusters_of[doc_id] = next(iter(clusters))
+        elif not clusters:
+            del self._clusters_of[doc_id]
+
+
+def _ids(clusters: str | set[str] | tuple) -> Iterable[str]:
+    """The cluster ids of a ``_clusters_of`` value."""
+    return (clusters,) if isinstance(clusters, str) else clusters

@@ -22,7 +22,7 @@ from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.signals import cluster_elected, documents_removed, host_budget_cut, host_condemned
 from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
 from dedup.core import METHODS, Deduplicator
-from dedup.election import ClusterElection, Election, Member
+from dedup.election import NO_LINKS, ClusterElection, Election, Member
 from dedup.store import PairCounts
 
 logger = logging.getLogger(__name__)
@@ -200,7 +200,7 @@ class DedupPipeline:
             except InvalidURL:
                 pass
         member = Member(item.doc_id, item.url, item.host, canonical,
-                        self._offhost.get(item.doc_id, frozenset()))
+                        self._offhost.get(item.doc_id, NO_LINKS))
         election = self.election.add(item.cluster_id or item.doc_id, member)
         item.shown = election.shown == item.doc_id
         if election.hidden:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from crawler.hostrules import HostRules
 from crawler.options import enabled, setting
 from crawler.quality import BROWSER_AGENT, browser_probe_fetched, hidden_words
 from crawler.signals import links_extracted
-from crawler.sitemaps import parse_sitemap, robots_sitemaps
+from crawler.sitemaps import SitemapBacklog, parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
 
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")
@@ -89,10 +88,8 @@ class WebSpider(scrapy.Spider):
         spider.sitemap_max_size = setting(settings, "SITEMAP_MAX_SIZE", int)
         spider.sitemap_max_depth = setting(settings, "SITEMAP_MAX_DEPTH", int)
         spider.sitemap_release = setting(settings, "SITEMAP_RELEASE", int)
-        spider.sitemap_max_pending = setting(settings, "SITEMAP_MAX_PENDING", int)
         spider._sitemap_hosts = {}
-        spider._sitemap_backlog = {}
-        spider._sitemap_pending = 0
+        spider._sitemap_backlog = SitemapBacklog(setting(settings, "SITEMAP_MAX_PENDING", int))
         if enabled(settings, "SITEMAPS_ENABLED"):
             crawler.signals.connect(spider.robots_downloaded, signal=signals.response_downloaded)
         if spider.continuous:
@@ -281,6 +278,7 @@ class WebSpider(scrapy.Spider):
         stats.inc_value(f"sitemap/{kind}")
         host = host_of(response.url)
         level = response.meta.get("sitemap_level", 0)
+        pages = []
         for entry in entries:
             if host_of(entry.loc) != host:  # the protocol: a sitemap lists its own host only
                 stats.inc_value("sitemap/off_host")
@@ -291,10 +289,11 @@ class WebSpider(scrapy.Spider):
                         yield self.sitemap_request(canonicalize(entry.loc), level + 1)
                     except InvalidURL:
                         continue
-            elif self._sitemap_pending < self.sitemap_max_pending:
+            else:
                 # canonicalized when released: most entries wait, some are never needed
-                self._sitemap_backlog.setdefault(host, deque()).append((entry.loc, entry.lastmod))
-                self._sitemap_pending += 1
+                pages.append((entry.loc, entry.lastmod))
+        if pages:
+            self._sitemap_backlog.add(host, pages)
         yield from self.release_sitemap_urls(host)
 
     def release_sitemap_urls(self, host: str):
@@ -305,11 +304,17 @@ class WebSpider(scrapy.Spider):
         host instead, so the host's own crawl pulls them at its pace (each released page
         releases more when it arrives).
         """
-        backlog = self._sitemap_backlog.get(host)
+        backlog = self._sitemap_backlog
         released = 0
-        while backlog and released < self.sitemap_release:
-            loc, lastmod = backlog.popleft()
-            self._sitemap_pending -= 1
+        entries: list[tuple[str, str]] = []
+        used = 0
+        while released < self.sitemap_release:
+            if used == len(entries):
+                entries, used = backlog.pop(host), 0
+                if not entries:
+                    break
+            loc, lastmod = entries[used]
+            used += 1
             try:
                 url = canonicalize(loc)
             except InvalidURL:
@@ -318,8 +323,7 @@ class WebSpider(scrapy.Spider):
                 continue
             released += 1
             yield self.page_request(url, 1, sitemap_lastmod=lastmod)
-        if backlog is not None and not backlog:
-            del self._sitemap_backlog[host]
+        backlog.push_front(host, entries[used:])
         if released:
             self.crawler.stats.inc_value("sitemap/urls", released)
 

@@ -611,4 +611,21 @@ def test_removal_finds_its_clusters_without_scanning_and_forgets_evicted_ones():
     assert election.shown("a") is None and "p" not in election._clusters_of
     assert election.remove(["p"]) == []
     assert election.remove(["q", "s"]) == [("b", Election("r"))]
-    assert election._clusters_of == {"r": {"b"}}
+    assert election._clusters_of == {"r": "b"}
+
+
+def test_a_page_in_one_cluster_costs_no_set_of_its_own():
+    """Nearly every page is the lone member of its cluster: the election keeps its cluster
+    id as a string and its links as the shared empty set, not a 216-byte set of each."""
+    from dedup.election import NO_LINKS, ClusterElection, Member
+
+    election = ClusterElection()
+    for n in range(3):
+        election.add(f"c{n}", Member(f"d{n}", f"http://h.test/{n}", "h.test"))
+    assert election._clusters_of == {"d0": "c0", "d1": "c1", "d2": "c2"}
+    election.add("c0", Member("d1", "http://h.test/1", "h.test"))  # d1 joins a second cluster
+    assert election._clusters_of["d1"] == {"c0", "c1"}
+    assert [c for c, _ in election.remove(["d0"])] == ["c0"]
+    election.remove(["d1"])
+    assert "d1" not in election._clusters_of and election.shown("c0") is None
+    assert Member("x", "http://h.test/x", "h.test").links is NO_LINKS

@@ -53,8 +53,6 @@ def test_testweb_sitemaps_host():
 
 
 def test_released_sitemap_urls_stay_within_the_recent_links_bound(monkeypatch):
-    from collections import deque
-
     from scrapy.utils.test import get_crawler
 
     import spiders.web
@@ -63,8 +61,56 @@ def test_released_sitemap_urls_stay_within_the_recent_links_bound(monkeypatch):
     monkeypatch.setattr(spiders.web, "RECENT_LINKS", 10)
     crawler = get_crawler(WebSpider, {"HOST_RULES_LOADER": "", "SITEMAP_RELEASE": 1000})
     spider = WebSpider.from_crawler(crawler, seeds="http://a.test/")
-    spider._sitemap_backlog["a.test"] = deque((f"http://a.test/p{n}", None) for n in range(50))
-    spider._sitemap_pending = 50
+    spider._sitemap_backlog.add("a.test", ((f"http://a.test/p{n}", "") for n in range(50)))
     released = list(spider.release_sitemap_urls("a.test"))
     assert len(released) == 50
     assert len(spider._recent_links) <= 11
+
+
+def test_release_takes_a_few_urls_and_keeps_the_rest_in_order():
+    from scrapy.utils.test import get_crawler
+
+    from spiders.web import WebSpider
+
+    crawler = get_crawler(WebSpider, {"HOST_RULES_LOADER": "", "SITEMAP_RELEASE": 10})
+    spider = WebSpider.from_crawler(crawler, seeds="http://a.test/")
+    backlog = spider._sitemap_backlog
+    backlog.add("a.test", ((f"http://a.test/p{n}", f"2026-01-{n % 28 + 1:02d}")
+                           for n in range(100)))
+    backlog.add("a.test", [("http://a.test/p3", "")])  # a repeat: skipped, not counted
+    urls = []
+    while True:
+        batch = list(spider.release_sitemap_urls("a.test"))
+        if not batch:
+            break
+        assert len(batch) <= 10
+        urls += [r.url for r in batch]
+    assert urls == [f"http://a.test/p{n}" for n in range(100)]
+    assert batch == [] and len(backlog) == 0 and "a.test" not in backlog
+
+
+def test_sitemap_backlog_is_capped_and_compact():
+    """At most ``max_pending`` entries, kept compressed: a backlog that held the entries
+    as tuples (~200 bytes each) fails the size check."""
+    import tracemalloc
+
+    from crawler.sitemaps import SitemapBacklog
+
+    backlog = SitemapBacklog(max_pending=30_000)
+    entries = {h: [(f"http://site{h}.test:38887/p/{n}", f"2026-11-{n % 28 + 1:02d}T10:00:00Z")
+                   for n in range(1_001)] for h in range(40)}
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        added = sum(backlog.add(f"site{h}.test", rows) for h, rows in entries.items())
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert added == len(backlog) == 30_000
+    assert backlog.add("site0.test", [("http://site0.test/x", "")]) == 0  # full
+    assert held / added < 40, f"{held / added:.1f} bytes per queued sitemap URL"
+    first = backlog.pop("site0.test")
+    assert first[0] == ("http://site0.test:38887/p/0", "2026-11-01T10:00:00Z")
+    assert len(backlog) == 30_000 - len(first)
+    backlog.push_front("site0.test", first[5:])
+    assert backlog.pop("site0.test")[0] == entries[0][5]
