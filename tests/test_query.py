@@ -365,10 +365,11 @@ def test_phrases_and_operators_keep_their_exact_meaning():
 
 
 def test_proximity_looks_for_runs_of_a_few_adjacent_words():
-    assert parse("proxy cache server").near_groups == (("proxi", "cach", "server"),)
+    assert parse("proxy cache").near_groups == (("proxi", "cach"),)
+    assert parse("proxy cache server").near_groups == (("proxi", "cach"), ("cach", "server"))
     q = parse("how do I test my click command line program")
-    assert q.near_groups == (("test", "click", "command"), ("click", "command", "line"),
-                             ("command", "line", "program"))
+    assert q.near_groups == (("test", "click"), ("click", "command"), ("command", "line"),
+                             ("line", "program"))
     assert q.near_slop == 2 * (NEAR_WINDOW - 1)
     assert parse("git").near_groups == () and parse("git -svn").near_groups == ()
 
