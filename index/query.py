@@ -276,10 +276,30 @@ class Query:
     def optional_words(self) -> tuple[Term, ...]:
         """Words of a plain query that frame a question rather than name its topic (``how``,
         ``should``, ``them``: ``analysis.OPTIONAL_WORDS``): they score where they occur but
-        need not match. ``()`` when nothing else would be left, or for other queries."""
-        optional = tuple(w for w in self.plain_words
-                         if isinstance(w, Term) and is_optional_word(w.term))
+        need not match; so do the words like ``docs`` of a query that is a site's name plus
+        such words (``django docs``: ``navigational_words``). ``()`` when nothing else would
+        be left, or for other queries."""
+        navigational = set(self.navigational_words)
+        optional = tuple(w for w in self.plain_words if isinstance(w, Term) and (
+            is_optional_word(w.term) or w in navigational))
         return optional if len(optional) < len(self.plain_words) else ()
+
+    @cached_property
+    def navigational_words(self) -> tuple[Term, ...]:
+        """The words like ``docs`` or ``home`` (``NAVIGATIONAL_WORDS``) of a plain query
+        whose other words are one run of up to ``SITE_NAME_WORDS`` (a site's name, as
+        ``named_sites`` reads it): they ask for the site, not a topic its pages share (every
+        page of a documentation site is titled "... documentation"); ``()`` otherwise."""
+        words = self.plain_words
+        if not words or not all(isinstance(w, Term) for w in words):
+            return ()
+        marked = [w.word.lower() in NAVIGATIONAL_WORDS for w in words]
+        others = [i for i, nav in enumerate(marked) if not nav]
+        if not others or len(others) == len(words) or len(others) > SITE_NAME_WORDS:
+            return ()
+        if others[-1] - others[0] + 1 != len(others):
+            return ()
+        return tuple(w for w, nav in zip(words, marked, strict=True) if nav)
 
     @cached_property
     def required_words(self) -> tuple[Term | Phrase, ...]:
