@@ -388,3 +388,14 @@ def test_pages_may_lack_one_minor_word_or_two_of_a_longer_query():
     long = parse("make git ignore some files repository")
     lack = dict(long.lacking([0.5, 1.0, 3.0, 0.5, 1.0, 2.0], 0.5))
     assert (0, 3) in lack and (2,) in lack and (2, 5) not in lack  # 5/8 of the IDF
+
+
+def test_words_like_docs_next_to_a_site_name_are_optional():
+    q = parse("django docs")
+    assert [w.word for w in q.optional_words] == ["docs"]
+    assert [w.word for w in q.required_words] == ["django"]
+    assert [w.word for w in parse("debian handbook home").navigational_words] == ["home"]
+    # alone, or beside a topic rather than a name, they are words like any other
+    assert parse("docs").optional_words == ()
+    assert parse("build a pdf of my sphinx documentation").navigational_words == ()
+    assert parse('"django docs"').navigational_words == ()
