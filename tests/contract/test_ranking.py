@@ -133,7 +133,8 @@ def test_explain_gives_each_signal_its_value_and_contribution(backend):
     assert set(home) >= {"bm25", "pagerank", "sitehome", "label", "site", "lang", "allwords"}
     assert home["sitehome"]["value"] == 1.0 and topic["sitehome"]["value"] == 0.0
     assert home["lang"]["value"] == 1.0 and topic["lang"]["value"] == 0.0
-    assert topic["label"]["value"] == 1.0 and home["label"]["value"] == 0.0
+    # beside a site's name "docs" is optional: "django" is in both pages' labels (the URL)
+    assert topic["label"]["value"] == home["label"]["value"] == 1.0
     assert topic["site"]["value"] == home["site"]["value"] == 1.0
     assert topic["bm25"]["value"] == 1.0  # the best text match
     for part in home.values():
