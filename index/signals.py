@@ -130,8 +130,8 @@ class Candidate:
 class EsParts:
     """The parts of an Elasticsearch query that signals filter on: the strict query (every
     word, as written), whether other pages compete with it (relaxed or blended), the
-    label filters of the query's words, the filter of pages holding them near each other
-    and the filters of pages defining them."""
+    label filters of the query's words, the filters of pages holding each pair of them
+    near each other and the filters of pages defining them."""
 
     strict: dict
     others_compete: bool
