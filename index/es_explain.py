@@ -31,8 +31,7 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
         named["defines"] = {"bool": {"filter": [compiler.defines(w)
                                                 for w in parsed.defined_words]}}
     near = compiler.near(parsed)
-    if near is not None:
-        named["near"] = near
+    named.update({f"near{i}": q for i, q in enumerate(near)})
     home = SiteHome.es_filter(context)
     if home is not None:
         named["home"] = home
@@ -58,7 +57,9 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
             values[name] = keyword_key(value or "") if DOC_FIELDS[name].kind == KEYWORD else value
         matched = set(hit.get("matched_queries", []))
         candidate = Candidate(hit["_id"], hit["_score"] or 0.0, values,
-                              labelled="label" in matched, near="near" in matched,
+                              labelled="label" in matched,
+                              near=sum(f"near{i}" in matched for i in range(len(near)))
+                              / (len(near) or 1),
                               defines="defines" in matched,
                               all_words=bool(matched & {"strict", "home"}), text_top=top)
         out[hit["_id"]] = ranking.ranker.explain(candidate, context)

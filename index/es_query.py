@@ -76,17 +76,18 @@ class QueryCompiler:
                                 "fields": [f for f, _ in DEFINE_FIELDS.items()],
                                 "analyzer": "whitespace"}}
 
-    def near(self, parsed: Query) -> dict | None:
-        """Pages holding the query's required words near each other (one of
-        ``parsed.near_groups`` within ``parsed.near_slop``) in their title or body; ``None``
-        for fewer than two words."""
-        if not parsed.near_groups:
-            return None
-        return {"bool": {"should": [
-            {"match_phrase": {name: {"query": " ".join(terms), "slop": parsed.near_slop,
-                                     "analyzer": "whitespace"}}}
-            for terms in parsed.near_groups for name in NEAR_FIELDS
-        ], "minimum_should_match": 1}}
+    def near(self, parsed: Query) -> tuple[dict, ...]:
+        """One filter per run of ``parsed.near_groups``: the pages holding that run's words
+        within ``parsed.near_slop`` in their title or body (the proximity signal's value is
+        the share of runs a page holds); ``()`` for fewer than two words."""
+        return tuple(
+            {"bool": {"should": [
+                {"match_phrase": {name: {"query": " ".join(terms), "slop": parsed.near_slop,
+                                         "analyzer": "whitespace"}}}
+                for name in NEAR_FIELDS
+            ], "minimum_should_match": 1}}
+            for terms in parsed.near_groups
+        )
 
     def compile(self, node: Node) -> dict:
         """The DSL query matching exactly the documents ``node`` matches."""
@@ -184,7 +185,7 @@ class RankingQuery:
             strict=self.compiler.compile(parsed.matching),
             others_compete=others_compete,
             label_filters=tuple(self.compiler.label(w) for w in parsed.label_words),
-            near_filter=self.compiler.near(parsed),
+            near_filters=self.compiler.near(parsed),
             define_filters=tuple(self.compiler.defines(w) for w in parsed.defined_words),
         )
         text = self._boosted(self._retrieval(matching, context), context, parts)

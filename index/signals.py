@@ -113,7 +113,8 @@ class Candidate:
     text_score: float
     fields: dict[str, Any] = field(default_factory=dict)
     labelled: bool = False
-    near: bool = False
+    #: The share of the query's proximity runs the page holds (``Proximity``).
+    near: float = 0.0
     defines: bool = False
     all_words: bool = True
     text_top: float = 0.0
@@ -129,13 +130,13 @@ class Candidate:
 class EsParts:
     """The parts of an Elasticsearch query that signals filter on: the strict query (every
     word, as written), whether other pages compete with it (relaxed or blended), the
-    label filters of the query's words, the filter of pages holding them near each other
-    and the filters of pages defining them."""
+    label filters of the query's words, the filters of pages holding each pair of them
+    near each other and the filters of pages defining them."""
 
     strict: dict
     others_compete: bool
     label_filters: tuple[dict, ...] = ()
-    near_filter: dict | None = None
+    near_filters: tuple[dict, ...] = ()
     define_filters: tuple[dict, ...] = ()
 
 
@@ -281,21 +282,22 @@ class Defines(Signal):
 
 
 class Proximity(Signal):
-    """1 when the page holds the query's required words near each other (a sloppy phrase
-    of them, or of a longer query of any ``NEAR_WINDOW`` adjacent ones: ``Query.near_groups``
-    within ``Query.near_slop``, in its title or body), else 0: the page about "ignore files
-    in git" rather than a long one that has each word somewhere."""
+    """The share of the query's proximity runs (``Query.near_groups``: each pair of adjacent
+    required words) the page holds within ``Query.near_slop`` in its title or body: the page
+    about "ignore files in git" rather than a long one that has each word somewhere. In
+    Elasticsearch one filter per run, each weighted by the weight's share."""
 
     name = "near"
     default_weight = 0.2
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
-        return 1.0 if candidate.near else 0.0
+        return float(candidate.near)
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
-        if parts.near_filter is None:
+        if not parts.near_filters:
             return []
-        return [{"filter": parts.near_filter, "weight": weight}]
+        share = weight / len(parts.near_filters)
+        return [{"filter": f, "weight": share} for f in parts.near_filters]
 
 
 class SiteMention(Signal):

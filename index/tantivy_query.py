@@ -126,17 +126,17 @@ class TantivyCompiler:
             return query
         return tantivy.Query.boolean_query([(Occur.Must, query), *clauses])
 
-    def near(self, parsed: Query) -> tantivy.Query | None:
-        """Pages holding the query's required words near each other (one of
-        ``parsed.near_groups`` within ``parsed.near_slop``) in their title or body; ``None``
-        for fewer than two words."""
-        if not parsed.near_groups:
-            return None
-        return tantivy.Query.boolean_query([
-            (Occur.Should, tantivy.Query.phrase_query(self.schema, name, list(terms),
-                                                      parsed.near_slop))
-            for terms in parsed.near_groups for name in NEAR_FIELDS
-        ])
+    def near_groups(self, parsed: Query) -> list[tantivy.Query]:
+        """One query per run of ``parsed.near_groups``: the pages holding that run's words
+        within ``parsed.near_slop`` in their title or body (the proximity signal's value is
+        the share of runs a page holds)."""
+        return [
+            tantivy.Query.boolean_query([
+                (Occur.Should, tantivy.Query.phrase_query(self.schema, name, list(terms),
+                                                          parsed.near_slop))
+                for name in NEAR_FIELDS])
+            for terms in parsed.near_groups
+        ]
 
     def label(self, parsed: Query) -> tantivy.Query | None:
         """Pages whose title, anchor text or URL hold every label word of the query."""

@@ -35,6 +35,11 @@ def _group(candidate: Candidate) -> Any:
     return candidate.get("cluster")
 
 
+def _share(key: tuple, sets: list[set[tuple]]) -> float:
+    """The share of ``sets`` holding ``key`` (0 when there are none)."""
+    return sum(key in s for s in sets) / len(sets) if sets else 0.0
+
+
 class TantivySearch:
     """The search path of an :class:`~index.embedded.EmbeddedBackend`; reads the backend's
     options (depths, thresholds, weights) at each search, so they can be tuned live."""
@@ -132,22 +137,23 @@ class TantivySearch:
         ]
 
     def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-               parsed: Query, limit: int) -> dict[str, set[tuple]]:
+               parsed: Query, limit: int) -> dict[str, list[set[tuple]]]:
         """Addresses of the best pages (up to ``limit`` each) whose title, anchor text or
         URL hold every label word of the query (``label``), of those holding its required
-        words near each other (``near``) and of those whose headings hold its defined
-        words (``defines``), for the signals that weigh them."""
-        queries = {"label": compiler.label(parsed), "near": compiler.near(parsed),
-                   "defines": compiler.defines(parsed)}
+        words near each other, one set per proximity run (``near``), and of those whose
+        headings hold its defined words (``defines``), for the signals that weigh them."""
+        queries = {"label": [compiler.label(parsed)], "near": compiler.near_groups(parsed),
+                   "defines": [compiler.defines(parsed)]}
         return {
-            name: {address_key(a)
-                   for _, a in searcher.search(query, limit=limit, count=False).hits}
-            if query is not None and self.backend.ranker.weight(name) else set()
-            for name, query in queries.items()
+            name: [{address_key(a)
+                    for _, a in searcher.search(query, limit=limit, count=False).hits}
+                   for query in group if query is not None]
+            if self.backend.ranker.weight(name) else []
+            for name, group in queries.items()
         }
 
     def _candidates(self, searcher: tantivy.Searcher, hits: list,
-                    marks: dict[str, set[tuple]]) -> list[Candidate]:
+                    marks: dict[str, list[set[tuple]]]) -> list[Candidate]:
         """Candidates for ``(score, address)`` hits with the ranking fields the signals
         read (and the collapse key and language) from tantivy's fast fields, and the marks
         of ``_marks``."""
@@ -161,8 +167,9 @@ class TantivySearch:
         for (score, address), *values in zip(hits, *columns, strict=True):
             key = address_key(address)
             candidates.append(Candidate(address, score, dict(zip(names, values, strict=True)),
-                                        labelled=key in label, near=key in near,
-                                        defines=key in defines))
+                                        labelled=_share(key, label) == 1,
+                                        near=_share(key, near),
+                                        defines=_share(key, defines) == 1))
         return candidates
 
     @staticmethod

@@ -365,10 +365,11 @@ def test_phrases_and_operators_keep_their_exact_meaning():
 
 
 def test_proximity_looks_for_runs_of_a_few_adjacent_words():
-    assert parse("proxy cache server").near_groups == (("proxi", "cach", "server"),)
+    assert parse("proxy cache").near_groups == (("proxi", "cach"),)
+    assert parse("proxy cache server").near_groups == (("proxi", "cach"), ("cach", "server"))
     q = parse("how do I test my click command line program")
-    assert q.near_groups == (("test", "click", "command"), ("click", "command", "line"),
-                             ("command", "line", "program"))
+    assert q.near_groups == (("test", "click"), ("click", "command"), ("command", "line"),
+                             ("line", "program"))
     assert q.near_slop == 2 * (NEAR_WINDOW - 1)
     assert parse("git").near_groups == () and parse("git -svn").near_groups == ()
 
@@ -387,3 +388,14 @@ def test_pages_may_lack_one_minor_word_or_two_of_a_longer_query():
     long = parse("make git ignore some files repository")
     lack = dict(long.lacking([0.5, 1.0, 3.0, 0.5, 1.0, 2.0], 0.5))
     assert (0, 3) in lack and (2,) in lack and (2, 5) not in lack  # 5/8 of the IDF
+
+
+def test_words_like_docs_next_to_a_site_name_are_optional():
+    q = parse("django docs")
+    assert [w.word for w in q.optional_words] == ["docs"]
+    assert [w.word for w in q.required_words] == ["django"]
+    assert [w.word for w in parse("debian handbook home").navigational_words] == ["home"]
+    # alone, or beside a topic rather than a name, they are words like any other
+    assert parse("docs").optional_words == ()
+    assert parse("build a pdf of my sphinx documentation").navigational_words == ()
+    assert parse('"django docs"').navigational_words == ()
