@@ -286,20 +286,8 @@ class Query:
 
     @cached_property
     def navigational_words(self) -> tuple[Term, ...]:
-        """The words like ``docs`` or ``home`` (``NAVIGATIONAL_WORDS``) of a plain query
-        whose other words are one run of up to ``SITE_NAME_WORDS`` (a site's name, as
-        ``named_sites`` reads it): they ask for the site, not a topic its pages share (every
-        page of a documentation site is titled "... documentation"); ``()`` otherwise."""
-        words = self.plain_words
-        if not words or not all(isinstance(w, Term) for w in words):
-            return ()
-        marked = [w.word.lower() in NAVIGATIONAL_WORDS for w in words]
-        others = [i for i, nav in enumerate(marked) if not nav]
-        if not others or len(others) == len(words) or len(others) > SITE_NAME_WORDS:
-            return ()
-        if others[-1] - others[0] + 1 != len(others):
-            return ()
-        return tuple(w for w, nav in zip(words, marked, strict=True) if nav)
+        """The words like ``docs`` of a plain query that names a site (``navigational``)."""
+        return navigational(self.plain_words)
 
     @cached_property
     def required_words(self) -> tuple[Term | Phrase, ...]:
@@ -517,6 +505,22 @@ class Query:
 
     def __str__(self) -> str:
         return "" if self.root is None else str(self.root)
+
+
+def navigational(words: tuple) -> tuple[Term, ...]:
+    """The words like ``docs`` or ``home`` (``NAVIGATIONAL_WORDS``) of plain query words
+    whose other words are one run of up to ``SITE_NAME_WORDS`` (a site's name, as
+    ``Query.named_sites`` reads it): they ask for the site, not a topic its pages share
+    (every page of a documentation site is titled "... documentation"); ``()`` otherwise."""
+    if not words or not all(isinstance(w, Term) for w in words):
+        return ()
+    marked = [w.word.lower() in NAVIGATIONAL_WORDS for w in words]
+    others = [i for i, nav in enumerate(marked) if not nav]
+    if not others or len(others) == len(words) or len(others) > SITE_NAME_WORDS:
+        return ()
+    if others[-1] - others[0] + 1 != len(others):
+        return ()
+    return tuple(w for w, nav in zip(words, marked, strict=True) if nav)
 
 
 def _leaves(node: Node, positive_only: bool) -> Iterator[Term | Phrase | Site | Lang]:
