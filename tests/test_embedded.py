@@ -290,7 +290,7 @@ def test_settings_tune_the_backend(tmp_path):
     assert backend.commit_every_docs == 50
     assert backend.field_weights == FieldWeights(title=5.0)
     assert backend.ranker.weights == {
-        "bm25": 1.0, "pagerank": 0.5, "freshness": 0.0, "sitehome": 1.5, "label": 0.15,
+        "bm25": 1.0, "pagerank": 0.5, "freshness": 0.0, "sitehome": 3.0, "label": 0.15,
         "defines": 0.3, "near": 0.2, "site": 0.1, "lang": 0.3, "original": 0.1,
         "allwords": 0.5, "spam": 0.8, "depth": 0.0,
     }
