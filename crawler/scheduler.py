@@ -485,10 +485,10 @@ class FrontierScheduler(BaseScheduler):
         when their lease has less than ``HELD_LEASE_MARGIN_S`` left (a short
         ``FRONTIER_LEASE_S``): an expired lease goes to another worker, and a held copy
         served after that would fetch its URL twice."""
-        now, wall = time.monotonic(), time.time()
+        now = time.monotonic()
         kept: deque[tuple[float, Lease]] = deque()
         for since, lease in self._held:
-            if now - since > LOW_LANE_HOLD_S or wall >= lease.deadline - HELD_LEASE_MARGIN_S:
+            if now - since > LOW_LANE_HOLD_S or not _usable(lease, HELD_LEASE_MARGIN_S):
                 self._return_held(lease)
             else:
                 kept.append((since, lease))
@@ -894,14 +894,10 @@ class FrontierScheduler(BaseScheduler):
 LOW_LANE_IDLE_S = 0.5
 #: Seconds a lease held back for the low-value lane is kept before it goes back.
 LOW_LANE_HOLD_S = 10.0
-def _usable(lease: Lease) -> bool:
-    """Whether a lease kept in this process (buffered or held back) may still be served: one
-    kept too long may have expired and gone to another worker, which fetches its URL too."""
-    return time.time() < lease.deadline - 1.0
-
-
 #: A held-back lease goes back to the frontier while it has at least this long left.
 HELD_LEASE_MARGIN_S = 2.0
+#: A lease kept in this process is served only while it has at least this long left.
+SERVE_LEASE_MARGIN_S = 1.0
 #: Fetches over which the low-value lane's share is counted.
 LOW_LANE_WINDOW = 100
 #: Ranks a queued URL's value must rise by before it is queued once more (0.002: about 5%
@@ -909,6 +905,12 @@ LOW_LANE_WINDOW = 100
 REPUSH_GAIN = 0.002
 #: Queued copies of one URL at most (the first and its re-pushes).
 REPUSH_COPIES = 3
+
+def _usable(lease: Lease, margin_s: float = SERVE_LEASE_MARGIN_S) -> bool:
+    """Whether a lease kept in this process (buffered or held back) has ``margin_s`` left: one
+    kept too long may have expired and gone to another worker, which fetches its URL too."""
+    return time.time() < lease.deadline - margin_s
+
 
 _BLANK = Request("http://blank.invalid/")
 #: attribute values of a plain Request made from a URL alone
