@@ -62,7 +62,6 @@ __all__ = [
     "TrainingQuery",
     "as_training",
     "awake",
-    "bagged_fit",
     "beats",
     "collect",
     "engine_of",
@@ -401,24 +400,6 @@ def fit(features: FeatureSet, start: Mapping[str, float] | None = None, passes: 
                      time.monotonic() - started)
 
 
-def bagged_fit(features: FeatureSet, passes: int = 4) -> FitResult:
-    """:func:`fit` once per training site left out, the weights averaged (bagging over
-    sites): coordinate ascent on a flat objective lands on weights that hang on which
-    sites trained it (held out on nine sites, proximity 0.14 to 0.99 and label 0.56 to
-    1.53 from one site more or less, at the same training MRR@10; docs/relevance.md), and
-    the mean of those fits is the steadier estimate. Fewer than three sites: one fit."""
-    sites = features.sites
-    if len(sites) < 3:
-        return fit(features, passes=passes)
-    started = time.monotonic()
-    fits = [fit(features.only([s for s in sites if s != out]), passes=passes)
-            for out in sites]
-    weights = {n: round(float(np.mean([f.weights[n] for f in fits])), 6)
-               for n in features.names}
-    return FitResult(weights, mrr(features, features.weights), mrr(features, weights),
-                     features.found, max(f.passes for f in fits), time.monotonic() - started)
-
-
 @dataclass(frozen=True)
 class FoldWeights:
     """What :class:`FoldFitter` returns for a fold, in the shape of the evaluation's
@@ -497,7 +478,7 @@ class FoldFitter:
         fold = FeatureSet(self.features.engine, self.features.names, self.features.stages,
                           self.features.weights,
                           [self._seen[(q.query, q.url)] for q in queries])
-        result = bagged_fit(fold, passes=self.passes)
+        result = fit(fold, passes=self.passes)
         name = f"fitted on {len(wanted)} sites ({result.queries} queries)"
         key = hashlib.sha1(" ".join(sorted(wanted)).encode()).hexdigest()[:12]
         path = self.out_dir / f"{self.engine}-{key}.json"

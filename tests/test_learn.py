@@ -18,7 +18,6 @@ from ranking.learn import (
     QueryFeatures,
     TrainingQuery,
     awake,
-    bagged_fit,
     beats,
     document_known_items,
     fit,
@@ -71,36 +70,6 @@ def test_fit_recovers_known_weights(engine, true):
     fresh = synthetic(engine, true, seed=1)
     assert mrr(fresh, result.weights) >= 0.97
     assert mrr(fresh, result.weights) > mrr(fresh, train.weights)
-
-
-def on_sites(features: FeatureSet, sites: int) -> FeatureSet:
-    """``features`` with its queries spread round-robin over ``sites`` sites."""
-    for n, q in enumerate(features.queries):
-        site = f"s{n % sites}.test"
-        q.query = TrainingQuery(q.query.query, f"{site}/{n}", site)
-    return features
-
-
-def test_bagged_fit_averages_the_fits_leaving_out_one_site_each():
-    true = {"bm25": 1.0, "flag": 0.6, "prior": 0.3, "boost": 1.5, "noise": 0.0}
-    train = on_sites(synthetic("embedded", true), 4)
-    result = bagged_fit(train)
-    fits = [fit(train.only([s for s in train.sites if s != out])) for out in train.sites]
-    for name in NAMES:
-        assert result.weights[name] == pytest.approx(
-            np.mean([f.weights[name] for f in fits]), abs=1e-6)
-    largest = max(true.values())
-    for name, value in true.items():
-        assert result.weights[name] == pytest.approx(value, rel=0.15, abs=0.05 * largest)
-    assert result.mrr == pytest.approx(mrr(train, result.weights))
-    assert result.mrr > result.start_mrr + 0.1
-    assert result.queries == train.found
-
-
-def test_bagged_fit_of_fewer_than_three_sites_is_one_fit():
-    train = on_sites(synthetic("elasticsearch", {"bm25": 1.0, "flag": 0.4, "prior": 2.0,
-                                                  "boost": 0.8, "noise": 0.0}), 2)
-    assert bagged_fit(train).weights == fit(train).weights
 
 
 def test_fit_keeps_the_text_weight_and_fixed_signals_and_stays_non_negative():
