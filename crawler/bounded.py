@@ -101,3 +101,37 @@ class RecentKeys:
             self._new[:] = array("Q", bytes(8 * self._words))
             self._added = 0
         return True
+
+
+class RecentCounts:
+    """Counts of the keys counted lately: two generations of plain dicts, the older dropped
+    when the newer holds ``per_generation`` keys; a key counted again moves to the newer
+    with its count. A key stays until at least ``per_generation`` keys were counted after
+    it (at most ``2 * per_generation`` are held); a dict entry a key, about half an
+    ``OrderedDict``'s (no linked node, no move to the end)."""
+
+    def __init__(self, per_generation: int):
+        if per_generation < 1:
+            raise ValueError("per_generation must be >= 1")
+        self.per_generation = per_generation
+        self._new: dict[Hashable, int] = {}
+        self._old: dict[Hashable, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._new) + len(self._old)
+
+    def get(self, key: Hashable, default: int = 0) -> int:
+        """The count of ``key`` (``default`` if not held)."""
+        count = self._new.get(key)
+        return self._old.get(key, default) if count is None else count
+
+    def add(self, key: Hashable, n: int = 1) -> int:
+        """Count ``key`` ``n`` more times; its count."""
+        count = self._new.get(key)
+        if count is None:
+            count = self._old.pop(key, 0)
+            if len(self._new) >= self.per_generation:
+                self._old, self._new = self._new, {}
+        count += n
+        self._new[key] = count
+        return count

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from scrapy.exceptions import NotConfigured
 
-from crawler.bounded import RecentKeys
+from crawler.bounded import RecentCounts, RecentKeys
 from crawler.config import config_from_settings, get_config
 from crawler.hostrules import HostRules
 from crawler.hostverdicts import MIRROR, Verdict, VerdictStore, open_verdicts
@@ -33,8 +32,9 @@ logger = logging.getLogger(__name__)
 #: many, the latest, at most twice; 8 MB fixed (``RecentKeys``, 4 bytes a link per filter)
 #: where 100,000 pages' links as frozensets of id strings took ~450 bytes a page and grew.
 REMEMBERED_LINKS = 1_000_000
-#: Pages whose links from other hosts are counted, for the election of the page shown.
-MAX_COUNTED_INLINKS = 200_000
+#: Pages whose links from other hosts are counted, for the election of the page shown: at
+#: least the last this many linked to, at most twice (``RecentCounts``, ~80 bytes each).
+COUNTED_INLINKS = 200_000
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
@@ -130,7 +130,7 @@ class DedupPipeline:
         # the links (``link_key``) of the pages seen lately to pages on other hosts
         self._offhost = RecentKeys(REMEMBERED_LINKS)
         # doc key -> links to it from pages of other hosts
-        self._inlinks: OrderedDict[int, int] = OrderedDict()
+        self._inlinks = RecentCounts(COUNTED_INLINKS)
         self._elected = elected
         self.election = ClusterElection(inlinks=lambda doc_id: self._inlinks.get(
                                             doc_key(doc_id), 0),
@@ -223,14 +223,9 @@ class DedupPipeline:
         find that its twin links to it as the original)."""
         targets = {doc_id_for(link.url) for link in item.links
                    if host_of(link.url) != item.host}
-        inlinks = self._inlinks
         for doc_id in targets:
             self._offhost.add(link_key(item.doc_id, doc_id))
-            target = doc_key(doc_id)
-            inlinks[target] = inlinks.get(target, 0) + 1
-            inlinks.move_to_end(target)
-        while len(inlinks) > MAX_COUNTED_INLINKS:
-            inlinks.popitem(last=False)
+            self._inlinks.add(doc_key(doc_id))
 
     def _watch_mirror(self, item: PageItem, match: str, other: str) -> None:
         """Count a page shared with another host; condemn whichever of the two is a mirror."""

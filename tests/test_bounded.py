@@ -52,3 +52,20 @@ def test_recent_keys_remember_a_generation_in_fixed_memory_and_forget_older_ones
     assert sum(key in recent for key in keys[:10_000]) / 10_000 < 0.01
     with pytest.raises(ValueError):
         RecentKeys(0)
+
+
+def test_recent_counts_keep_the_keys_counted_lately_with_their_counts():
+    from crawler.bounded import RecentCounts
+
+    counts = RecentCounts(3)
+    assert counts.add("a") == 1 and counts.add("a", 2) == 3 and counts.get("a") == 3
+    for n in range(3):  # "a" moves to the older generation with its count
+        counts.add(n)
+    assert counts.get("a") == 3 and counts.add("a") == 4  # counted again: newer again
+    for n in range(10, 16):
+        counts.add(n)
+        assert len(counts) <= 6
+    assert counts.get("a") == 0 and counts.get(0, -1) == -1  # forgotten
+    assert all(counts.get(n) == 1 for n in range(13, 16))  # the latest per_generation stay
+    with pytest.raises(ValueError):
+        RecentCounts(0)

@@ -678,4 +678,4 @@ def test_the_pipeline_remembers_off_host_links_in_fixed_memory():
     assert pipe.links(last.doc_id, doc_id_for("http://b299.test/q"))
     assert pipe.links(first.doc_id, doc_id_for("http://b0.test/q"))
     assert not pipe.links(last.doc_id, doc_id_for("http://a299.test/x"))  # same host
-    assert pipe._inlinks[doc_key(doc_id_for("http://b7.test/q"))] == 1
+    assert pipe._inlinks.get(doc_key(doc_id_for("http://b7.test/q"))) == 1
