@@ -6,7 +6,9 @@ processes (each a crawl worker with its own bulk writer; bulk requests up to 2,0
 15 MB), on a private single node started by scripts/services.sh (or ``--url``), the index
 under ``BULK_LOAD_SETTINGS`` (no refreshes, async translog) while they write, as a reindex
 builds its new index. Reported: docs/s (generation, Python analysis and
-bulk, up to the final refresh), primary store bytes per document after a flush, and query
+bulk, up to the final refresh), the force merge a reindex also runs before its index
+serves (``merge_for_serving``: ``es_merge_s``, ``es_segments_per_shard``), primary store
+bytes per document after it and a flush, and query
 latency p50/p95/p99 through ``search()`` (hits, collapse, near-copy counts, snippets,
 suggestions) from 1 client, and from 8 concurrent client processes (``*_8clients``).
 
@@ -101,7 +103,7 @@ from index.base import Document
 from index.cache import CachedBackend, LocalResultCache
 from index.elasticsearch import ElasticsearchBackend
 from index.embedded import EmbeddedBackend
-from index.es_mapping import BULK_LOAD_SETTINGS, bulk_loading
+from index.es_mapping import BULK_LOAD_SETTINGS, bulk_loading, merge_for_serving
 from testweb import text
 
 PREFIX = "bench-search"
@@ -231,13 +233,18 @@ def index_es(url: str, work: Path, limit: int, seconds: float, writers: int, hos
         for p in procs:
             p.join()
     elapsed = time.monotonic() - started
+    # merged as a reindex merges its new index before it serves (merge_for_serving)
+    merging = time.monotonic()
+    segments = merge_for_serving(admin.client, admin.current_index())
+    merge_s = time.monotonic() - merging
     admin.client.indices.flush(index=admin.alias)
     stats = admin.stats()
     docs = stats["docs"]
     assert docs == counter.value, (docs, counter.value)
-    log(f"es: {docs} docs in {elapsed:.0f} s ({docs / elapsed:.0f} docs/s), {stats['bytes']} bytes")
+    log(f"es: {docs} docs in {elapsed:.0f} s ({docs / elapsed:.0f} docs/s), merged to "
+        f"{segments} segment(s) in {merge_s:.0f} s, {stats['bytes']} bytes")
     figures = {"docs": docs, "docs_per_s": docs / elapsed, "bytes": stats["bytes"],
-               "hosts": hosts}
+               "hosts": hosts, "merge_s": round(merge_s, 1), "segments": segments}
     # recorded with the index, so a later run with --reuse-index reports them
     admin.client.indices.put_mapping(index=admin.alias, meta={"bench": figures})
     admin.close()
@@ -632,6 +639,8 @@ def main() -> None:
             "docs": n,
             "es_index_docs_per_s": round(es["docs_per_s"], 1),
             "es_bytes_per_doc": round(es["bytes"] / n, 1),
+            "es_merge_s": es.get("merge_s"),
+            "es_segments_per_shard": es.get("segments"),
         }
         flat = {"tiered": False}
         onepass = {"tiered": False, "rerank_depth": 0}

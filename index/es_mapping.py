@@ -12,6 +12,7 @@ of ``_source`` to keep it small.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -32,7 +33,7 @@ from index.hits import snippet_text
 
 __all__ = ["ADDED_FIELDS", "BULK_LOAD_SETTINGS", "HIT_SOURCE", "bulk_action", "bulk_loading",
            "cluster_sizing", "document_source", "index_body", "index_has_rank_feature",
-           "mappings", "serving_settings"]
+           "mappings", "merge_for_serving", "serving_settings"]
 
 _ANALYZED = [*TEXT_FIELDS, "suggest", "site", "title_key"]
 _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
@@ -73,6 +74,32 @@ def bulk_loading(client: Elasticsearch, index: str, refresh_interval: str) -> It
     finally:
         client.indices.put_settings(index=index, settings=serving_settings(refresh_interval))
         client.indices.refresh(index=index)
+
+
+#: The merge policy's largest merged segment (``index.merge.policy.max_merged_segment``,
+#: 5 GB by default): a bulk-loaded index is merged down to segments no larger, which the
+#: policy still merges (and rids of deleted pages) as pages are written again.
+MAX_MERGED_SEGMENT_BYTES = 5 * 1024**3
+#: How long a force merge may take (a million pages: minutes on two cores).
+MERGE_TIMEOUT_S = 3 * 3600
+
+
+def merge_for_serving(client: Elasticsearch, index: str) -> int:
+    """Force-merge a bulk-loaded ``index`` before it serves, to the fewest segments per shard
+    that stay within :data:`MAX_MERGED_SEGMENT_BYTES`; the segments per shard asked for.
+
+    A bulk load leaves tens of segments (one per indexing-buffer flush) and merges still
+    to run: every query pays each segment's term lookups and scorers, and the merges that
+    run in the background once it serves take the queries' CPU. Elasticsearch's advice
+    for an index that is written once and then searched is a force merge."""
+    stats = client.indices.stats(index=index, metric="store")["_all"]["primaries"]
+    settings = client.indices.get_settings(index=index, name="index.number_of_shards")
+    shards = max(1, int(next(iter(settings.values()))["settings"]["index"]["number_of_shards"]))
+    per_shard = stats["store"]["size_in_bytes"] / shards
+    segments = max(1, math.ceil(per_shard / MAX_MERGED_SEGMENT_BYTES))
+    client.options(request_timeout=MERGE_TIMEOUT_S).indices.forcemerge(
+        index=index, max_num_segments=segments, wait_for_completion=True)
+    return segments
 
 
 def mappings(rank_feature: bool) -> dict:

@@ -26,6 +26,7 @@ from index.es_mapping import (
     bulk_action,
     document_source,
     index_has_rank_feature,
+    merge_for_serving,
     serving_settings,
 )
 
@@ -78,6 +79,8 @@ class AliasReindexer:
         self.client.indices.create(index=new, wait_for_active_shards="1", **body)
         self.client.indices.refresh(index=old)
         copied = self._copy(new, self.documents(old), progress)
+        # merged before the replicas are made, so they copy the merged segments
+        merge_for_serving(self.client, new)
         self.client.indices.put_settings(
             index=new,
             settings={"number_of_replicas": self.replicas,

@@ -43,6 +43,7 @@ from index.es_mapping import (
     cluster_sizing,
     document_source,
     index_has_rank_feature,
+    merge_for_serving,
     serving_settings,
 )
 from index.es_paging import Pager
@@ -193,6 +194,7 @@ class Tier1:
         floor = self._copy(new, self._best(source, wanted))
         self.client.indices.put_mapping(index=new, meta={"tier1_min_rank": floor,
                                                           "tier1_share": self.share})
+        merge_for_serving(self.client, new)  # before the replicas copy its segments
         replicas = self.replicas()
         self.client.indices.put_settings(
             index=new, settings={"number_of_replicas": replicas,

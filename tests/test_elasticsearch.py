@@ -15,7 +15,7 @@ from index.elasticsearch import (
     mappings,
     options_from_settings,
 )
-from index.es_mapping import ADDED_FIELDS
+from index.es_mapping import ADDED_FIELDS, merge_for_serving
 from index.query import parse
 
 pytest_plugins = ["tests.fixtures_es"]
@@ -383,6 +383,28 @@ def test_reindex_swaps_the_alias_without_a_failed_query(make_backend):
     assert new != before and backend.current_index() == new
     assert not backend.client.indices.exists(index=before)
     assert backend.stats()["docs"] == 3050
+
+
+def _segments(backend) -> int:
+    shards = backend.client.indices.segments(index=backend.current_index())["indices"]
+    return sum(copy["num_search_segments"] for index in shards.values()
+               for copies in index["shards"].values() for copy in copies)
+
+
+def test_a_bulk_loaded_index_is_merged_before_it_serves(make_backend):
+    backend = make_backend(bulk_docs=50)
+    for batch in range(4):  # one segment per refresh
+        backend.index([doc(f"http://m{batch}-{i}.test/", f"Merge {i}", "merged words")
+                       for i in range(50)])
+        backend.writer.flush()
+        backend.refresh()
+    assert _segments(backend) > 1
+    assert merge_for_serving(backend.client, backend.current_index()) == 1
+    assert _segments(backend) == 1
+    assert backend.search("merged").total == 200
+    new = backend.reindex()  # the new index is merged before the alias moves to it
+    assert backend.current_index() == new and _segments(backend) == 1
+    assert backend.search("merged").total == 200
 
 
 def test_manage_py_reindex(make_backend, es_url, monkeypatch):
