@@ -27,7 +27,7 @@ from typing import ClassVar
 
 import xxhash
 
-from crawler.bounded import RecentSet
+from crawler.bounded import RecentKeys
 from crawler.options import Option
 from crawler.traps import url_pattern
 
@@ -113,7 +113,8 @@ class TemplateTraps:
         self.max_urls = max_urls
         self._patterns: OrderedDict[str, _Pattern] = OrderedDict()
         self._shingles_held = 0
-        self._urls = RecentSet(max_urls)  # the URLs counted lately (xxh64)
+        # the URLs counted lately (xxh64): at least max_urls // 2, in fixed memory
+        self._urls = RecentKeys(max(1, max_urls // 2))
         self.trapped: set[str] = set()
 
     def _forget_oldest(self) -> None:

@@ -8,12 +8,13 @@ index pipeline skips it and records the alias.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
+import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from scrapy.exceptions import NotConfigured
 
+from crawler.bounded import RecentCounts, RecentKeys
 from crawler.config import config_from_settings, get_config
 from crawler.hostrules import HostRules
 from crawler.hostverdicts import MIRROR, Verdict, VerdictStore, open_verdicts
@@ -22,15 +23,18 @@ from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.signals import cluster_elected, documents_removed, host_budget_cut, host_condemned
 from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
 from dedup.core import METHODS, Deduplicator
-from dedup.election import NO_LINKS, ClusterElection, Election, Member
+from dedup.election import ClusterElection, Election, Member, doc_key, link_key
 from dedup.store import PairCounts
 
 logger = logging.getLogger(__name__)
 
-#: Pages whose off-host links the mirror check remembers (about 200 bytes each).
-MAX_REMEMBERED_LINKS = 100_000
-#: Pages whose links from other hosts are counted, for the election of the page shown.
-MAX_COUNTED_INLINKS = 200_000
+#: Off-host links (page -> page) the mirror check and the election remember: at least this
+#: many, the latest, at most twice; 8 MB fixed (``RecentKeys``, 4 bytes a link per filter)
+#: where 100,000 pages' links as frozensets of id strings took ~450 bytes a page and grew.
+REMEMBERED_LINKS = 1_000_000
+#: Pages whose links from other hosts are counted, for the election of the page shown: at
+#: least the last this many linked to, at most twice (``RecentCounts``, ~80 bytes each).
+COUNTED_INLINKS = 200_000
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
@@ -123,13 +127,15 @@ class DedupPipeline:
         self._cut_hosts: set[str] = set()
         self.mirrors: dict[str, str] = {}
         self._netlocs: dict[str, str] = {}
-        # doc id -> ids of the pages on other hosts it links to, for the pages seen lately
-        self._offhost: OrderedDict[str, frozenset[str]] = OrderedDict()
-        # doc id -> links to it from pages of other hosts
-        self._inlinks: OrderedDict[str, int] = OrderedDict()
+        # the links (``link_key``) of the pages seen lately to pages on other hosts
+        self._offhost = RecentKeys(REMEMBERED_LINKS)
+        # doc key -> links to it from pages of other hosts
+        self._inlinks = RecentCounts(COUNTED_INLINKS)
         self._elected = elected
-        self.election = ClusterElection(inlinks=lambda doc_id: self._inlinks.get(doc_id, 0),
-                                        host_pages=self.dedup.store.host_pages)
+        self.election = ClusterElection(inlinks=lambda doc_id: self._inlinks.get(
+                                            doc_key(doc_id), 0),
+                                        host_pages=self.dedup.store.host_pages,
+                                        links=self.links)
 
     @classmethod
     def from_crawler(cls, crawler) -> DedupPipeline:
@@ -199,8 +205,7 @@ class DedupPipeline:
                 canonical = doc_id_for(canonicalize(item.canonical))
             except InvalidURL:
                 pass
-        member = Member(item.doc_id, item.url, item.host, canonical,
-                        self._offhost.get(item.doc_id, NO_LINKS))
+        member = Member(item.doc_id, item.url, sys.intern(item.host), canonical)
         election = self.election.add(item.cluster_id or item.doc_id, member)
         item.shown = election.shown == item.doc_id
         if election.hidden:
@@ -208,26 +213,24 @@ class DedupPipeline:
             if self._elected is not None:
                 self._elected(item.cluster_id or item.doc_id, election)
 
+    def links(self, source: str, target: str) -> bool:
+        """Whether page ``source`` was seen lately linking to page ``target`` (on another
+        host; a false yes ~0.1 % of the time, see ``RecentKeys``)."""
+        return link_key(source, target) in self._offhost
+
     def _remember_links(self, item: PageItem) -> None:
         """Keep the ids of the off-host pages ``item`` links to (a copy may arrive later and
         find that its twin links to it as the original)."""
-        targets = frozenset(doc_id_for(link.url) for link in item.links
-                            if host_of(link.url) != item.host)
-        if targets:
-            self._offhost[item.doc_id] = targets
-            if len(self._offhost) > MAX_REMEMBERED_LINKS:
-                self._offhost.popitem(last=False)
-        inlinks = self._inlinks
-        for target in targets:
-            inlinks[target] = inlinks.get(target, 0) + 1
-            inlinks.move_to_end(target)
-        while len(inlinks) > MAX_COUNTED_INLINKS:
-            inlinks.popitem(last=False)
+        targets = {doc_id_for(link.url) for link in item.links
+                   if host_of(link.url) != item.host}
+        for doc_id in targets:
+            self._offhost.add(link_key(item.doc_id, doc_id))
+            self._inlinks.add(doc_key(doc_id))
 
     def _watch_mirror(self, item: PageItem, match: str, other: str) -> None:
         """Count a page shared with another host; condemn whichever of the two is a mirror."""
-        backlink = match in self._offhost.get(item.doc_id, ())
-        other_backlink = item.doc_id in self._offhost.get(match, ())
+        backlink = self.links(item.doc_id, match)
+        other_backlink = self.links(match, item.doc_id)
         counts = self.dedup.store.count_shared(item.host, other, backlink, other_backlink)
         self._judge_mirror(item.host, other, counts)
         self._judge_mirror(other, item.host, counts.flipped())

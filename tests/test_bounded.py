@@ -27,3 +27,45 @@ def test_bound_forgets_the_oldest_entries():
     entries.move_to_end(0)
     bound(entries, 3)
     assert list(entries) == [8, 9, 0]
+
+
+def test_recent_keys_remember_a_generation_in_fixed_memory_and_forget_older_ones():
+    import random
+
+    from crawler.bounded import RecentKeys
+
+    rng = random.Random(7)
+    keys = [rng.getrandbits(64) for _ in range(60_000)]
+    recent = RecentKeys(10_000)
+    size = recent.nbytes
+    assert size == 2 * 10_000 * 4  # 32 bits a key, two filters, whatever is added
+    assert recent.add(keys[0]) and not recent.add(keys[0]) and keys[0] in recent
+    for key in keys[1:10_000]:
+        recent.add(key)
+    assert all(key in recent for key in keys[:10_000])  # no false negative
+    never = keys[50_000:]
+    assert sum(key in recent for key in never) / len(never) < 0.002  # ~0.05 % measured
+    for key in keys[10_000:30_000]:  # two more generations: the first is cleared
+        recent.add(key)
+    assert recent.nbytes == size
+    assert all(key in recent for key in keys[25_000:30_000])  # the latest stay
+    assert sum(key in recent for key in keys[:10_000]) / 10_000 < 0.01
+    with pytest.raises(ValueError):
+        RecentKeys(0)
+
+
+def test_recent_counts_keep_the_keys_counted_lately_with_their_counts():
+    from crawler.bounded import RecentCounts
+
+    counts = RecentCounts(3)
+    assert counts.add("a") == 1 and counts.add("a", 2) == 3 and counts.get("a") == 3
+    for n in range(3):  # "a" moves to the older generation with its count
+        counts.add(n)
+    assert counts.get("a") == 3 and counts.add("a") == 4  # counted again: newer again
+    for n in range(10, 16):
+        counts.add(n)
+        assert len(counts) <= 6
+    assert counts.get("a") == 0 and counts.get(0, -1) == -1  # forgotten
+    assert all(counts.get(n) == 1 for n in range(13, 16))  # the latest per_generation stay
+    with pytest.raises(ValueError):
+        RecentCounts(0)

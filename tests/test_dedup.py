@@ -545,10 +545,12 @@ def test_election_takes_the_evidence_in_order_whatever_the_arrival_order():
     from dedup.election import Member, elect
 
     original = Member("o", "http://site.test/guide", "site.test")
-    copy = Member("m", "http://mirror.test/guide", "mirror.test", links=frozenset({"o"}))
+    copy = Member("m", "http://mirror.test/guide", "mirror.test")
     named = Member("c", "http://third.test/g", "third.test", canonical="o")
+    links = {("m", "o")}
     for members in ([original, copy], [copy, original], [named, copy, original]):
-        assert elect(members) == "o"  # linked to (and named) as the original
+        # linked to (and named) as the original
+        assert elect(members, links=lambda a, b: (a, b) in links) == "o"
     lone = Member("x", "http://x.test/a-longer-path", "x.test")
     short = Member("y", "http://y.test/a", "y.test")
     assert elect([lone, short]) == "y"  # nothing else to go by: the shorter URL
@@ -560,9 +562,8 @@ def test_election_takes_the_evidence_in_order_whatever_the_arrival_order():
 def test_a_later_member_with_better_evidence_takes_the_cluster():
     from dedup.election import ClusterElection, Member
 
-    election = ClusterElection()
-    first = election.add("k", Member("m", "http://mirror.test/guide", "mirror.test",
-                                     links=frozenset({"o"})))
+    election = ClusterElection(links=lambda a, b: (a, b) == ("m", "o"))
+    first = election.add("k", Member("m", "http://mirror.test/guide", "mirror.test"))
     assert (first.shown, first.hidden) == ("m", ())
     second = election.add("k", Member("o", "http://site.test/guide", "site.test"))
     assert (second.shown, second.hidden) == ("o", ("m",))
@@ -592,9 +593,8 @@ def test_a_removed_page_leaves_its_clusters_election():
     from dedup.election import ClusterElection, Election, Member
 
     election = ClusterElection()
-    election.add("c", Member("old", "http://m.test/p/10", "m.test", "", frozenset()))
-    moved = election.add("c", Member("new", "http://m.test/moved/10", "m.test", "",
-                                     frozenset()))
+    election.add("c", Member("old", "http://m.test/p/10", "m.test", ""))
+    moved = election.add("c", Member("new", "http://m.test/moved/10", "m.test", ""))
     assert moved.shown == "old"  # the shorter URL, while both are held
     assert election.remove(["old"]) == [("c", Election("new"))]
     assert election.shown("c") == "new"
@@ -616,8 +616,8 @@ def test_removal_finds_its_clusters_without_scanning_and_forgets_evicted_ones():
 
 def test_a_page_in_one_cluster_costs_no_set_of_its_own():
     """Nearly every page is the lone member of its cluster: the election keeps its cluster
-    id as a string and its links as the shared empty set, not a 216-byte set of each."""
-    from dedup.election import NO_LINKS, ClusterElection, Member
+    id as a string, not a 216-byte set of each."""
+    from dedup.election import ClusterElection, Member
 
     election = ClusterElection()
     for n in range(3):
@@ -628,4 +628,54 @@ def test_a_page_in_one_cluster_costs_no_set_of_its_own():
     assert [c for c, _ in election.remove(["d0"])] == ["c0"]
     election.remove(["d1"])
     assert "d1" not in election._clusters_of and election.shown("c0") is None
-    assert Member("x", "http://h.test/x", "h.test").links is NO_LINKS
+
+
+def test_a_page_alone_in_the_cluster_named_after_it_is_kept_as_its_member_alone():
+    """The usual case (a page no other is a copy of) costs one ``Member`` and the ordered
+    dict's entry: no dict of members, no shown page, no member-to-clusters entry; a
+    second member turns it into a cluster of several that elects as before."""
+    from dedup.election import ClusterElection, Election, Member
+
+    election = ClusterElection(max_clusters=2)
+    lone = Member("d0", "http://h.test/a-long-path", "h.test")
+    assert election.add("d0", lone) == Election("d0")
+    assert election._members["d0"] is lone and not election._shown
+    assert not election._clusters_of and election.shown("d0") == "d0"
+    again = Member("d0", "http://h.test/a-long-path", "h.test", canonical="d9")
+    assert election.add("d0", again) == Election("d0")  # fetched again: replaced
+    assert election._members["d0"] is again
+    copy = election.add("d0", Member("d1", "http://h.test/b", "h.test"))
+    assert copy == Election("d1", ("d0",))  # the shorter URL
+    assert election._members["d0"].keys() == {"d0", "d1"}
+    assert election._clusters_of == {"d1": "d0"} and election.shown("d0") == "d1"
+    assert election.remove(["d1"]) == [("d0", Election("d0"))]
+    election.add("d2", Member("d2", "http://h.test/2", "h.test"))
+    election.add("d3", Member("d3", "http://h.test/3", "h.test"))  # "d0" is forgotten
+    assert list(election._members) == ["d2", "d3"] and not election._shown
+    assert election.shown("d0") is None
+    assert election.remove(["d2"]) == [] and list(election._members) == ["d3"]
+
+
+def test_the_pipeline_remembers_off_host_links_in_fixed_memory():
+    """The mirror check's and the election's memory of which page links to which off-host
+    page: fixed in size however many pages pass (``RecentKeys``), and still finding the
+    links of the latest ones."""
+    from crawler.items import Link
+    from dedup.election import doc_key
+
+    pipe = DedupPipeline(Deduplicator.from_settings(None), host_min_pages=20,
+                         host_copy_ratio=0.8)
+    size = pipe._offhost.nbytes
+    items = []
+    for n in range(300):
+        item = PageItem(url=f"http://a{n}.test/p", fetched_url=f"http://a{n}.test/p",
+                        host=f"a{n}.test", status=200, fetched_at=0.0, title=f"page {n}",
+                        text=f"words of page number {n} " * 20,
+                        links=[Link(f"http://b{n}.test/q"), Link(f"http://a{n}.test/x")])
+        items.append(pipe.process_item(item))
+    assert pipe._offhost.nbytes == size
+    first, last = items[0], items[-1]
+    assert pipe.links(last.doc_id, doc_id_for("http://b299.test/q"))
+    assert pipe.links(first.doc_id, doc_id_for("http://b0.test/q"))
+    assert not pipe.links(last.doc_id, doc_id_for("http://a299.test/x"))  # same host
+    assert pipe._inlinks.get(doc_key(doc_id_for("http://b7.test/q"))) == 1
