@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import random
 import shutil
 import socket
 import subprocess
@@ -10,10 +11,32 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+#: Where :func:`free_port` looks: below the kernel's ephemeral range (32768 up on Linux),
+#: which outgoing connections take their source ports from, so a busy crawl on the same box
+#: cannot take the port between the pick and the service's bind (a port the kernel hands
+#: out for ``bind(0)`` is in that range).
+_PORT_RANGE = (20000, 32767)
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as s:
+    """A TCP port on 127.0.0.1 that was free a moment ago, outside the ephemeral range."""
+    low, high = _PORT_RANGE[0], min(_PORT_RANGE[1], _ephemeral_low() - 1)
+    for _ in range(200):
+        port = random.randint(low, high)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # the range is full: let the kernel pick
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -16,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from crawler.redisserver import free_port
 from harness import ROOT
 
 SERVICES_SH = ROOT / "scripts" / "services.sh"
@@ -37,11 +37,6 @@ def not_installed_reason() -> str | None:
     return None
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager
