@@ -25,17 +25,21 @@ def _ephemeral_low() -> int:
         return 32768
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago, outside the ephemeral range."""
-    low, high = _PORT_RANGE[0], min(_PORT_RANGE[1], _ephemeral_low() - 1)
+def free_port(span: int = 1) -> int:
+    """A TCP port P on 127.0.0.1 that was free a moment ago, with the ``span - 1`` ports
+    after it free too, all outside the ephemeral range."""
+    low, high = _PORT_RANGE[0], min(_PORT_RANGE[1], _ephemeral_low() - 1) - (span - 1)
     for _ in range(200):
         port = random.randint(low, high)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
+        try:
+            for p in range(port, port + span):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", p))
+        except OSError:
+            continue
+        return port
+    if span > 1:
+        raise RuntimeError(f"no {span} consecutive free ports in {low}-{high + span - 1}")
     with socket.socket() as s:  # the range is full: let the kernel pick
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]

@@ -35,3 +35,11 @@ def test_free_port_skips_a_port_in_use(monkeypatch):
         assert len(calls) >= 3
     finally:
         taken.close()
+
+
+def test_free_port_span_gives_consecutive_free_ports():
+    port = free_port(span=2)
+    assert port + 1 < _ephemeral_low()
+    for p in (port, port + 1):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", p))

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -51,7 +49,7 @@ def stack_env():
         ES2_TRANSPORT_PORTS=f"{free_port()} {free_port()} {free_port()}",
         TESTWEB_PORT=str(free_port()),
         WEB_PORT=str(free_port()),
-        STACK_METRICS_PORT=str(_free_port_pair()),
+        STACK_METRICS_PORT=str(free_port(span=2)),  # worker N on P + N - 1
         ES_HEAP="384m",
         PYTHON=sys.executable,
     )
@@ -162,21 +160,6 @@ def test_stack_up_crawls_survives_a_killed_worker_and_down_stops_everything(stac
     # (the restarted crawl1 and crawl2; the killed one printed nothing).
     text = log.read_text()
     assert text.count("crawl finished (shutdown)") == 2, text[-6000:]
-
-
-def _free_port_pair() -> int:
-    """A port P with P + 1 free too, below Linux's ephemeral range (32768-60999), where an
-    outgoing connection's local port could take P + 1 at any time."""
-    rng = random.Random()
-    while True:
-        port = rng.randrange(20000, 32000)
-        try:
-            for p in (port, port + 1):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", p))
-        except OSError:
-            continue
-        return port
 
 
 def _get(url: str) -> tuple[int, bytes]:
