@@ -21,6 +21,7 @@ wires them into a crawl) and keeps bounded state in this process:
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -123,7 +124,7 @@ class TemplateTraps:
 
     def observe(self, url: str, text: str) -> Novelty | None:
         """Record one fetched page; None when this URL was already counted (a recrawl)."""
-        if not self._urls.add(xxhash.xxh64_intdigest(url.encode())):
+        if not self._urls.add(xxhash.xxh64_intdigest(url.encode("utf-8", "surrogatepass"))):
             return None  # counted lately: a recrawl
         pattern = url_pattern(url)
         state = self._patterns.get(pattern)
@@ -221,6 +222,12 @@ RULES = {
 }
 
 
+#: Entries of each of a host's link tallies kept when the budget shrinks them.
+LINK_TALLY_KEEP = 8
+#: Hosts the budget looks at, at most, per page observed.
+BUDGET_STEPS = 8
+
+
 class SpamJudge:
     """Spam features per page, aggregated per host into a verdict with reasons.
 
@@ -235,12 +242,13 @@ class SpamJudge:
         "QUALITY_SPAM_SHARE": ("spam_share", float),
         "QUALITY_MAX_HOSTS": ("max_hosts", int),
         "QUALITY_MAX_LINK_TALLY": ("max_link_tally", int),
+        "QUALITY_LINK_TALLY_BUDGET": ("link_tally_budget", int),
     }
 
     def __init__(self, *, sample_pages: int, spam_share: float, stuffing_share: float = 0.45,
                  title_density: float = 0.3, hidden_share: float = 0.3, thin_tokens: int = 80,
                  offhost_share: float = 0.6, min_links: int = 10, max_hosts: int,
-                 max_link_tally: int):
+                 max_link_tally: int, link_tally_budget: int = 0):
         self.sample_pages = sample_pages
         self.spam_share = spam_share
         self.stuffing_share = stuffing_share
@@ -251,7 +259,10 @@ class SpamJudge:
         self.min_links = min_links
         self.max_hosts = max_hosts
         self.max_link_tally = max_link_tally
+        self.link_tally_budget = link_tally_budget
+        # least recently observed first
         self._hosts: OrderedDict[str, _HostTally] = OrderedDict()
+        self._entries = 0  # linked hosts and link targets counted, over every host
 
     def page_signals(self, host: str, title: str, text: str, links: list[str],
                      hidden: int = 0) -> PageSignals:
@@ -285,14 +296,39 @@ class SpamJudge:
     def observe(self, host: str, signals: PageSignals, offhost_targets: list[str]) -> None:
         """Count one page of ``host`` (``offhost_targets``: its off-host link URLs)."""
         tally = self._tally(host)
+        self._hosts.move_to_end(host)
         tally.pages += 1
         tally.flagged += bool(signals.rules)
         tally.rules.update(signals.rules)
         tally.thin += signals.tokens < self.thin_tokens
-        tally.out_hosts.update(signals.offhost_hosts)
-        tally.targets.update(set(offhost_targets))
+        before = tally.entries
+        tally.out_hosts.update(sys.intern(h) for h in signals.offhost_hosts)
+        tally.out_total += len(signals.offhost_hosts)
+        tally.targets.update({xxhash.xxh64_intdigest(url.encode("utf-8", "surrogatepass"))
+                              for url in offhost_targets})
         _prune(tally.out_hosts, self.max_link_tally)
         _prune(tally.targets, self.max_link_tally)
+        self._entries += tally.entries - before
+        self._keep_budget(host)
+
+    def _keep_budget(self, current: str) -> None:
+        """Past ``link_tally_budget`` entries over every host, shrink the link tallies of
+        the hosts observed least lately to their ``LINK_TALLY_KEEP`` most counted entries
+        of each (what the rules read: a doorway's target, a clique's hosts; ``out_total``
+        stays exact), each then sent to the back of the line; a few hosts a page, so the
+        cost stays constant. No host is forgotten for it (``max_hosts`` does that): past
+        ``link_tally_budget / (2 * LINK_TALLY_KEEP)`` hosts, that floor is the bound."""
+        for _ in range(BUDGET_STEPS):
+            if not self.link_tally_budget or self._entries <= self.link_tally_budget:
+                return
+            host, tally = next(iter(self._hosts.items()))
+            if host == current:
+                return
+            before = tally.entries
+            _shrink(tally.out_hosts, LINK_TALLY_KEEP)
+            _shrink(tally.targets, LINK_TALLY_KEEP)
+            self._entries -= before - tally.entries
+            self._hosts.move_to_end(host)
 
     def note_cloaking(self, host: str) -> None:
         """Record that ``host`` answered a browser with other content than the crawler."""
@@ -303,7 +339,8 @@ class SpamJudge:
         if tally is None:
             tally = self._hosts[host] = _HostTally()
             if len(self._hosts) > self.max_hosts:
-                self._hosts.popitem(last=False)
+                _, forgotten = self._hosts.popitem(last=False)
+                self._entries -= forgotten.entries
         return tally
 
     def verdict(self, host: str) -> HostVerdict | None:
@@ -316,7 +353,7 @@ class SpamJudge:
         clique = self._clique(host, tally)
         if clique and tally.thin >= self.spam_share * pages:
             reasons["link_clique"] = pages
-        common = tally.targets.most_common(1)
+        common = tally.targets.most_common(1)  # (xxh64 of the URL, pages)
         if common and tally.thin >= self.spam_share * pages and common[0][1] >= 0.8 * pages:
             reasons["doorway"] = common[0][1]
         if tally.cloaking:
@@ -330,7 +367,7 @@ class SpamJudge:
     def _clique(self, host: str, tally: _HostTally) -> list[str]:
         """Hosts ``host`` links to most that link back to it, when they take most of its
         off-host links."""
-        out = sum(tally.out_hosts.values())
+        out = tally.out_total
         if not out:
             return []
         back = [h for h in tally.out_hosts
@@ -357,15 +394,35 @@ def _prune(counts: Counter, cap: int) -> None:
     counts.update(dict(kept))
 
 
+def _shrink(counts: Counter, keep: int) -> None:
+    """Keep the entries counted more than the ``keep + 1``-th most counted (at most
+    ``keep``; when they all tie, the first ``keep`` counted)."""
+    if len(counts) <= keep:
+        return
+    ranked = counts.most_common()
+    cut = ranked[keep][1]
+    kept = [(key, n) for key, n in ranked if n > cut] or ranked[:keep]
+    counts.clear()
+    counts.update(dict(kept))
+
+
 @dataclass
 class _HostTally:
+    """One host's counts; ``out_hosts`` by host name (interned), ``targets`` by the xxh64
+    of the URL; ``out_total`` every off-host link counted (pruning leaves it)."""
+
     pages: int = 0
     flagged: int = 0
     thin: int = 0
     cloaking: bool = False
+    out_total: int = 0
     rules: Counter = field(default_factory=Counter)
     out_hosts: Counter = field(default_factory=Counter)
     targets: Counter = field(default_factory=Counter)
+
+    @property
+    def entries(self) -> int:
+        return len(self.out_hosts) + len(self.targets)
 
 
 @dataclass(frozen=True)

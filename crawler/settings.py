@@ -292,6 +292,9 @@ RECRAWL_TIER_FACTOR = 2.0  # each lower front tier multiplies both bounds by thi
 RECRAWL_BATCH = 50  # due URLs queued at most per poll
 RECRAWL_POLL_INTERVAL = 1.0  # seconds between looks for due URLs
 RECRAWL_HOLD = 600.0  # seconds a queued recrawl is not due again, if its fetch never ends
+# Redis crawl state (crawler/crawlstate.py): 2**14 partitions stay compact (listpack) up to
+# ~1,000,000 fetched URLs; raise with the crawl (a new crawl name: it changes every key)
+CRAWLSTATE_PARTITION_BITS = 14
 INDEX_FLUSH_INTERVAL = 10.0  # seconds between index writes, however few pages are pending
 
 # --- pages worth having (issue 21): crawl order, mirrors, traps, dead subtrees, spam ---
@@ -337,5 +340,7 @@ QUALITY_TEMPLATE_SHINGLE_BUDGET = 300_000  # shingles over all patterns (~25 MB)
 QUALITY_TEMPLATE_MAX_URLS = 200_000  # URLs remembered as counted (recrawls count once)
 QUALITY_MAX_HOSTS = 100_000  # hosts whose spam tallies, scores and probes are kept
 QUALITY_MAX_LINK_TALLY = 256  # linked hosts and link targets counted per host (most kept)
+QUALITY_LINK_TALLY_BUDGET = 150_000  # those entries over all hosts (~28 MB); past it the
+# least lately seen hosts keep their 8 most counted of each (crawler/quality.py)
 QUALITY_MAX_PENDING_PROBES = 1_000  # cloaking probes awaiting their answer (text kept each)
 QUALITY_CLOAKING_PROBE = True  # refetch the last page of a host's spam sample as a browser

@@ -57,15 +57,46 @@ def test_recent_keys_remember_a_generation_in_fixed_memory_and_forget_older_ones
 def test_recent_counts_keep_the_keys_counted_lately_with_their_counts():
     from crawler.bounded import RecentCounts
 
+    a = 2**64 - 5
     counts = RecentCounts(3)
-    assert counts.add("a") == 1 and counts.add("a", 2) == 3 and counts.get("a") == 3
-    for n in range(3):  # "a" moves to the older generation with its count
+    size = counts.nbytes
+    assert counts.add(a) == 1 and counts.add(a, 2) == 3 and counts.get(a) == 3
+    for n in range(3):  # a moves to the older generation with its count
         counts.add(n)
-    assert counts.get("a") == 3 and counts.add("a") == 4  # counted again: newer again
+    assert counts.get(a) == 3 and counts.add(a) == 4  # counted again: newer again
     for n in range(10, 16):
         counts.add(n)
         assert len(counts) <= 6
-    assert counts.get("a") == 0 and counts.get(0, -1) == -1  # forgotten
+    assert counts.get(a) == 0 and counts.get(0, -1) == -1  # forgotten
     assert all(counts.get(n) == 1 for n in range(13, 16))  # the latest per_generation stay
+    assert counts.nbytes == size == 2 * 6 * 12  # fixed: 2 * per_generation slots of 12 bytes
     with pytest.raises(ValueError):
         RecentCounts(0)
+
+
+def test_recent_counts_are_exact_for_the_latest_keys_like_two_dict_generations():
+    """The fixed tables answer as the two plain dicts they replace did, on skewed counts
+    of random 64-bit keys (links to popular pages counted many times)."""
+    import random
+
+    from crawler.bounded import RecentCounts
+
+    rng = random.Random(3)
+    pool = [rng.getrandbits(64) for _ in range(30_000)]
+    counts = RecentCounts(5_000)
+    size = counts.nbytes
+    new: dict[int, int] = {}
+    old: dict[int, int] = {}
+    for _ in range(60_000):
+        key = pool[min(int(rng.paretovariate(0.7)), len(pool)) - 1]
+        if key not in new:
+            held = old.pop(key, 0)
+            if len(new) >= 5_000:
+                old, new = new, {}
+            new[key] = held
+        new[key] += 1
+        assert counts.add(key) == new[key]
+    assert all(counts.get(k) == n for k, n in (old | new).items())
+    never = [rng.getrandbits(64) for _ in range(5_000)]
+    assert sum(counts.get(k) for k in never) == 0
+    assert counts.nbytes == size

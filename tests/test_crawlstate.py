@@ -76,3 +76,60 @@ def test_local_store_survives_reopen(tmp_path):
     again.clear()
     assert again.get("http://a.test/") is None
     again.close()
+
+
+def test_packed_state_roundtrips_every_field():
+    from crawler.crawlstate import pack, unpack
+
+    full = CrawlState("https://www.a.test/p?q=1", tier=3, last_fetch=1764662400.123,
+                      status=200, etag='W/"x-1"', last_modified="Wed, 02 Dec 2026 06:00:00 GMT",
+                      content_hash="0123456789abcdef0123456789abcdef01234567",
+                      interval=5400.5, changes=[1.25, 7.5], failures=2, gone=1,
+                      tombstone=True, moved_to="http://b.test/é")
+    odd = CrawlState("ftp://x.test/\udc80", tier=-2, status=301, content_hash="h",
+                     last_modified="Mon, 1 Jan 2001 00:00:00 +0100")  # no fixdate: as text
+    for state in (full, odd, CrawlState("http://a.test/"), CrawlState("")):
+        assert unpack(pack(state)) == state
+    assert len(pack(full)) < 110 and len(pack(CrawlState("http://a.test/"))) == 10
+
+
+def test_redis_store_stays_in_compact_encodings_across_partitions(redis_url):
+    """Thousands of URLs over few partitions: every key a listpack, ~150 bytes a URL, the
+    due order and counts exact across partitions, a shorter record leaves no stale chunk."""
+    import random
+
+    from redis import Redis
+
+    from crawler.crawlstate import pack
+
+    client = Redis.from_url(redis_url)
+    store = RedisCrawlStateStore(client, "compact", partition_bits=5)
+    store.clear()
+    rng = random.Random(5)
+    states = [CrawlState(f"http://site{n % 300}.test:39295/p/{n}", tier=1,
+                         last_fetch=1.7e9 + n, status=200, content_hash=f"{n:040x}",
+                         interval=86400.0, next_fetch_at=rng.uniform(0, 2000))
+              for n in range(1500)]
+    store.put(states)
+    keys = list(client.scan_iter(match="crawlstate:compact:*"))
+    assert {client.object("encoding", k) for k in keys} == {b"listpack"}
+    per_url = sum(client.memory_usage(k, samples=0) for k in keys) / len(states)
+    assert per_url < 160, per_url  # the URL -> JSON hash and URL sorted set: ~550
+    longer = [CrawlState(s.url + "/" + "x" * 150, next_fetch_at=s.next_fetch_at + 1)
+              for s in states[:60]]  # 4 chunks each
+    store.put(longer)
+    states += longer
+    assert all(store.get(s.url) == s for s in longer[:10])
+    due = sorted((s for s in states if s.next_fetch_at <= 1000), key=lambda s: s.next_fetch_at)
+    assert [s.url for s in store.due_urls(1000, 40)] == [s.url for s in due[:40]]
+    assert store.due_urls(1000, 40)[0] == due[0]
+    assert store.count_due(1000) == len(due)
+    short = CrawlState(longer[0].url, next_fetch_at=5.0)  # one chunk now
+    store.put([short])
+    assert store.get(short.url) == short
+    part = store._where(short.url)[0]
+    latest = {s.url: s for s in [*states, short]}.values()
+    assert client.hlen(f"crawlstate:compact:s:{part}") == sum(  # a chunk per 64 bytes
+        -(-(len(pack(s)) + 1) // 64) for s in latest if store._where(s.url)[0] == part)
+    store.clear()
+    assert not list(client.scan_iter(match="crawlstate:compact:*"))

@@ -366,6 +366,56 @@ def test_spam_judge_link_tallies_are_bounded_and_keep_the_doorway_target():
     assert verdict.spam and verdict.reasons["doorway"] == 200
 
 
+def test_spam_judge_link_tallies_stay_within_the_budget_with_the_same_verdicts():
+    """Hundreds of hosts past the budget, a doorway and a link clique among them, pages
+    interleaved: the budgeted tallies stay within it and give every host the verdict the
+    unbudgeted ones give."""
+    import random
+
+    def judge_with(budget):
+        return SpamJudge(**settings_to_options({}, SpamJudge.SETTINGS, max_link_tally=64,
+                                               link_tally_budget=budget))
+
+    rng = random.Random(11)
+    clique = [f"farm{n}.test" for n in range(4)]
+    hosts = [f"h{n}.test" for n in range(300)] + ["door.test", *clique]
+    pages = []
+    for round_ in range(30):
+        for host in hosts:
+            if host == "door.test":
+                title, text = "buy now", "buy now " * 10
+                targets = ["http://money.test/buy",
+                           *(f"http://o{rng.randrange(10**6)}.test/" for _ in range(20))]
+            elif host in clique:
+                title, text = "cheap", "cheap deals " * 12
+                targets = [f"http://{h}/p{rng.randrange(50)}" for h in clique if h != host]
+            else:
+                title = f"page {round_}"
+                text = " ".join(f"w{rng.randrange(5000)}" for _ in range(200))
+                targets = [f"http://h{rng.randrange(300)}.test/p{rng.randrange(100)}"
+                           for _ in range(4)]
+            pages.append((host, title, text, targets))
+    full, budgeted = judge_with(0), judge_with(8_000)
+    most = 0
+    for host, title, text, targets in pages:
+        for judge in (full, budgeted):
+            signals = judge.page_signals(host, title, text, [host_of(u) for u in targets])
+            judge.observe(host, signals, [u for u in targets if host_of(u) != host])
+        most = max(most, sum(t.entries for t in budgeted._hosts.values()))
+    assert sum(t.entries for t in full._hosts.values()) > 10_000  # the budget is 8,000
+    assert most <= 8_000 + 2 * 64 and budgeted._entries == sum(
+        t.entries for t in budgeted._hosts.values())
+
+    def verdicts(judge):
+        return {h: (v.spam, sorted(v.reasons)) for h in hosts if (v := judge.verdict(h))}
+
+    assert verdicts(budgeted) == verdicts(full)
+    found = verdicts(full)
+    assert found["door.test"][0] and "doorway" in found["door.test"][1] and all(
+        found[h][0] and "link_clique" in found[h][1] for h in clique)
+    assert not any(found[h][0] for h in hosts[:300])
+
+
 def test_quality_pipeline_forgets_unanswered_probes_and_old_hosts(web):
     rec = Recorder()
     pipe = QualityPipeline(traps_for(), judge_for(), send=rec.send, probe=rec.probes.append,
