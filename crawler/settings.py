@@ -340,7 +340,7 @@ QUALITY_TEMPLATE_SHINGLE_BUDGET = 300_000  # shingles over all patterns (~25 MB)
 QUALITY_TEMPLATE_MAX_URLS = 200_000  # URLs remembered as counted (recrawls count once)
 QUALITY_MAX_HOSTS = 100_000  # hosts whose spam tallies, scores and probes are kept
 QUALITY_MAX_LINK_TALLY = 256  # linked hosts and link targets counted per host (most kept)
-QUALITY_LINK_TALLY_BUDGET = 150_000  # those entries over all hosts (~28 MB); past it the
+QUALITY_LINK_TALLY_BUDGET = 150_000  # those entries over all hosts (~25 MB); past it the
 # least lately seen hosts keep their 8 most counted of each (crawler/quality.py)
 QUALITY_MAX_PENDING_PROBES = 1_000  # cloaking probes awaiting their answer (text kept each)
 QUALITY_CLOAKING_PROBE = True  # refetch the last page of a host's spam sample as a browser
