@@ -99,6 +99,8 @@ def read_response(directory: str | os.PathLike, warc_file: str, offset: int) -> 
         record = next(iter(ArchiveIterator(fh)))
         if record.rec_type != "response":
             raise ValueError(f"{warc_file}@{offset} is a {record.rec_type} record, not a response")
+        if record.http_headers is None:  # what a misread offset can parse as (as iter_responses)
+            raise ValueError(f"{warc_file}@{offset} is a response record without HTTP headers")
         return _response(record, warc_file, lambda: offset)
 
 

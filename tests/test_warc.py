@@ -439,3 +439,19 @@ def writer_offset(directory) -> int:
             if record.rec_type == "response":
                 return it.get_record_offset()
     raise AssertionError("no response record")
+
+
+def test_a_response_record_without_http_headers_is_a_clear_error(tmp_path):
+    """A misread offset (a document's stale ``warc_offset``) can parse as a response record
+    with no HTTP headers: read_response says so instead of failing on the missing headers."""
+    import io
+
+    from warcio.warcwriter import WARCWriter
+
+    with open(tmp_path / "dns.warc.gz", "wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        writer.write_record(writer.create_warc_record(
+            "dns:rottnest.test", "response", payload=io.BytesIO(b"rottnest.test. 60 IN A 10.0.0.1"),
+            warc_content_type="text/dns"))
+    with pytest.raises(ValueError, match="without HTTP headers"):
+        read_response(tmp_path, "dns.warc.gz", 0)
