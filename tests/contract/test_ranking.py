@@ -147,7 +147,6 @@ def test_custom_signals_work_on_every_engine(request, backend_name):
         """Shallow URLs first: 1 / (1 + depth)."""
 
         name = "shallow"
-        default_weight = 5.0
         fields = ("url_depth",)
 
         def value(self, candidate, context):
@@ -157,7 +156,7 @@ def test_custom_signals_work_on_every_engine(request, backend_name):
             return [{"filter": {"term": {"url_depth": 0}}, "weight": weight}]
 
     backend = request.getfixturevalue(f"make_{backend_name}_backend")(
-        signals=[TextRelevance(), Shortest()])
+        signals=[TextRelevance(), Shortest()], rank_weights={"shallow": 5.0})
     backend.ensure_index()
     backend.index([doc("http://s.test/a/b/c", "shallow deep", "word " * 9),
                    doc("http://s.test/", "home", "word")])
