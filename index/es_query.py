@@ -28,6 +28,7 @@ from index.fields import (
     DEFINE_FIELDS,
     IDENT_PARTS_WEIGHT,
     IDENTS,
+    LABEL_FIELDS,
     NEAR_FIELDS,
     FieldWeights,
 )
@@ -160,7 +161,7 @@ def _label_match(text: str, kind: str) -> dict:
         "multi_match": {
             "query": text,
             "type": kind,
-            "fields": ["title", "anchors", "url"],
+            "fields": [name for name, _ in LABEL_FIELDS.items()],
             "analyzer": "whitespace",
         }
     }

@@ -178,7 +178,6 @@ SEARCH_PAGE_SIZE = 10
 SEARCH_QUERY_LOG = True
 SEARCH_QUERY_LOG_DAYS = 30  # rows older than this are deleted
 SEARCH_MAX_PAGE = 100
-SEARCH_MAX_QUERY_LENGTH = 500
 # Completions /api/complete returns, and the longest text it completes (characters).
 SEARCH_COMPLETIONS = 8
 SEARCH_COMPLETE_MAX_CHARS = 100
