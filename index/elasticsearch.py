@@ -66,7 +66,6 @@ from index.fields import (
     FieldWeights,
     completion_prefix,
 )
-from index.plan import SearchPlan, Thresholds
 from index.query import Query, parse
 from index.signals import Ranker, Signal, weights_file_of
 
@@ -357,11 +356,7 @@ class ElasticsearchBackend(SearchBackend):
         """The search request body (without paging) for a parsed, non-empty query:
         ``relaxed`` for the any-word fallback, ``idf`` (``es_query.word_idf``) to also rank pages
         lacking one minor word."""
-        return self._search.body(self.plan(parsed), relaxed, idf)
-
-    def plan(self, parsed: Query) -> SearchPlan:
-        """The search plan of a parsed query with this backend's thresholds now."""
-        return SearchPlan.of(parsed, Thresholds.of(self), self.ranker, self.language)
+        return self._search.body(self._search.plan(parsed), relaxed, idf)
 
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
@@ -372,10 +367,8 @@ class ElasticsearchBackend(SearchBackend):
         self.requests.count_search()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
-        plan = self.plan(parsed)
         with outages_unavailable():
-            return plan.execute(lambda p: self._search.search(p, page, size, explain, facets,
-                                                              started))
+            return self._search.run(parsed, page, size, explain, facets, started)
 
     def complete(self, prefix: str, limit: int = 8) -> list[str]:
         """Titles starting with ``prefix``, most pages first (``es_suggest.completions``)."""

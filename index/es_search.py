@@ -25,7 +25,7 @@ from index.es_query import blend_terms, word_idf
 from index.es_suggest import suggest_request, suggestion
 from index.fields import FACET_FIELDS, IDF_FIELD
 from index.hits import make_hit
-from index.plan import SearchPlan
+from index.plan import SearchPlan, Thresholds
 from index.query import Query
 
 if TYPE_CHECKING:
@@ -50,6 +50,17 @@ class EsSearch:
 
     def __init__(self, backend: ElasticsearchBackend):
         self.backend = backend
+
+    def plan(self, parsed: Query) -> SearchPlan:
+        """The search plan of a parsed query with the backend's thresholds now."""
+        b = self.backend
+        return SearchPlan.of(parsed, Thresholds.of(b), b.ranker, b.language)
+
+    def run(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
+            started: float) -> Results:
+        """One page of results for a parsed query: its plan, executed."""
+        return self.plan(parsed).execute(
+            lambda plan: self.search(plan, page, size, explain, facets, started))
 
     def body(self, plan: SearchPlan, relaxed: bool = False,
              idf: list[float] | None = None) -> dict:

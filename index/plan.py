@@ -16,7 +16,7 @@ A parsed :class:`~index.query.Query` plus the engine's :class:`Thresholds` becom
    without its words when the ``sitehome`` signal is weighted (``named_homes``);
 5. **collapse**: results collapse on :data:`COLLAPSE_FIELD` (near-copies, translations);
 6. **literal**: when the operator reading of a query that looks pasted from a terminal
-   or a program (``Query.looks_pasted``: short options such as ``-r``, ``$``, a word
+   or a program (``query.looks_pasted``: short options such as ``-r``, ``$``, a word
    touching a parenthesis) finds fewer than ``literal_below`` pages, the literal reading
    of the same text, every token a word (:meth:`SearchPlan.execute`), when it finds
    more: ``tool -c 1000`` is a command line, not ``tool 1000`` without ``c``. A query
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from index.query import Node, Query, literal_reading
+from index.query import Node, Query, literal_reading, looks_pasted
 from index.signals import RankContext
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ class SearchPlan:
 
     def falls_back(self, total: int) -> bool:
         """Whether ``total`` results of the operator reading call for the literal one."""
-        return (total < self.thresholds.literal_below and self.query.looks_pasted
+        return (total < self.thresholds.literal_below and looks_pasted(self.query)
                 and not self.query.matches_nothing and self.literal is not None)
 
     def execute(self, run: Callable[[SearchPlan], Results]) -> Results:

@@ -29,7 +29,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from index.analysis import (
     WORD_RE,
@@ -67,6 +67,7 @@ __all__ = [
     "Site",
     "Term",
     "literal_reading",
+    "looks_pasted",
     "parse",
 ]
 
@@ -456,18 +457,9 @@ class Query:
         )
 
     def language(self, default: str = "en") -> str:
-        """The language the query is written in (``default`` when the text cannot tell);
-        guessed once per query and default."""
-        cache = self.__dict__.setdefault("_languages", {})
-        if default not in cache:
-            cache[default] = query_language(self.raw, default)
-        return cache[default]
-
-    @cached_property
-    def looks_pasted(self) -> bool:
-        """Whether the text looks pasted from a terminal or a program (short options such
-        as ``-r``, ``$``, a word touching a parenthesis): its operators may be its words."""
-        return bool(_PASTED.search(self.raw))
+        """The language the query is written in (``default`` when the text cannot tell),
+        guessed once per text."""
+        return _language(self.raw, default)
 
     @cached_property
     def suggest_words(self) -> tuple[str, ...]:
@@ -799,6 +791,15 @@ def _resolve(node, drop_stopwords: bool):
         ]
         return _conjunction(children)
     return node
+
+
+_language = lru_cache(maxsize=4096)(query_language)
+
+
+def looks_pasted(query: Query) -> bool:
+    """Whether the query's text looks pasted from a terminal or a program (short options
+    such as ``-r``, ``$``, a word touching a parenthesis): its operators may be words."""
+    return bool(_PASTED.search(query.raw))
 
 
 def literal_reading(query: Query) -> Query | None:
