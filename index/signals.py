@@ -365,7 +365,7 @@ class AllWords(Signal):
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         if not parts.others_compete:
-            return []  # every page matches as asked: the same factor for all
+            return [{"weight": weight}]  # every page matches as asked
         home = SiteHome.es_filter(context)
         asked = parts.strict if home is None else {
             "bool": {"should": [parts.strict, home], "minimum_should_match": 1}}
