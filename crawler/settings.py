@@ -193,6 +193,7 @@ DEDUP_HOST_COPY_RATIO = 0.8  # share of near-copies that cuts a host's budget
 WARC_ENABLED = True  # False: responses are not stored
 WARC_DIR = None  # default DATA_DIR/warc
 WARC_PREFIX = "crawl"  # file names: <prefix>-<time>-<serial>-<worker>.warc.gz
+WARC_WORKER_ID = ""  # the <worker> of those names; "" = "<hostname>-<pid>"
 WARC_MAX_BYTES = 100 * 1024 * 1024  # rotate past this size
 WARC_MIN_FREE_BYTES = 0  # pause the crawl when free space would drop below this (0: off)
 WARC_DISK_RETRY_S = 5.0  # how often a crawl paused on a full disk retries its records
