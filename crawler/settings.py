@@ -135,7 +135,10 @@ SPIDER_MIDDLEWARES = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
 }
 DOWNLOADER_MIDDLEWARES = {
+    # the spider's scope (allowed hosts, host rules) for redirects and meta refreshes too
+    # (crawler/scope.py); Scrapy's offsite filter knows only allowed_domains
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+    "crawler.scope.ScopeMiddleware": 50,
     # next to the handler: sees raw failures before RetryMiddleware, bodies before inflation
     "crawler.fetch.FetchLimitsMiddleware": 950,
 }
