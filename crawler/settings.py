@@ -139,6 +139,8 @@ DOWNLOADER_MIDDLEWARES = {
     # (crawler/scope.py); Scrapy's offsite filter knows only allowed_domains
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
     "crawler.scope.ScopeMiddleware": 50,
+    # a robots.txt is read up to 500 KiB, uncompressed (crawler/robots.py)
+    "crawler.robots.RobotsFetchMiddleware": 100,
     # next to the handler: sees raw failures before RetryMiddleware, bodies before inflation
     "crawler.fetch.FetchLimitsMiddleware": 950,
 }
