@@ -135,7 +135,12 @@ SPIDER_MIDDLEWARES = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
 }
 DOWNLOADER_MIDDLEWARES = {
+    # the spider's scope (allowed hosts, host rules) for redirects and meta refreshes too
+    # (crawler/scope.py); Scrapy's offsite filter knows only allowed_domains
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+    "crawler.scope.ScopeMiddleware": 50,
+    # a robots.txt is read up to 500 KiB, uncompressed (crawler/robots.py)
+    "crawler.robots.RobotsFetchMiddleware": 100,
     # next to the handler: sees raw failures before RetryMiddleware, bodies before inflation
     "crawler.fetch.FetchLimitsMiddleware": 950,
 }
