@@ -9,12 +9,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
 from harness.crawlrun import migrate
 from tests.webserver import gunicorn
+from webui.sqlitecache import SQLiteCache
 
 pytestmark = pytest.mark.slow
 
@@ -64,3 +65,20 @@ def test_a_successful_login_is_not_counted(client, django_user_model, settings):
     assert attempt("right-pass-9") == 302  # logged in, and taken back off the count
     client.logout()
     assert [attempt("wrong") for _ in range(3)] == [200, 200, 429]
+
+
+def _increments(path: str, n: int) -> list[int]:
+    cache = SQLiteCache(path, {})
+    return [cache.incr("attempts") for _ in range(n)]
+
+
+def test_the_shared_cache_counts_exactly_across_processes(tmp_path):
+    path = str(tmp_path / "webcache.sqlite3")
+    cache = SQLiteCache(path, {})
+    assert cache.add("attempts", 0, 60) and not cache.add("attempts", 5, 60)
+    with ProcessPoolExecutor(4) as pool:
+        seen = [v for run in pool.map(_increments, [path] * 4, [200] * 4) for v in run]
+    assert sorted(seen) == list(range(1, 801))  # every increment saw a count of its own
+    assert cache.get("attempts") == 800
+    with pytest.raises(ValueError):
+        cache.incr("never-added")
