@@ -22,6 +22,10 @@ USER_AGENT = "websearch-bot/0.1 (+http://127.0.0.1:8000/about)"
 ROBOTSTXT_OBEY = False  # robots.txt is obeyed through the frontier (FRONTIER_ROBOTS)
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
+# Scrapy's RemoteControl extension (an HTTP /execute endpoint on localhost that runs Python
+# sent to it, behind a token written to the user's profile): off, so a crawl worker opens
+# no control port; True turns it on (REMOTE_CONTROL_* settings, Scrapy's docs).
+REMOTE_CONTROL_ENABLED = False
 
 # --- name resolution: "*.test" reaches the local test web only when configured ---
 TWISTED_DNS_RESOLVER = "crawler.resolver.OverrideResolver"
