@@ -343,11 +343,13 @@ QUALITY_ENABLED = True
 QUALITY_TEMPLATE_MIN_NOVELTY = 0.15  # share of new shingles under which a page adds nothing
 QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a trap
 QUALITY_TEMPLATE_TRAP_SHARE = 0.8  # share of a pattern's pages that added nothing
-QUALITY_SPAM_SAMPLE_PAGES = 20  # content pages of a host (navigation pages left out) before
-# any spam verdict; till then its pages are crawled at normal priority
+# a host's spam verdict waits for SAMPLE_PAGES content pages (navigation pages left out;
+# till then its pages are crawled at normal priority) and cuts the host when the judge is
+# VERDICT_CONFIDENCE sure that SPAM_SHARE of its pages trip the rules (given its sample);
+# under 0.5 the verdict is lifted
+QUALITY_SPAM_SAMPLE_PAGES = 20  # content pages of a host before any spam verdict
 QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a spam host
-QUALITY_VERDICT_CONFIDENCE = 0.95  # how sure the judge must be that SHARE of the host's pages
-# trip the rules (given its sample) before a verdict cuts the host; under 0.5 it is lifted
+QUALITY_VERDICT_CONFIDENCE = 0.95  # how sure the judge must be that SHARE of them trip it
 QUALITY_DRY_RUN = False  # verdicts (spam, template trap) stored and logged, never acted on
 # what the judges keep in each worker (crawler/quality.py), so that its memory is bounded:
 QUALITY_TEMPLATE_MAX_PATTERNS = 10_000  # URL patterns followed (least recently seen forgotten)
