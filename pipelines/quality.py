@@ -98,13 +98,22 @@ class QualityPipeline:
         if not enabled(s, "QUALITY_ENABLED"):
             raise NotConfigured("QUALITY_ENABLED is off")
         from crawler import signals as crawl_signals
+        from crawler.feedback import crawl_feedback
 
-        signals = {name: getattr(crawl_signals, name) for name in (
-            "documents_removed", "host_condemned", "pattern_trapped", "soft_404_found",
-            "host_scored")}
+        feedback = crawl_feedback(crawler)
+        # where each verdict goes: the frontier's typed interface (crawler/feedback.py), or
+        # the index pipeline's signal for documents removed
+        verdicts = {
+            "documents_removed": lambda **kwargs: crawler.signals.send_catch_log(
+                crawl_signals.documents_removed, **kwargs),
+            "host_condemned": feedback.condemn_host,
+            "pattern_trapped": feedback.trap_pattern,
+            "soft_404_found": feedback.soft_404,
+            "host_scored": feedback.score_host,
+        }
 
         def send(name: str, **kwargs) -> None:
-            crawler.signals.send_catch_log(signals[name], **kwargs)
+            verdicts[name](**kwargs)
 
         def probe(url: str) -> None:
             spider = crawler.spider

@@ -232,6 +232,11 @@ class LocalFrontier(Frontier):
             self._inc("politeness_waits/ip", waits)
         return leases
 
+    def due_in(self) -> float | None:
+        nexts = [row[0] for t in range(self.tiers) for row in self.db.execute(
+            "SELECT MIN(next) FROM ready WHERE tier = ?", (t,)) if row[0] is not None]
+        return max(0.0, min(nexts) - self.clock()) if nexts else None
+
     def _most_valuable(self, tier: int, now: float) -> str:
         """The host of highest ``host_priority`` of the ``HOST_WINDOW`` hosts eligible
         longest in ``tier``."""
