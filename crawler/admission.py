@@ -142,6 +142,10 @@ class Admission:
         self._condemned[host] = reason
         return True
 
+    def acquit(self, host: str) -> bool:
+        """``host`` is condemned no longer; False if it was not condemned."""
+        return self._condemned.pop(host, None) is not None
+
     def block_pattern(self, pattern: str) -> None:
         """Refuse the URLs of a template-trap ``pattern`` (``crawler.traps.url_pattern``)."""
         self.traps.block_pattern(pattern)

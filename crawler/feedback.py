@@ -5,9 +5,9 @@ the crawl should do about it (cut a budget, stop a host, drop a pattern, count a
 rank a host's URLs) is the scheduler's. A pipeline holds ``crawl_feedback(crawler)`` and
 calls its methods; with ``FrontierScheduler`` they reach its ``FrontierFeedback`` directly
 (no signal, so a misspelt name or argument is an error, not a silent no-op), with another
-scheduler they do nothing. A condemned host is also announced to the other pipelines
-through the ``host_condemned`` signal (the index pipeline removes its pages, the quality
-pipeline skips its later ones).
+scheduler they do nothing. A condemned or acquitted host is also announced to the other
+pipelines through the ``host_condemned`` and ``host_acquitted`` signals (the index pipeline
+removes its pages, the quality pipeline skips or indexes its later ones).
 """
 
 from __future__ import annotations
@@ -15,12 +15,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
-from crawler.signals import host_condemned
+from crawler.signals import host_acquitted, host_condemned
 
 if TYPE_CHECKING:
     from crawler.admission import Admission
     from crawler.frontier import Frontier
     from crawler.ordering import Ordering
+
+
+#: The budget cut an acquitted host gets: above any entry's own, so that one applies.
+UNCUT_BUDGET = 2**31 - 1
 
 
 class Feedback(ABC):
@@ -36,6 +40,11 @@ class Feedback(ABC):
         """``host`` (a host name; ``netloc`` its frontier key) is not worth fetching any
         more (``reason``: ``"mirror"``, ``"spam"``): no new URLs, queued ones dropped
         (``frontier/dropped/<reason>``), unless a host rule trusts it."""
+
+    @abstractmethod
+    def acquit_host(self, host: str, netloc: str, reason: str) -> None:
+        """A condemned ``host`` is acquitted (later pages contradicted the verdict): its new
+        URLs are queued again within their own budget; URLs dropped meanwhile stay dropped."""
 
     @abstractmethod
     def trap_pattern(self, pattern: str, netloc: str) -> None:
@@ -74,6 +83,13 @@ class FrontierFeedback(Feedback):
             self.frontier.set_host_budget(netloc, 0)
         self._inc("frontier/budget_cuts")
         self._inc(f"frontier/condemned/{reason}")
+
+    def acquit_host(self, host: str, netloc: str, reason: str = "") -> None:
+        if not self.admission.acquit(host):
+            return
+        if netloc:
+            self.frontier.set_host_budget(netloc, UNCUT_BUDGET)
+        self._inc("frontier/acquitted")
 
     def trap_pattern(self, pattern: str, netloc: str = "") -> None:
         self.admission.block_pattern(pattern)
@@ -115,6 +131,13 @@ class CrawlFeedback(Feedback):
         if target is not None:
             target.condemn_host(host, netloc, reason)
         self.crawler.signals.send_catch_log(host_condemned, host=host, netloc=netloc,
+                                            reason=reason)
+
+    def acquit_host(self, host: str, netloc: str, reason: str) -> None:
+        target = self._target()
+        if target is not None:
+            target.acquit_host(host, netloc, reason)
+        self.crawler.signals.send_catch_log(host_acquitted, host=host, netloc=netloc,
                                             reason=reason)
 
     def trap_pattern(self, pattern: str, netloc: str) -> None:

@@ -29,6 +29,13 @@ documents_removed = object()
 #: pipeline marks its later pages ``skip_index``.
 host_condemned = object()
 
+#: A condemned host is acquitted: later pages contradicted the verdict, or it was given in a
+#: dry run: ``host``, ``netloc``, ``reason`` (what it was condemned as). Sent by
+#: ``crawler.feedback.CrawlFeedback.acquit_host`` once the frontier took the host off its
+#: condemned hosts and lifted its budget cut; the quality pipeline indexes its pages again.
+#: URLs dropped while it was condemned stay dropped (they are seen).
+host_acquitted = object()
+
 #: The page shown for a duplicate cluster changed (``dedup.election``): ``cluster_id``,
 #: ``shown`` (the doc id now shown) and ``hidden`` (doc ids shown before, no longer), sent
 #: by ``pipelines.dedup.DedupPipeline``; ``pipelines.index.IndexPipeline`` hands the change
