@@ -63,6 +63,11 @@ PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 15_000  # milliseconds
 # Scrapy starts this many worker tasks for the output of every response; a page yields one
 # item (its links go to the frontier in one batch), so 100 only cost CPU (docs/frontier.md)
 CONCURRENT_ITEMS = 4
+# Scrapy checks each callback for a generator that returns a value by reading its source
+# with inspect and ast; its cache is keyed weakly on the bound method, which is new for
+# every request, so it ran for every page (inspect.getsource and ast.parse of the web
+# spider's parse each time: the largest item of the per-page CPU in py-spy)
+WARN_ON_GENERATOR_RETURN_VALUE = False
 CONCURRENT_REQUESTS = 32
 REACTOR_THREADPOOL_MAXSIZE = 10
 # Scrapy's download slots stay permissive: the frontier's lease is the politeness guarantee
@@ -319,9 +324,6 @@ FRONTIER_VALUE_BASE = 16.0  # one rank lower per factor of value less
 # in-links and standing of this many hosts
 FRONTIER_VALUE_MAX_URLS = 200_000
 FRONTIER_VALUE_MAX_HOSTS = 100_000
-# hosts standing under half the best (no in-links from other hosts, low quality) take at
-# most this share of the fetches while better hosts have work (0 = no limit)
-FRONTIER_VALUE_LOW_SHARE = 0.05
 # a queued URL whose value in-links raised is queued once more, ahead (FrontierScheduler
 # ._repush); this many such URLs are tracked at once so that only one copy is fetched
 # (0 = URLs keep the rank they were queued with). Embedded frontier only: with REDIS_URL,

@@ -144,6 +144,22 @@ def test_next_eligible_time_respected(backend):
     assert lease.url == "http://a.test/2"
 
 
+def test_due_in_names_when_the_next_host_is_eligible(backend):
+    f = backend.open(politeness=politeness(default_delay=5.0, latency_factor=0))
+    assert f.due_in() is None  # nothing queued
+    f.add([page("http://a.test/1"), page("http://a.test/2"), page("http://b.test/1")])
+    assert f.due_in() == 0
+    leases = f.next_ready(5)
+    assert len(leases) == 2 and f.due_in() is None  # both hosts leased
+    for lease in leases:
+        f.done(lease, DONE)
+    assert f.due_in() == pytest.approx(5.0, abs=0.01)  # b.test is done; a.test waits 5 s
+    backend.clock.advance(3.0)
+    assert f.due_in() == pytest.approx(2.0, abs=0.01)
+    backend.clock.advance(3.0)
+    assert f.due_in() == 0
+
+
 def test_crawl_delay_admin_override_and_backoff(backend):
     f = backend.open(politeness=politeness(default_delay=1.0, latency_factor=0))
     f.add([page(f"http://a.test/{i}") for i in range(4)])
