@@ -7,6 +7,7 @@ shared through Redis), so Python's randomized ``hash()`` is never used.
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 import numpy as np
 import xxhash
@@ -34,9 +35,31 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def exact_key(tokens: list[str]) -> str:
-    """A 128-bit hex digest of the normalized text: equal iff the token sequences are equal."""
-    return xxhash.xxh3_128_hexdigest(" ".join(tokens).encode("utf-8"))
+def first_words(text: str, limit: int) -> tuple[list[str], str]:
+    """The first ``limit`` lower-cased word tokens of ``text`` and the text after them
+    (``""`` when ``text`` has no more words than that). Costs the tokens kept, however
+    long the text."""
+    lowered = text.lower()
+    if len(lowered) <= 8 * limit:  # most texts: one findall, the fastest way
+        tokens = _WORD.findall(lowered)
+        if len(tokens) <= limit:
+            return tokens, ""
+    matches = list(islice(_WORD.finditer(lowered), limit))
+    if len(matches) < limit:
+        return [m.group() for m in matches], ""
+    end = matches[-1].end()
+    rest = lowered[end:]
+    return [m.group() for m in matches], rest if _WORD.search(rest) else ""
+
+
+def exact_key(tokens: list[str], rest: str = "") -> str:
+    """A 128-bit hex digest of the normalized text: equal iff the token sequences are equal.
+    ``rest``: the (lower-cased) text after ``tokens``, hashed as it is (``first_words``)."""
+    digest = xxhash.xxh3_128(" ".join(tokens).encode("utf-8"))
+    if rest:
+        digest.update(b"\x00")
+        digest.update(rest.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 class _HashCache(dict):
