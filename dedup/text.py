@@ -7,12 +7,12 @@ shared through Redis), so Python's randomized ``hash()`` is never used.
 from __future__ import annotations
 
 import re
-from itertools import islice
 
 import numpy as np
 import xxhash
 
 _WORD = re.compile(r"\w+")
+_NON_WORD = re.compile(r"\W")
 
 # Odd multipliers that spread each position of a shingle over the whole 64-bit word.
 _POSITION_MULTIPLIERS = np.array(
@@ -36,20 +36,21 @@ def words(text: str) -> list[str]:
 
 
 def first_words(text: str, limit: int) -> tuple[list[str], str]:
-    """The first ``limit`` lower-cased word tokens of ``text`` and the text after them
-    (``""`` when ``text`` has no more words than that). Costs the tokens kept, however
-    long the text."""
+    """The first ``limit`` lower-cased word tokens of ``text`` and the rest of it (``""``
+    when there is none): the words of its first ``8 * limit`` characters (to the end of the
+    word there) are tokenized, so a text costs a bounded amount however long it is. The
+    rest is the words of that part past ``limit`` and the lower-cased text after it."""
     lowered = text.lower()
-    if len(lowered) <= 8 * limit:  # most texts: one findall, the fastest way
-        tokens = _WORD.findall(lowered)
-        if len(tokens) <= limit:
-            return tokens, ""
-    matches = list(islice(_WORD.finditer(lowered), limit))
-    if len(matches) < limit:
-        return [m.group() for m in matches], ""
-    end = matches[-1].end()
-    rest = lowered[end:]
-    return [m.group() for m in matches], rest if _WORD.search(rest) else ""
+    end = len(lowered)
+    if end > 8 * limit:
+        boundary = _NON_WORD.search(lowered, 8 * limit)
+        end = boundary.start() if boundary else end
+    tokens = _WORD.findall(lowered, 0, end)
+    rest = lowered[end:] if _WORD.search(lowered, end) else ""
+    if len(tokens) > limit:
+        rest = " ".join(tokens[limit:]) + " " + rest
+        del tokens[limit:]
+    return tokens, rest
 
 
 def exact_key(tokens: list[str], rest: str = "") -> str:
