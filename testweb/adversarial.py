@@ -1,4 +1,4 @@
-"""Adversarial hosts: crawler traps, broken servers and hostile content (issue 4).
+"""Adversarial hosts: crawler traps, broken servers and hostile content.
 
 Each host has a fixed name and is served next to the normal ``site{i}.test`` hosts; no normal
 page links to them, so a crawl reaches them only from seeds. All are on 127.0.0.1 and the
