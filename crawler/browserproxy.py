@@ -88,8 +88,7 @@ class BrowserProxy:
 
     def launch_args(self) -> list[str]:
         """chromium switches that send every request through this proxy."""
-        return [f"--proxy-server={self.url}", "--proxy-bypass-list=<-loopback>",
-                "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"]
+        return [f"--proxy-server={self.url}", "--proxy-bypass-list=<-loopback>"]
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Listen on ``host:port`` (a free port by default); returns :attr:`url`."""

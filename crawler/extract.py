@@ -3,13 +3,13 @@
 One lxml parse per page. Main text prefers ``<main>``/``<article>``; otherwise the body
 minus navigation chrome and link-dense blocks. ``decode_html`` turns the body into text
 (BOM, HTTP header, ``<meta>`` declaration, UTF-8, then charset-normalizer for undeclared
-legacy charsets); the language is the ``<html lang>`` when present, else the
-``Content-Language`` header, else py3langid on a bounded sample of the main text, which a
-language the URL names (``/fr/``, ``/pt-BR/``, ``index.html.de``) overrides when the text
-fits it too (``page_language``). Headings and ``<dt>`` terms are kept apart too: where a
-page names what it defines; and the main text is split into sections at the same walk
-(``Section``: a heading and its text, a definition term with an id, a man page's option),
-each with the anchor a result can link to.
+legacy charsets; a UTF-16/32 declaration the bytes contradict is ignored); the language is
+the ``<html lang>`` when present, else the ``Content-Language`` header, else py3langid on a
+bounded sample of the main text, which a language the URL names (``/fr/``, ``/pt-BR/``,
+``index.html.de``) overrides when the text fits it too (``page_language``). Headings and
+``<dt>`` terms are kept apart too: where a page names what it defines; and the main text is
+split into sections in the same walk (``Section``: a heading and its text, a definition
+term with an id, a man page's option), each with the anchor a result can link to.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ OPENING_DEPTH = 5
 HEADERLINK_MARKS = " \u00b6#"
 CHARSET_SAMPLE_BYTES = 32 * 1024
 BINARY_SAMPLE_BYTES = 1024
+_WIDE = frozenset(("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"))
 _TEXT_CONTROL = bytes(range(32)).translate(None, b"\t\n\r\x0c\x1b")
 
 
@@ -97,8 +98,8 @@ def decode_html(body: bytes, content_type: str = "") -> tuple[str, str]:
     bom, bom_bytes = read_bom(body)
     if bom:
         body = body[len(bom_bytes):]
-    encoding = bom or http_content_type_encoding(content_type) \
-        or html_body_declared_encoding(body[:4096])
+    encoding = bom or _plausible(http_content_type_encoding(content_type), body) \
+        or _plausible(html_body_declared_encoding(body[:4096]), body)
     if encoding:
         encoding = resolve_encoding(encoding) or encoding
         try:
@@ -111,6 +112,16 @@ def decode_html(body: bytes, content_type: str = "") -> tuple[str, str]:
         pass
     guessed = _guess_encoding(body[:CHARSET_SAMPLE_BYTES])
     return body.decode(guessed, errors="replace"), guessed
+
+
+def _plausible(declared: str | None, body: bytes) -> str | None:
+    """``declared``, unless the bytes contradict it: a UTF-16 or UTF-32 page without a BOM
+    has a NUL in every ASCII character of its markup, so a body without any NUL in its
+    first bytes is not one (its real charset is found as for an undeclared page)."""
+    if declared and resolve_encoding(declared) in _WIDE \
+            and b"\x00" not in body[:BINARY_SAMPLE_BYTES]:
+        return None
+    return declared
 
 
 def _guess_encoding(sample: bytes) -> str:

@@ -31,6 +31,8 @@ class HostRule:
     render_js: bool = False
     #: "" (the crawl decides), "trusted" (never judged spam or a mirror) or "spam"
     quality: str = ""
+    #: The crawl takes no host verdict on it (spam, mirror, template trap): implies trusted.
+    never_judge: bool = False
 
     def matches(self, host: str) -> bool:
         return fnmatch.fnmatchcase(host.lower(), self.pattern.lower())
@@ -45,7 +47,11 @@ class HostPolicy:
     crawl_delay: float | None = None
     page_budget: int | None = None
     render_js: bool = False
+    #: "" (the crawl decides), "trusted" or "spam"; "trusted" when ``never_judge`` is set
+    #: unless a rule says "spam" (the admin's own verdict)
     quality: str = ""
+    #: Verdicts about the host are computed and shown but never acted on.
+    never_judge: bool = False
 
 
 class HostRules:
@@ -105,7 +111,7 @@ class HostRules:
         cached = self._cache.get(host)
         if cached is not None:
             return cached
-        blocked = allowed = render = False
+        blocked = allowed = render = never_judge = False
         delay = budget = None
         quality = ""
         for rule in self._rules:  # most specific first
@@ -119,7 +125,10 @@ class HostRules:
             if budget is None and rule.page_budget is not None:
                 budget = rule.page_budget
             quality = quality or rule.quality
-        result = HostPolicy(blocked, allowed, delay, budget, render, quality)
+            never_judge |= rule.never_judge
+        if never_judge and quality != "spam":
+            quality = "trusted"
+        result = HostPolicy(blocked, allowed, delay, budget, render, quality, never_judge)
         if len(self._cache) >= self.max_cached:
             self._cache.clear()
         self._cache[host] = result

@@ -27,14 +27,25 @@ SPAM = "spam"
 TEMPLATE_TRAP = "template_trap"
 KINDS = (MIRROR, SPAM, TEMPLATE_TRAP)
 
+#: What the crawl did with a verdict -> how people read it
+ACTIONS = {
+    "budget_cut": "acted on: the host's crawl stopped, its pages out of the index",
+    "pattern_dropped": "acted on: the patterns' URLs are no longer crawled",
+    "overridden": "not acted on: a host rule says never judge this host (or trusted)",
+    "dry_run": "not acted on: QUALITY_DRY_RUN is on",
+    "lifted": "lifted: the host's later pages contradict it; crawled and indexed again",
+}
+
 
 @dataclass(frozen=True)
 class Verdict:
     """One conclusion about ``host`` (a netloc, as the frontier keys hosts).
 
     ``kind`` is ``mirror`` (``of`` names the original host), ``spam`` or ``template_trap``
-    (``detail["patterns"]`` lists the trapped URL patterns); ``score`` 0..1; ``reasons``
-    are lines for people; ``action`` what the crawl did (``budget_cut``, ``overridden``).
+    (``detail["patterns"]`` lists the trapped URL patterns); ``score`` 0..1; ``confidence``
+    0..1 how sure the judge is (``crawler.quality.share_confidence`` for spam); ``reasons``
+    are lines for people, ``detail`` the evidence; ``action`` what the crawl did: one of
+    ``ACTIONS``.
     """
 
     host: str
@@ -45,6 +56,7 @@ class Verdict:
     action: str = ""
     detail: dict[str, Any] = field(default_factory=dict)
     updated: float = 0.0
+    confidence: float = 1.0
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -56,6 +68,16 @@ class Verdict:
         data = json.loads(raw)
         data["reasons"] = tuple(data.get("reasons", ()))
         return cls(**data)
+
+    @property
+    def acted(self) -> bool:
+        """The crawl acts on it (a cut host, dropped patterns)."""
+        return self.action in ("budget_cut", "pattern_dropped", "")
+
+    @property
+    def action_text(self) -> str:
+        """What the crawl did with it, for people."""
+        return ACTIONS.get(self.action, self.action)
 
     @property
     def label(self) -> str:

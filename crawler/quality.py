@@ -14,16 +14,21 @@ wires them into a crawl) and keeps bounded state in this process:
 - ``is_soft_404``: a 200 answer whose title or first line is a "not found" template.
 - ``SpamJudge``: content and link features per page (keyword stuffing, title-term stuffing of
   thin pages, text hidden with CSS, thin pages linking mostly off-host, a host's link
-  clique), a spam score per page and per host, and a host verdict with its reasons once
-  ``sample_pages`` pages are in. Every rule is named, so the admin sees why.
+  clique), a spam score per page and per host, and a host verdict with its evidence. A
+  verdict cuts a whole host, so it needs evidence in proportion: ``sample_pages`` content
+  pages (navigation pages, ``is_navigation``, are no evidence either way), rules that agree
+  (a rule reading only a page's shape needs a second), and a stated confidence that the
+  share of the host's pages tripping them reaches ``spam_share``. Every rule is named, so
+  the admin sees why.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import xxhash
@@ -203,6 +208,8 @@ class PageSignals:
     offhost_share: float
     offhost_hosts: tuple[str, ...]
     rules: tuple[str, ...]
+    #: A navigation page (``is_navigation``): no evidence about the host either way.
+    navigation: bool = False
 
     @property
     def score(self) -> float:
@@ -222,6 +229,45 @@ RULES = {
 }
 
 
+#: Rules that read deliberate manipulation: one of them, on enough pages, is a verdict. The
+#: other rules read a page's shape (thin, link-heavy), which a real site's navigation and
+#: short pages also have: a verdict on them needs a second rule to agree.
+MANIPULATION_RULES = frozenset({"keyword_stuffing", "hidden_text", "cloaking"})
+#: A navigation page has at most this many words of its own per link within its site.
+NAV_WORDS_PER_LINK = 4
+#: Under this confidence a verdict taken is contradicted by the host's later pages: lifted.
+LIFT_CONFIDENCE = 0.5
+
+
+def site_of(host: str) -> str:
+    """The site a host belongs to: its last two labels (``de.example.org`` ->
+    ``example.org``), so that a language selector linking to sibling hosts stays within it."""
+    return ".".join(host.rsplit(".", 2)[-2:])
+
+
+def is_navigation(tokens: int, links: int, onsite_links: int) -> bool:
+    """A page that is there to lead elsewhere on its own site: no text of its own (a meta
+    refresh, a frameset), or an index of links (a language selector, a table of contents,
+    a site map) with at most ``NAV_WORDS_PER_LINK`` words per link within its site, most of
+    its links staying there. Thin and link-heavy like a doorway, but no doorway."""
+    if tokens == 0:
+        return True
+    return (onsite_links >= 2 and onsite_links >= 0.5 * links
+            and tokens <= NAV_WORDS_PER_LINK * onsite_links)
+
+
+def share_confidence(flagged: int, pages: int, share: float) -> float:
+    """How sure one can be that at least ``share`` of a host's pages trip a rule when
+    ``flagged`` of a sample of ``pages`` do: the posterior probability of a share >= ``share``
+    from a uniform prior (Beta(flagged + 1, pages - flagged + 1)), which for whole numbers
+    is P(Binomial(pages + 1, share) <= flagged)."""
+    if pages <= 0:
+        return 0.0
+    n = pages + 1
+    return min(1.0, sum(math.comb(n, k) * share ** k * (1 - share) ** (n - k)
+                        for k in range(min(flagged, n) + 1)))
+
+
 #: Entries of each of a host's link tallies kept when the budget shrinks them.
 LINK_TALLY_KEEP = 8
 #: Hosts the budget looks at, at most, per page observed.
@@ -229,17 +275,22 @@ BUDGET_STEPS = 8
 
 
 class SpamJudge:
-    """Spam features per page, aggregated per host into a verdict with reasons.
+    """Spam features per page, aggregated per host into a verdict with its evidence.
 
-    A host is judged once it has ``sample_pages`` pages: spam when the share of its pages
-    tripping a rule reaches ``spam_share`` (host-level rules, such as a link clique or
-    cloaking, count as tripped on every page). The verdict is revised as pages arrive.
+    Navigation pages (``is_navigation``) are counted apart and are no evidence. A host is
+    judged once it has ``sample_pages`` content pages; it is spam when (1) the rules agree:
+    a manipulation rule (``MANIPULATION_RULES``) or two rules of any kind each hold on a
+    sample that gives ``confidence`` that ``spam_share`` of the host's pages trip them
+    (``share_confidence``; host-level rules such as a link clique or cloaking hold on every
+    page they cover), and (2) the pages tripping any rule give that confidence too. The
+    verdict is revised with every page.
     """
 
     #: Setting -> option; the defaults are in crawler/settings.py.
     SETTINGS: ClassVar[dict[str, Option]] = {
         "QUALITY_SPAM_SAMPLE_PAGES": ("sample_pages", int),
         "QUALITY_SPAM_SHARE": ("spam_share", float),
+        "QUALITY_VERDICT_CONFIDENCE": ("confidence", float),
         "QUALITY_MAX_HOSTS": ("max_hosts", int),
         "QUALITY_MAX_LINK_TALLY": ("max_link_tally", int),
         "QUALITY_LINK_TALLY_BUDGET": ("link_tally_budget", int),
@@ -248,9 +299,10 @@ class SpamJudge:
     def __init__(self, *, sample_pages: int, spam_share: float, stuffing_share: float = 0.45,
                  title_density: float = 0.3, hidden_share: float = 0.3, thin_tokens: int = 80,
                  offhost_share: float = 0.6, min_links: int = 10, max_hosts: int,
-                 max_link_tally: int, link_tally_budget: int = 0):
+                 max_link_tally: int, link_tally_budget: int = 0, confidence: float = 0.95):
         self.sample_pages = sample_pages
         self.spam_share = spam_share
+        self.confidence = confidence
         self.stuffing_share = stuffing_share
         self.title_density = title_density
         self.hidden_share = hidden_share
@@ -280,6 +332,9 @@ class SpamJudge:
         hidden_share = hidden / max(n, hidden, 1)
         off = [h for h in links if h != host]
         off_share = len(off) / len(links) if links else 0.0
+        site = site_of(host)
+        onsite = sum(1 for h in links if h == host or site_of(h) == site)
+        navigation = is_navigation(n, len(links), onsite)
         thin = n < self.thin_tokens
         rules = []
         if n >= 30 and top_share >= self.stuffing_share:
@@ -290,22 +345,29 @@ class SpamJudge:
             rules.append("hidden_text")
         if thin and len(links) >= self.min_links and off_share >= self.offhost_share:
             rules.append("link_farm")
+        if navigation:  # its shape is its job; only text hidden from people counts
+            rules = [r for r in rules if r == "hidden_text"]
         return PageSignals(n, top_share, title_density, hidden_share, len(links), off_share,
-                           tuple(sorted(set(off))), tuple(rules))
+                           tuple(sorted(set(off))), tuple(rules), navigation)
 
     def observe(self, host: str, signals: PageSignals, offhost_targets: list[str]) -> None:
         """Count one page of ``host`` (``offhost_targets``: its off-host link URLs)."""
         tally = self._tally(host)
         self._hosts.move_to_end(host)
+        if signals.navigation and not signals.rules:
+            tally.navigation += 1
+            return
         tally.pages += 1
         tally.flagged += bool(signals.rules)
         tally.rules.update(signals.rules)
-        tally.thin += signals.tokens < self.thin_tokens
+        thin = signals.tokens < self.thin_tokens
+        tally.thin += thin
         before = tally.entries
         tally.out_hosts.update(sys.intern(h) for h in signals.offhost_hosts)
         tally.out_total += len(signals.offhost_hosts)
-        tally.targets.update({xxhash.xxh64_intdigest(url.encode("utf-8", "surrogatepass"))
-                              for url in offhost_targets})
+        if thin:  # a doorway is thin pages sending to one target: the targets of thin pages
+            tally.targets.update({xxhash.xxh64_intdigest(url.encode("utf-8", "surrogatepass"))
+                                  for url in offhost_targets})
         _prune(tally.out_hosts, self.max_link_tally)
         _prune(tally.targets, self.max_link_tally)
         self._entries += tally.entries - before
@@ -330,6 +392,11 @@ class SpamJudge:
             self._entries -= before - tally.entries
             self._hosts.move_to_end(host)
 
+    def pages(self, host: str) -> int:
+        """How many content pages of ``host`` were observed (navigation pages left out)."""
+        tally = self._hosts.get(host)
+        return 0 if tally is None else tally.pages
+
     def note_cloaking(self, host: str) -> None:
         """Record that ``host`` answered a browser with other content than the crawler."""
         self._tally(host).cloaking = True
@@ -344,25 +411,35 @@ class SpamJudge:
         return tally
 
     def verdict(self, host: str) -> HostVerdict | None:
-        """The host's verdict once it has ``sample_pages`` pages (else None)."""
+        """The host's verdict once it has ``sample_pages`` content pages (else None)."""
         tally = self._hosts.get(host)
-        if tally is None or (tally.pages < self.sample_pages and not tally.cloaking):
+        if tally is None or tally.pages < self.sample_pages:
             return None
+        pages = tally.pages
         reasons: dict[str, int] = dict(tally.rules)
-        pages = max(tally.pages, 1)
+        thin_enough = tally.thin >= self.spam_share * pages
         clique = self._clique(host, tally)
-        if clique and tally.thin >= self.spam_share * pages:
-            reasons["link_clique"] = pages
-        common = tally.targets.most_common(1)  # (xxh64 of the URL, pages)
-        if common and tally.thin >= self.spam_share * pages and common[0][1] >= 0.8 * pages:
+        if clique and thin_enough:
+            reasons["link_clique"] = tally.thin
+        common = tally.targets.most_common(1)  # (xxh64 of the URL, thin pages)
+        if common and thin_enough and common[0][1] >= 0.8 * tally.thin:
             reasons["doorway"] = common[0][1]
         if tally.cloaking:
             reasons["cloaking"] = pages
-        flagged = max([tally.flagged, *(v for k, v in reasons.items()
-                                        if k in ("link_clique", "doorway", "cloaking"))])
-        score = min(1.0, flagged / pages)
-        return HostVerdict(host, score >= self.spam_share, round(score, 3), tally.pages,
-                           reasons, tuple(clique))
+        held = {rule: round(share_confidence(n, pages, self.spam_share), 4)
+                for rule, n in reasons.items()}
+        agreeing = sorted(rule for rule, c in held.items() if c >= self.confidence)
+        flagged = max([tally.flagged, *(reasons[k] for k in ("link_clique", "doorway",
+                                                             "cloaking") if k in reasons)])
+        flagged = min(flagged, pages)
+        confidence = share_confidence(flagged, pages, self.spam_share)
+        verdict = HostVerdict(host, False, round(flagged / pages, 3), pages, reasons,
+                              tuple(clique), confidence=round(confidence, 4),
+                              navigation=tally.navigation, agreeing=tuple(agreeing),
+                              rule_confidence=held)
+        if verdict.agreed and confidence >= self.confidence:
+            return replace(verdict, spam=True)
+        return verdict
 
     def _clique(self, host: str, tally: _HostTally) -> list[str]:
         """Hosts ``host`` links to most that link back to it, when they take most of its
@@ -411,7 +488,8 @@ class _HostTally:
     """One host's counts; ``out_hosts`` by host name (interned), ``targets`` by the xxh64
     of the URL; ``out_total`` every off-host link counted (pruning leaves it)."""
 
-    pages: int = 0
+    pages: int = 0  # content pages: navigation pages are counted apart
+    navigation: int = 0
     flagged: int = 0
     thin: int = 0
     cloaking: bool = False
@@ -427,8 +505,12 @@ class _HostTally:
 
 @dataclass(frozen=True)
 class HostVerdict:
-    """A host's spam verdict: ``score`` is the share of its pages that trip a rule (or a
-    host rule's), ``reasons`` rule -> pages, ``clique`` the hosts of its link clique."""
+    """A host's spam verdict and its evidence: ``score`` is the share of its content pages
+    (``pages``; ``navigation`` pages more were left out) that trip a rule (or a host
+    rule's), ``confidence`` how sure the judge is that ``spam_share`` of its pages do
+    (``share_confidence``), ``reasons`` rule -> pages, ``rule_confidence`` the same for
+    each rule alone, ``agreeing`` the rules that hold on their own, ``clique`` the hosts of
+    its link clique."""
 
     host: str
     spam: bool
@@ -436,8 +518,31 @@ class HostVerdict:
     pages: int
     reasons: dict[str, int]
     clique: tuple[str, ...] = ()
+    confidence: float = 0.0
+    navigation: int = 0
+    agreeing: tuple[str, ...] = ()
+    rule_confidence: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def agreed(self) -> bool:
+        """A manipulation rule, or two rules of any kind, hold on their own."""
+        return len(self.agreeing) >= 2 or bool(MANIPULATION_RULES.intersection(self.agreeing))
+
+    def holds_at(self, confidence: float) -> bool:
+        """Whether the verdict would still be spam at this (lower) confidence: the bar a
+        verdict taken must fall under to be lifted, so that it does not flap."""
+        rules = [r for r, c in self.rule_confidence.items() if c >= confidence]
+        return self.confidence >= confidence and (
+            len(rules) >= 2 or bool(MANIPULATION_RULES.intersection(rules)))
 
     def explain(self) -> list[str]:
         """One line per reason, for the admin."""
         return [f"{RULES.get(rule, rule)} ({rule}: {n} of {self.pages} pages)"
                 for rule, n in sorted(self.reasons.items(), key=lambda kv: -kv[1])]
+
+    def evidence(self) -> dict:
+        """What the verdict rests on, for the verdict store."""
+        return {"pages": self.pages, "navigation_pages": self.navigation,
+                "flagged_share": self.score, "confidence": self.confidence,
+                "rules": dict(self.reasons), "rule_confidence": dict(self.rule_confidence),
+                "agreeing": list(self.agreeing), "clique": list(self.clique)}

@@ -14,7 +14,8 @@ Inside the SSRF guard: the browser reaches the network only through
 through the crawler's resolver, checks the address and connects to it (navigations,
 redirects, ``location=`` changes, frames of any origin, workers). The browser itself
 resolves no name (``--host-resolver-rules`` maps every name but the proxy's address to
-"not found", a backstop should anything bypass the proxy). A render whose final document
+"not found", a backstop should anything bypass the proxy) and sends no UDP (WebRTC only
+over TCP through the proxy, no QUIC: ``NO_BROWSER_UDP``). A render whose final document
 was refused by the proxy, or failed, is refused as a whole (``SSRFRefused``), and the
 handler checks the final URL (``response.url``, which the spider indexes) like any other.
 
@@ -71,8 +72,27 @@ def should_abort(request) -> bool:
     return urlsplit(request.url).hostname != page_host
 
 
-#: chromium resolves no name itself: only the proxy's own address is left as it is.
+#: chromium resolves no name itself: only the proxy's own address is left as it is. With
+#: every name "not found", no DNS datagram leaves the browser either: not the system
+#: resolver's, nor its own (async DNS), DNS-over-HTTPS or mDNS (``.local``) lookups.
 NO_BROWSER_DNS = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+#: chromium sends no UDP: WebRTC gathers no host or STUN candidates and relays through TURN
+#: over TCP, through the proxy, only (no STUN or TURN datagrams, no mDNS announcements of
+#: ``.local`` candidates); QUIC (HTTP/3, WebTransport) is off. This chromium ignores
+#: ``--force-webrtc-ip-handling-policy`` (a page's STUN servers got 20 datagrams with it).
+#: No ``--disable-features``: the last one given wins, so it would undo Playwright's own.
+NO_BROWSER_UDP = ("--webrtc-ip-handling-policy=disable_non_proxied_udp", "--disable-quic")
+#: Configured switches the renderer replaces with its own.
+_OWN_SWITCHES = ("--proxy-server", "--proxy-bypass-list", "--host-resolver-rules",
+                 "--webrtc-ip-handling-policy", "--force-webrtc-ip-handling-policy",
+                 "--enable-quic", "--origin-to-force-quic-on")
+
+
+def browser_args(configured: list[str], proxy: BrowserProxy) -> list[str]:
+    """chromium's switches: the configured ones (``PLAYWRIGHT_LAUNCH_OPTIONS["args"]``)
+    without any that would open a path around the proxy, then the proxy's, no DNS, no UDP."""
+    kept = [a for a in configured if not a.startswith(_OWN_SWITCHES)]
+    return [*kept, *proxy.launch_args(), NO_BROWSER_DNS, *NO_BROWSER_UDP]
 
 
 class MainFrameNavigations:
@@ -127,9 +147,7 @@ class RenderingDownloadHandler(ScrapyPlaywrightDownloadHandler):
         """Start the proxy, then the browser, sent through it and resolving nothing."""
         await self.proxy.start()
         options = dict(self.config.launch_options)
-        args = [a for a in options.get("args", []) if not a.startswith(
-            ("--proxy-server", "--proxy-bypass-list", "--host-resolver-rules"))]
-        options["args"] = [*args, *self.proxy.launch_args(), NO_BROWSER_DNS]
+        options["args"] = browser_args(list(options.get("args", [])), self.proxy)
         options.pop("proxy", None)
         self.config.launch_options = options
         await super()._launch()

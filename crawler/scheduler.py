@@ -37,6 +37,7 @@ from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.resolver import parse_overrides, resolve_override
 from crawler.robots import RobotsPolicy
 from crawler.signals import (
+    host_acquitted,
     host_budget_cut,
     host_condemned,
     host_scored,
@@ -48,6 +49,9 @@ from crawler.traps import DeadSubtrees, TrapGuard
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 logger = logging.getLogger(__name__)
+
+#: The budget cut an acquitted host gets: above any entry's own, so that one applies.
+UNCUT_BUDGET = 2**31 - 1
 
 #: The frontier's store is unreachable for now (Redis restarting, SQLite locked): the
 #: scheduler keeps what it holds, retries, and the crawl goes on when the store is back.
@@ -196,6 +200,7 @@ class FrontierScheduler(BaseScheduler):
         crawler.signals.connect(scheduler.cut_host_budget, signal=host_budget_cut)
         crawler.signals.connect(scheduler.enqueue_links, signal=links_extracted)
         crawler.signals.connect(scheduler.condemn_host, signal=host_condemned)
+        crawler.signals.connect(scheduler.acquit_host, signal=host_acquitted)
         crawler.signals.connect(scheduler.trap_pattern, signal=pattern_trapped)
         crawler.signals.connect(scheduler.soft_404, signal=soft_404_found)
         crawler.signals.connect(scheduler.score_host, signal=host_scored)
@@ -678,6 +683,15 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.set_host_budget(netloc, 0)
         self._inc("frontier/budget_cuts")
         self._inc(f"frontier/condemned/{reason}")
+
+    def acquit_host(self, host: str, netloc: str = "", **kwargs) -> None:
+        """Handler of ``host_acquitted``: ``host``'s new URLs are queued again, its budget
+        cut lifted (the entries' own budget applies)."""
+        if self._condemned.pop(host, None) is None:
+            return
+        if netloc:
+            self.frontier.set_host_budget(netloc, UNCUT_BUDGET)
+        self._inc("frontier/acquitted")
 
     def trap_pattern(self, pattern: str, **kwargs) -> None:
         """Handler of ``pattern_trapped``: drop the URLs of a template-trap pattern."""

@@ -22,6 +22,10 @@ USER_AGENT = "websearch-bot/0.1 (+http://127.0.0.1:8000/about)"
 ROBOTSTXT_OBEY = False  # robots.txt is obeyed through the frontier (FRONTIER_ROBOTS)
 COOKIES_ENABLED = False
 TELNETCONSOLE_ENABLED = False
+# Scrapy's RemoteControl extension (an HTTP /execute endpoint on localhost that runs Python
+# sent to it, behind a token written to the user's profile): off, so a crawl worker opens
+# no control port; True turns it on (REMOTE_CONTROL_* settings, Scrapy's docs).
+REMOTE_CONTROL_ENABLED = False
 
 # --- name resolution: "*.test" reaches the local test web only when configured ---
 TWISTED_DNS_RESOLVER = "crawler.resolver.OverrideResolver"
@@ -131,7 +135,12 @@ SPIDER_MIDDLEWARES = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
 }
 DOWNLOADER_MIDDLEWARES = {
+    # the spider's scope (allowed hosts, host rules) for redirects and meta refreshes too
+    # (crawler/scope.py); Scrapy's offsite filter knows only allowed_domains
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+    "crawler.scope.ScopeMiddleware": 50,
+    # a robots.txt is read up to 500 KiB, uncompressed (crawler/robots.py)
+    "crawler.robots.RobotsFetchMiddleware": 100,
     # next to the handler: sees raw failures before RetryMiddleware, bodies before inflation
     "crawler.fetch.FetchLimitsMiddleware": 950,
 }
@@ -331,8 +340,12 @@ QUALITY_ENABLED = True
 QUALITY_TEMPLATE_MIN_NOVELTY = 0.15  # share of new shingles under which a page adds nothing
 QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a trap
 QUALITY_TEMPLATE_TRAP_SHARE = 0.8  # share of a pattern's pages that added nothing
-QUALITY_SPAM_SAMPLE_PAGES = 6  # pages of a host before its spam verdict
+QUALITY_SPAM_SAMPLE_PAGES = 20  # content pages of a host (navigation pages left out) before
+# any spam verdict; till then its pages are crawled at normal priority
 QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a spam host
+QUALITY_VERDICT_CONFIDENCE = 0.95  # how sure the judge must be that SHARE of the host's pages
+# trip the rules (given its sample) before a verdict cuts the host; under 0.5 it is lifted
+QUALITY_DRY_RUN = False  # verdicts (spam, template trap) stored and logged, never acted on
 # what the judges keep in each worker (crawler/quality.py), so that its memory is bounded:
 QUALITY_TEMPLATE_MAX_PATTERNS = 10_000  # URL patterns followed (least recently seen forgotten)
 QUALITY_TEMPLATE_MAX_SHINGLES = 1_000  # shingles kept per pattern (its first pages' content)

@@ -31,6 +31,12 @@ documents_removed = object()
 #: and the quality pipeline marks its later pages ``skip_index``.
 host_condemned = object()
 
+#: A condemned host is acquitted: later pages contradicted the verdict, or it was given in a
+#: dry run: ``host``, ``netloc``, ``reason`` (what it was condemned as). ``FrontierScheduler``
+#: takes it off its condemned hosts and lifts its budget cut; the quality pipeline indexes
+#: its pages again. URLs dropped while it was condemned stay dropped (they are seen).
+host_acquitted = object()
+
 #: A URL pattern (``crawler.traps.url_pattern``) is a template trap: ``pattern``, ``netloc``
 #: (sent by ``pipelines.quality.QualityPipeline``). Its URLs are dropped from then on,
 #: queued ones when leased (``frontier/dropped/template_trap``).

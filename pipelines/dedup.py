@@ -37,6 +37,13 @@ REMEMBERED_LINKS = 1_000_000
 COUNTED_INLINKS = 200_000
 
 
+#: Without links back, a host is a mirror on arrival order alone only when at least this
+#: share of its shared pages arrived after their twins: two copies crawled side by side
+#: (a real site and its mirror seeded together) interleave, and neither is cut on a coin
+#: flip (results still show one page per cluster, ``dedup.election``).
+MIRROR_LATER_SHARE = 0.9
+
+
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
     """Cut a host's budget through the ``host_budget_cut`` signal; True when a frontier
     scheduler received it."""
@@ -79,10 +86,10 @@ class DedupPipeline:
     ``mirror_copy_ratio`` are in a duplicate cluster with pages of one other host is a
     *mirror* of it, unless the
     evidence points the other way: the copy whose pages link to their twin on the other host
-    is the mirror; without such links, the one whose copies arrived later. Arrival order
-    alone does not decide it, so an original crawled after its mirror is not cut. A mirror
-    is condemned once (``condemn(host, netloc, "mirror")``: budget cut, queue dropped, pages
-    out of the index) and its verdict, with the evidence, goes to ``verdicts``.
+    is the mirror; without such links, the one whose copies nearly all arrived later
+    (``MIRROR_LATER_SHARE``). A mirror is condemned once (``condemn(host, netloc,
+    "mirror")``: budget cut, queue dropped, pages out of the index) and its verdict, with
+    the evidence, goes to ``verdicts``; with ``dry_run`` it is stored and logged only.
 
     Each page's cluster elects the page it shows (``dedup.election``: the copy the others
     link to or name as canonical, links from other hosts, the host with more pages, the
@@ -113,6 +120,7 @@ class DedupPipeline:
         verdicts: VerdictStore | None = None,
         trusted: Callable[[str], bool] | None = None,
         elected: Callable[[str, Election], None] | None = None,
+        dry_run: bool = False,
     ):
         self.dedup = dedup
         self.stats = stats
@@ -124,6 +132,7 @@ class DedupPipeline:
         self.mirror_min_pages = mirror_min_pages
         self.mirror_copy_ratio = mirror_copy_ratio
         self._trusted = trusted or (lambda host: False)
+        self.dry_run = dry_run
         self._cut_hosts: set[str] = set()
         self.mirrors: dict[str, str] = {}
         self._netlocs: dict[str, str] = {}
@@ -154,6 +163,7 @@ class DedupPipeline:
                        verdicts=open_verdicts(config_from_settings(settings), crawl),
                        trusted=lambda host: rules.policy(host).quality == "trusted",
                        elected=signal_elected(crawler),
+                       dry_run=setting(settings, "QUALITY_DRY_RUN", bool),
                        **settings_to_options(settings, cls.SETTINGS))
         crawler.signals.connect(pipeline.forget, signal=documents_removed)
         return pipeline
@@ -245,7 +255,8 @@ class DedupPipeline:
         if counts.backlinks or counts.other_backlinks:
             if counts.backlinks <= counts.other_backlinks:
                 return  # the other links to its twins as the originals: it is the copy
-        elif counts.later <= counts.other_later:
+        elif (counts.later < MIRROR_LATER_SHARE * counts.shared
+              or counts.later <= counts.other_later):
             return
         self.mirrors[host] = other
         self._inc("dedup/mirror")
@@ -258,14 +269,14 @@ class DedupPipeline:
                 reasons=(f"{counts.shared} of its {pages} pages are near-copies of pages of "
                          f"{other}", f"{counts.backlinks} of them link to their twin on "
                          f"{other}, {counts.other_backlinks} the other way"),
-                action="budget_cut",
+                action="dry_run" if self.dry_run else "budget_cut",
                 detail={"pages": pages, "shared": counts.shared,
                         "original_shared": counts.other_shared,
                         "backlinks": counts.backlinks,
                         "original_backlinks": counts.other_backlinks,
                         "arrived_later": counts.later,
                         "original_arrived_later": counts.other_later}))
-        if self._condemn is not None:
+        if self._condemn is not None and not self.dry_run:
             self._condemn(host, netloc, "mirror")
 
     def _watch_host(

@@ -4,9 +4,13 @@ Runs after the dedup pipeline. Marks items the index must skip (``item.skip_inde
 feeds the frontier back through the scheduler's signals: a soft 404 counts as dead for its
 directory (``soft_404_found``), a template-trap pattern stops being crawled
 (``pattern_trapped``), a spam host is condemned (``host_condemned``: budget cut, queue
-dropped, pages out of the index), and every host's quality orders its new URLs
-(``host_scored``). Host verdicts and their reasons go to the verdict store, where the admin
-sees them; a host rule's ``quality`` (``trusted`` / ``spam``) overrides the crawl's verdict.
+dropped, pages out of the index) and acquitted again (``host_acquitted``) when its later
+pages contradict the verdict, and a host's novelty and, once condemned, its spam score order
+its new URLs (``host_scored``; till its verdict a host is crawled at normal priority). Host
+verdicts go to the verdict store with their evidence and what the crawl did with them,
+where the admin and the URL inspector show them. A host rule overrides the crawl: its
+``quality`` (``trusted`` / ``spam``), or ``never_judge`` (verdicts shown, never acted on);
+``QUALITY_DRY_RUN`` stores and logs verdicts without acting on any.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from crawler.hostverdicts import SPAM, TEMPLATE_TRAP, Verdict, VerdictStore, ope
 from crawler.items import PageItem
 from crawler.options import enabled, setting, settings_to_options
 from crawler.quality import (
+    LIFT_CONFIDENCE,
+    HostVerdict,
     SpamJudge,
     TemplateTraps,
     browser_probe_fetched,
@@ -42,16 +48,19 @@ PROBE_MIN_WORDS = 20
 #: Weight of the newest page in a host's moving average of novelty.
 NOVELTY_ALPHA = 0.3
 
+#: Pages tripping a rule kept per host as the verdict's examples.
+EXAMPLES = 5
+
 
 class QualityPipeline:
     """Judges every ``PageItem``; never drops one (the WARC store and link graph keep it).
 
     ``send(signal_name, **kwargs)`` reaches the scheduler (``crawler.scheduler``'s signals);
     ``probe(url)`` fetches a page again as a browser (the spider's ``probe_request``) for
-    the cloaking check, on the ``probe_page``-th page of each host (default: the last page
-    of its spam sample, so a host the content rules already condemned costs no probe); a
-    probe whose text overlaps the crawler's by less than ``cloak_overlap`` marks the host
-    as cloaking.
+    the cloaking check, on the ``probe_page``-th content page of each host (default: the
+    last page of its spam sample, so a host the content rules already condemned costs no
+    probe); a probe whose text overlaps the crawler's by less than ``cloak_overlap`` marks
+    the host as cloaking. ``dry_run``: verdicts are stored and logged, never acted on.
     """
 
     def __init__(
@@ -68,6 +77,7 @@ class QualityPipeline:
         cloak_overlap: float = 0.3,
         max_hosts: int,
         max_probes: int,
+        dry_run: bool = False,
     ):
         self.traps = traps
         self.judge = judge
@@ -80,10 +90,12 @@ class QualityPipeline:
         self.cloak_overlap = cloak_overlap
         self.max_hosts = max_hosts
         self.max_probes = max_probes
+        self.dry_run = dry_run
         # per host, each at most max_hosts (the oldest entry forgotten first)
         self.condemned: OrderedDict[str, str] = OrderedDict()
-        self._pages: OrderedDict[str, int] = OrderedDict()
-        self._tripped: dict[str, int] = {}
+        # hosts with a spam verdict taken (acted on or not) -> its action
+        self.judged: OrderedDict[str, str] = OrderedDict()
+        self._examples: OrderedDict[str, list[str]] = OrderedDict()
         self._quality: OrderedDict[str, float] = OrderedDict()
         self._spam_scores: OrderedDict[str, float] = OrderedDict()
         # probes in flight (a probe whose answer never comes is forgotten after max_probes)
@@ -100,8 +112,8 @@ class QualityPipeline:
         from crawler import signals as crawl_signals
 
         signals = {name: getattr(crawl_signals, name) for name in (
-            "documents_removed", "host_condemned", "pattern_trapped", "soft_404_found",
-            "host_scored")}
+            "documents_removed", "host_condemned", "host_acquitted", "pattern_trapped",
+            "soft_404_found", "host_scored")}
 
         def send(name: str, **kwargs) -> None:
             crawler.signals.send_catch_log(signals[name], **kwargs)
@@ -122,6 +134,7 @@ class QualityPipeline:
             probe=probe if enabled(s, "QUALITY_CLOAKING_PROBE") else None,
             max_hosts=setting(s, "QUALITY_MAX_HOSTS", int),
             max_probes=setting(s, "QUALITY_MAX_PENDING_PROBES", int),
+            dry_run=setting(s, "QUALITY_DRY_RUN", bool),
         )
         crawler.signals.connect(pipeline.host_condemned, signal=crawl_signals.host_condemned)
         crawler.signals.connect(pipeline.probe_fetched, signal=browser_probe_fetched)
@@ -137,8 +150,8 @@ class QualityPipeline:
         if not isinstance(item, PageItem):
             return item
         host, netloc = item.host, netloc_of(item.url)
-        override = self.host_rules.policy(host).quality
-        if override == "spam" and host not in self.condemned:
+        policy = self.host_rules.policy(host)
+        if policy.quality == "spam" and host not in self.condemned:
             self._condemn(host, netloc, SPAM, Verdict(
                 netloc, SPAM, 1.0, reasons=("an admin host rule says spam",),
                 action="overridden"))
@@ -147,14 +160,20 @@ class QualityPipeline:
             item.skip_index = "soft_404"
             self._inc("quality/soft_404")
             self._send("soft_404_found", url=url)
-        self._judge_template(item, url, netloc)
-        if override == "":
-            self._judge_spam(item, host, netloc, url)
-        if host in self.condemned and override != "trusted":
+        self._judge_template(item, url, netloc, self._action(policy.quality, "pattern_dropped"))
+        if policy.quality != "spam":
+            self._judge_spam(item, host, netloc, url, policy.quality)
+        if host in self.condemned and policy.quality != "trusted":
             item.skip_index = self.condemned[host]
         return item
 
-    def _judge_template(self, item: PageItem, url: str, netloc: str) -> None:
+    def _action(self, override: str, acting: str) -> str:
+        """What the crawl does with a verdict: ``acting``, or why not."""
+        if override == "trusted":
+            return "overridden"
+        return "dry_run" if self.dry_run else acting
+
+    def _judge_template(self, item: PageItem, url: str, netloc: str, action: str) -> None:
         novelty = self.traps.observe(url, item.text)
         if novelty is None:
             return
@@ -166,17 +185,20 @@ class QualityPipeline:
             docs.append(item.doc_id)
         if len(self._pattern_docs) > self.traps.max_patterns:
             self._pattern_docs.popitem(last=False)
-        if novelty.stale:
+        acts = action == "pattern_dropped"
+        if novelty.stale and acts:
             item.skip_index = item.skip_index or "template"
             self._inc("quality/template_stale")
         if not novelty.trapped:
             return
         self._inc("quality/template_trap")
-        logger.info("template trap: %s (pages add almost nothing new)", novelty.pattern)
-        self._send("pattern_trapped", pattern=novelty.pattern, netloc=netloc)
-        # its first pages (the template, and those indexed before it was found) go too
-        self._send("documents_removed", ids=self._pattern_docs.pop(novelty.pattern, []),
-                   reason="template_trap")
+        logger.info("template trap: %s (pages add almost nothing new)%s", novelty.pattern,
+                    "" if acts else f"; not acted on ({action})")
+        if acts:
+            self._send("pattern_trapped", pattern=novelty.pattern, netloc=netloc)
+            # its first pages (the template, and those indexed before it was found) go too
+            self._send("documents_removed", ids=self._pattern_docs.pop(novelty.pattern, []),
+                       reason="template_trap")
         patterns = self._trap_patterns.setdefault(netloc, [])
         patterns.append(novelty.pattern)
         bound(self._trap_patterns, self.max_hosts)
@@ -185,7 +207,10 @@ class QualityPipeline:
                 netloc, TEMPLATE_TRAP, 1.0,
                 reasons=tuple(f"{p}: pages differ only in dates, numbers or a few words"
                               for p in patterns),
-                action="pattern_dropped", detail={"patterns": list(patterns)}))
+                action=action, detail={
+                    "patterns": list(patterns), "min_pages": self.traps.min_pages,
+                    "trap_share": self.traps.trap_share,
+                    "min_novelty": self.traps.min_novelty}))
 
     def _note_novelty(self, netloc: str, novelty: float) -> None:
         """A moving average of how much new content the host's pages add: a host whose
@@ -210,38 +235,82 @@ class QualityPipeline:
             bound(self._quality, self.max_hosts)
             self._send("host_scored", host=netloc, quality=quality)
 
-    def _judge_spam(self, item: PageItem, host: str, netloc: str, url: str) -> None:
+    def _judge_spam(self, item: PageItem, host: str, netloc: str, url: str,
+                    override: str) -> None:
         link_hosts = [host_of(link.url) for link in item.links]
         signals = self.judge.page_signals(host, item.title, item.text, link_hosts,
                                           item.hidden_words)
-        item.spam_score = signals.score
+        item.spam_score = 0.0 if override == "trusted" else signals.score
         self.judge.observe(host, signals,
                            [link.url for link, h in zip(item.links, link_hosts, strict=True)
                             if h != host])
-        pages = self._count_page(host)
-        tripped = self._tripped.get(host, 0) + bool(signals.rules)
-        self._tripped[host] = tripped
-        if pages < self.judge.sample_pages:
-            # before the verdict: the share of its pages tripping a rule so far, so that
-            # the value order puts a farm or a doorway behind clean hosts from its first pages
-            self._score(netloc, tripped / pages)
-        self._decide(host, netloc)
-        if pages == self.probe_page and self._probe is not None and host not in self.condemned:
+        if signals.navigation:
+            self._inc("quality/navigation_pages")
+        if signals.rules:
+            examples = self._examples.setdefault(host, [])
+            if len(examples) < EXAMPLES:
+                examples.append(url)
+            bound(self._examples, self.max_hosts)
+        self._decide(host, netloc, override)
+        pages = self.judge.pages(host)
+        if (pages == self.probe_page and not signals.navigation and self._probe is not None
+                and host not in self.condemned):
             self._probes[url] = (host, netloc, item.text)
             bound(self._probes, self.max_probes)
             self._probe(url)
 
-    def _decide(self, host: str, netloc: str) -> None:
+    def _decide(self, host: str, netloc: str, override: str) -> None:
+        """Take, keep or lift the host's spam verdict (every content page re-judges it)."""
         verdict = self.judge.verdict(host)
         if verdict is None:
             return
-        self._score(netloc, verdict.score)
-        if verdict.spam and host not in self.condemned:
-            self._condemn(host, netloc, SPAM, Verdict(
-                netloc, SPAM, verdict.score, reasons=tuple(verdict.explain()),
-                action="budget_cut",
-                detail={"pages": verdict.pages, "rules": verdict.reasons,
-                        "clique": list(verdict.clique)}))
+        taken = self.judged.get(host)
+        action = self._action(override, "budget_cut")
+        if verdict.spam and taken != action:  # new, or a host rule changed since
+            self.judged[host] = action
+            bound(self.judged, self.max_hosts)
+            self._inc("quality/verdicts/spam")
+            record = self._spam_verdict(host, netloc, verdict, action)
+            if action == "budget_cut":
+                self._score(netloc, verdict.score)
+                self._condemn(host, netloc, SPAM, record)
+            else:
+                logger.info("%s judged spam, not acted on (%s): %s", host, action,
+                            "; ".join(record.reasons))
+                self._store(record)
+        elif taken is not None and not verdict.holds_at(LIFT_CONFIDENCE):
+            self._lift(host, netloc, verdict, taken)
+
+    def _spam_verdict(self, host: str, netloc: str, verdict: HostVerdict,
+                      action: str) -> Verdict:
+        return Verdict(
+            netloc, SPAM, verdict.score, confidence=verdict.confidence,
+            reasons=(*verdict.explain(),
+                     f"confidence {verdict.confidence:.2f} that {self.judge.spam_share:.0%} "
+                     f"or more of its pages trip "
+                     f"{' and '.join(verdict.agreeing) or 'the rules'}; "
+                     f"{verdict.pages} content pages judged, {verdict.navigation} "
+                     "navigation pages left out"),
+            action=action,
+            detail={**verdict.evidence(), "examples": list(self._examples.get(host, ()))})
+
+    def _lift(self, host: str, netloc: str, verdict: HostVerdict, taken: str) -> None:
+        """Later pages contradict the verdict: the host is crawled and indexed again."""
+        del self.judged[host]
+        self._inc("quality/verdicts/lifted")
+        record = self._spam_verdict(host, netloc, verdict, "lifted")
+        logger.info("%s no longer judged spam: %d of %d content pages trip a rule "
+                    "(confidence %.2f)", host, round(verdict.score * verdict.pages),
+                    verdict.pages, verdict.confidence)
+        self._store(record)
+        self._score(netloc, 0.0)
+        if taken == "budget_cut" and self.condemned.get(host) == SPAM:
+            del self.condemned[host]
+            self._send("host_acquitted", host=host, netloc=netloc, reason=SPAM)
+
+    def _store(self, verdict: Verdict) -> None:
+        if self.verdicts is not None:
+            self.verdicts.put(verdict)
 
     def _condemn(self, host: str, netloc: str, reason: str, verdict: Verdict) -> None:
         self.condemned[host] = reason
@@ -251,14 +320,6 @@ class QualityPipeline:
         if self.verdicts is not None:
             self.verdicts.put(verdict)
         self._send("host_condemned", host=host, netloc=netloc, reason=reason)
-
-    def _count_page(self, host: str) -> int:
-        pages = self._pages.get(host, 0) + 1
-        self._pages[host] = pages
-        if len(self._pages) > self.max_hosts:
-            forgotten, _ = self._pages.popitem(last=False)
-            self._tripped.pop(forgotten, None)
-        return pages
 
     # -- signals -----------------------------------------------------------------------
 
@@ -282,8 +343,9 @@ class QualityPipeline:
             self._inc("quality/cloaking")
             logger.info("%s serves browsers other content (word overlap %.2f)", host, overlap)
             self.judge.note_cloaking(host)
-            if self.host_rules.policy(host).quality == "":
-                self._decide(host, netloc)
+            quality = self.host_rules.policy(host).quality
+            if quality != "spam":
+                self._decide(host, netloc, quality)
 
     def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None:

@@ -65,9 +65,11 @@ def _timestamp(warc_date: str | None) -> float:
     return datetime.fromisoformat(warc_date.replace("Z", "+00:00")).timestamp()
 
 
-def _response(record, name: str, offset: Callable[[], int]) -> WarcResponse:
+def _response(record, name: str, offset: Callable[[], int],
+              max_body: int | None = None) -> WarcResponse:
     http = record.http_headers
-    body = record.content_stream().read()  # before ``offset()``, which skips to the record end
+    # before ``offset()``, which skips to the record end
+    body = record.content_stream().read(max_body) if max_body != 0 else b""
     return WarcResponse(
         url=record.rec_headers.get_header("WARC-Target-URI"),
         status=int(http.get_statuscode() or 0),
@@ -91,8 +93,10 @@ def iter_responses(paths: Iterable[str | os.PathLike]) -> Iterator[WarcResponse]
                 yield _response(record, path.name, records.get_record_offset)
 
 
-def read_response(directory: str | os.PathLike, warc_file: str, offset: int) -> WarcResponse:
-    """The response record at ``offset`` of ``warc_file`` (a document's ``warc_*`` fields)."""
+def read_response(directory: str | os.PathLike, warc_file: str, offset: int,
+                  max_body: int | None = None) -> WarcResponse:
+    """The response record at ``offset`` of ``warc_file`` (a document's ``warc_*`` fields),
+    with at most ``max_body`` bytes of its body (all of it when None; none when 0)."""
     path = Path(directory) / warc_file
     with open(path, "rb") as fh:
         fh.seek(offset)
@@ -101,7 +105,7 @@ def read_response(directory: str | os.PathLike, warc_file: str, offset: int) -> 
             raise ValueError(f"{warc_file}@{offset} is a {record.rec_type} record, not a response")
         if record.http_headers is None:  # what a misread offset can parse as (as iter_responses)
             raise ValueError(f"{warc_file}@{offset} is a response record without HTTP headers")
-        return _response(record, warc_file, lambda: offset)
+        return _response(record, warc_file, lambda: offset, max_body)
 
 
 def page_item_from_response(response: WarcResponse) -> PageItem | None:

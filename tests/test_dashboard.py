@@ -323,6 +323,39 @@ def test_host_verdicts_in_dashboard_inspector_and_admin(admin_client):
         store.clear()
 
 
+def test_a_verdict_shows_its_evidence_and_a_never_judge_rule_overrides_it(admin_client):
+    from crawler.hostverdicts import SPAM, Verdict
+    from webui.control.operations import crawl_verdicts
+
+    with crawl_verdicts() as store:
+        store.clear()
+        store.put(Verdict("door.test:8000", SPAM, 0.95, confidence=0.9871, reasons=(
+            "thin pages repeating their title's words (title_stuffing: 23 of 24 pages)",),
+            action="budget_cut", detail={"pages": 24, "navigation_pages": 3,
+                                         "agreeing": ["doorway", "title_stuffing"]}))
+        store.put(Verdict("dry.test:8000", SPAM, 0.9, confidence=0.97, action="dry_run"))
+    page = admin_client.get("/admin/control/hostrule/quality/").content.decode()
+    assert "0.99" in page and "navigation_pages" in page and "Never judge this host" in page
+    text = admin_client.get("/dashboard/inspect",
+                            {"url": "http://door.test:8000/p/1"}).content.decode()
+    assert "judged spam (confidence 0.99)" in text and "navigation_pages" in text
+    text = admin_client.get("/dashboard/inspect",
+                            {"url": "http://dry.test:8000/p/1"}).content.decode()
+    assert "in a dry run (QUALITY_DRY_RUN)" in text
+    response = admin_client.post("/admin/control/hostrule/quality/",
+                                 {"host": "door.test:8000", "never_judge": "1"})
+    assert response.status_code == 302
+    assert HostRule.objects.get(pattern="door.test").never_judge
+    text = admin_client.get("/dashboard/inspect",
+                            {"url": "http://door.test:8000/p/1"}).content.decode()
+    assert "a host rule overrides the verdict" in text and "never judged" in text
+    admin_client.post("/admin/control/hostrule/quality/",
+                      {"host": "door.test", "never_judge": "0"})
+    assert not HostRule.objects.get(pattern="door.test").never_judge
+    with crawl_verdicts() as store:
+        store.clear()
+
+
 def test_recrawl_needs_the_recrawl_permission(django_user_model):
     from django.contrib.auth.models import Permission
 

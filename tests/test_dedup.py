@@ -497,6 +497,51 @@ def test_cross_host_mirror_cut_whichever_arrives_first(mirror_first, tmp_path):
     verdicts.close()
 
 
+def _copy_of(items: list[PageItem], host: str) -> list[PageItem]:
+    """The same pages served by ``host`` (a mirror without links back to the original)."""
+    from dataclasses import replace
+
+    from crawler.items import Link
+
+    return [replace(item, url=item.url.replace(item.host, host),
+                    fetched_url=item.fetched_url.replace(item.host, host), host=host, doc_id="",
+                    links=[Link(link.url.replace(item.host, host), link.text)
+                           for link in item.links])
+            for item in items]
+
+
+def test_copies_crawled_side_by_side_are_no_mirror_on_arrival_order_alone(tmp_path):
+    """A real site and a copy of it without links back, seeded together: which copy of a
+    page arrives first is a coin flip, no evidence to cut either host. Crawled after the
+    original, the copy is the mirror; in a dry run its verdict is stored, not acted on."""
+    from crawler.hostverdicts import LocalVerdictStore
+
+    original = _web_items("site1.test", [f"/p/{i}" for i in range(40)])
+    copy = _copy_of(original, "copy.test")
+
+    def pipeline(**options):
+        condemned = _Condemned()
+        verdicts = LocalVerdictStore(tmp_path / f"v{len(list(tmp_path.iterdir()))}.sqlite3")
+        return DedupPipeline(Deduplicator.from_settings(None), condemn=condemned,
+                             verdicts=verdicts, host_min_pages=20, host_copy_ratio=0.8,
+                             mirror_min_pages=30, mirror_copy_ratio=0.8, **options)
+
+    side_by_side = pipeline()
+    for n, (a, b) in enumerate(zip(original, copy, strict=True)):
+        for item in ((a, b) if n % 3 else (b, a)):
+            side_by_side.process_item(item)
+    assert side_by_side._condemn == [] and side_by_side.mirrors == {}
+    for dry_run in (False, True):
+        after = pipeline(dry_run=dry_run)
+        for item in [*original, *_copy_of(original, "copy.test")]:
+            after.process_item(item)
+        assert after.mirrors == {"copy.test": "site1.test"}
+        (verdict,) = after.verdicts.for_host("copy.test")
+        assert verdict.action == ("dry_run" if dry_run else "budget_cut")
+        assert after._condemn == ([] if dry_run else [("copy.test", "copy.test:8000",
+                                                       "mirror")])
+
+
 def test_distinct_hosts_are_no_mirrors():
     items = [*_web_items("site1.test", [f"/p/{i}" for i in range(40)]),
              *_web_items("site2.test", [f"/p/{i}" for i in range(40)])]

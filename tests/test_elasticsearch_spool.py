@@ -15,7 +15,7 @@ from index.elasticsearch import ElasticsearchBackend
 pytestmark = pytest.mark.services
 
 DOWN_S = 10.0
-CRAWL_DOWN_S = 30.0  # the outage the issue asks a crawl to survive
+CRAWL_DOWN_S = 30.0  # the outage a crawl must survive
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Continuous crawl of changing hosts: changes searchable within one recrawl interval,
-304s, deletions and moves reach the index (issue 9)."""
+304s, deletions and moves reach the index."""
 
 import http.client
 import json

@@ -382,3 +382,18 @@ def test_a_url_with_a_bad_host_is_dropped_with_its_reason(sched):
     assert not sched.enqueue_request(scrapy.Request("http://a..b.test/", callback=spider.parse))
     sched.flush()
     assert sched.stats["frontier/dropped/invalid_host"] == 3
+
+
+def test_an_acquitted_host_is_queued_again_within_its_own_budget(sched):
+    spider = sched.spider
+    assert sched.enqueue_request(scrapy.Request("http://a.test/0", callback=spider.parse))
+    sched.flush()
+    sched.condemn_host("a.test", "a.test", reason="spam")
+    assert not sched.enqueue_request(scrapy.Request("http://a.test/1", callback=spider.parse))
+    sched.acquit_host("a.test", "a.test", reason="spam")
+    assert sched.enqueue_request(scrapy.Request("http://a.test/2", callback=spider.parse))
+    sched.flush()
+    assert sched.stats["frontier/dropped/spam"] == 1 and sched.stats["frontier/acquitted"] == 1
+    assert sched.frontier.stats()["added"] == 2  # the budget cut is lifted
+    sched.acquit_host("a.test", "a.test")  # not condemned: nothing to do
+    assert sched.stats["frontier/acquitted"] == 1

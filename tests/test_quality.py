@@ -10,12 +10,15 @@ from crawler.extract import extract, page_item
 from crawler.frontier.value import ValueOrder
 from crawler.hostrules import HostRule, HostRules
 from crawler.hostverdicts import MIRROR, SPAM, TEMPLATE_TRAP, LocalVerdictStore, Verdict
+from crawler.items import Link
 from crawler.options import setting, settings_to_options
 from crawler.quality import (
     SpamJudge,
     TemplateTraps,
     hidden_words,
+    is_navigation,
     is_soft_404,
+    share_confidence,
     text_overlap,
 )
 from crawler.traps import DeadSubtrees, TrapGuard, url_pattern
@@ -130,7 +133,7 @@ def test_dead_subtree_deprioritised_then_dropped():
 
 # -- spam ----------------------------------------------------------------------------------
 
-def judge_hosts(web, hosts, pages=12) -> dict[str, object]:
+def judge_hosts(web, hosts, pages=24) -> dict[str, object]:
     judge = judge_for()
     for host in hosts:
         for path in ["/", *paths(host, pages)]:
@@ -172,6 +175,11 @@ def test_hidden_text_share_and_overlap(web):
 
 
 # -- the pipeline --------------------------------------------------------------------------
+
+class Stats(dict):
+    def inc_value(self, key, n=1):
+        self[key] = self.get(key, 0) + n
+
 
 class Recorder:
     def __init__(self):
@@ -217,7 +225,7 @@ def test_pipeline_condemns_a_spam_host_once_and_skips_its_pages(web, tmp_path):
     store = LocalVerdictStore(tmp_path / "v.sqlite3")
     pipe, rec = pipeline_for(verdicts=store)
     items = [pipe.process_item(item_of(web, "stuffing.test", p))
-             for p in ["/", *paths("stuffing.test", 10)]]
+             for p in ["/", *paths("stuffing.test", 24)]]
     (condemned,) = rec.names("host_condemned")
     assert condemned == {"host": "stuffing.test", "netloc": f"stuffing.test:{PORT}",
                          "reason": "spam"}
@@ -248,10 +256,172 @@ def test_pipeline_finds_cloaking_through_its_browser_probe(web):
 def test_admin_overrides_win(web):
     rules = [HostRule("stuffing.test", quality="trusted"), HostRule("site1.test", quality="spam")]
     pipe, rec = pipeline_for(rules)
-    for path in ["/", *paths("stuffing.test", 10)]:
+    for path in ["/", *paths("stuffing.test", 24)]:
         assert pipe.process_item(item_of(web, "stuffing.test", path)).skip_index == ""
     assert pipe.process_item(item_of(web, "site1.test", "/p/1")).skip_index == "spam"
     assert [kw["host"] for kw in rec.names("host_condemned")] == ["site1.test"]
+
+
+# -- evidence in proportion: real sites, dry run, host rules, re-judging --------------------
+
+def crawl_order(web, host: str, pages: int) -> list:
+    """The first ``pages`` HTML pages of ``host`` in breadth-first link order, as a crawl
+    meets them (the root first, then the pages it links to), as items."""
+    from collections import deque
+
+    todo, seen, items = deque(["/"]), {"/"}, []
+    while todo and len(items) < pages:
+        path = todo.popleft()
+        response = web.render(host, path)
+        if response.status != 200 or "html" not in response.headers.get("Content-Type", ""):
+            continue
+        url = web.url(host, path)
+        page = extract(response.body, url)
+        item = page_item(page, url, 200, 0.0)
+        item.doc_id = doc_id_for(item.url)
+        item.hidden_words = hidden_words(response.body)
+        items.append(item)
+        for link in [*page.links, *([Link(page.refresh_url)] if page.refresh_url else [])]:
+            if host_of(link.url) != host:
+                continue
+            target = "/" + link.url.split("/", 3)[3].split("#", 1)[0]
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return items
+
+
+@pytest.fixture(scope="module")
+def apache():
+    """The Apache HTTP Server manual as Debian installs it (apache2-doc), on httpd.test."""
+    from testweb.docsites import DOC_SITES
+
+    site = next(s for s in DOC_SITES if s.host == "httpd.test")
+    if not site.root.is_dir():
+        pytest.skip("apache2-doc is not installed (scripts/apt-packages.txt)")
+    return testweb.TestWeb(1, PORT, doc_sites=[site])
+
+
+def test_real_apache_manual_is_no_doorway(apache, tmp_path):
+    """Its root is a meta refresh, its language indexes (thin, link-heavy) all link to the
+    same off-site pages: navigation, no evidence. Judged on a crawl's first 8 pages it was
+    "doorway: 8 of 8 pages"; judged on 80 it is not spam at all."""
+    items = crawl_order(apache, "httpd.test", 80)
+    assert [i.url.split(str(PORT), 1)[1] for i in items[:3]] == ["/", "/da/index.html",
+                                                                   "/de/index.html"]
+    store = LocalVerdictStore(tmp_path / "v.sqlite3")
+    pipe, rec = pipeline_for(verdicts=store)
+    pipe.stats = Stats()
+    for item in items:
+        assert pipe.process_item(item).skip_index in ("", "template"), item.url
+    assert rec.names("host_condemned") == [] and store.for_host("httpd.test") == []
+    assert pipe.stats["quality/navigation_pages"] >= 12  # the root and the language indexes
+    verdict = pipe.judge.verdict("httpd.test")
+    assert verdict is not None and not verdict.spam and "doorway" not in verdict.reasons
+    assert verdict.pages + verdict.navigation == len(items)
+
+
+def test_navigation_pages_are_no_doorways(web):
+    assert is_navigation(0, 11, 11)  # a meta refresh with a table of languages
+    assert is_navigation(41, 68, 60)  # a language's index: 60 links within its site
+    assert not is_navigation(41, 68, 20)  # most links off-site: what a link farm looks like
+    door = item_of(web, "doorway.test", "/p/3")
+    judge = judge_for()
+    signals = judge.page_signals("doorway.test", door.title, door.text,
+                                 [host_of(link.url) for link in door.links])
+    assert not signals.navigation and signals.rules
+    # a language selector linking to the site's other hosts is navigation too
+    langs = [f"{lang}.example.org" for lang in ("de", "fr", "ja", "es")]
+    assert judge.page_signals("www.example.org", "Choose", "Choose your language",
+                              langs).navigation
+
+
+def test_confidence_grows_with_the_sample():
+    assert share_confidence(20, 20, 0.6) > 0.999
+    assert share_confidence(16, 20, 0.6) > 0.95 > share_confidence(14, 20, 0.6)
+    assert share_confidence(3, 3, 0.6) < 0.95  # three pages say little
+    assert share_confidence(0, 0, 0.6) == 0.0
+
+
+def test_a_verdict_on_page_shape_alone_needs_a_second_rule():
+    """Thin pages all linking to one off-host page trip the doorway rule; with nothing
+    else (no stuffing, no link farm) that is a site's footer, not a doorway."""
+    judge = judge_for()
+    for n in range(40):
+        text = f"Release {n} notes: a fix for the parser and the build of module {n}."
+        links = ["https://www.project.org/", f"http://docs.test/r/{n + 1}",
+                 f"http://docs.test/r/{n - 1}"]
+        signals = judge.page_signals("docs.test", f"Release {n}", text,
+                                     [host_of(u) for u in links])
+        assert not signals.navigation
+        judge.observe("docs.test", signals, links[:1])
+    verdict = judge.verdict("docs.test")
+    assert verdict.reasons.get("doorway") == 40 and verdict.agreeing == ("doorway",)
+    assert not verdict.spam and verdict.evidence()["confidence"] == verdict.confidence
+
+
+def test_dry_run_stores_and_logs_verdicts_without_acting(web, tmp_path, caplog):
+    store = LocalVerdictStore(tmp_path / "v.sqlite3")
+    pipe, rec = pipeline_for(verdicts=store)
+    pipe.dry_run = True
+    with caplog.at_level("INFO", logger="pipelines.quality"):
+        spam = [pipe.process_item(item_of(web, "stuffing.test", p))
+                for p in ["/", *paths("stuffing.test", 24)]]
+        trap = [pipe.process_item(item_of(web, "events.test", p))
+                for p in paths("events.test", 12)]
+    assert all(i.skip_index == "" for i in spam + trap)
+    assert rec.names("host_condemned") == rec.names("pattern_trapped") == []
+    assert rec.names("documents_removed") == [] and pipe.condemned == {}
+    (verdict,) = store.for_host("stuffing.test")
+    assert verdict.kind == SPAM and verdict.action == "dry_run" and not verdict.acted
+    assert verdict.confidence >= 0.95 and verdict.detail["pages"] >= 20
+    assert verdict.detail["examples"] and verdict.detail["agreeing"] == ["keyword_stuffing"]
+    (trapped,) = store.for_host("events.test")
+    assert trapped.kind == TEMPLATE_TRAP and trapped.action == "dry_run"
+    assert "stuffing.test judged spam, not acted on (dry_run)" in caplog.text
+
+
+def test_a_never_judge_host_rule_keeps_the_verdict_visible_and_unacted(web, tmp_path):
+    store = LocalVerdictStore(tmp_path / "v.sqlite3")
+    pipe, rec = pipeline_for([HostRule("*.test", never_judge=True),
+                              HostRule("site1.test", quality="spam", never_judge=True)],
+                             verdicts=store)
+    assert pipe.host_rules.policy("stuffing.test").quality == "trusted"  # mirrors too
+    for path in ["/", *paths("stuffing.test", 24)]:
+        item = pipe.process_item(item_of(web, "stuffing.test", path))
+        assert item.skip_index == "" and item.spam_score == 0.0
+    for path in paths("events.test", 12):
+        assert pipe.process_item(item_of(web, "events.test", path)).skip_index == ""
+    assert rec.names("pattern_trapped") == []
+    (verdict,) = store.for_host("stuffing.test")
+    assert verdict.action == "overridden" and verdict.reasons
+    assert store.for_host("events.test")[0].action == "overridden"
+    # the admin's own "spam" is a verdict the crawl acts on
+    assert pipe.process_item(item_of(web, "site1.test", "/p/1")).skip_index == "spam"
+    assert [kw["host"] for kw in rec.names("host_condemned")] == ["site1.test"]
+
+
+def test_a_host_whose_later_pages_contradict_its_verdict_is_rejudged(web, tmp_path):
+    store = LocalVerdictStore(tmp_path / "v.sqlite3")
+    pipe, rec = pipeline_for(verdicts=store)
+    stuffed = [item_of(web, "stuffing.test", p) for p in paths("stuffing.test", 22)]
+    for item in stuffed:
+        pipe.process_item(item)
+    (condemned,) = rec.names("host_condemned")
+    assert store.for_host("stuffing.test")[0].action == "budget_cut"
+    # its later pages (in flight, recrawled, fetched by other workers) are articles
+    clean = []
+    for n in range(40):
+        item = item_of(web, "site2.test", f"/p/{n}")
+        item.url = item.fetched_url = item.url.replace("site2.test", "stuffing.test")
+        item.host = "stuffing.test"
+        clean.append(pipe.process_item(item))
+    (acquitted,) = rec.names("host_acquitted")
+    assert acquitted == condemned
+    (verdict,) = store.for_host("stuffing.test")
+    assert verdict.action == "lifted" and verdict.confidence < 0.5
+    assert "stuffing.test" not in pipe.condemned and clean[-1].skip_index == ""
+    assert rec.names("host_scored")[-1]["quality"] == 1.0
 
 
 def test_verdict_labels_and_round_trip(tmp_path):
@@ -450,3 +620,15 @@ def test_value_order_keeps_bounded_cash_and_host_state():
     assert order.cash("http://t49.test/3", 1) == 16.0 ** -2 / 41
     assert order.cash("http://t0.test/3", 1) == 16.0 ** -4
     assert order.authority("t49.test") > order.authority("t0.test")
+
+
+def test_a_verdict_not_acted_on_is_acted_on_once_the_host_rule_goes(web):
+    rules = [HostRule("stuffing.test", never_judge=True)]
+    pipe, rec = pipeline_for(rules)
+    for path in ["/", *paths("stuffing.test", 22)]:
+        pipe.process_item(item_of(web, "stuffing.test", path))
+    assert rec.names("host_condemned") == [] and pipe.judged["stuffing.test"] == "overridden"
+    pipe.host_rules = HostRules.static([])  # the admin removed the rule
+    item = pipe.process_item(item_of(web, "stuffing.test", "/p/30"))
+    assert [kw["host"] for kw in rec.names("host_condemned")] == ["stuffing.test"]
+    assert item.skip_index == "spam" and pipe.judged["stuffing.test"] == "budget_cut"

@@ -21,7 +21,7 @@ from testweb import TestWeb
 from testweb.adversarial import CHARSET_TEXTS, HOSTILE_LINKS, BombHost, SessionsHost
 from testweb.quality import SPAM_HOSTS
 
-#: the hosts of issue 21 (tests/test_testweb_quality.py)
+#: the crawl-quality hosts (testweb/quality.py, tests/test_testweb_quality.py)
 QUALITY_HOSTS = {"mirror.test", "events.test", "deadlinks.test", *SPAM_HOSTS}
 
 SLOW = 1.0

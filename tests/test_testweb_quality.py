@@ -1,6 +1,6 @@
-"""The test web's hosts of issue 21 behave as documented, over a real server: the
-cross-host mirror with per-fetch noise, the path calendar, the 404 subtree and soft 404s,
-and the spam hosts (cloaking by User-Agent)."""
+"""The test web's crawl-quality hosts (testweb/quality.py) behave as documented, over a
+real server: the cross-host mirror with per-fetch noise, the path calendar, the 404
+subtree and soft 404s, and the spam hosts (cloaking by User-Agent)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Adversarial hosts: crawler traps, broken servers and hostile content (issue 4).
+"""Adversarial hosts: crawler traps, broken servers and hostile content.
 
 Each host has a fixed name and is served next to the normal ``site{i}.test`` hosts; no normal
 page links to them, so a crawl reaches them only from seeds. All are on 127.0.0.1 and the
@@ -193,7 +193,8 @@ class RedirectsHost(SpecialHost):
     ``/chain/<k>`` (301 to ``/chain/<k-1>``, absolute Location; ``/chain/0`` is a page),
     ``/rel/<k>`` (302 with a relative Location), ``/temp`` (307) and ``/perm`` (308) to
     ``/chain/0``, ``/cross`` (302 to site0.test), ``/meta`` (a 200 page with a meta refresh to
-    ``/meta-target``)."""
+    ``/meta-target``). Not linked from ``/``: ``/cross-perm`` (301 to site0.test) and
+    ``/cross-meta`` (a meta refresh to site0.test), for crawls scoped to this host."""
 
     kind = "redirects"
     host_name = "redirects.test"
@@ -213,6 +214,8 @@ class RedirectsHost(SpecialHost):
             return 308, self.url("/chain/0")
         if path == "/cross":
             return 302, self.web.url(self.web.normal_hosts[0], "/")
+        if path == "/cross-perm":
+            return 301, self.web.url(self.web.normal_hosts[0], "/")
         for prefix, status, absolute in (("/chain/", 301, True), ("/rel/", 302, False)):
             number = path[len(prefix):]
             if path.startswith(prefix) and number.isdigit() and 0 < int(number) <= self.MAX_CHAIN:
@@ -239,8 +242,10 @@ class RedirectsHost(SpecialHost):
             title = f"Redirect target {path}"
             return article(self, path, title, [("h1", title), *paragraphs(rng, 1, keyword)],
                            [(self.url("/"), "Home")], keyword)
-        if path == "/meta":
-            refresh = f'<meta http-equiv="refresh" content="0; url={self.url("/meta-target")}">'
+        if path in ("/meta", "/cross-meta"):
+            target = (self.url("/meta-target") if path == "/meta"
+                      else self.web.url(self.web.normal_hosts[0], "/"))
+            refresh = f'<meta http-equiv="refresh" content="0; url={target}">'
             return article(self, path, "Meta refresh", [("h1", "Meta refresh")], [], keyword,
                            head=refresh)
         return None

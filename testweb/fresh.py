@@ -1,4 +1,5 @@
-"""Hosts whose pages change, move and die at known rates, and the clock they run on (issue 9).
+"""Hosts whose pages change, move and die at known rates, and the clock they run on
+(docs/freshness.md).
 
 ``fresh{i}.test`` serves ``/p/<n>`` (n < ``TestWeb.fresh_pages``). Each page, by a hash of
 (seed, host, path), gets a change period: never (40%), hourly (10%), every 6 hours (15%),

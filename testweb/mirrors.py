@@ -3,7 +3,7 @@
 Article sites ``news{i}.test`` and their mirrors ``mirror{m}.news{i}.test`` serve the set's
 pages at their paths (``/a/<n>.html``); ``/`` of each host links to all of its pages, so a
 crawl seeded with the hosts' home pages reaches the whole set. Pages with the same label are
-near-copies (issue 5). Off unless ``mirror_articles`` > 0, since building the set runs the
+near-copies. Off unless ``mirror_articles`` > 0, since building the set runs the
 crawler's extractor over every page (about 3 s for 600 articles).
 """
 

@@ -1,4 +1,4 @@
-"""Hosts that waste a crawl's fetches (issue 21): a cross-host mirror, a path-based calendar,
+"""Hosts that waste a crawl's fetches: a cross-host mirror, a path-based calendar,
 a 404-link subtree with soft 404s, and spam hosts of each kind.
 
 - ``mirror.test`` serves the pages of ``site0.test`` (its links rewritten to itself) with a

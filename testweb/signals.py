@@ -1,4 +1,4 @@
-"""Hosts for robots.txt edge cases and page-level signals an extractor must read (issue 4).
+"""Hosts for robots.txt edge cases and page-level signals an extractor must read.
 
 - ``robots500.test``: robots.txt answers 503, so by RFC 9309 the whole host is disallowed;
   its pages (``/``, ``/p/<n>``, n < 10) exist and must not be fetched.

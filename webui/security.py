@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import ipaddress
 import math
@@ -130,36 +131,45 @@ def rate_limited(scope: str, json: bool = False):
     return decorate
 
 
-def login_retry_after(request: HttpRequest) -> int:
-    """0 if this client may try to log in, else seconds until it may (no attempt counted)."""
-    return check_rate(f"login:{client_address(request)}", settings.LOGIN_FAILURE_LIMIT,
-                      settings.LOGIN_FAILURE_WINDOW_S, hit=False)
+def _login_key(request: HttpRequest) -> str:
+    return f"login:{client_address(request)}"
 
 
-def count_login_failure(sender, credentials=None, request: HttpRequest | None = None,
-                        **kwargs) -> None:
-    """``user_login_failed`` receiver: one failure more for the client's address."""
-    if request is not None:
-        check_rate(f"login:{client_address(request)}", settings.LOGIN_FAILURE_LIMIT,
-                   settings.LOGIN_FAILURE_WINDOW_S)
+def uncount_login(sender, request: HttpRequest | None = None, **kwargs) -> None:
+    """``user_logged_in`` receiver: the attempt ``LoginThrottleMiddleware`` counted for this
+    request succeeded, so it is taken back (only failures stay counted)."""
+    counted_at = getattr(request, "login_counted_at", None)
+    if counted_at is None:
+        return
+    window = int(counted_at // settings.LOGIN_FAILURE_WINDOW_S)
+    with contextlib.suppress(ValueError):  # expired meanwhile: nothing left to take back
+        cache.decr(f"ratelimit:{_login_key(request)}:{window}")
+    request.login_counted_at = None
 
 
 class LoginThrottleMiddleware:
     """Refuses login attempts (POST to ``LOGIN_URL``) with 429 once a client address has
     failed ``LOGIN_FAILURE_LIMIT`` times within ``LOGIN_FAILURE_WINDOW_S`` seconds: while it
-    lasts, even the right password does not log in. Failures are counted by
-    ``count_login_failure`` (connected in ``webui.control.apps``)."""
+    lasts, even the right password does not log in.
+
+    Every attempt is counted (one atomic increment in the shared cache) before the password
+    is checked, so attempts in flight at once, in any worker, each see a distinct count and
+    at most ``LOGIN_FAILURE_LIMIT`` of them reach the password check; a successful one is
+    taken back by ``uncount_login`` (connected in ``webui.control.apps``)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.method == "POST" and request.path == settings.LOGIN_URL:
-            retry_after = login_retry_after(request)
+            now = time.time()
+            retry_after = check_rate(_login_key(request), settings.LOGIN_FAILURE_LIMIT,
+                                     settings.LOGIN_FAILURE_WINDOW_S, now=now)
             if retry_after:
                 response = HttpResponse(
                     f"Too many failed logins from your address. Try again in {retry_after} s.",
                     status=429, content_type="text/plain")
                 response["Retry-After"] = str(retry_after)
                 return response
+            request.login_counted_at = now
         return self.get_response(request)

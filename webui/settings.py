@@ -139,8 +139,9 @@ CACHE_CONTENT_SECURITY_POLICY = (
     "sandbox allow-popups allow-popups-to-escape-sandbox"
 )
 
-# The rate limiter's counters live in this cache: Redis when REDIS_URL is set (shared by all
-# web processes), else this process's memory.
+# The rate limiter's and login throttling's counters live in this cache, shared by every web
+# process: Redis when REDIS_URL is set, else one SQLite file in DATA_DIR (webui/sqlitecache.py;
+# gunicorn's workers each counting in their own memory would multiply every limit).
 if _config.redis_url:
     CACHES = {
         "default": {
@@ -150,7 +151,8 @@ if _config.redis_url:
         }
     }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {"default": {"BACKEND": "webui.sqlitecache.SQLiteCache",
+                          "LOCATION": str(_config.path("webcache.sqlite3"))}}
 
 LOGGING = {
     "version": 1,
@@ -166,7 +168,8 @@ LOGGING = {
 # Client addresses (rate limits, login throttling) are REMOTE_ADDR unless it is one of these
 # reverse proxies (CIDRs, WEB_TRUSTED_PROXIES); then X-Forwarded-For, see webui/security.py.
 TRUSTED_PROXIES = list(_config.web_trusted_proxies)
-# Failed logins per client address within the window before /admin/login/ answers 429.
+# Login attempts per client address within the window before /admin/login/ answers 429;
+# each counted before the password is checked, a successful one uncounted after.
 LOGIN_FAILURE_LIMIT = 10
 LOGIN_FAILURE_WINDOW_S = 900
 
@@ -178,6 +181,13 @@ SEARCH_PAGE_SIZE = 10
 SEARCH_QUERY_LOG = True
 SEARCH_QUERY_LOG_DAYS = 30  # rows older than this are deleted
 SEARCH_MAX_PAGE = 100
+# Bounds on what one request may make the engine rank (it ranks page x size results plus
+# its re-rank depth): at most SEARCH_MAX_SIZE results a page, and no result past the
+# SEARCH_MAX_RESULTS-th (the search page's last page, 100 x 10, reaches it). Measured on a
+# 30,000-page index: page=100&size=100&facets=1&explain=1 cost 22.6x a first page of 10;
+# within these bounds the dearest request costs 6.5x. explain=1 is for staff (docs/webui.md).
+SEARCH_MAX_SIZE = 50
+SEARCH_MAX_RESULTS = 1000
 SEARCH_MAX_QUERY_LENGTH = 500
 # Completions /api/complete returns, and the longest text it completes (characters).
 SEARCH_COMPLETIONS = 8
@@ -190,6 +200,8 @@ SEARCH_COMPLETE_LOG_QUERIES = 10_000
 SEARCH_COMPLETE_LOG_REFRESH_S = 300
 # Where cached copies are read: the crawl's WARC directory (WARC_DIR, default DATA_DIR/warc).
 WARC_DIR = crawl_settings.WARC_DIR
+# A cached copy shows at most this many bytes of the stored page (cleaning 1 MB takes ~10 ms).
+CACHED_COPY_MAX_BYTES = 1024 * 1024
 # Requests per client address allowed in any SEARCH_RATE_WINDOW_S seconds (a sliding window;
 # search page and API each); 0 switches the limit off.
 SEARCH_RATE_LIMIT = 60
@@ -215,7 +227,7 @@ SEARCH_CACHE_TTL = crawl_settings.SEARCH_CACHE_TTL
 SEARCH_CACHE_SIZE = crawl_settings.SEARCH_CACHE_SIZE
 
 # --- serving: gunicorn, static files, metrics, health checks (docs/operations.md "Serving
-# the web UI"; issue 23 items 3 and 4) ---
+# the web UI") ---
 # gunicorn reads these through webui/gunicorn.conf.py; its command-line flags win over them
 # (`gunicorn -c webui/gunicorn.conf.py --workers 8 ...`).
 WEB_BIND = "127.0.0.1:8000"

@@ -15,6 +15,7 @@ from webui.control.operations import (
     crawl_verdicts,
     recrawl_now,
     remove_host_from_index,
+    set_host_never_judge,
     set_host_quality,
 )
 
@@ -45,10 +46,11 @@ admin.site.index_title = "Crawl control"
 @admin.register(HostRule)
 class HostRuleAdmin(admin.ModelAdmin):
     list_display = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "quality",
-                    "note", "updated")
-    list_filter = ("action", "render_js", "quality", "updated")
+                    "never_judge", "note", "updated")
+    list_filter = ("action", "render_js", "quality", "never_judge", "updated")
     search_fields = ("pattern", "note")
-    fields = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "quality", "note")
+    fields = ("pattern", "action", "crawl_delay", "page_budget", "render_js", "quality",
+              "never_judge", "note")
     actions = ["block_hosts", "allow_hosts"]
     change_list_template = "admin/control/hostrule/change_list.html"
 
@@ -67,7 +69,13 @@ class HostRuleAdmin(admin.ModelAdmin):
                 return HttpResponseRedirect(reverse("admin:control_hostrule_changelist"))
             host = request.POST.get("host", "")
             quality = request.POST.get("quality", "")
-            if host and quality in {choice for choice, _ in HostRule.QUALITY}:
+            never_judge = request.POST.get("never_judge")
+            if host and never_judge in ("0", "1"):
+                set_host_never_judge(host, never_judge == "1")
+                self.message_user(request, f"{host}: " + (
+                    "never judged; its verdicts are shown, not acted on." if never_judge == "1"
+                    else "judged by the crawl again."))
+            elif host and quality in {choice for choice, _ in HostRule.QUALITY}:
                 set_host_quality(host, quality)
                 self.message_user(request, f"{host}: quality set to "
                                            f"{quality or 'judged by the crawl'}.")
@@ -79,7 +87,9 @@ class HostRuleAdmin(admin.ModelAdmin):
         except Exception as exc:
             verdicts, error = [], f"{type(exc).__name__}: {exc}"
         overrides = dict(HostRule.objects.exclude(quality="").values_list("pattern", "quality"))
-        rows = [(v, overrides.get(v.host.split(":", 1)[0], "")) for v in verdicts]
+        never = set(HostRule.objects.filter(never_judge=True).values_list("pattern", flat=True))
+        rows = [(v, overrides.get(v.host.split(":", 1)[0], ""), v.host.split(":", 1)[0] in never)
+                for v in verdicts]
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,

@@ -6,8 +6,8 @@ class ControlConfig(AppConfig):
     verbose_name = "Crawl control"
 
     def ready(self) -> None:
-        from django.contrib.auth.signals import user_login_failed
+        from django.contrib.auth.signals import user_logged_in
 
-        from webui.security import count_login_failure
+        from webui.security import uncount_login
 
-        user_login_failed.connect(count_login_failure, dispatch_uid="webui-login-throttle")
+        user_logged_in.connect(uncount_login, dispatch_uid="webui-login-throttle")

@@ -35,6 +35,11 @@ class HostRule(models.Model):
         max_length=7, choices=QUALITY, default=AUTO, db_default=AUTO, blank=True,
         help_text="Overrides the crawl's spam and mirror verdicts for matching hosts",
     )
+    never_judge = models.BooleanField(
+        default=False, db_default=False,
+        help_text="Never judge this host: the crawl still computes and shows its spam, mirror "
+                  "and template-trap verdicts but never acts on them (implies trusted)",
+    )
     note = models.CharField(max_length=255, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

@@ -66,6 +66,20 @@ def set_host_quality(host: str, quality: str) -> HostRuleModel:
     return rule
 
 
+def set_host_never_judge(host: str, never_judge: bool = True) -> HostRuleModel:
+    """Never judge ``host`` (or judge it again): a host rule whose ``never_judge`` makes the
+    crawl show its verdicts without acting on them; keeps the rule's other fields."""
+    from webui.control.models import HostRule as Model
+
+    pattern = host.split(":", 1)[0].strip().lower()
+    rule, _ = Model.objects.get_or_create(pattern=pattern)
+    rule.never_judge = never_judge
+    if never_judge and not rule.note:
+        rule.note = "never judge this host"
+    rule.save()
+    return rule
+
+
 def recrawl_entry(url: str) -> Entry:
     """A frontier entry that fetches ``url`` again: top tier, past the seen filter and budget.
 

@@ -36,7 +36,8 @@ def _query_rules() -> list[HostRule]:
 
     try:
         return [
-            HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js, r.quality)
+            HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js, r.quality,
+                     r.never_judge)
             for r in HostRuleModel.objects.all()
         ]
     finally:

@@ -88,7 +88,8 @@ def _host_rules() -> list[HostRule]:
     from webui.control.models import HostRule as HostRuleModel
 
     return [
-        HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js, r.quality)
+        HostRule(r.pattern, r.action, r.crawl_delay, r.page_budget, r.render_js, r.quality,
+                 r.never_judge)
         for r in HostRuleModel.objects.all()
     ]
 
@@ -195,16 +196,24 @@ def inspect_url(url: str, query: str = "") -> Inspection:
 
 
 def _verdict_reason(v: Verdict, overridden: bool) -> str:
-    if overridden:
-        return (f"Its host was judged {v.label}, but a host rule overrides the verdict: "
-                "the crawl treats it as trusted.")
+    sure = f" (confidence {v.confidence:.2f})" if v.kind != "template_trap" else ""
+    why = "; ".join(v.reasons)
+    if overridden or v.action == "overridden":
+        return (f"Its host was judged {v.label}{sure}, but a host rule overrides the verdict "
+                f"(never judge, or trusted): the crawl does not act on it ({why}).")
+    if v.action == "dry_run":
+        return (f"Its host was judged {v.label}{sure} in a dry run (QUALITY_DRY_RUN): "
+                f"logged, not acted on ({why}).")
+    if v.action == "lifted":
+        return (f"Its host was judged {v.label} once; its later pages contradicted the "
+                f"verdict, which is lifted: it is crawled and indexed again ({why}).")
     if v.kind == MIRROR:
         return (f"Its host is a mirror of {v.of}: its crawl stopped and its pages are kept "
-                f"out of the index ({'; '.join(v.reasons)}).")
+                f"out of the index ({why}).")
     if v.kind == "spam":
-        return (f"Its host was judged spam: its crawl stopped and its pages are kept out of "
-                f"the index ({'; '.join(v.reasons)}). Override it in the admin's host quality "
-                "page if this is wrong.")
+        return (f"Its host was judged spam{sure}: its crawl stopped and its pages are kept "
+                f"out of the index ({why}). Never judge this host, or trust it, in the "
+                "admin's host quality page if this is wrong.")
     return (f"Its host has template-trap URL patterns, no longer crawled: "
             f"{', '.join(v.detail.get('patterns', []))}.")
 

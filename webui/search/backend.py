@@ -35,8 +35,11 @@ def run_search(query: str, page: int = 1, size: int | None = None,
         raise QueryError(f"Queries are limited to {settings.SEARCH_MAX_QUERY_LENGTH} characters.")
     if not 1 <= page <= settings.SEARCH_MAX_PAGE:
         raise QueryError(f"Pages run from 1 to {settings.SEARCH_MAX_PAGE}.")
-    if not 1 <= size <= 100:
-        raise QueryError("Page size runs from 1 to 100.")
+    if not 1 <= size <= settings.SEARCH_MAX_SIZE:
+        raise QueryError(f"Page size runs from 1 to {settings.SEARCH_MAX_SIZE}.")
+    if page * size > settings.SEARCH_MAX_RESULTS:
+        raise QueryError(f"Results are served up to the {settings.SEARCH_MAX_RESULTS:,}th; "
+                         "narrow the query (site:, lang:, more words) to see others.")
     started = time.perf_counter()
     try:
         parsed = parse(query)

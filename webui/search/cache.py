@@ -11,6 +11,10 @@ link is made absolute against the page's URL so it leads to the live web. The co
 served under its own policy (``CACHE_CONTENT_SECURITY_POLICY``: no scripts, no network but
 inline images, framed only by this site) into an ``<iframe sandbox>`` without
 ``allow-scripts``: either layer alone keeps the page's scripts from running.
+
+Bounded: the banner page reads only the record's headers (``stored_copy``), and the copy
+itself is the first ``CACHED_COPY_MAX_BYTES`` of the body (``cached_copy``), decoded like
+the crawl decodes it (``crawler.extract.decode_html``), so a 9 MB page costs what 1 MB does.
 """
 
 from __future__ import annotations
@@ -23,13 +27,13 @@ from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 from lxml_html_clean import Cleaner
-from w3lib.encoding import html_to_unicode
 from warcio.exceptions import ArchiveLoadFailed
 
+from crawler.extract import decode_html
 from index.base import Document
 from ranking.rebuild import WarcResponse, read_response
 
-__all__ = ["CachedCopy", "NoCachedCopy", "cached_copy", "is_doc_id"]
+__all__ = ["CachedCopy", "NoCachedCopy", "cached_copy", "is_doc_id", "stored_copy"]
 
 _DOC_ID = re.compile(r"[0-9a-f]{16}")
 _CLEANER = Cleaner(
@@ -46,11 +50,13 @@ class NoCachedCopy(LookupError):
 
 @dataclass(frozen=True)
 class CachedCopy:
-    """A page's stored copy: its URL, when it was fetched, and its cleaned HTML."""
+    """A page's stored copy: its URL, when it was fetched, its cleaned HTML (empty when
+    only the record's headers were read), and whether the HTML stops short of the page."""
 
     url: str
     fetched_at: float
-    html: str
+    html: str = ""
+    truncated: bool = False
 
 
 def is_doc_id(value: str) -> bool:
@@ -58,25 +64,39 @@ def is_doc_id(value: str) -> bool:
     return bool(_DOC_ID.fullmatch(value))
 
 
-def _record(doc: Document, warc_dir: Path) -> WarcResponse:
+def _record(doc: Document, warc_dir: Path, max_body: int) -> WarcResponse:
     if not doc.warc_file or doc.warc_offset < 0:
         raise NoCachedCopy("This page has no stored copy.")
     name = Path(doc.warc_file)
     if name.is_absolute() or ".." in name.parts:
         raise NoCachedCopy("This page's stored copy is outside the WARC directory.")
     try:
-        return read_response(warc_dir, doc.warc_file, doc.warc_offset)
+        return read_response(warc_dir, doc.warc_file, doc.warc_offset, max_body=max_body)
     except (ArchiveLoadFailed, OSError, EOFError, ValueError, StopIteration, zlib.error) as exc:
         raise NoCachedCopy(f"The stored copy of this page cannot be read ({exc}).") from None
 
 
-def cached_copy(doc: Document, warc_dir: str | Path) -> CachedCopy:
-    """The cleaned stored copy of ``doc``; raises :class:`NoCachedCopy` when there is none."""
-    response = _record(doc, Path(warc_dir))
-    content_type = response.header("Content-Type")
-    _, text = html_to_unicode(content_type, response.body)
-    return CachedCopy(url=response.url or doc.url, fetched_at=response.fetched_at or
-                      doc.fetched_at, html=clean_html(text, response.url or doc.url))
+def stored_copy(doc: Document, warc_dir: str | Path) -> CachedCopy:
+    """``doc``'s stored copy, its URL and fetch time only, read from the record's headers;
+    raises :class:`NoCachedCopy` when there is none."""
+    response = _record(doc, Path(warc_dir), max_body=0)
+    return CachedCopy(url=response.url or doc.url,
+                      fetched_at=response.fetched_at or doc.fetched_at)
+
+
+def cached_copy(doc: Document, warc_dir: str | Path, max_bytes: int) -> CachedCopy:
+    """The cleaned stored copy of ``doc``, from at most ``max_bytes`` of its body; raises
+    :class:`NoCachedCopy` when there is none."""
+    response = _record(doc, Path(warc_dir), max_body=max_bytes + 1)
+    truncated = len(response.body) > max_bytes
+    text, _ = decode_html(response.body[:max_bytes], response.header("Content-Type"))
+    html = clean_html(text, response.url or doc.url)
+    if truncated:
+        html += (f"\n<p><em>(The stored page goes on; this copy shows its first "
+                 f"{max_bytes // 1024:,} KB.)</em></p>")
+    return CachedCopy(url=response.url or doc.url,
+                      fetched_at=response.fetched_at or doc.fetched_at, html=html,
+                      truncated=truncated)
 
 
 def clean_html(text: str, base_url: str) -> str:

@@ -124,7 +124,7 @@ def _results() -> dict:
             "query": {"type": "string"},
             "total": {"type": "integer", "minimum": 0, "description": "Matching documents"},
             "page": {"type": "integer", "minimum": 1, "maximum": settings.SEARCH_MAX_PAGE},
-            "size": {"type": "integer", "minimum": 1, "maximum": 100},
+            "size": {"type": "integer", "minimum": 1, "maximum": settings.SEARCH_MAX_SIZE},
             "took_ms": {"type": "number", "minimum": 0},
             "partial": {
                 "type": "boolean",
@@ -192,14 +192,18 @@ def openapi_schema(server_url: str) -> dict:
                         {
                             "name": "size",
                             "in": "query",
+                            "description": "Results a page; page x size is at most "
+                                           f"{settings.SEARCH_MAX_RESULTS}",
                             "schema": {
-                                "type": "integer", "minimum": 1, "maximum": 100, "default": 10,
+                                "type": "integer", "minimum": 1,
+                                "maximum": settings.SEARCH_MAX_SIZE, "default": 10,
                             },
                         },
                         {
                             "name": "explain",
                             "in": "query",
-                            "description": "1: each hit says what every ranking signal gave it",
+                            "description": "1: each hit says what every ranking signal "
+                                           "gave it (staff only; 403 otherwise)",
                             "schema": {"type": "integer", "enum": [0, 1], "default": 0},
                         },
                         {
@@ -218,7 +222,10 @@ def openapi_schema(server_url: str) -> dict:
                                 }
                             },
                         },
-                        "400": {"description": "Missing, too long or bad query", "content": error},
+                        "400": {"description": "Missing, too long or bad query, or a page "
+                                               "past the results served", "content": error},
+                        "403": {"description": "explain=1 without a staff login",
+                                "content": error},
                         "429": {
                             "description": "Rate limit exceeded",
                             "headers": {

@@ -3,7 +3,9 @@
 On by default (``SEARCH_QUERY_LOG``), kept ``SEARCH_QUERY_LOG_DAYS`` days. Each first
 page of results, from the search page or the API, writes one row: the query, its parsed
 form, how many documents matched, when (to the minute); a click on a result of the search
-page (the link's ``ping``, sent by the browser, no JavaScript) sets the rank clicked. The
+page (the link's ``ping``, sent by the browser, no JavaScript) sets the rank clicked; the
+ping names its search by a reference signed with the site's key (``click_ref``), issued
+with the results, so nobody can mark other people's searches clicked by counting ids. The
 dashboard shows the zero-result and no-click rates and the top zero-result queries.
 """
 
@@ -13,6 +15,7 @@ import datetime as dt
 import logging
 
 from django.conf import settings
+from django.core import signing
 from django.db import DatabaseError
 from django.db.models import Count, Max
 from django.utils import timezone
@@ -23,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 #: A row is pruned of old ones every this many writes (a cheap, bounded delete).
 _PRUNE_EVERY = 500
+_CLICK_SIGNER = signing.Signer(salt="webui.search.click")
 
 
 def record(results: Results, source: str) -> int | None:
@@ -47,6 +51,20 @@ def record(results: Results, source: str) -> int | None:
     if entry.pk % _PRUNE_EVERY == 0:
         prune()
     return entry.pk
+
+
+def click_ref(entry_id: int) -> str:
+    """The reference a results page's click pings carry for its logged search."""
+    return _CLICK_SIGNER.sign(str(entry_id))
+
+
+def entry_of(ref: str) -> int | None:
+    """The logged search a click reference names, or None if it was not issued here."""
+    try:
+        entry_id = int(_CLICK_SIGNER.unsign(ref))
+    except (signing.BadSignature, ValueError):
+        return None
+    return entry_id if entry_id > 0 else None
 
 
 def clicked(entry_id: int, rank: int) -> bool:

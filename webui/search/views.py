@@ -18,7 +18,7 @@ from index.base import SearchUnavailable
 from index.query import Query
 from webui.search import querylog
 from webui.search.backend import QueryError, get_search_backend, run_search
-from webui.search.cache import CachedCopy, NoCachedCopy, cached_copy, is_doc_id
+from webui.search.cache import CachedCopy, NoCachedCopy, cached_copy, is_doc_id, stored_copy
 from webui.search.complete import completions
 from webui.search.openapi import openapi_schema
 from webui.security import rate_limited
@@ -56,10 +56,11 @@ def search_page(request: HttpRequest) -> HttpResponse:
             response["Retry-After"] = str(exc.retry_after)
             return response
         else:
-            last_page = min(max(1, -(-results.total // results.size)), settings.SEARCH_MAX_PAGE)
+            last_page = min(max(1, -(-results.total // results.size)), settings.SEARCH_MAX_PAGE,
+                            settings.SEARCH_MAX_RESULTS // results.size)
             context.update(
                 results=results,
-                log_id=querylog.record(results, "page"),
+                click_ref=_click_ref(querylog.record(results, "page")),
                 first=(results.page - 1) * results.size + 1,
                 last=(results.page - 1) * results.size + len(results.hits),
                 prev_page=results.page - 1 if results.page > 1 else None,
@@ -71,6 +72,10 @@ def search_page(request: HttpRequest) -> HttpResponse:
     else:
         context["docs"] = _indexed_docs()
     return render(request, "search/page.html", context, status=status)
+
+
+def _click_ref(entry_id: int | None) -> str | None:
+    return querylog.click_ref(entry_id) if entry_id is not None else None
 
 
 #: Facet name -> (heading, query operator).
@@ -114,12 +119,16 @@ def api_search(request: HttpRequest) -> JsonResponse:
     query = request.GET.get("q", "").strip()
     if not query:
         return JsonResponse({"error": "Pass a query as ?q=words"}, status=400)
+    explain = request.GET.get("explain") == "1"
+    if explain and not request.user.is_staff:
+        return JsonResponse({"error": "explain=1 is for staff: log in at "
+                                      f"{settings.LOGIN_URL} first."}, status=403)
     try:
         results = run_search(
             query,
             page=_int_param(request, "page", 1),
             size=_int_param(request, "size", settings.SEARCH_PAGE_SIZE),
-            explain=request.GET.get("explain") == "1",
+            explain=explain,
             facets=request.GET.get("facets") == "1",
         )
     except QueryError as exc:
@@ -151,15 +160,16 @@ def api_search(request: HttpRequest) -> JsonResponse:
     )
 
 
-@csrf_exempt
+@csrf_exempt  # a ping carries no token; the signed reference stands for one
 @require_POST
 @rate_limited("api", json=True)
 def click(request: HttpRequest) -> HttpResponse:
-    """``POST /click?l=<log id>&r=<rank>``: the ping a result link sends when followed; it
-    marks the logged search as clicked (the query log's no-click rate). 204 either way."""
-    entry, rank = _int_param(request, "l", -1), _int_param(request, "r", -1)
-    if entry <= 0 or rank <= 0:
-        return JsonResponse({"error": "Pass l=<log id>&r=<rank>"}, status=400)
+    """``POST /click?l=<click ref>&r=<rank>``: the ping a result link sends when followed;
+    it marks the logged search as clicked (the query log's no-click rate). 204 either way;
+    400 for a reference the results page did not issue (``querylog.click_ref``)."""
+    entry, rank = querylog.entry_of(request.GET.get("l", "")), _int_param(request, "r", -1)
+    if entry is None or rank <= 0:
+        return JsonResponse({"error": "Pass l=<the ping's reference>&r=<rank>"}, status=400)
     querylog.clicked(entry, rank)
     return HttpResponse(status=204)
 
@@ -178,16 +188,20 @@ def api_complete(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"query": text, "completions": found})
 
 
-def _copy_of(request: HttpRequest) -> CachedCopy:
-    """The cleaned stored copy for ``?id=``, or a 404 saying why there is none."""
+def _copy_of(request: HttpRequest, whole: bool) -> CachedCopy:
+    """The stored copy for ``?id=`` (cleaned when ``whole``, else its URL and fetch time
+    only), or a 404 saying why there is none."""
     doc_id = request.GET.get("id", "")
     if not is_doc_id(doc_id):
         raise Http404("Pass the id of a search result as ?id= (16 hex digits).")
     doc = get_search_backend().get(doc_id)
     if doc is None:
         raise Http404("No indexed page has this id.")
+    warc_dir = settings.WARC_DIR or get_config().data_dir / "warc"
     try:
-        return cached_copy(doc, settings.WARC_DIR or get_config().data_dir / "warc")
+        if whole:
+            return cached_copy(doc, warc_dir, settings.CACHED_COPY_MAX_BYTES)
+        return stored_copy(doc, warc_dir)
     except NoCachedCopy as exc:
         raise Http404(str(exc)) from None
 
@@ -198,7 +212,7 @@ def cache_page(request: HttpRequest) -> HttpResponse:
     """``/cache?id=``: the stored copy of a result in a sandboxed frame, under a banner with
     the original URL and the fetch time."""
     try:
-        copy = _copy_of(request)
+        copy = _copy_of(request, whole=False)
     except Http404 as exc:
         return render(request, "search/cache.html", {"error": str(exc)}, status=404)
     fetched = datetime.fromtimestamp(copy.fetched_at, UTC) if copy.fetched_at else None
@@ -212,7 +226,7 @@ def cache_page(request: HttpRequest) -> HttpResponse:
 def cache_frame(request: HttpRequest) -> HttpResponse:
     """``/cache/frame?id=``: the cleaned copy itself, under ``CACHE_CONTENT_SECURITY_POLICY``."""
     try:
-        copy = _copy_of(request)
+        copy = _copy_of(request, whole=True)
     except Http404 as exc:
         response = HttpResponse(str(exc), status=404, content_type="text/plain; charset=utf-8")
     else:

@@ -17,7 +17,8 @@ class Command(BaseCommand):
         )
         parser.add_argument("--json", action="store_true", help="Print results as one JSON object")
         parser.add_argument("--page", type=int, default=1, help="Result page, from 1")
-        parser.add_argument("--size", type=int, default=10, help="Results per page (1-100)")
+        parser.add_argument("--size", type=int, default=10,
+                            help="Results per page (1 to SEARCH_MAX_SIZE)")
         parser.add_argument("--explain", action="store_true",
                             help="Show each ranking signal's value and contribution per hit")
 
