@@ -75,6 +75,10 @@ CHARSET_SAMPLE_BYTES = 32 * 1024
 BINARY_SAMPLE_BYTES = 1024
 _WIDE = frozenset(("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"))
 _TEXT_CONTROL = bytes(range(32)).translate(None, b"\t\n\r\x0c\x1b")
+#: libxml2 drops a text node over 10,000,000 bytes unless told the input may be huge: a
+#: page that is one 10 MiB line (cut at DOWNLOAD_MAXSIZE) kept no text at all. The body is
+#: bounded by DOWNLOAD_MAXSIZE, so the parser's own limits are not what bounds memory.
+HTML_PARSER = lxml.html.HTMLParser(huge_tree=True)
 
 
 def looks_binary(body: bytes) -> bool:
@@ -466,7 +470,7 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
         # lxml refuses a str that still carries an XML encoding declaration (XHTML pages).
         html = _XML_DECLARATION.sub("", html, count=1)
     try:
-        root = lxml.html.document_fromstring(html)
+        root = lxml.html.document_fromstring(html, parser=HTML_PARSER)
     except (etree.ParserError, ValueError):
         return out
 

@@ -192,6 +192,7 @@ DEDUP_MINHASH_PERMUTATIONS = 128  # MinHash values per page
 DEDUP_SIMHASH_DISTANCE = 3  # Hamming distance, when DEDUP_METHOD = "simhash"
 DEDUP_SHINGLE_SIZE = 3  # words per shingle
 DEDUP_MIN_TOKENS = 20  # shorter texts get the exact check only
+DEDUP_MAX_TOKENS = 100_000  # words shingled per page (the exact check reads all; docs/dedup.md)
 DEDUP_REDIS_PREFIX = "dedup"  # prefix of the dedup keys in Redis
 # MinHash state in Redis: "compact" (dedup/compact.py, ~190 B/page, 2 round trips) or
 # "datasketch" (its own bucket layout, ~6-9 KB/page); docs/dedup.md has the measurements.

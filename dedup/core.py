@@ -13,7 +13,7 @@ from dedup.compact import CompactRedisStore
 from dedup.minhash import MinHasher, MinHashIndex
 from dedup.simhash import SimHashIndex, simhash
 from dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
-from dedup.text import exact_key, shingle_hashes, word_hashes, words
+from dedup.text import exact_key, first_words, shingle_hashes, word_hashes
 
 METHODS = ("minhash", "simhash")
 #: How MinHash state is laid out in Redis: ``compact`` (dedup.compact, the default) or
@@ -40,13 +40,19 @@ class Verdict:
 
 
 class Fingerprinter:
-    """Turns text into the features of one near-duplicate method (tokenizing included)."""
+    """Turns text into the features of one near-duplicate method (tokenizing included).
 
-    def __init__(self, shingle_size: int = 3):
+    Only the first ``max_tokens`` words are tokenized and shingled, so a page costs the same
+    bounded work however long its text (a 9 MiB page of short words has ~2 million).
+    """
+
+    def __init__(self, shingle_size: int = 3, max_tokens: int = 100_000):
         self.shingle_size = shingle_size
+        self.max_tokens = max_tokens
 
-    def tokens(self, text: str) -> list[str]:
-        return words(text)
+    def tokens(self, text: str) -> tuple[list[str], str]:
+        """The first ``max_tokens`` word tokens and the lower-cased text after them."""
+        return first_words(text, self.max_tokens)
 
     def shingles(self, tokens: list[str]) -> np.ndarray:
         return shingle_hashes(word_hashes(tokens), self.shingle_size)
@@ -68,6 +74,7 @@ class Deduplicator:
         "DEDUP_SIMHASH_DISTANCE": ("hamming_k", int),
         "DEDUP_SHINGLE_SIZE": ("shingle_size", int),
         "DEDUP_MIN_TOKENS": ("min_tokens", int),
+        "DEDUP_MAX_TOKENS": ("max_tokens", int),
         "DEDUP_REDIS_LAYOUT": ("redis_layout", str),
     }
 
@@ -79,13 +86,14 @@ class Deduplicator:
         *,
         shingle_size: int,
         min_tokens: int,
+        max_tokens: int = 100_000,
     ):
         if method not in METHODS:
             raise ValueError(f"unknown dedup method {method!r}; use one of {METHODS}")
         self.method = method
         self.store = store
         self.index = index
-        self.fingerprinter = Fingerprinter(shingle_size)
+        self.fingerprinter = Fingerprinter(shingle_size, max_tokens)
         self.min_tokens = min_tokens
 
     #: Setting -> option of ``CompactRedisStore`` (``create``'s ``compact_options``).
@@ -115,6 +123,7 @@ class Deduplicator:
         hamming_k: int,
         shingle_size: int,
         min_tokens: int,
+        max_tokens: int,
         redis_url: str | None = None,
         simhash_blocks: int = 6,
         redis_layout: str,
@@ -142,7 +151,8 @@ class Deduplicator:
                 MinHasher(num_perm=num_perm),
                 **(compact_options or {}),
             )
-            return cls(method, store, store, shingle_size=shingle_size, min_tokens=min_tokens)
+            return cls(method, store, store, shingle_size=shingle_size, min_tokens=min_tokens,
+                       max_tokens=max_tokens)
         store = RedisDedupStore(client, prefix) if client else MemoryDedupStore()
         if method == "minhash":
             index = MinHashIndex(
@@ -150,7 +160,8 @@ class Deduplicator:
             )
         else:
             index = SimHashIndex(hamming_k, simhash_blocks, client, basename=f"{prefix}:simhash")
-        return cls(method, store, index, shingle_size=shingle_size, min_tokens=min_tokens)
+        return cls(method, store, index, shingle_size=shingle_size, min_tokens=min_tokens,
+                   max_tokens=max_tokens)
 
     def fingerprint(self, tokens: list[str]):
         """The method's fingerprint of a token list (a MinHash signature or a 64-bit SimHash)."""
@@ -160,11 +171,15 @@ class Deduplicator:
         return simhash(shingles)
 
     def check(self, doc_id: str, host: str, text: str) -> Verdict:
-        """Classify ``doc_id`` and record it; checking the same id again returns ``known``."""
-        tokens = self.fingerprinter.tokens(text)
+        """Classify ``doc_id`` and record it; checking the same id again returns ``known``.
+
+        The exact key covers the whole text; the near-duplicate fingerprint its first
+        ``max_tokens`` words."""
+        tokens, rest = self.fingerprinter.tokens(text)
+        key = exact_key(tokens, rest) if tokens else None
         if isinstance(self.store, CompactRedisStore):
-            return self._check_compact(doc_id, host, tokens)
-        owner, known = self.store.claim(exact_key(tokens) if tokens else None, doc_id)
+            return self._check_compact(doc_id, host, tokens, key)
+        owner, known = self.store.claim(key, doc_id)
         if owner is not None and owner != doc_id:
             owner_cluster, owner_host = self.store.lookup(owner) or (owner, "")
             cluster = self.store.assign(doc_id, owner_cluster, host)
@@ -182,12 +197,14 @@ class Deduplicator:
         cluster = self.store.assign(doc_id, match_cluster, host)
         return Verdict(doc_id, cluster, "near", match, match_host)
 
-    def _check_compact(self, doc_id: str, host: str, tokens: list[str]) -> Verdict:
+    def _check_compact(
+        self, doc_id: str, host: str, tokens: list[str], key: str | None
+    ) -> Verdict:
         """``check`` in two round trips, host counts included (``CompactRedisStore``)."""
         long_enough = len(tokens) >= self.min_tokens
         signature = self.fingerprint(tokens) if long_enough else None
         kind, cluster, match, match_host, pages, copies = self.store.check_document(
-            doc_id, host, exact_key(tokens) if tokens else None, signature
+            doc_id, host, key, signature
         )
         totals = None if pages is None else (pages, copies)
         return Verdict(doc_id, cluster, kind, match, match_host, totals)

@@ -14,6 +14,8 @@ import numpy as np
 from datasketch import LeanMinHash, MinHash, MinHashLSH
 
 SCHEME = "affine32"
+#: Shingles hashed at once into a signature (a chunk x num_perm uint32 matrix, 2 MB at 128).
+SIGNATURE_CHUNK = 4096
 
 
 def fold32(hashes: np.ndarray) -> np.ndarray:
@@ -43,11 +45,12 @@ class MinHasher:
 
     def signature(self, shingles: np.ndarray) -> LeanMinHash:
         """The MinHash of a set given as 64-bit element hashes (duplicates are harmless)."""
-        if len(shingles) == 0:
-            values = self._empty
-        else:
-            hv = fmix32(fold32(shingles))[:, None]
-            values = (hv * self._a + self._b).min(axis=0)
+        values = self._empty
+        # rows at a time: the whole (shingles x num_perm) matrix of a long page took ~1 KB
+        # a word (1.9 GB for a 9 MiB page); a chunk's is ~2 MB and the minimum the same
+        for start in range(0, len(shingles), SIGNATURE_CHUNK):
+            hv = fmix32(fold32(shingles[start:start + SIGNATURE_CHUNK]))[:, None]
+            values = np.minimum(values, (hv * self._a + self._b).min(axis=0))
         return LeanMinHash(seed=self.seed, hashvalues=values, scheme=SCHEME)
 
     def from_bytes(self, data: bytes) -> LeanMinHash:

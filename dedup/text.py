@@ -12,6 +12,7 @@ import numpy as np
 import xxhash
 
 _WORD = re.compile(r"\w+")
+_NON_WORD = re.compile(r"\W")
 
 # Odd multipliers that spread each position of a shingle over the whole 64-bit word.
 _POSITION_MULTIPLIERS = np.array(
@@ -34,9 +35,32 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def exact_key(tokens: list[str]) -> str:
-    """A 128-bit hex digest of the normalized text: equal iff the token sequences are equal."""
-    return xxhash.xxh3_128_hexdigest(" ".join(tokens).encode("utf-8"))
+def first_words(text: str, limit: int) -> tuple[list[str], str]:
+    """The first ``limit`` lower-cased word tokens of ``text`` and the rest of it (``""``
+    when there is none): the words of its first ``8 * limit`` characters (to the end of the
+    word there) are tokenized, so a text costs a bounded amount however long it is. The
+    rest is the words of that part past ``limit`` and the lower-cased text after it."""
+    lowered = text.lower()
+    end = len(lowered)
+    if end > 8 * limit:
+        boundary = _NON_WORD.search(lowered, 8 * limit)
+        end = boundary.start() if boundary else end
+    tokens = _WORD.findall(lowered, 0, end)
+    rest = lowered[end:] if _WORD.search(lowered, end) else ""
+    if len(tokens) > limit:
+        rest = " ".join(tokens[limit:]) + " " + rest
+        del tokens[limit:]
+    return tokens, rest
+
+
+def exact_key(tokens: list[str], rest: str = "") -> str:
+    """A 128-bit hex digest of the normalized text: equal iff the token sequences are equal.
+    ``rest``: the (lower-cased) text after ``tokens``, hashed as it is (``first_words``)."""
+    digest = xxhash.xxh3_128(" ".join(tokens).encode("utf-8"))
+    if rest:
+        digest.update(b"\x00")
+        digest.update(rest.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 class _HashCache(dict):

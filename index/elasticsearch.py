@@ -356,7 +356,7 @@ class ElasticsearchBackend(SearchBackend):
         """The search request body (without paging) for a parsed, non-empty query:
         ``relaxed`` for the any-word fallback, ``idf`` (``es_query.word_idf``) to also rank pages
         lacking one minor word."""
-        return self._search.body(parsed, relaxed, idf)
+        return self._search.body(self._search.plan(parsed), relaxed, idf)
 
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
@@ -368,7 +368,7 @@ class ElasticsearchBackend(SearchBackend):
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
         with outages_unavailable():
-            return self._search.search(parsed, page, size, explain, facets, started)
+            return self._search.run(parsed, page, size, explain, facets, started)
 
     def complete(self, prefix: str, limit: int = 8) -> list[str]:
         """Titles starting with ``prefix``, most pages first (``es_suggest.completions``)."""

@@ -49,6 +49,7 @@ from index.fields import (
     completion_prefix,
     completion_text,
 )
+from index.plan import SearchPlan, Thresholds
 from index.query import Query, parse
 from index.signals import Ranker, Signal, weights_file_of
 from index.suggest import EditSuggester
@@ -351,4 +352,6 @@ class EmbeddedBackend(SearchBackend):
         started = time.perf_counter()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
-        return self._search.search(parsed, page, size, explain, facets, started)
+        plan = SearchPlan.of(parsed, Thresholds.of(self), self.ranker, self.language)
+        return plan.execute(lambda p: self._search.search(p, page, size, explain, facets,
+                                                          started))

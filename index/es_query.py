@@ -28,6 +28,7 @@ from index.fields import (
     DEFINE_FIELDS,
     IDENT_PARTS_WEIGHT,
     IDENTS,
+    LABEL_FIELDS,
     NEAR_FIELDS,
     FieldWeights,
 )
@@ -160,7 +161,7 @@ def _label_match(text: str, kind: str) -> dict:
         "multi_match": {
             "query": text,
             "type": kind,
-            "fields": ["title", "anchors", "url"],
+            "fields": [name for name, _ in LABEL_FIELDS.items()],
             "analyzer": "whitespace",
         }
     }
@@ -200,28 +201,27 @@ class RankingQuery:
 
     def _weighted(self, text: dict, context: RankContext, parts: EsParts,
                   rank_feature: bool) -> dict:
-        """``text`` boosted by the text weight, plus the ``add`` signals."""
+        """``text`` (already times ``1 + sum(boost)``) times the text weight, plus the
+        ``add`` signals, times the ``demote`` factors: the formula of
+        :mod:`index.formula` for Elasticsearch."""
+        staged = self.ranker.staged
+        if staged.text_weight != 1.0:
+            text = {"bool": {"must": [text], "boost": staged.text_weight}}
         added: list[dict] = []
         should: list[dict] = []
-        for signal, weight in self.ranker.weighted:
-            if not weight:
-                continue
-            if signal.stage == "text" and weight != 1.0:
-                text = {"bool": {"must": [text], "boost": weight}}
-            elif signal.stage == "add":
-                if rank_feature and isinstance(signal, StaticRank):
-                    should.append({"rank_feature": {"field": "pagerank_rf", "linear": {},
-                                                    "boost": weight}})
-                else:
-                    added.extend(signal.es_functions(context, weight, parts))
+        for signal, weight in staged.add:
+            if rank_feature and isinstance(signal, StaticRank):
+                should.append({"rank_feature": {"field": "pagerank_rf", "linear": {},
+                                                "boost": weight}})
+            else:
+                added.extend(signal.es_functions(context, weight, parts))
         query = text
         if added:
             query = {"function_score": {"query": text, "functions": added,
                                         "score_mode": "sum", "boost_mode": "sum"}}
         if should:
             query = {"bool": {"must": [query], "should": should}}
-        demote = [f for signal, weight in self.ranker.weighted
-                  if weight and signal.stage == "demote"
+        demote = [f for signal, weight in staged.demote
                   for f in signal.es_functions(context, weight, parts)]
         if demote:  # a page no demote function matches keeps its score (factor 1)
             query = {"function_score": {"query": query, "functions": demote,
@@ -276,11 +276,10 @@ class RankingQuery:
         return query
 
     def _boosted(self, query: dict, context: RankContext, parts: EsParts) -> dict:
-        """``query`` times ``1 + sum(weight)`` of the boost signals a page has."""
+        """``query`` times ``1 + sum(weight * value)`` of the boost signals a page has."""
         functions: list[dict] = []
-        for signal, weight in self.ranker.weighted:
-            if weight and signal.stage == "boost":
-                functions.extend(signal.es_functions(context, weight, parts))
+        for signal, weight in self.ranker.staged.boost:
+            functions.extend(signal.es_functions(context, weight, parts))
         if not functions:
             return query
         return {"function_score": {"query": query, "functions": [{"weight": 1.0}, *functions],

@@ -23,10 +23,10 @@ from index.es_mapping import HIT_SOURCE
 from index.es_paging import Pager, Ranked, partial
 from index.es_query import blend_terms, word_idf
 from index.es_suggest import suggest_request, suggestion
-from index.fields import FACET_FIELDS
+from index.fields import FACET_FIELDS, IDF_FIELD
 from index.hits import make_hit
+from index.plan import SearchPlan, Thresholds
 from index.query import Query
-from index.signals import RankContext
 
 if TYPE_CHECKING:
     from index.elasticsearch import ElasticsearchBackend
@@ -51,11 +51,22 @@ class EsSearch:
     def __init__(self, backend: ElasticsearchBackend):
         self.backend = backend
 
-    def body(self, parsed: Query, relaxed: bool = False,
+    def plan(self, parsed: Query) -> SearchPlan:
+        """The search plan of a parsed query with the backend's thresholds now."""
+        b = self.backend
+        return SearchPlan.of(parsed, Thresholds.of(b), b.ranker, b.language)
+
+    def run(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
+            started: float) -> Results:
+        """One page of results for a parsed query: its plan, executed."""
+        return self.plan(parsed).execute(
+            lambda plan: self.search(plan, page, size, explain, facets, started))
+
+    def body(self, plan: SearchPlan, relaxed: bool = False,
              idf: list[float] | None = None) -> dict:
         """The search request body (see ``ElasticsearchBackend.search_body``)."""
         b = self.backend
-        context = RankContext.of(parsed, b.language)
+        context = plan.context
         rank_feature = bool(b.ranker.weight("pagerank")) and b.uses_rank_feature()
         return {
             "query": b.ranking.query(context, relaxed, idf, rank_feature),
@@ -64,11 +75,12 @@ class EsSearch:
             "_source": HIT_SOURCE,
         }
 
-    def search(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
+    def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
                started: float) -> Results:
-        """One page of ranked hits (see ``ElasticsearchBackend.search``); ``took_ms`` counts
-        from ``started`` (a ``perf_counter`` reading)."""
+        """One page of ranked hits for a search plan (see ``ElasticsearchBackend.search``);
+        ``took_ms`` counts from ``started`` (a ``perf_counter`` reading)."""
         b = self.backend
+        parsed = plan.query
         results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
         if parsed.matches_nothing:
             results.suggestion = self.suggest(parsed)
@@ -78,70 +90,70 @@ class EsSearch:
         aggs = _FACET_AGGS if facets else None
         tier1 = b.tier1
         if tier1.enabled and tier1.pager is not None and tier1.min_rank() is not None:
-            ranked = self._strict_page(tier1.pager, parsed, offset, size, aggs)
+            ranked = self._strict_page(tier1.pager, plan, offset, size, aggs)
             response = ranked.response
             # good results: pages holding every word, enough for this page
             if response["hits"]["total"]["value"] >= max(tier1.min_hits, offset + size):
                 b.tier1.count("tier1")
                 results.extra["tier"] = 1
                 found = tier1.pager.fill(ranked)
-                return self._finish(results, parsed, response, found, partial(response),
+                return self._finish(results, plan, response, found, partial(response),
                                     explain, aggs, False, None, started)
             b.tier1.count("fallthrough")
             results.extra["tier"] = 2
-        ranked = self._strict_page(b.pager, parsed, offset, size, aggs)
+        ranked = self._strict_page(b.pager, plan, offset, size, aggs)
         response = ranked.response
         was_partial = partial(response)
         # Every match holds every word, bar the home pages of sites the query names.
         strict = response["hits"]["total"]["value"]
         idf = None
         # no page has every word: pages with some of them, those with more first
-        relaxed = strict < b.min_strict_hits and parsed.relaxable
-        if not relaxed and parsed.blendable(b.blend_words) and strict < b.blend_below:
-            docs, df = b.requests.term_stats(b.alias, "body", blend_terms(parsed))
+        relaxed = plan.relaxes(strict)
+        if not relaxed and plan.blends(strict):
+            docs, df = b.requests.term_stats(b.alias, IDF_FIELD, blend_terms(parsed))
             idf = word_idf(parsed, df, docs)
         if relaxed or idf:
             first = response
-            body = self.body(parsed, relaxed=relaxed, idf=idf)
+            body = self.body(plan, relaxed=relaxed, idf=idf)
             if aggs:
                 body["aggs"] = aggs
-            ranked = b.pager.rank(body, offset, size, self.text(parsed, relaxed, idf))
+            ranked = b.pager.rank(body, offset, size, self.text(plan, relaxed, idf))
             response = ranked.response
             response["suggest"] = first.get("suggest")
         found = b.pager.fill(ranked)
-        return self._finish(results, parsed, response, found, was_partial, explain, aggs,
+        return self._finish(results, plan, response, found, was_partial, explain, aggs,
                             relaxed, idf, started)
 
-    def text(self, parsed: Query, relaxed: bool = False,
+    def text(self, plan: SearchPlan, relaxed: bool = False,
              idf: list[float] | None = None) -> dict:
         """The text query of ``body``'s ranked query (its first phase): the same pages,
         scored by BM25 with compounds, no signal."""
-        b = self.backend
-        return b.ranking.text_query(RankContext.of(parsed, b.language), relaxed, idf)
+        return self.backend.ranking.text_query(plan.context, relaxed, idf)
 
-    def _strict_page(self, pager: Pager, parsed: Query, offset: int, size: int,
+    def _strict_page(self, pager: Pager, plan: SearchPlan, offset: int, size: int,
                      aggs: dict | None) -> Ranked:
         """The strict pass: one page of the pages holding every word ranked, with "did you
         mean" (and the facets) in the same request; its hits not yet read."""
-        body = self.body(parsed)
-        suggest = suggest_request(parsed)
+        body = self.body(plan)
+        suggest = suggest_request(plan.query)
         if suggest:
             body["suggest"] = suggest
         if aggs:
             body["aggs"] = aggs
-        return pager.rank(body, offset, size, self.text(parsed))
+        return pager.rank(body, offset, size, self.text(plan))
 
-    def _finish(self, results: Results, parsed: Query, response: dict, found: list,
+    def _finish(self, results: Results, plan: SearchPlan, response: dict, found: list,
                 was_partial: bool, explain: bool, aggs: dict | None, relaxed: bool,
                 idf: list[float] | None, started: float) -> Results:
         """``results`` filled from the page's final response and its hits."""
         b = self.backend
+        parsed = plan.query
         results.suggestion = suggestion(parsed, response.get("suggest"))
         results.total = response["hits"]["total"]["value"]
         results.partial = was_partial or partial(response)
         if aggs:
             results.facets = _facets(response.get("aggregations", {}))
-        explained = self._explain(parsed, [h for h, *_ in found], relaxed, idf) if explain else {}
+        explained = self._explain(plan, [h for h, *_ in found], relaxed, idf) if explain else {}
         for hit, similar, languages in found:
             source = hit["_source"]
             results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
@@ -161,8 +173,7 @@ class EsSearch:
         response = b.requests.search(index=b.alias, size=0, suggest=request)
         return suggestion(parsed, response.get("suggest"))
 
-    def _explain(self, parsed: Query, hits: list[dict], relaxed: bool,
+    def _explain(self, plan: SearchPlan, hits: list[dict], relaxed: bool,
                  idf: list[float] | None) -> dict[str, dict]:
         b = self.backend
-        context = RankContext.of(parsed, b.language)
-        return explain_hits(b.requests, b.alias, b.ranking, context, hits, relaxed, idf)
+        return explain_hits(b.requests, b.alias, b.ranking, plan.context, hits, relaxed, idf)

@@ -46,6 +46,7 @@ __all__ = [
     "LABEL_FIELDS",
     "NEAR_FIELDS",
     "FACET_FIELDS",
+    "IDF_FIELD",
     "IDENTS",
     "IDENT_PARTS_WEIGHT",
     "TEXT_FIELDS",
@@ -113,6 +114,8 @@ DEFINE_FIELDS = FieldWeights(title=0.0, anchors=0.0, url=0.0, body=0.0, idents=0
                              headings=1.0, tie_breaker=0.0)
 #: Where the proximity signal looks for the query's words near each other.
 NEAR_FIELDS = ("title", "body")
+#: The field whose document frequencies give a query word's IDF (pages lacking a word).
+IDF_FIELD = "body"
 #: Where a compound of the query's words scores (names are written as one word in titles,
 #: URLs and link text, rarely in running text), and how much.
 DEFAULT_COMPOUND_FIELDS = FieldWeights(title=3.0, anchors=2.0, url=1.5, body=0.0,

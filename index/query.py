@@ -29,7 +29,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from index.analysis import (
     WORD_RE,
@@ -66,10 +66,14 @@ __all__ = [
     "QueryTooLong",
     "Site",
     "Term",
+    "literal_reading",
+    "looks_pasted",
     "parse",
 ]
 
-MAX_QUERY_CHARS = 1024
+#: The longest query text (characters): the one limit of the engines, the web UI and the
+#: API.
+MAX_QUERY_CHARS = 500
 MAX_TERMS = 64
 MAX_DEPTH = 8
 #: Longest plain query whose pages lacking one word are ranked too (one clause per word).
@@ -96,6 +100,9 @@ NAVIGATIONAL_WORDS = frozenset(
 #: Most adjacent words joined into one site name (``debian handbook`` -> ``debianhandbook``).
 SITE_NAME_WORDS = 3
 _WORDS = re.compile(r"[^\W_]+")
+#: What a text pasted from a terminal or a program has and a typed query rarely does: a
+#: short option (``-r``, ``-c``), a ``$``, a word touching a parenthesis (``f(x)``).
+_PASTED = re.compile(r"(?:^|\s)-[^\W_]{1,2}(?=\s|$)|\$|\w\(|\)\w")
 
 
 class QueryError(ValueError):
@@ -450,8 +457,9 @@ class Query:
         )
 
     def language(self, default: str = "en") -> str:
-        """The language the query is written in (``default`` when the text cannot tell)."""
-        return query_language(self.raw, default)
+        """The language the query is written in (``default`` when the text cannot tell),
+        guessed once per text."""
+        return _language(self.raw, default)
 
     @cached_property
     def suggest_words(self) -> tuple[str, ...]:
@@ -783,6 +791,37 @@ def _resolve(node, drop_stopwords: bool):
         ]
         return _conjunction(children)
     return node
+
+
+_language = lru_cache(maxsize=4096)(query_language)
+
+
+def looks_pasted(query: Query) -> bool:
+    """Whether the query's text looks pasted from a terminal or a program (short options
+    such as ``-r``, ``$``, a word touching a parenthesis): its operators may be words."""
+    return bool(_PASTED.search(query.raw))
+
+
+def literal_reading(query: Query) -> Query | None:
+    """The literal reading of a query's text: every whitespace-separated token a word,
+    none an operator (``-r`` the word ``r``; ``(``, ``"``, ``OR`` as typed), but for the
+    ``site:`` and ``lang:`` filters; ``None`` when it reads the same as ``query``."""
+    tokens = [
+        token
+        for m in re.finditer(r"\S+", query.raw)
+        for token in (_lex(m.group()) if m.group().lstrip("-")[:5].lower() in ("site:", "lang:")
+                      else [_Token(_WORD, m.group(), False, m.start(), m.end())])
+    ]
+    parser = _Parser(tokens)
+    try:
+        tree = _conjunction(parser.sequence(depth=0))
+    except QueryTooComplex:
+        return None
+    literal = Query(query.raw, _resolve(tree, drop_stopwords=_has_content(tree)),
+                    tuple(tokens))
+    if literal.root is None or literal.root == query.root:
+        return None
+    return literal
 
 
 def parse(text: str) -> Query:

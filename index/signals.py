@@ -1,27 +1,25 @@
 """Ranking signals, each defined once for every engine.
 
 A signal is one small type (Stract's shape): its ``name`` (the key of its weight), its
-``default_weight``, the document fields it reads (``fields``, names in
-:data:`index.fields.DOC_FIELDS`, computed once in Python at index time and stored by both
-engines), its value for one candidate at query time (:meth:`Signal.value`), and, side by
-side, how the Elasticsearch engine expresses it (:meth:`Signal.es_functions`).
+``stage`` in the score formula (:mod:`index.formula`), the document fields it reads
+(``fields``, names in :data:`index.fields.DOC_FIELDS`, computed once in Python at index
+time and stored by both engines), its value for one candidate at query time
+(:meth:`Signal.value`), and, side by side, how the Elasticsearch engine expresses it
+(:meth:`Signal.es_functions`).
 
-The embedded engine finds the top K matches by BM25 and a :class:`Ranker` scores them as
-``sum(weight * value)`` in Python. Elasticsearch finds its top K by BM25 as well and
-rescores them (:mod:`index.es_paging`); it cannot run Python, so each signal compiles
-itself into ``function_score`` functions: ``stage = "boost"`` signals multiply the text
-score by ``1 + sum(weight * value)``, ``stage = "add"`` signals are added to the score, and
-``stage = "demote"`` signals multiply the whole score by ``1 - weight * value`` (weight and
-value in 0..1: Elasticsearch forbids negative weights, so a penalty is a factor, on both
-engines). The same :meth:`Signal.value` explains a hit on both engines
-(``search(..., explain=True)``).
+The embedded engine finds the top K matches by BM25 and a :class:`Ranker` scores them with
+the formula in Python. Elasticsearch finds its top K by BM25 as well and rescores them
+(:mod:`index.es_paging`); it cannot run Python, so each signal compiles itself into
+``function_score`` functions that :mod:`index.es_query` assembles into the same formula.
+The same :meth:`Signal.value` explains a hit on both engines (``search(..., explain=True)``).
 
-Weights are data: :func:`load_weights` reads ``index/weights.json`` (one section per
-engine, because their scores have different scales: embedded text relevance is at most 1,
-Elasticsearch's is raw BM25), or the weights ``manage.py train-ranker`` fitted
-(``ranking/learn.py``; ``DATA_DIR/ranking-weights.json``, found by
-:func:`weights_file_of`), a setting may override any of them, and a signal's
-``default_weight`` is the fallback. A new signal is one class here plus a contract test.
+Weights are data, and only data: :func:`load_weights` reads ``index/weights.json`` (one
+section per engine, because their scores have different scales: embedded text relevance is
+at most 1, Elasticsearch's is raw BM25), over which the weights ``manage.py train-ranker``
+fitted (``ranking/learn.py``; ``DATA_DIR/ranking-weights.json``, found by
+:func:`weights_file_of`) and a setting may override any of them. A signal declares no
+weight of its own; a new signal is one class here, its weight in ``index/weights.json``,
+and a contract test.
 """
 
 from __future__ import annotations
@@ -35,7 +33,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from index.fields import keyword_key
+from index.formula import (
+    ADD,
+    BOOST,
+    DEMOTE,
+    TEXT,
+    Formula,
+    Staged,
+    demotion_weight,
+    formula_for,
+)
 
 if TYPE_CHECKING:
     from index.query import Query
@@ -144,13 +154,11 @@ class Signal(ABC):
     """A ranking signal: weighted by ``name``; ``value`` gives it for a candidate."""
 
     name: ClassVar[str]
-    default_weight: ClassVar[float]
     #: Ranking fields (``index.fields.DOC_FIELDS``) the signal reads.
     fields: ClassVar[tuple[str, ...]] = ()
-    #: How Elasticsearch applies it: "text" (the text score's boost), "boost" (multiplies
-    #: the text score by 1 + weight * value), "add" (weight * value added to the score),
-    #: "demote" (the whole score times 1 - weight * value).
-    stage: ClassVar[str] = "boost"
+    #: Where the score formula (:mod:`index.formula`) puts it: "text", "boost", "add" or
+    #: "demote".
+    stage: ClassVar[str] = BOOST
 
     @abstractmethod
     def value(self, candidate: Candidate, context: RankContext) -> float:
@@ -171,8 +179,7 @@ class TextRelevance(Signal):
     every query. In Elasticsearch its weight boosts the raw text score."""
 
     name = "bm25"
-    default_weight = 1.0
-    stage = "text"
+    stage = TEXT
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         if candidate.text_top <= 0:
@@ -187,9 +194,8 @@ class StaticRank(Signal):
     """The page's static rank from ``update_rank`` (PageRank scaled so the best page is ~1)."""
 
     name = "pagerank"
-    default_weight = 2.0
     fields = ("pagerank",)
-    stage = "add"
+    stage = ADD
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return float(candidate.get("pagerank", 0.0))
@@ -203,9 +209,8 @@ class Freshness(Signal):
     ``scale_days`` (Elasticsearch's ``gauss`` decay function, computed alike here)."""
 
     name = "freshness"
-    default_weight = 0.0
     fields = ("fetched_at",)
-    stage = "add"
+    stage = ADD
 
     def __init__(self, scale_days: float = 30.0):
         self.scale_s = scale_days * _SECONDS_PER_DAY
@@ -228,7 +233,6 @@ class SiteHome(Signal):
     their text does not match."""
 
     name = "sitehome"
-    default_weight = 1.5
     fields = ("site_name", "url_depth")
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
@@ -253,7 +257,6 @@ class LabelMatch(Signal):
     is called and linked as, not only what it mentions."""
 
     name = "label"
-    default_weight = 0.15
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return 1.0 if candidate.labelled else 0.0
@@ -270,7 +273,6 @@ class Defines(Signal):
     ``AllowOverride`` rather than one that mentions it."""
 
     name = "defines"
-    default_weight = 0.3
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return 1.0 if candidate.defines else 0.0
@@ -288,7 +290,6 @@ class Proximity(Signal):
     Elasticsearch one filter per run, each weighted by the weight's share."""
 
     name = "near"
-    default_weight = 0.2
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return float(candidate.near)
@@ -305,7 +306,6 @@ class SiteMention(Signal):
     pages of ``requests.*``), else 0."""
 
     name = "site"
-    default_weight = 0.1
     fields = ("site_name",)
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
@@ -324,7 +324,6 @@ class LanguageMatch(Signal):
     them apart."""
 
     name = "lang"
-    default_weight = 0.3
     fields = ("lang",)
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
@@ -345,7 +344,6 @@ class Original(Signal):
     of a page and its copies, which say the same, the original is the one shown."""
 
     name = "original"
-    default_weight = 0.1
     fields = ("lang_copy",)
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
@@ -361,14 +359,13 @@ class AllWords(Signal):
     a minor word, and the any-word fallback pages with some of the words."""
 
     name = "allwords"
-    default_weight = 0.5
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return 1.0 if candidate.all_words else 0.0
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         if not parts.others_compete:
-            return []  # every page matches as asked: the same factor for all
+            return [{"weight": weight}]  # every page matches as asked
         home = SiteHome.es_filter(context)
         asked = parts.strict if home is None else {
             "bool": {"should": [parts.strict, home], "minimum_should_match": 1}}
@@ -384,15 +381,14 @@ class SpamDemotion(Signal):
     only to pages with a score above 0."""
 
     name = "spam"
-    default_weight = 0.8
     fields = ("spam",)
-    stage = "demote"
+    stage = DEMOTE
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return min(1.0, max(0.0, float(candidate.get("spam", 0.0))))
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
-        keep = min(1.0, max(1e-6, 1.0 - weight))  # the factor at spam 1 (decay must be > 0)
+        keep = 1.0 - demotion_weight(weight)  # the factor at spam 1 (decay must be > 0)
         return [{"filter": {"range": {"spam": {"gt": 0}}},
                  "linear": {"spam": {"origin": 0, "scale": 1, "decay": keep}}}]
 
@@ -404,9 +400,8 @@ class UrlDepth(Signal):
     Weighted 0 by hand; ``manage.py train-ranker`` fits it."""
 
     name = "depth"
-    default_weight = 0.0
     fields = ("url_depth",)
-    stage = "add"
+    stage = ADD
     #: The value's factor per level.
     decay = 0.5
 
@@ -435,17 +430,28 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
 )
 
 
-def load_weights(engine: str, path: str | Path | None = None) -> dict[str, float]:
-    """The weights of ``engine`` ("embedded" or "elasticsearch") from the weights file."""
-    path = Path(path) if path else WEIGHTS_FILE
+def _read_weights(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"Cannot read ranking weights from {path}: {exc}") from exc
-    if engine not in data:
-        raise ValueError(f"{path} has no weights for the {engine!r} engine; "
+
+
+def load_weights(engine: str, path: str | Path | None = None) -> dict[str, float]:
+    """The weights of ``engine`` ("embedded" or "elasticsearch"): ``index/weights.json``,
+    the only source, with ``path``'s section for the engine (a fitted file) over it."""
+    data = _read_weights(WEIGHTS_FILE)
+    weights = {name: float(w) for name, w in data[engine].items()} if engine in data else {}
+    if path is not None and Path(path).resolve() != WEIGHTS_FILE.resolve():
+        other = _read_weights(Path(path))
+        if engine not in other:
+            raise ValueError(f"{path} has no weights for the {engine!r} engine; "
+                             f"it has {sorted(k for k in other if not k.startswith('_'))}.")
+        weights.update({name: float(w) for name, w in other[engine].items()})
+    elif engine not in data:
+        raise ValueError(f"{WEIGHTS_FILE} has no weights for the {engine!r} engine; "
                          f"it has {sorted(k for k in data if not k.startswith('_'))}.")
-    return {name: float(w) for name, w in data[engine].items()}
+    return weights
 
 
 def weights_file_of(setting: str | Path | None, data_dir: Path | None) -> Path | None:
@@ -462,33 +468,46 @@ def weights_file_of(setting: str | Path | None, data_dir: Path | None) -> Path |
 
 
 class Ranker:
-    """The weighted signals of one engine: scores candidates (embedded) and explains hits."""
+    """The weighted signals of one engine and its score formula: scores candidates
+    (embedded) and explains hits (both engines)."""
 
     def __init__(
         self,
-        signals: Sequence[Signal] = DEFAULT_SIGNALS,
-        weights: Mapping[str, float] | None = None,
+        signals: Sequence[Signal],
+        weights: Mapping[str, float],
+        engine: str = "embedded",
     ):
-        weights = dict(weights or {})
-        unknown = set(weights) - {s.name for s in signals}
+        weights = dict(weights)
+        names = {s.name for s in signals}
+        unknown = set(weights) - names
         if unknown:
             raise ValueError(
-                f"Unknown ranking signal(s) {sorted(unknown)}; "
-                f"known: {sorted(s.name for s in signals)}."
+                f"Unknown ranking signal(s) {sorted(unknown)}; known: {sorted(names)}."
             )
+        missing = sorted(names - set(weights))
+        if missing:
+            raise ValueError(f"No weight for the ranking signal(s) {missing}: add them to "
+                             f"the {engine!r} section of {WEIGHTS_FILE}, or pass them as "
+                             "rank_weights.")
+        self.engine = engine
+        self.formula: Formula = formula_for(engine)
         self.signals = tuple(signals)
-        self.weighted = [(s, weights.get(s.name, s.default_weight)) for s in signals]
+        self.weighted = [(s, float(weights[s.name])) for s in signals]
+        self.staged: Staged = self.formula.staged(self.weighted)
+        self._active = [(s, w) for s, w in self.weighted if w]
+        self._stages = [s.stage for s, _ in self._active]
+        self._weights = np.array([w for _, w in self._active], dtype=float)
 
     @classmethod
     def for_engine(cls, engine: str, signals: Sequence[Signal] | None = None,
                    overrides: Mapping[str, float] | None = None,
                    weights_file: str | Path | None = None) -> Ranker:
-        """The ranker of ``engine``: its weights from the weights file (for the signals in
+        """The ranker of ``engine``: its weights from the weights files (for the signals in
         use), then ``overrides`` (a setting)."""
         signals = tuple(signals or DEFAULT_SIGNALS)
         names = {s.name for s in signals}
         weights = {k: v for k, v in load_weights(engine, weights_file).items() if k in names}
-        return cls(signals, {**weights, **(overrides or {})})
+        return cls(signals, {**weights, **(overrides or {})}, engine)
 
     @property
     def weights(self) -> dict[str, float]:
@@ -505,17 +524,18 @@ class Ranker:
         return tuple(dict.fromkeys(f for s, w in self.weighted if w for f in s.fields))
 
     def rank(self, candidates: list[Candidate], context: RankContext) -> list[Candidate]:
-        """``candidates`` with ``score`` set, sorted by score, ties kept in engine order."""
-        active = [(s.value, w) for s, w in self.weighted if w and s.stage != "demote"]
-        demote = [(s.value, w) for s, w in self.weighted if w and s.stage == "demote"]
-        top = max((c.text_score for c in candidates), default=0.0)
+        """``candidates`` with ``score`` set by the formula, sorted by score, ties kept in
+        engine order."""
+        if not candidates:
+            return candidates
+        top = max(c.text_score for c in candidates)
         for c in candidates:
             c.text_top = top
-            score = 0.0
-            for value, weight in active:
-                score += weight * value(c, context)
-            for value, weight in demote:
-                score *= max(0.0, 1.0 - weight * value(c, context))
+        values = np.array([[s.value(c, context) for s, _ in self._active] for c in candidates],
+                          dtype=float).reshape(len(candidates), len(self._active))
+        text = np.array([c.text_score for c in candidates], dtype=float)
+        scores = self.formula.scores(self._stages, self._weights, values, text)
+        for c, score in zip(candidates, scores.tolist(), strict=True):
             c.score = score
         candidates.sort(key=lambda c: c.score, reverse=True)
         return candidates
@@ -523,19 +543,20 @@ class Ranker:
     def explain(self, candidate: Candidate, context: RankContext) -> dict[str, dict]:
         """Each signal's ``value``, ``weight`` and ``contribution`` (weight × value) for a
         candidate; the text signal also gives the engine's own text score (``raw``), which
-        Elasticsearch's boosts multiply (what ``ranking.learn`` fits on); a ``demote``
-        signal gives ``-weight × value`` as its contribution (the share of the score it takes
+        Elasticsearch's formula uses (what ``ranking.learn`` fits on); a ``demote`` signal
+        gives ``-weight × value`` as its contribution (the share of the score it takes
         away) and its ``factor`` (1 - weight × value)."""
         out = {}
         for signal, weight in self.weighted:
             value = signal.value(candidate, context)
-            if signal.stage == "demote":
+            if signal.stage == DEMOTE:
                 out[signal.name] = {"value": round(value, 6), "weight": weight,
                                     "contribution": round(-weight * value, 6),
-                                    "factor": round(max(0.0, 1.0 - weight * value), 6)}
+                                    "factor": round(float(self.formula.factor(weight, value)),
+                                                    6)}
                 continue
             out[signal.name] = {"value": round(value, 6), "weight": weight,
                                 "contribution": round(weight * value, 6)}
-            if signal.stage == "text":
+            if signal.stage == TEXT:
                 out[signal.name]["raw"] = round(candidate.text_score, 6)
         return out

@@ -18,6 +18,7 @@ from index.fields import (
     DEFINE_FIELDS,
     IDENT_PARTS_WEIGHT,
     IDENTS,
+    IDF_FIELD,
     LABEL_FIELDS,
     NEAR_FIELDS,
     FieldWeights,
@@ -181,14 +182,10 @@ class TantivyCompiler:
             (Occur.MustNot, self.compile(parsed.matching)),
         ])
 
-    def all_but_one(self, parsed: Query, searcher: tantivy.Searcher,
-                    min_words: int) -> tantivy.Query | None:
+    def all_but_one(self, parsed: Query, searcher: tantivy.Searcher) -> tantivy.Query | None:
         """The pages lacking minor words (``Query.lacking``: one, or two of a longer
         query), scored by their text score times the share of the query they cover
-        (Lucene's coordination factor); ``None`` unless the query is
-        ``blendable(min_words)``."""
-        if not parsed.blendable(min_words):
-            return None
+        (Lucene's coordination factor); the plan decides when (``SearchPlan.blends``)."""
         words = parsed.required_words
         idf = [self.idf(searcher, w) for w in words]
         compiled = [self.compile(w) for w in words]
@@ -207,6 +204,6 @@ class TantivyCompiler:
         """BM25's IDF of a query word in the body field (a phrase: its rarest term)."""
         n = searcher.num_docs
         terms = [node.term] if isinstance(node, Term) else list(node.terms)
-        df = min(searcher.doc_freq("body", t) for t in terms)
+        df = min(searcher.doc_freq(IDF_FIELD, t) for t in terms)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 

@@ -19,8 +19,9 @@ import tantivy
 from index.base import FACET_SIZE, Results
 from index.fields import FACET_FIELDS
 from index.hits import collapse, group_languages, make_hit
+from index.plan import SearchPlan
 from index.query import Query
-from index.signals import Candidate, RankContext
+from index.signals import Candidate
 from index.tantivy_query import TantivyCompiler
 from index.tantivy_schema import address_key, fast_name, stored_hit
 
@@ -28,11 +29,6 @@ if TYPE_CHECKING:
     from index.embedded import EmbeddedBackend
 
 __all__ = ["TantivySearch"]
-
-
-def _group(candidate: Candidate) -> Any:
-    """What results collapse on (``fields.collapse_key``, as its 64-bit key)."""
-    return candidate.get("cluster")
 
 
 def _share(key: tuple, sets: list[set[tuple]]) -> float:
@@ -52,30 +48,29 @@ class TantivySearch:
         b = self.backend
         return TantivyCompiler(schema, b.field_weights, b.compound_fields, b.max_missing_share)
 
-    def search(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
+    def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
                started: float) -> Results:
-        """One page of ranked hits for a parsed query (see ``EmbeddedBackend.search``);
+        """One page of ranked hits for a search plan (see ``EmbeddedBackend.search``);
         ``took_ms`` counts from ``started`` (a ``perf_counter`` reading)."""
         b = self.backend
+        parsed, context = plan.query, plan.context
         results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
         if parsed.matches_nothing:
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
         searcher = b._tantivy().searcher()
         compiler = self.compiler(b._schema)
-        context = RankContext.of(parsed, b.language)
         offset = (page - 1) * size
         depth = min(offset + size + b.rerank_depth, b.max_window)
-        matching = compiler.compile(parsed.matching)
+        matching = compiler.compile(plan.strict)
         found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
         results.total = found.count
         marks = self._marks(searcher, compiler, parsed, depth)
-        hits = found.hits + self._named_homes(searcher, compiler, context, found.hits)
+        hits = found.hits + self._named_homes(searcher, compiler, plan, found.hits)
         candidates = self._candidates(searcher, hits, marks)
         # Pages lacking minor words of a longer query compete with those having them all,
         # when few pages have them all; those of a long query lacking a few, always.
-        blended = (compiler.all_but_one(parsed, searcher, b.blend_words)
-                   if found.count < b.blend_below else None)
+        blended = compiler.all_but_one(parsed, searcher) if plan.blends(found.count) else None
         if blended is None:
             blended = compiler.coordinated(parsed)
         if blended is not None:
@@ -90,8 +85,8 @@ class TantivySearch:
                 candidate.all_words = False
             candidates += extra
         ranked = b.ranker.rank(candidates, context)
-        relaxed = compiler.relaxed(parsed)
-        if found.count < b.min_strict_hits and relaxed is not None:
+        if plan.relaxes(found.count):
+            relaxed = compiler.relaxed(parsed)
             # Pages with every word stay first; pages with some of them follow.
             more = searcher.search(compiler.scored(relaxed, parsed), limit=depth,
                                    count=True)
@@ -104,13 +99,16 @@ class TantivySearch:
             for candidate in extra:
                 candidate.all_words = False
             ranked += b.ranker.rank(extra, context)
-        languages = group_languages(ranked, _group, lambda c: c.get("lang"))
-        for candidate, similar in collapse(ranked, _group, lambda c: c.get("shown", 1) != 0)[
+        def group(candidate: Candidate) -> Any:
+            return candidate.get(plan.collapse)
+
+        languages = group_languages(ranked, group, lambda c: c.get("lang"))
+        for candidate, similar in collapse(ranked, group, lambda c: c.get("shown", 1) != 0)[
             offset : offset + size
         ]:
             shown, snippet = stored_hit(searcher, candidate.ref)
             why = b.ranker.explain(candidate, context) if explain else None
-            others = languages[_group(candidate)] - {candidate.get("lang")}
+            others = languages[group(candidate)] - {candidate.get("lang")}
             results.hits.append(make_hit(shown, candidate.score, similar, parsed,
                                          b.snippet_chars, why, text=snippet,
                                          languages=len(others),
@@ -123,16 +121,16 @@ class TantivySearch:
         return results
 
     def _named_homes(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-                     context: RankContext, hits: list, limit: int = 5) -> list:
+                     plan: SearchPlan, hits: list, limit: int = 5) -> list:
         """(0.0, address) of home pages of sites the query names that ``hits`` lack, so a
         navigational query finds the home page even when its text does not match."""
-        if not context.named_keys or not self.backend.ranker.weight("sitehome"):
+        if not plan.named_homes:
             return []
         known = {address_key(a) for _, a in hits}
         return [
             (0.0, address)
             for _, address in searcher.search(
-                compiler.named_homes(context.named_keys), limit=limit, count=False
+                compiler.named_homes(plan.context.named_keys), limit=limit, count=False
             ).hits
             if address_key(address) not in known
         ]

@@ -4,20 +4,19 @@ the judged queries of the evaluation.
 
 The features of a candidate are what the engine's own explain output says
 (``search(..., explain=True)``: each signal's value, and the text score), so the embedded
-engine and Elasticsearch are fitted on the features they rank with. Each engine has its
-own score form, taken from the signals' ``stage``:
+engine and Elasticsearch are fitted on the features they rank with, and scored by the
+engine's own formula (:class:`ScoreForm` evaluates :meth:`index.formula.Formula.scores`,
+the code the :class:`~index.signals.Ranker` ranks with and the formula the Elasticsearch
+compiler builds), demotions included.
 
-- embedded (:class:`LinearForm`): ``sum(weight * value)``, the :class:`~index.signals.Ranker`;
-- Elasticsearch (:class:`BoostForm`): ``text * (1 + sum(boost weights * values)) +
-  sum(add weights * values)``, the ``function_score`` of :mod:`index.es_query`.
-
-Both are linear in the weights other than the text weight, so the fit is coordinate
-ascent on MRR@10 (Metzler and Croft's linear feature-based ranker): along one weight at a
-time, and then along all of them scaled together (their balance with the text score),
-the reciprocal rank of each query's known item changes only where it crosses a
-competitor, so the line search tries the gaps between those crossings and keeps the best. The text
-weight stays 1 (scores only order pages within a query, so one weight sets the scale), and
-weights stay non-negative (Elasticsearch refuses negative scores). The result maps
+The score is linear in each weight alone (the text weight aside), and in the boost and add
+weights scaled together, so the fit is coordinate ascent on MRR@10 (Metzler and Croft's
+linear feature-based ranker): along one weight at a time (a demotion weight within 0..1),
+and then along the boost and add weights scaled together (their balance with the text
+score), the reciprocal rank of each query's known item changes only where it crosses a
+competitor, so the line search tries the gaps between those crossings and keeps the best.
+The text weight stays 1 (scores only order pages within a query, so one weight sets the
+scale), and weights stay non-negative (Elasticsearch refuses negative scores). The result maps
 directly onto a section of the weights file (:func:`write_weights`), which both engines
 load in place of the hand weights of ``index/weights.json``.
 
@@ -49,16 +48,16 @@ import numpy as np
 
 from index.analysis import STOPWORDS
 from index.fields import site_name
+from index.formula import DEMOTE, MIN_FACTOR, formula_for
 from index.signals import WEIGHTS_FILE
 
 __all__ = [
-    "BoostForm",
     "FeatureSet",
     "FitResult",
     "FoldFitter",
     "FoldWeights",
-    "LinearForm",
     "QueryFeatures",
+    "ScoreForm",
     "TrainingQuery",
     "as_training",
     "awake",
@@ -196,13 +195,15 @@ def collect(backend: Any, queries: Sequence[TrainingQuery], depth: int = 50,
 # --- score forms ---------------------------------------------------------------------
 
 
-class _Form:
-    """A score form over padded candidate matrices (queries x candidates)."""
+class ScoreForm:
+    """An engine's score formula (:mod:`index.formula`) over padded candidate matrices
+    (queries x candidates)."""
 
     def __init__(self, features: FeatureSet):
         queries = [q for q in features.queries if q.target is not None]
         self.names = list(features.names)
         self.stages = list(features.stages)
+        self.formula = formula_for(features.engine)
         width = max((len(q.text) for q in queries), default=1)
         shape = (len(queries), width)
         self.values = np.zeros((*shape, len(self.names)))
@@ -219,7 +220,8 @@ class _Form:
 
     def score(self, w: np.ndarray) -> np.ndarray:
         """Each candidate's score under weights ``w`` (one per signal, column order)."""
-        raise NotImplementedError
+        scores = self.formula.scores(self.stages, w, self.values, self.text)
+        return np.where(self.valid, scores, -np.inf)
 
     def varies(self) -> np.ndarray:
         """Per signal, whether its value differs between the candidates of some query: a
@@ -231,10 +233,11 @@ class _Form:
     def line(self, origin: np.ndarray, direction: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray]:
         """``(base, slope)``: the score at ``origin + t * direction`` is ``base + t *
-        slope`` (both forms are linear in the weights other than the text weight)."""
+        slope`` (the formula is linear along one weight, and along the boost and add
+        weights scaled together)."""
         base = self.score(origin)
-        moved = self.score(origin + direction)
-        return base, np.where(self.valid, moved - np.where(self.valid, base, 0), 0)
+        moved = self.score(origin + direction / 2)
+        return base, np.where(self.valid, 2 * (moved - np.where(self.valid, base, 0)), 0)
 
     def reciprocal_ranks(self, scores: np.ndarray) -> np.ndarray:
         """Each query's reciprocal rank of its known item (0 below the cutoff); ties go
@@ -247,29 +250,9 @@ class _Form:
         return np.where(rank <= CUTOFF, 1.0 / rank, 0.0)
 
 
-class LinearForm(_Form):
-    """The embedded engine's score: ``sum(weight * value)``."""
-
-    def score(self, w: np.ndarray) -> np.ndarray:
-        return np.where(self.valid, self.values @ w, -np.inf)
-
-
-class BoostForm(_Form):
-    """Elasticsearch's score: the text score times ``1 + sum`` of the boost signals, plus
-    the added ones (``stage`` of each signal)."""
-
-    def score(self, w: np.ndarray) -> np.ndarray:
-        boost = np.array([s == "boost" for s in self.stages], dtype=float)
-        added = np.array([s == "add" for s in self.stages], dtype=float)
-        text_weight = sum(wi for wi, s in zip(w, self.stages, strict=True) if s == "text")
-        scores = (text_weight * self.text * (1.0 + self.values @ (w * boost))
-                  + self.values @ (w * added))
-        return np.where(self.valid, scores, -np.inf)
-
-
-def form_for(features: FeatureSet) -> _Form:
+def form_for(features: FeatureSet) -> ScoreForm:
     """The score form of the engine the features come from."""
-    return (LinearForm if features.engine == "embedded" else BoostForm)(features)
+    return ScoreForm(features)
 
 
 # --- the fit -------------------------------------------------------------------------
@@ -323,7 +306,7 @@ def beats(fitted: np.ndarray, hand: np.ndarray, z: float = 2.0) -> bool:
     return float(diff.mean()) > z * float(diff.std(ddof=1)) / math.sqrt(len(diff))
 
 
-def _line_search(form: _Form, origin: np.ndarray, direction: np.ndarray, now: float,
+def _line_search(form: ScoreForm, origin: np.ndarray, direction: np.ndarray, now: float,
                  max_points: int, max_step: float) -> tuple[float, float]:
     """The best step ``t`` in ``[0, max_step]`` along ``origin + t * direction`` (``now``:
     the current one) and the mean reciprocal rank it gives. The known item's rank only
@@ -370,6 +353,9 @@ def fit(features: FeatureSet, start: Mapping[str, float] | None = None, passes: 
         return FitResult(weights, 0.0, 0.0, 0, 0, time.monotonic() - started)
     keep = {TEXT_SIGNAL, *fixed}
     varies = form.varies()
+    stages = features.stages
+    scaled = form.formula.linear(stages)
+    demotion_cap = 1.0 - MIN_FACTOR
     free = [j for j, name in enumerate(features.names) if name not in keep and varies[j]]
     cap = max_weight if max_weight is not None else max(10.0, 10 * float(w.max()))
     current = float(form.reciprocal_ranks(form.score(w)).mean())
@@ -381,11 +367,12 @@ def fit(features: FeatureSet, start: Mapping[str, float] | None = None, passes: 
         for j in free:
             origin, unit = w.copy(), np.zeros_like(w)
             origin[j], unit[j] = 0.0, 1.0
-            value, score = _line_search(form, origin, unit, w[j], max_points, cap)
+            value, score = _line_search(form, origin, unit, w[j], max_points,
+                                        demotion_cap if stages[j] == DEMOTE else cap)
             if score >= current:
                 w[j], current = value, score
-        # All free weights scaled together: their balance with the text score.
-        direction = np.where(np.isin(np.arange(len(w)), free), w, 0.0)
+        # The boost and add weights scaled together: their balance with the text score.
+        direction = np.where(np.isin(np.arange(len(w)), free) & scaled, w, 0.0)
         if direction.any():
             top = float(direction.max())
             step, score = _line_search(form, w - direction, direction, 1.0, max_points,

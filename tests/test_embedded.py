@@ -17,7 +17,17 @@ from index.base import Document
 from index.embedded import EmbeddedBackend
 from index.fields import FieldWeights, keyword_key, site_name, url_depth
 from index.query import parse
-from index.signals import Candidate, RankContext, Ranker, SiteHome, StaticRank, TextRelevance
+from index.signals import (
+    DEFAULT_SIGNALS,
+    WEIGHTS_FILE,
+    Candidate,
+    RankContext,
+    Ranker,
+    SiteHome,
+    StaticRank,
+    TextRelevance,
+    load_weights,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -150,27 +160,39 @@ def _candidates():
 
 def test_ranker_weights_and_unknown_signal():
     context = RankContext.of(parse("x"))
-    ranker = Ranker(weights={"pagerank": 10.0})
-    assert ranker.weights == {
-        "bm25": 1.0, "pagerank": 10.0, "freshness": 0.0, "sitehome": 1.5, "label": 0.15,
-        "defines": 0.3, "near": 0.2, "site": 0.1, "lang": 0.3, "original": 0.1,
-        "allwords": 0.5, "spam": 0.8, "depth": 0.0,
-    }
+    ranker = Ranker.for_engine("embedded", overrides={"pagerank": 10.0})
+    assert ranker.weights == {**load_weights("embedded"), "pagerank": 10.0}
     assert [c.ref for c in ranker.rank(_candidates(), context)] == ["b", "a"]
-    assert Ranker(weights={"pagerank": 0}).rank(_candidates(), context)[0].ref == "a"
+    unranked = Ranker.for_engine("embedded", overrides={"pagerank": 0})
+    assert unranked.rank(_candidates(), context)[0].ref == "a"
     with pytest.raises(ValueError, match="pagerrank"):
-        Ranker(weights={"pagerrank": 1.0})
+        Ranker.for_engine("embedded", overrides={"pagerrank": 1.0})
+
+
+def test_the_weights_file_is_the_only_source_of_weights():
+    import json
+
+    hand = json.loads(WEIGHTS_FILE.read_text())
+    for engine in ("embedded", "elasticsearch"):
+        assert set(hand[engine]) == {s.name for s in DEFAULT_SIGNALS}
+        assert Ranker.for_engine(engine).weights == hand[engine]
+    assert not any(hasattr(s, "default_weight") for s in DEFAULT_SIGNALS)
+    with pytest.raises(ValueError, match="No weight for the ranking signal"):
+        Ranker(DEFAULT_SIGNALS, {"bm25": 1.0})
 
 
 def test_engine_weights_come_from_the_weights_file(tmp_path):
-    assert Ranker.for_engine("embedded").weight("pagerank") == 0.1
-    assert Ranker.for_engine("elasticsearch").weight("sitehome") == 100.0
+    hand = {engine: load_weights(engine) for engine in ("embedded", "elasticsearch")}
+    assert Ranker.for_engine("embedded").weight("pagerank") == hand["embedded"]["pagerank"]
+    assert (Ranker.for_engine("elasticsearch").weight("sitehome")
+            == hand["elasticsearch"]["sitehome"])
     assert Ranker.for_engine("embedded", overrides={"lang": 0.7}).weight("lang") == 0.7
     fitted = tmp_path / "weights.json"
     fitted.write_text('{"embedded": {"label": 0.9}}')
     backend = EmbeddedBackend(tmp_path / "index", weights_file=str(fitted))
     assert backend.ranker.weight("label") == 0.9
-    assert backend.ranker.weight("lang") == 0.3  # not in the file: the signal's default
+    # not in the file: the hand weight of index/weights.json
+    assert backend.ranker.weight("lang") == hand["embedded"]["lang"]
     with pytest.raises(ValueError, match="no weights for the 'elasticsearch' engine"):
         Ranker.for_engine("elasticsearch", weights_file=fitted)
 
@@ -178,13 +200,13 @@ def test_engine_weights_come_from_the_weights_file(tmp_path):
 def test_custom_signals(tmp_path):
     class Fresh(StaticRank):
         name = "fresh"
-        default_weight = 100.0
         fields = ("fetched_at",)
 
         def value(self, candidate, context):
             return candidate.get("fetched_at")
 
-    backend = EmbeddedBackend(tmp_path, signals=[TextRelevance(), Fresh()])
+    backend = EmbeddedBackend(tmp_path, signals=[TextRelevance(), Fresh()],
+                              rank_weights={"fresh": 100.0})
     old, new = doc("http://a.test/old", "news"), doc("http://a.test/new", "news")
     old.fetched_at, new.fetched_at = 1.0, 2.0
     backend.index([old, new])
@@ -204,8 +226,8 @@ def test_max_window_bounds_deep_pages(tmp_path):
 
 
 def test_text_relevance_is_relative_to_the_best_candidate():
-    ranked = Ranker([TextRelevance()]).rank([Candidate("a", 2.0), Candidate("b", 8.0)],
-                                            RankContext.of(parse("x")))
+    ranker = Ranker.for_engine("embedded", [TextRelevance()])
+    ranked = ranker.rank([Candidate("a", 2.0), Candidate("b", 8.0)], RankContext.of(parse("x")))
     assert [(c.ref, c.score) for c in ranked] == [("b", 1.0), ("a", 0.25)]
 
 
@@ -289,11 +311,7 @@ def test_settings_tune_the_backend(tmp_path):
     backend = get_backend(Config(data_dir=tmp_path), settings=settings, rerank_depth=7)
     assert backend.commit_every_docs == 50
     assert backend.field_weights == FieldWeights(title=5.0)
-    assert backend.ranker.weights == {
-        "bm25": 1.0, "pagerank": 0.5, "freshness": 0.0, "sitehome": 3.0, "label": 0.15,
-        "defines": 0.3, "near": 0.2, "site": 0.1, "lang": 0.3, "original": 0.1,
-        "allwords": 0.5, "spam": 0.8, "depth": 0.0,
-    }
+    assert backend.ranker.weights == {**load_weights("embedded"), "pagerank": 0.5}
     assert backend.rerank_depth == 7
 
 

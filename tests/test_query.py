@@ -17,6 +17,8 @@ from index.query import (
     QueryTooLong,
     Site,
     Term,
+    literal_reading,
+    looks_pasted,
     parse,
 )
 
@@ -399,3 +401,34 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     assert parse("docs").optional_words == ()
     assert parse("build a pdf of my sphinx documentation").navigational_words == ()
     assert parse('"django docs"').navigational_words == ()
+
+
+@pytest.mark.parametrize("text, literal, pasted", [
+    ("tool -r file -Y filter", "tool r file y filter", True),
+    ("tool -c 1000", "tool c 1000", True),
+    ("$(CC) -o out", "cc o out", True),
+    ("blame -log", "blame log", False),
+    ('"quick fox" -site:a.test', '"quick fox"', False),
+    ("python tutorial", None, False),
+])
+def test_the_literal_reading_makes_every_token_a_word(text, literal, pasted):
+    parsed = parse(text)
+    reading = literal_reading(parsed)
+    if literal is None:
+        assert reading is None
+    else:
+        assert reading is not None and str(reading.root) != str(parsed.root)
+        if text.endswith("-site:a.test"):  # filters stay filters
+            assert "-site:a.test" in str(reading.root)
+        else:
+            assert str(reading.root) == literal
+    assert looks_pasted(parsed) is pasted
+
+
+def test_the_query_language_is_guessed_once():
+    from index import query as query_module
+
+    parsed = parse("wie installiere ich das paket -xyzzy")
+    before = query_module._language.cache_info().misses
+    assert parsed.language() == parsed.language() == parse(parsed.raw).language()
+    assert query_module._language.cache_info().misses == before + 1

@@ -162,11 +162,11 @@ def test_a_bare_crawler_builds_components_with_the_defaults(tmp_path):
     frontier = scheduler.frontier
     try:
         assert frontier.lease_s == crawl_settings.FRONTIER_LEASE_S
-        assert frontier.tiers == scheduler.tiers == crawl_settings.FRONTIER_TIERS
+        assert frontier.tiers == scheduler.ordering.tiers == crawl_settings.FRONTIER_TIERS
         assert frontier.max_attempts == crawl_settings.FRONTIER_MAX_ATTEMPTS
         assert frontier.ip_limit == crawl_settings.FRONTIER_IP_CONCURRENCY
         assert frontier.politeness.default_delay == crawl_settings.FRONTIER_DELAY
         assert scheduler.release_interval == crawl_settings.FRONTIER_RELEASE_INTERVAL
-        assert scheduler.host_budget == crawl_settings.FRONTIER_HOST_PAGE_BUDGET
+        assert scheduler.admission.host_budget == crawl_settings.FRONTIER_HOST_PAGE_BUDGET
     finally:
         frontier.close()

@@ -252,6 +252,56 @@ class RedirectsHost(SpecialHost):
 
 
 @register
+class BigRobotsHost(SpecialHost):
+    """``bigrobots.test``: a 10 MiB robots.txt (``ROBOTS_BYTES``, with a Content-Length) of
+    ``Disallow`` lines for paths nothing links to; ``/early/`` is disallowed in its first
+    lines, ``/late/`` only past the first 600 KiB (``LATE_AT``), which RFC 9309 lets a
+    crawler leave unread. ``/`` links to ``/early/page`` and ``/late/page``."""
+
+    kind = "bigrobots"
+    host_name = "bigrobots.test"
+    ROBOTS_BYTES = 10 * 1024 * 1024
+    LATE_AT = 600 * 1024
+    _HEAD = b"User-agent: *\nDisallow: /early/\n"
+    _LATE = b"Disallow: /late/\n"
+
+    def handle(self, request: Request) -> Response:
+        if request.path == "/robots.txt":
+            return Response(200, {"Content-Type": "text/plain"}, stream=self._robots(),
+                            length=self.ROBOTS_BYTES)
+        return super().handle(request)
+
+    def _robots(self) -> Iterator[bytes]:
+        left = self.ROBOTS_BYTES
+        for piece in (self._HEAD, self._filler(self.LATE_AT - len(self._HEAD)), self._LATE):
+            yield piece
+            left -= len(piece)
+        while left > 0:
+            piece = self._filler(min(left, 64 * 1024))
+            left -= len(piece)
+            yield piece
+
+    @staticmethod
+    def _filler(size: int) -> bytes:
+        """``size`` bytes of ``Disallow`` lines (the last one padded to fit)."""
+        line = b"Disallow: /never-linked/x\n"
+        whole, part = divmod(size, len(line))
+        return line * whole + (b"#" * (part - 1) + b"\n" if part else b"")
+
+    def build(self, path: str) -> tuple[PageInfo, str] | None:
+        rng, keyword = self._rng_kw(path)
+        if path == "/":
+            links = [(self.url("/early/page"), "Early"), (self.url("/late/page"), "Late")]
+            return article(self, path, "Big robots.txt", [("h1", "Big robots.txt")], links,
+                           keyword)
+        if path in ("/early/page", "/late/page"):
+            title = f"Page {path}"
+            return article(self, path, title, [("h1", title), *paragraphs(rng, 1, keyword)],
+                           [(self.url("/"), "Home")], keyword)
+        return None
+
+
+@register
 class SlowHost(SpecialHost):
     """``slow.test``: ``/`` and ``/p/<n>`` (n < 20), every response (robots.txt and 404s too)
     delayed by ``TestWeb.slow_delay`` seconds (``--slow-delay``, default 3)."""

@@ -188,7 +188,6 @@ SEARCH_MAX_PAGE = 100
 # within these bounds the dearest request costs 6.5x. explain=1 is for staff (docs/webui.md).
 SEARCH_MAX_SIZE = 50
 SEARCH_MAX_RESULTS = 1000
-SEARCH_MAX_QUERY_LENGTH = 500
 # Completions /api/complete returns, and the longest text it completes (characters).
 SEARCH_COMPLETIONS = 8
 SEARCH_COMPLETE_MAX_CHARS = 100

@@ -147,7 +147,6 @@ def test_custom_signals_work_on_every_engine(request, backend_name):
         """Shallow URLs first: 1 / (1 + depth)."""
 
         name = "shallow"
-        default_weight = 5.0
         fields = ("url_depth",)
 
         def value(self, candidate, context):
@@ -157,7 +156,7 @@ def test_custom_signals_work_on_every_engine(request, backend_name):
             return [{"filter": {"term": {"url_depth": 0}}, "weight": weight}]
 
     backend = request.getfixturevalue(f"make_{backend_name}_backend")(
-        signals=[TextRelevance(), Shortest()])
+        signals=[TextRelevance(), Shortest()], rank_weights={"shallow": 5.0})
     backend.ensure_index()
     backend.index([doc("http://s.test/a/b/c", "shallow deep", "word " * 9),
                    doc("http://s.test/", "home", "word")])
@@ -265,8 +264,10 @@ def test_a_long_query_matches_pages_lacking_a_few_of_its_words(backend):
     backend.refresh()
     found = backend.search(" ".join(words))
     assert urls(found) == ["http://a.test/all", "http://a.test/most"]
-    assert backend.search('"configure apache" virtual hosts ssl certificates redirect -x'
-                          ).total == 1  # an operator query matches as written
+    # an operator query matches as written (a short option like -x would be a word: the
+    # literal reading, test_literal.py)
+    assert backend.search('"configure apache" virtual hosts ssl certificates redirect -xyz'
+                          ).total == 1
 
 
 def test_identifiers_match_whole_and_split(backend):
@@ -348,5 +349,33 @@ def test_url_depth_favours_pages_near_the_root_once_weighted(request, backend_na
     assert hits[0].url == "http://d.test/guide.html"
     depth = {h.url: h.explain["depth"]["value"] for h in hits}
     assert depth == {"http://d.test/guide.html": 0.5, "http://d.test/a/b/c.html": 0.125}
+    for backend in (unweighted, weighted):
+        backend.close()
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+def test_freshness_favours_recently_fetched_pages_once_weighted(request, backend_name):
+    import math
+    import time
+
+    make = request.getfixturevalue(f"make_{backend_name}_backend")
+    now, day = time.time(), 86_400.0
+    pages = [doc("http://f.test/old", "release notes", "release notes " * 3,
+                 fetched_at=now - 60 * day),
+             doc("http://f.test/new", "release notes", "release notes",
+                 fetched_at=now - 30 * day)]
+    unweighted, weighted = make(rank_weights={"freshness": 0.0}), make(
+        rank_weights={"freshness": 50.0})
+    for backend in (unweighted, weighted):
+        backend.ensure_index()
+        backend.index(pages)
+        backend.refresh()
+    assert urls(unweighted.search("release notes"))[0] == "http://f.test/old"
+    hits = weighted.search("release notes", explain=True).hits
+    assert hits[0].url == "http://f.test/new"
+    # a Gaussian decay of the fetch time: 0.5 at 30 days, 0.5 ** 4 at 60
+    fresh = {h.url: h.explain["freshness"]["value"] for h in hits}
+    assert fresh["http://f.test/new"] == pytest.approx(0.5, abs=1e-3)
+    assert fresh["http://f.test/old"] == pytest.approx(math.pow(0.5, 4), abs=1e-3)
     for backend in (unweighted, weighted):
         backend.close()

@@ -9,11 +9,16 @@ import random
 import time
 import tracemalloc
 
+import pytest
 from protego import Protego
 
+import testweb
 from crawler.frontier.local import LocalFrontier
 from crawler.robots import ROBOTS_MAX_BYTES, CompiledRules, RobotsFetchMiddleware, RobotsPolicy
+from harness.crawlrun import migrate, run_crawl
 from tests.frontiers import options
+from tests.test_hostile_crawl import crawl_stats, settings_for
+from testweb.adversarial import BigRobotsHost
 
 UA = "websearch-bot"
 WORDS = ("alpha", "beta", "gamma", "delta", "docs", "api", "search", "private")
@@ -150,3 +155,24 @@ def test_compiled_rules_decide_as_protego_on_random_rules():
                            for _ in range(rng.randint(1, 5)))
             url = "http://a.test" + (path if path.startswith("/") else "/" + path)
             assert compiled.allowed(url) == protego.can_fetch(url, UA), (text, url)
+
+
+@pytest.mark.slow
+def test_a_crawl_reads_500_kib_of_a_10_mib_robots_txt(tmp_path):
+    """bigrobots.test's robots.txt is cut at 500 KiB: ``/early/`` (at its head) stays
+    disallowed, ``/late/`` (past 600 KiB) is fetched, and the crawl takes its time."""
+    log = tmp_path / "testweb.log"
+    with testweb.run(hosts=1, log=log) as web:
+        migrate(tmp_path)
+        result = run_crawl(tmp_path, [web.home_url("bigrobots.test")],
+                           settings=settings_for(tmp_path), timeout=120)
+        assert result.returncode == 0, result.stderr[-3000:]
+        time.sleep(0.3)
+        requests = [line for line in web.read_log() if line["host"] == "bigrobots.test"]
+    fetched = {line["path"] for line in requests}
+    assert {"/", "/robots.txt", "/late/page"} <= fetched
+    assert "/early/page" not in fetched
+    robots = next(line for line in requests if line["path"] == "/robots.txt")
+    assert robots["bytes"] < BigRobotsHost.ROBOTS_BYTES  # the transfer stopped early
+    stats = crawl_stats(tmp_path / "crawl.log")
+    assert stats["robots/disallowed"] == 1 and stats["fetch/truncated"] == 1

@@ -9,7 +9,7 @@ from django.conf import settings
 
 from crawler.config import get_config
 from index.base import Results, SearchBackend
-from index.query import parse
+from index.query import MAX_QUERY_CHARS, parse
 from webui.monitoring.metrics import observe_search
 
 
@@ -31,8 +31,8 @@ def run_search(query: str, page: int = 1, size: int | None = None,
     raises QueryError with a helpful message."""
     query = (query or "").strip()
     size = settings.SEARCH_PAGE_SIZE if size is None else size
-    if len(query) > settings.SEARCH_MAX_QUERY_LENGTH:
-        raise QueryError(f"Queries are limited to {settings.SEARCH_MAX_QUERY_LENGTH} characters.")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(f"Queries are limited to {MAX_QUERY_CHARS} characters.")
     if not 1 <= page <= settings.SEARCH_MAX_PAGE:
         raise QueryError(f"Pages run from 1 to {settings.SEARCH_MAX_PAGE}.")
     if not 1 <= size <= settings.SEARCH_MAX_SIZE:

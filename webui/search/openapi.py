@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from index.query import MAX_QUERY_CHARS
+
 _ERROR = {
     "type": "object",
     "required": ["error"],
@@ -176,7 +178,7 @@ def openapi_schema(server_url: str) -> dict:
                             "schema": {
                                 "type": "string",
                                 "minLength": 1,
-                                "maxLength": settings.SEARCH_MAX_QUERY_LENGTH,
+                                "maxLength": MAX_QUERY_CHARS,
                             },
                         },
                         {

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from crawler.config import get_config
 from index.base import SearchUnavailable
-from index.query import Query
+from index.query import MAX_QUERY_CHARS, Query
 from webui.search import querylog
 from webui.search.backend import QueryError, get_search_backend, run_search
 from webui.search.cache import CachedCopy, NoCachedCopy, cached_copy, is_doc_id, stored_copy
@@ -42,7 +42,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
     """The search page: results, pagination, did-you-mean and help; works without JS."""
     query = request.GET.get("q", "").strip()
     page = _int_param(request, "page", 1)
-    context: dict = {"query": query, "max_query_length": settings.SEARCH_MAX_QUERY_LENGTH}
+    context: dict = {"query": query, "max_query_length": MAX_QUERY_CHARS}
     status = 200
     if query:
         try:
@@ -259,6 +259,6 @@ def opensearch(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "search/opensearch.xml",
-        {"html_url": base, "api_url": api, "max_length": settings.SEARCH_MAX_QUERY_LENGTH},
+        {"html_url": base, "api_url": api, "max_length": MAX_QUERY_CHARS},
         content_type="application/opensearchdescription+xml; charset=utf-8",
     )

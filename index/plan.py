@@ -1,0 +1,145 @@
+"""The search plan: what a query asks of an engine, decided once for every engine.
+
+A parsed :class:`~index.query.Query` plus the engine's :class:`Thresholds` becomes a
+:class:`SearchPlan` once per search (:meth:`SearchPlan.of`); the engines
+(:mod:`index.tantivy_search`, :mod:`index.es_search`) only execute it. The plan holds:
+
+1. **strict**: the pages holding every required word (``Query.matching``), or, for a long
+   query, ``Query.min_words`` of them (``coordinated``);
+2. **blend**: when fewer than ``blend_below`` pages hold every word of a short plain
+   query (``Query.blendable``), the pages lacking a minor word compete, their text score
+   times the share of the query they cover (:meth:`SearchPlan.blends`);
+3. **relaxed**: when fewer than ``min_strict_hits`` pages hold every word of a plain
+   query of several words, the pages holding any of them (:meth:`SearchPlan.relaxes`): the
+   any-word reading plain BM25 would give, so the fallback never finds fewer pages;
+4. **named home**: the home pages of the sites a navigational query names, retrieved
+   without its words when the ``sitehome`` signal is weighted (``named_homes``);
+5. **collapse**: results collapse on :data:`COLLAPSE_FIELD` (near-copies, translations);
+6. **literal**: when the operator reading of a query that looks pasted from a terminal
+   or a program (``query.looks_pasted``: short options such as ``-r``, ``$``, a word
+   touching a parenthesis) finds fewer than ``literal_below`` pages, the literal reading
+   of the same text, every token a word (:meth:`SearchPlan.execute`), when it finds
+   more: ``tool -c 1000`` is a command line, not ``tool 1000`` without ``c``. A query
+   typed with operators (``"a phrase"``, ``-word``, ``a OR b``) keeps its meaning, even
+   when it finds nothing;
+7. **sections**: the section and jump-link retrieval of a page (:attr:`SearchPlan.sections`,
+   empty until the index holds sections).
+
+The per-query context the signals read (:class:`~index.signals.RankContext`: the query's
+language, the sites it names, the time it runs at) is computed here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from index.query import Node, Query, literal_reading, looks_pasted
+from index.signals import RankContext
+
+if TYPE_CHECKING:
+    from index.base import Results
+    from index.signals import Ranker
+
+__all__ = ["COLLAPSE_FIELD", "SearchPlan", "Thresholds"]
+
+#: The ranking field results collapse on (``fields.collapse_key``).
+COLLAPSE_FIELD = "cluster"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When the plan brings in more pages; each engine's settings give its values."""
+
+    #: Fewer pages holding every word than this: the any-word reading.
+    min_strict_hits: int = 1
+    #: Fewest required words of a query whose pages lacking a minor word compete (0: never).
+    blend_words: int = 3
+    #: Pages lacking a minor word compete while fewer than this hold every word.
+    blend_below: int = 300
+    #: Fewer results than this for a query that looks pasted: its literal reading.
+    literal_below: int = 3
+
+    @classmethod
+    def of(cls, engine: object) -> Thresholds:
+        """The thresholds an engine's options hold now (they may be tuned live)."""
+        return cls(**{name: getattr(engine, name) for name in cls.__dataclass_fields__
+                      if hasattr(engine, name)})
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """A query's search, decided once: which readings run and when (see the module)."""
+
+    query: Query
+    context: RankContext
+    thresholds: Thresholds
+    #: Retrieve the home pages of the sites the query names (the signal is weighted).
+    named_homes: bool
+    collapse: str = COLLAPSE_FIELD
+    #: Section retrieval and jump links for the page's hits: none yet.
+    sections: tuple = field(default=())
+
+    @classmethod
+    def of(cls, query: Query, thresholds: Thresholds, ranker: Ranker,
+           language: str = "en") -> SearchPlan:
+        """The plan of ``query`` for an engine with these thresholds and ranker."""
+        context = RankContext.of(query, language)
+        return cls(query, context, thresholds,
+                   named_homes=bool(context.named) and bool(ranker.weight("sitehome")))
+
+    @property
+    def strict(self) -> Node | None:
+        """The pages holding every required word (``Query.matching``)."""
+        return self.query.matching
+
+    @property
+    def coordinated(self) -> Node | None:
+        """A long query's pages holding most of its words (``Query.coordinated``)."""
+        return self.query.coordinated
+
+    def blends(self, strict_hits: int) -> bool:
+        """Whether pages lacking a minor word compete, ``strict_hits`` pages holding every
+        word."""
+        t = self.thresholds
+        return self.query.blendable(t.blend_words) and strict_hits < t.blend_below
+
+    def relaxes(self, strict_hits: int) -> bool:
+        """Whether the any-word reading runs, ``strict_hits`` pages holding every word."""
+        return strict_hits < self.thresholds.min_strict_hits and self.query.relaxable
+
+    @cached_property
+    def literal(self) -> SearchPlan | None:
+        """The plan of the query's literal reading (every token a word), or ``None`` when
+        that is the reading already."""
+        literal = literal_reading(self.query)
+        if literal is None:
+            return None
+        return SearchPlan(literal, RankContext(literal, *_rest(self.context)),
+                          self.thresholds, self.named_homes, self.collapse, self.sections)
+
+    def falls_back(self, total: int) -> bool:
+        """Whether ``total`` results of the operator reading call for the literal one."""
+        return (total < self.thresholds.literal_below and looks_pasted(self.query)
+                and not self.query.matches_nothing and self.literal is not None)
+
+    def execute(self, run: Callable[[SearchPlan], Results]) -> Results:
+        """Run the plan with an engine's ``run`` (one reading's results): the operator
+        reading, then the literal one when it finds too few and the words find more."""
+        results = run(self)
+        if not self.falls_back(results.total):
+            return results
+        literal = run(self.literal)
+        if literal.total <= results.total:
+            return results
+        literal.extra["reading"] = "literal"
+        literal.query = self.query.raw
+        return literal
+
+
+def _rest(context: RankContext) -> tuple:
+    """A context's fields after its query (a literal reading keeps its language and time)."""
+    return (context.language, context.now, context.named, context.mentioned,
+            context.named_keys, context.mentioned_keys, context.language_key)

@@ -1,0 +1,84 @@
+"""Never fewer answers than the words allow (index/plan.py): a query pasted from a terminal
+falls back to its literal reading, identifiers match whole and as the phrase of their
+parts, and the any-word fallback finds every page plain any-word BM25 finds."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.contract.conftest import doc
+
+PAGES = [
+    doc("http://w.test/tshark", "tshark manual",
+        "Read packets with tshark -r capture.pcap -Y http and print the matching ones."),
+    doc("http://w.test/ping", "ping manual",
+        "Send many probes: ping -c 1000 host stops after 1000 replies."),
+    doc("http://w.test/shell", "Shell expansions",
+        "Strip a suffix with $(basename $file .txt) inside a loop."),
+    doc("http://w.test/sysctl", "Kernel parameters",
+        "Enable routing: net.ipv4.ip_forward = 1 in sysctl.conf."),
+    doc("http://w.test/proc", "The proc tree",
+        "Read /proc/sys/net/ipv4/ip_forward to see whether routing is on."),
+    doc("http://w.test/git", "Git configuration",
+        "Set your name with git config --global user.name and check it."),
+    doc("http://w.test/apache", "Apache directives",
+        "The AllowOverride directive says which directives .htaccess files may set."),
+    doc("http://w.test/filters", "Display filters", "Filters select packets by field."),
+]
+
+
+@pytest.fixture(scope="module")
+def pasted(corpus):
+    corpus.index(PAGES)
+    corpus.refresh()
+    return corpus
+
+
+def urls(results) -> list[str]:
+    return [h.url for h in results.hits]
+
+
+@pytest.mark.parametrize("query, page", [
+    ("tshark -r capture.pcap -Y http", "http://w.test/tshark"),
+    ("ping -c 1000", "http://w.test/ping"),
+])
+def test_a_pasted_command_line_is_read_literally(pasted, query, page):
+    found = pasted.search(query)
+    assert urls(found)[:1] == [page], query
+    assert found.extra.get("reading") == "literal"
+
+
+@pytest.mark.parametrize("query, page", [
+    ("$(basename $file .txt)", "http://w.test/shell"),
+    ("echo ${HOME} (see basename)", "http://w.test/shell"),
+])
+def test_dollars_and_parentheses_find_the_page(pasted, query, page):
+    assert page in urls(pasted.search(query)), query
+
+
+def test_typed_operators_keep_their_meaning(pasted):
+    assert urls(pasted.search("packets -tshark")) == ["http://w.test/filters"]
+    assert pasted.search('"packets tshark"').total == 0  # the phrase is not there
+    assert pasted.search("-tshark").total == 0
+
+
+@pytest.mark.parametrize("query, pages", [
+    ("net.ipv4.ip_forward", {"http://w.test/sysctl", "http://w.test/proc"}),
+    ("ip_forward", {"http://w.test/sysctl", "http://w.test/proc"}),
+    ("git config user.name", {"http://w.test/git"}),
+    ("user.name", {"http://w.test/git"}),
+    ("AllowOverride", {"http://w.test/apache"}),
+    ("allow override", {"http://w.test/apache"}),
+    (".htaccess", {"http://w.test/apache"}),
+])
+def test_identifiers_match_whole_and_as_the_phrase_of_their_parts(pasted, query, pages):
+    assert set(urls(pasted.search(query))) >= pages, query
+
+
+def test_the_any_word_fallback_finds_every_page_with_a_word(pasted):
+    # no page holds all three words: every page holding any of them is a result, as
+    # plain any-word BM25 would find
+    found = pasted.search("routing replies expansions", size=20)
+    assert set(urls(found)) == {"http://w.test/sysctl", "http://w.test/proc",
+                                "http://w.test/ping", "http://w.test/shell"}
+    assert found.total == 4
