@@ -7,7 +7,9 @@ legacy charsets; a UTF-16/32 declaration the bytes contradict is ignored); the l
 the ``<html lang>`` when present, else the ``Content-Language`` header, else py3langid on a
 bounded sample of the main text, which a language the URL names (``/fr/``, ``/pt-BR/``,
 ``index.html.de``) overrides when the text fits it too (``page_language``). Headings and
-``<dt>`` terms are kept apart too: where a page names what it defines.
+``<dt>`` terms are kept apart too: where a page names what it defines; and the main text is
+split into sections in the same walk (``Section``: a heading and its text, a definition
+term with an id, a man page's option), each with the anchor a result can link to.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from w3lib.encoding import (
     resolve_encoding,
 )
 
-from crawler.items import Link
+from crawler.items import Link, Section
 from crawler.urls import InvalidURL, canonicalize
 
 DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object")
@@ -57,6 +59,18 @@ LANG_MIN_CHARS = 40
 HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "dt")
 #: Most heading text kept per page (an API reference has a <dt> per function).
 HEADINGS_CHARS = 20_000
+#: Elements that may start a section (``_section_anchor`` decides).
+SECTION_TAGS = frozenset(HEADING_TAGS)
+#: Most sections kept per page (a language reference defines thousands of names on one
+#: page; past this its last section runs to the end).
+MAX_SECTIONS = 2_000
+#: Longest section heading kept (characters; a function's whole signature is a heading).
+HEADING_CHARS = 200
+#: How many levels up a heading looks for the block it opens (DocBook nests the title of a
+#: ``<div class="sect1" id>`` three divs deep).
+OPENING_DEPTH = 5
+#: Permalink marks a heading's text ends with (Sphinx, PostgreSQL).
+HEADERLINK_MARKS = " \u00b6#"
 CHARSET_SAMPLE_BYTES = 32 * 1024
 BINARY_SAMPLE_BYTES = 1024
 _WIDE = frozenset(("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"))
@@ -144,6 +158,8 @@ class Extracted:
     #: The text of the main content's headings (h1-h6) and definition terms (``<dt>``),
     #: one a line: where a page names what it defines.
     headings: str = ""
+    #: Where the main text's sections begin, in order (``crawler.items.Section``).
+    sections: list[Section] = field(default_factory=list)
     canonical: str = ""
     links: list[Link] = field(default_factory=list)
     noindex: bool = False
@@ -164,13 +180,25 @@ def _robots_flags(value: str) -> tuple[bool, bool]:
     return none or "noindex" in tokens, none or "nofollow" in tokens
 
 
-def _text_of(node) -> str:
-    """Visible text of ``node`` with block elements separated by newlines."""
+#: What stands for a section's start in the text while it is cleaned (a line of its own).
+_SECTION_MARK = "\ue000"
+
+
+def _text_of(node) -> tuple[str, list[Section]]:
+    """Visible text of ``node`` with block elements separated by newlines, and where its
+    sections begin in it (:func:`_section_anchor`: headings, definition terms with an id,
+    options)."""
     parts: list[str] = []
+    starts: list = []  # the elements that may start a section, in order
+    mark = f"\n{_SECTION_MARK}\n"
     for event, el in etree.iterwalk(node, events=("start", "end")):
         if event == "start":
-            if el.text and isinstance(el.tag, str):
-                parts.append(el.text)
+            if isinstance(el.tag, str):
+                if el.tag in SECTION_TAGS and el is not node and len(starts) < MAX_SECTIONS:
+                    starts.append(el)
+                    parts.append(mark)
+                if el.text:
+                    parts.append(el.text)
         else:
             if isinstance(el.tag, str):
                 if el.tag in BLOCK_TAGS:
@@ -180,8 +208,88 @@ def _text_of(node) -> str:
             if el.tail and el is not node:
                 parts.append(el.tail)
     text = CONTROL_CHARS.sub(" ", "".join(parts))
-    lines = (_clean(line) for line in text.split("\n"))
-    return "\n".join(line for line in lines if line)
+    lines = [line for line in map(_clean, text.split("\n")) if line]
+    if not starts:
+        return "\n".join(lines), []
+    kept: list[str] = []
+    offsets: list[int] = []
+    offset = 0
+    for line in lines:
+        if line == _SECTION_MARK:
+            offsets.append(offset)
+        else:
+            kept.append(line)
+            offset += len(line) + 1
+    return "\n".join(kept), _sections(starts, offsets, offset)
+
+
+def _sections(starts: list, offsets: list[int], end: int) -> list[Section]:
+    """The sections the elements ``starts`` begin at ``offsets`` of a text ``end`` long
+    (a section with no text is left out). A heading without an anchor of its own takes
+    that of the heading it is under (``""``, the page itself, when none has one), and so
+    does an option."""
+    sections: list[Section] = []
+    under: list[tuple[int, str]] = []  # (level, anchor) of the headings a section is under
+    for i, (el, start) in enumerate(zip(starts, offsets, strict=False)):
+        anchor = _section_anchor(el)
+        if el.tag != "dt":
+            level = int(el.tag[1])
+            while under and under[-1][0] >= level:
+                under.pop()
+            anchor = anchor or next((a for _, a in reversed(under) if a), "")
+            under.append((level, anchor))
+        elif anchor == "":
+            anchor = under[-1][1] if under else ""
+        following = offsets[i + 1] if i + 1 < len(offsets) else end
+        if anchor is not None and following > start:
+            heading = _clean(el.text_content()).rstrip(HEADERLINK_MARKS)[:HEADING_CHARS]
+            sections.append(Section(start, anchor, heading))
+    return sections
+
+
+def _own_id(el) -> str:
+    """The fragment ``el`` is reached by: its id, an empty ``<a name>``/``<span id>`` in
+    it, or the ``#fragment`` of a permalink it holds (Sphinx's ``headerlink``)."""
+    if el.get("id"):
+        return el.get("id")
+    for inner in el.iter("a", "span"):
+        if inner is el:
+            continue
+        named = inner.get("id") or (inner.get("name") if inner.tag == "a" else None)
+        if named:
+            return named
+        href = inner.get("href") or ""
+        if href.startswith("#") and len(href) > 1 and "headerlink" in (inner.get("class") or ""):
+            return href[1:]
+    return ""
+
+
+def _section_anchor(el) -> str | None:
+    """The anchor of the section ``el`` starts, ``""`` for one without, or ``None`` when
+    ``el`` starts none (a plain definition term). A heading takes its own id, else that
+    of the block it opens (Sphinx's ``<section id>``, DocBook's ``<div class="sect1"
+    id>`` around a title page), else an empty anchor just before it; a ``<dt>`` starts a
+    section when it has an id, or names an option (``-r``, ``--cached``), whose anchor is
+    that of the heading it is under (``""`` here, filled in by the caller)."""
+    own = _own_id(el)
+    if el.tag == "dt":
+        if own:
+            return own
+        return "" if _clean(el.text_content()).startswith("-") else None
+    if own:
+        return own
+    node = el
+    for _ in range(OPENING_DEPTH):
+        parent = node.getparent()
+        if parent is None or parent[0] is not node:
+            break
+        if parent.get("id"):
+            return parent.get("id")
+        node = parent
+    before = el.getprevious()
+    if before is not None and before.tag in ("a", "span") and not _clean(before.text_content()):
+        return before.get("id") or before.get("name") or ""
+    return ""
 
 
 def _is_chrome(el) -> bool:
@@ -427,7 +535,7 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
         if el.getparent() is not None:
             el.drop_tree()
     main = _main_node(root)
-    out.text = _text_of(main)
+    out.text, out.sections = _text_of(main)
     out.headings = _headings(main)
     out.client_rendered = (
         scripts > 0
@@ -463,6 +571,7 @@ def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float,
         description=page.description,
         lang=page.lang,
         headings=page.headings,
+        sections=page.sections,
         canonical=page.canonical,
         links=page.links,
         noindex=page.noindex,

@@ -14,6 +14,18 @@ class Link:
     nofollow: bool = False
 
 
+@dataclass(frozen=True)
+class Section:
+    """A part of a page a result can link to: a heading and the text up to the next one,
+    a definition term with an id (an API entry, a glossary term) and its definition, or a
+    man page's option. ``start`` is where it begins in the page's text (its heading's
+    line); ``anchor`` the fragment that shows it (``""``: none, the page itself)."""
+
+    start: int
+    anchor: str = ""
+    heading: str = ""
+
+
 @dataclass
 class PageItem:
     """A fetched, extracted page.
@@ -37,6 +49,7 @@ class PageItem:
     description: str = ""
     lang: str = ""
     headings: str = ""
+    sections: list[Section] = field(default_factory=list)
     canonical: str = ""
     links: list[Link] = field(default_factory=list)
     noindex: bool = False

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 import testweb
-from crawler.items import Link, PageItem
+from crawler.items import Link, PageItem, Section
 from crawler.urls import doc_id_for
 from harness import ROOT, log
 from harness.crawlrun import migrate, run_crawl
@@ -72,8 +72,8 @@ PARTS = ("open", "sealed", "all")
 #: The number of folds over the judged sites.
 DEFAULT_FOLDS = 5
 FEED_FIELDS = ["url", "fetched_url", "host", "status", "title", "text", "description",
-               "lang", "headings", "links", "noindex", "doc_id", "cluster_id", "dup_of",
-               "fetched_at"]
+               "lang", "headings", "sections", "links", "noindex", "doc_id", "cluster_id",
+               "dup_of", "fetched_at"]
 CRAWL_SETTINGS = {
     "DOWNLOAD_DELAY": 0.0,
     "CONCURRENT_REQUESTS_PER_DOMAIN": 2,
@@ -509,7 +509,9 @@ def documents(
         for page in pages:
             if page.get("noindex") or (dedup and page.get("dup_of")):
                 continue
-            doc = document_from_item(PageItem(**{k: v for k, v in page.items() if k != "links"}))
+            item = PageItem(**{k: v for k, v in page.items() if k != "links"})
+            item.sections = [Section(**section) for section in item.sections]
+            doc = document_from_item(item)
             if not dedup:
                 doc.cluster_id = ""
             if store is not None:

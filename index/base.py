@@ -64,6 +64,9 @@ class Document:
     lang: str = ""
     #: Headings and definition terms of the page, one a line (``crawler.extract``).
     headings: str = ""
+    #: The sections of the body, in order, as ``(start, anchor, heading)``: where each
+    #: begins in ``body``, the fragment that shows it, its heading (``index.sections``).
+    sections: tuple[tuple[int, str, str], ...] = ()
     fetched_at: float = 0.0
     pagerank: float = 0.0
     cluster_id: str = ""
@@ -77,13 +80,15 @@ class Document:
     warc_offset: int = -1
 
     def to_dict(self) -> dict:
-        """The fields by name (all scalars, so a shallow copy is a deep one)."""
+        """The fields by name (scalars and tuples, so a shallow copy is a deep one)."""
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Document:
         known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in known})
+        doc = cls(**{k: v for k, v in data.items() if k in known})
+        doc.sections = tuple(tuple(s) for s in doc.sections)  # JSON gives lists
+        return doc
 
 
 @dataclass
@@ -106,6 +111,14 @@ class Hit:
     cached: bool = False
     #: With ``search(..., explain=True)``: each signal's value, weight and contribution.
     explain: dict | None = None
+    #: The anchor of the section that answers the query (the result links to
+    #: ``url#anchor``; ``""``: the page itself, ``index.sections``).
+    anchor: str = ""
+    #: The heading of that section.
+    section: str = ""
+    #: Other sections to jump to, at most ``index.sections.JUMPS``, as
+    #: ``{"anchor": ..., "heading": ...}``.
+    jumps: list[dict] = field(default_factory=list)
 
 
 @dataclass

@@ -5,7 +5,8 @@ Both come from the shared declarations of :mod:`index.fields`: the analyzed text
 parent domains, for ``site:``) and each ranking field in its Elasticsearch type. ``doc``
 keeps the whole :class:`~index.base.Document` (not indexed) for ``get`` and rebuilds;
 ``snippet`` (not indexed) the bounded text snippets are drawn from
-(:func:`index.hits.snippet_text`), so a hit reads a few fields and at most
+(:func:`index.hits.snippet_text`) and ``sections`` (not indexed) the sections within it
+(:func:`index.sections.encode`), so a hit reads a few fields and at most
 ``index.snippets.SCAN_CHARS`` of text, never a whole page. The analyzed fields are left out
 of ``_source`` to keep it small.
 """
@@ -42,7 +43,7 @@ _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
 #: copy link) and the bounded snippet text.
 HIT_SOURCE = [*(f"doc.{f}" for f in ("id", "url", "host", "title", "cluster_id", "pagerank",
                                      "warc_file", "lang")),
-              "snippet"]
+              "snippet", "sections"]
 #: Fields added to the mapping after indexes were made with it: put into an existing
 #: index's mapping when the backend opens it (documents indexed before lack them until
 #: ``manage.py reindex``).
@@ -50,7 +51,8 @@ ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024},
                 "idents": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
                 "headings": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
                 "lang_copy": {"type": "integer"},
-                "snippet": {"type": "text", "index": False, "norms": False}}
+                "snippet": {"type": "text", "index": False, "norms": False},
+                "sections": {"type": "text", "index": False, "norms": False}}
 
 
 #: An index's settings while it is bulk loaded (Elasticsearch's "tune for indexing speed"):
@@ -150,6 +152,7 @@ def document_source(doc: Document, rank_feature: bool, suggest_body_chars: int) 
         **fields.ranking,
         "doc": stored,
         "snippet": snippet_text(stored),
+        "sections": fields.sections,
     }
     if rank_feature and doc.pagerank > 0:
         source["pagerank_rf"] = float(doc.pagerank)

@@ -159,7 +159,8 @@ class EsSearch:
             results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
                                          parsed, b.snippet_chars,
                                          explained.get(hit["_id"]),
-                                         text=source.get("snippet", ""), languages=languages))
+                                         text=source.get("snippet", ""), languages=languages,
+                                         sections=source.get("sections", "")))
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
 

@@ -33,6 +33,7 @@ from index.analysis import (
     normalize,
     normalize_host,
 )
+from index.sections import encode as encode_sections
 
 if TYPE_CHECKING:
     from index.base import Document
@@ -236,12 +237,15 @@ def completion_text(key: str) -> str:
 @dataclass(frozen=True)
 class DocumentFields:
     """A document as the engines store it: analyzed text, site suffixes, ranking fields,
-    and the keywords facets count and completion walks (``host``, ``lang``, ``title_key``)."""
+    the keywords facets count and completion walks (``host``, ``lang``, ``title_key``),
+    and the sections its hits link to and offer as jumps (stored with the snippet text,
+    not indexed: ``index.sections.encode``)."""
 
     text: dict[str, str]
     site: list[str]
     ranking: dict[str, Any]
     keywords: dict[str, str]
+    sections: str = ""
 
 
 def document_fields(doc: Document) -> DocumentFields:
@@ -263,6 +267,7 @@ def document_fields(doc: Document) -> DocumentFields:
         ranking=(ranking := {name: f.value(doc) for name, f in DOC_FIELDS.items()}),
         keywords={"host": doc.host, "lang": ranking["lang"],
                   "title_key": completion_key(doc.title)},
+        sections=encode_sections(doc.sections),
     )
 
 

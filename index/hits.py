@@ -6,9 +6,10 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TypeVar
 
+from index import sections as page_sections
 from index.base import Hit
 from index.query import Query
-from index.snippets import SCAN_CHARS, SnippetSource, build_snippet
+from index.snippets import SCAN_CHARS, SnippetSource, build_snippet, located_snippet
 
 __all__ = ["HIT_FIELDS", "collapse", "group_languages", "make_hit", "snippet_for",
            "snippet_text"]
@@ -39,14 +40,21 @@ def snippet_for(doc: Mapping, query: Query, max_chars: int,
 
 def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_chars: int,
              explain: dict | None = None, text: str | SnippetSource | None = None,
-             languages: int = 0) -> Hit:
+             languages: int = 0, sections: str = "") -> Hit:
     """The hit for a stored document (a ``Document``'s fields as a mapping); ``text`` as
-    for ``snippet_for``; ``languages``: how many other languages its group is in."""
+    for ``snippet_for``; ``languages``: how many other languages its group is in;
+    ``sections``: its stored hit sections (``index.sections.encode``): the one its snippet
+    is from gives the hit its anchor, others whose headings name the query its jumps."""
+    if text is None:
+        text = snippet_text(doc)
+    snippet, at = located_snippet(text, query.words(), snippet_chars, query.phrases())
+    terms = {*query.words(), *(t for phrase in query.phrases() for t in phrase)}
+    found = page_sections.answer(page_sections.decode(sections), at, terms)
     return Hit(
         id=doc["id"],
         url=doc["url"],
         title=doc.get("title", ""),
-        snippet=snippet_for(doc, query, snippet_chars, text),
+        snippet=snippet,
         score=round(score, 6),
         host=doc.get("host", ""),
         cluster_id=doc.get("cluster_id", ""),
@@ -55,6 +63,9 @@ def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_cha
         pagerank=doc.get("pagerank", 0.0),
         cached=bool(doc.get("warc_file")),
         explain=explain,
+        anchor=found.section.anchor if found and found.section else "",
+        section=found.section.heading if found and found.section else "",
+        jumps=[{"anchor": s.anchor, "heading": s.heading} for s in found.jumps] if found else [],
     )
 
 

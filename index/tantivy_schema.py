@@ -91,10 +91,11 @@ def to_tantivy(doc: Document) -> tantivy.Document:
             tdoc.add_float(fast_name(name), value)
         else:
             tdoc.add_unsigned(fast_name(name), keyword_key(value) if kind == KEYWORD else value)
+    shown = {name: getattr(doc, name) for name in HIT_FIELDS}
+    shown["sections"] = fields.sections
     # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
     fields = vars(doc)
-    tdoc.add_bytes("hit", _stored_hit_bytes({name: fields[name] for name in HIT_FIELDS},
-                                            SnippetSource.of(snippet_text(fields))))
+    tdoc.add_bytes("hit", _stored_hit_bytes(shown, SnippetSource.of(snippet_text(fields))))
     tdoc.add_bytes("source", zlib.compress(json.dumps(fields, ensure_ascii=False).encode(), 1))
     return tdoc
 

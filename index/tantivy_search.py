@@ -111,7 +111,8 @@ class TantivySearch:
             others = languages[group(candidate)] - {candidate.get("lang")}
             results.hits.append(make_hit(shown, candidate.score, similar, parsed,
                                          b.snippet_chars, why, text=snippet,
-                                         languages=len(others)))
+                                         languages=len(others),
+                                         sections=shown.get("sections", "")))
         if page == 1 and results.total < size:
             results.suggestion = b.suggest(parsed)
         if facets:

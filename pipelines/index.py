@@ -34,6 +34,7 @@ def document_from_item(item: PageItem) -> Document:
         description=item.description,
         lang=item.lang,
         headings=item.headings,
+        sections=tuple((s.start, s.anchor, s.heading) for s in item.sections),
         fetched_at=item.fetched_at,
         cluster_id=item.cluster_id,
         shown=item.shown,

@@ -253,7 +253,8 @@ def test_rebuilt_index_answers_like_the_original(tmp_path):
     original.ensure_index()
     assert report.aliases == {item.doc_id: item.dup_of for item in items if item.dup_of}
     assert report.documents == original.stats()["docs"] == rebuilt.stats()["docs"]
-    fields = ("url", "host", "title", "body", "cluster_id", "anchors", "warc_file", "warc_offset")
+    fields = ("url", "host", "title", "body", "headings", "sections", "cluster_id", "anchors",
+              "warc_file", "warc_offset")
     for item in items:
         before, after = original.get(item.doc_id), rebuilt.get(item.doc_id)
         assert (before is None) == (after is None) == bool(item.dup_of)
@@ -288,6 +289,32 @@ def test_rebuild_indexes_anchor_text_of_inbound_links(tmp_path):
     assert report.documents == 2
     assert backend.get(doc_id_for("http://b.test/")).anchors == "wonderful zebra guide"
     assert [h.url for h in backend.search("zebra").hits] == ["http://b.test/"]
+    backend.close()
+
+
+def test_rebuild_keeps_the_sections_of_a_real_page(tmp_path):
+    from pathlib import Path
+
+    from crawler.extract import decode_html, extract
+    from index.embedded import EmbeddedBackend
+    from ranking.rebuild import rebuild_index
+
+    page = Path("/usr/share/doc/apache2-doc/manual/en/mod/core.html")
+    if not page.is_file():
+        pytest.skip("apache2-doc is not installed (scripts/apt-packages.txt)")
+    url = "http://httpd.test/en/mod/core.html"
+    writer = RotatingWarcWriter.from_settings(None, tmp_path / "warc")
+    writer.write(url, 200, [("Content-Type", "text/html")], page.read_bytes())
+    writer.close()
+    backend = EmbeddedBackend(tmp_path / "index")
+    rebuild_index(tmp_path / "warc", backend)
+    extracted = extract(decode_html(page.read_bytes())[0], url)
+    stored = backend.get(doc_id_for(url))
+    assert stored.sections == tuple((s.start, s.anchor, s.heading) for s in extracted.sections)
+    assert (stored.body.index("AllowOverride Directive"), "allowoverride",
+            "AllowOverride Directive") in stored.sections
+    hit = backend.search("AllowOverride").hits[0]
+    assert (hit.anchor, hit.section) == ("allowoverride", "AllowOverride Directive")
     backend.close()
 
 

@@ -38,6 +38,15 @@ DOCS = [
 ]
 
 
+PLOT_URL = "http://gnuplot.test/manual.html"
+PLOT_FILLER = " Words about something else, at some length." * 6
+PLOT_BODY = (f"Plot manual\nOpening words.{PLOT_FILLER}\nKey\nThe key command sets the legend "
+             f"of a plot.{PLOT_FILLER}\nMultiplot legends\nPlots side by side share one."
+             f"{PLOT_FILLER}\nOther\nNothing of note.")
+PLOT_SECTIONS = tuple((PLOT_BODY.index(h), a, h) for h, a in
+                      (("Key", "key"), ("Multiplot legends", "multi plot"), ("Other", "other")))
+
+
 @pytest.fixture(scope="module", autouse=True)
 def indexed():
     backend = get_search_backend()
@@ -47,6 +56,8 @@ def indexed():
                  else url.split("/")[2].split('"')[0], title=t, body=b)
         for url, t, b in DOCS
     )
+    backend.index([Document(id=doc_id_for(PLOT_URL), url=PLOT_URL, host="gnuplot.test",
+                            title="Plot manual", body=PLOT_BODY, sections=PLOT_SECTIONS)])
     backend.refresh()
     backend.close()  # release the writer lock: the admin writes through its own backend
 
@@ -81,6 +92,18 @@ def test_search_page_escapes_crawled_content(client):
     assert "<img src=x" not in html
     assert "&lt;script&gt;" in html
     assert "<mark>" in html.lower()
+
+
+def test_a_result_links_to_its_section_and_lists_jumps(client):
+    html = client.get("/", {"q": "key legend"}).content.decode()
+    assert f'href="{PLOT_URL}#key"' in html
+    assert "› <span class=\"section\">Key</span>" in html
+    jumps = re.search(r'<p class="jumps">(.*?)</p>', html).group(1)
+    assert f'<a href="{PLOT_URL}#multi%20plot">Multiplot legends</a>' in jumps
+    assert "#other" not in jumps  # a heading without the query's words is no jump
+    hit = client.get("/api/search", {"q": "key legend"}).json()["results"][0]
+    assert (hit["anchor"], hit["section"]) == ("key", "Key")
+    assert hit["jumps"] == [{"anchor": "multi plot", "heading": "Multiplot legends"}]
 
 
 def test_only_http_urls_become_links(client):
@@ -206,7 +229,7 @@ def test_openapi_schema_matches_real_responses(client, admin_client, settings):
         Draft202012Validator.check_schema(schema["components"]["schemas"][name])
     results, error = _validator(schema, "Results"), _validator(schema, "Error")
     for params in ({"q": "zebra"}, {"q": "okapi", "page": 2, "size": 5}, {"q": "nothingxyz"},
-                   {"q": "okapi", "facets": 1}):
+                   {"q": "key legend"}, {"q": "okapi", "facets": 1}):
         response = client.get("/api/search", params)
         assert response.status_code == 200
         results.validate(response.json())

@@ -19,7 +19,7 @@ _HIT = {
     "required": [
         "id", "url", "title", "snippet", "score", "host", "cluster_id", "similar", "languages",
         "pagerank",
-        "cached",
+        "cached", "anchor", "section", "jumps",
     ],
     "properties": {
         "id": {"type": "string", "description": "Document id (hash of the canonical URL)"},
@@ -47,6 +47,23 @@ _HIT = {
         "cached": {
             "type": "boolean",
             "description": "A stored copy is shown at /cache?id=<id>",
+        },
+        "anchor": {
+            "type": "string",
+            "description": "The id of the section that answers the query: the result links "
+                           "to url#anchor (empty: the page itself)",
+        },
+        "section": {"type": "string", "description": "The heading of that section"},
+        "jumps": {
+            "type": "array",
+            "maxItems": 3,
+            "description": "Other sections of the page to jump to (url#anchor)",
+            "items": {
+                "type": "object",
+                "required": ["anchor", "heading"],
+                "properties": {"anchor": {"type": "string"}, "heading": {"type": "string"}},
+                "additionalProperties": False,
+            },
         },
         "explain": {
             "type": "object",

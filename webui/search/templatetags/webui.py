@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from django import template
 
 register = template.Library()
+#: Characters a URL fragment keeps as they are (RFC 3986: pchar, "/" and "?").
+FRAGMENT_SAFE = "!$&'()*+,;=:@/?-._~"
 
 
 @register.filter
@@ -20,6 +22,12 @@ def http_url(value: str) -> str:
     if parts.scheme.lower() in ("http", "https") and parts.netloc:
         return value
     return ""
+
+
+@register.filter
+def at_anchor(url: str, anchor: str) -> str:
+    """``url`` pointing at the element with id ``anchor`` (``url`` itself for ``""``)."""
+    return f"{url}#{quote(anchor, safe=FRAGMENT_SAFE)}" if url and anchor else url
 
 
 @register.filter
