@@ -27,6 +27,7 @@ def pages():
     yield
     backend.delete([d.id for d in docs])
     backend.refresh()
+    backend.close()  # releases the index's one-writer lock for the crawls of later tests
 
 
 def test_only_the_results_page_can_mark_its_search_clicked(client):
