@@ -55,7 +55,7 @@ SMALLER: dict[str, list[str]] = {
     "render": ["--rounds", "1"],
     "search": ["--url", "{es}", "--docs", "1000", "--queries", "50", "--rounds", "1",
                "--hedge", "off", "--index-prefix", "bench-quick"],
-    "soak": ["--minutes", "0.2", "--hosts", "100", "--rounds", "1", "--concurrent"],
+    "soak": ["--minutes", "1", "--hosts", "100", "--rounds", "1", "--concurrent"],
 }
 #: Runs of a second path of one benchmark: run name -> module.
 VARIANTS = {"pagerank-spark": "pagerank"}
