@@ -344,7 +344,7 @@ class TantivySide:
         parsed = parse(query)
         if parsed.matches_nothing:
             return
-        compiler = backend._search.compiler(backend._schema)
+        compiler = backend._search.compiler()
         backend._tantivy().searcher().search(compiler.compile(parsed.root), limit=10,
                                              count=True)
 

@@ -263,8 +263,8 @@ LOG_FILE_APPEND = True
 
 FEED_EXPORT_ENCODING = "utf-8"
 
-# --- search backends: ES_* when ELASTICSEARCH_URL is set, EMBEDDED_* otherwise; the rest of
-# their settings and defaults are in docs/elasticsearch.md and docs/index-engine.md ---
+# --- search backends: ES_* when ELASTICSEARCH_URL is set, EMBEDDED_* otherwise (each
+# engine's options dataclass reads them: index/engines/*/options.py) ---
 ES_INDEX_PREFIX = "websearch"  # the alias; indices are websearch-v1, -v2, ...
 # Primary shards and replicas of a new index; None (or ES_SHARDS=0) = sized from the
 # cluster: one primary per data node and 1 replica when there are several data nodes, 1/0 on
@@ -286,6 +286,40 @@ ES_TIER1_MIN_HITS = 1000
 # client alone.
 ES_HEDGE = True
 ES_HEDGE_DELAY_S = 0.1
+# The embedded engine (index/engines/embedded/, docs/index-engine.md).
+EMBEDDED_COMMIT_DOCS = 10_000  # pending writes that make a commit
+EMBEDDED_COMMIT_INTERVAL_S = 5.0  # seconds after which a write commits the pending ones
+EMBEDDED_WRITER_HEAP_BYTES = 128_000_000  # tantivy writer's memory budget
+EMBEDDED_FIELD_WEIGHTS = {}  # BM25 weight by text field over index.fields.FieldWeights' defaults
+EMBEDDED_RANK_WEIGHTS = {}  # signal weights over SEARCH_WEIGHTS_FILE's embedded section
+EMBEDDED_RERANK_DEPTH = 100  # matches beyond the page that the signals re-score, by text score
+EMBEDDED_MAX_WINDOW = 10_000  # deepest match a search ranks (offset + size + rerank depth)
+EMBEDDED_SNIPPET_CHARS = 220  # longest snippet of a hit
+EMBEDDED_MIN_STRICT_HITS = 1  # fewer pages with every word of a plain query: any word counts
+EMBEDDED_BLEND_WORDS = 3  # fewest words of a plain query whose pages lacking a minor word compete
+EMBEDDED_BLEND_BELOW = 300  # pages lacking a minor word compete while fewer hold every word
+EMBEDDED_BLEND_DEPTH = 20  # how many of them join the ranking beyond the page
+# The Elasticsearch engine (index/engines/elasticsearch/, docs/elasticsearch.md).
+ES_REFRESH_INTERVAL = "1s"  # index.refresh_interval of a new index
+ES_REQUEST_TIMEOUT_S = 30.0  # client timeout of one request (bulk requests: at least 60)
+ES_QUERY_TIMEOUT = "2s"  # a search's own timeout: shards past it answer partial results
+ES_TRACK_TOTAL_HITS = 10_000  # totals are exact up to this many matches
+ES_FIELD_WEIGHTS = {}  # BM25 weight by text field over index.fields.FieldWeights' defaults
+ES_RANK_WEIGHTS = {}  # signal weights over SEARCH_WEIGHTS_FILE's elasticsearch section
+ES_RERANK_DEPTH = 100  # matches per shard beyond the page that the signals rescore
+ES_MAX_WINDOW = 10_000  # deepest match of a from/size page; deeper pages use search_after
+ES_SUGGEST_BODY_CHARS = 2000  # body characters whose words "did you mean" draws on
+ES_SNIPPET_CHARS = 220  # longest snippet of a hit
+ES_MIN_STRICT_HITS = 1  # fewer pages with every word of a plain query: any word counts
+ES_BLEND_WORDS = 3  # fewest words of a plain query whose pages lacking a minor word compete
+ES_BLEND_BELOW = 300  # pages lacking a minor word compete while fewer hold every word
+ES_BULK_DOCS = 500  # actions that close a bulk request
+ES_BULK_BYTES = 5_000_000  # bytes that close a bulk request
+ES_BULK_INTERVAL_S = 1.0  # age in seconds that closes a bulk request
+ES_BULK_QUEUE_BYTES = 50_000_000  # bytes waiting in memory; past that they spool to disk
+ES_BULK_MAX_RETRIES = 4  # retries of a rejected bulk request, with exponential backoff
+# The language of queries written in Latin letters (both engines; others are guessed).
+SEARCH_LANGUAGE = "en"
 # Ranking weights of both engines, by signal (index/signals.py); "" = the packaged
 # index/weights.json. EMBEDDED_RANK_WEIGHTS / ES_RANK_WEIGHTS override single weights.
 SEARCH_WEIGHTS_FILE = ""

@@ -47,6 +47,7 @@ from index.fields import language_of
 
 __all__ = [
     "MAX_BLEND_WORDS",
+    "MAX_MISSING_SHARE",
     "MIN_WORDS_SHARE",
     "NEAR_GAP",
     "NEAR_WINDOW",
@@ -84,6 +85,8 @@ MAX_BLEND_WORDS = 6
 MIN_WORDS_SHARE = 0.75
 #: Fewest required words of a query whose pages may lack two minor ones (``lacking``).
 LACK_TWO_WORDS = 5
+#: The largest share of a query's IDF the words a competing page lacks may carry.
+MAX_MISSING_SHARE = 0.5
 #: Most words of a query that names one thing a page defines (``defined_words``).
 MAX_DEFINED_WORDS = 3
 #: Words allowed between each pair of a query's words for the page to hold them "near"
@@ -251,15 +254,17 @@ class Query:
 
     def words(self) -> list[str]:
         """The terms of positive single words (not phrases), unique and in query order."""
-        return list(
-            dict.fromkeys(n.term for n in self.leaves(positive_only=True) if isinstance(n, Term))
-        )
+        return list(self._highlighted[0])
 
     def phrases(self) -> list[tuple[str, ...]]:
         """The term sequences of positive phrases, for highlighting whole phrases."""
-        return [
-            n.terms for n in self.leaves(positive_only=True) if isinstance(n, Phrase)
-        ]
+        return list(self._highlighted[1])
+
+    @cached_property
+    def _highlighted(self) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+        leaves = [n for n in self.leaves(positive_only=True) if isinstance(n, Term | Phrase)]
+        return (tuple(dict.fromkeys(n.term for n in leaves if isinstance(n, Term))),
+                tuple(n.terms for n in leaves if isinstance(n, Phrase)))
 
     def leaves(self, positive_only: bool = False) -> Iterator[Term | Phrase | Site | Lang]:
         """Every leaf, depth first; with ``positive_only`` the excluded ones are skipped."""
@@ -329,7 +334,7 @@ class Query:
             return None
         return AtLeast(self.min_words, words)
 
-    def lacking(self, idf: Sequence[float], max_share: float
+    def lacking(self, idf: Sequence[float], max_share: float = MAX_MISSING_SHARE
                 ) -> list[tuple[tuple[int, ...], float]]:
         """Which required words a page may lack and still compete, given each word's IDF:
         one word, or of ``LACK_TWO_WORDS`` or more two, whose share of the query's IDF is at

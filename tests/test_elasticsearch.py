@@ -11,9 +11,9 @@ from crawler.urls import doc_id_for
 from index.base import Document
 from index.engines.elasticsearch.backend import (
     ElasticsearchBackend,
+    ElasticsearchOptions,
     QueryCompiler,
     mappings,
-    options_from_settings,
 )
 from index.engines.elasticsearch.mapping import ADDED_FIELDS, merge_for_serving
 from index.query import parse
@@ -142,7 +142,7 @@ def test_a_page_costs_two_requests_unless_a_second_pass_is_needed(make_backend):
     assert inner.search("compost").hits[0].similar == 2
     assert backend.search("compost").total == inner.search("compost").total == 3
     # a short plain query many pages hold in full: no second pass, no word IDF
-    backend.blend_below = 10
+    backend.options.blend_below = 10
     assert requests_of(backend, "garden spade rake") == 2
     # few full matches: the words' IDF from the term statistics, then pages lacking a
     # minor word compete, ranked in a second window; the first window's hits are not read
@@ -313,11 +313,11 @@ def test_field_weights_come_from_settings():
     # idents: CamelCase words match there but score nothing (fields.IDENT_PARTS_WEIGHT)
     assert set(QueryCompiler().fields) == {"title^3", "anchors^2", "url^1.5", "body^1",
                                            "idents^0"}
-    options = options_from_settings(
+    options = ElasticsearchOptions.from_settings(
         {"ES_FIELD_WEIGHTS": {"title": 5.0, "anchors": 0.0}, "ES_SHARDS": "4", "OTHER": 1}
     )
-    assert options["shards"] == 4
-    match = QueryCompiler(options["field_weights"]).compile(parse("python").root)["multi_match"]
+    assert options.shards == 4
+    match = QueryCompiler(options.field_weights).compile(parse("python").root)["multi_match"]
     assert set(match["fields"]) == {"title^5", "url^1.5", "body^1", "idents^0"}
     assert match["analyzer"] == "whitespace"
 

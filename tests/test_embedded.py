@@ -309,10 +309,10 @@ def test_settings_tune_the_backend(tmp_path):
         "EMBEDDED_RANK_WEIGHTS": {"pagerank": 0.5},
     }
     backend = get_backend(Config(data_dir=tmp_path), settings=settings, rerank_depth=7)
-    assert backend.commit_every_docs == 50
-    assert backend.field_weights == FieldWeights(title=5.0)
+    assert backend.options.commit_every_docs == 50
+    assert backend.options.field_weights == FieldWeights(title=5.0)
     assert backend.ranker.weights == {**load_weights("embedded"), "pagerank": 0.5}
-    assert backend.rerank_depth == 7
+    assert backend.options.rerank_depth == 7
 
 
 def test_doc_freq_backs_the_suggester(tmp_path):

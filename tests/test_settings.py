@@ -65,6 +65,8 @@ def _components():
     from crawler.statsexport import StatsExport
     from crawler.traps import TrapGuard
     from dedup.core import Deduplicator
+    from index.engines.elasticsearch.options import ElasticsearchOptions
+    from index.engines.embedded.options import EmbeddedOptions
     from pipelines.dedup import DedupPipeline
     from pipelines.index import IndexPipeline
     from pipelines.warc import RotatingWarcWriter, WarcPipeline
@@ -93,6 +95,8 @@ def _components():
                          "MEMORY_MMAP_THRESHOLD": ("mmap_threshold", int)}),
         (StatsExport, {"STATS_EXPORT_TOP_HOSTS": ("top_hosts", int)}),
         (RankSettings, RANK),
+        (EmbeddedOptions, EmbeddedOptions.SETTINGS),
+        (ElasticsearchOptions, ElasticsearchOptions.SETTINGS),
     ]
 
 
@@ -109,6 +113,25 @@ def test_constructors_take_setting_backed_options_without_their_defaults(compone
         if default is not inspect.Parameter.empty and default == setting_default(name):
             repeated.append(f"{option}={default!r} ({name})")
     assert repeated == []
+
+
+@pytest.mark.parametrize("component, table", _components(),
+                         ids=lambda v: getattr(v, "__qualname__", ""))
+def test_every_setting_a_component_reads_has_its_default_here(component, table):
+    assert sorted(set(table) - SETTING_NAMES - FROM_ENVIRONMENT) == []
+
+
+def test_the_engines_options_are_the_settings_defaults():
+    from index.engines.elasticsearch.options import ElasticsearchOptions
+    from index.engines.embedded.options import EmbeddedOptions
+
+    for options in (EmbeddedOptions.from_settings(), ElasticsearchOptions.from_settings()):
+        for name, (option, _kind) in options.SETTINGS.items():
+            default = getattr(crawl_settings, name)
+            value = getattr(options, option)
+            assert value == default or value == type(value).of(default), name
+    tuned = EmbeddedOptions.from_settings({"EMBEDDED_BLEND_BELOW": "7"}, max_window=9)
+    assert (tuned.blend_below, tuned.max_window) == (7, 9)
 
 
 def test_django_settings_take_what_they_share_from_the_crawler():

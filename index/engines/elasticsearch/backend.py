@@ -27,6 +27,7 @@ their analyzed term), because Elasticsearch's highlighter would only see the ste
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -38,13 +39,7 @@ from elastic_transport import ConnectionTimeout
 from elasticsearch import Elasticsearch
 
 from crawler.config import Config, get_config
-from crawler.options import setting_default, settings_to_options
-from index.base import (
-    RERANK_DEPTH,
-    Document,
-    Results,
-    SearchBackend,
-)
+from index.base import Document, Results, SearchBackend
 from index.engines.elasticsearch.bulk import BulkWriter, Stats, action_version
 from index.engines.elasticsearch.hedge import Hedger
 from index.engines.elasticsearch.mapping import (
@@ -55,6 +50,7 @@ from index.engines.elasticsearch.mapping import (
     index_has_rank_feature,
     mappings,
 )
+from index.engines.elasticsearch.options import ElasticsearchOptions
 from index.engines.elasticsearch.paging import Pager
 from index.engines.elasticsearch.query import QueryCompiler, RankingQuery
 from index.engines.elasticsearch.reindex import (
@@ -67,56 +63,13 @@ from index.engines.elasticsearch.requests import SearchRequests, outages_unavail
 from index.engines.elasticsearch.search import EsSearch
 from index.engines.elasticsearch.suggest import completions
 from index.engines.elasticsearch.tiers import Tier1
-from index.fields import (
-    DEFAULT_COMPOUND_FIELDS,
-    DEFAULT_FIELD_WEIGHTS,
-    FieldWeights,
-    completion_prefix,
-)
+from index.fields import completion_prefix
 from index.query import Query, parse
 from index.signals import Ranker, Signal, weights_file_of
 
-__all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
+__all__ = ["ElasticsearchBackend", "ElasticsearchOptions", "QueryCompiler", "mappings"]
 
 logger = logging.getLogger(__name__)
-
-# Setting name -> (constructor option, type); defaults live in ElasticsearchBackend.__init__.
-SETTINGS = {
-    "ES_INDEX_PREFIX": ("index_prefix", str),
-    "ES_SHARDS": ("shards", int),
-    "ES_REPLICAS": ("replicas", int),
-    "ES_REFRESH_INTERVAL": ("refresh_interval", str),
-    "ES_QUERY_TIMEOUT": ("query_timeout", str),
-    "ES_REQUEST_TIMEOUT_S": ("request_timeout_s", float),
-    "ES_HEDGE": ("hedge", bool),
-    "ES_HEDGE_DELAY_S": ("hedge_delay_s", float),
-    "ES_MAX_WINDOW": ("max_window", int),
-    "ES_RERANK_DEPTH": ("rerank_depth", int),
-    "ES_NEAR_COPY_COUNTS": ("near_copies", str),
-    "ES_TRACK_TOTAL_HITS": ("track_total_hits", int),
-    "ES_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
-    "ES_RANK_WEIGHTS": ("rank_weights", dict),
-    "ES_SUGGEST_BODY_CHARS": ("suggest_body_chars", int),
-    "ES_MIN_STRICT_HITS": ("min_strict_hits", int),
-    "ES_BLEND_WORDS": ("blend_words", int),
-    "ES_BLEND_BELOW": ("blend_below", int),
-    "ES_TIERED": ("tiered", bool),
-    "ES_TIER1_SHARE": ("tier1_share", float),
-    "ES_TIER1_MIN_HITS": ("tier1_min_hits", int),
-    "SEARCH_LANGUAGE": ("language", str),
-    "SEARCH_WEIGHTS_FILE": ("weights_file", str),
-    "ES_BULK_DOCS": ("bulk_docs", int),
-    "ES_BULK_BYTES": ("bulk_bytes", int),
-    "ES_BULK_INTERVAL_S": ("bulk_interval_s", float),
-    "ES_BULK_QUEUE_BYTES": ("bulk_queue_bytes", int),
-    "ES_BULK_MAX_RETRIES": ("bulk_max_retries", int),
-}
-
-
-def options_from_settings(settings: Any) -> dict:
-    """Constructor options from a Scrapy/Django settings object or a mapping (``ES_*`` names)."""
-    return settings_to_options(settings, SETTINGS)
-
 
 class ElasticsearchBackend(SearchBackend):
     """Documents in an alias-versioned Elasticsearch index; writes streamed losslessly."""
@@ -125,107 +78,76 @@ class ElasticsearchBackend(SearchBackend):
         self,
         hosts: str | list[str],
         *,
-        index_prefix: str | None = None,
-        shards: int | None = None,
-        replicas: int | None = None,
-        refresh_interval: str = "1s",
-        field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
-        rank_weights: Mapping[str, float] | None = None,
+        options: ElasticsearchOptions | None = None,
         signals: Sequence[Signal] | None = None,
-        weights_file: str | None = None,
-        query_timeout: str = "2s",
-        request_timeout_s: float = 30.0,
-        hedge: bool | None = None,
-        hedge_delay_s: float | None = None,
-        max_window: int = 10_000, rerank_depth: int = RERANK_DEPTH,  # es_paging
-        near_copies: str | None = None,
-        track_total_hits: int = 10_000,
-        suggest_body_chars: int = 2000,
-        snippet_chars: int = 220,
-        min_strict_hits: int = 1,
-        blend_words: int = 3,
-        blend_below: int = 300,
-        tiered: bool | None = None, tier1_share: float | None = None,  # ES_TIER*: es_tiers
-        tier1_min_hits: int | None = None, max_missing_share: float = 0.5,
-        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
-        language: str = "en",
         spool_dir: str | Path | None = None,
-        bulk_docs: int = 500, bulk_bytes: int = 5_000_000,  # ES_BULK_*: es_bulk
-        bulk_interval_s: float = 1.0,
-        bulk_queue_bytes: int = 50_000_000,
-        bulk_max_retries: int = 4,
         crawler_stats=None,
         client: Elasticsearch | None = None,
         config: Config | None = None,
+        **overrides: Any,
     ):
+        """``options`` (default: those of the settings' defaults), ``overrides`` (fields of
+        :class:`ElasticsearchOptions`) on top. A ``client`` given is the caller's own (its
+        auth, its nodes), so its searches are not re-routed (no hedging)."""
         if isinstance(hosts, str):
             hosts = [h.strip() for h in hosts.split(",") if h.strip()]
         self.hosts = hosts
-        # None: the setting's default (crawler/settings.py)
-        index_prefix = index_prefix or setting_default("ES_INDEX_PREFIX")
-        self.alias = index_prefix
-        # None: sized from the cluster when an index is created (es_mapping.cluster_sizing)
-        self.shards = setting_default("ES_SHARDS") if shards is None else shards
-        self.replicas = setting_default("ES_REPLICAS") if replicas is None else replicas
-        self.refresh_interval = refresh_interval
-        self.compiler = QueryCompiler(field_weights, compound_fields)
+        self.options = o = (dataclasses.replace(options, **overrides) if options is not None
+                            else ElasticsearchOptions.from_settings(None, **overrides))
+        self.alias = o.index_prefix
+        compiler = QueryCompiler(o.field_weights, o.compound_fields)
         # A configured engine loads the weights train-ranker fitted under DATA_DIR.
-        weights_file = weights_file_of(weights_file, config.data_dir if config else None)
-        self.ranker = Ranker.for_engine("elasticsearch", signals, rank_weights, weights_file)
-        self.ranking = RankingQuery(self.compiler, self.ranker, max_missing_share)
-        self.min_strict_hits = min_strict_hits
-        self.blend_words = blend_words
-        self.blend_below = blend_below
-        self.language = language
-        self.query_timeout = query_timeout
-        self.track_total_hits = track_total_hits
-        self.suggest_body_chars = suggest_body_chars
-        self.snippet_chars = snippet_chars
+        weights_file = weights_file_of(o.weights_file, config.data_dir if config else None)
+        self.ranker = Ranker.for_engine("elasticsearch", signals, o.rank_weights, weights_file)
+        self.ranking = RankingQuery(compiler, self.ranker)
         # A node that dies mid-request is retried on another one: queries keep answering.
-        self.client = client or Elasticsearch(hosts, request_timeout=request_timeout_s,
+        self.client = client or Elasticsearch(hosts, request_timeout=o.request_timeout_s,
                                               max_retries=3, retry_on_timeout=True)
-        # None: the settings' defaults (crawler/settings.py). A client given is the
-        # caller's own (its auth, its nodes), so its searches are not re-routed.
         hedger = None
-        if (setting_default("ES_HEDGE") if hedge is None else hedge) and client is None:
-            delay = setting_default("ES_HEDGE_DELAY_S") if hedge_delay_s is None else hedge_delay_s
-            hedger = Hedger(self.client, hosts, float(delay), request_timeout_s)
+        if o.hedge and client is None:
+            hedger = Hedger(self.client, hosts, o.hedge_delay_s, o.request_timeout_s)
         self.requests = SearchRequests(self.client, hedger)
-        self.pager = Pager(self.requests, self.alias, max_window, query_timeout,
-                           near_copies or setting_default("ES_NEAR_COPY_COUNTS"),
-                           rerank_depth=rerank_depth)
+        self.pager = Pager(self.requests, self.alias, o.max_window, o.query_timeout,
+                           o.near_copies, rerank_depth=o.rerank_depth)
         if spool_dir is None:
-            spool_dir = (config or get_config()).data_dir / "es-spool" / index_prefix
+            spool_dir = (config or get_config()).data_dir / "es-spool" / o.index_prefix
         self.stats_ = Stats(crawler_stats)
         self.writer = BulkWriter(
             self.client,
             spool_dir,
-            max_docs=bulk_docs,
-            max_bytes=bulk_bytes,
-            interval_s=bulk_interval_s,
-            queue_bytes=bulk_queue_bytes,
-            max_retries=bulk_max_retries,
-            request_timeout_s=max(request_timeout_s, 60.0),
+            max_docs=o.bulk_docs,
+            max_bytes=o.bulk_bytes,
+            interval_s=o.bulk_interval_s,
+            queue_bytes=o.bulk_queue_bytes,
+            max_retries=o.bulk_max_retries,
+            request_timeout_s=max(o.request_timeout_s, 60.0),
             stats=self.stats_,
             on_reconnect=self._ensure_index,
         )
         self._rank_feature: bool | None = None
-        self.tier1 = Tier1.of(self, tiered, tier1_share, tier1_min_hits)
-        self._search = EsSearch(self)
+        self.tier1 = Tier1.of(o, self.client, self.pager, self._index_body, self._replicas,
+                              self.writer.spool_dir, self.stats_)
+        self._search = EsSearch(o, self.ranker, self.ranking, self.requests, self.pager,
+                                self.tier1, self.uses_rank_feature)
 
     @classmethod
     def from_config(cls, config: Config, settings: Any = None, **options) -> ElasticsearchBackend:
-        """The backend for ``config.elasticsearch_url`` (comma-separated node URLs)."""
+        """The backend for ``config.elasticsearch_url`` (comma-separated node URLs), tuned by
+        the ``ES_*`` settings."""
         if not config.elasticsearch_url:
             raise ValueError("ELASTICSEARCH_URL is not set; use the embedded backend instead.")
-        merged = options_from_settings(settings) if settings is not None else {}
-        merged.update(options)
-        return cls(config.elasticsearch_url, config=config, **merged)
+        return cls(config.elasticsearch_url, config=config,
+                   options=ElasticsearchOptions.from_settings(settings), **options)
 
     # --- index lifecycle --------------------------------------------------------------
 
     def _index_body(self) -> dict:
-        return index_body(self.client, self.shards, self.replicas, self.refresh_interval)
+        o = self.options
+        return index_body(self.client, o.shards, o.replicas, o.refresh_interval)
+
+    def _replicas(self) -> int:
+        """Replicas of a new index: the setting, or sized from the cluster."""
+        return cluster_sizing(self.client, self.options.shards, self.options.replicas)[1]
 
     def current_index(self) -> str | None:
         """The concrete index the alias points to, or ``None`` before ``ensure_index``."""
@@ -281,7 +203,7 @@ class ElasticsearchBackend(SearchBackend):
         count = 0
         for doc in docs:
             version = action_version()
-            source = document_source(doc, rank_feature, self.suggest_body_chars)
+            source = document_source(doc, rank_feature, self.options.suggest_body_chars)
             source["indexed_at"] = version
             self.writer.add(bulk_action("index", self.alias, doc.id, version), source)
             self.tier1.mirror(self.writer, "index", doc.id, version, source, doc.pagerank)
@@ -361,7 +283,7 @@ class ElasticsearchBackend(SearchBackend):
     def search_body(self, parsed: Query, relaxed: bool = False,
                     idf: list[float] | None = None) -> dict:
         """The search request body (without paging) for a parsed, non-empty query:
-        ``relaxed`` for the any-word fallback, ``idf`` (``es_query.word_idf``) to also rank pages
+        ``relaxed`` for the any-word fallback, ``idf`` (``query.word_idf``) to also rank pages
         lacking one minor word."""
         return self._search.body(self._search.plan(parsed), relaxed, idf)
 
@@ -378,11 +300,11 @@ class ElasticsearchBackend(SearchBackend):
             return self._search.run(parsed, page, size, explain, facets, started)
 
     def complete(self, prefix: str, limit: int = 8) -> list[str]:
-        """Titles starting with ``prefix``, most pages first (``es_suggest.completions``)."""
+        """Titles starting with ``prefix``, most pages first (``suggest.completions``)."""
         key = completion_prefix(prefix)
         if not key.strip() or limit < 1:
             return []
-        return completions(self.client, self.alias, key, limit, self.query_timeout)
+        return completions(self.client, self.alias, key, limit, self.options.query_timeout)
 
     def suggest(self, query: str | Query) -> str | None:
         """The query with words the index lacks replaced by the term suggester's best."""
@@ -391,11 +313,11 @@ class ElasticsearchBackend(SearchBackend):
     # --- rebuild --------------------------------------------------------------------
 
     def _reindexer(self) -> AliasReindexer:
-        replicas = cluster_sizing(self.client, self.shards, self.replicas)[1]
+        o = self.options
         return AliasReindexer(self.client, self.alias, index_body=self._index_body,
-                              replicas=replicas, refresh_interval=self.refresh_interval,
+                              replicas=self._replicas(), refresh_interval=o.refresh_interval,
                               spool_dir=self.writer.spool_dir, stats=self.stats_,
-                              suggest_body_chars=self.suggest_body_chars)
+                              suggest_body_chars=o.suggest_body_chars)
 
     def iter_documents(self) -> Iterator[Document]:
         """Every stored document, in id order."""

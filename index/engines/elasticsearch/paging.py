@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from index.base import RERANK_DEPTH
 from index.engines.elasticsearch.mapping import HIT_SOURCE
 from index.engines.elasticsearch.requests import SearchRequests
 from index.fields import language_of
@@ -105,9 +104,9 @@ class Ranked:
 class Pager:
     """Pages of ranked results of one alias, collapsed on ``cluster``."""
 
-    def __init__(self, client: SearchRequests, alias: str, max_window: int = 10_000,
-                 query_timeout: str = "2s", near_copies: str = "aggregation",
-                 counts_alias: str | None = None, rerank_depth: int = RERANK_DEPTH):
+    def __init__(self, client: SearchRequests, alias: str, max_window: int,
+                 query_timeout: str, near_copies: str, *, rerank_depth: int,
+                 counts_alias: str | None = None):
         if near_copies not in NEAR_COPY_COUNTS:
             raise ValueError(f"ES_NEAR_COPY_COUNTS must be one of {sorted(NEAR_COPY_COUNTS)}, "
                              f"not {near_copies!r}")

@@ -170,10 +170,9 @@ def _label_match(text: str, kind: str) -> dict:
 class RankingQuery:
     """The ranked search body of a parsed query, from the compiler and a ranker."""
 
-    def __init__(self, compiler: QueryCompiler, ranker: Ranker, max_missing_share: float = 0.5):
+    def __init__(self, compiler: QueryCompiler, ranker: Ranker):
         self.compiler = compiler
         self.ranker = ranker
-        self.max_missing_share = max_missing_share
 
     def query(self, context: RankContext, relaxed: bool = False,
               idf: list[float] | None = None, rank_feature: bool = False) -> dict:
@@ -248,7 +247,7 @@ class RankingQuery:
             return strict, False
         compiled = [self.compiler.compile(w) for w in words]
         alternatives = [strict]
-        for missing, share in parsed.lacking(idf, self.max_missing_share):
+        for missing, share in parsed.lacking(idf):
             # boost: Lucene's coordination factor, the text score times the share covered
             alternatives.append({"bool": {
                 "must": [c for j, c in enumerate(compiled) if j not in missing],

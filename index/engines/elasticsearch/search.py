@@ -15,6 +15,7 @@ results (:mod:`index.engines.elasticsearch.tiers`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from index.base import FACET_SIZE, Results
@@ -29,7 +30,11 @@ from index.plan import SearchPlan, Thresholds
 from index.query import Query
 
 if TYPE_CHECKING:
-    from index.engines.elasticsearch.backend import ElasticsearchBackend
+    from index.engines.elasticsearch.options import ElasticsearchOptions
+    from index.engines.elasticsearch.query import RankingQuery
+    from index.engines.elasticsearch.requests import SearchRequests
+    from index.engines.elasticsearch.tiers import Tier1
+    from index.signals import Ranker
 
 __all__ = ["EsSearch"]
 
@@ -44,17 +49,30 @@ def _facets(aggregations: dict) -> dict[str, list[tuple[str, int]]]:
 
 
 class EsSearch:
-    """The search path of an :class:`~index.engines.elasticsearch.backend.ElasticsearchBackend`;
-    reads the backend's options (thresholds, timeouts, ranking) at each search, so they can be tuned
-    live."""
+    """The search path of the Elasticsearch engine: executes a :class:`SearchPlan` with the
+    engine's options (read at each search, so they can be tuned live), ranker and ranked
+    query, its read requests, the full index's pager and tier 1."""
 
-    def __init__(self, backend: ElasticsearchBackend):
-        self.backend = backend
+    def __init__(self, options: ElasticsearchOptions, ranker: Ranker, ranking: RankingQuery,
+                 requests: SearchRequests, pager: Pager, tier1: Tier1,
+                 uses_rank_feature: Callable[[], bool]):
+        self.options = options
+        self.ranker = ranker
+        self.ranking = ranking
+        self.requests = requests
+        self.pager = pager
+        self.tier1 = tier1
+        self.uses_rank_feature = uses_rank_feature
+
+    @property
+    def alias(self) -> str:
+        """The full index's alias."""
+        return self.pager.alias
 
     def plan(self, parsed: Query) -> SearchPlan:
-        """The search plan of a parsed query with the backend's thresholds now."""
-        b = self.backend
-        return SearchPlan.of(parsed, Thresholds.of(b), b.ranker, b.language)
+        """The search plan of a parsed query with the engine's thresholds now."""
+        o = self.options
+        return SearchPlan.of(parsed, Thresholds.of(o), self.ranker, o.language)
 
     def run(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
             started: float) -> Results:
@@ -65,13 +83,12 @@ class EsSearch:
     def body(self, plan: SearchPlan, relaxed: bool = False,
              idf: list[float] | None = None) -> dict:
         """The search request body (see ``ElasticsearchBackend.search_body``)."""
-        b = self.backend
         context = plan.context
-        rank_feature = bool(b.ranker.weight("pagerank")) and b.uses_rank_feature()
+        rank_feature = bool(self.ranker.weight("pagerank")) and self.uses_rank_feature()
         return {
-            "query": b.ranking.query(context, relaxed, idf, rank_feature),
-            "timeout": b.query_timeout,
-            "track_total_hits": b.track_total_hits,
+            "query": self.ranking.query(context, relaxed, idf, rank_feature),
+            "timeout": self.options.query_timeout,
+            "track_total_hits": self.options.track_total_hits,
             "_source": HIT_SOURCE,
         }
 
@@ -79,7 +96,6 @@ class EsSearch:
                started: float) -> Results:
         """One page of ranked hits for a search plan (see ``ElasticsearchBackend.search``);
         ``took_ms`` counts from ``started`` (a ``perf_counter`` reading)."""
-        b = self.backend
         parsed = plan.query
         results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
         if parsed.matches_nothing:
@@ -88,20 +104,20 @@ class EsSearch:
             return results
         offset = (page - 1) * size
         aggs = _FACET_AGGS if facets else None
-        tier1 = b.tier1
+        tier1 = self.tier1
         if tier1.enabled and tier1.pager is not None and tier1.min_rank() is not None:
             ranked = self._strict_page(tier1.pager, plan, offset, size, aggs)
             response = ranked.response
             # good results: pages holding every word, enough for this page
             if response["hits"]["total"]["value"] >= max(tier1.min_hits, offset + size):
-                b.tier1.count("tier1")
+                tier1.count("tier1")
                 results.extra["tier"] = 1
                 found = tier1.pager.fill(ranked)
                 return self._finish(results, plan, response, found, partial(response),
                                     explain, aggs, False, None, started)
-            b.tier1.count("fallthrough")
+            tier1.count("fallthrough")
             results.extra["tier"] = 2
-        ranked = self._strict_page(b.pager, plan, offset, size, aggs)
+        ranked = self._strict_page(self.pager, plan, offset, size, aggs)
         response = ranked.response
         was_partial = partial(response)
         # Every match holds every word, bar the home pages of sites the query names.
@@ -110,17 +126,17 @@ class EsSearch:
         # no page has every word: pages with some of them, those with more first
         relaxed = plan.relaxes(strict)
         if not relaxed and plan.blends(strict):
-            docs, df = b.requests.term_stats(b.alias, IDF_FIELD, blend_terms(parsed))
+            docs, df = self.requests.term_stats(self.alias, IDF_FIELD, blend_terms(parsed))
             idf = word_idf(parsed, df, docs)
         if relaxed or idf:
             first = response
             body = self.body(plan, relaxed=relaxed, idf=idf)
             if aggs:
                 body["aggs"] = aggs
-            ranked = b.pager.rank(body, offset, size, self.text(plan, relaxed, idf))
+            ranked = self.pager.rank(body, offset, size, self.text(plan, relaxed, idf))
             response = ranked.response
             response["suggest"] = first.get("suggest")
-        found = b.pager.fill(ranked)
+        found = self.pager.fill(ranked)
         return self._finish(results, plan, response, found, was_partial, explain, aggs,
                             relaxed, idf, started)
 
@@ -128,7 +144,7 @@ class EsSearch:
              idf: list[float] | None = None) -> dict:
         """The text query of ``body``'s ranked query (its first phase): the same pages,
         scored by BM25 with compounds, no signal."""
-        return self.backend.ranking.text_query(plan.context, relaxed, idf)
+        return self.ranking.text_query(plan.context, relaxed, idf)
 
     def _strict_page(self, pager: Pager, plan: SearchPlan, offset: int, size: int,
                      aggs: dict | None) -> Ranked:
@@ -146,7 +162,6 @@ class EsSearch:
                 was_partial: bool, explain: bool, aggs: dict | None, relaxed: bool,
                 idf: list[float] | None, started: float) -> Results:
         """``results`` filled from the page's final response and its hits."""
-        b = self.backend
         parsed = plan.query
         results.suggestion = suggestion(parsed, response.get("suggest"))
         results.total = response["hits"]["total"]["value"]
@@ -157,7 +172,7 @@ class EsSearch:
         for hit, similar, languages in found:
             source = hit["_source"]
             results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
-                                         parsed, b.snippet_chars,
+                                         parsed, self.options.snippet_chars,
                                          explained.get(hit["_id"]),
                                          text=source.get("snippet", ""), languages=languages,
                                          sections=source.get("sections", "")))
@@ -169,11 +184,10 @@ class EsSearch:
         request = suggest_request(parsed)
         if request is None:
             return None
-        b = self.backend
-        response = b.requests.search(index=b.alias, size=0, suggest=request)
+        response = self.requests.search(index=self.alias, size=0, suggest=request)
         return suggestion(parsed, response.get("suggest"))
 
     def _explain(self, plan: SearchPlan, hits: list[dict], relaxed: bool,
                  idf: list[float] | None) -> dict[str, dict]:
-        b = self.backend
-        return explain_hits(b.requests, b.alias, b.ranking, plan.context, hits, relaxed, idf)
+        return explain_hits(self.requests, self.alias, self.ranking, plan.context, hits,
+                            relaxed, idf)

@@ -34,13 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 from elasticsearch import Elasticsearch
 
-from crawler.options import setting_default
 from index.base import Document
 from index.engines.elasticsearch.bulk import BulkWriter, Stats
 from index.engines.elasticsearch.mapping import (
     BULK_LOAD_SETTINGS,
     bulk_action,
-    cluster_sizing,
     document_source,
     index_has_rank_feature,
     merge_for_serving,
@@ -50,7 +48,7 @@ from index.engines.elasticsearch.paging import Pager
 from index.engines.elasticsearch.reindex import AliasReindexer, current_index, version_of
 
 if TYPE_CHECKING:
-    from index.engines.elasticsearch.backend import ElasticsearchBackend
+    from index.engines.elasticsearch.options import ElasticsearchOptions
 
 __all__ = ["TIER1_SUFFIX", "Tier1"]
 
@@ -90,24 +88,19 @@ class Tier1:
         self._counts = {"tier1": 0, "fallthrough": 0}
 
     @classmethod
-    def of(cls, backend: ElasticsearchBackend, enabled: bool | None, share: float | None,
-           min_hits: int | None) -> Tier1:
-        """Tier 1 of ``backend``'s alias, built with its index settings and searched with
-        its pager's (near-copies counted on the full index); ``None``: the setting's
-        default (crawler/settings.py)."""
-        tier1 = cls(
-            backend.client, backend.alias,
-            setting_default("ES_TIER1_SHARE") if share is None else share,
-            index_body=backend._index_body,
-            replicas=lambda: cluster_sizing(backend.client, backend.shards,
-                                            backend.replicas)[1],
-            refresh_interval=backend.refresh_interval, spool_dir=backend.writer.spool_dir,
-            stats=backend.stats_, suggest_body_chars=backend.suggest_body_chars,
-            enabled=setting_default("ES_TIERED") if enabled is None else enabled,
-            min_hits=setting_default("ES_TIER1_MIN_HITS") if min_hits is None else min_hits)
-        full = backend.pager
+    def of(cls, options: ElasticsearchOptions, client: Elasticsearch, full: Pager,
+           index_body: Callable[[], dict], replicas: Callable[[], int], spool_dir: Path,
+           stats: Stats) -> Tier1:
+        """Tier 1 of the full index ``full`` pages (its alias), built with the engine's
+        index settings and searched with its pager's (near-copies counted on the full
+        index)."""
+        o = options
+        tier1 = cls(client, full.alias, o.tier1_share, index_body=index_body,
+                    replicas=replicas, refresh_interval=o.refresh_interval,
+                    spool_dir=spool_dir, stats=stats, suggest_body_chars=o.suggest_body_chars,
+                    enabled=o.tiered, min_hits=o.tier1_min_hits)
         tier1.pager = Pager(full.client, tier1.alias, full.max_window, full.query_timeout,
-                            full.near_copies, counts_alias=backend.alias,
+                            full.near_copies, counts_alias=full.alias,
                             rerank_depth=full.rerank_depth)
         return tier1
 

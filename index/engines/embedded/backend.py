@@ -21,6 +21,7 @@ tantivy's on-commit reload, which watches the index's ``meta.json``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -32,9 +33,7 @@ from typing import Any
 import tantivy
 
 from crawler.config import Config, get_config
-from crawler.options import settings_to_options
 from index.base import (
-    RERANK_DEPTH,
     Document,
     Results,
     SearchBackend,
@@ -42,50 +41,21 @@ from index.base import (
     host_pattern_suffix,
 )
 from index.completion import PrefixIndex, RebuiltPrefixIndex
+from index.engines.embedded.options import EmbeddedOptions
 from index.engines.embedded.schema import TOKENIZER, schema, stored_document, to_tantivy
 from index.engines.embedded.search import TantivySearch
 from index.engines.embedded.suggest import EditSuggester
-from index.fields import (
-    DEFAULT_COMPOUND_FIELDS,
-    DEFAULT_FIELD_WEIGHTS,
-    FieldWeights,
-    completion_prefix,
-    completion_text,
-)
+from index.fields import completion_prefix, completion_text
 from index.plan import SearchPlan, Thresholds
 from index.query import Query, parse
 from index.signals import Ranker, Signal, weights_file_of
 
-__all__ = ["EmbeddedBackend", "options_from_settings"]
+__all__ = ["EmbeddedBackend", "EmbeddedOptions"]
 
 logger = logging.getLogger(__name__)
 
 #: The completion index is rebuilt at most once every this many times its build time.
 _COMPLETION_REBUILD_SHARE = 50
-
-
-# Settings (Scrapy or Django settings, or a mapping) -> constructor option and type.
-SETTINGS = {
-    "EMBEDDED_COMMIT_DOCS": ("commit_every_docs", int),
-    "EMBEDDED_COMMIT_INTERVAL_S": ("commit_interval_s", float),
-    "EMBEDDED_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
-    "EMBEDDED_RANK_WEIGHTS": ("rank_weights", dict),
-    "EMBEDDED_RERANK_DEPTH": ("rerank_depth", int),
-    "EMBEDDED_MIN_STRICT_HITS": ("min_strict_hits", int),
-    "EMBEDDED_MAX_WINDOW": ("max_window", int),
-    "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
-    "EMBEDDED_SNIPPET_CHARS": ("snippet_chars", int),
-    "EMBEDDED_BLEND_WORDS": ("blend_words", int),
-    "EMBEDDED_BLEND_DEPTH": ("blend_depth", int),
-    "EMBEDDED_BLEND_BELOW": ("blend_below", int),
-    "SEARCH_LANGUAGE": ("language", str),
-    "SEARCH_WEIGHTS_FILE": ("weights_file", str),
-}
-
-
-def options_from_settings(settings: Any) -> dict:
-    """Constructor options from the ``EMBEDDED_*`` settings that are set."""
-    return settings_to_options(settings, SETTINGS)
 
 
 class EmbeddedBackend(SearchBackend):
@@ -95,63 +65,35 @@ class EmbeddedBackend(SearchBackend):
         self,
         path: str | os.PathLike | None = None,
         *,
-        field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
-        rank_weights: Mapping[str, float] | None = None,
+        options: EmbeddedOptions | None = None,
         signals: Sequence[Signal] | None = None,
-        rerank_depth: int = RERANK_DEPTH,
-        min_strict_hits: int = 1,
-        max_window: int = 10_000,
-        commit_every_docs: int = 10_000,
-        commit_interval_s: float = 5.0,
-        writer_heap_bytes: int = 128_000_000,
-        writer_threads: int = 0,
-        snippet_chars: int = 220,
-        blend_words: int = 3,
-        blend_depth: int = 20,
-        blend_below: int = 300,
-        max_missing_share: float = 0.5,
-        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
-        language: str = "en",
-        weights_file: str | None = None,
         config: Config | None = None,
+        **overrides: Any,
     ):
+        """``options`` (default: those of the settings' defaults), ``overrides`` (fields of
+        :class:`EmbeddedOptions`) on top."""
         if path is None:
             config = config or get_config()
             path = config.data_dir / "index"
         self.path = Path(path)
-        self.field_weights = field_weights
+        self.options = (dataclasses.replace(options, **overrides) if options is not None
+                        else EmbeddedOptions.from_settings(None, **overrides))
+        o = self.options
         # A configured engine loads the weights train-ranker fitted under DATA_DIR.
-        weights_file = weights_file_of(weights_file, config.data_dir if config else None)
-        self.ranker = Ranker.for_engine("embedded", signals, rank_weights, weights_file)
-        self.rerank_depth = rerank_depth
-        self.min_strict_hits = min_strict_hits
-        self.max_window = max_window
-        self.commit_every_docs = commit_every_docs
-        self.commit_interval_s = commit_interval_s
-        self.writer_heap_bytes = writer_heap_bytes
-        self.writer_threads = writer_threads
-        self.snippet_chars = snippet_chars
-        self.language = language
-        self.compound_fields = compound_fields
-        self.blend_words = blend_words
-        self.blend_depth = blend_depth
-        self.blend_below = blend_below
-        self.max_missing_share = max_missing_share
+        weights_file = weights_file_of(o.weights_file, config.data_dir if config else None)
+        self.ranker = Ranker.for_engine("embedded", signals, o.rank_weights, weights_file)
         self._index: tantivy.Index | None = None
-        self._schema: tantivy.Schema | None = None
         self._writer: tantivy.IndexWriter | None = None
         self._pending = 0
         self._last_commit = time.monotonic()
         self._lock = threading.RLock()
         self._completion = RebuiltPrefixIndex(_COMPLETION_REBUILD_SHARE)
-        self._search = TantivySearch(self)
+        self._search = TantivySearch(self.options, self.ranker, self._tantivy, self.suggest)
 
     @classmethod
     def from_config(cls, config: Config, settings: Any = None, **options) -> EmbeddedBackend:
-        """The backend under ``config.data_dir``, tuned by ``EMBEDDED_*`` settings if given."""
-        merged = options_from_settings(settings) if settings is not None else {}
-        merged.update(options)
-        return cls(config=config, **merged)
+        """The backend under ``config.data_dir``, tuned by the ``EMBEDDED_*`` settings."""
+        return cls(config=config, options=EmbeddedOptions.from_settings(settings), **options)
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -174,7 +116,7 @@ class EmbeddedBackend(SearchBackend):
                 tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build(),
             )
             index.config_reader(reload_policy="OnCommit")
-            self._index, self._schema = index, index_schema
+            self._index = index
 
     def _tantivy(self) -> tantivy.Index:
         """The open tantivy index (opened on first use)."""
@@ -187,7 +129,7 @@ class EmbeddedBackend(SearchBackend):
         if self._writer is None:
             try:
                 self._writer = self._tantivy().writer(
-                    self.writer_heap_bytes, self.writer_threads
+                    self.options.writer_heap_bytes, self.options.writer_threads
                 )
             except ValueError as exc:
                 raise RuntimeError(
@@ -217,11 +159,11 @@ class EmbeddedBackend(SearchBackend):
                 writer.add_document(to_tantivy(doc))
                 count += 1
                 self._pending += 1
-                if self._pending >= self.commit_every_docs:
+                if self._pending >= self.options.commit_every_docs:
                     self._commit()
             if (
                 self._pending
-                and time.monotonic() - self._last_commit >= self.commit_interval_s
+                and time.monotonic() - self._last_commit >= self.options.commit_interval_s
             ):
                 self._commit()
         return count
@@ -244,7 +186,7 @@ class EmbeddedBackend(SearchBackend):
             searcher = self._tantivy().searcher()
             suffix = host_pattern_suffix(pattern)
             query = (
-                tantivy.Query.term_query(self._schema, "site", suffix)
+                tantivy.Query.term_query(self._tantivy().schema, "site", suffix)
                 if suffix
                 else tantivy.Query.all_query()
             )
@@ -291,7 +233,7 @@ class EmbeddedBackend(SearchBackend):
         if not ids:
             return
         searcher = self._tantivy().searcher()
-        query = tantivy.Query.term_set_query(self._schema, "id", list(ids))
+        query = tantivy.Query.term_set_query(self._tantivy().schema, "id", list(ids))
         for _, address in searcher.search(query, limit=len(ids), count=False).hits:
             yield stored_document(searcher, address)
 
@@ -352,6 +294,7 @@ class EmbeddedBackend(SearchBackend):
         started = time.perf_counter()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
-        plan = SearchPlan.of(parsed, Thresholds.of(self), self.ranker, self.language)
+        plan = SearchPlan.of(parsed, Thresholds.of(self.options), self.ranker,
+                             self.options.language)
         return plan.execute(lambda p: self._search.search(p, page, size, explain, facets,
                                                           started))

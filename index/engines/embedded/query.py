@@ -42,12 +42,10 @@ class TantivyCompiler:
         schema: tantivy.Schema,
         field_weights: FieldWeights,
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
-        max_missing_share: float = 0.5,
     ):
         self.schema = schema
         self.field_weights = field_weights
         self.compound_fields = compound_fields
-        self.max_missing_share = max_missing_share
         self._words: dict[tuple[Term | Phrase, FieldWeights], tantivy.Query] = {}
 
     def compile(self, node: Node) -> tantivy.Query:
@@ -190,7 +188,7 @@ class TantivyCompiler:
         idf = [self.idf(searcher, w) for w in words]
         compiled = [self.compile(w) for w in words]
         out = []
-        for missing, share in parsed.lacking(idf, self.max_missing_share):
+        for missing, share in parsed.lacking(idf):
             # Each clause lacks exactly its words, so a page matches at most one of them.
             clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j not in missing]
             for j in missing:

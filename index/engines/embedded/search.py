@@ -12,6 +12,8 @@ needs only most of its words); pages with any word follow when none has them all
 from __future__ import annotations
 
 import time
+from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import tantivy
@@ -26,42 +28,52 @@ from index.query import Query
 from index.signals import Candidate
 
 if TYPE_CHECKING:
-    from index.engines.embedded.backend import EmbeddedBackend
+    from index.engines.embedded.options import EmbeddedOptions
+    from index.signals import Ranker
 
 __all__ = ["TantivySearch"]
 
 
-def _share(key: tuple, sets: list[set[tuple]]) -> float:
-    """The share of ``sets`` holding ``key`` (0 when there are none)."""
-    return sum(key in s for s in sets) / len(sets) if sets else 0.0
+def _shares(sets: list[set[tuple]]) -> dict[tuple, float]:
+    """Each key's share of ``sets`` holding it (keys in none are left out)."""
+    if len(sets) == 1:
+        return dict.fromkeys(sets[0], 1.0)
+    counts = Counter(key for s in sets for key in s)
+    return {key: n / len(sets) for key, n in counts.items()}
 
 
 class TantivySearch:
-    """The search path of an :class:`~index.engines.embedded.backend.EmbeddedBackend`; reads the
-    backend's options (depths, thresholds, weights) at each search, so they can be tuned live."""
+    """The search path of the embedded engine: executes a :class:`SearchPlan` on the index
+    ``index()`` opens, with the engine's options (read at each search, so they can be
+    tuned live) and ranker."""
 
-    def __init__(self, backend: EmbeddedBackend):
-        self.backend = backend
+    def __init__(self, options: EmbeddedOptions, ranker: Ranker,
+                 index: Callable[[], tantivy.Index],
+                 suggest: Callable[[Query], str | None]):
+        self.options = options
+        self.ranker = ranker
+        self.index = index
+        self.suggest = suggest
 
-    def compiler(self, schema: tantivy.Schema) -> TantivyCompiler:
-        """The query compiler with the backend's field weights."""
-        b = self.backend
-        return TantivyCompiler(schema, b.field_weights, b.compound_fields, b.max_missing_share)
+    def compiler(self) -> TantivyCompiler:
+        """A query compiler for the index's schema with the engine's field weights."""
+        o = self.options
+        return TantivyCompiler(self.index().schema, o.field_weights, o.compound_fields)
 
     def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
                started: float) -> Results:
         """One page of ranked hits for a search plan (see ``EmbeddedBackend.search``);
         ``took_ms`` counts from ``started`` (a ``perf_counter`` reading)."""
-        b = self.backend
+        o, ranker = self.options, self.ranker
         parsed, context = plan.query, plan.context
         results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
         if parsed.matches_nothing:
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
-        searcher = b._tantivy().searcher()
-        compiler = self.compiler(b._schema)
+        searcher = self.index().searcher()
+        compiler = self.compiler()
         offset = (page - 1) * size
-        depth = min(offset + size + b.rerank_depth, b.max_window)
+        depth = min(offset + size + o.rerank_depth, o.max_window)
         matching = compiler.compile(plan.strict)
         found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
         results.total = found.count
@@ -77,14 +89,14 @@ class TantivySearch:
             # Not counted in full (a count visits every match): the total grows by the
             # pages ranked.
             more = searcher.search(compiler.scored(blended, parsed),
-                                   limit=min(depth, offset + size + b.blend_depth),
+                                   limit=min(depth, offset + size + o.blend_depth),
                                    count=False)
             results.total += len(more.hits)
             extra = self._candidates(searcher, more.hits, marks)
             for candidate in extra:
                 candidate.all_words = False
             candidates += extra
-        ranked = b.ranker.rank(candidates, context)
+        ranked = ranker.rank(candidates, context)
         if plan.relaxes(found.count):
             relaxed = compiler.relaxed(parsed)
             # Pages with every word stay first; pages with some of them follow.
@@ -98,7 +110,7 @@ class TantivySearch:
             )
             for candidate in extra:
                 candidate.all_words = False
-            ranked += b.ranker.rank(extra, context)
+            ranked += ranker.rank(extra, context)
         def group(candidate: Candidate) -> Any:
             return candidate.get(plan.collapse)
 
@@ -107,14 +119,14 @@ class TantivySearch:
             offset : offset + size
         ]:
             shown, snippet = stored_hit(searcher, candidate.ref)
-            why = b.ranker.explain(candidate, context) if explain else None
+            why = ranker.explain(candidate, context) if explain else None
             others = languages[group(candidate)] - {candidate.get("lang")}
             results.hits.append(make_hit(shown, candidate.score, similar, parsed,
-                                         b.snippet_chars, why, text=snippet,
+                                         o.snippet_chars, why, text=snippet,
                                          languages=len(others),
                                          sections=shown.get("sections", "")))
         if page == 1 and results.total < size:
-            results.suggestion = b.suggest(parsed)
+            results.suggestion = self.suggest(parsed)
         if facets:
             results.facets = self._facets(searcher, matching)
         results.took_ms = (time.perf_counter() - started) * 1000
@@ -147,7 +159,7 @@ class TantivySearch:
             name: [{address_key(a)
                     for _, a in searcher.search(query, limit=limit, count=False).hits}
                    for query in group if query is not None]
-            if self.backend.ranker.weight(name) else []
+            if self.ranker.weight(name) else []
             for name, group in queries.items()
         }
 
@@ -159,16 +171,16 @@ class TantivySearch:
         addresses = [address for _, address in hits]
         if not addresses:
             return []
-        names = dict.fromkeys((*self.backend.ranker.fields, "cluster", "shown", "lang"))
+        names = dict.fromkeys((*self.ranker.fields, "cluster", "shown", "lang"))
         columns = [searcher.fast_field_values(fast_name(n), addresses) for n in names]
-        label, near, defines = marks["label"], marks["near"], marks["defines"]
+        label, near, defines = (_shares(marks[m]) for m in ("label", "near", "defines"))
         candidates = []
         for (score, address), *values in zip(hits, *columns, strict=True):
             key = address_key(address)
             candidates.append(Candidate(address, score, dict(zip(names, values, strict=True)),
-                                        labelled=_share(key, label) == 1,
-                                        near=_share(key, near),
-                                        defines=_share(key, defines) == 1))
+                                        labelled=label.get(key, 0.0) == 1,
+                                        near=near.get(key, 0.0),
+                                        defines=defines.get(key, 0.0) == 1))
         return candidates
 
     @staticmethod
