@@ -31,7 +31,8 @@ rounds, with its ``*_range`` (lowest, highest). The 1-minute load average is sam
 
 Progress goes to stderr; the last stdout line is one JSON object with ``docs``, ``real``,
 ``index_docs_per_s``, ``query_p50_ms``, ``query_p95_ms``, ``snippet_p95_ms`` (the time spent
-building the snippets of one query's hits), the ``tantivy_*`` and ``fts5_*`` figures, and
+building the snippets of one query's hits), the ``tantivy_*`` and ``fts5_*`` figures,
+``query_p95_over_tantivy_p95`` (what the layers above the engine cost, as a multiple), and
 ``index_docs_per_cpu_s`` (documents per CPU second of the indexing process: the machine is
 shared, so wall-clock rates mostly measure the load).
 """
@@ -553,6 +554,8 @@ def main() -> None:
                                     args.reuse))
             result["snippet_p95_over_query_p95"] = round(
                 result["snippet_p95_ms"] / result["query_p95_ms"], 2)
+            result["query_p95_over_tantivy_p95"] = round(
+                result["query_p95_ms"] / result["tantivy_query_p95_ms"], 2)
             result["timed_queries"] = timed
             result["rounds"] = args.rounds
             if not args.no_fts5:

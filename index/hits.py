@@ -47,9 +47,10 @@ def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_cha
     is from gives the hit its anchor, others whose headings name the query its jumps."""
     if text is None:
         text = snippet_text(doc)
-    snippet, at = located_snippet(text, query.words(), snippet_chars, query.phrases())
-    terms = {*query.words(), *(t for phrase in query.phrases() for t in phrase)}
-    found = page_sections.answer(page_sections.decode(sections), at, terms)
+    words, phrases = query.words(), query.phrases()
+    snippet, at = located_snippet(text, words, snippet_chars, phrases)
+    terms = {*words, *(t for phrase in phrases for t in phrase)}
+    found = page_sections.answer_stored(sections, at, terms)
     return Hit(
         id=doc["id"],
         url=doc["url"],

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from index.analysis import analyze
 from index.snippets import SCAN_CHARS
 
-__all__ = ["JUMPS", "Answer", "Section", "answer", "decode", "encode"]
+__all__ = ["JUMPS", "Answer", "Section", "answer", "answer_stored", "decode", "encode"]
 
 #: Most "jump to" links a result lists.
 JUMPS = 3
@@ -74,11 +74,12 @@ def encode(sections: Iterable[Sequence]) -> str:
 
 def decode(stored: str) -> list[Section]:
     """The sections :func:`encode` stored."""
-    out = []
-    for line in stored.split(_RECORD) if stored else ():
-        start, anchor, heading, terms = line.split(_FIELD, 3)
-        out.append(Section(int(start), anchor, heading, frozenset(terms.split())))
-    return out
+    return [_decoded(line) for line in stored.split(_RECORD)] if stored else []
+
+
+def _decoded(line: str) -> Section:
+    start, anchor, heading, terms = line.split(_FIELD, 3)
+    return Section(int(start), anchor, heading, frozenset(terms.split()))
 
 
 def answer(sections: Sequence[Section], at: int, terms: Iterable[str]) -> Answer | None:
@@ -88,15 +89,40 @@ def answer(sections: Sequence[Section], at: int, terms: Iterable[str]) -> Answer
     if not sections:
         return None
     terms = frozenset(terms)
-    i = bisect_right([s.start for s in sections], at) - 1 if at >= 0 else -1
-    # the page's opening (before the first section, or a first section at its very top)
-    # is the page itself
-    section = sections[i] if i > 0 or (i == 0 and sections[0].start > 0) else None
+    i = _holding(at, [s.start for s in sections])
+    return _answer(sections[i] if i is not None else None,
+                   [s for s in sections if s.terms & terms], terms)
+
+
+def answer_stored(stored: str, at: int, terms: Iterable[str]) -> Answer | None:
+    """``answer(decode(stored), at, terms)``, decoding only the sections that may be in the
+    answer (a hit stores up to ``HIT_SECTIONS``): the one holding ``at`` and those whose
+    line holds a query term."""
+    if not stored:
+        return None
+    terms = frozenset(terms)
+    lines = stored.split(_RECORD)
+    i = _holding(at, [int(line[:line.index(_FIELD)]) for line in lines])
+    named = [s for s in (_decoded(line) for line in lines if any(t in line for t in terms))
+             if s.terms & terms]
+    return _answer(_decoded(lines[i]) if i is not None else None, named, terms)
+
+
+def _holding(at: int, starts: list[int]) -> int | None:
+    """The index of the section holding offset ``at`` (-1: none), ``None`` for the page's
+    opening (before the first section, or a first section at its very top): the page
+    itself."""
+    i = bisect_right(starts, at) - 1 if at >= 0 else -1
+    return i if i > 0 or (i == 0 and starts[0] > 0) else None
+
+
+def _answer(section: Section | None, named: list[Section], terms: frozenset[str]) -> Answer:
+    """The answer: ``section`` (unless it has no anchor) and up to ``JUMPS`` other sections
+    of ``named`` (those whose headings hold query terms, in page order), most terms first."""
     if section is not None and not section.anchor:
         section = None
     taken = {"", section.anchor if section else ""}
-    named = sorted((s for s in sections if s.terms & terms),
-                   key=lambda s: (-len(s.terms & terms), s.start))
+    named = sorted(named, key=lambda s: (-len(s.terms & terms), s.start))
     jumps: list[Section] = []
     for s in named:
         if len(jumps) >= JUMPS:

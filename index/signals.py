@@ -498,6 +498,8 @@ class Ranker:
         self._active = [(s, w) for s, w in self.weighted if w]
         self._stages = [s.stage for s, _ in self._active]
         self._weights = np.array([w for _, w in self._active], dtype=float)
+        self._by_name = {s.name: w for s, w in self.weighted}
+        self._fields = tuple(dict.fromkeys(f for s, w in self.weighted if w for f in s.fields))
 
     @classmethod
     def for_engine(cls, engine: str, signals: Sequence[Signal] | None = None,
@@ -513,16 +515,16 @@ class Ranker:
     @property
     def weights(self) -> dict[str, float]:
         """The weight in use for each signal, by name."""
-        return {s.name: w for s, w in self.weighted}
+        return dict(self._by_name)
 
     def weight(self, name: str) -> float:
         """The weight of the signal called ``name`` (0 when it is not in use)."""
-        return self.weights.get(name, 0.0)
+        return self._by_name.get(name, 0.0)
 
     @property
     def fields(self) -> tuple[str, ...]:
         """The ranking fields the weighted signals read."""
-        return tuple(dict.fromkeys(f for s, w in self.weighted if w for f in s.fields))
+        return self._fields
 
     def rank(self, candidates: list[Candidate], context: RankContext) -> list[Candidate]:
         """``candidates`` with ``score`` set by the formula, sorted by score, ties kept in

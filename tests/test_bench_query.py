@@ -27,6 +27,8 @@ def test_real_quick_prints_both_sides_over_rounds():
         low, high = figures[key + "_range"]
         assert low <= figures[key] <= high, key
     assert figures["query_p50_ms"] <= figures["query_p95_ms"]
+    assert figures["query_p95_over_tantivy_p95"] == round(
+        figures["query_p95_ms"] / figures["tantivy_query_p95_ms"], 2)
     # tantivy's own search is part of search(): the baseline is the floor.
     assert figures["tantivy_query_cpu_p50_ms"] <= figures["query_cpu_p50_ms"]
     # Snippets are part of the timed search(), so they cannot take longer than it.

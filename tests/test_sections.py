@@ -116,3 +116,13 @@ def test_stored_sections_round_trip_within_the_snippet_text():
         sections.Section(0, "a", "Tab here", frozenset({"tab", "here"})),
         sections.Section(100, "b", "Two Lines", frozenset({"two", "line"}))]
     assert sections.decode(sections.encode([])) == []
+
+
+def test_answer_from_the_stored_form_is_the_answer_of_its_decoded_sections():
+    many = sections.encode([(i * 7, f"s{i}", f"Part {i} {'plot' if i % 5 == 0 else 'other'}")
+                            for i in range(200)])
+    for stored in (STORED, many, ""):
+        for at in (-1, 0, 3, 60, 700, 10**6):
+            for terms in (["plot"], ["plot", "instal"], ["word", "legend"], ["zebra"], []):
+                assert sections.answer_stored(stored, at, terms) == sections.answer(
+                    sections.decode(stored), at, terms), (at, terms)
