@@ -15,7 +15,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.misc import load_object
 
 from crawler.bounded import RecentSet
-from crawler.extract import decode_html, extract, looks_binary, page_item
+from crawler.extract import decode_html, extract, load_language_model, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
 from crawler.options import enabled, setting
@@ -81,6 +81,7 @@ class WebSpider(scrapy.Spider):
                 spider.logger.error("%s", exc)
                 raise SystemExit(str(exc)) from None  # one sentence, not a traceback
         spider.host_rules = HostRules.from_settings(settings)
+        load_language_model()  # before the first response, not on the reactor mid-crawl
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
         spider.render_timeout_ms = setting(settings, "RENDER_TIMEOUT_MS", int)
