@@ -20,7 +20,7 @@ from crawler.frontier.redis_backend import RedisFrontier
 from crawler.urls import doc_id_for
 from harness import ROOT
 from index.base import Document
-from index.elasticsearch import ElasticsearchBackend
+from index.engines.elasticsearch.backend import ElasticsearchBackend
 from operations.redisserver import running_redis
 from tests.frontiers import options
 

@@ -22,7 +22,7 @@ from batch.edgefiles import EdgeFiles
 from batch.store import RedisScoreStore
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from operations.redisserver import running_redis
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from batch.rank import RankSettings, run_rank, stage_and_commit
 from batch.store import SQLiteScoreStore
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from tests.test_ranking_store import site_edges
 
 pytest.importorskip("pyspark")

@@ -23,7 +23,7 @@ from batch.rank import (
 from batch.store import RedisScoreStore, SQLiteScoreStore
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from operations.redisserver import running_redis
 
 

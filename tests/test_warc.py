@@ -206,7 +206,7 @@ def assert_same_answer(a, b, tolerance: float = 0.01) -> None:
 def _crawl_through_pipelines(pages, data_dir):
     """The spider's parse and the pipelines, in crawl order, on responses made from pages."""
     from crawler.quality.dedup.pipeline import DedupPipeline
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
     from pipelines.index import IndexPipeline
     from pipelines.linkgraph import LinkGraphPipeline
     from spiders.web import WebSpider
@@ -254,7 +254,7 @@ def _crawl_through_pipelines(pages, data_dir):
 
 def test_rebuilt_index_answers_like_the_original(tmp_path):
     from batch.rebuild import rebuild_index
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
     from testweb.nearcopies import generate
 
     pages = generate(articles=40, short_pages=10, seed=3)
@@ -295,7 +295,7 @@ def test_rebuilt_index_answers_like_the_original(tmp_path):
 
 def test_rebuild_indexes_anchor_text_of_inbound_links(tmp_path):
     from batch.rebuild import rebuild_index
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     writer = RotatingWarcWriter.from_settings(None, tmp_path / "warc")
     html = {
@@ -319,7 +319,7 @@ def test_rebuild_keeps_the_sections_of_a_real_page(tmp_path):
 
     from batch.rebuild import rebuild_index
     from crawler.extract import decode_html, extract
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     page = Path("/usr/share/doc/apache2-doc/manual/en/mod/core.html")
     if not page.is_file():
@@ -346,7 +346,7 @@ def test_manage_reindex_from_warc(tmp_path):
     import sys
     from pathlib import Path
 
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     writer = RotatingWarcWriter.from_settings(None, tmp_path / "warc")
     page = "<title>Quokka</title><main><p>The quokka smiles at visitors on the island.</p></main>"
@@ -383,7 +383,7 @@ def test_crawl_then_reindex_from_warc_answers_like_the_crawl(tmp_path):
 
     import testweb
     from harness.crawlrun import crawl_env, run_crawl
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     pipelines = {
         "crawler.quality.dedup.pipeline.DedupPipeline": 100,
