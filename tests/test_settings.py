@@ -51,14 +51,12 @@ def test_no_component_repeats_a_default_as_a_fallback():
 
 
 def _components():
-    from batch.rank import _SETTINGS as RANK
-    from batch.rank import RankSettings
+    from batch.rank_settings import _SETTINGS as RANK
+    from batch.rank_settings import RankSettings
     from crawler.fetch import FetchLimitsMiddleware
     from crawler.freshness import FreshnessMiddleware, RecrawlFeeder
     from crawler.frontier import SETTINGS as FRONTIER
-    from crawler.frontier import Politeness
-    from crawler.frontier.local import LocalFrontier
-    from crawler.frontier.redis_backend import RedisFrontier
+    from crawler.frontier import FrontierOptions, Politeness
     from crawler.hostrules import HostRules
     from crawler.memory import MemoryMonitor
     from crawler.quality.dedup.core import Deduplicator
@@ -72,8 +70,7 @@ def _components():
     from pipelines.warc import RotatingWarcWriter, WarcPipeline
 
     return [
-        (LocalFrontier, FRONTIER),
-        (RedisFrontier, FRONTIER),
+        (FrontierOptions, FRONTIER),  # what every frontier backend takes
         (Politeness, Politeness.SETTINGS),
         (FrontierScheduler, FrontierScheduler.SETTINGS),
         (TrapGuard, TrapGuard.SETTINGS),
