@@ -270,7 +270,7 @@ def writeback_rate(docs: int, batch_size: int) -> float | None:
     try:
         from index.engines.embedded.backend import EmbeddedBackend
     except ImportError as exc:
-        log(f"write-back: embedded backend missing on this branch ({exc}); not measured")
+        log(f"write-back: embedded backend unavailable ({exc}); not measured")
         return None
     from batch.rank import write_ranks
     from crawler.urls import doc_id_for

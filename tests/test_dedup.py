@@ -446,7 +446,7 @@ def test_token_hash_cache_memory_is_bounded():
     assert int(word_hashes(["w0000001"])[0]) == xxhash.xxh3_64_intdigest(b"w0000001")
 
 
-# -- cross-host mirrors (issue 21) -----------------------------------------------------------
+# -- cross-host mirrors -------------------------------------------------------------------
 
 def _web_items(host: str, paths: list[str]) -> list[PageItem]:
     import testweb
@@ -577,7 +577,7 @@ def test_pair_counts_in_the_compact_layout_match_memory(redis_url):
     assert store.host_pages("m.test") == 1 and store.host_pages("never.test") == 0
 
 
-# -- the page shown for a cluster (issue 21) -------------------------------------------------
+# -- the page shown for a cluster ---------------------------------------------------------
 
 def test_election_takes_the_evidence_in_order_whatever_the_arrival_order():
     from crawler.quality.dedup.election import Member, elect

@@ -498,7 +498,7 @@ def test_value_order_puts_urls_no_page_linked_to_after_linked_ones_of_their_leve
     assert 1 < linked < from_sitemap < 2
 
 
-# -- bounded memory (issue 22: a worker's RSS stays flat however long it crawls) -----------
+# -- bounded memory: a worker's RSS stays flat however long it crawls ---------------------
 
 def test_template_traps_hold_bounded_state_and_still_find_a_trap(web):
     traps = TemplateTraps(**settings_to_options(

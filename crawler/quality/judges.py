@@ -1,5 +1,5 @@
 """Is a fetched page worth having? Template traps, soft 404s and spam, page by page and host
-by host (issue 21).
+by host.
 
 Each judge is a plain object fed one page at a time (``crawler.quality.pipeline.QualityPipeline``
 wires them into a crawl) and keeps bounded state in this process:

@@ -1,4 +1,4 @@
-"""Pages and hosts not worth having: soft 404s, template traps and spam (issue 21).
+"""Pages and hosts not worth having: soft 404s, template traps and spam.
 
 Runs after the dedup pipeline. Marks items the index must skip (``item.skip_index``) and
 feeds the frontier back (``crawler.feedback``): a soft 404 counts as dead for its
