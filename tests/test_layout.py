@@ -255,10 +255,7 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
 #: Circles of the search plane not cut yet; one cut is taken off this list, none is added.
 UNCUT_CIRCLES = [
     ["index.base", "index.fields", "index.query"],
-    ["index.engines.elasticsearch.backend", "index.engines.elasticsearch.search",
-     "index.engines.elasticsearch.tiers"],
     ["index.engines.elasticsearch.hedge", "index.engines.elasticsearch.requests"],
-    ["index.engines.embedded.backend", "index.engines.embedded.search"],
 ]
 
 
