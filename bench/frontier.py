@@ -70,8 +70,8 @@ from crawler.frontier.redis_backend import RedisFrontier
 from harness import ROOT, log
 from harness.crawlrun import crawl_command, crawl_env, migrate
 from harness.politeness import crawl_delays, politeness_bound, politeness_violations, span
+from harness.redisserver import running_redis
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
-from operations.redisserver import running_redis
 
 WORKERS = 2
 #: Hosts of the memory figures' links (part 4).

@@ -272,7 +272,7 @@ def test_dashboard_and_recrawl_on_redis(admin_client, tmp_path, monkeypatch):
     from redis import Redis
 
     from crawler.statsexport import RedisStatsStore
-    from operations.redisserver import running_redis
+    from harness.redisserver import running_redis
 
     with running_redis(tmp_path) as server:
         monkeypatch.setenv("REDIS_URL", server.url)
