@@ -53,7 +53,7 @@ from urllib.parse import urljoin, urlsplit
 import testweb
 from harness import ROOT, log
 from harness.crawlrun import crawl_command, crawl_env, final_stats, migrate
-from harness.politeness import crawl_delays, politeness_bound, politeness_violations
+from harness.politeness import crawl_delays, due_lags, politeness_bound, politeness_violations
 from harness.politeness import span as crawl_span
 
 DELAY = 0.25
@@ -64,6 +64,8 @@ QUICK_SITES = ("httpd.test", "click.test", "jinja.test", "requests.test",
 QUICK_HOSTILE = ("site0.test", "mirror.test", "events.test", "stuffing.test", "doorway.test",
                  *(f"farm{n}.test" for n in range(5)))
 QUICK_BUDGET = 40
+LOC = re.compile(rb"<loc>\s*([^<\s]+)\s*</loc>")
+SITEMAP_LINE = re.compile(r"^\s*sitemap\s*:\s*(\S+)", re.I | re.M)
 HTML = re.compile(r"text/html|application/xhtml", re.I)
 
 
@@ -114,6 +116,82 @@ def reachable_pages(web, host: str, budget: int = 0) -> set[str]:
 def _path_of(url: str) -> str:
     parts = urlsplit(url)
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def found_times(web, lines: list[dict]) -> dict[tuple[str, str], float]:
+    """(host, path) -> when the crawl could first know the URL: the end of the first
+    response that links to it (an HTML link or meta refresh, a redirect's Location, a
+    sitemap's ``<loc>`` or robots.txt's ``Sitemap:``), the crawl's first request for a
+    seed (a home page), and a host's robots.txt with the host's first URL."""
+    from crawler.extract import extract
+    from crawler.urls import InvalidURL, canonicalize, host_of
+
+    start = min(line["start"] for line in lines)
+    found: dict[tuple[str, str], float] = {}
+
+    def saw(url: str, base: str, at: float) -> None:
+        try:
+            url = canonicalize(url, base=base)
+        except InvalidURL:
+            return
+        key = (host_of(url), _path_of(url))
+        if at < found.get(key, float("inf")):
+            found[key] = at
+
+    for line in sorted(lines, key=lambda r: r["end"]):
+        host, path = line["host"].rsplit(":", 1)[0], line["path"]
+        url = web.web.url(host, path)
+        response = web.web.render(host, path)
+        if response.status in (301, 302, 303, 307, 308):
+            saw(response.headers.get("Location", ""), url, line["end"])
+        elif response.status != 200:
+            continue
+        elif path == "/robots.txt":
+            for target in SITEMAP_LINE.findall(response.body.decode("utf-8", "replace")):
+                saw(target, url, line["end"])
+        elif HTML.search(response.headers.get("Content-Type", "")):
+            page = extract(response.body, url)
+            for target in [link.url for link in page.links if not link.nofollow] + (
+                    [page.refresh_url] if page.refresh_url else []):
+                saw(target, url, line["end"])
+        else:
+            for target in LOC.findall(response.body[:5_000_000]):
+                saw(target.decode("utf-8", "replace"), url, line["end"])
+    for host in {line["host"].rsplit(":", 1)[0] for line in lines}:
+        found.setdefault((host, "/"), start)  # the seeds
+        first = min((t for (h, _), t in found.items() if h == host), default=start)
+        found[(host, "/robots.txt")] = first
+    return found
+
+
+def gap_report(lines: list[dict], web, promised_of) -> tuple[dict, dict]:
+    """The crawl's lag from "due with work" to request start (p50/p95 ms, all hosts), and
+    per host its median gap after a response (when it had work) against its delay."""
+    from crawler import settings as defaults
+
+    found = found_times(web, lines)
+    lags = due_lags(lines, promised_of, lambda host, path: found.get((host, path)),
+                    latency_factor=defaults.FRONTIER_LATENCY_FACTOR)
+    every = sorted(lag for rows in lags.values() for lag, _, _ in rows)
+    per_host = {}
+    for host, rows in lags.items():
+        gaps = sorted(gap for _, gap, _ in rows if gap == gap)
+        if gaps:
+            promised = sorted(p for _, gap, p in rows if gap == gap)[len(gaps) // 2]
+            per_host[host] = {"gap_median_s": round(gaps[len(gaps) // 2], 3),
+                              "promised_s": round(promised, 3)}
+    within = [h for h, row in per_host.items()
+              if row["gap_median_s"] <= 1.1 * row["promised_s"]]
+    summary = {
+        "due_lag_ms": {"p50": _ms(every, 0.5), "p95": _ms(every, 0.95), "n": len(every)},
+        "gap_median_within_10pct": f"{len(within)}/{len(per_host)}",
+    }
+    return summary, per_host
+
+
+def _ms(values: list[float], q: float) -> float | None:
+    return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1) if values \
+        else None
 
 
 def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) -> dict:
@@ -234,6 +312,11 @@ def main() -> None:
         useful += len(ok_pages["site0.test"])
         useful += sum(1 for p in ok_pages["deadlinks.test"] if p == "/" or p.startswith("/doc/"))
         span, bound = crawl_span(lines), politeness_bound(lines, DELAY, crawl_delay_of)
+        gaps, host_gaps = gap_report(lines, web,
+                                     lambda host: max(DELAY, crawl_delay_of(host) or 0.0))
+        for host, row in host_gaps.items():
+            if host in per_site:
+                per_site[host].update(row)
         audit = politeness_violations(lines, DELAY, crawl_delay_of)
         coverages = [per_site[h]["coverage"] for h in real]
         out = {
@@ -244,6 +327,7 @@ def main() -> None:
             "span_s": round(span, 1),
             "politeness_bound_s": round(bound, 1),
             "span_over_bound": round(span / bound, 3) if bound else None,
+            **gaps,
             "useful_fetch_share": round(useful / max(len(lines), 1), 4),
             "violations": audit["total"],
             "requests": len(lines),

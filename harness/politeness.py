@@ -126,3 +126,41 @@ def idle_waits(rows: Iterable[dict], delay: float,
         promised = max(delay, (crawl_delay_of(host) if crawl_delay_of else None) or 0.0)
         waits[host] = [b["start"] - a["end"] - promised for a, b in pairwise(reqs)]
     return waits
+
+
+def due_lags(rows: Iterable[dict], promised_of: Callable[[str], float],
+             found_at: Callable[[str, str], float | None], latency_factor: float = 0.0,
+             latency_alpha: float = 0.3) -> dict[str, list[tuple[float, float, float]]]:
+    """Per host, for each request after its first: (lag, gap, promised). ``promised`` is
+    max(``promised_of(host)``, ``latency_factor`` x the moving average of the host's
+    response times, as ``crawler.frontier.Politeness`` keeps it); the host is *due* its
+    previous response's end + ``promised``, and *has work* from the earliest time
+    ``found_at(host, path)`` (a link to it was answered) of this request and the host's
+    later ones: the frontier could have sent any of them. ``lag`` is how long after the
+    later of the two the request started (a work-conserving crawl keeps it near 0);
+    ``gap`` the time from the previous response's end (``nan`` when the host had no work
+    by its due time: the gap then measures the discovery, not the scheduler). Requests
+    whose work has no known finding time are left out."""
+    lags: dict[str, list[tuple[float, float, float]]] = {}
+    for host, reqs in _by_host(rows).items():
+        found = [found_at(host, r["path"]) for r in reqs]
+        # the earliest finding time of this request or a later one
+        avail, soonest = [], float("inf")
+        for t in reversed(found):
+            soonest = min(soonest, float("inf") if t is None else t)
+            avail.append(soonest)
+        avail.reverse()
+        latency, out = None, []
+        for k in range(1, len(reqs)):
+            prev = reqs[k - 1]
+            took = prev["end"] - prev["start"]
+            latency = took if latency is None else (
+                latency_alpha * took + (1 - latency_alpha) * latency)
+            if avail[k] == float("inf"):
+                continue
+            promised = max(promised_of(host), latency_factor * latency)
+            due = prev["end"] + promised
+            gap = reqs[k]["start"] - prev["end"] if avail[k] <= due else float("nan")
+            out.append((reqs[k]["start"] - max(due, avail[k]), gap, promised))
+        lags[host] = out
+    return lags

@@ -14,7 +14,14 @@ from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from crawler.bounded import RecentSet
-from crawler.extract import NotAPage, decode_html, extract, item_from_response, looks_binary
+from crawler.extract import (
+    NotAPage,
+    decode_html,
+    extract,
+    item_from_response,
+    load_language_model,
+    looks_binary,
+)
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import ControlNotReady, ControlStore, HostRules, control_store
 from crawler.options import enabled, setting
@@ -79,6 +86,7 @@ class WebSpider(scrapy.Spider):
                 spider.logger.error("%s", exc)
                 raise SystemExit(str(exc)) from None  # one sentence, not a traceback
         spider.host_rules = HostRules.from_settings(settings)
+        load_language_model()  # before the first response, not on the reactor mid-crawl
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
         spider.render_timeout_ms = setting(settings, "RENDER_TIMEOUT_MS", int)
