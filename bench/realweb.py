@@ -25,7 +25,11 @@ host decides: no polite crawl can be shorter). Per site it reports:
 Last line, one JSON object: ``sites``, ``real_sites_judged`` (real host -> verdict, must be
 empty: a template-trap, spam or mirror verdict on a real site, acted on), ``min_site_coverage``
 (must be >= 0.99), ``per_site``, ``span_s`` (first request start to last response end, from
-the test web's log), ``politeness_bound_s``, ``span_over_bound``, ``useful_fetch_share``
+the test web's log), ``politeness_bound_s``, ``span_over_bound``, ``due_lag_ms`` (p50/p95
+of how long after a host was due and had work its request started,
+``harness.politeness.gap_report``) and ``gap_median_within_10pct`` (hosts whose median gap
+after a response, where they had work, is within 10% of their delay; per site
+``gap_median_s`` and ``promised_s``), ``useful_fetch_share``
 (distinct pages worth having: real sites' reachable pages, site0.test's, deadlinks.test's
 documents, over every request), ``violations`` (politeness, all four definitions,
 ``harness.politeness``), ``hostile`` (requests per hostile host), ``stats`` (the crawl's
@@ -42,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import tempfile
 import time
@@ -53,7 +56,14 @@ from urllib.parse import urljoin, urlsplit
 import testweb
 from harness import ROOT, log
 from harness.crawlrun import crawl_command, crawl_env, final_stats, migrate
-from harness.politeness import crawl_delays, due_lags, politeness_bound, politeness_violations
+from harness.politeness import (
+    HTML,
+    crawl_delays,
+    gap_report,
+    path_of,
+    politeness_bound,
+    politeness_violations,
+)
 from harness.politeness import span as crawl_span
 
 DELAY = 0.25
@@ -64,9 +74,6 @@ QUICK_SITES = ("httpd.test", "click.test", "jinja.test", "requests.test",
 QUICK_HOSTILE = ("site0.test", "mirror.test", "events.test", "stuffing.test", "doorway.test",
                  *(f"farm{n}.test" for n in range(5)))
 QUICK_BUDGET = 40
-LOC = re.compile(rb"<loc>\s*([^<\s]+)\s*</loc>")
-SITEMAP_LINE = re.compile(r"^\s*sitemap\s*:\s*(\S+)", re.I | re.M)
-HTML = re.compile(r"text/html|application/xhtml", re.I)
 
 
 def reachable_pages(web, host: str, budget: int = 0) -> set[str]:
@@ -90,7 +97,7 @@ def reachable_pages(web, host: str, budget: int = 0) -> set[str]:
             location = urljoin(web.url(host, path), response.headers.get("Location", ""))
             if urlsplit(location).hostname != host:
                 break
-            path = _path_of(location)
+            path = path_of(location)
             response, hops = web.render(host, path), hops + 1
         if response.status != 200 or not HTML.search(response.headers.get("Content-Type", "")):
             continue
@@ -106,92 +113,11 @@ def reachable_pages(web, host: str, budget: int = 0) -> set[str]:
                 continue
             if host_of(url) != host:
                 continue
-            target = _path_of(url)
+            target = path_of(url)
             if target not in seen and robots.can_fetch(url, "*"):
                 seen.add(target)
                 todo.append(target)
     return pages
-
-
-def _path_of(url: str) -> str:
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-
-
-def found_times(web, lines: list[dict]) -> dict[tuple[str, str], float]:
-    """(host, path) -> when the crawl could first know the URL: the end of the first
-    response that links to it (an HTML link or meta refresh, a redirect's Location, a
-    sitemap's ``<loc>`` or robots.txt's ``Sitemap:``), the crawl's first request for a
-    seed (a home page), and a host's robots.txt with the host's first URL."""
-    from crawler.extract import extract
-    from crawler.urls import InvalidURL, canonicalize, host_of
-
-    start = min(line["start"] for line in lines)
-    found: dict[tuple[str, str], float] = {}
-
-    def saw(url: str, base: str, at: float) -> None:
-        try:
-            url = canonicalize(url, base=base)
-        except InvalidURL:
-            return
-        key = (host_of(url), _path_of(url))
-        if at < found.get(key, float("inf")):
-            found[key] = at
-
-    for line in sorted(lines, key=lambda r: r["end"]):
-        host, path = line["host"].rsplit(":", 1)[0], line["path"]
-        url = web.web.url(host, path)
-        response = web.web.render(host, path)
-        if response.status in (301, 302, 303, 307, 308):
-            saw(response.headers.get("Location", ""), url, line["end"])
-        elif response.status != 200:
-            continue
-        elif path == "/robots.txt":
-            for target in SITEMAP_LINE.findall(response.body.decode("utf-8", "replace")):
-                saw(target, url, line["end"])
-        elif HTML.search(response.headers.get("Content-Type", "")):
-            page = extract(response.body, url)
-            for target in [link.url for link in page.links if not link.nofollow] + (
-                    [page.refresh_url] if page.refresh_url else []):
-                saw(target, url, line["end"])
-        else:
-            for target in LOC.findall(response.body[:5_000_000]):
-                saw(target.decode("utf-8", "replace"), url, line["end"])
-    for host in {line["host"].rsplit(":", 1)[0] for line in lines}:
-        found.setdefault((host, "/"), start)  # the seeds
-        first = min((t for (h, _), t in found.items() if h == host), default=start)
-        found[(host, "/robots.txt")] = first
-    return found
-
-
-def gap_report(lines: list[dict], web, promised_of) -> tuple[dict, dict]:
-    """The crawl's lag from "due with work" to request start (p50/p95 ms, all hosts), and
-    per host its median gap after a response (when it had work) against its delay."""
-    from crawler import settings as defaults
-
-    found = found_times(web, lines)
-    lags = due_lags(lines, promised_of, lambda host, path: found.get((host, path)),
-                    latency_factor=defaults.FRONTIER_LATENCY_FACTOR)
-    every = sorted(lag for rows in lags.values() for lag, _, _ in rows)
-    per_host = {}
-    for host, rows in lags.items():
-        gaps = sorted(gap for _, gap, _ in rows if gap == gap)
-        if gaps:
-            promised = sorted(p for _, gap, p in rows if gap == gap)[len(gaps) // 2]
-            per_host[host] = {"gap_median_s": round(gaps[len(gaps) // 2], 3),
-                              "promised_s": round(promised, 3)}
-    within = [h for h, row in per_host.items()
-              if row["gap_median_s"] <= 1.1 * row["promised_s"]]
-    summary = {
-        "due_lag_ms": {"p50": _ms(every, 0.5), "p95": _ms(every, 0.95), "n": len(every)},
-        "gap_median_within_10pct": f"{len(within)}/{len(per_host)}",
-    }
-    return summary, per_host
-
-
-def _ms(values: list[float], q: float) -> float | None:
-    return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1) if values \
-        else None
 
 
 def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) -> dict:
