@@ -8,8 +8,9 @@ k-fold over sites: weights are fitted (``ranking.learn.fit``) on the training qu
 the other sites only, and the judged queries of ``tests/relevance/queries.json`` whose best
 page is on the held-out sites are run through the engine's ``search()`` with the fitted
 weights and with the hand weights of ``index/weights.json``. Each judged query is scored
-once, in the fold that holds its site out. Plain BM25 (SQLite FTS5 over body text) over the
-same pages runs beside them.
+once, in the fold that holds its site out. Plain BM25 (SQLite FTS5 over title and body
+text) over the same pages runs beside them. The sealed sites
+(``harness.relevance.SEALED_SITES``) are left out of the crawl, the fit and the scores.
 
     python -m bench.ranker [--cache DIR] [--folds K] [--elasticsearch] [--quick]
 
@@ -32,9 +33,9 @@ from harness import log
 from harness.relevance import (
     DEFAULT_CACHE,
     QUICK_SITES,
-    BodyBM25,
     Judgement,
     NearCopies,
+    PlainBM25,
     Scores,
     backend_search,
     build_index,
@@ -42,6 +43,7 @@ from harness.relevance import (
     documents,
     evaluate,
     load_queries,
+    open_sites,
     read_pages,
 )
 from harness.services import configured_or_private_elasticsearch
@@ -179,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also fit and score the Elasticsearch backend (es_* keys)")
     args = parser.parse_args(argv)
 
-    sites = [s.host for s in available_doc_sites()]
+    sites = open_sites(s.host for s in available_doc_sites())
     if args.quick:
         sites = [h for h in QUICK_SITES if h in sites]
     cache = args.cache or Path(f"{DEFAULT_CACHE}{'-quick' if args.quick else ''}")
@@ -215,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         features, judged, folds,
         lambda w: backend_search(EmbeddedBackend(index_path, rank_weights=w) if w else backend),
         copies, args.passes)
-    baseline = evaluate(BodyBM25(pages).search, judged, copies)
+    baseline = evaluate(PlainBM25(pages).search, judged, copies)
     result = {**summary("", fitted, hand), "heldout": True,
               "baseline_mrr_at_10": round(baseline.mrr(), 4),
               "baseline_s_at_3": round(baseline.success(3), 4),

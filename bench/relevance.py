@@ -5,8 +5,14 @@ project's ``web`` spider (robots obeyed, dedup pipeline on, pages to a JSON-line
 indexes the crawled pages with the project's index writer plus anchor text and PageRank from
 the crawl's links, and runs the judged queries of ``tests/relevance/queries.json`` through
 the embedded backend's ``search()`` (and Elasticsearch's with ``--elasticsearch``). The
-baseline is SQLite FTS5 BM25 over the body text of the same pages: no title, anchors or
-URL, no dedup, no link signals.
+baseline is plain BM25, SQLite FTS5 over the title and body text of the same pages, in the
+same run: no anchors or URL, no dedup, no link signals, any word matching.
+
+Sealed sites: ``--sealed`` scores the sealed sites (``harness.relevance.SEALED_SITES``)
+and nothing else, with the shipped weights, and prints figures by site and by class only.
+Every other run leaves them out (their crawl, training queries and judged queries), and
+``--sites`` naming one is refused, as is ``--sealed`` with ``--show-misses``,
+``--ablation``, ``--sites``, ``--quick`` or ``--fit learned``.
 
 The figures are held out by site: the judged sites are split into ``--folds`` folds, and
 each fold is scored with the weights a fitter returns for the other folds' sites and their
@@ -14,24 +20,27 @@ generated training queries (``harness.training``). Until a fitter exists the fal
 the hand weights of ``index/weights.json``; they were tuned on the original eight sites'
 queries, so only the other sites are held out (``heldout_sites``, ``heldout_figures``),
 and ``heldout`` is true only when every site is. Per-site and per-class figures, each with
-the baseline's MRR@10, go to stderr and the JSON.
+the baseline's MRR@10, go to stderr (one line each, ours against plain BM25) and the JSON.
 
 The crawl is cached under ``--cache`` (default ``.cache/relevance`` in the repository, or
-``.cache/relevance-quick``), so iterating on ranking does not re-crawl; ``--recrawl``
-refreshes it. ``--quick`` crawls only the CI subset (``QUICK_SITES``). ``--ablation`` adds
-one row per signal (body, +title, +anchors, +url, +collapse, +pagerank, +any-word,
-+site home, +label match) on stderr and under ``"ablation"`` in the JSON.
+``.cache/relevance-quick``, ``.cache/relevance-sealed``), so iterating on ranking does not
+re-crawl; ``--recrawl`` refreshes it. ``--quick`` crawls only the CI subset
+(``QUICK_SITES``). ``--ablation`` adds one row per signal (body, +title, +anchors, +url,
++collapse, +pagerank, +any-word, +site home, +label match) on stderr and under
+``"ablation"`` in the JSON.
 
-    python -m bench.relevance [--quick] [--ablation] [--elasticsearch] [--cache DIR] [--recrawl]
-                              [--folds K] [--show-misses]
+    python -m bench.relevance [--quick | --sealed] [--ablation] [--elasticsearch] [--cache DIR]
+                              [--recrawl] [--folds K] [--show-misses]
 
 ``--elasticsearch`` scores the Elasticsearch backend too (``es_*``), and beside it the same
 index with a tier 1 published from it (``ES_TIERED``: ``es_tiered_*`` and
 ``es_tiered_fallthrough_rate``, the share of queries tier 1 could not answer).
 
-Last stdout line: one JSON object with s_at_1, s_at_3, s_at_10, mrr_at_10,
-baseline_mrr_at_10, heldout, heldout_sites, heldout_figures, per_site, per_class, folds,
-queries, sites, pages_crawled, training_queries (and es_* with --elasticsearch).
+Last stdout line: one JSON object with sealed, s_at_1, s_at_3, s_at_10, mrr_at_10,
+baseline_mrr_at_10 (and baseline_s_at_*), heldout, heldout_sites, heldout_figures,
+per_site and per_class (each with baseline_mrr_at_10), zero_result_queries,
+zero_result_baseline_top_10, folds, queries, sites, pages_crawled, training_queries (and
+es_* with --elasticsearch).
 """
 
 from __future__ import annotations
@@ -48,12 +57,14 @@ from harness.relevance import (
     DEFAULT_CACHE,
     DEFAULT_FOLDS,
     QUICK_SITES,
-    BodyBM25,
+    SEALED_SITES,
     Fitter,
     HeldOut,
     Judgement,
     NearCopies,
+    PlainBM25,
     Scores,
+    SealedSitesError,
     backend_search,
     build_index,
     crawl,
@@ -63,10 +74,13 @@ from harness.relevance import (
     fold_weights_search,
     hand_weights,
     load_queries,
-    page_key,
+    miss_lines,
+    open_sites,
     read_pages,
+    refuse_sealed,
     report,
     split_summary,
+    versus_lines,
 )
 from harness.services import configured_or_private_elasticsearch
 from harness.training import KnownItem, known_items
@@ -213,16 +227,67 @@ def training_queries(pages: Sequence[dict], judged: Sequence[Judgement]) -> list
     return known_items(pages, roots=roots, exclude=[j.query for j in judged])
 
 
+def choose_sites(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The sites a run crawls and scores: the sealed ones with ``--sealed`` (figures only),
+    else the installed open sites, the CI subset (``--quick``) or ``--sites``."""
+    installed = [s.host for s in available_doc_sites()]
+    if args.sealed:
+        clash = [name for name, on in (("--quick", args.quick), ("--sites", bool(args.sites)),
+                                       ("--ablation", args.ablation),
+                                       ("--show-misses", args.show_misses),
+                                       ("--fit learned", args.fit == "learned"),
+                                       ("--max-pages", bool(args.max_pages))) if on]
+        if clash:
+            parser.error("--sealed scores the sealed sites whole with the shipped weights, "
+                         f"by site and by class only; not with {', '.join(clash)}")
+        missing = sorted(SEALED_SITES - set(installed))
+        if missing:
+            parser.error(f"sealed sites not installed: {', '.join(missing)}; run "
+                         "scripts/install-services.sh (it installs scripts/apt-packages.txt)")
+        return sorted(SEALED_SITES)
+    sites = open_sites(installed)
+    if args.quick:
+        sites = [h for h in QUICK_SITES if h in sites]
+    if args.sites:
+        chosen = [h.strip() for h in args.sites.split(",") if h.strip()]
+        try:
+            refuse_sealed(chosen, "--sites")
+        except SealedSitesError as error:
+            parser.error(str(error))
+        unknown = sorted(set(chosen) - set(sites))
+        if unknown:
+            parser.error(f"not installed documentation sites: {', '.join(unknown)}")
+        if args.cache is None:
+            parser.error("--sites needs --cache (the default caches hold other site sets)")
+        sites = chosen
+    return sites
+
+
+def log_versus(prefix: str, result: dict) -> None:
+    """Per site and per class, ours against plain BM25 of the same run, on stderr."""
+    log(f"{prefix}overall {result['queries']} queries  MRR@10 ours {result['mrr_at_10']:.3f} "
+        f"BM25 {result['baseline_mrr_at_10']:.3f}  s@3 ours {result['s_at_3']:.3f} "
+        f"BM25 {result['baseline_s_at_3']:.3f}  no result {result['zero_result_queries']} "
+        f"(BM25 has the answer in its top 10 for {result['zero_result_baseline_top_10']})")
+    for line in versus_lines("site", result["per_site"]) + versus_lines("class",
+                                                                        result["per_class"]):
+        log(prefix + line)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help=f"crawl only {', '.join(QUICK_SITES)} (the CI subset)")
+    parser.add_argument("--sealed", action="store_true",
+                        help=f"score only the sealed sites ({', '.join(sorted(SEALED_SITES))}), "
+                             "with the shipped weights, figures by site and by class only; "
+                             "run once, at the end of a piece of ranking work")
     parser.add_argument("--sites", default="",
                         help="crawl and score only these comma-separated hosts (a subset of "
-                             "the installed documentation sites; with --cache, not the default "
-                             "cache of the whole corpus)")
+                             "the installed open documentation sites; with --cache, not the "
+                             "default cache of the whole corpus)")
     parser.add_argument("--cache", type=Path, default=None,
-                        help=f"crawl cache directory (default {DEFAULT_CACHE}[-quick])")
+                        help=f"crawl cache directory (default {DEFAULT_CACHE}[-quick|-sealed])")
     parser.add_argument("--recrawl", action="store_true", help="ignore a cached crawl")
     parser.add_argument("--ablation", action="store_true", help="score one row per signal")
     parser.add_argument("--elasticsearch", action="store_true",
@@ -237,28 +302,22 @@ def main(argv: list[str] | None = None) -> int:
                              "on the other folds' training queries (ranking.learn; every "
                              "site held out)")
     parser.add_argument("--show-misses", action="store_true",
-                        help="print each query whose best page is not first, with its top results")
+                        help="print each query whose best page is not first, with its top "
+                             "results, and each query with no result (never a sealed site)")
     args = parser.parse_args(argv)
 
-    sites = [s.host for s in available_doc_sites()]
-    if args.quick:
-        sites = [h for h in QUICK_SITES if h in sites]
-    if args.sites:
-        chosen = [h.strip() for h in args.sites.split(",") if h.strip()]
-        unknown = sorted(set(chosen) - set(sites))
-        if unknown:
-            parser.error(f"not installed documentation sites: {', '.join(unknown)}")
-        if args.cache is None:
-            parser.error("--sites needs --cache (the default caches hold other site sets)")
-        sites = chosen
-    cache = args.cache or Path(f"{DEFAULT_CACHE}{'-quick' if args.quick else ''}")
+    sites = choose_sites(parser, args)
+    suffix = "-sealed" if args.sealed else "-quick" if args.quick else ""
+    cache = args.cache or Path(f"{DEFAULT_CACHE}{suffix}")
     feed = crawl(cache, sites, args.max_pages, args.recrawl)
     pages = read_pages(feed)
-    judged = load_queries(hosts=sites)
-    log(f"{len(pages)} pages, {len(judged)} judged queries")
+    judged = load_queries(hosts=sites, part="sealed" if args.sealed else "open")
+    log(f"{len(pages)} pages, {len(judged)} judged queries"
+        + (" (sealed sites: figures by site and by class only)" if args.sealed else ""))
     fit: Fitter = hand_weights
     started = time.monotonic()
-    training = training_queries(pages, judged)
+    # The shipped weights fit nothing, so a sealed run makes no training queries at all.
+    training = [] if args.sealed else training_queries(pages, judged)
     log(f"{len(training)} training queries generated in {time.monotonic() - started:.0f} s")
 
     started = time.monotonic()
@@ -278,32 +337,27 @@ def main(argv: list[str] | None = None) -> int:
     copies = NearCopies(pages)
     project = evaluate_heldout(fold_weights_search(open_embedded), judged, copies, fit=fit,
                                training=training, k=args.folds)
-    baseline = evaluate(BodyBM25(pages).search, judged, copies)
+    baseline = evaluate(PlainBM25(pages).search, judged, copies)
     if args.show_misses:
-        for j in judged:
-            rank = project.scores.ranks[j.query]
-            if rank != 1:
-                top = [page_key(u) for u in backend_search(backend)(j.query)[:3]]
-                log(f"miss [{j.cls}] {j.query!r} rank={rank} want {j.best} got {top}")
-    result = {**report(project, baseline, judged),
+        for line in miss_lines(judged, project.scores, backend_search(backend)):
+            log(line)
+    result = {**report(project, baseline, judged, sealed=args.sealed),
               "fitter": project.folds[0]["weights"] if project.folds else "",
               "training_queries": len(training),
               "pages_crawled": len(pages),
               "sites": sites}
     log(f"held out by site ({len(project.heldout_sites)} sites never seen by the weights): "
         f"{', '.join(sorted(project.heldout_sites)) or 'none'}")
-    for site, row in result["per_site"].items():
-        log(f"site  {site:22} {row}")
-    for cls, row in result["per_class"].items():
-        log(f"class {cls:22} {row}")
+    log_versus("", result)
     if args.elasticsearch:
         es_run, tiered_scores, tiers = elasticsearch_scores(pages, judged, cache, copies, fit,
                                                             training, args.folds,
                                                             learned=args.fit == "learned")
-        es = report(es_run, baseline, judged)
-        log(f"elasticsearch {es_run.scores.summary()} held out {es['heldout_figures']}")
+        es = report(es_run, baseline, judged, sealed=args.sealed)
+        log_versus("elasticsearch ", es)
         for key in ("s_at_1", "s_at_3", "s_at_10", "mrr_at_10", "heldout", "heldout_figures",
-                    "per_site", "per_class"):
+                    "per_site", "per_class", "zero_result_queries",
+                    "zero_result_baseline_top_10"):
             result[f"es_{key}"] = es[key]
         tiered = {**tiered_scores.summary(), **split_summary(tiered_scores)}
         log(f"elasticsearch, tiered {tiered} {tiers}")

@@ -60,6 +60,15 @@ QUERY_CLASSES = ("question", "identifier", "keywords", "navigational", "cross-si
 HAND_TUNED_SITES = frozenset({"debian-handbook.test", "git.test", "python.test",
                               "django.test", "scipy.test", "sphinx.test", "requests.test",
                               "docutils.test"})
+#: The sealed sites: a fixed set of judged sites, four added for the purpose (sqlite, zsh,
+#: celery, tornado) and three of the corpus (cmake, pytest, dask), that no tuning run, miss
+#: listing or explain output looks at. Only ``bench/relevance.py --sealed`` scores them, once
+#: at the end of a piece of ranking work, and it prints per-site and per-class figures only.
+SEALED_SITES = frozenset({"sqlite.test", "zsh.test", "celery.test", "tornado.test",
+                          "cmake.test", "pytest.test", "dask.test"})
+#: Which judged queries :func:`load_queries` returns: those of the open (not sealed) sites,
+#: those of the sealed sites, or all (to check the judged set itself, never to search).
+PARTS = ("open", "sealed", "all")
 #: The number of folds over the judged sites.
 DEFAULT_FOLDS = 5
 FEED_FIELDS = ["url", "fetched_url", "host", "status", "title", "text", "description",
@@ -78,6 +87,27 @@ CUTOFF = 10
 
 
 # --- the judged queries ------------------------------------------------------------------
+
+
+class SealedSitesError(PermissionError):
+    """Raised when a per-query listing, a tuning run or a diagnostic names a sealed site."""
+
+
+def refuse_sealed(hosts: Iterable[str], what: str) -> None:
+    """Raise :class:`SealedSitesError` if any of ``hosts`` is sealed: ``what`` (a miss
+    listing, explain output, a tuning run, ...) must never look at a sealed site."""
+    sealed = sorted(set(hosts) & SEALED_SITES)
+    if sealed:
+        raise SealedSitesError(
+            f"{what} refused: {', '.join(sealed)} {'is' if len(sealed) == 1 else 'are'} "
+            "sealed (harness.relevance.SEALED_SITES); only `python -m bench.relevance "
+            "--sealed` scores sealed sites, by site and by class, never per query")
+
+
+def open_sites(hosts: Iterable[str]) -> list[str]:
+    """``hosts`` without the sealed sites, in their order."""
+    return [h for h in hosts if h not in SEALED_SITES]
+
 
 
 @dataclass(frozen=True)
@@ -106,9 +136,13 @@ class Judgement:
         return self.best.split("/", 1)[0]
 
 
-def load_queries(path: Path = QUERIES, hosts: Iterable[str] | None = None) -> list[Judgement]:
-    """The judged queries; with ``hosts``, only those whose best page is on one of them.
+def load_queries(path: Path = QUERIES, hosts: Iterable[str] | None = None,
+                 part: str = "open") -> list[Judgement]:
+    """The judged queries of ``part`` (:data:`PARTS`: the open sites' by default, the
+    sealed sites' or all); with ``hosts``, only those whose best page is on one of them.
     A query without a known ``class``, or a repeated query, is an error."""
+    if part not in PARTS:
+        raise ValueError(f"part {part!r} is not one of {PARTS}")
     raw = json.loads(path.read_text(encoding="utf-8"))
     judged = []
     seen = set()
@@ -121,9 +155,11 @@ def load_queries(path: Path = QUERIES, hosts: Iterable[str] | None = None) -> li
             raise ValueError(f"{path}: query {q['query']!r} is judged twice")
         seen.add(q["query"])
         judged.append(Judgement(q["query"], q["best"], tuple(q.get("acceptable", ())), cls))
+    if part != "all":
+        judged = [j for j in judged if (j.site in SEALED_SITES) == (part == "sealed")]
     if hosts is not None:
         wanted = set(hosts)
-        judged = [j for j in judged if j.best.split("/", 1)[0] in wanted]
+        judged = [j for j in judged if j.site in wanted]
     return judged
 
 
@@ -132,12 +168,20 @@ def load_queries(path: Path = QUERIES, hosts: Iterable[str] | None = None) -> li
 
 @dataclass
 class Scores:
-    """success@1/3/10 and MRR@10 over a query set, with each query's first relevant rank."""
+    """success@1/3/10 and MRR@10 over a query set, with each query's first relevant rank
+    and the queries that got no result at all (``empty``)."""
 
     ranks: dict[str, int | None] = field(default_factory=dict)
+    empty: set[str] = field(default_factory=set)
 
-    def add(self, query: str, rank: int | None) -> None:
+    def add(self, query: str, rank: int | None, results: int = 1) -> None:
+        """Record ``query``'s first relevant rank (None: not in the top 10) and whether it
+        had any result."""
         self.ranks[query] = rank
+        if results:
+            self.empty.discard(query)
+        else:
+            self.empty.add(query)
 
     def success(self, k: int) -> float:
         hits = sum(1 for r in self.ranks.values() if r is not None and r <= k)
@@ -151,7 +195,8 @@ class Scores:
         """The even- and odd-numbered queries (in judged-set order) as two score sets: tune
         on one, check on the other."""
         items = list(self.ranks.items())
-        return Scores(dict(items[0::2])), Scores(dict(items[1::2]))
+        even, odd = dict(items[0::2]), dict(items[1::2])
+        return Scores(even, self.empty & set(even)), Scores(odd, self.empty & set(odd))
 
     def summary(self) -> dict[str, float]:
         """success@1/3/10 and MRR@10, rounded."""
@@ -164,11 +209,19 @@ class Scores:
 
     def subset(self, queries: Iterable[str]) -> Scores:
         """The scores of ``queries`` only."""
-        return Scores({q: self.ranks[q] for q in queries if q in self.ranks})
+        ranks = {q: self.ranks[q] for q in queries if q in self.ranks}
+        return Scores(ranks, self.empty & set(ranks))
 
     def merged(self, other: Scores) -> Scores:
         """These scores and ``other``'s (``other`` wins for a query in both)."""
-        return Scores({**self.ranks, **other.ranks})
+        return Scores({**self.ranks, **other.ranks},
+                      (self.empty - set(other.ranks)) | other.empty)
+
+    def zero_results(self, baseline: Scores) -> dict[str, int]:
+        """How many queries got no result, and how many of those have their answer in the
+        ``baseline``'s top 10 (the floor no query feature may go under)."""
+        lost = [q for q in self.empty if (baseline.ranks.get(q) or CUTOFF + 1) <= CUTOFF]
+        return {"queries": len(self.empty), "baseline_in_top_10": len(lost)}
 
 
 def grouped(judged: Sequence[Judgement], key: Callable[[Judgement], str]) -> dict[str, list[str]]:
@@ -182,14 +235,52 @@ def grouped(judged: Sequence[Judgement], key: Callable[[Judgement], str]) -> dic
 def breakdown(project: Scores, baseline: Scores, judged: Sequence[Judgement],
               key: Callable[[Judgement], str],
               extra: Callable[[str], Mapping] | None = None) -> dict[str, dict]:
-    """Per group (``key``: site or class): the project's figures, the baseline's MRR@10,
-    the number of queries and any ``extra`` fields of the group."""
+    """Per group (``key``: site or class): the project's figures, the baseline's MRR@10 and
+    success@3, the number of queries, how many got no result and any ``extra`` fields."""
     out = {}
     for name, queries in grouped(judged, key).items():
-        out[name] = {**project.subset(queries).summary(),
-                     "baseline_mrr_at_10": round(baseline.subset(queries).mrr(), 4),
-                     "queries": len(queries), **(extra(name) if extra else {})}
+        ours, base = project.subset(queries), baseline.subset(queries)
+        out[name] = {**ours.summary(),
+                     "baseline_mrr_at_10": round(base.mrr(), 4),
+                     "baseline_s_at_3": round(base.success(3), 4),
+                     "queries": len(queries), "zero_results": len(ours.empty),
+                     **(extra(name) if extra else {})}
     return out
+
+
+def miss_lines(judged: Sequence[Judgement], scores: Scores,
+               search: Callable[[str], list[str]], top: int = 3) -> list[str]:
+    """One line per query whose best page is not first (its class, rank, best page and
+    ``search``'s top results) and per query with no result. Refused for sealed sites."""
+    refuse_sealed({j.site for j in judged}, "a miss listing")
+    lines = []
+    for j in judged:
+        rank = scores.ranks[j.query]
+        if rank != 1:
+            got = [page_key(url) for url in search(j.query)[:top]]
+            lines.append(f"miss [{j.cls}] {j.query!r} rank={rank} want {j.best} got {got}")
+    lines.extend(f"no result: {query!r}" for query in sorted(scores.empty))
+    return lines
+
+
+def below_baseline(groups: Mapping[str, Mapping]) -> dict[str, tuple[float, float]]:
+    """The groups of a :func:`breakdown` whose MRR@10 is below the baseline's, with both."""
+    return {name: (row["mrr_at_10"], row["baseline_mrr_at_10"]) for name, row in groups.items()
+            if row["mrr_at_10"] < row["baseline_mrr_at_10"]}
+
+
+def versus_lines(kind: str, groups: Mapping[str, Mapping]) -> list[str]:
+    """One line per group: ours against plain BM25 (MRR@10, success@3), the difference,
+    and the queries with no result."""
+    lines = []
+    for name, row in groups.items():
+        gap = row["mrr_at_10"] - row["baseline_mrr_at_10"]
+        flag = "  BELOW BM25" if gap < 0 else ""
+        lines.append(f"{kind:5} {name:22} {row['queries']:4} queries  MRR@10 ours "
+                     f"{row['mrr_at_10']:.3f} BM25 {row['baseline_mrr_at_10']:.3f} "
+                     f"({gap:+.3f})  s@3 ours {row['s_at_3']:.3f} BM25 "
+                     f"{row['baseline_s_at_3']:.3f}  no result {row['zero_results']}{flag}")
+    return lines
 
 
 def split_summary(scores: Scores) -> dict[str, float]:
@@ -236,9 +327,10 @@ def evaluate(
     scores = Scores()
     for j in judged:
         relevant = copies.expand(j.relevant) if copies else j.relevant
-        keys = [page_key(url) for url in search(j.query)[:CUTOFF]]
+        urls = search(j.query)
+        keys = [page_key(url) for url in urls[:CUTOFF]]
         rank = next((i for i, key in enumerate(keys, 1) if key in relevant), None)
-        scores.add(j.query, rank)
+        scores.add(j.query, rank, len(urls))
     return scores
 
 
@@ -443,17 +535,20 @@ def build_index(path: Path, docs: Iterable[Document]) -> EmbeddedBackend:
     return EmbeddedBackend(path)
 
 
-class BodyBM25:
-    """The baseline: SQLite FTS5 BM25 over body text only, every crawled page, no dedup."""
+class PlainBM25:
+    """The baseline: SQLite FTS5 BM25 over the title and body text of every crawled page
+    (the two columns weighted alike), any query word matching; no anchors, URL, dedup,
+    link signals or sections. Text goes through the project's analyzer, so both sides see
+    the same tokens."""
 
     def __init__(self, pages: Iterable[dict]):
         self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, url UNINDEXED, "
+        self.db.execute("CREATE VIRTUAL TABLE docs USING fts5(title, body, url UNINDEXED, "
                         "tokenize='unicode61')")
         self.db.executemany(
-            "INSERT INTO docs(body, url) VALUES (?, ?)",
-            ((analyze_joined(p.get("text") or ""), p["url"]) for p in pages
-             if not p.get("noindex")),
+            "INSERT INTO docs(title, body, url) VALUES (?, ?, ?)",
+            ((analyze_joined(p.get("title") or ""), analyze_joined(p.get("text") or ""),
+              p["url"]) for p in pages if not p.get("noindex")),
         )
         self.db.commit()
 
@@ -474,15 +569,22 @@ def backend_search(backend) -> Callable[[str], list[str]]:
     return lambda query: [hit.url for hit in backend.search(query, size=CUTOFF).hits]
 
 
-def report(result: HeldOut, baseline: Scores, judged: Sequence[Judgement]) -> dict:
+def report(result: HeldOut, baseline: Scores, judged: Sequence[Judgement],
+           sealed: bool = False) -> dict:
     """The figures of a held-out run as ``bench/relevance.py`` prints them: overall
-    success@1/3/10 and MRR@10 (each query scored by its fold's weights), the baseline's
-    MRR@10, ``heldout`` (true only when every site was held out), the held-out sites and
-    the same figures over their queries alone, per site and per class."""
+    success@1/3/10 and MRR@10 (each query scored by its fold's weights), the baseline's,
+    ``sealed`` (true when ``judged`` are the sealed sites' queries), ``heldout`` (true
+    only when every site was held out), the held-out sites and the same figures over their
+    queries alone, per site and per class (each with the baseline's MRR@10), and the
+    queries with no result (``zero_result_queries``; ``zero_result_baseline_top_10``: of
+    those, the ones whose answer the baseline ranks in its top 10). Figures only, never a
+    query: a sealed run prints this."""
     scores = result.scores
     held = result.heldout_queries(judged)
     held_judged = [j for j in judged if j.query in set(held)]
+    zero = scores.zero_results(baseline)
     return {
+        "sealed": sealed,
         **scores.summary(),
         "baseline_mrr_at_10": round(baseline.mrr(), 4),
         "baseline_s_at_1": round(baseline.success(1), 4),
@@ -498,6 +600,8 @@ def report(result: HeldOut, baseline: Scores, judged: Sequence[Judgement]) -> di
         "per_site": breakdown(scores, baseline, judged, lambda j: j.site,
                               lambda site: {"heldout": site in result.heldout_sites}),
         "per_class": breakdown(scores, baseline, judged, lambda j: j.cls),
+        "zero_result_queries": zero["queries"],
+        "zero_result_baseline_top_10": zero["baseline_in_top_10"],
         "folds": result.folds,
         "queries": len(judged),
     }

@@ -9,7 +9,7 @@ from typing import TypeVar
 from index import sections as page_sections
 from index.base import Hit
 from index.query import Query
-from index.snippets import SCAN_CHARS, SnippetSource, build_snippet
+from index.snippets import SCAN_CHARS, SnippetSource, build_snippet, located_snippet
 
 __all__ = ["HIT_FIELDS", "collapse", "group_languages", "make_hit", "snippet_for",
            "snippet_text"]
@@ -43,18 +43,13 @@ def make_hit(doc: Mapping, score: float, similar: int, query: Query, snippet_cha
              languages: int = 0, sections: str = "") -> Hit:
     """The hit for a stored document (a ``Document``'s fields as a mapping); ``text`` as
     for ``snippet_for``; ``languages``: how many other languages its group is in;
-    ``sections``: its stored hit sections (``index.sections.encode``), of which the one
-    answering the query gives the hit its anchor and snippet, and others its jumps."""
+    ``sections``: its stored hit sections (``index.sections.encode``): the one its snippet
+    is from gives the hit its anchor, others whose headings name the query its jumps."""
     if text is None:
         text = snippet_text(doc)
+    snippet, at = located_snippet(text, query.words(), snippet_chars, query.phrases())
     terms = {*query.words(), *(t for phrase in query.phrases() for t in phrase)}
-    found = page_sections.answer(page_sections.decode(sections), text, terms)
-    if found is not None and found.section is not None:
-        whole = text.text if isinstance(text, SnippetSource) else text
-        snippet = build_snippet(whole[found.section.start:found.end], query.words(),
-                                snippet_chars, query.phrases())
-    else:
-        snippet = snippet_for(doc, query, snippet_chars, text)
+    found = page_sections.answer(page_sections.decode(sections), at, terms)
     return Hit(
         id=doc["id"],
         url=doc["url"],

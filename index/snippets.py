@@ -46,7 +46,7 @@ from operator import itemgetter
 from index.analysis import WORD_RE, analyze
 
 __all__ = ["SCAN_CHARS", "SNIPPET_CHARS", "SnippetSource", "build_snippet", "find_matches",
-           "highlight"]
+           "highlight", "located_snippet"]
 
 SNIPPET_CHARS = 220
 # Only this much of a page is searched for the best window; the rest costs time and transfer
@@ -469,6 +469,18 @@ def build_snippet(
     the text. Everything but ``<mark>`` is escaped. ``text`` may be a
     :class:`SnippetSource` made at index time: its matches are looked up, not searched for.
     """
+    return located_snippet(text, terms, max_chars, phrases)[0]
+
+
+def located_snippet(
+    text: str | SnippetSource,
+    terms: Iterable[str],
+    max_chars: int = SNIPPET_CHARS,
+    phrases: Sequence[Sequence[str]] = (),
+) -> tuple[str, int]:
+    """``build_snippet``'s snippet and where in the text its middle match is (-1 for a
+    snippet without one): what tells which section of the page the snippet is from (a
+    window may begin with the last words of the section before)."""
     source = text if isinstance(text, SnippetSource) else None
     text = source.text if source is not None else text[:SCAN_CHARS]
     words = set(terms)
@@ -478,10 +490,10 @@ def build_snippet(
         found = _Posted(source, wanted) if source is not None else _Matcher(text, wanted)
         matches = _window_matches(found, text, words, phrases, max_chars)
     if not matches:
-        return _render(text, *_span(text, 0, 0, max_chars), [])
+        return _render(text, *_span(text, 0, 0, max_chars), []), -1
     i, j = _best_window(matches, max_chars)
     start, end = _span(text, matches[i][0], matches[j - 1][1], max_chars)
-    return _render(text, start, end, matches)
+    return _render(text, start, end, matches), matches[(i + j - 1) // 2][0]
 
 
 def _window_matches(

@@ -1,33 +1,43 @@
 """The relevance CI gate: held-out success@3 on real documentation sites must not drop more
-than 0.03 below the figure recorded in tests/relevance/recorded.json, and both backends must
-score within 0.02 of each other on the same pages.
+than 0.03 below the figure recorded in tests/relevance/recorded.json, no query class may score
+below plain BM25 (MRR@10, same pages, same run), and both backends must score within 0.02 of
+each other on the same pages.
 
 Crawls the CI subset of ``testweb --real-docs`` (``harness.relevance.QUICK_SITES``: four
 sites the hand weights never saw, two they did) with the project's crawler, indexes it
 with anchor text and PageRank from the link store, and scores the judged queries of those
 sites held out by site (``harness.relevance.evaluate_heldout``) on the embedded backend and
 on Elasticsearch. The judged set itself is checked too: its size, the share of each class,
-that every judged page exists on its installed site, and that no generated training query
-repeats a judged one.
+that every judged page exists on its installed site, that no generated training query
+repeats a judged one, and that the sealed sites stay sealed (never loaded by default, never
+listed per query, refused to every run but ``bench/relevance.py --sealed``).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import uuid
 from collections import Counter
 
 import pytest
 
+from harness import ROOT
 from harness.relevance import (
     HAND_TUNED_SITES,
     QUERY_CLASSES,
     QUICK_SITES,
     RECORDED,
-    BodyBM25,
+    SEALED_SITES,
     FittedWeights,
     NearCopies,
+    PlainBM25,
+    Scores,
+    SealedSitesError,
     backend_search,
+    below_baseline,
+    breakdown,
     build_index,
     crawl,
     documents,
@@ -36,7 +46,9 @@ from harness.relevance import (
     fold_weights_search,
     hand_weights,
     load_queries,
+    miss_lines,
     read_pages,
+    refuse_sealed,
 )
 from harness.training import known_items, normalize, title_core
 from testweb.docsites import DOC_SITES, DocSiteHost
@@ -64,8 +76,8 @@ def corpus(tmp_path_factory):
 
 
 def test_judged_set_has_its_size_classes_and_sites():
-    judged = load_queries()
-    assert len(judged) >= 400
+    judged = load_queries(part="all")
+    assert len(judged) >= 600
     classes = Counter(j.cls for j in judged)
     assert set(classes) == set(QUERY_CLASSES)
     questions = [j for j in judged if j.cls == "question"]
@@ -79,13 +91,61 @@ def test_judged_set_has_its_size_classes_and_sites():
 def test_every_judged_page_exists_on_its_site():
     served = {s.host: DocSiteHost(None, s) for s in DOC_SITES}
     missing = []
-    for j in load_queries():
+    for j in load_queries(part="all"):
         for page in j.relevant:
             host, _, path = page.partition("/")
             target = served[host].resolve("/" + path)
             if target is None or not target.is_file():
                 missing.append(page)
     assert not missing
+
+
+def test_sealed_sites_are_fixed_and_apart_from_every_tuning_set():
+    assert len(SEALED_SITES) >= 6
+    assert not SEALED_SITES & set(QUICK_SITES) and not SEALED_SITES & HAND_TUNED_SITES
+    sealed = load_queries(part="sealed")
+    open_half = load_queries()
+    assert {j.site for j in sealed} == SEALED_SITES
+    assert not {j.site for j in open_half} & SEALED_SITES
+    assert len(sealed) >= 100 and len(open_half) >= 400
+    assert {j.cls for j in sealed} >= {"question", "identifier", "keywords", "navigational"}
+    assert load_queries(hosts=SEALED_SITES) == []
+
+
+def test_sealed_sites_are_never_listed_per_query():
+    with pytest.raises(SealedSitesError, match="cmake.test"):
+        refuse_sealed(["flask.test", "cmake.test"], "explain output")
+    refuse_sealed(QUICK_SITES, "a miss listing")
+    sealed = load_queries(part="sealed")[:3]
+    scores = Scores({j.query: None for j in sealed})
+    with pytest.raises(SealedSitesError):
+        miss_lines(sealed, scores, lambda query: [])
+    flask = load_queries(hosts=["flask.test"])[:2]
+    lines = miss_lines(flask, Scores({j.query: None for j in flask}, {flask[0].query}),
+                       lambda query: [])
+    assert len(lines) == 3 and lines[-1] == f"no result: {flask[0].query!r}"
+
+
+@pytest.mark.parametrize("args", [
+    ["--sealed", "--show-misses", "--ablation"],
+    ["--sites", "flask.test,tornado.test", "--cache", "x"],
+])
+def test_the_harness_refuses_to_look_into_sealed_sites(args):
+    """Refused before anything is crawled: the argument check fails first."""
+    run = subprocess.run([sys.executable, "-m", "bench.relevance", *args], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert "sealed" in run.stderr and not run.stdout
+
+
+def test_classes_are_compared_with_the_baseline():
+    judged = [j for j in load_queries(hosts=["flask.test"])]
+    ours = Scores({j.query: 1 if j.cls == "question" else None for j in judged})
+    base = Scores({j.query: 2 for j in judged})
+    groups = breakdown(ours, base, judged, lambda j: j.cls)
+    assert groups["question"]["mrr_at_10"] == 1.0
+    assert groups["question"]["baseline_mrr_at_10"] == 0.5
+    assert set(below_baseline(groups)) == {j.cls for j in judged} - {"question"}
 
 
 def test_corpus_has_a_mirror_and_a_multi_language_tree():
@@ -153,8 +213,20 @@ def test_heldout_success_at_3_holds_the_recorded_figure(corpus):
     floor = recorded()["heldout_s_at_3"] - TOLERANCE
     misses = sorted(q for q, rank in held.ranks.items() if rank is None or rank > 3)
     assert held.success(3) >= floor, f"held-out success@3 {held.success(3):.3f} < {floor}: {misses}"
-    baseline = evaluate(BodyBM25(pages).search, judged, copies)
+    baseline = evaluate(PlainBM25(pages).search, judged, copies)
     assert result.scores.mrr() > baseline.mrr()
+
+
+def test_no_class_of_the_quick_set_below_plain_bm25(corpus):
+    """Per class, MRR@10 of the embedded engine (hand weights, every query of the CI
+    subset) is at least plain BM25's over the same pages."""
+    _, pages, backend = corpus
+    judged = load_queries(hosts=QUICK_SITES)
+    copies = NearCopies(pages)
+    ours = evaluate(backend_search(backend), judged, copies)
+    baseline = evaluate(PlainBM25(pages).search, judged, copies)
+    below = below_baseline(breakdown(ours, baseline, judged, lambda j: j.cls))
+    assert not below, f"classes below plain BM25 (ours, BM25 MRR@10): {below}"
 
 
 def test_each_fold_fits_on_other_sites_only(corpus):

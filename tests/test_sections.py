@@ -9,7 +9,7 @@ import pytest
 
 from crawler.extract import decode_html, extract
 from index import sections
-from index.snippets import SnippetSource
+from index.snippets import SnippetSource, located_snippet
 from testweb.docsites import DOC_SITES
 
 
@@ -90,33 +90,29 @@ def test_page_text_is_what_it_was_without_sections():
     assert extract("<p>no headings</p>", "http://a.test/").sections == []
 
 
-TEXT = "Intro words\nInstall\nrun the installer with apt\nKey\nthe legend of a plot is a key"
-
-
-def _sections():
-    return [sections.Section(TEXT.index("Install"), "install", "Install"),
-            sections.Section(TEXT.index("Key"), "key", "Key")]
+TEXT = "Intro words\nInstall\nrun the installer with apt\nKey legend\nthe legend of a plot"
+STORED = sections.encode([(TEXT.index("Install"), "install", "Install"),
+                          (TEXT.index("Key"), "key", "Key legend")])
 
 
 @pytest.mark.parametrize("text", [TEXT, SnippetSource.of(TEXT)])
-def test_the_section_holding_the_query_answers(text):
-    found = sections.answer(_sections(), text, ["legend", "key"])
-    assert found.section == sections.Section(TEXT.index("Key"), "key", "Key")
-    assert TEXT[found.section.start:found.end].startswith("Key\nthe legend")
-    found = sections.answer(_sections(), text, ["instal", "key"])
-    assert found.section.anchor in ("install", "key")
-    assert {j.anchor for j in found.jumps} == {"install", "key"} - {found.section.anchor}
-    assert sections.answer(_sections(), text, ["zebra"]) is None
-    assert sections.answer([], text, ["key"]) is None
-
-
-def test_the_opening_answers_when_no_section_holds_more():
-    found = sections.answer(_sections(), TEXT, ["intro", "word"])
-    assert found.section is None and found.jumps == ()
+def test_the_section_the_snippet_is_from_answers(text):
+    snippet, at = located_snippet(text, ["plot"], 40)
+    assert "<mark>plot</mark>" in snippet and at == TEXT.index("plot")
+    found = sections.answer(sections.decode(STORED), at, ["plot", "instal"])
+    assert (found.section.anchor, found.section.heading) == ("key", "Key legend")
+    assert [j.anchor for j in found.jumps] == ["install"]  # its heading names a query word
+    found = sections.answer(sections.decode(STORED), TEXT.index("words"), ["word", "legend"])
+    assert found.section is None  # the page's opening: the page itself
+    assert [j.anchor for j in found.jumps] == ["key"]
+    assert located_snippet(text, ["zebra"], 40)[1] == -1
+    assert sections.answer(sections.decode(STORED), -1, ["zebra"]) == sections.Answer(None, ())
+    assert sections.answer([], 5, ["key"]) is None
 
 
 def test_stored_sections_round_trip_within_the_snippet_text():
-    stored = [(0, "a", "Tab\there"), (100, "b", "two\nlines"), (10**6, "c", "far")]
+    stored = [(0, "a", "Tab\there"), (100, "b", "Two\nLines"), (10**6, "c", "far")]
     assert sections.decode(sections.encode(stored)) == [
-        sections.Section(0, "a", "Tab here"), sections.Section(100, "b", "two lines")]
+        sections.Section(0, "a", "Tab here", frozenset({"tab", "here"})),
+        sections.Section(100, "b", "Two Lines", frozenset({"two", "line"}))]
     assert sections.decode(sections.encode([])) == []

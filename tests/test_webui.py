@@ -39,10 +39,12 @@ DOCS = [
 
 
 PLOT_URL = "http://gnuplot.test/manual.html"
-PLOT_BODY = ("Plot manual\nOpening words.\nKey\nThe key command sets the legend of a plot.\n"
-             "Multiplot\nPlots side by side share a legend.\nOther\nNothing of note.")
+PLOT_FILLER = " Words about something else, at some length." * 6
+PLOT_BODY = (f"Plot manual\nOpening words.{PLOT_FILLER}\nKey\nThe key command sets the legend "
+             f"of a plot.{PLOT_FILLER}\nMultiplot legends\nPlots side by side share one."
+             f"{PLOT_FILLER}\nOther\nNothing of note.")
 PLOT_SECTIONS = tuple((PLOT_BODY.index(h), a, h) for h, a in
-                      (("Key", "key"), ("Multiplot", "multi plot"), ("Other", "other")))
+                      (("Key", "key"), ("Multiplot legends", "multi plot"), ("Other", "other")))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -97,11 +99,11 @@ def test_a_result_links_to_its_section_and_lists_jumps(client):
     assert f'href="{PLOT_URL}#key"' in html
     assert "› <span class=\"section\">Key</span>" in html
     jumps = re.search(r'<p class="jumps">(.*?)</p>', html).group(1)
-    assert f'<a href="{PLOT_URL}#multi%20plot">Multiplot</a>' in jumps
-    assert "#other" not in jumps  # a section without the query's words is no jump
+    assert f'<a href="{PLOT_URL}#multi%20plot">Multiplot legends</a>' in jumps
+    assert "#other" not in jumps  # a heading without the query's words is no jump
     hit = client.get("/api/search", {"q": "key legend"}).json()["results"][0]
     assert (hit["anchor"], hit["section"]) == ("key", "Key")
-    assert hit["jumps"] == [{"anchor": "multi plot", "heading": "Multiplot"}]
+    assert hit["jumps"] == [{"anchor": "multi plot", "heading": "Multiplot legends"}]
 
 
 def test_only_http_urls_become_links(client):

@@ -44,6 +44,14 @@ class DocSite:
     disallow: tuple[str, ...] = DEFAULT_DISALLOW
     #: The host this one mirrors (serves a copy of), or "" for an original site.
     mirror_of: str = ""
+    #: A file below ``root`` that only the package installs, for a root directory that
+    #: exists without it (``/usr/share/doc/diffutils`` holds diffutils' own changelog).
+    marker: str = ""
+
+    @property
+    def installed(self) -> bool:
+        """True when the package's files are there."""
+        return self.root.is_dir() and (not self.marker or (self.root / self.marker).is_file())
 
 
 DOC_SITES: tuple[DocSite, ...] = (
@@ -73,6 +81,19 @@ DOC_SITES: tuple[DocSite, ...] = (
     DocSite("statsmodels.test", "python-statsmodels-doc",
             Path("/usr/share/doc/python-statsmodels-doc/html")),
     DocSite("dask.test", "python-dask-doc", Path("/usr/share/doc/python-dask-doc/html")),
+    DocSite("sqlite.test", "sqlite3-doc", Path("/usr/share/doc/sqlite3"), marker="index.html"),
+    # The zsh manual and the diffutils manual: texinfo chapters, each section also a small
+    # page that redirects (meta refresh) into its chapter.
+    DocSite("zsh.test", "zsh-doc", Path("/usr/share/doc/zsh-common/html")),
+    DocSite("diffutils.test", "diffutils-doc", Path("/usr/share/doc/diffutils"),
+            marker="index.html"),
+    DocSite("celery.test", "python-celery-doc", Path("/usr/share/doc/python-celery-doc/html")),
+    DocSite("tornado.test", "python-tornado-doc",
+            Path("/usr/share/doc/python-tornado-doc/html")),
+    DocSite("werkzeug.test", "python-werkzeug-doc",
+            Path("/usr/share/doc/python-werkzeug-doc/html")),
+    # Vim's help files as HTML: every title is "Vim documentation: <file>".
+    DocSite("vim.test", "vim-doc", Path("/usr/share/doc/vim/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
@@ -80,8 +101,8 @@ DOC_SITES: tuple[DocSite, ...] = (
 
 
 def available_doc_sites(sites: tuple[DocSite, ...] = DOC_SITES) -> list[DocSite]:
-    """The sites whose root directory exists (their package is installed)."""
-    return [site for site in sites if site.root.is_dir()]
+    """The sites whose package is installed."""
+    return [site for site in sites if site.installed]
 
 
 @register

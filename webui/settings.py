@@ -226,8 +226,7 @@ ES_REPLICAS = crawl_settings.ES_REPLICAS
 SEARCH_CACHE_TTL = crawl_settings.SEARCH_CACHE_TTL
 SEARCH_CACHE_SIZE = crawl_settings.SEARCH_CACHE_SIZE
 
-# --- serving: gunicorn, static files, metrics, health checks (docs/operations.md "Serving
-# the web UI") ---
+# --- serving: gunicorn, static files, metrics, health checks (docs/serving.md) ---
 # gunicorn reads these through webui/gunicorn.conf.py; its command-line flags win over them
 # (`gunicorn -c webui/gunicorn.conf.py --workers 8 ...`).
 WEB_BIND = "127.0.0.1:8000"

@@ -1,20 +1,22 @@
-"""Sections on every engine: a hit links to the section that answers, draws its snippet from
-it and offers other sections to jump to; a document's sections are stored as given."""
+"""Sections on every engine: a hit links to the section its snippet is from and offers the
+sections whose headings name the query to jump to; a document's sections are stored as
+given."""
 
 from __future__ import annotations
 
 from tests.contract.conftest import doc
 
-LINES = ["Plotting guide", "Some opening words about plots in general.",
-         "Installing", "Run the installer, then restart the shell.",
-         "Legends", "The key command places the legend of a plot outside or inside it.",
-         "Multiplot", "Several plots side by side share one key when asked."]
+FILLER = "Words about something else entirely, said at some length. " * 6
+LINES = ["Plotting guide", "Some opening words about plots in general. " + FILLER,
+         "Installing", "Run the installer, then restart the shell. " + FILLER,
+         "Legends", "The key command places the legend of a plot outside or inside it. " + FILLER,
+         "Multiplot keys", "Several plots side by side share one key when asked. " + FILLER]
 BODY = "\n".join(LINES)
 
 
 def _sections():
     return tuple((BODY.index(h), a, h) for h, a in
-                 (("Installing", "install"), ("Legends", "legend"), ("Multiplot", "multi")))
+                 (("Installing", "install"), ("Legends", "legend"), ("Multiplot keys", "multi")))
 
 
 def test_a_hit_links_to_the_answering_section(backend):
@@ -28,9 +30,10 @@ def test_a_hit_links_to_the_answering_section(backend):
     hit = hits[page.url]
     assert (hit.anchor, hit.section) == ("legend", "Legends")
     assert "<mark>legend</mark>" in hit.snippet and "installer" not in hit.snippet
-    assert hit.jumps == [{"anchor": "multi", "heading": "Multiplot"}]
+    assert hit.jumps == [{"anchor": "multi", "heading": "Multiplot keys"}]
     assert (hits[other.url].anchor, hits[other.url].jumps) == ("", [])
 
-    # words of the opening: the page itself, no section
-    hit = backend.search("opening words").hits[0]
+    # words of the opening: the page itself, no section; a heading naming them: a jump
+    hit = backend.search("opening words installing").hits[0]
     assert (hit.url, hit.anchor, hit.section) == (page.url, "", "")
+    assert hit.jumps == [{"anchor": "install", "heading": "Installing"}]

@@ -6,8 +6,8 @@ before any worker starts, each worker's values go to memory-mapped files there, 
 ``/metrics`` merges them, so a scrape sees the whole server whichever worker answers.
 Counters and histograms only: they need no multiprocess mode of their own.
 
-There is no result cache in the web app yet; when one is added, its hits and misses belong
-here as a counter with an ``outcome`` label.
+The result cache (``index/cache.py``) counts its hits and misses in the backend's
+``stats()``; exported here, they would be a counter with an ``outcome`` label.
 """
 
 from __future__ import annotations

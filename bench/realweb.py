@@ -1,0 +1,275 @@
+"""Real-web crawl acceptance: does a default crawl keep every real documentation site whole
+while it still contains the hostile hosts?
+
+One ``scrapy crawl web`` with the default quality and value settings and
+``FRONTIER_DELAY`` 0.25 over the ``testweb --real-docs`` corpus: every installed real
+documentation site (``testweb.docsites``), its mirror (``pgdocs-mirror.test``), and the
+hostile hosts of the test web (``site0.test`` and its mirror ``mirror.test``, the calendars
+``events.test`` and ``calendar.test``, ``sessions.test``, ``deadlinks.test`` and every spam
+host). The crawl is measured against two baselines computed in the same run: the ground
+truth (each real site's robots-allowed HTML pages reachable by links from its home page,
+found by walking the served files in this process) and the politeness bound (for each host,
+its requests times its delay, max(``FRONTIER_DELAY``, robots.txt Crawl-delay); the largest
+host decides: no polite crawl can be shorter). Per site it reports:
+
+- ``fetched``: requests to the host (robots.txt included); ``pages``: distinct pages
+  answered 200;
+- ``reachable`` and ``coverage``: real sites only, the share of the reachable pages fetched;
+  with a page budget (``--budget``), the HTML pages fetched over what the budget allows:
+  the reachable pages, at most the budget less the host's other URLs fetched (images,
+  files, redirects, errors: the budget counts every URL);
+- ``verdicts``: the crawl's host verdicts (``spam``, ``mirror of ...``, ``template trap``)
+  with what the crawl did with them; ``dropped``: the host's items the quality rules kept out
+  of the index, by reason (``skip_index``).
+
+Last line, one JSON object: ``sites``, ``real_sites_judged`` (real host -> verdict, must be
+empty: a template-trap, spam or mirror verdict on a real site, acted on), ``min_site_coverage``
+(must be >= 0.99), ``per_site``, ``span_s`` (first request start to last response end, from
+the test web's log), ``politeness_bound_s``, ``span_over_bound``, ``useful_fetch_share``
+(distinct pages worth having: real sites' reachable pages, site0.test's, deadlinks.test's
+documents, over every request), ``violations`` (politeness, all four definitions,
+``harness.politeness``), ``hostile`` (requests per hostile host), ``stats`` (the crawl's
+quality and frontier drop counters).
+
+    python -m bench.realweb [--quick] [--sites a.test,b.test] [--budget N] [--timeout S]
+
+``--quick``: three small real sites, ``httpd.test`` (the Apache manual: a meta-refresh root
+and thin language indexes, the case that was once judged a doorway), the mirror pair and a
+spam hosts of three kinds, 40 pages a host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import tempfile
+import time
+from collections import Counter, defaultdict, deque
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import testweb
+from harness import ROOT, log
+from harness.crawlrun import crawl_command, crawl_env, migrate
+from harness.politeness import crawl_delays, politeness_violations
+
+DELAY = 0.25
+HOSTILE = ("site0.test", "mirror.test", "events.test", "calendar.test", "sessions.test",
+           "deadlinks.test")
+QUICK_SITES = ("httpd.test", "click.test", "jinja.test", "requests.test",
+               "postgresql.test", "pgdocs-mirror.test")
+QUICK_HOSTILE = ("site0.test", "mirror.test", "events.test", "stuffing.test", "doorway.test",
+                 *(f"farm{n}.test" for n in range(5)))
+QUICK_BUDGET = 40
+STAT = re.compile(r"'([\w/.:-]+)': (\d+|'[^']*')")
+HTML = re.compile(r"text/html|application/xhtml", re.I)
+
+
+def reachable_pages(web, host: str, budget: int = 0) -> set[str]:
+    """Paths of the robots-allowed HTML pages of ``host`` reachable by links from ``/``
+    (redirects followed, as the crawler does), walked in this process; stops at ``budget``
+    pages when set (coverage is then of the budget)."""
+    from protego import Protego
+
+    from crawler.extract import extract
+    from crawler.urls import InvalidURL, canonicalize, host_of
+
+    robots_text = web.render(host, "/robots.txt")
+    robots = Protego.parse(robots_text.body.decode("utf-8", "replace")
+                           if robots_text.status == 200 else "")
+    base = web.url(host, "/")
+    todo, seen, pages = deque(["/"]), {"/"}, set()
+    while todo and not (budget and len(pages) >= budget):
+        path = todo.popleft()
+        response, hops = web.render(host, path), 0
+        while response.status in (301, 302, 303, 307, 308) and hops < 5:
+            location = urljoin(web.url(host, path), response.headers.get("Location", ""))
+            if urlsplit(location).hostname != host:
+                break
+            path = _path_of(location)
+            response, hops = web.render(host, path), hops + 1
+        if response.status != 200 or not HTML.search(response.headers.get("Content-Type", "")):
+            continue
+        pages.add(path)
+        page = extract(response.body, web.url(host, path))
+        targets = [link.url for link in page.links if not link.nofollow]
+        if page.refresh_url:
+            targets.append(page.refresh_url)
+        for url in targets:
+            try:
+                url = canonicalize(url, base=base)
+            except InvalidURL:
+                continue
+            if host_of(url) != host:
+                continue
+            target = _path_of(url)
+            if target not in seen and robots.can_fetch(url, "*"):
+                seen.add(target)
+                todo.append(target)
+    return pages
+
+
+def _path_of(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) -> dict:
+    """The crawl: request-log lines, stats, items (url, skip_index), wall time."""
+    migrate(data_dir)
+    settings = {
+        "FRONTIER_DELAY": DELAY,
+        "RESOLVE_OVERRIDES": ",".join(f"{h}={ip}" for h, ip in web.resolve_map().items()),
+        "LOG_FILE": str(data_dir / "crawl.log"),
+        "LOG_LEVEL": "INFO",
+        "CLOSESPIDER_TIMEOUT": int(timeout),
+        "FEEDS": json.dumps({str(data_dir / "items.jsonl"): {
+            "format": "jsonlines", "fields": ["url", "fetched_url", "skip_index"]}}),
+    }
+    if budget:
+        settings["FRONTIER_HOST_PAGE_BUDGET"] = budget
+    seeds = [web.home_url(h) for h in hosts]
+    before = len(web.read_log())
+    started = time.monotonic()
+    proc = subprocess.run(crawl_command(seeds, settings, {"allowed_hosts": ",".join(hosts)}),
+                          cwd=ROOT, env=crawl_env(data_dir), capture_output=True, text=True,
+                          timeout=timeout + 180)
+    wall = time.monotonic() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"crawl failed:\n{proc.stderr[-3000:]}")
+    time.sleep(0.5)  # the server flushes its log every 0.2 s
+    lines = web.read_log()[before:]
+    text = (data_dir / "crawl.log").read_text(encoding="utf-8", errors="replace")
+    dump = text[text.rindex("Dumping Scrapy stats"):]
+    dump = dump[:dump.index("}") + 1]
+    stats = {k: int(v) if v.isdigit() else v.strip("'") for k, v in STAT.findall(dump)}
+    items_file = data_dir / "items.jsonl"
+    items = [json.loads(line) for line in items_file.read_text().splitlines()
+             if line.strip()] if items_file.exists() else []
+    log(f"crawl: {len(lines)} requests in {wall:.0f} s ({stats.get('finish_reason')})")
+    return {"lines": lines, "stats": stats, "items": items, "wall": wall}
+
+
+def verdicts_of(data_dir: Path) -> dict[str, list]:
+    from crawler.hostverdicts import LocalVerdictStore
+
+    store = LocalVerdictStore(data_dir / "quality" / "web.sqlite3")
+    try:
+        found = defaultdict(list)
+        for v in store.all():
+            found[v.host.split(":", 1)[0]].append(v)
+        return found
+    finally:
+        store.close()
+
+
+def span_and_bound(lines: list[dict], crawl_delay_of) -> tuple[float, float]:
+    """The crawl's span on the server's clock, and its politeness bound."""
+    if not lines:
+        return 0.0, 0.0
+    per_host = Counter(line["host"].rsplit(":", 1)[0] for line in lines)
+    bound = max(n * max(DELAY, crawl_delay_of(host) or 0.0) for host, n in per_host.items())
+    span = max(line["end"] for line in lines) - min(line["start"] for line in lines)
+    return span, bound
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a few sites, {QUICK_BUDGET} pages a host (under a minute)")
+    parser.add_argument("--sites", help="comma-separated real sites (default: every installed)")
+    parser.add_argument("--budget", type=int, default=0,
+                        help="FRONTIER_HOST_PAGE_BUDGET (0: the default)")
+    parser.add_argument("--timeout", type=float, default=3600,
+                        help="seconds the crawl may take at most")
+    args = parser.parse_args()
+    from testweb.docsites import available_doc_sites
+    from testweb.quality import SPAM_HOSTS
+
+    installed = {site.host: site for site in available_doc_sites()}
+    if not installed:
+        raise SystemExit("no documentation site is installed: run scripts/setup.sh "
+                         "(scripts/apt-packages.txt lists the Debian packages)")
+    if args.quick:
+        wanted, hostile = QUICK_SITES, QUICK_HOSTILE
+        args.budget = args.budget or QUICK_BUDGET
+        args.timeout = min(args.timeout, 240)
+    else:
+        wanted, hostile = tuple(installed), (*HOSTILE, *SPAM_HOSTS)
+    if args.sites:
+        wanted = tuple(args.sites.split(","))
+    sites = [installed[h] for h in wanted if h in installed]
+    real = [s.host for s in sites if not s.mirror_of]
+    hosts = [s.host for s in sites] + list(hostile)
+    with tempfile.TemporaryDirectory(prefix="realweb-") as tmp, \
+            testweb.run(hosts=1, pages=150, log=Path(tmp) / "web.log", real_docs=True) as web:
+        truth = web.web
+        started = time.monotonic()
+        reachable = {host: reachable_pages(truth, host, args.budget) for host in real}
+        log(f"ground truth: {sum(map(len, reachable.values()))} reachable pages on "
+            f"{len(real)} real sites ({time.monotonic() - started:.0f} s)")
+        run = crawl(web, hosts, Path(tmp) / "crawl", args.budget, args.timeout)
+        verdicts = verdicts_of(Path(tmp) / "crawl")
+        crawl_delay_of = crawl_delays(web)
+        lines = run["lines"]
+        requests = Counter(line["host"].rsplit(":", 1)[0] for line in lines)
+        ok_pages: dict[str, set[str]] = defaultdict(set)
+        for line in lines:
+            if line["status"] == 200 and line["path"] != "/robots.txt":
+                ok_pages[line["host"].rsplit(":", 1)[0]].add(line["path"])
+        dropped: dict[str, Counter] = defaultdict(Counter)
+        for item in run["items"]:
+            if item.get("skip_index"):
+                dropped[urlsplit(item["url"]).hostname or ""][item["skip_index"]] += 1
+        per_site, judged = {}, {}
+        for host in hosts:
+            row = {"fetched": requests[host], "pages": len(ok_pages[host]),
+                   "verdicts": [f"{v.label}: {v.action or 'acted on'}"
+                                for v in verdicts.get(host, [])],
+                   "dropped": dict(dropped[host])}
+            if host in reachable:
+                want, got = len(reachable[host]), len(ok_pages[host] & reachable[host])
+                if args.budget:
+                    html = sum(1 for p in ok_pages[host] if HTML.search(
+                        truth.render(host, p).headers.get("Content-Type", "")))
+                    others = requests[host] - 1 - html  # robots.txt is not in the budget
+                    want, got = min(want, max(args.budget - others, 1)), html
+                row.update(reachable=len(reachable[host]),
+                           coverage=round(min(1.0, got / want), 4) if want else 1.0)
+                acted = [v for v in verdicts.get(host, []) if v.acted]
+                if acted:
+                    judged[host] = "; ".join(v.label for v in acted)
+            per_site[host] = row
+        useful = sum(len(ok_pages[h] & reachable[h]) for h in real)
+        useful += len(ok_pages["site0.test"])
+        useful += sum(1 for p in ok_pages["deadlinks.test"] if p == "/" or p.startswith("/doc/"))
+        span, bound = span_and_bound(lines, crawl_delay_of)
+        audit = politeness_violations(lines, DELAY, crawl_delay_of)
+        coverages = [per_site[h]["coverage"] for h in real]
+        out = {
+            "sites": real,
+            "real_sites_judged": judged,
+            "min_site_coverage": min(coverages) if coverages else None,
+            "per_site": per_site,
+            "span_s": round(span, 1),
+            "politeness_bound_s": round(bound, 1),
+            "span_over_bound": round(span / bound, 3) if bound else None,
+            "useful_fetch_share": round(useful / max(len(lines), 1), 4),
+            "violations": audit["total"],
+            "requests": len(lines),
+            "hostile": {h: requests[h] for h in hostile},
+            "finished": run["stats"].get("finish_reason") == "finished",
+            "wall_s": round(run["wall"], 1),
+            "stats": {k: v for k, v in sorted(run["stats"].items())
+                      if k.startswith(("quality/", "frontier/dropped/", "frontier/condemned/",
+                                       "frontier/acquitted", "dedup/mirror", "dedup/host"))},
+            "budget": args.budget or None,
+            "delay": DELAY,
+        }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
