@@ -2,7 +2,7 @@
 
 Crawls the relevance sites (the quick set by default; never the sealed ones), indexes them
 with the project, and scores the judged queries four ways in the same run: the project's
-ranking, plain BM25 (``harness.relevance.BodyBM25``), and each of them fused by reciprocal
+ranking, plain BM25 (``harness.relevance.PlainBM25``), and each of them fused by reciprocal
 rank with the sentence embeddings of ``index.semantic`` over its top ``--depth`` pages (a
 page scores by its best section: title, heading and first ``WINDOW_WORDS`` words of each,
 at most ``--max-sections`` a page). No weight is fitted: every site is held out.
@@ -24,8 +24,8 @@ import numpy as np
 from harness.relevance import (
     DEFAULT_CACHE,
     QUICK_SITES,
-    BodyBM25,
     NearCopies,
+    PlainBM25,
     Scores,
     backend_search,
     build_index,
@@ -35,6 +35,7 @@ from harness.relevance import (
     grouped,
     load_queries,
     read_pages,
+    refuse_sealed,
 )
 from harness.rounds import log
 from index.semantic import Encoder, reciprocal_rank_fusion, section_text
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
     sites = [h.strip() for h in args.sites.split(",") if h.strip()]
+    refuse_sealed(sites, "a semantic-matching run")
 
     pages = read_pages(crawl(args.cache, sites))
     judged = load_queries(hosts=sites)
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     load_s = time.perf_counter() - started
     vectors = SectionVectors(pages, encoder, args.max_sections)
     ours = backend_search(backend)
-    bm25 = BodyBM25(pages).search
+    bm25 = PlainBM25(pages).search
     query_ms: list[float] = []
     query_vectors: dict[str, np.ndarray] = {}
     for j in judged:

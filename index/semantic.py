@@ -14,11 +14,11 @@ with onnxruntime; the tokenizer is the model's own ``tokenizer.json`` through Hu
 Face ``tokenizers``. Its vectors equal those of a reference numpy implementation of the
 same model to 1e-7 (``tests/test_semantic.py`` checks known similarities).
 
-Cost, measured on the two shared cores of the development machine under load 6 to 8
-(``python -m bench.semantic``): about 5 sections of 170 tokens a second, 20 to 40 ms to
-encode a query. That is what a section costs whatever the runtime (21 MFLOPs a token),
-so what is embedded is budgeted: each section's title, heading and first
-``WINDOW_WORDS`` words.
+Cost, on the two shared cores of the development machine under load 6 to 8: about 5
+sections of 170 tokens a second, 20 to 40 ms to encode a query. That is what a section
+costs whatever the runtime (21 MFLOPs a token), so what is embedded is budgeted: each
+section's title, heading and first ``WINDOW_WORDS`` words. What it gains is measured by
+``python -m bench.semantic`` (docs/relevance.md).
 """
 
 from __future__ import annotations
