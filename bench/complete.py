@@ -38,8 +38,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.query import log, percentiles, time_queries, title_for  # noqa: E402
+from bench.query import log, percentiles, time_queries  # noqa: E402
 from crawler.urls import doc_id_for  # noqa: E402
+from harness.documents import title_for  # noqa: E402
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, ratio, run_rounds, side_by_side  # noqa: E402,E501
 from index.base import Document  # noqa: E402
 from index.embedded import EmbeddedBackend  # noqa: E402

@@ -6,7 +6,8 @@ crawler process. ``--rounds`` rounds (default 2) alternate the order; each figur
 median over the rounds with its ``[min, max]`` under ``range``, the load average is sampled
 every 5 s (``load_avg``) and each side's settings are written beside its figures. Last
 stdout line: one JSON object with pages_per_s, baseline_pages_per_s, ratio (of the
-medians), cpu_s_per_page (and the baseline's).
+medians), cpu_s_per_page (and the baseline's) and cpu_ratio: the project's pages per
+CPU-second over the baseline's (the baseline's CPU seconds per page over the project's).
 
     python -m bench.crawl [--seconds 30] [--hosts 400] [--rounds 2] [--quick]
 """
@@ -149,6 +150,7 @@ def main() -> None:
     summary = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=5)
     summary.update({
         "ratio": ratio(summary["pages_per_s"], summary["baseline_pages_per_s"]),
+        "cpu_ratio": ratio(summary["baseline_cpu_s_per_page"], summary["cpu_s_per_page"]),
         "seconds": opts.seconds,
         "hosts": opts.hosts,
         "cores": os.cpu_count(),

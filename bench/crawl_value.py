@@ -19,7 +19,10 @@ the ground truth:
   (50%) of the baseline's requests; ``baseline_...`` the same for breadth-first;
 - ``violations``: politeness violations from the server's log (both crawls);
 - ``trap_pages_indexed``, ``mirror_pages_indexed``: fetched pages of those hosts found in
-  the crawl's index (``trap_indexed_pages``: which); ``finished``: both crawls ended by themselves.
+  the crawl's index (``trap_indexed_pages``: which); ``finished``: both crawls ended by themselves;
+- ``crawl_s`` (and ``baseline_crawl_s``): each crawl's wall time, process start to end;
+  ``crawl_time_ratio``: the value order's over breadth-first's (the order must not cost
+  time: both crawls fetch everything within the budgets).
 
     python bench/crawl_value.py [--hosts 6] [--pages 150] [--concurrency 4] [--quick]
 """
@@ -76,8 +79,9 @@ def crawl(kind: str, web, seeds: list[str], workdir: Path, concurrency: int,
     dump = text[text.rindex("Dumping Scrapy stats"):]
     dump = dump[:dump.index("}") + 1]
     stats = {k: int(v) if v.isdigit() else v.strip("'") for k, v in STAT.findall(dump)}
-    log(f"{kind}: {len(lines)} requests in {time.monotonic() - started:.0f} s "
-        f"({stats.get('finish_reason')})")
+    seconds = time.monotonic() - started
+    log(f"{kind}: {len(lines)} requests in {seconds:.0f} s ({stats.get('finish_reason')})")
+    stats["crawl_s"] = round(seconds, 1)
     return lines, stats, data_dir
 
 
@@ -226,11 +230,13 @@ def main() -> None:
             out[prefix + "trap_indexed_pages"] = r["trap_indexed"]
             out[prefix + "mirror_pages_indexed"] = len(r["mirror_indexed"])
             out[prefix + "finished"] = r["stats"].get("finish_reason") == "finished"
+            out[prefix + "crawl_s"] = r["stats"]["crawl_s"]
             audit = politeness_violations(lines, DELAY, crawl_delay_of)
             out[prefix + "violations"] = audit["total"]
         out["violations"] = out["violations"] + out.pop("baseline_violations")
         out["missed_spam_hosts"] = sorted(spam - results["value"]["flagged"])
         out["false_spam_hosts"] = sorted(results["value"]["flagged"] - spam)
+        out["crawl_time_ratio"] = round(out["crawl_s"] / max(out["baseline_crawl_s"], 1e-9), 3)
         out["pagerank_ratio_at_25"] = round(
             out["pagerank_mass_at_25"] / max(out["baseline_pagerank_mass_at_25"], 1e-9), 3)
         out.update(hosts=args.hosts, pages=args.pages, concurrency=args.concurrency)

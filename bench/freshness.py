@@ -32,18 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
+from harness.clock import FakeClock
 from testweb import TestWeb
 from testweb.fresh import DAY, EPOCH, HOUR, FreshHost
-
-
-class SimClock:
-    """The simulated instant, moved by the simulation."""
-
-    def __init__(self, now: float):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass
@@ -69,7 +60,7 @@ class Result:
     stale_integral: float = 0.0
 
 
-def fetch(web: TestWeb, clock: SimClock, page: PageLog, policy: RecrawlPolicy,
+def fetch(web: TestWeb, clock: FakeClock, page: PageLog, policy: RecrawlPolicy,
           result: Result) -> None:
     """Fetch one page at the simulated instant, conditionally, and update its state."""
     host, path = page.host, f"/p/{page.n}"
@@ -106,7 +97,7 @@ def score(pages: list[PageLog], start: float, end: float, result: Result) -> Non
                 result.stale_integral += (until - first) ** 2 / 2
 
 
-def simulate(web: TestWeb, clock: SimClock, hosts: list[FreshHost], pages_per_host: int,
+def simulate(web: TestWeb, clock: FakeClock, hosts: list[FreshHost], pages_per_host: int,
              start: float, end: float, budget: int,
              pick: Callable[[list[PageLog], float], PageLog | None],
              policy: RecrawlPolicy) -> Result:
@@ -165,7 +156,7 @@ def main(argv: list[str] | None = None) -> dict:
         args.hosts, args.pages, args.days, args.budget = 1, 60, 3.0, 3
     start = EPOCH + DAY
     end = start + args.days * DAY
-    clock = SimClock(start)
+    clock = FakeClock(start)
     web = TestWeb(1, 80, seed=args.seed, fresh_hosts=args.hosts, fresh_pages=args.pages,
                   clock=clock)
     hosts = [web.host(name) for name in web.fresh_hosts]

@@ -14,6 +14,11 @@
    host's robots Crawl-delay) after the previous one ended), ``violations_overlaps``,
    ``violations_start_to_start`` and ``violations_crawl_delay``. Each side's settings are
    written under ``settings`` and ``baseline_settings``.
+   Then the span: the two workers crawl a small test web to its end (``--span-hosts``
+   hosts of ``--span-pages`` pages, ``--span-delay`` per host, the crawl's default
+   pipelines and value order) and the test web's log gives ``span_s`` (first request to
+   last response), ``politeness_bound_s`` (the largest host's requests x its delay: no
+   polite crawl is shorter), ``span_over_bound`` and ``span_violations`` (end to start).
 2. Redis frontier operations from one process: URLs added per second (batched adds through
    the seen filter) and leases per second (lease + done round trips).
 3. The Bloom filter at 1% FPR: bytes per URL, and the FPR measured on 1,000,000 unseen URLs
@@ -31,7 +36,8 @@
    (``frontier_bloom_bytes_per_url`` of it); ``*_adds_per_s`` beside each.
 
 Last stdout line: one JSON object with violations, baseline_violations, pages_per_s,
-baseline_pages_per_s, adds_per_s, leases_per_s, bloom_bytes_per_url, bloom_fpr and the
+baseline_pages_per_s, span_over_bound (and span_s, politeness_bound_s, span_violations),
+adds_per_s, leases_per_s, bloom_bytes_per_url, bloom_fpr and the
 memory figures above.
 
     python -m bench.frontier [--hosts 2000] [--seconds 60] [--rounds 2] [--memory-urls N]
@@ -63,8 +69,8 @@ from crawler.frontier.codec import encode_request
 from crawler.frontier.redis_backend import RedisFrontier
 from crawler.redisserver import running_redis
 from harness import ROOT, log
-from harness.crawlrun import crawl_env
-from harness.politeness import crawl_delays, politeness_violations
+from harness.crawlrun import crawl_command, crawl_env, migrate
+from harness.politeness import crawl_delays, politeness_bound, politeness_violations, span
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 
 WORKERS = 2
@@ -148,6 +154,42 @@ def crawl(kind: str, redis_url: str, hosts: int, seconds: float, delay: float,
     }
     log(f"{kind}: {pages} pages = {result['pages_per_s']:.1f}/s, worker CPU "
         f"{cpu / max(pages, 1) * 1000:.1f} ms/page; violations: {audit}")
+    return result
+
+
+def crawl_to_the_end(redis_url: str, hosts: int, pages: int, delay: float,
+                     workdir: Path) -> dict[str, float]:
+    """Two workers crawl a small test web until nothing is left; span against the bound."""
+    Redis.from_url(redis_url).flushall()
+    workdir.mkdir()
+    with testweb.run(hosts=hosts, pages=pages, log=workdir / "web.log") as web:
+        scope = web.hosts()
+        procs = []
+        for n in range(WORKERS):
+            data = workdir / f"data-{n}"
+            data.mkdir()
+            migrate(data, {"REDIS_URL": redis_url})
+            cmd = crawl_command([web.home_url(h) for h in scope], {
+                "FRONTIER_DELAY": delay, "FRONTIER_CRAWL": "span", "LOG_LEVEL": "WARNING",
+                "FRONTIER_HOST_PAGE_BUDGET": pages, "CLOSESPIDER_TIMEOUT": 600,
+                "RESOLVE_OVERRIDES": "*.test=127.0.0.1"}, {"allowed_hosts": ",".join(scope)})
+            procs.append(subprocess.Popen(
+                cmd, cwd=ROOT, env=crawl_env(data, {"REDIS_URL": redis_url}),
+                stdout=subprocess.DEVNULL, stderr=open(workdir / f"{n}.err", "w")))
+        log(f"span: {WORKERS} workers crawling {hosts} hosts of {pages} pages to the end")
+        for n, proc in enumerate(procs):
+            if proc.wait(900) != 0:
+                raise SystemExit(f"span worker {n} failed:\n"
+                                 + (workdir / f"{n}.err").read_text()[-3000:])
+        time.sleep(0.5)  # the test web flushes its log every 0.2 s
+        rows = web.read_log()
+        crawl_delay_of = crawl_delays(web)
+    bound = politeness_bound(rows, delay, crawl_delay_of)
+    result = {"span_s": round(span(rows), 2), "politeness_bound_s": round(bound, 2),
+              "span_over_bound": round(span(rows) / bound, 3) if bound else None,
+              "span_requests": len(rows),
+              "span_violations": politeness_violations(rows, delay, crawl_delay_of)["total"]}
+    log(f"span: {result}")
     return result
 
 
@@ -312,6 +354,12 @@ def main() -> None:
                         help="links queued for the memory figures")
     parser.add_argument("--memory-only", action="store_true",
                         help="only the frontier memory figures (part 4)")
+    parser.add_argument("--span-hosts", type=int, default=8,
+                        help="hosts of the crawl to the end (span against the bound)")
+    parser.add_argument("--span-pages", type=int, default=60, help="pages per host there")
+    parser.add_argument("--span-delay", type=float, default=0.25, help="per-host delay there")
+    parser.add_argument("--span-only", action="store_true",
+                        help="only the crawl to the end (span_over_bound)")
     parser.add_argument("--quick", action="store_true", help="small sizes, for smoke runs")
     opts = parser.parse_args()
     urls, leases, bloom_n = 200_000, 50_000, 1_000_000
@@ -319,6 +367,15 @@ def main() -> None:
         opts.hosts, opts.seconds = 200, 12.0
         urls, leases, bloom_n = 20_000, 5_000, 100_000
         opts.memory_urls = min(opts.memory_urls, 50_000)
+    if opts.span_only:
+        with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp, \
+                running_redis(Path(tmp) / "redis") as server, LoadSampler() as load:
+            result = crawl_to_the_end(server.url, opts.span_hosts, opts.span_pages,
+                                      opts.span_delay, Path(tmp) / "span")
+        print(json.dumps({**result, "span_hosts": opts.span_hosts,
+                          "span_pages": opts.span_pages, "span_delay": opts.span_delay,
+                          "load_avg": load.summary()}))
+        return
     if opts.memory_only:
         with tempfile.TemporaryDirectory(prefix="bench-frontier-") as tmp, \
                 running_redis(Path(tmp) / "redis") as server, LoadSampler() as load:
@@ -335,12 +392,15 @@ def main() -> None:
 
             runs = run_rounds({"project": side("frontier"), "baseline": side("scrapy-redis")},
                               opts.rounds)
+            ends = crawl_to_the_end(server.url, opts.span_hosts, opts.span_pages,
+                                    opts.span_delay, workdir / "span")
             ops = frontier_ops(server.url, urls, hosts=max(urls // 10, 1), leases=leases)
             memory = frontier_memory(server.url, opts.memory_urls, MEMORY_HOSTS)
     summary = side_by_side(runs, {"project": "", "baseline": "baseline_"}, load, digits=1)
     summary.update({
         "violations_definition": "the baseline's own: same-host overlap or sooner than "
                                  "DOWNLOAD_DELAY after the previous request started",
+        **ends,
         "adds_per_s": round(ops["adds_per_s"]),
         "leases_per_s": round(ops["leases_per_s"]),
         **{k: round(v, 5) for k, v in bloom(bloom_n).items()},

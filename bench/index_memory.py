@@ -4,7 +4,7 @@ threshold (``MEMORY_MMAP_THRESHOLD=0``, the baseline), same documents, same proc
 
 Each side runs in a fresh process that sets up the allocator as ``crawler.memory.MemoryMonitor``
 does in a worker (arenas capped at 2, the threshold fixed or not), then indexes ``--docs``
-generated test web pages (bench/query.py's generator) into an ``EmbeddedBackend`` in batches
+generated test web pages (harness/documents.py) into an ``EmbeddedBackend`` in batches
 of 200, committing every ``--commit-docs`` documents (330: what a soak worker writes between
 its 5-second commits), so segments and merges come as in a crawl. Every ``--docs``/20
 documents it trims the heap (as the worker's minute sample does) and records the anonymous
@@ -46,8 +46,8 @@ def rss_anon() -> int:
 
 def child(docs: int, commit_docs: int, threshold: int, workdir: Path) -> None:
     """One side: index ``docs`` documents, print one JSON sample line per sample point."""
-    from bench.query import generate
     from crawler.memory import GlibcHeap, MemoryMonitor
+    from harness.documents import generate
     from index.embedded import EmbeddedBackend
 
     heap = GlibcHeap.load()
@@ -124,7 +124,8 @@ def side(name: str, docs: int, commit_docs: int, threshold: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=int, default=500_000)
+    parser.add_argument("--docs", type=int, help="documents per side (default 500,000; 100,000 "
+                                                 "with --quick)")
     parser.add_argument("--commit-docs", type=int, default=330,
                         help="documents per commit (a soak worker's: ~330)")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
@@ -133,7 +134,7 @@ def main() -> None:
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    docs = 100_000 if args.quick else args.docs
+    docs = args.docs or (100_000 if args.quick else 500_000)
     if args.child is not None:
         child(docs, args.commit_docs, args.child, args.workdir)
         return

@@ -125,7 +125,7 @@ def run_networkx(data: Path, out: Path) -> dict:
 def _batch_settings(spark_master: str = "local[*]"):
     from ranking.batch import RankSettings
 
-    return RankSettings(engine="spark", spark_master=spark_master)
+    return RankSettings.from_settings(None, engine="spark", spark_master=spark_master)
 
 
 def run_scipy_batch(data: Path, out: Path) -> dict:

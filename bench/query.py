@@ -57,15 +57,12 @@ from urllib.parse import quote
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawler.urls import doc_id_for  # noqa: E402
+from harness.documents import FETCHED_AT, SEED, generate, make_queries  # noqa: E402
 from index import hits  # noqa: E402
 from index.analysis import STOPWORDS, WORD_RE  # noqa: E402
 from index.base import Document  # noqa: E402
 from index.embedded import EmbeddedBackend  # noqa: E402
 from index.snippets import build_snippet  # noqa: E402
-from testweb import text  # noqa: E402
-
-SEED = 20261129
-FETCHED_AT = 1_760_000_000.0
 
 
 def log(message: str) -> None:
@@ -75,52 +72,6 @@ def log(message: str) -> None:
 #: The four small documentation sites of ``--real --quick`` (the relevance CI subset until
 #: that moved to sites the hand weights never saw; kept here so speed figures stay comparable).
 REAL_QUICK_SITES = ("git.test", "requests.test", "sphinx.test", "docutils.test")
-
-
-def generate(n: int, hosts: int) -> Iterator[Document]:
-    """n deterministic pages shaped like the test web's articles."""
-    for i in range(n):
-        rng = text.rng_for(SEED, i)
-        host = f"host{i % hosts}.test"
-        url = f"http://{host}/p/{i // hosts}"
-        title = title_for(rng)
-        paragraphs = []
-        for _ in range(text.between(rng, 4, 10)):
-            sentences = []
-            for _ in range(text.between(rng, 3, 5)):
-                ws = text.sentence(rng)
-                sentences.append(" ".join(ws).capitalize() + ".")
-            paragraphs.append(" ".join(sentences))
-        anchors = " ".join(" ".join(text.words(rng, 3)) for _ in range(text.between(rng, 0, 4)))
-        yield Document(
-            id=doc_id_for(url),
-            url=url,
-            host=host,
-            title=title,
-            body="\n\n".join(paragraphs),
-            anchors=anchors,
-            fetched_at=FETCHED_AT + i,
-            cluster_id="",
-        )
-
-
-def title_for(rng: random.Random) -> str:
-    """A page title: the first draws of the page's generator."""
-    return text.title_case(text.words(rng, text.between(rng, 3, 7)))
-
-
-def make_queries(n_docs: int, count: int) -> list[str]:
-    """1-3 word queries from the titles of random indexed pages (stopwords skipped)."""
-    rng = random.Random(SEED)
-    queries = []
-    while len(queries) < count:
-        title = title_for(text.rng_for(SEED, rng.randrange(n_docs)))
-        words = [w for w in title.lower().split() if w not in STOPWORDS]
-        if not words:
-            continue
-        k = min(len(words), 1 + len(queries) % 3)
-        queries.append(" ".join(rng.sample(words, k)))
-    return queries
 
 
 def dir_bytes(path: Path) -> int:

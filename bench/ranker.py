@@ -12,7 +12,7 @@ once, in the fold that holds its site out. Plain BM25 (SQLite FTS5 over title an
 text) over the same pages runs beside them. The sealed sites
 (``harness.relevance.SEALED_SITES``) are left out of the crawl, the fit and the scores.
 
-    python -m bench.ranker [--cache DIR] [--folds K] [--elasticsearch] [--quick]
+    python -m bench.ranker [--cache DIR] [--folds K] [--elasticsearch] [--quick] [--max-pages N]
 
 Last stdout line: one JSON object; ``s_at_1``, ``s_at_3``, ``s_at_10``, ``mrr_at_10`` are
 the fitted weights' figures (``heldout``: true), ``hand_*`` the hand weights' on the same
@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"crawl only {', '.join(QUICK_SITES)} (the CI subset)")
     parser.add_argument("--cache", type=Path, default=None,
                         help=f"crawl cache directory (default {DEFAULT_CACHE}[-quick])")
+    parser.add_argument("--max-pages", type=int, default=0, help="stop the crawl after N pages")
     parser.add_argument("--reuse-index", action="store_true",
                         help="use the embedded index already in the cache")
     parser.add_argument("--folds", type=int, default=4, help="folds over sites (default 4)")
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         sites = [h for h in QUICK_SITES if h in sites]
     cache = args.cache or Path(f"{DEFAULT_CACHE}{'-quick' if args.quick else ''}")
-    pages = read_pages(crawl(cache, sites))
+    pages = read_pages(crawl(cache, sites, args.max_pages))
     sites = sorted({p["host"].split(":")[0] for p in pages} & set(sites))
     judged = load_queries(hosts=sites)
     copies = NearCopies(pages)

@@ -75,7 +75,6 @@ Progress goes to stderr; the last stdout line is one JSON object with ``docs``,
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import multiprocessing as mp
 import os
@@ -87,24 +86,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.query import (
-    SEED,
-    dir_bytes,
-    generate,
-    index_docs,
-    make_queries,
-    title_for,
-)
+from bench.query import dir_bytes, index_docs
 from crawler.options import setting_default
-from crawler.urls import doc_id_for
 from harness import log
+from harness.documents import SEED, make_queries, page, static_rank
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 from index.base import Document
 from index.cache import CachedBackend, LocalResultCache
 from index.elasticsearch import ElasticsearchBackend
 from index.embedded import EmbeddedBackend
 from index.es_mapping import BULK_LOAD_SETTINGS, bulk_loading, merge_for_serving
-from testweb import text
 
 PREFIX = "bench-search"
 #: Timed queries the two-phase and one-pass rankings are compared on (their first hits).
@@ -120,37 +111,6 @@ BULK_DOCS, BULK_BYTES = 2_000, 15_000_000
 def cuts(samples: list[float]) -> dict[str, float]:
     q = statistics.quantiles(samples, n=100, method="inclusive")
     return {"p50": round(q[49], 3), "p95": round(q[94], 3), "p99": round(q[98], 3)}
-
-
-def page(i: int, hosts: int) -> Document:
-    """Page ``i`` of bench/query.py's ``generate``, made alone so writers can split the work."""
-    rng = text.rng_for(SEED, i)
-    host = f"host{i % hosts}.test"
-    url = f"http://{host}/p/{i // hosts}"
-    title = title_for(rng)
-    paragraphs = []
-    for _ in range(text.between(rng, 4, 10)):
-        sentences = []
-        for _ in range(text.between(rng, 3, 5)):
-            sentences.append(" ".join(text.sentence(rng)).capitalize() + ".")
-        paragraphs.append(" ".join(sentences))
-    anchors = " ".join(" ".join(text.words(rng, 3)) for _ in range(text.between(rng, 0, 4)))
-    return Document(
-        id=doc_id_for(url),
-        url=url,
-        host=host,
-        title=title,
-        body="\n\n".join(paragraphs),
-        anchors=anchors,
-        fetched_at=1_760_000_000.0 + i,
-        pagerank=static_rank(i),
-    )
-
-
-def static_rank(i: int) -> float:
-    """Page ``i``'s static rank, skewed like PageRank scaled to the best page (~1): the top
-    10% of pages are above 0.43, the median page is at 0.004."""
-    return round(text.rng_for(SEED, "rank", i).random() ** 8, 6)
 
 
 def es_backend(url: str, spool: Path, **options) -> ElasticsearchBackend:
@@ -172,7 +132,7 @@ def _write(
                          bulk_docs=BULK_DOCS, bulk_bytes=BULK_BYTES)
     batch: list[Document] = []
     for i in range(worker, limit, writers):
-        doc = page(i, hosts)
+        doc = page(i, hosts, static_rank(i))
         doc.cluster_id = doc.id  # what dedup gives a page without near-copies
         batch.append(doc)
         if len(batch) == BATCH:
@@ -421,7 +381,8 @@ def index_embedded(n: int, hosts: int, work: Path) -> tuple[EmbeddedBackend, dic
     backend = EmbeddedBackend(path)
     backend.ensure_index()
     log(f"embedded: indexing {n} docs")
-    elapsed = index_docs(backend, (page(i, hosts) for i in range(n)), report_every=20_000)
+    docs = (page(i, hosts, static_rank(i)) for i in range(n))
+    elapsed = index_docs(backend, docs, report_every=20_000)
     assert backend.stats()["docs"] == n, backend.stats()
     log(f"embedded: {n / elapsed:.0f} docs/s")
     return backend, {
@@ -602,8 +563,6 @@ def main() -> None:
         parser.error("--keep-index and --reuse-index need --url")
     timed = args.queries or (300 if args.quick else 2_000)
     warmup = 80
-    assert dataclasses.replace(page(7, args.hosts), pagerank=0.0) == \
-        list(generate(8, args.hosts))[7], "pages differ from bench/query"
     work = Path(tempfile.mkdtemp(prefix="bench-search-"))
     hedge_args = (args.hedge_docs or (5_000 if args.quick else 50_000), seconds, args.writers,
                   args.hosts, timed, args.rounds, args.stall_s, args.run_s,

@@ -514,8 +514,9 @@ def elasticsearch_for(index: str, url: str | None):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=30.0,
-                        help="length of each crawl, project and baseline alike")
+    parser.add_argument("--minutes", type=float,
+                        help="length of each crawl, project and baseline alike (default 30; "
+                             "2 with --quick)")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
                         help="alternating rounds of both sides")
     parser.add_argument("--hosts", type=int, default=5000)
@@ -532,7 +533,7 @@ def main() -> None:
                              "stack's cluster (or --es-url) for both")
     parser.add_argument("--es-url", help="with --index elasticsearch: this cluster")
     opts = parser.parse_args()
-    minutes = 2.0 if opts.quick else opts.minutes
+    minutes = opts.minutes or (2.0 if opts.quick else 30.0)
     with elasticsearch_for(opts.index, opts.es_url) as es_url:
         if opts.workdir:
             opts.workdir.mkdir(parents=True)

@@ -13,9 +13,9 @@ SPIDER_MODULES = ["spiders"]
 NEWSPIDER_MODULE = "spiders"
 
 # --- where things live (see crawler/config.py) ---
-DATA_DIR = str(_config.data_dir)
-REDIS_URL = _config.redis_url
-ELASTICSEARCH_URL = _config.elasticsearch_url
+DATA_DIR = str(_config.data_dir)  # all state of a run (frontier, index, WARC, logs); default ./data
+REDIS_URL = _config.redis_url  # unset: embedded frontier, dedup and crawl state
+ELASTICSEARCH_URL = _config.elasticsearch_url  # unset: the embedded index
 
 # --- identity and etiquette ---
 USER_AGENT = "websearch-bot/0.1 (+http://127.0.0.1:8000/about)"
@@ -29,7 +29,7 @@ REMOTE_CONTROL_ENABLED = False
 
 # --- name resolution: "*.test" reaches the local test web only when configured ---
 TWISTED_DNS_RESOLVER = "crawler.resolver.OverrideResolver"
-RESOLVE_OVERRIDES = {}
+RESOLVE_OVERRIDES = {}  # host pattern -> address, e.g. {"*.test": "127.0.0.1"}
 
 # --- SSRF guard (crawler/ssrf.py): connect to public addresses only ---
 # Checked after every name resolution (redirects included) and on literal-IP URLs.
@@ -42,9 +42,10 @@ DOWNLOAD_HANDLERS = {
 FETCH_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"  # behind the guard
 
 # --- JavaScript rendering (crawler/render.py): only app-shell pages and render_js hosts ---
-RENDER_JS_ENABLED = True
+RENDER_JS_ENABLED = True  # False: no page is rendered
 RENDER_HANDLER = "crawler.render.RenderingDownloadHandler"  # plain requests stay plain HTTP
-RENDER_TIMEOUT_MS = 15_000
+RENDER_TIMEOUT_MS = 15_000  # milliseconds one render may take
+# PLAYWRIGHT_*: scrapy-playwright's settings, for the renderer
 PLAYWRIGHT_BROWSER_TYPE = "chromium"
 PLAYWRIGHT_LAUNCH_OPTIONS = {
     "executable_path": "/usr/bin/chromium",  # Debian's chromium (scripts/apt-packages.txt)
@@ -55,13 +56,18 @@ PLAYWRIGHT_LAUNCH_OPTIONS = {
 RENDER_CONTEXT_RENDERS = 100  # renders per browser context before a fresh one
 PLAYWRIGHT_MAX_CONTEXTS = 2  # the current context and the one draining before it closes
 PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 4  # the bounded pool of browser pages
-PLAYWRIGHT_ABORT_REQUEST = "crawler.render.should_abort"
-PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 15_000
+PLAYWRIGHT_ABORT_REQUEST = "crawler.render.should_abort"  # heavy and off-host subresources
+PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 15_000  # milliseconds
 
 # --- concurrency ---
 # Scrapy starts this many worker tasks for the output of every response; a page yields one
 # item (its links go to the frontier in one batch), so 100 only cost CPU (docs/frontier.md)
 CONCURRENT_ITEMS = 4
+# Scrapy checks each callback for a generator that returns a value by reading its source
+# with inspect and ast; its cache is keyed weakly on the bound method, which is new for
+# every request, so it ran for every page (inspect.getsource and ast.parse of the web
+# spider's parse each time: the largest item of the per-page CPU in py-spy)
+WARN_ON_GENERATOR_RETURN_VALUE = False
 CONCURRENT_REQUESTS = 32
 REACTOR_THREADPOOL_MAXSIZE = 10
 # Scrapy's download slots stay permissive: the frontier's lease is the politeness guarantee
@@ -95,11 +101,12 @@ FRONTIER_MAX_DEPTH = 0  # trap guard: 0 = unlimited
 FRONTIER_MAX_URL_LENGTH = 2000  # trap guard
 FRONTIER_MAX_SEGMENT_REPEATS = 3  # trap guard: /a/b/a/b/a/b...
 FRONTIER_MAX_QUERY_VARIANTS = 200  # trap guard: distinct query strings per path pattern
+# these three also answer to scrapy-redis's names SCHEDULER_FLUSH_ON_START,
+# SCHEDULER_PERSIST and REDIS_START_URLS_KEY (crawler/aliases.py)
 FRONTIER_RESET = False  # start from an empty frontier (tests, benchmarks)
 FRONTIER_PERSIST = True  # keep the frontier when the spider closes (False: clear it)
 FRONTIER_SEEDS_KEY = ""  # Redis list of seed URLs; "" = "<crawl>:start_urls"
-# scrapy-redis's SCHEDULER_FLUSH_ON_START, SCHEDULER_PERSIST and REDIS_START_URLS_KEY are
-# aliases of the three above (crawler/aliases.py)
+
 FRONTIER_RELEASE_INTERVAL = 5.0  # seconds between expired-lease sweeps
 FRONTIER_STATS_INTERVAL = 5.0  # seconds between cluster-wide stats refreshes
 
@@ -146,7 +153,7 @@ DOWNLOADER_MIDDLEWARES = {
 }
 ITEM_PIPELINES = {
     "pipelines.dedup.DedupPipeline": 100,  # exact + near duplicates -> cluster ids, aliases
-    "pipelines.quality.QualityPipeline": 150,  # soft 404s, template traps, spam (issue 21)
+    "pipelines.quality.QualityPipeline": 150,  # soft 404s, template traps, spam
     "pipelines.warc.WarcPipeline": 200,  # raw requests/responses -> rotating WARC.gz
     "pipelines.linkgraph.LinkGraphPipeline": 300,  # edges + anchor text for ranking
     "pipelines.index.IndexPipeline": 900,  # documents -> search backend
@@ -178,14 +185,14 @@ CRAWL_METRICS_PORT = 0  # serve /metrics on this port while crawling; 0 = off (o
 CRAWL_METRICS_ADDRESS = "127.0.0.1"  # the interface it listens on
 
 # --- duplicates (pipelines/dedup.py, docs/dedup.md); shared through Redis when REDIS_URL ---
-DEDUP_ENABLED = True
+DEDUP_ENABLED = True  # False: no duplicate detection (no cluster ids)
 DEDUP_METHOD = "minhash"  # measured: MinHash LSH recall 0.999 vs SimHash k=3 0.30
 DEDUP_MINHASH_THRESHOLD = 0.7  # Jaccard similarity that makes a near-copy
-DEDUP_MINHASH_PERMUTATIONS = 128
+DEDUP_MINHASH_PERMUTATIONS = 128  # MinHash values per page
 DEDUP_SIMHASH_DISTANCE = 3  # Hamming distance, when DEDUP_METHOD = "simhash"
 DEDUP_SHINGLE_SIZE = 3  # words per shingle
 DEDUP_MIN_TOKENS = 20  # shorter texts get the exact check only
-DEDUP_REDIS_PREFIX = "dedup"
+DEDUP_REDIS_PREFIX = "dedup"  # prefix of the dedup keys in Redis
 # MinHash state in Redis: "compact" (dedup/compact.py, ~190 B/page, 2 round trips) or
 # "datasketch" (its own bucket layout, ~6-9 KB/page); docs/dedup.md has the measurements.
 DEDUP_REDIS_LAYOUT = "compact"
@@ -197,21 +204,22 @@ DEDUP_HOST_MIN_PAGES = 20  # pages before a host can be called a near-copy trap
 DEDUP_HOST_COPY_RATIO = 0.8  # share of near-copies that cuts a host's budget
 
 # --- raw store (pipelines/warc.py): shared storage when distributed ---
-WARC_ENABLED = True
+WARC_ENABLED = True  # False: responses are not stored
 WARC_DIR = None  # default DATA_DIR/warc
-WARC_PREFIX = "crawl"
+WARC_PREFIX = "crawl"  # file names: <prefix>-<time>-<serial>-<worker>.warc.gz
+WARC_WORKER_ID = ""  # the <worker> of those names; "" = "<hostname>-<pid>"
 WARC_MAX_BYTES = 100 * 1024 * 1024  # rotate past this size
 WARC_MIN_FREE_BYTES = 0  # pause the crawl when free space would drop below this (0: off)
 WARC_DISK_RETRY_S = 5.0  # how often a crawl paused on a full disk retries its records
 
 # --- link graph (pipelines/linkgraph.py): shared storage when distributed ---
-LINKGRAPH_ENABLED = True
+LINKGRAPH_ENABLED = True  # False: no link graph (no PageRank, no anchor text)
 LINKGRAPH_DIR = None  # default DATA_DIR/linkgraph
-LINKGRAPH_BATCH_SIZE = 500
+LINKGRAPH_BATCH_SIZE = 500  # pages buffered per write
 
 # --- search index writer ---
-INDEX_ENABLED = True
-INDEX_BATCH_SIZE = 200
+INDEX_ENABLED = True  # False: pages are not indexed
+INDEX_BATCH_SIZE = 200  # documents per write to the search backend
 INDEX_ANCHORS = True  # add the anchor text known so far (from the link graph) to documents
 
 # --- the ranking batch (ranking/batch.py, docs/ranking.md): read from the Django settings
@@ -236,8 +244,8 @@ RANK_SPARK_DRIVER_MEMORY = "2g"
 RANK_SPARK_CONF = {}  # extra Spark configuration, e.g. {"spark.executor.memory": "8g"}
 
 # --- host rules from the admin (crawler/hostrules.py) ---
-HOST_RULES_LOADER = "webui.control.rules.load_host_rules"
-HOST_RULES_TTL = 30.0
+HOST_RULES_LOADER = "webui.control.rules.load_host_rules"  # callable -> rules; "" = none
+HOST_RULES_TTL = 30.0  # seconds loaded rules are used before they are loaded again
 # Run when the spider starts: migrates the embedded SQLite control database, stops the crawl
 # if PostgreSQL's is not migrated (empty: skip).
 CONTROL_DB_PREPARE = "webui.control.rules.prepare_control_database"
@@ -286,7 +294,7 @@ SEARCH_WEIGHTS_FILE = ""
 SEARCH_CACHE_TTL = 30.0
 SEARCH_CACHE_SIZE = 10_000
 
-# --- freshness: recrawl, conditional GET, deletions, moves (crawler/freshness.py, issue 9) ---
+# --- freshness: recrawl, conditional GET, deletions, moves (crawler/freshness.py) ---
 # between RedirectMiddleware (600) and the handler: sees 301/304/404 before they are handled
 DOWNLOADER_MIDDLEWARES["crawler.freshness.FreshnessMiddleware"] = 650
 EXTENSIONS["crawler.freshness.RecrawlFeeder"] = 520  # due URLs back into the frontier
@@ -306,7 +314,7 @@ RECRAWL_HOLD = 600.0  # seconds a queued recrawl is not due again, if its fetch 
 CRAWLSTATE_PARTITION_BITS = 14
 INDEX_FLUSH_INTERVAL = 10.0  # seconds between index writes, however few pages are pending
 
-# --- pages worth having (issue 21): crawl order, mirrors, traps, dead subtrees, spam ---
+# --- pages worth having: crawl order, mirrors, traps, dead subtrees, spam ---
 # crawler/frontier/value.py: "value" ranks new URLs by OPIC cash x host quality, "depth"
 # by link depth (breadth-first)
 FRONTIER_ORDER = "value"
@@ -316,9 +324,6 @@ FRONTIER_VALUE_BASE = 16.0  # one rank lower per factor of value less
 # in-links and standing of this many hosts
 FRONTIER_VALUE_MAX_URLS = 200_000
 FRONTIER_VALUE_MAX_HOSTS = 100_000
-# hosts standing under half the best (no in-links from other hosts, low quality) take at
-# most this share of the fetches while better hosts have work (0 = no limit)
-FRONTIER_VALUE_LOW_SHARE = 0.05
 # a queued URL whose value in-links raised is queued once more, ahead (FrontierScheduler
 # ._repush); this many such URLs are tracked at once so that only one copy is fetched
 # (0 = URLs keep the rank they were queued with). Embedded frontier only: with REDIS_URL,
@@ -340,11 +345,13 @@ QUALITY_ENABLED = True
 QUALITY_TEMPLATE_MIN_NOVELTY = 0.15  # share of new shingles under which a page adds nothing
 QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a trap
 QUALITY_TEMPLATE_TRAP_SHARE = 0.8  # share of a pattern's pages that added nothing
-QUALITY_SPAM_SAMPLE_PAGES = 20  # content pages of a host (navigation pages left out) before
-# any spam verdict; till then its pages are crawled at normal priority
+# a host's spam verdict waits for SAMPLE_PAGES content pages (navigation pages left out;
+# till then its pages are crawled at normal priority) and cuts the host when the judge is
+# VERDICT_CONFIDENCE sure that SPAM_SHARE of its pages trip the rules (given its sample);
+# under 0.5 the verdict is lifted
+QUALITY_SPAM_SAMPLE_PAGES = 20  # content pages of a host before any spam verdict
 QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a spam host
-QUALITY_VERDICT_CONFIDENCE = 0.95  # how sure the judge must be that SHARE of the host's pages
-# trip the rules (given its sample) before a verdict cuts the host; under 0.5 it is lifted
+QUALITY_VERDICT_CONFIDENCE = 0.95  # how sure the judge must be that SHARE of them trip it
 QUALITY_DRY_RUN = False  # verdicts (spam, template trap) stored and logged, never acted on
 # what the judges keep in each worker (crawler/quality.py), so that its memory is bounded:
 QUALITY_TEMPLATE_MAX_PATTERNS = 10_000  # URL patterns followed (least recently seen forgotten)
@@ -353,7 +360,6 @@ QUALITY_TEMPLATE_SHINGLE_BUDGET = 300_000  # shingles over all patterns (~25 MB)
 QUALITY_TEMPLATE_MAX_URLS = 200_000  # URLs remembered as counted (recrawls count once)
 QUALITY_MAX_HOSTS = 100_000  # hosts whose spam tallies, scores and probes are kept
 QUALITY_MAX_LINK_TALLY = 256  # linked hosts and link targets counted per host (most kept)
-QUALITY_LINK_TALLY_BUDGET = 150_000  # those entries over all hosts (~25 MB); past it the
-# least lately seen hosts keep their 8 most counted of each (crawler/quality.py)
+QUALITY_LINK_TALLY_BUDGET = 150_000  # those over all hosts (~25 MB); past it, stale hosts keep 8
 QUALITY_MAX_PENDING_PROBES = 1_000  # cloaking probes awaiting their answer (text kept each)
 QUALITY_CLOAKING_PROBE = True  # refetch the last page of a host's spam sample as a browser

@@ -1,13 +1,10 @@
 """The crawl's own Scrapy signals, beside Scrapy's (``scrapy.signals``).
 
 Each is a plain ``object()`` sent with ``crawler.signals.send_catch_log(signal, **kwargs)``;
-the keyword arguments a handler receives are listed with each one.
+the keyword arguments a handler receives are listed with each one. What the pipelines tell
+the frontier (budget cuts, condemned hosts, trap patterns, soft 404s, host scores) is no
+signal: it goes through one typed interface, ``crawler.feedback.Feedback``.
 """
-
-#: Cut a host's page budget cluster-wide (e.g. the dedup pipeline on a trap host):
-#: ``host`` is the frontier's host key, ``netloc_of(url)``; ``budget`` the pages it may have.
-#: ``FrontierScheduler.cut_host_budget`` handles it.
-host_budget_cut = object()
 
 #: The links of a page the spider wants followed: ``response``, ``urls=[...]``, ``depth``,
 #: ``template`` (a Request), ``outlinks`` (the page's links in all) and ``seen=[...]`` (its
@@ -26,30 +23,18 @@ documents_removed = object()
 
 #: A whole host is not worth fetching any more (a mirror, a spam host): ``host`` (the host
 #: name), ``netloc`` (``netloc_of(url)``, the frontier's key), ``reason`` (``"mirror"``,
-#: ``"spam"``). ``FrontierScheduler`` cuts its budget to nothing and drops its queued URLs
-#: as they are leased (``frontier/dropped/<reason>``); the index pipeline removes its pages
-#: and the quality pipeline marks its later pages ``skip_index``.
+#: ``"spam"``). Sent by ``crawler.feedback.CrawlFeedback.condemn_host`` once the frontier
+#: has cut the host (its budget to nothing, queued URLs dropped as they are leased,
+#: ``frontier/dropped/<reason>``); the index pipeline removes its pages and the quality
+#: pipeline marks its later pages ``skip_index``.
 host_condemned = object()
 
 #: A condemned host is acquitted: later pages contradicted the verdict, or it was given in a
-#: dry run: ``host``, ``netloc``, ``reason`` (what it was condemned as). ``FrontierScheduler``
-#: takes it off its condemned hosts and lifts its budget cut; the quality pipeline indexes
-#: its pages again. URLs dropped while it was condemned stay dropped (they are seen).
+#: dry run: ``host``, ``netloc``, ``reason`` (what it was condemned as). Sent by
+#: ``crawler.feedback.CrawlFeedback.acquit_host`` once the frontier took the host off its
+#: condemned hosts and lifted its budget cut; the quality pipeline indexes its pages again.
+#: URLs dropped while it was condemned stay dropped (they are seen).
 host_acquitted = object()
-
-#: A URL pattern (``crawler.traps.url_pattern``) is a template trap: ``pattern``, ``netloc``
-#: (sent by ``pipelines.quality.QualityPipeline``). Its URLs are dropped from then on,
-#: queued ones when leased (``frontier/dropped/template_trap``).
-pattern_trapped = object()
-
-#: A page answered 200 with a "not found" template: ``url`` (sent by the quality pipeline);
-#: the fetch counts as dead for its directory (``crawler.traps.DeadSubtrees``).
-soft_404_found = object()
-
-#: A host's quality, 0..1 (1 = no spam signal, pages that add new content): ``host`` (a
-#: netloc), ``quality`` (sent by the quality pipeline); value-ordered crawls rank the host's
-#: new URLs by it (``crawler.frontier.value.ValueOrder``).
-host_scored = object()
 
 #: The page shown for a duplicate cluster changed (``dedup.election``): ``cluster_id``,
 #: ``shown`` (the doc id now shown) and ``hidden`` (doc ids shown before, no longer), sent

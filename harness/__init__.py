@@ -1,8 +1,9 @@
 """What the benchmarks (``bench/``) and the tests (``tests/``) share, so neither imports the
 other: running the project's crawler as a user does (``crawlrun``), the politeness audit of
 a test web's log (``politeness``), memory trends (``series``), alternating rounds with the
-box's load sampled throughout (``rounds``), the relevance evaluation (``relevance``) and one
-``log()`` for progress on stderr."""
+box's load sampled throughout (``rounds``), the relevance evaluation (``relevance``), the
+synthetic documents (``documents``), a fake clock (``clock``) and one ``log()`` for progress
+on stderr."""
 
 from __future__ import annotations
 

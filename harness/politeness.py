@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from itertools import pairwise
 
 #: The keys of :func:`politeness_violations`' result.
 DEFINITIONS = ("overlaps", "start_to_start", "end_to_start", "crawl_delay")
@@ -85,3 +86,43 @@ def crawl_delays(web) -> Callable[[str], float | None]:
         return cache[host]
 
     return crawl_delay_of
+
+
+def _by_host(rows: Iterable[dict]) -> dict[str, list[dict]]:
+    by_host: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_host[row["host"].rsplit(":", 1)[0]].append(row)
+    for reqs in by_host.values():
+        reqs.sort(key=lambda r: r["start"])
+    return by_host
+
+
+def politeness_bound(rows: Iterable[dict], delay: float,
+                     crawl_delay_of: Callable[[str], float | None] | None = None) -> float:
+    """The least time a crawl of the log ``rows`` can take while polite: for each host, its
+    requests x max(``delay``, its robots.txt Crawl-delay); the largest host decides."""
+    return max((len(reqs) * max(delay, (crawl_delay_of(host) if crawl_delay_of else None)
+                                or 0.0)
+                for host, reqs in _by_host(rows).items()), default=0.0)
+
+
+def span(rows: Iterable[dict]) -> float:
+    """Seconds from the first request's start to the last response's end."""
+    rows = list(rows)
+    if not rows:
+        return 0.0
+    return max(r["end"] for r in rows) - min(r["start"] for r in rows)
+
+
+def idle_waits(rows: Iterable[dict], delay: float,
+               crawl_delay_of: Callable[[str], float | None] | None = None,
+               ) -> dict[str, list[float]]:
+    """Per host, how long each request came after the host was due again (its previous
+    response's end + max(``delay``, Crawl-delay)); negative for a request sooner than
+    that. A work-conserving crawl with free slots keeps these near zero while a host has
+    work (a host whose work was found late waits for it, which shows here too)."""
+    waits: dict[str, list[float]] = {}
+    for host, reqs in _by_host(rows).items():
+        promised = max(delay, (crawl_delay_of(host) if crawl_delay_of else None) or 0.0)
+        waits[host] = [b["start"] - a["end"] - promised for a, b in pairwise(reqs)]
+    return waits

@@ -16,11 +16,12 @@ from scrapy.exceptions import NotConfigured
 
 from crawler.bounded import RecentCounts, RecentKeys
 from crawler.config import config_from_settings, get_config
+from crawler.feedback import crawl_feedback
 from crawler.hostrules import HostRules
 from crawler.hostverdicts import MIRROR, Verdict, VerdictStore, open_verdicts
 from crawler.items import PageItem
 from crawler.options import Option, enabled, setting, settings_to_options
-from crawler.signals import cluster_elected, documents_removed, host_budget_cut, host_condemned
+from crawler.signals import cluster_elected, documents_removed
 from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
 from dedup.core import METHODS, Deduplicator
 from dedup.election import ClusterElection, Election, Member, doc_key, link_key
@@ -45,23 +46,16 @@ MIRROR_LATER_SHARE = 0.9
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
-    """Cut a host's budget through the ``host_budget_cut`` signal; True when a frontier
-    scheduler received it."""
-
-    def cut(host: str, budget: int) -> bool:
-        replies = crawler.signals.send_catch_log(host_budget_cut, host=host, budget=budget)
-        return any(not isinstance(result, Exception) for _, result in replies)
-
-    return cut
+    """Cut a host's budget through the crawl's feedback to the frontier
+    (``crawler.feedback``); True when a frontier scheduler took it."""
+    return crawl_feedback(crawler).cut_host_budget
 
 
 def signal_condemned(crawler) -> Callable[..., None]:
     """Tell the crawl (scheduler, quality and index pipelines) that a host is not worth
-    fetching any more, through the ``host_condemned`` signal."""
-    def condemn(host: str, netloc: str, reason: str) -> None:
-        crawler.signals.send_catch_log(host_condemned, host=host, netloc=netloc, reason=reason)
-
-    return condemn
+    fetching any more (``crawler.feedback``: the frontier, then the ``host_condemned``
+    signal)."""
+    return crawl_feedback(crawler).condemn_host
 
 
 def signal_elected(crawler) -> Callable[[str, Election], None]:
@@ -80,7 +74,7 @@ class DedupPipeline:
     A host with at least ``host_min_pages`` pages of which a share ``host_copy_ratio`` are
     copies of its own other pages is a trap: its budget is cut once to the pages it already
     has, through ``cut_budget(netloc, pages)`` (in a crawl: the scheduler's
-    ``host_budget_cut`` signal, keyed like the frontier by ``netloc_of(url)``).
+    feedback, ``crawler.feedback``, keyed like the frontier by ``netloc_of(url)``).
 
     A host with at least ``mirror_min_pages`` pages (0: no mirror check) of which a share
     ``mirror_copy_ratio`` are in a duplicate cluster with pages of one other host is a

@@ -1,7 +1,7 @@
 """Pages and hosts not worth having: soft 404s, template traps and spam (issue 21).
 
 Runs after the dedup pipeline. Marks items the index must skip (``item.skip_index``) and
-feeds the frontier back through the scheduler's signals: a soft 404 counts as dead for its
+feeds the frontier back (``crawler.feedback``): a soft 404 counts as dead for its
 directory (``soft_404_found``), a template-trap pattern stops being crawled
 (``pattern_trapped``), a spam host is condemned (``host_condemned``: budget cut, queue
 dropped, pages out of the index) and acquitted again (``host_acquitted``) when its later
@@ -110,13 +110,23 @@ class QualityPipeline:
         if not enabled(s, "QUALITY_ENABLED"):
             raise NotConfigured("QUALITY_ENABLED is off")
         from crawler import signals as crawl_signals
+        from crawler.feedback import crawl_feedback
 
-        signals = {name: getattr(crawl_signals, name) for name in (
-            "documents_removed", "host_condemned", "host_acquitted", "pattern_trapped",
-            "soft_404_found", "host_scored")}
+        feedback = crawl_feedback(crawler)
+        # where each verdict goes: the frontier's typed interface (crawler/feedback.py), or
+        # the index pipeline's signal for documents removed
+        verdicts = {
+            "documents_removed": lambda **kwargs: crawler.signals.send_catch_log(
+                crawl_signals.documents_removed, **kwargs),
+            "host_condemned": feedback.condemn_host,
+            "host_acquitted": feedback.acquit_host,
+            "pattern_trapped": feedback.trap_pattern,
+            "soft_404_found": feedback.soft_404,
+            "host_scored": feedback.score_host,
+        }
 
         def send(name: str, **kwargs) -> None:
-            crawler.signals.send_catch_log(signals[name], **kwargs)
+            verdicts[name](**kwargs)
 
         def probe(url: str) -> None:
             spider = crawler.spider

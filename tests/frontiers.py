@@ -24,3 +24,20 @@ def scheduler_options(**overrides: Any) -> dict[str, Any]:
     from crawler.scheduler import FrontierScheduler
 
     return settings_to_options(None, FrontierScheduler.SETTINGS, **overrides)
+
+
+def scheduler(frontier, rules=None, traps=None, robots=None, *, value_order=None,
+              repush_urls: int = 0, tiers: int = 4, **overrides: Any):
+    """A ``FrontierScheduler`` over ``frontier`` without a crawler: admission by host
+    ``rules`` and trap guards ``traps`` (none and the defaults unless given), ordering by
+    ``value_order`` (breadth-first unless given), the settings' defaults, ``overrides``."""
+    from crawler.admission import Admission
+    from crawler.hostrules import HostRules
+    from crawler.ordering import Ordering
+    from crawler.scheduler import FrontierScheduler
+    from crawler.traps import TrapGuard
+
+    admission = Admission(rules if rules is not None else HostRules.static([]),
+                          traps if traps is not None else TrapGuard.from_settings(None))
+    return FrontierScheduler(frontier, admission, Ordering(tiers, value_order, repush_urls),
+                             robots, **{**scheduler_options(), **overrides})

@@ -15,19 +15,7 @@ from scrapy.statscollectors import MemoryStatsCollector
 
 from crawler.fetch import TRUNCATED, FetchLimitsMiddleware, failure_kind
 from crawler.ssrf import SSRFRefused
-
-
-class Clock:
-    def __init__(self):
-        self.t = 1000.0
-        self.slept = []
-
-    def __call__(self):
-        return self.t
-
-    async def sleep(self, seconds):
-        self.slept.append(seconds)
-        self.t += seconds
+from harness.clock import FakeClock
 
 
 class Stats(MemoryStatsCollector):
@@ -36,7 +24,7 @@ class Stats(MemoryStatsCollector):
 
 
 def make(maxsize=100, **kw):
-    clock = Clock()
+    clock = FakeClock()
     mw = FetchLimitsMiddleware(maxsize, 5, frozenset({503}), backoff_base=1.0, backoff_max=8.0,
                                stats=Stats(), clock=clock, sleep=clock.sleep, **kw)
     return mw, clock
@@ -96,7 +84,7 @@ def test_retry_after_a_long_frontier_wait_does_not_sleep():
     mw.process_response(request, HtmlResponse(request.url, status=503, request=request))
     retry = request.replace(dont_filter=True)
     retry.meta["retry_times"] = 1
-    clock.t += 30  # the frontier's host backoff already waited
+    clock.advance(30)  # the frontier's host backoff already waited
     asyncio.run(mw.process_request(retry))
     assert clock.slept == []
 

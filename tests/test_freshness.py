@@ -12,18 +12,11 @@ from crawler.options import settings_to_options
 from crawler.recrawl import RecrawlPolicy
 from crawler.signals import documents_removed
 from crawler.urls import doc_id_for
+from harness.clock import FakeClock
 
 H = 3600.0
 URL = "http://fresh0.test/p/1"
 LM = "Thu, 01 Jan 2026 00:00:00 GMT"
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
 
 
 @pytest.fixture
@@ -36,7 +29,7 @@ def mw():
         LocalCrawlStateStore(None),
         RecrawlPolicy.from_settings(None, min_interval=H, max_interval=100 * H,
                                     initial_interval=10 * H),
-        max_tier=3, signals_=signals, clock=Clock())
+        max_tier=3, signals_=signals, clock=FakeClock())
     middleware.removed = removed
     return middleware
 
@@ -54,7 +47,7 @@ def test_validators_sent_and_304_ends_before_the_spider(mw):
     assert b"If-None-Match" not in request.headers and response.status == 200
     state = mw.store.get(URL)
     assert state.etag == '"a"' and state.next_fetch_at == 1000.0 + 10 * H
-    mw.clock.now += 10 * H
+    mw.clock.advance(10 * H)
     request = Request(URL, meta={"recrawl": True})
     mw.process_request(request)
     assert request.headers[b"If-None-Match"] == b'"a"'
@@ -63,7 +56,7 @@ def test_validators_sent_and_304_ends_before_the_spider(mw):
         mw.process_response(request, Response(URL, status=304, request=request))
     assert mw.store.get(URL).interval == 15 * H
     # a changed page comes back whole and shrinks the interval
-    mw.clock.now += 15 * H
+    mw.clock.advance(15 * H)
     _, response = fetch(mw, URL, body=b"<html>v2</html>", headers={"ETag": '"b"'})
     state = mw.store.get(URL)
     assert response.status == 200 and state.changes == [mw.clock.now]

@@ -15,7 +15,7 @@ from crawler.robots import RobotsPolicy
 from crawler.scheduler import FrontierScheduler, _retry_after
 from crawler.signals import links_extracted
 from crawler.traps import TrapGuard
-from tests.frontiers import options, politeness, scheduler_options
+from tests.frontiers import options, politeness, scheduler
 
 # -- politeness --------------------------------------------------------------------------
 
@@ -101,9 +101,9 @@ def sched():
         bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
     rules = HostRules.static([HostRule("blocked.test", action="block"),
                               HostRule("small.test", page_budget=2)])
-    s = FrontierScheduler(frontier, rules, TrapGuard.from_settings(None, max_depth=3),
-                          RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(),
-                          buffer_size=6, poll_interval=0, **scheduler_options())
+    s = scheduler(frontier, rules, TrapGuard.from_settings(None, max_depth=3),
+                  RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(),
+                  buffer_size=6, poll_interval=0)
     s.spider = Spider()
     yield s
     frontier.close()
@@ -144,11 +144,9 @@ def test_links_batch_becomes_requests_like_the_template(tmp_path):
 
     frontier = LocalFrontier(None, **options(
         bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
-    s = FrontierScheduler(frontier, HostRules.static([HostRule("blocked.test", action="block")]),
-                          TrapGuard.from_settings(None, max_depth=3), None, stats=Stats(),
-                          buffer_size=6,
-                          poll_interval=0, referrer=RefererMiddleware(Settings()),
-                          **scheduler_options())
+    s = scheduler(frontier, HostRules.static([HostRule("blocked.test", action="block")]),
+                  TrapGuard.from_settings(None, max_depth=3), None, stats=Stats(),
+                  buffer_size=6, poll_interval=0, referrer=RefererMiddleware(Settings()))
     s.spider = Spider()
     template = scrapy.Request("http://x.invalid/", callback=s.spider.parse,
                               meta={"frontier_tier": 1})
@@ -185,10 +183,8 @@ def test_value_order_moves_a_queued_url_up_as_in_links_arrive_and_fetches_it_onc
 
     frontier = LocalFrontier(None, **options(
         bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
-    s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard.from_settings(None), None,
-                          stats=Stats(), buffer_size=2, poll_interval=0,
-                          value_order=ValueOrder(tiers=4), repush_urls=100,
-                          **scheduler_options())
+    s = scheduler(frontier, stats=Stats(), buffer_size=2, poll_interval=0,
+                  value_order=ValueOrder(tiers=4), repush_urls=100)
     s.spider = Spider()
     template = scrapy.Request("http://x.invalid/", callback=s.spider.parse)
     urls = [f"http://a.test/p/{n}" for n in range(20)]
@@ -279,9 +275,8 @@ def test_failed_download_backs_off_and_retry_after_is_honoured(sched):
 def test_close_returns_buffered_leases(tmp_path):
     path = tmp_path / "f.sqlite3"
     frontier = LocalFrontier(path, **options(bloom_capacity=1000))
-    s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard.from_settings(None),
-                          RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(), buffer_size=6,
-                          **scheduler_options())
+    s = scheduler(frontier, robots=RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(),
+                  buffer_size=6)
     s.spider = Spider()
     for h in range(4):
         frontier.robots_set(f"h{h}.test", 404, b"", time.time() + 100)
@@ -293,26 +288,20 @@ def test_close_returns_buffered_leases(tmp_path):
     assert len(reopened.next_ready(10)) == 4  # nothing waits for a lease timeout
 
 
-def test_budget_cut_signal_and_seeds_from_redis(tmp_path):
+def test_budget_cut_verdict_and_seeds_from_redis(tmp_path):
     from redis import Redis
-    from scrapy.signalmanager import SignalManager
 
     from crawler.frontier.redis_backend import RedisFrontier
     from crawler.redisserver import running_redis
-    from crawler.signals import host_budget_cut
 
     with running_redis(tmp_path / "redis") as server:
         frontier = RedisFrontier(Redis.from_url(server.url), "unit", **options(bloom_capacity=1000))
-        s = FrontierScheduler(frontier, HostRules.static([]), TrapGuard.from_settings(None),
-                              None, stats=Stats(), seeds_key=frontier.seeds_key,
-                              **scheduler_options())
+        s = scheduler(frontier, stats=Stats(), seeds_key=frontier.seeds_key)
         s.spider = Spider()
-        signals = SignalManager()
-        signals.connect(s.cut_host_budget, signal=host_budget_cut)
         Redis.from_url(server.url).rpush("unit:start_urls", "http://a.test/", "http://a.test/2")
         s.tick()
         assert frontier.stats()["added"] == 2
-        signals.send_catch_log(host_budget_cut, host="a.test", budget=2)
+        assert s.feedback.cut_host_budget("a.test", 2) is True
         s.enqueue_request(scrapy.Request("http://a.test/3", callback=s.spider.parse))
         s.flush()
         assert s.stats["frontier/dropped/budget"] == 1
@@ -388,12 +377,12 @@ def test_an_acquitted_host_is_queued_again_within_its_own_budget(sched):
     spider = sched.spider
     assert sched.enqueue_request(scrapy.Request("http://a.test/0", callback=spider.parse))
     sched.flush()
-    sched.condemn_host("a.test", "a.test", reason="spam")
+    sched.feedback.condemn_host("a.test", "a.test", reason="spam")
     assert not sched.enqueue_request(scrapy.Request("http://a.test/1", callback=spider.parse))
-    sched.acquit_host("a.test", "a.test", reason="spam")
+    sched.feedback.acquit_host("a.test", "a.test", reason="spam")
     assert sched.enqueue_request(scrapy.Request("http://a.test/2", callback=spider.parse))
     sched.flush()
     assert sched.stats["frontier/dropped/spam"] == 1 and sched.stats["frontier/acquitted"] == 1
     assert sched.frontier.stats()["added"] == 2  # the budget cut is lifted
-    sched.acquit_host("a.test", "a.test")  # not condemned: nothing to do
+    sched.feedback.acquit_host("a.test", "a.test")  # not condemned: nothing to do
     assert sched.stats["frontier/acquitted"] == 1

@@ -21,7 +21,7 @@ from crawler.frontier.partitioned import partition_of
 from crawler.redisserver import running_redis
 from crawler.urls import canonicalize, host_of
 from harness.crawlrun import ROOT, crawl_env, run_crawl
-from harness.politeness import crawl_delays, politeness_violations
+from harness.politeness import crawl_delays, idle_waits, politeness_violations
 
 pytestmark = pytest.mark.slow
 
@@ -83,6 +83,31 @@ def test_local_frontier_crawl_is_polite_and_complete(tmp_path):
     assert max(fetched.values()) == 1
     assert politeness_violations(log, DELAY, crawl_delays(web))["total"] == 0
     assert not any("/private/" in row["path"] for row in log if row["host"] != "site0.test")
+
+
+def test_a_due_host_with_work_is_fetched_at_once_whatever_its_standing(tmp_path):
+    """Work-conserving: with free slots, each host's next request starts within ~50 ms of
+    the moment its delay ends (the test web's log; the median, with room for a busy box),
+    the host of low standing too (deadlinks.test: no other host links to it, so the value
+    order ranks it under the others). Before, a due host waited for the scheduler's next
+    0.2 s tick (median 0.198 s) and the low host for its 5% lane (0.397 s)."""
+    scope = {"site0.test", "site1.test", "site2.test", "deadlinks.test"}
+    delay = 0.2
+    with testweb.run(hosts=4, pages=60, log=tmp_path / "web.log") as web:
+        seeds = [web.home_url(h) for h in sorted(scope)]
+        proc = run_crawl(tmp_path / "data", seeds,
+                         {**SETTINGS, "FRONTIER_DELAY": delay, "FRONTIER_ORDER": "value",
+                          "FRONTIER_LATENCY_FACTOR": 2, "FRONTIER_HOST_PAGE_BUDGET": 30},
+                         args={"allowed_hosts": ",".join(sorted(scope))}, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        time.sleep(0.5)
+        log = web.read_log()
+        crawl_delay_of = crawl_delays(web)
+    waits = idle_waits(log, delay, crawl_delay_of)
+    assert set(waits) == scope and all(len(w) >= 20 for w in waits.values())
+    late = {host: round(sorted(w)[len(w) // 2], 3) for host, w in waits.items()}
+    assert all(median <= 0.075 for median in late.values()), late
+    assert politeness_violations(log, delay, crawl_delay_of)["total"] == 0
 
 
 def _worker(tmp_path: Path, name: str, redis_url: str, seeds, scope, **extra):

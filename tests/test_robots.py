@@ -2,22 +2,15 @@
 
 from crawler.frontier.local import LocalFrontier
 from crawler.robots import RobotsPolicy
+from harness.clock import FakeClock
 from tests.frontiers import options
 
 UA = "websearch-bot"
 
 
-class Clock:
-    def __init__(self):
-        self.t = 1000.0
-
-    def __call__(self):
-        return self.t
-
-
 def make(store=None, clock=None, **kw):
     store = store or LocalFrontier(None, **options(bloom_capacity=1000))
-    return RobotsPolicy(store, UA, ttl=100, error_ttl=10, clock=clock or Clock(), **kw)
+    return RobotsPolicy(store, UA, ttl=100, error_ttl=10, clock=clock or FakeClock(), **kw)
 
 
 def test_unknown_until_recorded():
@@ -35,7 +28,7 @@ def test_parsed_rules_and_crawl_delay():
 
 
 def test_4xx_allows_all_5xx_and_errors_disallow_all_for_a_while():
-    clock = Clock()
+    clock = FakeClock()
     p = make(clock=clock)
     p.record_response("gone.test", 404, b"")
     p.record_response("down.test", 503, b"")
@@ -44,10 +37,10 @@ def test_4xx_allows_all_5xx_and_errors_disallow_all_for_a_while():
     assert p.allowed("http://gone.test/x", "gone.test") is True
     for host in ("down.test", "busy.test", "dead.test"):
         assert p.allowed(f"http://{host}/x", host) is False
-    clock.t += 11  # the error TTL passed: fetch again
+    clock.advance(11)  # the error TTL passed: fetch again
     assert p.rules("down.test") is None
     assert p.allowed("http://gone.test/x", "gone.test") is True
-    clock.t += 90
+    clock.advance(90)
     assert p.rules("gone.test") is None
 
 
@@ -63,6 +56,6 @@ def test_garbage_is_allow_all(caplog):
 def test_shared_between_workers_through_the_store(tmp_path):
     store_a = LocalFrontier(tmp_path / "f.sqlite3", **options(bloom_capacity=1000))
     store_b = LocalFrontier(tmp_path / "f.sqlite3", **options(bloom_capacity=1000))
-    clock = Clock()
+    clock = FakeClock()
     make(store_a, clock).record_response("a.test", 200, b"User-agent: *\nDisallow: /\n")
     assert make(store_b, clock).allowed("http://a.test/x", "a.test") is False

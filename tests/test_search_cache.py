@@ -10,6 +10,7 @@ import pytest
 
 from crawler.config import Config
 from crawler.urls import doc_id_for
+from harness.clock import FakeClock
 from index import get_backend
 from index.base import Document
 from index.cache import CachedBackend, LocalResultCache, RedisResultCache, cache_key
@@ -29,16 +30,6 @@ DOCS = [
     page("zebra.test", "more", "Zebra more", "zebra herd migration stripes"),
     page("okapi.test", "", "Okapi", "okapi forest giraffe relative stripes"),
 ]
-
-
-class Clock:
-    """A clock the test moves forward, for TTL expiry without waiting."""
-
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -81,13 +72,13 @@ def test_a_repeated_query_is_served_from_the_cache(embedded):
 
 
 def test_entries_expire_after_the_ttl(embedded):
-    clock = Clock()
+    clock = FakeClock()
     cache = LocalResultCache(ttl=30, clock=clock)
     cached = CachedBackend(embedded, cache)
     cached.search("zebra")
-    clock.now += 29
+    clock.advance(29)
     assert cached.search("zebra").extra.get("cached") is True
-    clock.now += 2
+    clock.advance(2)
     assert cached.search("zebra").extra.get("cached") is None
 
 

@@ -316,6 +316,12 @@ class Frontier(ABC):
         """
 
     @abstractmethod
+    def due_in(self) -> float | None:
+        """Seconds until the next unleased host with queued work becomes eligible (0 when
+        one is eligible now), or None when no unleased host has work: a worker that got
+        fewer leases than it asked for polls again then, not on a fixed tick."""
+
+    @abstractmethod
     def done(self, lease: Lease, outcome: Outcome) -> bool:
         """Finish (or requeue) the leased entry and set the host's next-eligible time.
 

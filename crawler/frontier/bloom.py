@@ -76,6 +76,9 @@ class LocalBloom:
                 with open(path, "wb") as f:
                     f.truncate(n)
             self.array = np.memmap(path, dtype=np.uint8, mode="r+", shape=(n,))
+        # one URL's bits through a memoryview: numpy's per-item access (a memmap's Python
+        # __getitem__) cost more than the rest of a frontier add
+        self._bytes = memoryview(self.array).cast("B")
 
     @property
     def nbytes(self) -> int:
@@ -84,7 +87,7 @@ class LocalBloom:
     def add(self, url: str) -> bool:
         """Record ``url``; True when it was not (probably) seen before."""
         new = False
-        a = self.array
+        a = self._bytes
         for p in self.hasher.positions(url):
             byte, bit = p >> 3, 1 << (p & 7)
             if not a[byte] & bit:
@@ -93,7 +96,7 @@ class LocalBloom:
         return new
 
     def __contains__(self, url: str) -> bool:
-        a = self.array
+        a = self._bytes
         return all(a[p >> 3] & (1 << (p & 7)) for p in self.hasher.positions(url))
 
     def add_many(self, urls: Sequence[str]) -> None:

@@ -23,6 +23,8 @@ import pickle
 import zlib
 from typing import Any
 
+from scrapy import Request
+
 #: First byte of a payload in this encoding (a pickle starts with 0x80).
 COMPACT = b"\x01"
 _WBITS = -9
@@ -91,3 +93,40 @@ def unpack_url(stored: bytes, host: str) -> str:
     if scheme is None:
         return stored.decode()
     return f"{scheme}://{host}{stored[1:].decode()}"
+
+
+_BLANK = Request("http://blank.invalid/")
+#: attribute values of a plain Request made from a URL alone
+_DEFAULTS = {attr: getattr(_BLANK, attr) for attr in Request.attributes if attr != "url"}
+_DEFAULTS["headers"] = {}
+
+
+def request_fields(request: Request, spider: Any) -> dict[str, Any]:
+    """``request.to_dict(spider=spider)`` without its per-call scan of the spider's members,
+    and without what ``request_from_dict`` fills in by itself (a plain Request's defaults).
+    ValueError if its callback or errback is not a method of ``spider``."""
+    d = {
+        "url": request.url,
+        "callback": _method_name(request.callback, spider),
+        "errback": _method_name(request.errback, spider),
+        "headers": dict(request.headers),
+    }
+    for attr in request.attributes:
+        d.setdefault(attr, getattr(request, attr))
+    if type(request) is not Request:
+        d["_class"] = f"{type(request).__module__}.{type(request).__name__}"
+        return d
+    return {k: v for k, v in d.items() if k == "url" or _DEFAULTS.get(k, d) != v}
+
+
+def _method_name(func: Any, spider: Any) -> str | None:
+    """The name of the spider method ``func`` (ValueError if it is not one)."""
+    if func is None or isinstance(func, str):
+        return func
+    name = getattr(func, "__name__", None)
+    bound = getattr(spider, name, None) if name else None
+    if bound is not None and getattr(bound, "__func__", None) is getattr(
+        func, "__func__", func
+    ):
+        return name
+    raise ValueError(f"{func!r} is not a method of the spider {spider!r}")

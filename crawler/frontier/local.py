@@ -156,46 +156,51 @@ class LocalFrontier(Frontier):
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:
         counts = {"added": 0, "seen": 0, "budget": 0}
         now = self.clock()
+        # a batch is mostly links of one page, so mostly one host: each host's row is read
+        # once and written back once, and the entries inserted in one statement
+        hosts: dict[str, list] = {}  # host -> [lease, next, added, cut, tier or None]
+        rows: list[tuple] = []
         with self._tx():
             for e in entries:
                 if e.filter and not self.bloom.add(e.url):
                     counts["seen"] += 1
                     continue
-                row = self.db.execute(
-                    "SELECT lease, next, added, cut FROM hosts WHERE host = ?", (e.host,)
-                ).fetchone()
-                if row is None:
-                    # eligible from now on: a host's priority grows with the time it waits
-                    self.db.execute("INSERT INTO hosts (host, ip, next) VALUES (?, ?, ?)",
-                                    (e.host, e.ip or e.host, now))
-                    self._inc("hosts")
-                    row = (None, now, 0, None)
-                    if self.robots_first and e.rank != ROBOTS_RANK:
-                        scheme = e.url.split("://", 1)[0]
-                        self.db.execute(
-                            "INSERT INTO entries (host, rank, url, payload) VALUES (?, ?, ?, ?)",
-                            (e.host, ROBOTS_RANK, f"{scheme}://{e.host}/robots.txt", b""),
-                        )
-                lease, next_time, added, cut = row
+                state = hosts.get(e.host)
+                if state is None:
+                    row = self.db.execute(
+                        "SELECT lease, next, added, cut FROM hosts WHERE host = ?", (e.host,)
+                    ).fetchone()
+                    if row is None:
+                        # eligible from now on: a host's priority grows with the time it waits
+                        self.db.execute("INSERT INTO hosts (host, ip, next) VALUES (?, ?, ?)",
+                                        (e.host, e.ip or e.host, now))
+                        self._inc("hosts")
+                        row = (None, now, 0, None)
+                        if self.robots_first and e.rank != ROBOTS_RANK:
+                            scheme = e.url.split("://", 1)[0]
+                            rows.append((e.host, ROBOTS_RANK,
+                                         f"{scheme}://{e.host}/robots.txt", b""))
+                    state = hosts[e.host] = [*row, None]
                 if e.rank != ROBOTS_RANK:
-                    budget = _min_budget(e.budget, cut)
-                    if budget is not None and added >= budget:
+                    budget = _min_budget(e.budget, state[3])
+                    if budget is not None and state[2] >= budget:
                         counts["budget"] += 1
                         continue
-                    self.db.execute("UPDATE hosts SET added = added + 1 WHERE host = ?",
-                                    (e.host,))
-                self.db.execute(
-                    "INSERT INTO entries (host, rank, url, payload) VALUES (?, ?, ?, ?)",
-                    (e.host, e.rank, e.url, e.payload),
-                )
-                if lease is None:
-                    tier = tier_of(e.rank, self.tiers)
-                    self.db.execute(
-                        "INSERT INTO ready VALUES (?, ?, ?) ON CONFLICT(host) DO UPDATE "
-                        "SET tier = MIN(tier, excluded.tier)",
-                        (e.host, tier, next_time),
-                    )
+                    state[2] += 1
+                rows.append((e.host, e.rank, e.url, e.payload))
+                tier = tier_of(e.rank, self.tiers)
+                if state[4] is None or tier < state[4]:
+                    state[4] = tier
                 counts["added"] += 1
+            self.db.executemany(
+                "INSERT INTO entries (host, rank, url, payload) VALUES (?, ?, ?, ?)", rows)
+            self.db.executemany("UPDATE hosts SET added = ? WHERE host = ?",
+                                [(state[2], host) for host, state in hosts.items()])
+            self.db.executemany(
+                "INSERT INTO ready VALUES (?, ?, ?) ON CONFLICT(host) DO UPDATE "
+                "SET tier = MIN(tier, excluded.tier)",
+                [(host, state[4], state[1]) for host, state in hosts.items()
+                 if state[0] is None and state[4] is not None])
             self._inc("added", counts["added"])
             self._inc("dropped/seen", counts["seen"])
             self._inc("dropped/budget", counts["budget"])
@@ -231,6 +236,11 @@ class LocalFrontier(Frontier):
             self._inc("leased", len(leases))
             self._inc("politeness_waits/ip", waits)
         return leases
+
+    def due_in(self) -> float | None:
+        nexts = [row[0] for t in range(self.tiers) for row in self.db.execute(
+            "SELECT MIN(next) FROM ready WHERE tier = ?", (t,)) if row[0] is not None]
+        return max(0.0, min(nexts) - self.clock()) if nexts else None
 
     def _most_valuable(self, tier: int, now: float) -> str:
         """The host of highest ``host_priority`` of the ``HOST_WINDOW`` hosts eligible

@@ -87,6 +87,11 @@ class PartitionedFrontier(Frontier):
             leases += self.partitions[index].next_ready(n - len(leases))
         return leases
 
+    def due_in(self) -> float | None:
+        """The soonest of every partition's."""
+        waits = [w for w in (p.due_in() for p in self.partitions) if w is not None]
+        return min(waits) if waits else None
+
     def done(self, lease: Lease, outcome: Outcome) -> bool:
         return self._of(lease.host).done(lease, outcome)
 

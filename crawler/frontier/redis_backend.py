@@ -103,7 +103,8 @@ class RedisFrontier(Frontier):
             raise ValueError("Bloom filter above 2**32 bits: lower capacity or raise fpr")
         self._check_bloom_size()
         self._scripts = {
-            name: _script(client, name) for name in ("add", "lease", "done", "expire", "stats")
+            name: _script(client, name)
+            for name in ("add", "lease", "due", "done", "expire", "stats")
         }
 
     def _check_bloom_size(self) -> None:
@@ -173,6 +174,10 @@ class RedisFrontier(Frontier):
                                 payload, rank, float(deadline), int(att), float(lat),
                                 int(bo)))
         return leases
+
+    def due_in(self) -> float | None:
+        wait = self._call("due")
+        return None if wait is None else float(wait)
 
     def done(self, lease: Lease, outcome: Outcome) -> bool:
         delay, latency, backoff = self.politeness.next_delay(

@@ -64,7 +64,7 @@ class ValueOrder:
 
     def __init__(self, tiers: int = 4, base: float = 16.0, min_quality: float = 0.05,
                  min_outlinks: int = 10, trusted_hosts: int = 2, max_urls: int | None = None,
-                 max_hosts: int | None = None, low_standing: float = 0.5):
+                 max_hosts: int | None = None):
         if tiers < 1:
             raise ValueError("tiers must be >= 1")
         self.tiers = tiers
@@ -77,7 +77,6 @@ class ValueOrder:
             else max_urls
         self.max_hosts = setting(None, "FRONTIER_VALUE_MAX_HOSTS", int) if max_hosts is None \
             else max_hosts
-        self.low_standing = low_standing
         self._cash: OrderedDict[str, float] = OrderedDict()
         self._quality: OrderedDict[str, float] = OrderedDict()
         self._linked_from: OrderedDict[str, set[str]] = OrderedDict()
@@ -123,11 +122,6 @@ class ValueOrder:
         self._quality.move_to_end(host)
         bound(self._quality, self.max_hosts)
         self._note(host)
-
-    def is_low(self, host: str) -> bool:
-        """Whether ``host`` stands under ``low_standing`` x the best standing of any host
-        seen (at the start of a crawl, when no host has in-links yet, none is low)."""
-        return self.standing(host) < self.low_standing * self._best
 
     def standing(self, host: str) -> float:
         """``host``'s quality x authority (0..1): the frontier's host value

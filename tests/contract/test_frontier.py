@@ -15,23 +15,11 @@ from crawler.frontier.local import LocalFrontier
 from crawler.frontier.partitioned import partition_of
 from crawler.frontier.redis_backend import RedisFrontier, redis_frontier
 from crawler.redisserver import running_redis
+from harness.clock import FakeClock
 from tests.frontiers import options as frontier_options
 from tests.frontiers import politeness
 
 DONE = Outcome(status=200, latency=0.01)
-
-
-class Clock:
-    """A clock the test moves by hand; shared by every frontier of a test."""
-
-    def __init__(self, t: float = 1_000_000.0):
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +41,7 @@ class Backend:
     def __init__(self, kind, tmp_path, servers, crawl):
         self.kind, self.tmp_path, self.crawl = kind, tmp_path, crawl
         self.servers = servers
-        self.clock = Clock()
+        self.clock = FakeClock(1_000_000.0)  # shared by every frontier of a test
         self.opened = []
 
     def open(self, host_head=None, **overrides):
@@ -156,6 +144,22 @@ def test_next_eligible_time_respected(backend):
     assert lease.url == "http://a.test/2"
 
 
+def test_due_in_names_when_the_next_host_is_eligible(backend):
+    f = backend.open(politeness=politeness(default_delay=5.0, latency_factor=0))
+    assert f.due_in() is None  # nothing queued
+    f.add([page("http://a.test/1"), page("http://a.test/2"), page("http://b.test/1")])
+    assert f.due_in() == 0
+    leases = f.next_ready(5)
+    assert len(leases) == 2 and f.due_in() is None  # both hosts leased
+    for lease in leases:
+        f.done(lease, DONE)
+    assert f.due_in() == pytest.approx(5.0, abs=0.01)  # b.test is done; a.test waits 5 s
+    backend.clock.advance(3.0)
+    assert f.due_in() == pytest.approx(2.0, abs=0.01)
+    backend.clock.advance(3.0)
+    assert f.due_in() == 0
+
+
 def test_crawl_delay_admin_override_and_backoff(backend):
     f = backend.open(politeness=politeness(default_delay=1.0, latency_factor=0))
     f.add([page(f"http://a.test/{i}") for i in range(4)])
@@ -219,8 +223,8 @@ def test_restart_loses_nothing(backend):
     f = backend.open(lease_s=30)
     assert f.pending() == len(urls) - 3
     assert f.add([page(crawled[0])])["seen"] == 1
-    deadline = backend.clock.t + 1000
-    while f.pending() and backend.clock.t < deadline:
+    deadline = backend.clock.now + 1000
+    while f.pending() and backend.clock.now < deadline:
         backend.clock.advance(1)
         f.release_expired()
         for lease in f.next_ready(10):
@@ -411,7 +415,7 @@ def test_host_state(backend):
     f.set_host_budget("a.test", 1)
     state = f.host_state("a.test")
     assert (state.queued, state.leased, state.budget_cut, state.backoff) == (1, False, 1, 1)
-    assert state.next_eligible >= backend.clock.t + 5.0
+    assert state.next_eligible >= backend.clock.now + 5.0
     assert state.latency == pytest.approx(0.5)
 
 
