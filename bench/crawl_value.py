@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import tempfile
 import time
@@ -40,13 +39,12 @@ from pathlib import Path
 
 import testweb
 from harness import ROOT, log
-from harness.crawlrun import crawl_command, crawl_env, migrate
+from harness.crawlrun import crawl_command, crawl_env, final_stats, migrate
 from harness.politeness import crawl_delays, politeness_violations
 
 TRAP_HOSTS = ("events.test", "calendar.test", "sessions.test")
 OTHER_HOSTS = ("mirror.test", "deadlinks.test")
 DELAY = 0.05
-STAT = re.compile(r"'([\w/.:-]+)': (\d+|'[^']*')")
 
 
 def crawl(kind: str, web, seeds: list[str], workdir: Path, concurrency: int,
@@ -76,9 +74,7 @@ def crawl(kind: str, web, seeds: list[str], workdir: Path, concurrency: int,
     time.sleep(0.5)  # the server flushes its log every 0.2 s
     lines = web.read_log()[before:]
     text = (data_dir / "crawl.log").read_text(encoding="utf-8", errors="replace")
-    dump = text[text.rindex("Dumping Scrapy stats"):]
-    dump = dump[:dump.index("}") + 1]
-    stats = {k: int(v) if v.isdigit() else v.strip("'") for k, v in STAT.findall(dump)}
+    stats = final_stats(text)
     seconds = time.monotonic() - started
     log(f"{kind}: {len(lines)} requests in {seconds:.0f} s ({stats.get('finish_reason')})")
     stats["crawl_s"] = round(seconds, 1)

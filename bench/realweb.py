@@ -52,8 +52,9 @@ from urllib.parse import urljoin, urlsplit
 
 import testweb
 from harness import ROOT, log
-from harness.crawlrun import crawl_command, crawl_env, migrate
-from harness.politeness import crawl_delays, politeness_violations
+from harness.crawlrun import crawl_command, crawl_env, final_stats, migrate
+from harness.politeness import crawl_delays, politeness_bound, politeness_violations
+from harness.politeness import span as crawl_span
 
 DELAY = 0.25
 HOSTILE = ("site0.test", "mirror.test", "events.test", "calendar.test", "sessions.test",
@@ -63,7 +64,6 @@ QUICK_SITES = ("httpd.test", "click.test", "jinja.test", "requests.test",
 QUICK_HOSTILE = ("site0.test", "mirror.test", "events.test", "stuffing.test", "doorway.test",
                  *(f"farm{n}.test" for n in range(5)))
 QUICK_BUDGET = 40
-STAT = re.compile(r"'([\w/.:-]+)': (\d+|'[^']*')")
 HTML = re.compile(r"text/html|application/xhtml", re.I)
 
 
@@ -142,9 +142,7 @@ def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) ->
     time.sleep(0.5)  # the server flushes its log every 0.2 s
     lines = web.read_log()[before:]
     text = (data_dir / "crawl.log").read_text(encoding="utf-8", errors="replace")
-    dump = text[text.rindex("Dumping Scrapy stats"):]
-    dump = dump[:dump.index("}") + 1]
-    stats = {k: int(v) if v.isdigit() else v.strip("'") for k, v in STAT.findall(dump)}
+    stats = final_stats(text)
     items_file = data_dir / "items.jsonl"
     items = [json.loads(line) for line in items_file.read_text().splitlines()
              if line.strip()] if items_file.exists() else []
@@ -163,16 +161,6 @@ def verdicts_of(data_dir: Path) -> dict[str, list]:
         return found
     finally:
         store.close()
-
-
-def span_and_bound(lines: list[dict], crawl_delay_of) -> tuple[float, float]:
-    """The crawl's span on the server's clock, and its politeness bound."""
-    if not lines:
-        return 0.0, 0.0
-    per_host = Counter(line["host"].rsplit(":", 1)[0] for line in lines)
-    bound = max(n * max(DELAY, crawl_delay_of(host) or 0.0) for host, n in per_host.items())
-    span = max(line["end"] for line in lines) - min(line["start"] for line in lines)
-    return span, bound
 
 
 def main() -> None:
@@ -245,7 +233,7 @@ def main() -> None:
         useful = sum(len(ok_pages[h] & reachable[h]) for h in real)
         useful += len(ok_pages["site0.test"])
         useful += sum(1 for p in ok_pages["deadlinks.test"] if p == "/" or p.startswith("/doc/"))
-        span, bound = span_and_bound(lines, crawl_delay_of)
+        span, bound = crawl_span(lines), politeness_bound(lines, DELAY, crawl_delay_of)
         audit = politeness_violations(lines, DELAY, crawl_delay_of)
         coverages = [per_site[h]["coverage"] for h in real]
         out = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -12,6 +13,17 @@ from harness import ROOT
 
 #: The test web listens on loopback addresses, which the SSRF guard refuses by default.
 TESTWEB_NETWORKS = "127.0.0.0/8"
+
+#: One ``'key': value`` pair of Scrapy's stats dump (an integer or a quoted string).
+_STAT = re.compile(r"'([\w/.:-]+)': (\d+|'[^']*')")
+
+
+def final_stats(log_text: str) -> dict[str, int | str]:
+    """The stats Scrapy dumped when the crawl of ``log_text`` (a crawl log) closed: the last
+    "Dumping Scrapy stats" block, integers and strings only (dates and floats are left out)."""
+    dump = log_text[log_text.rindex("Dumping Scrapy stats"):]
+    dump = dump[:dump.index("}") + 1]
+    return {k: int(v) if v.isdigit() else v.strip("'") for k, v in _STAT.findall(dump)}
 
 
 def crawl_env(data_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:

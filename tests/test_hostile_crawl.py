@@ -5,7 +5,6 @@ itself with every defence showing in its stats."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import time
@@ -15,21 +14,12 @@ from pathlib import Path
 import pytest
 
 import testweb
-from harness.crawlrun import ROOT, crawl_env, migrate, run_crawl
+from harness.crawlrun import ROOT, crawl_env, final_stats, migrate, run_crawl
 from testweb.adversarial import CHARSET_TEXTS
 
 pytestmark = pytest.mark.slow
 
 BUDGET = 25
-STAT = re.compile(r"'([\w/.:-]+)': (\d+|'[^']*')")
-
-
-def crawl_stats(log: Path) -> dict:
-    """The stats Scrapy dumped at the end of the crawl log."""
-    text = log.read_text(encoding="utf-8", errors="replace")
-    dump = text[text.rindex("Dumping Scrapy stats"):]
-    dump = dump[:dump.index("}") + 1]
-    return {k: int(v) if v.isdigit() else v.strip("'") for k, v in STAT.findall(dump)}
 
 
 def items_of(path: Path) -> list[dict]:
@@ -112,7 +102,7 @@ def hostile_crawl(tmp_path_factory):
         assert result.returncode == 0, result.stderr[-3000:]
         yield {
             "web": web.web, "lines": lines, "data_dir": data_dir,
-            "stats": crawl_stats(data_dir / "crawl.log"),
+            "stats": final_stats((data_dir / "crawl.log").read_text(errors="replace")),
             "items": items_of(data_dir / "items.jsonl"),
         }
 
@@ -254,7 +244,7 @@ def test_without_allowlist_nothing_is_fetched(tmp_path):
         assert result.returncode == 0, result.stderr[-3000:]
         time.sleep(0.3)
         assert web.read_log() == []
-    stats = crawl_stats(tmp_path / "crawl.log")
+    stats = final_stats((tmp_path / "crawl.log").read_text(errors="replace"))
     assert stats["ssrf/refused"] >= 3 and stats["ssrf/refused/loopback"] == stats["ssrf/refused"]
     assert "SSRF guard: refused site0.test -> 127.0.0.1 (loopback)" in (
         tmp_path / "crawl.log").read_text()
@@ -276,7 +266,7 @@ def test_redirect_target_checked_again(tmp_path):
         fetched = [(line["host"], line["path"]) for line in web.read_log()]
     assert ("redirects.test", "/cross") in fetched
     assert all(host == "redirects.test" for host, _ in fetched)
-    stats = crawl_stats(tmp_path / "crawl.log")
+    stats = final_stats((tmp_path / "crawl.log").read_text(errors="replace"))
     assert stats["ssrf/refused/loopback"] >= 1 and stats["redirect/followed"] >= 1
 
 
@@ -294,7 +284,7 @@ def test_retries_back_off_then_the_url_fails(tmp_path):
             args={"max_pages": 5}, timeout=120)
         elapsed = time.monotonic() - started
         assert result.returncode == 0, result.stderr[-3000:]
-    stats = crawl_stats(tmp_path / "crawl.log")
+    stats = final_stats((tmp_path / "crawl.log").read_text(errors="replace"))
     assert stats["retry/count"] == 4 and stats["retry/max_reached"] == 2
     assert stats["fetch/failed"] == 2
     assert stats["fetch/failed/connection_refused"] == 1 and stats["fetch/failed/timeout"] == 1
@@ -312,7 +302,7 @@ def test_app_shell_detected_and_rendered(tmp_path):
                            args={"max_pages": 2}, timeout=120)
         assert result.returncode == 0, result.stderr[-3000:]
         truth = web.web.page("js.test", "/app/1")
-    stats = crawl_stats(tmp_path / "crawl.log")
+    stats = final_stats((tmp_path / "crawl.log").read_text(errors="replace"))
     assert stats["render/detected"] == 1 and stats["render/rendered"] == 1
     (item,) = items_of(tmp_path / "items.jsonl")
     assert item["title"] == truth.title and item["text"] == truth.main_text

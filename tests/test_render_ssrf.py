@@ -14,8 +14,8 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 import testweb
-from harness.crawlrun import migrate, run_crawl
-from tests.test_hostile_crawl import add_host_rule, crawl_stats, items_of, settings_for
+from harness.crawlrun import final_stats, migrate, run_crawl
+from tests.test_hostile_crawl import add_host_rule, items_of, settings_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -58,8 +58,9 @@ def escape_crawl(tmp_path_factory):
             result = run_crawl(data_dir, seeds, settings=settings, args={"max_pages": 20},
                                timeout=240)
             assert result.returncode == 0, result.stderr[-3000:]
-    return (crawl_stats(data_dir / "crawl.log"), items_of(data_dir / "items.jsonl"),
-            web.read_log(), forbidden.read_log(), (data_dir / "crawl.log").read_text())
+    log_text = (data_dir / "crawl.log").read_text()
+    return (final_stats(log_text), items_of(data_dir / "items.jsonl"),
+            web.read_log(), forbidden.read_log(), log_text)
 
 
 def test_the_browser_fetches_nothing_from_a_refused_address(escape_crawl):

@@ -15,9 +15,9 @@ from protego import Protego
 import testweb
 from crawler.frontier.local import LocalFrontier
 from crawler.robots import ROBOTS_MAX_BYTES, CompiledRules, RobotsFetchMiddleware, RobotsPolicy
-from harness.crawlrun import migrate, run_crawl
+from harness.crawlrun import final_stats, migrate, run_crawl
 from tests.frontiers import options
-from tests.test_hostile_crawl import crawl_stats, settings_for
+from tests.test_hostile_crawl import settings_for
 from testweb.adversarial import BigRobotsHost
 
 UA = "websearch-bot"
@@ -174,5 +174,5 @@ def test_a_crawl_reads_500_kib_of_a_10_mib_robots_txt(tmp_path):
     assert "/early/page" not in fetched
     robots = next(line for line in requests if line["path"] == "/robots.txt")
     assert robots["bytes"] < BigRobotsHost.ROBOTS_BYTES  # the transfer stopped early
-    stats = crawl_stats(tmp_path / "crawl.log")
+    stats = final_stats((tmp_path / "crawl.log").read_text(errors="replace"))
     assert stats["robots/disallowed"] == 1 and stats["fetch/truncated"] == 1

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 import pytest
 
 import testweb
-from harness.crawlrun import migrate, run_crawl
-from tests.test_hostile_crawl import add_host_rule, crawl_stats, items_of, settings_for
+from harness.crawlrun import final_stats, migrate, run_crawl
+from tests.test_hostile_crawl import add_host_rule, items_of, settings_for
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ def crawl_redirects(tmp_path, args: dict, rule: str = ""):
         time.sleep(0.3)
         fetched = {(line["host"], line["path"]) for line in web.read_log()}
     items = items_of(tmp_path / "items.jsonl")
-    return fetched, items, crawl_stats(tmp_path / "crawl.log")
+    return fetched, items, final_stats((tmp_path / "crawl.log").read_text(errors="replace"))
 
 
 def check(fetched, items, stats) -> None:
