@@ -268,7 +268,7 @@ def l1_between(a: Path, b: Path) -> float:
 def writeback_rate(docs: int, batch_size: int) -> float | None:
     """Documents per second through the embedded backend's ``update_rank``, in batches."""
     try:
-        from index.embedded import EmbeddedBackend
+        from index.engines.embedded.backend import EmbeddedBackend
     except ImportError as exc:
         log(f"write-back: embedded backend missing on this branch ({exc}); not measured")
         return None

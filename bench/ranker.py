@@ -47,7 +47,7 @@ from harness.relevance import (
     read_pages,
 )
 from harness.services import configured_or_private_elasticsearch
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from ranking.learn import (
     FeatureSet,
     TrainingQuery,
@@ -120,7 +120,7 @@ def elasticsearch_run(pages, judged, cache, copies, training, folds, args) -> di
 def _elasticsearch_run(url, pages, judged, cache, copies, training, folds, args) -> dict:
     import uuid
 
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     prefix = f"ranker-{uuid.uuid4().hex[:8]}"
     made = []

@@ -91,7 +91,7 @@ from harness.relevance import (
 )
 from harness.services import configured_or_private_elasticsearch
 from harness.training import KnownItem, known_items
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from index.fields import DEFAULT_FIELD_WEIGHTS, FieldWeights
 from testweb.docsites import DOC_SITES, available_doc_sites
 
@@ -186,7 +186,7 @@ def _elasticsearch_scores(url: str, pages: Sequence[dict], judged: Sequence[Judg
                           learned: bool, **options) -> tuple[HeldOut, Scores, dict, dict]:
     import uuid
 
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     prefix = f"relevance-{uuid.uuid4().hex[:8]}"
     backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",

@@ -274,14 +274,14 @@ ES_REPLICAS = None
 # How a hit's near-copy count is found: "aggregation" (a second request over the page's
 # clusters; measured cheaper) or "inner_hits" (the collapse's, in the page's own request)
 ES_NEAR_COPY_COUNTS = "aggregation"
-# Tiered index (index/es_tiers.py): the top ES_TIER1_SHARE of pages by PageRank in a tier-1
-# index searched first; the full index when tier 1 holds fewer than ES_TIER1_MIN_HITS pages
-# with every word of the query (or fewer than the page asked for reaches).
+# Tiered index (index/engines/elasticsearch/tiers.py): the top ES_TIER1_SHARE of pages by PageRank
+# in a tier-1 index searched first; the full index when tier 1 holds fewer than ES_TIER1_MIN_HITS
+# pages with every word of the query (or fewer than the page asked for reaches).
 ES_TIERED = False
 ES_TIER1_SHARE = 0.1
 ES_TIER1_MIN_HITS = 1000
-# Hedged searches (index/es_hedge.py): each search goes to one data node's copies and, when
-# it has not answered after ES_HEDGE_DELAY_S seconds (or failed), to another's; the first
+# Hedged searches (index/engines/elasticsearch/hedge.py): each search goes to one data node's copies
+# and, when it has not answered after ES_HEDGE_DELAY_S seconds (or failed), to another's; the first
 # answer wins. No effect on a single data node. False = every search through the pooled
 # client alone.
 ES_HEDGE = True

@@ -33,7 +33,7 @@ from harness.crawlrun import migrate, run_crawl
 from harness.training import KnownItem
 from index.analysis import analyze_joined
 from index.base import Document
-from index.embedded import (
+from index.engines.embedded.backend import (
     EmbeddedBackend,
 )
 from pipelines.index import document_from_item

@@ -17,7 +17,7 @@ FACET_SIZE = 10
 #: Candidates past the page that the ranking signals re-score, on every engine: the
 #: embedded ranker re-scores the top ``offset + size + RERANK_DEPTH`` matches by text score
 #: (``EMBEDDED_RERANK_DEPTH``), Elasticsearch rescores as many per shard
-#: (``ES_RERANK_DEPTH``, :mod:`index.es_paging`).
+#: (``ES_RERANK_DEPTH``, :mod:`index.engines.elasticsearch.paging`).
 RERANK_DEPTH = 100
 
 

@@ -1,6 +1,6 @@
 """The score formula, written once: how the weighted signals of :mod:`index.signals` make
 a page's score, for the Python ranker (:class:`~index.signals.Ranker`, the embedded
-engine), the Elasticsearch compiler (:mod:`index.es_query`) and the weight fitter
+engine), the Elasticsearch compiler (:mod:`index.engines.elasticsearch.query`) and the weight fitter
 (:mod:`ranking.learn`).
 
 Each signal belongs to one stage (``Signal.stage``):

@@ -9,9 +9,10 @@ time and stored by both engines), its value for one candidate at query time
 
 The embedded engine finds the top K matches by BM25 and a :class:`Ranker` scores them with
 the formula in Python. Elasticsearch finds its top K by BM25 as well and rescores them
-(:mod:`index.es_paging`); it cannot run Python, so each signal compiles itself into
-``function_score`` functions that :mod:`index.es_query` assembles into the same formula.
-The same :meth:`Signal.value` explains a hit on both engines (``search(..., explain=True)``).
+(:mod:`index.engines.elasticsearch.paging`); it cannot run Python, so each signal compiles itself
+into ``function_score`` functions that :mod:`index.engines.elasticsearch.query` assembles into the
+same formula. The same :meth:`Signal.value` explains a hit on both engines (``search(...,
+explain=True)``).
 
 Weights are data, and only data: :func:`load_weights` reads ``index/weights.json`` (one
 section per engine, because their scores have different scales: embedded text relevance is

@@ -146,8 +146,8 @@ class FeatureSet:
 
 def engine_of(backend: Any) -> str:
     """The weights-file section of a backend ("embedded" or "elasticsearch")."""
-    from index.elasticsearch import ElasticsearchBackend
-    from index.embedded import EmbeddedBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     backend = getattr(backend, "backend", backend)  # behind the result cache
     if isinstance(backend, EmbeddedBackend):

@@ -21,7 +21,7 @@ from crawler.redisserver import running_redis
 from crawler.urls import doc_id_for
 from harness import ROOT
 from index.base import Document
-from index.elasticsearch import ElasticsearchBackend
+from index.engines.elasticsearch.backend import ElasticsearchBackend
 from tests.frontiers import options
 
 pytest_plugins = ["tests.fixtures_es"]

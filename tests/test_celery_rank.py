@@ -21,7 +21,7 @@ from celery import Celery
 from crawler.redisserver import running_redis
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from ranking.edgefiles import EdgeFiles
 from ranking.store import RedisScoreStore
 

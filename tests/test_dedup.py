@@ -389,7 +389,7 @@ def test_crawl_of_the_mirror_hosts_clusters_near_copies(tmp_path):
     import testweb
     from crawler.urls import canonicalize
     from harness.crawlrun import run_crawl
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     pipelines = {
         "pipelines.dedup.DedupPipeline": 100,

@@ -12,7 +12,7 @@ import testweb
 from crawler.crawlstate import LocalCrawlStateStore, RedisCrawlStateStore
 from crawler.recrawl import CrawlState
 from harness.crawlrun import run_crawl, start_crawl
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from testweb.fresh import DAY, EPOCH
 
 pytestmark = pytest.mark.slow

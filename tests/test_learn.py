@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from crawler.config import Config
-from index.elasticsearch import ElasticsearchBackend
-from index.embedded import EmbeddedBackend
+from index.engines.elasticsearch.backend import ElasticsearchBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from index.signals import FITTED_WEIGHTS_NAME, WEIGHTS_FILE, load_weights, weights_file_of
 from ranking.learn import (
     FeatureSet,

@@ -11,7 +11,7 @@ import pytest
 
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from ranking import graphfiles
 from ranking import spark as spark_engine
 from ranking.batch import RankSettings, run_rank, stage_and_commit

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 from crawler.redisserver import running_redis
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from ranking.batch import (
     RankSettings,
     compute,

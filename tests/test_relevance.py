@@ -257,7 +257,7 @@ def test_each_fold_fits_on_other_sites_only(corpus):
 @pytest.fixture(scope="module")
 def elastic(corpus, es_url):
     """The judged queries of the CI subset scored on Elasticsearch, over the same pages."""
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     cache, pages, _ = corpus
     prefix = f"relevance-{uuid.uuid4().hex[:8]}"

@@ -183,7 +183,7 @@ def assert_same_answer(a, b, tolerance: float = 0.01) -> None:
 
 def _crawl_through_pipelines(pages, data_dir):
     """The spider's parse and the pipelines, in crawl order, on responses made from pages."""
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
     from pipelines.dedup import DedupPipeline
     from pipelines.index import IndexPipeline
     from pipelines.linkgraph import LinkGraphPipeline
@@ -231,7 +231,7 @@ def _crawl_through_pipelines(pages, data_dir):
 
 
 def test_rebuilt_index_answers_like_the_original(tmp_path):
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
     from ranking.rebuild import rebuild_index
     from testweb.nearcopies import generate
 
@@ -272,7 +272,7 @@ def test_rebuilt_index_answers_like_the_original(tmp_path):
 
 
 def test_rebuild_indexes_anchor_text_of_inbound_links(tmp_path):
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
     from ranking.rebuild import rebuild_index
 
     writer = RotatingWarcWriter.from_settings(None, tmp_path / "warc")
@@ -296,7 +296,7 @@ def test_rebuild_keeps_the_sections_of_a_real_page(tmp_path):
     from pathlib import Path
 
     from crawler.extract import decode_html, extract
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
     from ranking.rebuild import rebuild_index
 
     page = Path("/usr/share/doc/apache2-doc/manual/en/mod/core.html")
@@ -324,7 +324,7 @@ def test_manage_reindex_from_warc(tmp_path):
     import sys
     from pathlib import Path
 
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     writer = RotatingWarcWriter.from_settings(None, tmp_path / "warc")
     page = "<title>Quokka</title><main><p>The quokka smiles at visitors on the island.</p></main>"
@@ -361,7 +361,7 @@ def test_crawl_then_reindex_from_warc_answers_like_the_crawl(tmp_path):
 
     import testweb
     from harness.crawlrun import crawl_env, run_crawl
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     pipelines = {
         "pipelines.dedup.DedupPipeline": 100,

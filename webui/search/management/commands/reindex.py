@@ -90,7 +90,7 @@ class Command(BaseCommand):
                 "ELASTICSEARCH_URL (scripts/services.sh start es prints it), or rebuild the "
                 "embedded index with --from-warc DATA_DIR/warc."
             )
-        from index.elasticsearch import ElasticsearchBackend
+        from index.engines.elasticsearch.backend import ElasticsearchBackend
 
         options = {"index_prefix": opts["prefix"]} if opts["prefix"] else {}
         backend = ElasticsearchBackend.from_config(config, settings=settings, **options)

@@ -36,8 +36,8 @@ from elasticsearch import Elasticsearch
 
 from crawler.options import setting_default
 from index.base import Document
-from index.es_bulk import BulkWriter, Stats
-from index.es_mapping import (
+from index.engines.elasticsearch.bulk import BulkWriter, Stats
+from index.engines.elasticsearch.mapping import (
     BULK_LOAD_SETTINGS,
     bulk_action,
     cluster_sizing,
@@ -46,11 +46,11 @@ from index.es_mapping import (
     merge_for_serving,
     serving_settings,
 )
-from index.es_paging import Pager
-from index.es_reindex import AliasReindexer, current_index, version_of
+from index.engines.elasticsearch.paging import Pager
+from index.engines.elasticsearch.reindex import AliasReindexer, current_index, version_of
 
 if TYPE_CHECKING:
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
 __all__ = ["TIER1_SUFFIX", "Tier1"]
 

@@ -8,10 +8,10 @@ tantivy has no partial update) read it back.
 
 The backend is this class (lifecycle, writes, reads) plus one module per role:
 
-- :mod:`index.tantivy_schema`: the schema and each document's fields, from the shared field
+- :mod:`index.engines.embedded.schema`: the schema and each document's fields, from the shared field
   declarations of :mod:`index.fields`;
-- :mod:`index.tantivy_query`: the query AST compiled to tantivy queries;
-- :mod:`index.tantivy_search`: the two-phase ranked search (BM25 candidates from tantivy,
+- :mod:`index.engines.embedded.query`: the query AST compiled to tantivy queries;
+- :mod:`index.engines.embedded.search`: the two-phase ranked search (BM25 candidates from tantivy,
   re-scored by the :class:`~index.signals.Ranker`'s signals, collapsed on ``cluster_id``);
 - :mod:`index.completion`: title completion from the ``title_key`` term dictionary.
 
@@ -42,6 +42,9 @@ from index.base import (
     host_pattern_suffix,
 )
 from index.completion import PrefixIndex, RebuiltPrefixIndex
+from index.engines.embedded.schema import TOKENIZER, schema, stored_document, to_tantivy
+from index.engines.embedded.search import TantivySearch
+from index.engines.embedded.suggest import EditSuggester
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
@@ -53,9 +56,6 @@ from index.plan import SearchPlan, Thresholds
 from index.query import Query, parse
 from index.semantic import SemanticOptions
 from index.signals import Ranker, Signal, weights_file_of
-from index.suggest import EditSuggester
-from index.tantivy_schema import TOKENIZER, schema, stored_document, to_tantivy
-from index.tantivy_search import TantivySearch
 
 __all__ = ["EmbeddedBackend", "options_from_settings"]
 

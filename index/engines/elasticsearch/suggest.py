@@ -2,7 +2,7 @@
 
 The request rides along with the search request (no extra round trip); the words checked
 and how a fix is put back into the query text come from the parsed query, as for the
-embedded engine's suggester (:mod:`index.suggest`). Title completion is here too.
+embedded engine's suggester (:mod:`index.engines.embedded.suggest`). Title completion is here too.
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ ranking the signals of :mod:`index.signals` ask for, without scripts.
   signal compiled by its own ``es_functions``: ``boost`` signals multiply the text score by
   ``1 + sum``, ``add`` signals are added to it.
   :meth:`RankingQuery.text_query` is the same query without the signals: the first phase,
-  whose top matches the ranked query rescores (:mod:`index.es_paging`).
+  whose top matches the ranked query rescores (:mod:`index.engines.elasticsearch.paging`).
 
 What the query holds (plain words, compounds, sites named, label words, language) comes
 from the parsed :class:`~index.query.Query`, as for the embedded engine
-(:mod:`index.tantivy_query`).
+(:mod:`index.engines.embedded.query`).
 """
 
 from __future__ import annotations
@@ -296,7 +296,7 @@ def blend_terms(parsed: Query) -> list[str]:
 def word_idf(parsed: Query, df: Mapping[str, int], docs: int) -> list[float]:
     """BM25's IDF of each required word in the body field (a phrase: its rarest term), from
     the terms' document frequencies ``df`` among ``docs`` pages
-    (:meth:`index.es_requests.SearchRequests.term_stats`)."""
+    (:meth:`index.engines.elasticsearch.requests.SearchRequests.term_stats`)."""
 
     def idf(term: str) -> float:
         count = df.get(term, 0)

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from elasticsearch import ApiError, Elasticsearch, TransportError
 
-from index.es_requests import is_outage
+from index.engines.elasticsearch.requests import is_outage
 
 __all__ = ["Hedger", "Route"]
 
@@ -69,8 +69,8 @@ def _host_port(url: str) -> str:
 class Hedger:
     """Searches sent to one data node at a time, hedged to another after ``delay_s``.
 
-    An error that :func:`~index.es_requests.is_outage` names ("this copy cannot answer")
-    sends the search to the next copy; any other (a bad query) is raised as it comes, since
+    An error that :func:`~index.engines.elasticsearch.requests.is_outage` names ("this copy cannot
+    answer") sends the search to the next copy; any other (a bad query) is raised as it comes, since
     every copy would say it too.
     """
 

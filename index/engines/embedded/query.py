@@ -4,7 +4,7 @@ of named sites, pages lacking a minor word, the any-word fallback).
 
 Every decision about *which* words, compounds or sites a query holds comes from the parsed
 :class:`~index.query.Query`; this module only says how tantivy expresses it, as
-:mod:`index.es_query` does for Elasticsearch.
+:mod:`index.engines.elasticsearch.query` does for Elasticsearch.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from typing import Any
 from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
 
 from index.base import Document, host_matches, host_pattern_suffix
-from index.es_bulk import BulkWriter, Stats
-from index.es_mapping import (
+from index.engines.elasticsearch.bulk import BulkWriter, Stats
+from index.engines.elasticsearch.mapping import (
     ADDED_FIELDS,
     BULK_LOAD_SETTINGS,
     bulk_action,

@@ -6,18 +6,20 @@ space-joined terms in ``whitespace``-analyzed fields; only core analyzers are us
 design runs on the minimal integ-test server and unchanged on a full cluster. The backend is
 this class plus one module per role:
 
-- :mod:`index.es_mapping`: the mapping and each document's ``_source``, both from the shared
-  field declarations of :mod:`index.fields`;
-- :mod:`index.es_query`: the query AST compiled to the DSL, and the ranking the signals of
-  :mod:`index.signals` compile themselves into (``function_score``, no scripts);
-- :mod:`index.es_search`: the search passes (strict, blended, relaxed), facets, explain;
-- :mod:`index.es_paging`: from/size pages with server-side collapse, ``search_after``
-  beyond the window, near-copy counts;
-- :mod:`index.es_suggest`: "did you mean" from the term suggester, in the same request,
-  and title completion;
-- :mod:`index.es_reindex`: the alias's first index, and a new versioned index built from
-  the stored documents, the alias swapped atomically;
-- :mod:`index.es_bulk`: lossless bulk streaming with a disk spool while the cluster is down.
+- :mod:`index.engines.elasticsearch.mapping`: the mapping and each document's ``_source``, both from
+  the shared field declarations of :mod:`index.fields`;
+- :mod:`index.engines.elasticsearch.query`: the query AST compiled to the DSL, and the ranking the
+  signals of :mod:`index.signals` compile themselves into (``function_score``, no scripts);
+- :mod:`index.engines.elasticsearch.search`: the search passes (strict, blended, relaxed), facets,
+  explain;
+- :mod:`index.engines.elasticsearch.paging`: from/size pages with server-side collapse,
+  ``search_after`` beyond the window, near-copy counts;
+- :mod:`index.engines.elasticsearch.suggest`: "did you mean" from the term suggester, in the same
+  request, and title completion;
+- :mod:`index.engines.elasticsearch.reindex`: the alias's first index, and a new versioned index
+  built from the stored documents, the alias swapped atomically;
+- :mod:`index.engines.elasticsearch.bulk`: lossless bulk streaming with a disk spool while the
+  cluster is down.
 
 Snippets come from :mod:`index.snippets` over the stored text (HTML-escaped, words marked by
 their analyzed term), because Elasticsearch's highlighter would only see the stemmed terms.
@@ -43,9 +45,9 @@ from index.base import (
     Results,
     SearchBackend,
 )
-from index.es_bulk import BulkWriter, Stats, action_version
-from index.es_hedge import Hedger
-from index.es_mapping import (
+from index.engines.elasticsearch.bulk import BulkWriter, Stats, action_version
+from index.engines.elasticsearch.hedge import Hedger
+from index.engines.elasticsearch.mapping import (
     bulk_action,
     cluster_sizing,
     document_source,
@@ -53,13 +55,18 @@ from index.es_mapping import (
     index_has_rank_feature,
     mappings,
 )
-from index.es_paging import Pager
-from index.es_query import QueryCompiler, RankingQuery
-from index.es_reindex import AliasReindexer, current_index, ensure_alias, host_ids
-from index.es_requests import SearchRequests, outages_unavailable
-from index.es_search import EsSearch
-from index.es_suggest import completions
-from index.es_tiers import Tier1
+from index.engines.elasticsearch.paging import Pager
+from index.engines.elasticsearch.query import QueryCompiler, RankingQuery
+from index.engines.elasticsearch.reindex import (
+    AliasReindexer,
+    current_index,
+    ensure_alias,
+    host_ids,
+)
+from index.engines.elasticsearch.requests import SearchRequests, outages_unavailable
+from index.engines.elasticsearch.search import EsSearch
+from index.engines.elasticsearch.suggest import completions
+from index.engines.elasticsearch.tiers import Tier1
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
     DEFAULT_FIELD_WEIGHTS,
@@ -365,7 +372,7 @@ class ElasticsearchBackend(SearchBackend):
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
         """Hits by BM25 times the boost signals plus static rank and freshness, collapsed on
-        cluster id (:mod:`index.es_search`; tier 1 first, :mod:`index.es_tiers`); ``partial``
+        cluster id (:mod:`.search`; tier 1 first, :mod:`.tiers`); ``partial``
         when a shard timed out or failed; facets are aggregations in the same request."""
         started = time.perf_counter()
         self.requests.count_search()
@@ -401,7 +408,7 @@ class ElasticsearchBackend(SearchBackend):
 
     def reindex(self, progress=None) -> str:
         """Build a new versioned index from the stored documents and swap the alias to it
-        (:mod:`index.es_reindex`); returns the new index name, the old one is deleted."""
+        (:mod:`.reindex`); returns the new index name, the old one is deleted."""
         self.writer.flush()
         old = self.current_index()
         if old is None:

@@ -1,6 +1,6 @@
 """Paging and collapse for Elasticsearch: one page of a ranked body, near-copies counted.
 
-Two phases, as on the embedded engine (:mod:`index.tantivy_search`): the text query
+Two phases, as on the embedded engine (:mod:`index.engines.embedded.search`): the text query
 (``RankingQuery.text_query``: BM25 with compounds, no signal) finds the top
 ``offset + size + rerank_depth`` matches of each shard (``ES_RERANK_DEPTH``, the embedded
 engine's depth by default), and a ``rescore`` gives each of them the
@@ -34,8 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from index.base import RERANK_DEPTH
-from index.es_mapping import HIT_SOURCE
-from index.es_requests import SearchRequests
+from index.engines.elasticsearch.mapping import HIT_SOURCE
+from index.engines.elasticsearch.requests import SearchRequests
 from index.fields import language_of
 from index.hits import collapse
 

@@ -2,7 +2,7 @@
 
 Two phases: tantivy returns the top candidates by BM25 over title, anchors, URL and body
 (per-field weights, best field plus a tie-break share of the others, compiled by
-:class:`~index.tantivy_query.TantivyCompiler`), then the backend's
+:class:`~index.engines.embedded.query.TantivyCompiler`), then the backend's
 :class:`~index.signals.Ranker` re-scores them with its signals from tantivy's fast columns
 and results collapse on ``fields.collapse_key`` (near-copies and translations). Pages
 lacking minor words of a longer query compete when few pages have them all (a long query
@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 import tantivy
 
 from index.base import FACET_SIZE, Results
+from index.engines.embedded.query import TantivyCompiler
+from index.engines.embedded.schema import address_key, fast_name, stored_hit
 from index.fields import FACET_FIELDS
 from index.hits import VECTORS_FIELD, collapse, group_languages, make_hit
 from index.plan import SearchPlan
 from index.query import Query
 from index.signals import Candidate
-from index.tantivy_query import TantivyCompiler
-from index.tantivy_schema import address_key, fast_name, stored_hit
 
 if TYPE_CHECKING:
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
 __all__ = ["TantivySearch"]
 
@@ -37,8 +37,8 @@ def _share(key: tuple, sets: list[set[tuple]]) -> float:
 
 
 class TantivySearch:
-    """The search path of an :class:`~index.embedded.EmbeddedBackend`; reads the backend's
-    options (depths, thresholds, weights) at each search, so they can be tuned live."""
+    """The search path of an :class:`~index.engines.embedded.backend.EmbeddedBackend`; reads the
+    backend's options (depths, thresholds, weights) at each search, so they can be tuned live."""
 
     def __init__(self, backend: EmbeddedBackend):
         self.backend = backend

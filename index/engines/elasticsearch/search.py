@@ -1,15 +1,15 @@
 """Ranked search on Elasticsearch: the request bodies, the passes, facets and explain.
 
-A page is ranked in two phases (:mod:`index.es_paging`): one request for the strict page's
-window (the text query's top matches rescored with the signals), its total, "did you mean"
-and the facets, and one more for the page's hits and their near-copy counts
+A page is ranked in two phases (:mod:`index.engines.elasticsearch.paging`): one request for the
+strict page's window (the text query's top matches rescored with the signals), its total, "did you
+mean" and the facets, and one more for the page's hits and their near-copy counts
 (``ES_NEAR_COPY_COUNTS``). A second pass only when the first shows pages lacking a word
 must compete (fewer than ``blend_below`` full matches of a short plain query: its words'
 IDF read from the term statistics first, which costs the same on any index size, where
 counting them over the index with a ``global`` aggregation did not) or that no page holds
 every word (any word); the first pass's hits are then never read. With ``ES_TIERED`` the
 strict pass runs on tier 1 first and the page stays there when tier 1 has enough good
-results (:mod:`index.es_tiers`).
+results (:mod:`index.engines.elasticsearch.tiers`).
 """
 
 from __future__ import annotations
@@ -18,18 +18,18 @@ import time
 from typing import TYPE_CHECKING
 
 from index.base import FACET_SIZE, Results
-from index.es_explain import explain_hits
-from index.es_mapping import HIT_SOURCE
-from index.es_paging import Pager, Ranked, partial
-from index.es_query import blend_terms, word_idf
-from index.es_suggest import suggest_request, suggestion
+from index.engines.elasticsearch.explain import explain_hits
+from index.engines.elasticsearch.mapping import HIT_SOURCE
+from index.engines.elasticsearch.paging import Pager, Ranked, partial
+from index.engines.elasticsearch.query import blend_terms, word_idf
+from index.engines.elasticsearch.suggest import suggest_request, suggestion
 from index.fields import FACET_FIELDS, IDF_FIELD
 from index.hits import VECTORS_FIELD, make_hit
 from index.plan import SearchPlan, Thresholds
 from index.query import Query
 
 if TYPE_CHECKING:
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
 __all__ = ["EsSearch"]
 
@@ -44,8 +44,8 @@ def _facets(aggregations: dict) -> dict[str, list[tuple[str, int]]]:
 
 
 class EsSearch:
-    """The search path of an :class:`~index.elasticsearch.ElasticsearchBackend`; reads the
-    backend's options (thresholds, timeouts, ranking) at each search, so they can be tuned
+    """The search path of an :class:`~index.engines.elasticsearch.backend.ElasticsearchBackend`;
+    reads the backend's options (thresholds, timeouts, ranking) at each search, so they can be tuned
     live."""
 
     def __init__(self, backend: ElasticsearchBackend):

@@ -2,8 +2,8 @@
 
 The values come from the signals' own :meth:`~index.signals.Signal.value`, the definition
 the embedded engine ranks with, over what one request tells of the hits: their text score
-alone (the text query of :class:`~index.es_query.RankingQuery`, no signal), their ranking
-fields (doc values) and which of the strict, label and site-home filters they match
+alone (the text query of :class:`~index.engines.elasticsearch.query.RankingQuery`, no signal), their
+ranking fields (doc values) and which of the strict, label and site-home filters they match
 (named queries, which score nothing).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from elasticsearch import Elasticsearch
 
-from index.es_query import RankingQuery
+from index.engines.elasticsearch.query import RankingQuery
 from index.fields import DOC_FIELDS, KEYWORD, keyword_key
 from index.signals import Candidate, RankContext, SiteHome
 

@@ -5,8 +5,8 @@ explain, deep-page walks) goes through :class:`SearchRequests`, so ``stats()`` c
 many round trips a query costs (``bench/search.py`` reports ``es_requests_per_query``), and
 an unreachable cluster or index becomes :class:`~index.base.SearchUnavailable` (the web UI
 answers 503 with ``Retry-After``) instead of a transport error. With a
-:class:`~index.es_hedge.Hedger`, each goes to one data node's copies and, when it is slow,
-to another's (hedged requests; ``ES_HEDGE``, ``ES_HEDGE_DELAY_S``).
+:class:`~index.engines.elasticsearch.hedge.Hedger`, each goes to one data node's copies and, when it
+is slow, to another's (hedged requests; ``ES_HEDGE``, ``ES_HEDGE_DELAY_S``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from elasticsearch import ApiError, Elasticsearch
 from index.base import SearchUnavailable
 
 if TYPE_CHECKING:
-    from index.es_hedge import Hedger
+    from index.engines.elasticsearch.hedge import Hedger
 
 __all__ = ["RETRY_AFTER_S", "SearchRequests", "is_outage", "outages_unavailable"]
 
