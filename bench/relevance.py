@@ -153,10 +153,10 @@ def ablation(cache: Path, pages: Sequence[dict], judged: Sequence[Judgement],
 
 def learned_fitter(engine_backend_with: Callable[[dict], object], hand: dict,
                    out_dir: Path) -> Fitter:
-    """The fitter of ``--fit learned`` for one engine: ``ranking.learn.FoldFitter`` on a
+    """The fitter of ``--fit learned`` for one engine: ``batch.learn.FoldFitter`` on a
     backend of that engine built by ``engine_backend_with(weights)`` with every signal
     awake, starting from the hand weights; it fits on each fold's training queries only."""
-    from ranking.learn import FoldFitter, awake
+    from batch.learn import FoldFitter, awake
 
     def progress(done: int, total: int) -> None:
         if done == total or done % 500 == 0:
@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the weights each fold scores with: the hand weights of "
                              "index/weights.json (tuned on the original 8 sites' judged "
                              "queries, so those are not held out), or weights fitted per fold "
-                             "on the other folds' training queries (ranking.learn; every "
+                             "on the other folds' training queries (batch.learn; every "
                              "site held out)")
     parser.add_argument("--semantic", action=argparse.BooleanOptionalAction,
                         default=bool(setting_default("SEARCH_SEMANTIC")),

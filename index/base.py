@@ -74,8 +74,9 @@ class Document:
     pagerank: float = 0.0
     cluster_id: str = ""
     dup_count: int = 0
-    #: Whether this is the page its duplicate cluster shows (``dedup.election``); a page
-    #: not shown is never a result, it only counts among its cluster's near-copies.
+    #: Whether this is the page its duplicate cluster shows
+    #: (``crawler.quality.dedup.election``); a page not shown is never a result, it only counts
+    #: among its cluster's near-copies.
     shown: bool = True
     #: The crawl's spam score of the page (0 = no spam rule tripped .. 1), ``item.spam_score``.
     spam_score: float = 0.0

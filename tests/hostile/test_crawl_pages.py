@@ -14,8 +14,8 @@ import numpy as np
 from crawler.extract import extract
 from crawler.items import PageItem
 from crawler.options import settings_to_options
-from dedup.core import Deduplicator
-from pipelines.dedup import DedupPipeline
+from crawler.quality.dedup.core import Deduplicator
+from crawler.quality.dedup.pipeline import DedupPipeline
 
 PAGE_BYTES = 9 * 1024 * 1024
 VOCABULARY = np.array([a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "aeiouy"])

@@ -52,10 +52,10 @@ class Command(BaseCommand):
             self.swap_alias(opts)
 
     def from_warc(self, opts):
-        from dedup.core import Deduplicator
+        from batch.rebuild import rebuild_index
+        from crawler.quality.dedup.core import Deduplicator
         from index import get_backend
         from pipelines.linkgraph import LinkStore
-        from ranking.rebuild import rebuild_index
 
         config = get_config()
         links = None if opts["no_links"] else LinkStore.open(config)

@@ -21,8 +21,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from crawler.items import PageItem
 from crawler.options import settings_to_options
+from crawler.quality.dedup.core import Deduplicator
 from crawler.urls import doc_id_for
-from dedup.core import Deduplicator
 from index.base import Document, SearchBackend
 
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ class WarcResponse:
     fetched_at: float
     warc_file: str
     warc_offset: int
+    #: The body was cut at the crawl's size limit (the record's ``WARC-Truncated: length``).
+    truncated: bool = False
 
     def header(self, name: str, default: str = "") -> str:
         name = name.lower()
@@ -78,6 +80,7 @@ def _response(record, name: str, offset: Callable[[], int],
         fetched_at=_timestamp(record.rec_headers.get_header("WARC-Date")),
         warc_file=name,
         warc_offset=offset(),
+        truncated=bool(record.rec_headers.get_header("WARC-Truncated")),
     )
 
 
@@ -109,36 +112,31 @@ def read_response(directory: str | os.PathLike, warc_file: str, offset: int,
 
 
 def page_item_from_response(response: WarcResponse) -> PageItem | None:
-    """The ``PageItem`` the ``web`` spider makes of this response, or None if it makes none.
-
-    Mirrors ``spiders.web.WebSpider.parse``: 2xx HTML only, binary bodies skipped, the same
-    decoder and extractor, and the same-host ``rel=canonical`` rule for the document URL.
-    A page the crawl rendered with a browser was fetched again as rendered; that later
-    record wins, as the latest fetch of its URL.
+    """The ``PageItem`` the ``web`` spider makes of this response, or None if it makes none:
+    2xx only, then the crawl's own ``crawler.extract.item_from_response``. A page the crawl
+    rendered with a browser was fetched again as rendered; that later record wins, as the
+    latest fetch of its URL.
     """
-    from crawler.extract import decode_html, extract, looks_binary, page_item
-    from spiders.web import HTML_TYPES
+    from crawler.extract import NotAPage, item_from_response
 
     if not 200 <= response.status < 300:
         return None
-    content_type = response.header("Content-Type")
-    ctype = content_type.split(";")[0].strip().lower()
-    if ctype and ctype.encode("latin-1") not in HTML_TYPES:
+    try:
+        _page, item = item_from_response(
+            response.url,
+            response.status,
+            response.body,
+            response.fetched_at,
+            content_type=response.header("Content-Type"),
+            x_robots=response.header("X-Robots-Tag"),
+            language=response.header("Content-Language"),
+            truncated=response.truncated,
+            warc_file=response.warc_file,
+            warc_offset=response.warc_offset,
+        )
+    except NotAPage:
         return None
-    if looks_binary(response.body):
-        return None
-    html, _encoding = decode_html(response.body, content_type)
-    page = extract(html, response.url, response.header("X-Robots-Tag"),
-                   response.header("Content-Language"))
-    return page_item(
-        page,
-        response.url,
-        response.status,
-        response.fetched_at,
-        content_type=ctype,
-        warc_file=response.warc_file,
-        warc_offset=response.warc_offset,
-    )
+    return item
 
 
 @dataclass
@@ -175,7 +173,7 @@ def rebuild_index(
     With ``anchors`` off, documents get no anchor text (as a crawl whose index writer adds
     none), so the rebuilt index can be compared with such a crawl's exactly.
     """
-    from pipelines.dedup import DedupPipeline
+    from crawler.quality.dedup.pipeline import DedupPipeline
     from pipelines.index import document_from_item
     from pipelines.linkgraph import SQLiteLinkStore
 

@@ -1,10 +1,10 @@
 """PageRank on Apache Spark: the ranking batch for graphs larger than one machine.
 
 ``RANK_ENGINE = "spark"`` (or ``PAGERANK_ENGINE=spark``) runs the batch's compute step here
-instead of in SciPy (:mod:`ranking.pagerank`, still the default). The master is
+instead of in SciPy (:mod:`batch.pagerank`, still the default). The master is
 ``RANK_SPARK_MASTER`` / ``SPARK_MASTER``: ``local[*]`` runs Spark inside this box, a
 ``spark://`` (or ``yarn``, ``k8s://``) URL runs the same job on a cluster. Staging, the
-atomic commit and publishing stay in :mod:`ranking.batch`; only the numbers come from here.
+atomic commit and publishing stay in :mod:`batch.rank`; only the numbers come from here.
 
 The iteration is the SciPy path's, step for step, so scores agree to float rounding:
 
@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ranking import graphfiles
-from ranking.pagerank import PowerIterationFailedConvergence
+from batch import graphfiles
+from batch.pagerank import PowerIterationFailedConvergence
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from ranking.batch import RankSettings
+    from batch.rank_settings import RankSettings
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def pagerank(
 
     ``nodes`` (column ``id``) adds nodes that no edge names. ``personalization`` maps node
     ids to non-negative weights; ids not in the graph are ignored. ``info`` receives ``n``,
-    ``edges`` (distinct) and ``iterations``. Same semantics as ``ranking.pagerank.pagerank``.
+    ``edges`` (distinct) and ``iterations``. Same semantics as ``batch.pagerank.pagerank``.
     """
     from pyspark import StorageLevel
     from pyspark.sql import Observation
@@ -204,7 +204,7 @@ def _personalization(state: DataFrame, personalization, n: int):
 
 
 def static_rank(ranks: DataFrame, n: int) -> DataFrame:
-    """``ranking.pagerank.static_rank`` on a DataFrame ``id, rank`` -> ``id, score``."""
+    """``batch.pagerank.static_rank`` on a DataFrame ``id, rank`` -> ``id, score``."""
     from pyspark.sql import functions as F
 
     relative = F.log1p(F.col("rank") * F.lit(float(n)))
@@ -216,7 +216,7 @@ def static_rank(ranks: DataFrame, n: int) -> DataFrame:
 class SparkRanks:
     """Static ranks computed on Spark, left as Parquet under ``workdir`` for staging.
 
-    Offers what ``ranking.batch.stage_and_commit`` stages: counts, page score batches in a
+    Offers what ``batch.rank.stage_and_commit`` stages: counts, page score batches in a
     fixed order, host scores.
     """
 

@@ -14,15 +14,15 @@ import logging
 from celery import shared_task
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from ranking import batch
+from batch import rank as rank_job
 
 logger = logging.getLogger(__name__)
 
 _RETRY_ON = (RedisConnectionError, ConnectionError, TimeoutError)
 
 
-def _settings(task) -> batch.RankSettings:
-    return batch.RankSettings.from_settings(task.app.conf)
+def _settings(task) -> rank_job.RankSettings:
+    return rank_job.RankSettings.from_settings(task.app.conf)
 
 
 @shared_task(
@@ -38,10 +38,10 @@ def rank(self, run_id: str | None = None) -> dict:
     """Rank the page and host graphs under a new version, commit it, queue its publishing."""
     settings = _settings(self)
     run_id = run_id or self.request.id or "eager"
-    store = batch.open_store()
-    links = batch.open_link_store(settings)
+    store = rank_job.open_store()
+    links = rank_job.open_link_store(settings)
     try:
-        report = batch.stage_and_commit(
+        report = rank_job.stage_and_commit(
             links,
             store,
             run_id,
@@ -49,7 +49,7 @@ def rank(self, run_id: str | None = None) -> dict:
             on_batch=lambda done, total: logger.info("ranking: staged %d/%d", done, total),
         )
     finally:
-        batch.close_quietly(links)
+        rank_job.close_quietly(links)
         store.close()
     if report.committed:
         self.app.tasks["ranking.publish"].delay(report.version)
@@ -70,10 +70,10 @@ def rank(self, run_id: str | None = None) -> dict:
 def publish(self, version: int) -> int:
     """Write committed ``version`` to the search index, resuming after the last written batch."""
     settings = _settings(self)
-    store = batch.open_store()
-    backend = batch.open_backend(settings)
+    store = rank_job.open_store()
+    backend = rank_job.open_backend(settings)
     try:
-        return batch.publish(store, backend, version, settings)
+        return rank_job.publish(store, backend, version, settings)
     finally:
         backend.close()
         store.close()

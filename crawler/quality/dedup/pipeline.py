@@ -18,14 +18,14 @@ from crawler.bounded import RecentCounts, RecentKeys
 from crawler.config import config_from_settings, get_config
 from crawler.feedback import crawl_feedback
 from crawler.hostrules import HostRules
-from crawler.hostverdicts import MIRROR, Verdict, VerdictStore, open_verdicts
 from crawler.items import PageItem
 from crawler.options import Option, enabled, setting, settings_to_options
+from crawler.quality.dedup.core import METHODS, Deduplicator
+from crawler.quality.dedup.election import ClusterElection, Election, Member, doc_key, link_key
+from crawler.quality.dedup.store import PairCounts
+from crawler.quality.verdicts import MIRROR, Verdict, VerdictStore, open_verdicts
 from crawler.signals import cluster_elected, documents_removed
 from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
-from dedup.core import METHODS, Deduplicator
-from dedup.election import ClusterElection, Election, Member, doc_key, link_key
-from dedup.store import PairCounts
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ COUNTED_INLINKS = 200_000
 #: Without links back, a host is a mirror on arrival order alone only when at least this
 #: share of its shared pages arrived after their twins: two copies crawled side by side
 #: (a real site and its mirror seeded together) interleave, and neither is cut on a coin
-#: flip (results still show one page per cluster, ``dedup.election``).
+#: flip (results still show one page per cluster, ``crawler.quality.dedup.election``).
 MIRROR_LATER_SHARE = 0.9
 
 
@@ -85,8 +85,8 @@ class DedupPipeline:
     "mirror")``: budget cut, queue dropped, pages out of the index) and its verdict, with
     the evidence, goes to ``verdicts``; with ``dry_run`` it is stored and logged only.
 
-    Each page's cluster elects the page it shows (``dedup.election``: the copy the others
-    link to or name as canonical, links from other hosts, the host with more pages, the
+    Each page's cluster elects the page it shows (``crawler.quality.dedup.election``: the copy
+    the others link to or name as canonical, links from other hosts, the host with more pages, the
     shorter URL) each time a member arrives; ``item.shown`` says whether it is this page,
     and when a page shown before loses, ``elected(cluster_id, election)`` hands the change
     on (in a crawl: the ``cluster_elected`` signal, to the index pipeline).

@@ -2,8 +2,8 @@
 
 Run a worker and the scheduler with::
 
-    celery -A ranking.celery_app worker --loglevel=INFO
-    celery -A ranking.celery_app beat
+    celery -A batch.celery_app worker --loglevel=INFO
+    celery -A batch.celery_app beat
 
 With no broker configured (the embedded default) tasks run eagerly in the calling
 process; ``python manage.py rank`` does the same without Celery.
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from celery import Celery
 
+from batch.rank import RankSettings
 from crawler.config import get_config
-from ranking.batch import RankSettings
 
 
 class CeleryConfig:
@@ -51,7 +51,7 @@ class CeleryConfig:
 
 def make_app() -> Celery:
     """A Celery app with the ranking tasks, configured lazily from ``crawler.config``."""
-    celery = Celery("ranking", include=["ranking.tasks"])
+    celery = Celery("ranking", include=["batch.tasks"])
     celery.config_from_object(CeleryConfig())
     return celery
 

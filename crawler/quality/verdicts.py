@@ -1,4 +1,4 @@
-"""What the crawl concluded about whole hosts: mirrors, spam, template traps (issue 21).
+"""What the crawl concluded about whole hosts: mirrors, spam, template traps.
 
 The crawler writes one verdict per (host, kind); the dashboard, the URL inspector and the
 admin read them (and an admin overrides a verdict with a host rule, ``HostRule.quality``).

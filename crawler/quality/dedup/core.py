@@ -9,14 +9,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from crawler.options import Option, settings_to_options
-from dedup.compact import CompactRedisStore
-from dedup.minhash import MinHasher, MinHashIndex
-from dedup.simhash import SimHashIndex, simhash
-from dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
-from dedup.text import exact_key, first_words, shingle_hashes, word_hashes
+from crawler.quality.dedup.compact import CompactRedisStore
+from crawler.quality.dedup.minhash import MinHasher, MinHashIndex
+from crawler.quality.dedup.simhash import SimHashIndex, simhash
+from crawler.quality.dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
+from crawler.quality.dedup.text import exact_key, first_words, shingle_hashes, word_hashes
 
 METHODS = ("minhash", "simhash")
-#: How MinHash state is laid out in Redis: ``compact`` (dedup.compact, the default) or
+#: How MinHash state is laid out in Redis: ``compact`` (crawler.quality.dedup.compact, the
+#: default) or
 #: ``datasketch`` (datasketch's own bucket layout, ~9 KB per page).
 REDIS_LAYOUTS = ("compact", "datasketch")
 

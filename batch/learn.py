@@ -494,7 +494,7 @@ def write_weights(path: str | Path, engine: str, weights: Mapping[str, float],
     hand = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
     for name, section in hand.items():
         data.setdefault(name, section)
-    data["_about"] = ("Fitted ranking weights (manage.py train-ranker; ranking/learn.py), in "
+    data["_about"] = ("Fitted ranking weights (manage.py train-ranker; batch/learn.py), in "
                       "the format of index/weights.json. Sections not fitted are the hand "
                       "weights.")
     fitted = dict(data.get("_fitted", {}))

@@ -1,4 +1,4 @@
-"""Pages and hosts not worth having: soft 404s, template traps and spam (issue 21).
+"""Pages and hosts not worth having: soft 404s, template traps and spam.
 
 Runs after the dedup pipeline. Marks items the index must skip (``item.skip_index``) and
 feeds the frontier back (``crawler.feedback``): a soft 404 counts as dead for its
@@ -25,10 +25,9 @@ from scrapy.exceptions import NotConfigured
 from crawler.bounded import bound
 from crawler.config import config_from_settings
 from crawler.hostrules import HostRules
-from crawler.hostverdicts import SPAM, TEMPLATE_TRAP, Verdict, VerdictStore, open_verdicts
 from crawler.items import PageItem
 from crawler.options import enabled, setting, settings_to_options
-from crawler.quality import (
+from crawler.quality.judges import (
     LIFT_CONFIDENCE,
     HostVerdict,
     SpamJudge,
@@ -37,6 +36,7 @@ from crawler.quality import (
     is_soft_404,
     text_overlap,
 )
+from crawler.quality.verdicts import SPAM, TEMPLATE_TRAP, Verdict, VerdictStore, open_verdicts
 from crawler.urls import host_of, netloc_of
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Near-duplicate state in Redis at under 200 bytes per page, two round trips per page.
 
-The datasketch layout (``dedup.minhash.MinHashIndex`` over Redis) keeps, per page, a
+The datasketch layout (``crawler.quality.dedup.minhash.MinHashIndex`` over Redis) keeps, per page, a
 512-byte signature, a pickled key, a list of band keys, and one Redis set per LSH bucket:
 about 9,300 bytes. This layout keeps the same facts in small Redis hashes that stay in
 Redis' compact *listpack* encoding (at most 128 entries, values of at most 64 bytes each):
@@ -36,8 +36,8 @@ import numpy as np
 import xxhash
 from datasketch import LeanMinHash
 
-from dedup.minhash import MinHasher
-from dedup.store import DedupStore, PairCounts
+from crawler.quality.dedup.minhash import MinHasher
+from crawler.quality.dedup.store import DedupStore, PairCounts
 
 #: Buckets keep the first few documents only: a bucket shared by many pages (a template's
 #: shingles) is no better a candidate source, and an 8-key value stays listpack-sized.
@@ -247,8 +247,9 @@ class CompactRedisStore(DedupStore):
     ) -> tuple[str, str, str, str, int | None, int | None]:
         """``(kind, cluster_id, match, match_host, host_pages, host_copies)`` of a document.
 
-        ``kind`` as ``dedup.core.Verdict``; ``signature`` is None for texts too short for the
-        near check. Host counts are None for a known document (nothing is counted again).
+        ``kind`` as ``crawler.quality.dedup.core.Verdict``; ``signature`` is None for texts too
+        short for the near check. Host counts are None for a known document (nothing is counted
+        again).
         """
         doc = doc_key(doc_id)
         digest = bytes.fromhex(text_key)[:8] if text_key else b""

@@ -1,12 +1,12 @@
 """Is a fetched page worth having? Template traps, soft 404s and spam, page by page and host
-by host (issue 21).
+by host.
 
-Each judge is a plain object fed one page at a time (``pipelines.quality.QualityPipeline``
+Each judge is a plain object fed one page at a time (``crawler.quality.pipeline.QualityPipeline``
 wires them into a crawl) and keeps bounded state in this process:
 
 - ``TemplateTraps``: pages that differ only in dates, numbers or a few words (calendars,
   faceted navigation, endless pagination, session variants in the path) add almost no new
-  content to their *URL pattern* (``crawler.traps.url_pattern``: digits folded, query
+  content to their *URL pattern* (``crawler.quality.traps.url_pattern``: digits folded, query
   parameter names kept). Novelty = the share of a page's word 3-shingles, digits folded,
   that the pattern has not shown before; texts of any length count (a text shorter than a
   shingle is one shingle). A pattern with ``min_pages`` pages of which ``trap_share`` added
@@ -35,7 +35,7 @@ import xxhash
 
 from crawler.bounded import RecentKeys
 from crawler.options import Option
-from crawler.traps import url_pattern
+from crawler.quality.traps import url_pattern
 
 #: The User-Agent of a cloaking probe: a page fetched again as a browser asks for it.
 BROWSER_AGENT = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from crawler.quality.dedup.core import Deduplicator
 from crawler.urls import doc_id_for
-from dedup.core import Deduplicator
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ see at the same path when the master is a cluster):
     ranks/pages/part-*.parquet  id int64, score double  static rank per page (Spark writes)
     ranks/hosts/part-*.parquet  id string, score double static rank per host
 
-A document id is 16 hex digits, i.e. 64 bits (``ranking.pagerank.doc_ids_to_keys``); Spark
+A document id is 16 hex digits, i.e. 64 bits (``batch.pagerank.doc_ids_to_keys``); Spark
 has no unsigned type, so keys travel as the ``int64`` of the same bits. Writing reads the
 link store once, in chunks, so no Python object per edge outlives its chunk; reading ranks
 back streams them in batches of the size the score store stages.
@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ranking.pagerank import doc_ids_to_keys, keys_to_doc_ids
+from batch.pagerank import doc_ids_to_keys, keys_to_doc_ids
 
 PAGE_EDGES = pa.schema([("src", pa.int64()), ("dst", pa.int64())])
 HOST_EDGES = pa.schema([("src", pa.string()), ("dst", pa.string())])

@@ -1,7 +1,7 @@
 """The ranking batch, in-process: link graphs -> PageRank -> versioned scores -> index.
 
 ``run_rank`` is what ``python manage.py rank`` runs for the embedded default; the Celery
-tasks in :mod:`ranking.tasks` run the same two steps (``stage_and_commit``, ``publish``)
+tasks in :mod:`batch.tasks` run the same two steps (``stage_and_commit``, ``publish``)
 on workers. Every step is safe to repeat: a run keeps its version across retries, staging
 rewrites whole batches, commit is one atomic pointer flip, and publishing resumes at the
 first batch not yet written to the index.
@@ -14,106 +14,18 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from importlib import import_module
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from batch.pagerank import DocIds, LinkGraph, pagerank, static_rank
+from batch.rank_settings import RankSettings
+from batch.store import RedisScoreStore, ScoreStore, SQLiteScoreStore
 from crawler.config import Config, get_config
-from crawler.options import Option, convert, settings_to_options
 from crawler.urls import canonicalize, doc_id_for, host_of
 from index.base import SearchBackend
-from ranking.pagerank import DocIds, LinkGraph, pagerank, static_rank
-from ranking.store import RedisScoreStore, ScoreStore, SQLiteScoreStore
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RankSettings:
-    """Settings of a ranking run; names are the ``RANK_*`` settings without the prefix, and
-    their defaults are in crawler/settings.py (``from_settings``)."""
-
-    alpha: float
-    tol: float
-    max_iter: int
-    batch_size: int
-    write_pause_s: float
-    keep_versions: int
-    seeds: tuple[str, ...]
-    link_store: str
-    index_backend: str
-    interval_s: float
-    #: ``scipy`` (one process, the default) or ``spark`` (``ranking.spark``); the
-    #: environment's ``PAGERANK_ENGINE`` applies when the setting is not given.
-    engine: str
-    #: Spark master URL (environment: ``SPARK_MASTER``); ``local[*]`` = this box's cores.
-    spark_master: str
-    #: Where a Spark run writes its graph and ranks as Parquet; empty = DATA_DIR/rank/spark.
-    #: With a cluster master, storage that the driver and every executor see at that path.
-    spark_dir: str
-    spark_partitions: int
-    spark_driver_memory: str
-    #: Extra Spark configuration (``spark.executor.memory``, ...), as a mapping.
-    spark_conf: Mapping[str, str] = field(default_factory=dict)
-
-    ENGINES = ("scipy", "spark")
-
-    def __post_init__(self) -> None:
-        if self.engine not in self.ENGINES:
-            raise ValueError(
-                f"RANK_ENGINE (or PAGERANK_ENGINE) is {self.engine!r}; use one of {self.ENGINES}"
-            )
-
-    @classmethod
-    def from_settings(cls, settings: Any, config: Config | None = None,
-                      **overrides: Any) -> RankSettings:
-        """Read ``RANK_ALPHA``, ``RANK_TOL``, ... from Django/Celery settings, a mapping or
-        None (unset names: their defaults); ``overrides`` (field names) win. ``RANK_ENGINE``
-        and ``RANK_SPARK_MASTER``, when the settings do not give them, come from the
-        environment's ``PAGERANK_ENGINE`` and ``SPARK_MASTER`` (``config``, default
-        ``get_config()``) before their defaults."""
-        config = config or get_config()
-        for option, value in (("engine", config.pagerank_engine),
-                              ("spark_master", config.spark_master)):
-            if value is not None and not _given(settings, "RANK_" + option.upper()):
-                overrides.setdefault(option, value)
-        return cls(**settings_to_options(settings, _SETTINGS, **overrides))
-
-    def spark_workdir(self, config: Config, version: int) -> Path:
-        """The directory of a Spark run's Parquet files for ``version``."""
-        base = Path(self.spark_dir) if self.spark_dir else config.data_dir / "rank" / "spark"
-        return base / f"v{version}"
-
-
-def _given(settings: Any, name: str) -> bool:
-    """Whether ``settings`` itself sets ``name`` (not only its default)."""
-    if settings is None:
-        return False
-    if isinstance(settings, Mapping) or hasattr(settings, "getpriority"):
-        return name in settings
-    return hasattr(settings, name)
-
-
-#: ``RANK_<FIELD>`` -> field of ``RankSettings`` and its kind.
-_SETTINGS: dict[str, Option] = {
-    "RANK_ALPHA": ("alpha", float),
-    "RANK_TOL": ("tol", float),
-    "RANK_MAX_ITER": ("max_iter", int),
-    "RANK_BATCH_SIZE": ("batch_size", int),
-    "RANK_WRITE_PAUSE_S": ("write_pause_s", float),
-    "RANK_KEEP_VERSIONS": ("keep_versions", int),
-    "RANK_SEEDS": ("seeds", lambda value: tuple(convert(value, list))),
-    "RANK_LINK_STORE": ("link_store", str),
-    "RANK_INDEX_BACKEND": ("index_backend", str),
-    "RANK_INTERVAL_S": ("interval_s", float),
-    "RANK_ENGINE": ("engine", str),
-    "RANK_SPARK_MASTER": ("spark_master", str),
-    "RANK_SPARK_DIR": ("spark_dir", str),
-    "RANK_SPARK_PARTITIONS": ("spark_partitions", int),
-    "RANK_SPARK_DRIVER_MEMORY": ("spark_driver_memory", str),
-    "RANK_SPARK_CONF": ("spark_conf", dict),
-}
 
 
 @dataclass
@@ -189,7 +101,7 @@ def seed_personalization(seeds: tuple[str, ...]) -> tuple[dict | None, dict | No
 class ComputedRanks:
     """Static ranks (``static_rank`` of PageRank) of the page and the host graph.
 
-    ``page_count`` ... ``close`` are what staging reads; ``ranking.spark.SparkRanks``
+    ``page_count`` ... ``close`` are what staging reads; ``batch.spark.SparkRanks``
     offers the same for the Spark engine.
     """
 
@@ -235,10 +147,10 @@ def compute_ranks(
 ):
     """Rank both graphs of ``link_store`` on the configured engine (``RANK_ENGINE``).
 
-    Returns ``ComputedRanks`` (SciPy) or ``ranking.spark.SparkRanks``; close it when staged.
+    Returns ``ComputedRanks`` (SciPy) or ``batch.spark.SparkRanks``; close it when staged.
     """
     if settings.engine == "spark":
-        from ranking import spark
+        from batch import spark
 
         page_seeds, host_seeds = seed_personalization(settings.seeds)
         workdir = settings.spark_workdir(config or get_config(), version)
