@@ -65,6 +65,7 @@ from index.engines.elasticsearch.suggest import completions
 from index.engines.elasticsearch.tiers import Tier1
 from index.fields import completion_prefix
 from index.query import Query, parse
+from index.semantic import SemanticOptions
 from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["ElasticsearchBackend", "ElasticsearchOptions", "QueryCompiler", "mappings"]
@@ -100,6 +101,7 @@ class ElasticsearchBackend(SearchBackend):
         weights_file = weights_file_of(o.weights_file, config.data_dir if config else None)
         self.ranker = Ranker.for_engine("elasticsearch", signals, o.rank_weights, weights_file)
         self.ranking = RankingQuery(compiler, self.ranker)
+        self.semantic = SemanticOptions(o.semantic, o.semantic_sections, o.semantic_depth)
         # A node that dies mid-request is retried on another one: queries keep answering.
         self.client = client or Elasticsearch(hosts, request_timeout=o.request_timeout_s,
                                               max_retries=3, retry_on_timeout=True)
@@ -127,8 +129,8 @@ class ElasticsearchBackend(SearchBackend):
         self._rank_feature: bool | None = None
         self.tier1 = Tier1.of(o, self.client, self.pager, self._index_body, self._replicas,
                               self.writer.spool_dir, self.stats_)
-        self._search = EsSearch(o, self.ranker, self.ranking, self.requests, self.pager,
-                                self.tier1, self.uses_rank_feature)
+        self._search = EsSearch(o, self.ranker, self.ranking, self.semantic, self.requests,
+                                self.pager, self.tier1, self.uses_rank_feature)
 
     @classmethod
     def from_config(cls, config: Config, settings: Any = None, **options) -> ElasticsearchBackend:
@@ -201,7 +203,7 @@ class ElasticsearchBackend(SearchBackend):
         """Queue documents by id (blocks while the queue is full); tier 1 gets its own."""
         rank_feature = self.uses_rank_feature()
         count = 0
-        for doc in docs:
+        for doc in self.semantic.embedded(docs):
             version = action_version()
             source = document_source(doc, rank_feature, self.options.suggest_body_chars)
             source["indexed_at"] = version

@@ -44,6 +44,9 @@ class ElasticsearchOptions:
     tier1_min_hits: int
     language: str
     weights_file: str
+    semantic: bool
+    semantic_sections: int
+    semantic_depth: int
     bulk_docs: int
     bulk_bytes: int
     bulk_interval_s: float
@@ -81,6 +84,9 @@ class ElasticsearchOptions:
         "ES_TIER1_MIN_HITS": ("tier1_min_hits", int),
         "SEARCH_LANGUAGE": ("language", str),
         "SEARCH_WEIGHTS_FILE": ("weights_file", str),
+        "SEARCH_SEMANTIC": ("semantic", bool),
+        "SEARCH_SEMANTIC_SECTIONS": ("semantic_sections", int),
+        "SEARCH_SEMANTIC_DEPTH": ("semantic_depth", int),
         "ES_BULK_DOCS": ("bulk_docs", int),
         "ES_BULK_BYTES": ("bulk_bytes", int),
         "ES_BULK_INTERVAL_S": ("bulk_interval_s", float),

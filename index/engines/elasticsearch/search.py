@@ -25,7 +25,7 @@ from index.engines.elasticsearch.paging import Pager, Ranked, partial
 from index.engines.elasticsearch.query import blend_terms, word_idf
 from index.engines.elasticsearch.suggest import suggest_request, suggestion
 from index.fields import FACET_FIELDS, IDF_FIELD
-from index.hits import make_hit
+from index.hits import VECTORS_FIELD, make_hit
 from index.plan import SearchPlan, Thresholds
 from index.query import Query
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from index.engines.elasticsearch.query import RankingQuery
     from index.engines.elasticsearch.requests import SearchRequests
     from index.engines.elasticsearch.tiers import Tier1
+    from index.semantic import SemanticOptions
     from index.signals import Ranker
 
 __all__ = ["EsSearch"]
@@ -50,15 +51,16 @@ def _facets(aggregations: dict) -> dict[str, list[tuple[str, int]]]:
 
 class EsSearch:
     """The search path of the Elasticsearch engine: executes a :class:`SearchPlan` with the
-    engine's options (read at each search, so they can be tuned live), ranker and ranked
-    query, its read requests, the full index's pager and tier 1."""
+    engine's options (read at each search, so they can be tuned live), ranker, ranked
+    query and semantic matching, its read requests, the full index's pager and tier 1."""
 
     def __init__(self, options: ElasticsearchOptions, ranker: Ranker, ranking: RankingQuery,
-                 requests: SearchRequests, pager: Pager, tier1: Tier1,
-                 uses_rank_feature: Callable[[], bool]):
+                 semantic: SemanticOptions, requests: SearchRequests, pager: Pager,
+                 tier1: Tier1, uses_rank_feature: Callable[[], bool]):
         self.options = options
         self.ranker = ranker
         self.ranking = ranking
+        self.semantic = semantic
         self.requests = requests
         self.pager = pager
         self.tier1 = tier1
@@ -72,13 +74,14 @@ class EsSearch:
     def plan(self, parsed: Query) -> SearchPlan:
         """The search plan of a parsed query with the engine's thresholds now."""
         o = self.options
-        return SearchPlan.of(parsed, Thresholds.of(o), self.ranker, o.language)
+        return SearchPlan.of(parsed, Thresholds.of(o), self.ranker, o.language,
+                             self.semantic.match())
 
     def run(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
             started: float) -> Results:
         """One page of results for a parsed query: its plan, executed."""
         return self.plan(parsed).execute(
-            lambda plan: self.search(plan, page, size, explain, facets, started))
+            lambda plan, pg, sz: self.search(plan, pg, sz, explain, facets, started), page, size)
 
     def body(self, plan: SearchPlan, relaxed: bool = False,
              idf: list[float] | None = None) -> dict:
@@ -169,8 +172,11 @@ class EsSearch:
         if aggs:
             results.facets = _facets(response.get("aggregations", {}))
         explained = self._explain(plan, [h for h, *_ in found], relaxed, idf) if explain else {}
+        vectors = results.extra.setdefault("vectors", {}) if plan.reads_vectors else None
         for hit, similar, languages in found:
             source = hit["_source"]
+            if vectors is not None:
+                vectors[hit["_id"]] = source["doc"].get(VECTORS_FIELD, "")
             results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
                                          parsed, self.options.snippet_chars,
                                          explained.get(hit["_id"]),

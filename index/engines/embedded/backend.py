@@ -48,6 +48,7 @@ from index.engines.embedded.suggest import EditSuggester
 from index.fields import completion_prefix, completion_text
 from index.plan import SearchPlan, Thresholds
 from index.query import Query, parse
+from index.semantic import SemanticOptions
 from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["EmbeddedBackend", "EmbeddedOptions"]
@@ -82,6 +83,7 @@ class EmbeddedBackend(SearchBackend):
         # A configured engine loads the weights train-ranker fitted under DATA_DIR.
         weights_file = weights_file_of(o.weights_file, config.data_dir if config else None)
         self.ranker = Ranker.for_engine("embedded", signals, o.rank_weights, weights_file)
+        self.semantic = SemanticOptions(o.semantic, o.semantic_sections, o.semantic_depth)
         self._index: tantivy.Index | None = None
         self._writer: tantivy.IndexWriter | None = None
         self._pending = 0
@@ -154,7 +156,7 @@ class EmbeddedBackend(SearchBackend):
         count = 0
         with self._lock:
             writer = self._writer_()
-            for doc in docs:
+            for doc in self.semantic.embedded(docs):
                 writer.delete_documents_by_term("id", doc.id)
                 writer.add_document(to_tantivy(doc))
                 count += 1
@@ -295,6 +297,6 @@ class EmbeddedBackend(SearchBackend):
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
         plan = SearchPlan.of(parsed, Thresholds.of(self.options), self.ranker,
-                             self.options.language)
-        return plan.execute(lambda p: self._search.search(p, page, size, explain, facets,
-                                                          started))
+                             self.options.language, self.semantic.match())
+        return plan.execute(lambda p, pg, sz: self._search.search(p, pg, sz, explain, facets,
+                                                                  started), page, size)

@@ -35,6 +35,9 @@ class EmbeddedOptions:
     blend_depth: int
     language: str
     weights_file: str
+    semantic: bool
+    semantic_sections: int
+    semantic_depth: int
     #: Where a compound of the query's words scores, and how much.
     compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS
     #: Indexing threads of the writer (0: tantivy's choice).
@@ -56,6 +59,9 @@ class EmbeddedOptions:
         "EMBEDDED_BLEND_DEPTH": ("blend_depth", int),
         "SEARCH_LANGUAGE": ("language", str),
         "SEARCH_WEIGHTS_FILE": ("weights_file", str),
+        "SEARCH_SEMANTIC": ("semantic", bool),
+        "SEARCH_SEMANTIC_SECTIONS": ("semantic_sections", int),
+        "SEARCH_SEMANTIC_DEPTH": ("semantic_depth", int),
     }
 
     @classmethod

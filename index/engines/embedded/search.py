@@ -22,7 +22,7 @@ from index.base import FACET_SIZE, Results
 from index.engines.embedded.query import TantivyCompiler
 from index.engines.embedded.schema import address_key, fast_name, stored_hit
 from index.fields import FACET_FIELDS
-from index.hits import collapse, group_languages, make_hit
+from index.hits import VECTORS_FIELD, collapse, group_languages, make_hit
 from index.plan import SearchPlan
 from index.query import Query
 from index.signals import Candidate
@@ -125,6 +125,9 @@ class TantivySearch:
                                          o.snippet_chars, why, text=snippet,
                                          languages=len(others),
                                          sections=shown.get("sections", "")))
+            if plan.reads_vectors:
+                results.extra.setdefault("vectors", {})[results.hits[-1].id] = shown.get(
+                    VECTORS_FIELD, "")
         if page == 1 and results.total < size:
             results.suggestion = self.suggest(parsed)
         if facets:
