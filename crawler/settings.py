@@ -252,7 +252,7 @@ RANK_SPARK_CONF = {}  # extra Spark configuration, e.g. {"spark.executor.memory"
 # The crawl's ControlStore: host rules and the admin's seeds; prepared when the spider starts
 # (the Django one migrates the embedded SQLite database, stops the crawl if PostgreSQL's is
 # not migrated). "" = none: no host rules, seeds from arguments only.
-CONTROL_STORE = "webui.control.rules.DjangoControlStore"
+CONTROL_STORE = "webui.control.rules.DjangoControlStore"  # host rules and seeds; "" = none
 HOST_RULES_TTL = 30.0  # seconds loaded rules are used before they are loaded again
 
 # --- logging: the detailed log goes to DATA_DIR/logs, progress lines to stderr ---
