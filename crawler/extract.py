@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from itertools import islice
 
 import lxml.html
 from lxml import etree
@@ -51,6 +52,7 @@ APP_ROOT_XPATH = (
 )
 CLIENT_RENDERED_MAX_TEXT = 200  # characters of main text below which an app shell is suspect
 WS = re.compile(r"\s+")
+_WORD_RE = re.compile(r"\w+")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 MAX_LINKS = 1000
 LANG_SAMPLE_CHARS = 400  # per spot; py3langid costs ~0.2 ms per 400 characters
@@ -551,15 +553,33 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
     return out
 
 
-def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float, **fields):
+def cut_words(text: str, max_words: int) -> str:
+    """``text`` up to the end of its ``max_words``-th word (``\\w+``), whole when it has
+    no more; the words are counted only in a text long enough to have more."""
+    if not max_words or len(text) < 2 * max_words:  # n words take 2n - 1 characters
+        return text
+    last = next(islice(_WORD_RE.finditer(text), max_words - 1, None), None)
+    return text if last is None else text[:last.end()]
+
+
+def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float, *,
+              max_words: int | None = None, **fields):
     """The ``PageItem`` of an extracted page. Its document URL is the fetched URL
-    canonicalized, or the page's ``rel=canonical`` when that names the same host."""
+    canonicalized, or the page's ``rel=canonical`` when that names the same host. Its text
+    is the page's first ``max_words`` words (default ``PAGE_MAX_WORDS``): what every
+    pipeline reads and the index keeps, so no page costs them more than that many words."""
     from crawler.items import PageItem
+    from crawler.options import setting
     from crawler.urls import host_of
 
     url = canonicalize(fetched_url)
     if page.canonical and host_of(page.canonical) == host_of(url):
         url = page.canonical
+    if max_words is None:
+        max_words = setting(None, "PAGE_MAX_WORDS", int)
+    text, sections = cut_words(page.text, max_words), page.sections
+    if len(text) < len(page.text):
+        sections = [section for section in sections if section.start < len(text)]
     return PageItem(
         url=url,
         fetched_url=fetched_url,
@@ -567,11 +587,11 @@ def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float,
         status=status,
         fetched_at=fetched_at,
         title=page.title,
-        text=page.text,
+        text=text,
         description=page.description,
         lang=page.lang,
         headings=page.headings,
-        sections=page.sections,
+        sections=sections,
         canonical=page.canonical,
         links=page.links,
         noindex=page.noindex,

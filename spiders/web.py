@@ -15,7 +15,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.misc import load_object
 
 from crawler.bounded import RecentSet
-from crawler.extract import decode_html, extract, looks_binary, page_item
+from crawler.extract import cut_words, decode_html, extract, looks_binary, page_item
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import HostRules
 from crawler.options import enabled, setting
@@ -83,6 +83,7 @@ class WebSpider(scrapy.Spider):
         spider.host_rules = HostRules.from_settings(settings)
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
+        spider.max_words = setting(settings, "PAGE_MAX_WORDS", int)
         spider.render_timeout_ms = setting(settings, "RENDER_TIMEOUT_MS", int)
         spider.sitemap_probe = enabled(settings, "SITEMAP_PROBE_DEFAULT")
         spider.sitemap_max_size = setting(settings, "SITEMAP_MAX_SIZE", int)
@@ -196,6 +197,7 @@ class WebSpider(scrapy.Spider):
             response.url,
             response.status,
             time.time(),
+            max_words=self.max_words,
             depth=depth,
             content_type=ctype.decode("latin-1"),
             truncated=TRUNCATED in response.flags,
@@ -223,7 +225,8 @@ class WebSpider(scrapy.Spider):
             text = ""
         else:
             content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
-            text = extract(decode_html(response.body, content_type)[0], response.url).text
+            text = cut_words(extract(decode_html(response.body, content_type)[0],
+                                     response.url).text, self.max_words)
         self.crawler.signals.send_catch_log(
             browser_probe_fetched, url=response.meta.get("quality_probe", response.url),
             text=text)
