@@ -43,7 +43,7 @@ from crawler.urls import doc_id_for  # noqa: E402
 from harness.documents import title_for  # noqa: E402
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, ratio, run_rounds, side_by_side  # noqa: E402,E501
 from index.base import Document  # noqa: E402
-from index.embedded import EmbeddedBackend  # noqa: E402
+from index.engines.embedded.backend import EmbeddedBackend  # noqa: E402
 from index.fields import completion_key, completion_prefix, completion_text  # noqa: E402
 from testweb import text  # noqa: E402
 

@@ -134,7 +134,7 @@ def mass_within(lines: list[dict], budget: int, rank: dict) -> float:
 
 
 def spam_verdicts(data_dir: Path) -> set[str]:
-    from crawler.hostverdicts import SPAM, LocalVerdictStore
+    from crawler.quality.verdicts import SPAM, LocalVerdictStore
 
     store = LocalVerdictStore(data_dir / "quality" / "web.sqlite3")
     try:

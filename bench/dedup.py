@@ -1,6 +1,6 @@
 """Benchmark near-duplicate detection: throughput per core and precision/recall per method.
 
-Runs MinHash LSH and SimHash (both through ``dedup.core.Deduplicator``, tokenizing
+Runs MinHash LSH and SimHash (both through ``crawler.quality.dedup.core.Deduplicator``, tokenizing
 included) and, as the baseline, datasketch as a user who cares about speed configures it
 (``MinHash.update_batch`` over shingle strings with a fast hash function,
 ``hashfunc=xxhash.xxh32_intdigest``, instead of its default SHA-1, plus ``MinHashLSH``) on
@@ -33,11 +33,11 @@ import redis
 import xxhash
 from datasketch import MinHash, MinHashLSH
 
+from crawler.quality.dedup.compact import partition_bits_for
+from crawler.quality.dedup.core import Deduplicator
+from crawler.quality.dedup.evaluate import Score, evaluate
+from crawler.quality.dedup.text import words
 from crawler.urls import doc_id_for
-from dedup.compact import partition_bits_for
-from dedup.core import Deduplicator
-from dedup.evaluate import Score, evaluate
-from dedup.text import words
 from harness import log
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 from harness.roundtrips import count_round_trips
@@ -47,7 +47,7 @@ from testweb.nearcopies import generate
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     """A throw-away redis-server on a free port; yields its URL."""
-    from crawler.redisserver import running_redis
+    from operations.redisserver import running_redis
 
     with tempfile.TemporaryDirectory() as tmp, running_redis(Path(tmp)) as server:
         yield server.url
@@ -71,7 +71,7 @@ BASELINE_SETTINGS = {
     "num_perm": 128,
     "threshold": 0.7,
     "shingle_size": 3,
-    "shingles": "word 3-grams of dedup.text.words(main text), UTF-8",
+    "shingles": "word 3-grams of crawler.quality.dedup.text.words(main text), UTF-8",
     "lsh": "MinHashLSH(threshold, num_perm): query, confirm by jaccard >= threshold, insert",
 }
 

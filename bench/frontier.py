@@ -67,11 +67,11 @@ from crawler.frontier import Entry, Outcome, Politeness, frontier_options
 from crawler.frontier.bloom import LocalBloom
 from crawler.frontier.codec import encode_request
 from crawler.frontier.redis_backend import RedisFrontier
-from crawler.redisserver import running_redis
 from harness import ROOT, log
 from harness.crawlrun import crawl_command, crawl_env, migrate
 from harness.politeness import crawl_delays, politeness_bound, politeness_violations, span
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
+from operations.redisserver import running_redis
 
 WORKERS = 2
 #: Hosts of the memory figures' links (part 4).
@@ -83,7 +83,7 @@ def crawl_settings(kind: str, delay: float, seconds: float) -> dict[str, object]
         "CONCURRENT_REQUESTS": 32,
         "CLOSESPIDER_TIMEOUT": seconds,
         "CRAWL_PROGRESS_INTERVAL": 0,
-        "HOST_RULES_LOADER": "",
+        "CONTROL_STORE": "",
         "ITEM_PIPELINES": "{}",
         "LOG_LEVEL": "WARNING",
         "RESOLVE_OVERRIDES": "*.test=127.0.0.1",

@@ -48,7 +48,7 @@ def child(docs: int, commit_docs: int, threshold: int, workdir: Path) -> None:
     """One side: index ``docs`` documents, print one JSON sample line per sample point."""
     from crawler.memory import GlibcHeap, MemoryMonitor
     from harness.documents import generate
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     heap = GlibcHeap.load()
     if heap is None:

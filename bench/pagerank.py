@@ -12,7 +12,7 @@ as documents per second. Progress goes to stderr; the last stdout line is one JS
 
 With ``--engine spark`` the contenders are the batch's two engines at the batch's own
 settings (``RankSettings``: tol 1e-10, alpha 0.85): the SciPy path and Spark
-(``ranking.spark``) on the same graph, written as Parquet as the batch writes it. Spark's
+(``batch.spark``) on the same graph, written as Parquet as the batch writes it. Spark's
 ``wall_s`` is reading the Parquet graph + PageRank + collecting the scores, its session
 start-up and the Parquet export reported apart; ``peak_rss_mb`` is the peak resident set
 of the JVM (``VmHWM`` of every ``java`` process under the worker: in local mode the driver
@@ -64,7 +64,7 @@ def generate(nodes: int, edges: int, seed: int, out: Path) -> None:
 
 def run_ours(data: Path, out: Path) -> dict:
     """Load the key arrays, build the CSR graph, run PageRank; save (keys, scores)."""
-    from ranking.pagerank import LinkGraph, pagerank
+    from batch.pagerank import LinkGraph, pagerank
 
     cpu_start = time.process_time()
     start = time.perf_counter()
@@ -123,14 +123,14 @@ def run_networkx(data: Path, out: Path) -> dict:
 
 
 def _batch_settings(spark_master: str = "local[*]"):
-    from ranking.batch import RankSettings
+    from batch.rank import RankSettings
 
     return RankSettings.from_settings(None, engine="spark", spark_master=spark_master)
 
 
 def run_scipy_batch(data: Path, out: Path) -> dict:
     """The SciPy engine at the batch's settings (the side-by-side baseline of Spark)."""
-    from ranking.pagerank import LinkGraph, pagerank
+    from batch.pagerank import LinkGraph, pagerank
 
     settings = _batch_settings()
     cpu_start = time.process_time()
@@ -153,12 +153,12 @@ def run_scipy_batch(data: Path, out: Path) -> dict:
 
 
 def run_spark(data: Path, out: Path) -> dict:
-    """``ranking.spark.pagerank`` on the graph as Parquet, at the batch's settings."""
+    """``batch.spark.pagerank`` on the graph as Parquet, at the batch's settings."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ranking import graphfiles
-    from ranking import spark as engine
+    from batch import graphfiles
+    from batch import spark as engine
 
     settings = _batch_settings(os.environ.get("BENCH_SPARK_MASTER", "local[*]"))
     start = time.perf_counter()
@@ -268,13 +268,13 @@ def l1_between(a: Path, b: Path) -> float:
 def writeback_rate(docs: int, batch_size: int) -> float | None:
     """Documents per second through the embedded backend's ``update_rank``, in batches."""
     try:
-        from index.embedded import EmbeddedBackend
+        from index.engines.embedded.backend import EmbeddedBackend
     except ImportError as exc:
-        log(f"write-back: embedded backend missing on this branch ({exc}); not measured")
+        log(f"write-back: embedded backend unavailable ({exc}); not measured")
         return None
+    from batch.rank import write_ranks
     from crawler.urls import doc_id_for
     from index.base import Document
-    from ranking.batch import write_ranks
 
     with tempfile.TemporaryDirectory(prefix="bench-rank-index-") as tmp:
         backend = EmbeddedBackend(Path(tmp))

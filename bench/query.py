@@ -61,7 +61,7 @@ from harness.documents import FETCHED_AT, SEED, generate, make_queries  # noqa: 
 from index import hits  # noqa: E402
 from index.analysis import STOPWORDS, WORD_RE  # noqa: E402
 from index.base import Document  # noqa: E402
-from index.embedded import EmbeddedBackend  # noqa: E402
+from index.engines.embedded.backend import EmbeddedBackend  # noqa: E402
 from index.snippets import located_snippet  # noqa: E402
 
 

@@ -2,9 +2,9 @@
 
 Serves and crawls the real documentation sites as ``bench/relevance.py`` does (the crawl is
 cached under ``--cache``), indexes them, makes known-item training queries from the crawled
-pages (``ranking.learn.document_known_items``; never the judged queries), and collects each
+pages (``batch.learn.document_known_items``; never the judged queries), and collects each
 training query's candidates and signal values from the engine's explain output once. Then,
-k-fold over sites: weights are fitted (``ranking.learn.fit``) on the training queries of
+k-fold over sites: weights are fitted (``batch.learn.fit``) on the training queries of
 the other sites only, and the judged queries of ``tests/relevance/queries.json`` whose best
 page is on the held-out sites are run through the engine's ``search()`` with the fitted
 weights and with the hand weights of ``index/weights.json``. Each judged query is scored
@@ -29,6 +29,14 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from batch.learn import (
+    FeatureSet,
+    TrainingQuery,
+    awake,
+    collect,
+    document_known_items,
+    fit,
+)
 from harness import log
 from harness.relevance import (
     DEFAULT_CACHE,
@@ -47,15 +55,7 @@ from harness.relevance import (
     read_pages,
 )
 from harness.services import configured_or_private_elasticsearch
-from index.embedded import EmbeddedBackend
-from ranking.learn import (
-    FeatureSet,
-    TrainingQuery,
-    awake,
-    collect,
-    document_known_items,
-    fit,
-)
+from index.engines.embedded.backend import EmbeddedBackend
 from testweb.docsites import available_doc_sites
 
 
@@ -120,7 +120,7 @@ def elasticsearch_run(pages, judged, cache, copies, training, folds, args) -> di
 def _elasticsearch_run(url, pages, judged, cache, copies, training, folds, args) -> dict:
     import uuid
 
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     prefix = f"ranker-{uuid.uuid4().hex[:8]}"
     made = []

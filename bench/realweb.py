@@ -151,7 +151,7 @@ def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) ->
 
 
 def verdicts_of(data_dir: Path) -> dict[str, list]:
-    from crawler.hostverdicts import LocalVerdictStore
+    from crawler.quality.verdicts import LocalVerdictStore
 
     store = LocalVerdictStore(data_dir / "quality" / "web.sqlite3")
     try:

@@ -84,7 +84,7 @@ from harness.relevance import (
 )
 from harness.services import configured_or_private_elasticsearch
 from harness.training import KnownItem, known_items
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from index.fields import DEFAULT_FIELD_WEIGHTS, FieldWeights
 from testweb.docsites import DOC_SITES, available_doc_sites
 
@@ -146,10 +146,10 @@ def ablation(cache: Path, pages: Sequence[dict], judged: Sequence[Judgement],
 
 def learned_fitter(engine_backend_with: Callable[[dict], object], hand: dict,
                    out_dir: Path) -> Fitter:
-    """The fitter of ``--fit learned`` for one engine: ``ranking.learn.FoldFitter`` on a
+    """The fitter of ``--fit learned`` for one engine: ``batch.learn.FoldFitter`` on a
     backend of that engine built by ``engine_backend_with(weights)`` with every signal
     awake, starting from the hand weights; it fits on each fold's training queries only."""
-    from ranking.learn import FoldFitter, awake
+    from batch.learn import FoldFitter, awake
 
     def progress(done: int, total: int) -> None:
         if done == total or done % 500 == 0:
@@ -178,7 +178,7 @@ def _elasticsearch_scores(url: str, pages: Sequence[dict], judged: Sequence[Judg
                           learned: bool) -> tuple[HeldOut, Scores, dict]:
     import uuid
 
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     prefix = f"relevance-{uuid.uuid4().hex[:8]}"
     backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the weights each fold scores with: the hand weights of "
                              "index/weights.json (tuned on the original 8 sites' judged "
                              "queries, so those are not held out), or weights fitted per fold "
-                             "on the other folds' training queries (ranking.learn; every "
+                             "on the other folds' training queries (batch.learn; every "
                              "site held out)")
     parser.add_argument("--show-misses", action="store_true",
                         help="print each query whose best page is not first, with its top "

@@ -24,15 +24,15 @@ it has no near-copies), so the near-copy counts (``ES_NEAR_COPY_COUNTS``) cost w
 cost on a crawled index, and a static rank skewed like PageRank (``static_rank``).
 ``es_requests_per_query`` is the backend's own count of round trips per ``search()``.
 
-The baseline of the two-phase ranking (index/es_paging.py: the text query's top matches
-rescored by the signals) is the one-pass ranking, ``ES_RERANK_DEPTH=0`` (``function_score``
+The baseline of the two-phase ranking (index/engines/elasticsearch/paging.py: the text query's top
+matches rescored by the signals) is the one-pass ranking, ``ES_RERANK_DEPTH=0`` (``function_score``
 over every match, server-side collapse): the same queries through it give
 ``onepass_p50_ms``... (the same figures, ``onepass_`` prefix), ``onepass_requests_per_query``
 and how often the two agree on the first hit and the top 10 of the first 100 timed queries
 (``onepass_same_first``, ``onepass_top10_overlap``).
 
-Tiered index (``ES_TIERED``, index/es_tiers.py): tier 1 (the top 10% of the pages by static
-rank) is published from the same index, and the same queries run through the tiered
+Tiered index (``ES_TIERED``, index/engines/elasticsearch/tiers.py): tier 1 (the top 10% of the pages
+by static rank) is published from the same index, and the same queries run through the tiered
 backend beside the flat one: ``tiered_p50_ms``... (the same figures, ``tiered_`` prefix),
 ``fallthrough_rate`` (the share of queries tier 1 could not answer) and
 ``tiered_requests_per_query``.
@@ -43,8 +43,8 @@ popular query is asked 1/k as often as the first): the log is replayed through
 ``search()`` uncached and then through the cache (local LRU, ``SEARCH_CACHE_TTL``), giving
 ``cache_hit_rate``, ``cached_p95_ms`` and, side by side, ``uncached_zipf_p95_ms``.
 
-Hedged requests (``ES_HEDGE``, index/es_hedge.py) are measured on the three-node cluster
-of ``scripts/services.sh es2`` (two data nodes, 2 shards, 1 replica; ``--hedge-docs``
+Hedged requests (``ES_HEDGE``, index/engines/elasticsearch/hedge.py) are measured on the three-node
+cluster of ``scripts/services.sh es2`` (two data nodes, 2 shards, 1 replica; ``--hedge-docs``
 pages): 8 client processes run the queries hedged and unhedged, in alternating rounds,
 while ``es2-b`` is stalled by SIGSTOP for ``--stall-s`` seconds of every ``--stall-s`` +
 ``--run-s`` (SIGCONT in between), giving ``hedged_p50/p95/p99_ms_8clients``,
@@ -93,9 +93,9 @@ from harness.documents import SEED, make_queries, page, static_rank
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 from index.base import Document
 from index.cache import CachedBackend, LocalResultCache
-from index.elasticsearch import ElasticsearchBackend
-from index.embedded import EmbeddedBackend
-from index.es_mapping import BULK_LOAD_SETTINGS, bulk_loading, merge_for_serving
+from index.engines.elasticsearch.backend import ElasticsearchBackend
+from index.engines.elasticsearch.mapping import BULK_LOAD_SETTINGS, bulk_loading, merge_for_serving
+from index.engines.embedded.backend import EmbeddedBackend
 
 PREFIX = "bench-search"
 #: Timed queries the two-phase and one-pass rankings are compared on (their first hits).

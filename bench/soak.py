@@ -97,13 +97,13 @@ import psutil
 from redis import Redis
 
 import testweb
-from crawler.redisserver import running_redis
 from crawler.statsexport import RedisStatsStore
 from harness import ROOT, log
 from harness.crawlrun import crawl_env
 from harness.politeness import crawl_delays, politeness_violations
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, ratio, run_rounds, side_by_side
 from harness.series import growth, slope_per_s, stat_series
+from operations.redisserver import running_redis
 
 WORKERS = 2
 SAMPLE_S = 10.0
@@ -122,7 +122,7 @@ def worker_settings(kind: str, seconds: float, delay: float) -> dict[str, object
     shared = {
         "CLOSESPIDER_TIMEOUT": seconds,
         "CONCURRENT_REQUESTS": 64,
-        "HOST_RULES_LOADER": "",
+        "CONTROL_STORE": "",
         "CRAWL_PROGRESS_INTERVAL": 0,
         "LOG_LEVEL": "INFO",
         "RESOLVE_OVERRIDES": "*.test=127.0.0.1",

@@ -1,6 +1,6 @@
 """What may enter the frontier, and what a lease may still fetch: the scheduler's admission.
 
-A URL is admitted when it is a valid URL that no trap guard refuses (``crawler.traps``), its
+A URL is admitted when it is a valid URL that no trap guard refuses (``crawler.quality.traps``), its
 host is neither blocked by a host rule nor condemned (a mirror or spam host, unless a rule
 trusts it), and this process did not queue it lately (a bounded cache in front of the
 frontier's seen filter: links are mostly repeats, and the cache drops those before the cost
@@ -21,8 +21,8 @@ from scrapy.resolver import dnscache
 from crawler.bounded import bound
 from crawler.hostrules import HostRules
 from crawler.options import setting
+from crawler.quality.traps import DeadSubtrees, TrapGuard
 from crawler.resolver import parse_overrides, resolve_override
-from crawler.traps import DeadSubtrees, TrapGuard
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 #: URLs queued lately that this process remembers, to drop repeats before the frontier.
@@ -147,7 +147,8 @@ class Admission:
         return self._condemned.pop(host, None) is not None
 
     def block_pattern(self, pattern: str) -> None:
-        """Refuse the URLs of a template-trap ``pattern`` (``crawler.traps.url_pattern``)."""
+        """Refuse the URLs of a template-trap ``pattern``
+        (``crawler.quality.traps.url_pattern``)."""
         self.traps.block_pattern(pattern)
 
     def soft_404(self, url: str) -> None:

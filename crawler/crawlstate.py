@@ -409,8 +409,8 @@ return total
 class RedisCrawlStateStore(CrawlStateStore):
     """``CrawlStateStore`` in Redis, in hashes and sorted sets small enough to stay in
     Redis' compact *listpack* encoding (at most 128 entries of at most 64 bytes), as the
-    dedup state is (``dedup/compact.py``). A URL is its 8-byte key (xxh64 of the URL), in
-    the partition of its top ``partition_bits``:
+    dedup state is (``crawler/quality/dedup/compact.py``). A URL is its 8-byte key (xxh64 of
+    the URL), in the partition of its top ``partition_bits``:
 
         crawlstate:<crawl>:s:<part>  key (+ chunk number) -> the packed state (``pack``),
                                      in 64-byte chunks (the first: chunk count + 63 bytes)

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import TYPE_CHECKING
 
 import lxml.html
 from lxml import etree
@@ -30,6 +31,9 @@ from w3lib.encoding import (
 
 from crawler.items import Link, Section
 from crawler.urls import InvalidURL, canonicalize
+
+if TYPE_CHECKING:
+    from crawler.items import PageItem
 
 DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "object")
 CHROME_TAGS = ("nav", "header", "footer", "aside", "form", "menu")
@@ -553,6 +557,58 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
     return out
 
 
+#: The media types the crawl reads as HTML; a response without a Content-Type is read too.
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+class NotAPage(ValueError):
+    """A response the crawl makes no page of; ``reason`` is ``non_html`` or ``binary``."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def media_type(content_type: str) -> str:
+    """The media type of a Content-Type value, lower-case, without parameters."""
+    return content_type.split(";")[0].strip().lower()
+
+
+def item_from_response(
+    url: str,
+    status: int,
+    body: bytes,
+    fetched_at: float,
+    *,
+    content_type: str = "",
+    x_robots: str = "",
+    language: str = "",
+    truncated: bool = False,
+    **fields,
+) -> tuple[Extracted, PageItem]:
+    """The extracted page and the ``PageItem`` of a fetched response: what the spider
+    yields and the rebuild from WARC replays, so both make the same item of the same bytes.
+
+    ``content_type``, ``x_robots`` and ``language`` are the response's Content-Type,
+    X-Robots-Tag and Content-Language headers; ``truncated`` whether the body was cut at the
+    size limit; ``fields`` more ``PageItem`` fields (``depth``, ``warc_file``...). Raises
+    ``NotAPage`` for a body that is no HTML page (another media type, binary bytes).
+    ``max_words`` (in ``fields``) goes to ``page_item``.
+    """
+    from crawler.quality.judges import hidden_words
+
+    ctype = media_type(content_type)
+    if ctype and ctype not in HTML_TYPES:
+        raise NotAPage("non_html")
+    if looks_binary(body):
+        raise NotAPage("binary")
+    html, _encoding = decode_html(body, content_type)
+    page = extract(html, url, x_robots, language)
+    item = page_item(page, url, status, fetched_at, content_type=ctype, truncated=truncated,
+                     hidden_words=hidden_words(body), **fields)
+    return page, item
+
+
 def cut_words(text: str, max_words: int) -> str:
     """``text`` up to the end of its ``max_words``-th word (``\\w+``), whole when it has
     no more; the words are counted only in a text long enough to have more."""
@@ -563,7 +619,7 @@ def cut_words(text: str, max_words: int) -> str:
 
 
 def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float, *,
-              max_words: int | None = None, **fields):
+              max_words: int | None = None, **fields) -> PageItem:
     """The ``PageItem`` of an extracted page. Its document URL is the fetched URL
     canonicalized, or the page's ``rel=canonical`` when that names the same host. Its text
     is the page's first ``max_words`` words (default ``PAGE_MAX_WORDS``): what every

@@ -48,7 +48,7 @@ class Feedback(ABC):
 
     @abstractmethod
     def trap_pattern(self, pattern: str, netloc: str) -> None:
-        """URLs of ``pattern`` (``crawler.traps.url_pattern``) are a template trap: dropped
+        """URLs of ``pattern`` (``crawler.quality.traps.url_pattern``) are a template trap: dropped
         from now on, queued ones when leased (``frontier/dropped/template_trap``)."""
 
     @abstractmethod

@@ -1,7 +1,10 @@
 """Per-host rules set in the admin (block, allow, crawl-delay override, page budget, render).
 
-The crawler reads rules through ``HostRules``; the Django app stores them. Rules are cached
-and refreshed every ``ttl`` seconds so a database outage keeps the last known values.
+The crawl reads what the operator set (host rules, seeds) through ``ControlStore``, which the
+setting ``CONTROL_STORE`` names by dotted path; the Django app implements it
+(``webui.control.rules.DjangoControlStore``), so importing the crawl imports no Django and a
+crawl runs without it (``CONTROL_STORE = ""``). ``HostRules`` caches the rules and reloads
+them every ``ttl`` seconds, so a database outage keeps the last known values.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +58,37 @@ class HostPolicy:
     never_judge: bool = False
 
 
+class ControlNotReady(RuntimeError):
+    """The control store cannot serve the crawl until its operator acts; the message says how."""
+
+
+class ControlStore(ABC):
+    """Where the crawl reads what the operator set: host rules and seed URLs.
+
+    Built with no arguments from the dotted path ``CONTROL_STORE``; methods may be called
+    from any thread, and each call reads the store afresh (callers cache).
+    """
+
+    def prepare(self) -> None:  # noqa: B027 (a store with nothing to prepare keeps it)
+        """Make the store ready before the crawl starts; raise ``ControlNotReady`` when only
+        its operator can (for example, a shared database that needs a migration)."""
+
+    @abstractmethod
+    def host_rules(self) -> list[HostRule]:
+        """Every host rule; raises when the store is unreachable (``HostRules`` then keeps
+        the last rules it loaded)."""
+
+    @abstractmethod
+    def seed_urls(self) -> list[str]:
+        """The active seed URLs, as the operator entered them."""
+
+
+def control_store(settings: Any) -> ControlStore | None:
+    """The store ``CONTROL_STORE`` names, built; None when the setting is empty."""
+    path = settings.get("CONTROL_STORE")
+    return load_object(path)() if path else None
+
+
 class HostRules:
     """Resolves a host to its policy. Exact patterns win over globs; block wins over allow.
 
@@ -73,12 +108,12 @@ class HostRules:
 
     @classmethod
     def from_settings(cls, settings: Any) -> HostRules:
-        """The admin's rules through the loader ``HOST_RULES_LOADER`` names (a dotted path;
-        empty: no rules), reloaded every ``HOST_RULES_TTL`` seconds."""
-        path = settings.get("HOST_RULES_LOADER")
-        if not path:
+        """The rules of the store ``CONTROL_STORE`` names (empty: no rules), reloaded every
+        ``HOST_RULES_TTL`` seconds."""
+        store = control_store(settings)
+        if store is None:
             return cls.static([])
-        return cls(load_object(path), ttl=setting(settings, "HOST_RULES_TTL", float))
+        return cls(store.host_rules, ttl=setting(settings, "HOST_RULES_TTL", float))
 
     @classmethod
     def static(cls, rules: Iterable[HostRule]) -> HostRules:

@@ -33,8 +33,8 @@ class PageItem:
     ``url`` is the canonical URL the document is known by (rel=canonical when it is on the
     same host, else the fetched URL canonicalized); ``fetched_url`` is what was downloaded.
     Pipelines fill ``doc_id``, ``cluster_id``, ``dup_of``, ``shown`` (whether the page is
-    the one its duplicate cluster shows, ``dedup.election``), ``warc_*``, and the quality
-    pipeline ``spam_score`` (0..1) and ``skip_index`` (why the index must skip the page:
+    the one its duplicate cluster shows, ``crawler.quality.dedup.election``), ``warc_*``, and
+    the quality pipeline ``spam_score`` (0..1) and ``skip_index`` (why the index must skip the page:
     ``soft_404``, ``template``, ``spam``, ``mirror``; empty: index it); the spider sets
     ``hidden_words`` (words hidden with CSS, ``crawler.quality.hidden_words``).
     """

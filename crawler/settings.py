@@ -153,8 +153,9 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.fetch.FetchLimitsMiddleware": 950,
 }
 ITEM_PIPELINES = {
-    "pipelines.dedup.DedupPipeline": 100,  # exact + near duplicates -> cluster ids, aliases
-    "pipelines.quality.QualityPipeline": 150,  # soft 404s, template traps, spam
+    # exact + near duplicates -> cluster ids, aliases
+    "crawler.quality.dedup.pipeline.DedupPipeline": 100,
+    "crawler.quality.pipeline.QualityPipeline": 150,  # soft 404s, template traps, spam
     "pipelines.warc.WarcPipeline": 200,  # raw requests/responses -> rotating WARC.gz
     "pipelines.linkgraph.LinkGraphPipeline": 300,  # edges + anchor text for ranking
     "pipelines.index.IndexPipeline": 900,  # documents -> search backend
@@ -185,7 +186,7 @@ STATS_EXPORT_WORKER = ""  # this worker's name; empty = "<hostname>-<pid>"
 CRAWL_METRICS_PORT = 0  # serve /metrics on this port while crawling; 0 = off (one per worker)
 CRAWL_METRICS_ADDRESS = "127.0.0.1"  # the interface it listens on
 
-# --- duplicates (pipelines/dedup.py, docs/dedup.md); shared through Redis when REDIS_URL ---
+# --- duplicates (crawler/quality/dedup/, docs/dedup.md); shared through Redis when REDIS_URL ---
 DEDUP_ENABLED = True  # False: no duplicate detection (no cluster ids)
 DEDUP_METHOD = "minhash"  # measured: MinHash LSH recall 0.999 vs SimHash k=3 0.30
 DEDUP_MINHASH_THRESHOLD = 0.7  # Jaccard similarity that makes a near-copy
@@ -195,7 +196,8 @@ DEDUP_SHINGLE_SIZE = 3  # words per shingle
 DEDUP_MIN_TOKENS = 20  # shorter texts get the exact check only
 DEDUP_MAX_TOKENS = 100_000  # words shingled per page (the exact check reads all; docs/dedup.md)
 DEDUP_REDIS_PREFIX = "dedup"  # prefix of the dedup keys in Redis
-# MinHash state in Redis: "compact" (dedup/compact.py, ~190 B/page, 2 round trips) or
+# MinHash state in Redis: "compact" (crawler/quality/dedup/compact.py, ~190 B/page, 2 round
+# trips) or
 # "datasketch" (its own bucket layout, ~6-9 KB/page); docs/dedup.md has the measurements.
 DEDUP_REDIS_LAYOUT = "compact"
 DEDUP_COMPACT_BANDS = 6  # LSH bands of the compact layout
@@ -224,7 +226,7 @@ INDEX_ENABLED = True  # False: pages are not indexed
 INDEX_BATCH_SIZE = 200  # documents per write to the search backend
 INDEX_ANCHORS = True  # add the anchor text known so far (from the link graph) to documents
 
-# --- the ranking batch (ranking/batch.py, docs/ranking.md): read from the Django settings
+# --- the ranking batch (batch/rank.py, docs/ranking.md): read from the Django settings
 # (`manage.py rank`) or the Celery app's configuration (workers) ---
 RANK_ALPHA = 0.85  # damping factor
 # networkx's convergence test (L1 change < n * tol); smaller than its 1e-6 because
@@ -245,12 +247,12 @@ RANK_SPARK_PARTITIONS = 8  # partitions of the edge and rank data
 RANK_SPARK_DRIVER_MEMORY = "2g"
 RANK_SPARK_CONF = {}  # extra Spark configuration, e.g. {"spark.executor.memory": "8g"}
 
-# --- host rules from the admin (crawler/hostrules.py) ---
-HOST_RULES_LOADER = "webui.control.rules.load_host_rules"  # callable -> rules; "" = none
+# --- host rules and seeds from the admin (crawler/hostrules.py) ---
+# The crawl's ControlStore: host rules and the admin's seeds; prepared when the spider starts
+# (the Django one migrates the embedded SQLite database, stops the crawl if PostgreSQL's is
+# not migrated). "" = none: no host rules, seeds from arguments only.
+CONTROL_STORE = "webui.control.rules.DjangoControlStore"
 HOST_RULES_TTL = 30.0  # seconds loaded rules are used before they are loaded again
-# Run when the spider starts: migrates the embedded SQLite control database, stops the crawl
-# if PostgreSQL's is not migrated (empty: skip).
-CONTROL_DB_PREPARE = "webui.control.rules.prepare_control_database"
 
 # --- logging: the detailed log goes to DATA_DIR/logs, progress lines to stderr ---
 LOG_LEVEL = "INFO"
@@ -275,14 +277,14 @@ ES_REPLICAS = None
 # How a hit's near-copy count is found: "aggregation" (a second request over the page's
 # clusters; measured cheaper) or "inner_hits" (the collapse's, in the page's own request)
 ES_NEAR_COPY_COUNTS = "aggregation"
-# Tiered index (index/es_tiers.py): the top ES_TIER1_SHARE of pages by PageRank in a tier-1
-# index searched first; the full index when tier 1 holds fewer than ES_TIER1_MIN_HITS pages
-# with every word of the query (or fewer than the page asked for reaches).
+# Tiered index (index/engines/elasticsearch/tiers.py): the top ES_TIER1_SHARE of pages by PageRank
+# in a tier-1 index searched first; the full index when tier 1 holds fewer than ES_TIER1_MIN_HITS
+# pages with every word of the query (or fewer than the page asked for reaches).
 ES_TIERED = False
 ES_TIER1_SHARE = 0.1
 ES_TIER1_MIN_HITS = 1000
-# Hedged searches (index/es_hedge.py): each search goes to one data node's copies and, when
-# it has not answered after ES_HEDGE_DELAY_S seconds (or failed), to another's; the first
+# Hedged searches (index/engines/elasticsearch/hedge.py): each search goes to one data node's copies
+# and, when it has not answered after ES_HEDGE_DELAY_S seconds (or failed), to another's; the first
 # answer wins. No effect on a single data node. False = every search through the pooled
 # client alone.
 ES_HEDGE = True
@@ -331,18 +333,18 @@ FRONTIER_VALUE_MAX_HOSTS = 100_000
 # (0 = URLs keep the rank they were queued with). Embedded frontier only: with REDIS_URL,
 # workers cannot tell which copies another worker fetched, and URLs keep their rank
 FRONTIER_VALUE_REPUSH_URLS = 100_000
-# crawler/traps.py DeadSubtrees: a directory whose fetches all answered 404/410 (or soft
+# crawler/quality/traps.py DeadSubtrees: a directory whose fetches all answered 404/410 (or soft
 # 404) goes to the lowest tier after MIN_FETCHES; its queued URLs are dropped after
 # DROP_AFTER fetches of which SHARE were dead
 FRONTIER_DEAD_DIRS = True
 FRONTIER_DEAD_DIR_MIN_FETCHES = 3
 FRONTIER_DEAD_DIR_DROP_AFTER = 8
 FRONTIER_DEAD_DIR_SHARE = 0.9
-# pipelines/dedup.py: a host with MIN_PAGES pages, RATIO of them near-copies of pages of
-# one other host (and the evidence says it is the copy), is a mirror: its crawl stops
+# crawler/quality/dedup/pipeline.py: a host with MIN_PAGES pages, RATIO of them near-copies of
+# pages of one other host (and the evidence says it is the copy), is a mirror: its crawl stops
 DEDUP_MIRROR_MIN_PAGES = 30
 DEDUP_MIRROR_COPY_RATIO = 0.8
-# pipelines/quality.py (crawler/quality.py): template traps per URL pattern, soft 404s, spam
+# crawler/quality/pipeline.py (judges.py): template traps per URL pattern, soft 404s, spam
 QUALITY_ENABLED = True
 QUALITY_TEMPLATE_MIN_NOVELTY = 0.15  # share of new shingles under which a page adds nothing
 QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a trap
@@ -355,7 +357,7 @@ QUALITY_SPAM_SAMPLE_PAGES = 20  # content pages of a host before any spam verdic
 QUALITY_SPAM_SHARE = 0.6  # share of its pages tripping a spam rule that makes a spam host
 QUALITY_VERDICT_CONFIDENCE = 0.95  # how sure the judge must be that SHARE of them trip it
 QUALITY_DRY_RUN = False  # verdicts (spam, template trap) stored and logged, never acted on
-# what the judges keep in each worker (crawler/quality.py), so that its memory is bounded:
+# what the judges keep in each worker (crawler/quality/judges.py), so that its memory is bounded:
 QUALITY_TEMPLATE_MAX_PATTERNS = 10_000  # URL patterns followed (least recently seen forgotten)
 QUALITY_TEMPLATE_MAX_SHINGLES = 1_000  # shingles kept per pattern (its first pages' content)
 QUALITY_TEMPLATE_SHINGLE_BUDGET = 300_000  # shingles over all patterns (~25 MB); LRU beyond

@@ -36,8 +36,8 @@ host_condemned = object()
 #: URLs dropped while it was condemned stay dropped (they are seen).
 host_acquitted = object()
 
-#: The page shown for a duplicate cluster changed (``dedup.election``): ``cluster_id``,
-#: ``shown`` (the doc id now shown) and ``hidden`` (doc ids shown before, no longer), sent
-#: by ``pipelines.dedup.DedupPipeline``; ``pipelines.index.IndexPipeline`` hands the change
-#: to the index (``SearchBackend.set_shown``).
+#: The page shown for a duplicate cluster changed (``crawler.quality.dedup.election``):
+#: ``cluster_id``, ``shown`` (the doc id now shown) and ``hidden`` (doc ids shown before, no
+#: longer), sent by ``crawler.quality.dedup.pipeline.DedupPipeline``;
+#: ``pipelines.index.IndexPipeline`` hands the change to the index (``SearchBackend.set_shown``).
 cluster_elected = object()

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Protocol
 
 import testweb
+from batch.learn import item_key as page_key  # one "same page" rule: the fitter's
+from batch.rank import RankSettings, compute
 from crawler.items import Link, PageItem, Section
 from crawler.urls import doc_id_for
 from harness import ROOT, log
@@ -33,13 +35,11 @@ from harness.crawlrun import migrate, run_crawl
 from harness.training import KnownItem
 from index.analysis import analyze_joined
 from index.base import Document
-from index.embedded import (
+from index.engines.embedded.backend import (
     EmbeddedBackend,
 )
 from pipelines.index import document_from_item
 from pipelines.linkgraph import SQLiteLinkStore
-from ranking.batch import RankSettings, compute
-from ranking.learn import item_key as page_key  # one "same page" rule: the fitter's
 
 QUERIES = ROOT / "tests" / "relevance" / "queries.json"
 #: The CI gate's recorded figures (``tests/test_relevance.py``), next to the queries.
@@ -79,7 +79,7 @@ CRAWL_SETTINGS = {
     "CONCURRENT_REQUESTS_PER_DOMAIN": 2,
     "ROBOTSTXT_OBEY": True,
     "INDEX_ENABLED": False,
-    "HOST_RULES_LOADER": "",
+    "CONTROL_STORE": "",
     "LOG_LEVEL": "WARNING",
 }
 CUTOFF = 10
@@ -457,7 +457,7 @@ def crawl(cache: Path, hosts: Sequence[str], max_pages: int = 0, recrawl: bool =
             {str(feed): {"format": "jsonlines", "fields": FEED_FIELDS, "encoding": "utf-8"}}
         )
         settings["ITEM_PIPELINES"] = json.dumps(
-            {"pipelines.dedup.DedupPipeline": 100}
+            {"crawler.quality.dedup.pipeline.DedupPipeline": 100}
         )
         settings["CRAWL_PROGRESS_INTERVAL"] = 10
         args = {"allowed_hosts": ",".join(hosts)}
@@ -483,7 +483,7 @@ def read_pages(feed: Path) -> list[dict]:
 
 def link_signals(pages: Sequence[dict], path: Path) -> tuple[SQLiteLinkStore, dict[str, float]]:
     """The project's link store (``pipelines.linkgraph``) filled from the crawled pages, and
-    the static rank per document id from the project's ranking batch (``ranking.batch``)."""
+    the static rank per document id from the project's ranking batch (``batch.rank``)."""
     path.unlink(missing_ok=True)
     store = SQLiteLinkStore(path, batch_size=2000)
     for page in pages:

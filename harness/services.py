@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from crawler.redisserver import free_port
 from harness import ROOT
+from operations.redisserver import free_port
 
 SERVICES_SH = ROOT / "scripts" / "services.sh"
 

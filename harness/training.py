@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from ranking.learn import item_key as page_key  # one "same page" rule: the fitter's
+from batch.learn import item_key as page_key  # one "same page" rule: the fitter's
 
 __all__ = ["KnownItem", "by_site", "known_items", "normalize", "title_core", "title_variants"]
 

@@ -25,11 +25,11 @@ def get_backend(config: Config | None = None, *, cache: bool = True,
     config = config or get_config()
     backend: SearchBackend
     if config.elasticsearch_url:
-        from index.elasticsearch import ElasticsearchBackend
+        from index.engines.elasticsearch.backend import ElasticsearchBackend
 
         backend = ElasticsearchBackend.from_config(config, **options)
     else:
-        from index.embedded import EmbeddedBackend
+        from index.engines.embedded.backend import EmbeddedBackend
 
         backend = EmbeddedBackend.from_config(config, **options)
     ttl = setting(options.get("settings"), "SEARCH_CACHE_TTL", float) if cache else 0.0

@@ -17,7 +17,7 @@ FACET_SIZE = 10
 #: Candidates past the page that the ranking signals re-score, on every engine: the
 #: embedded ranker re-scores the top ``offset + size + RERANK_DEPTH`` matches by text score
 #: (``EMBEDDED_RERANK_DEPTH``), Elasticsearch rescores as many per shard
-#: (``ES_RERANK_DEPTH``, :mod:`index.es_paging`).
+#: (``ES_RERANK_DEPTH``, :mod:`index.engines.elasticsearch.paging`).
 RERANK_DEPTH = 100
 
 
@@ -71,8 +71,9 @@ class Document:
     pagerank: float = 0.0
     cluster_id: str = ""
     dup_count: int = 0
-    #: Whether this is the page its duplicate cluster shows (``dedup.election``); a page
-    #: not shown is never a result, it only counts among its cluster's near-copies.
+    #: Whether this is the page its duplicate cluster shows
+    #: (``crawler.quality.dedup.election``); a page not shown is never a result, it only counts
+    #: among its cluster's near-copies.
     shown: bool = True
     #: The crawl's spam score of the page (0 = no spam rule tripped .. 1), ``item.spam_score``.
     spam_score: float = 0.0

@@ -1,7 +1,7 @@
 """The score formula, written once: how the weighted signals of :mod:`index.signals` make
 a page's score, for the Python ranker (:class:`~index.signals.Ranker`, the embedded
-engine), the Elasticsearch compiler (:mod:`index.es_query`) and the weight fitter
-(:mod:`ranking.learn`).
+engine), the Elasticsearch compiler (:mod:`index.engines.elasticsearch.query`) and the weight fitter
+(:mod:`batch.learn`).
 
 Each signal belongs to one stage (``Signal.stage``):
 

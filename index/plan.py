@@ -2,7 +2,8 @@
 
 A parsed :class:`~index.query.Query` plus the engine's :class:`Thresholds` becomes a
 :class:`SearchPlan` once per search (:meth:`SearchPlan.of`); the engines
-(:mod:`index.tantivy_search`, :mod:`index.es_search`) only execute it. The plan holds:
+(:mod:`index.engines.embedded.search`, :mod:`index.engines.elasticsearch.search`) only execute it.
+The plan holds:
 
 1. **strict**: the pages holding every required word (``Query.matching``), or, for a long
    query, ``Query.min_words`` of them (``coordinated``);

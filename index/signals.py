@@ -9,14 +9,15 @@ time and stored by both engines), its value for one candidate at query time
 
 The embedded engine finds the top K matches by BM25 and a :class:`Ranker` scores them with
 the formula in Python. Elasticsearch finds its top K by BM25 as well and rescores them
-(:mod:`index.es_paging`); it cannot run Python, so each signal compiles itself into
-``function_score`` functions that :mod:`index.es_query` assembles into the same formula.
-The same :meth:`Signal.value` explains a hit on both engines (``search(..., explain=True)``).
+(:mod:`index.engines.elasticsearch.paging`); it cannot run Python, so each signal compiles itself
+into ``function_score`` functions that :mod:`index.engines.elasticsearch.query` assembles into the
+same formula. The same :meth:`Signal.value` explains a hit on both engines (``search(...,
+explain=True)``).
 
 Weights are data, and only data: :func:`load_weights` reads ``index/weights.json`` (one
 section per engine, because their scores have different scales: embedded text relevance is
 at most 1, Elasticsearch's is raw BM25), over which the weights ``manage.py train-ranker``
-fitted (``ranking/learn.py``; ``DATA_DIR/ranking-weights.json``, found by
+fitted (``batch/learn.py``; ``DATA_DIR/ranking-weights.json``, found by
 :func:`weights_file_of`) and a setting may override any of them. A signal declares no
 weight of its own; a new signal is one class here, its weight in ``index/weights.json``,
 and a contract test.
@@ -373,7 +374,7 @@ class AllWords(Signal):
 
 
 class SpamDemotion(Signal):
-    """Spam pages rank lower: the page's spam score from the crawl (``crawler.quality``:
+    """Spam pages rank lower: the page's spam score from the crawl (``crawler.quality.judges``:
     keyword stuffing, hidden text, doorways, link farms; 0 for a page that trips no rule)
     multiplies the page's score by ``1 - weight * spam``. A page with no spam signal keeps
     its score exactly, so ranking among such pages does not change. In Elasticsearch the
@@ -543,7 +544,7 @@ class Ranker:
     def explain(self, candidate: Candidate, context: RankContext) -> dict[str, dict]:
         """Each signal's ``value``, ``weight`` and ``contribution`` (weight × value) for a
         candidate; the text signal also gives the engine's own text score (``raw``), which
-        Elasticsearch's formula uses (what ``ranking.learn`` fits on); a ``demote`` signal
+        Elasticsearch's formula uses (what ``batch.learn`` fits on); a ``demote`` signal
         gives ``-weight × value`` as its contribution (the share of the score it takes
         away) and its ``factor`` (1 - weight × value)."""
         out = {}

@@ -1,1 +1,2 @@
-"""Item pipelines: dedup, WARC, link graph, index writer."""
+"""Item pipelines that store a page: WARC, link graph, index writer (the quality and dedup
+pipelines that judge a page first are in ``crawler.quality``)."""

@@ -36,6 +36,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import GzippingWrapper, WARCWriter
 
 from crawler.config import config_from_settings
+from crawler.fetch import TRUNCATED
 from crawler.items import PageItem
 from crawler.options import Option, enabled, setting, settings_to_options
 
@@ -210,8 +211,10 @@ class RotatingWarcWriter:
         request_body: bytes = b"",
         fetched_at: float | None = None,
         protocol: str = "HTTP/1.1",
+        truncated: bool = False,
     ) -> tuple[str, int]:
         """Write a response record and its request record; return (file name, offset).
+        A ``truncated`` body (cut at the size limit) is marked ``WARC-Truncated: length``.
 
         Raises WarcDiskFull, having written nothing, when the disk is full."""
         if self._file is not None and self._size >= self.max_bytes:
@@ -226,7 +229,8 @@ class RotatingWarcWriter:
             "response",
             payload=BytesIO(body),
             http_headers=StatusAndHeaders(f"{status} {_reason(status)}", headers, protocol),
-            warc_headers_dict={"WARC-Date": _warc_date(fetched_at)},
+            warc_headers_dict={"WARC-Date": _warc_date(fetched_at),
+                               **({"WARC-Truncated": "length"} if truncated else {})},
         )
         target = url.split("://", 1)[-1]
         path = "/" + target.split("/", 1)[1] if "/" in target else "/"
@@ -324,6 +328,7 @@ class WarcPipeline:
                 "request_headers": _header_pairs(request.headers),
                 "request_body": request.body,
                 "protocol": getattr(response, "protocol", None) or "HTTP/1.1",
+                "truncated": TRUNCATED in response.flags,
             },
         )
 
@@ -341,6 +346,7 @@ class WarcPipeline:
                     "response_headers": _header_pairs(item.raw_headers),
                     "body": item.raw_body,
                     "fetched_at": item.fetched_at,
+                    "truncated": item.truncated,
                 },
             )
             location = self._locations.pop(url, None)

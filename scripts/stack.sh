@@ -68,8 +68,8 @@ write_procfile() {
         for n in $(seq 1 "$WORKERS"); do
             echo "crawl$n: exec $PY -m scrapy crawl web -a continuous=1 -a 'allowed_hosts=*.test' ${crawl_settings[*]@Q} -s STATS_EXPORT_WORKER=crawl$n -s CRAWL_METRICS_PORT=$((METRICS_PORT + n - 1)) ${STACK_CRAWL_SETTINGS:-}"
         done
-        echo "celery: exec $PY -m celery -A ranking.celery_app worker --loglevel=INFO --concurrency=1 --hostname=rank@%h"
-        echo "beat: exec $PY -m celery -A ranking.celery_app beat --loglevel=INFO --schedule=$DATA/celerybeat-schedule"
+        echo "celery: exec $PY -m celery -A batch.celery_app worker --loglevel=INFO --concurrency=1 --hostname=rank@%h"
+        echo "beat: exec $PY -m celery -A batch.celery_app beat --loglevel=INFO --schedule=$DATA/celerybeat-schedule"
         echo "web: exec $PY -m gunicorn -c webui/gunicorn.conf.py --bind 127.0.0.1:$WEB_PORT ${STACK_WEB_WORKERS:+--workers $STACK_WEB_WORKERS} webui.wsgi"
     } >"$STACK_DIR/Procfile"
 }

@@ -12,19 +12,24 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
-from scrapy.utils.misc import load_object
 
 from crawler.bounded import RecentSet
-from crawler.extract import cut_words, decode_html, extract, looks_binary, page_item
+from crawler.extract import (
+    NotAPage,
+    cut_words,
+    decode_html,
+    extract,
+    item_from_response,
+    looks_binary,
+)
 from crawler.fetch import TRUNCATED, failure_kind
-from crawler.hostrules import HostRules
+from crawler.hostrules import ControlNotReady, ControlStore, HostRules, control_store
 from crawler.options import enabled, setting
-from crawler.quality import BROWSER_AGENT, browser_probe_fetched, hidden_words
+from crawler.quality.judges import BROWSER_AGENT, browser_probe_fetched
 from crawler.signals import links_extracted
 from crawler.sitemaps import SitemapBacklog, parse_sitemap, robots_sitemaps
 from crawler.urls import InvalidURL, canonicalize, host_of
 
-HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 RECENT_LINKS = 200_000  # links this process yielded lately, skipped before building a Request
 SITEMAP_PRIORITY = -10  # Scrapy's scheduler: sitemaps after pages
 SITEMAP_TIER = 3  # the frontier's lowest front tier, still served (never starved)
@@ -41,6 +46,8 @@ class WebSpider(scrapy.Spider):
     """
 
     name = "web"
+    #: Host rules and the admin's seeds (``CONTROL_STORE``); None: seeds from arguments only.
+    control: ControlStore | None = None
 
     def __init__(
         self,
@@ -71,13 +78,11 @@ class WebSpider(scrapy.Spider):
         ]
         spider.max_pages = spider.max_pages_arg or settings.getint("CRAWL_MAX_PAGES")
         spider.max_depth = spider.max_depth_arg or settings.getint("DEPTH_LIMIT")
-        prepare = settings.get("CONTROL_DB_PREPARE")
-        if prepare and settings.get("HOST_RULES_LOADER"):
-            from webui.control.rules import ControlDatabaseNotReady
-
+        spider.control = control_store(settings)
+        if spider.control is not None:
             try:
-                load_object(prepare)()
-            except ControlDatabaseNotReady as exc:
+                spider.control.prepare()
+            except ControlNotReady as exc:
                 spider.logger.error("%s", exc)
                 raise SystemExit(str(exc)) from None  # one sentence, not a traceback
         spider.host_rules = HostRules.from_settings(settings)
@@ -112,15 +117,13 @@ class WebSpider(scrapy.Spider):
     # --- seeds ---
 
     def seed_urls(self) -> list[str]:
-        """Seeds from arguments, else the seeds file, else the admin's Seed table."""
+        """Seeds from arguments, else the seeds file, else the control store's (the admin's)."""
         raw: Iterable[str] = self.seed_args
         if not raw and self.seeds_file:
             lines = Path(self.seeds_file).read_text(encoding="utf-8").splitlines()
             raw = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-        if not raw:
-            from webui.control.rules import load_seed_urls
-
-            raw = load_seed_urls()
+        if not raw and self.control is not None:
+            raw = self.control.seed_urls()
         urls = []
         for url in raw:
             try:
@@ -171,38 +174,35 @@ class WebSpider(scrapy.Spider):
         self.pages += 1
         if self.max_pages and self.pages > self.max_pages:
             raise CloseSpider("max_pages")
-        content_type = response.headers.get(b"Content-Type", b"")
-        ctype = content_type.split(b";")[0].strip().lower()
-        if not isinstance(response, TextResponse) or (ctype and ctype not in HTML_TYPES):
+        if not isinstance(response, TextResponse):
             stats.inc_value("extract/skipped_non_html")
             return
-        if looks_binary(response.body):
-            stats.inc_value("extract/skipped_binary")
+        headers = response.headers
+        try:
+            page, item = item_from_response(
+                response.url,
+                response.status,
+                response.body,
+                time.time(),
+                content_type=headers.get(b"Content-Type", b"").decode("latin-1"),
+                x_robots=headers.get(b"X-Robots-Tag", b"").decode("latin-1"),
+                language=headers.get(b"Content-Language", b"").decode("latin-1"),
+                truncated=TRUNCATED in response.flags,
+                depth=response.meta.get("depth", 0),
+                max_words=self.max_words,
+            )
+        except NotAPage as exc:
+            stats.inc_value(f"extract/skipped_{exc.reason}")
             return
-        html, _encoding = decode_html(response.body, content_type.decode("latin-1"))
-        x_robots = response.headers.get(b"X-Robots-Tag", b"").decode("latin-1")
-        language = response.headers.get(b"Content-Language", b"").decode("latin-1")
-        page = extract(html, response.url, x_robots, language)
         for reason, n in page.invalid_links.items():
             stats.inc_value(f"extract/dropped_links/{reason}", n)
-        depth = response.meta.get("depth", 0)
+        depth = item.depth
         if page.client_rendered and self.render_enabled and not response.meta.get("playwright"):
             stats.inc_value("render/detected")
             yield self.render_request(response.url, response.meta)
             return
         if response.meta.get("playwright"):
             stats.inc_value("render/rendered")
-        item = page_item(
-            page,
-            response.url,
-            response.status,
-            time.time(),
-            max_words=self.max_words,
-            depth=depth,
-            content_type=ctype.decode("latin-1"),
-            truncated=TRUNCATED in response.flags,
-            hidden_words=hidden_words(response.body),
-        )
         yield item
         if self._sitemap_backlog:
             yield from self.release_sitemap_urls(host_of(response.url))

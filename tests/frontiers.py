@@ -34,8 +34,8 @@ def scheduler(frontier, rules=None, traps=None, robots=None, *, value_order=None
     from crawler.admission import Admission
     from crawler.hostrules import HostRules
     from crawler.ordering import Ordering
+    from crawler.quality.traps import TrapGuard
     from crawler.scheduler import FrontierScheduler
-    from crawler.traps import TrapGuard
 
     admission = Admission(rules if rules is not None else HostRules.static([]),
                           traps if traps is not None else TrapGuard.from_settings(None))

@@ -3,10 +3,10 @@ the link store, small batches with a pause so a test can kill the worker mid-bat
 short visibility timeout, swept every second, so the killed worker's task is delivered
 again within seconds (kombu sweeps every ~100 s by default)."""
 
-from ranking.celery_app import app
+from batch.celery_app import app
 
 app.conf.update(
-    RANK_LINK_STORE="ranking.edgefiles.EdgeFiles.from_config",
+    RANK_LINK_STORE="batch.edgefiles.EdgeFiles.from_config",
     RANK_BATCH_SIZE=20,
     RANK_WRITE_PAUSE_S=0.05,
     broker_transport_options={

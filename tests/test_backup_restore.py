@@ -17,11 +17,11 @@ from redis import Redis
 
 from crawler.frontier import Entry
 from crawler.frontier.redis_backend import RedisFrontier
-from crawler.redisserver import running_redis
 from crawler.urls import doc_id_for
 from harness import ROOT
 from index.base import Document
-from index.elasticsearch import ElasticsearchBackend
+from index.engines.elasticsearch.backend import ElasticsearchBackend
+from operations.redisserver import running_redis
 from tests.frontiers import options
 
 pytest_plugins = ["tests.fixtures_es"]

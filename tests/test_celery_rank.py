@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from celery import Celery
 
-from crawler.redisserver import running_redis
+from batch.edgefiles import EdgeFiles
+from batch.store import RedisScoreStore
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
-from ranking.edgefiles import EdgeFiles
-from ranking.store import RedisScoreStore
+from index.engines.embedded.backend import EmbeddedBackend
+from operations.redisserver import running_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS = 10

@@ -271,8 +271,8 @@ def test_dashboard_and_recrawl_on_redis(admin_client, tmp_path, monkeypatch):
     """Distributed mode: stats snapshots and the frontier live in Redis."""
     from redis import Redis
 
-    from crawler.redisserver import running_redis
     from crawler.statsexport import RedisStatsStore
+    from operations.redisserver import running_redis
 
     with running_redis(tmp_path) as server:
         monkeypatch.setenv("REDIS_URL", server.url)
@@ -293,7 +293,7 @@ def test_dashboard_and_recrawl_on_redis(admin_client, tmp_path, monkeypatch):
 
 
 def test_host_verdicts_in_dashboard_inspector_and_admin(admin_client):
-    from crawler.hostverdicts import MIRROR, SPAM, Verdict
+    from crawler.quality.verdicts import MIRROR, SPAM, Verdict
     from webui.control.operations import crawl_verdicts
 
     with crawl_verdicts() as store:
@@ -324,7 +324,7 @@ def test_host_verdicts_in_dashboard_inspector_and_admin(admin_client):
 
 
 def test_a_verdict_shows_its_evidence_and_a_never_judge_rule_overrides_it(admin_client):
-    from crawler.hostverdicts import SPAM, Verdict
+    from crawler.quality.verdicts import SPAM, Verdict
     from webui.control.operations import crawl_verdicts
 
     with crawl_verdicts() as store:

@@ -7,16 +7,16 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from crawler.items import PageItem
-from crawler.redisserver import running_redis
+from crawler.quality.dedup.compact import BitSignatures, CompactRedisStore, partition_bits_for
+from crawler.quality.dedup.core import Deduplicator
+from crawler.quality.dedup.evaluate import evaluate
+from crawler.quality.dedup.minhash import MinHasher, MinHashIndex, fold32
+from crawler.quality.dedup.pipeline import DedupPipeline, signal_budget_cut
+from crawler.quality.dedup.simhash import SimHashIndex, hamming, simhash
+from crawler.quality.dedup.text import exact_key, shingle_hashes, word_hashes, words
 from crawler.urls import doc_id_for
-from dedup.compact import BitSignatures, CompactRedisStore, partition_bits_for
-from dedup.core import Deduplicator
-from dedup.evaluate import evaluate
-from dedup.minhash import MinHasher, MinHashIndex, fold32
-from dedup.simhash import SimHashIndex, hamming, simhash
-from dedup.text import exact_key, shingle_hashes, word_hashes, words
 from harness.roundtrips import count_round_trips
-from pipelines.dedup import DedupPipeline, signal_budget_cut
+from operations.redisserver import running_redis
 from tests.frontiers import options
 from testweb.nearcopies import calendar_trap, generate
 
@@ -389,10 +389,10 @@ def test_crawl_of_the_mirror_hosts_clusters_near_copies(tmp_path):
     import testweb
     from crawler.urls import canonicalize
     from harness.crawlrun import run_crawl
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     pipelines = {
-        "pipelines.dedup.DedupPipeline": 100,
+        "crawler.quality.dedup.pipeline.DedupPipeline": 100,
         "pipelines.warc.WarcPipeline": 200,
         "pipelines.linkgraph.LinkGraphPipeline": 300,
         "pipelines.index.IndexPipeline": 900,
@@ -405,7 +405,7 @@ def test_crawl_of_the_mirror_hosts_clusters_near_copies(tmp_path):
             settings={
                 "ITEM_PIPELINES": json.dumps(pipelines),
                 "DOWNLOAD_DELAY": 0.0,
-                "HOST_RULES_LOADER": "",
+                "CONTROL_STORE": "",
             },
             args={"allowed_hosts": "*news*.test"},
             timeout=150,
@@ -434,7 +434,7 @@ def test_token_hash_cache_memory_is_bounded():
 
     import xxhash
 
-    from dedup.text import _hash_cache, word_hashes
+    from crawler.quality.dedup.text import _hash_cache, word_hashes
 
     tokens = [f"w{n:07d}" for n in range(300_000)]
     for start in range(0, len(tokens), 1000):
@@ -446,7 +446,7 @@ def test_token_hash_cache_memory_is_bounded():
     assert int(word_hashes(["w0000001"])[0]) == xxhash.xxh3_64_intdigest(b"w0000001")
 
 
-# -- cross-host mirrors (issue 21) -----------------------------------------------------------
+# -- cross-host mirrors -------------------------------------------------------------------
 
 def _web_items(host: str, paths: list[str]) -> list[PageItem]:
     import testweb
@@ -468,7 +468,7 @@ class _Condemned(list):
 
 @pytest.mark.parametrize("mirror_first", [False, True])
 def test_cross_host_mirror_cut_whichever_arrives_first(mirror_first, tmp_path):
-    from crawler.hostverdicts import LocalVerdictStore
+    from crawler.quality.verdicts import LocalVerdictStore
 
     paths = ["/", *(f"/p/{i}" for i in range(40))]
     original, mirror = _web_items("site0.test", paths), _web_items("mirror.test", paths)
@@ -507,7 +507,7 @@ def test_copies_crawled_side_by_side_are_no_mirror_on_arrival_order_alone(tmp_pa
     """A real site and a copy of it without links back, seeded together: which copy of a
     page arrives first is a coin flip, no evidence to cut either host. Crawled after the
     original, the copy is the mirror; in a dry run its verdict is stored, not acted on."""
-    from crawler.hostverdicts import LocalVerdictStore
+    from crawler.quality.verdicts import LocalVerdictStore
 
     original = _web_items("site1.test", [f"/p/{i}" for i in range(40)])
     copy = _copy_of(original, "copy.test")
@@ -548,7 +548,7 @@ def test_distinct_hosts_are_no_mirrors():
 
 
 def test_pair_counts_in_redis_match_memory(redis_url):
-    from dedup.store import MemoryDedupStore, RedisDedupStore
+    from crawler.quality.dedup.store import MemoryDedupStore, RedisDedupStore
 
     memory, shared = MemoryDedupStore(), RedisDedupStore.from_url(redis_url, "pairs-test")
     for store in (memory, shared):
@@ -577,10 +577,10 @@ def test_pair_counts_in_the_compact_layout_match_memory(redis_url):
     assert store.host_pages("m.test") == 1 and store.host_pages("never.test") == 0
 
 
-# -- the page shown for a cluster (issue 21) -------------------------------------------------
+# -- the page shown for a cluster ---------------------------------------------------------
 
 def test_election_takes_the_evidence_in_order_whatever_the_arrival_order():
-    from dedup.election import Member, elect
+    from crawler.quality.dedup.election import Member, elect
 
     original = Member("o", "http://site.test/guide", "site.test")
     copy = Member("m", "http://mirror.test/guide", "mirror.test")
@@ -598,7 +598,7 @@ def test_election_takes_the_evidence_in_order_whatever_the_arrival_order():
 
 
 def test_a_later_member_with_better_evidence_takes_the_cluster():
-    from dedup.election import ClusterElection, Member
+    from crawler.quality.dedup.election import ClusterElection, Member
 
     election = ClusterElection(links=lambda a, b: (a, b) == ("m", "o"))
     first = election.add("k", Member("m", "http://mirror.test/guide", "mirror.test"))
@@ -628,7 +628,7 @@ def test_the_original_is_shown_whichever_host_arrives_first(mirror_first):
 
 
 def test_a_removed_page_leaves_its_clusters_election():
-    from dedup.election import ClusterElection, Election, Member
+    from crawler.quality.dedup.election import ClusterElection, Election, Member
 
     election = ClusterElection()
     election.add("c", Member("old", "http://m.test/p/10", "m.test", ""))
@@ -640,7 +640,7 @@ def test_a_removed_page_leaves_its_clusters_election():
 
 
 def test_removal_finds_its_clusters_without_scanning_and_forgets_evicted_ones():
-    from dedup.election import ClusterElection, Election, Member
+    from crawler.quality.dedup.election import ClusterElection, Election, Member
 
     election = ClusterElection(max_clusters=2)
     for cluster_id, doc_id in (("a", "p"), ("b", "q"), ("b", "r")):
@@ -655,7 +655,7 @@ def test_removal_finds_its_clusters_without_scanning_and_forgets_evicted_ones():
 def test_a_page_in_one_cluster_costs_no_set_of_its_own():
     """Nearly every page is the lone member of its cluster: the election keeps its cluster
     id as a string, not a 216-byte set of each."""
-    from dedup.election import ClusterElection, Member
+    from crawler.quality.dedup.election import ClusterElection, Member
 
     election = ClusterElection()
     for n in range(3):
@@ -672,7 +672,7 @@ def test_a_page_alone_in_the_cluster_named_after_it_is_kept_as_its_member_alone(
     """The usual case (a page no other is a copy of) costs one ``Member`` and the ordered
     dict's entry: no dict of members, no shown page, no member-to-clusters entry; a
     second member turns it into a cluster of several that elects as before."""
-    from dedup.election import ClusterElection, Election, Member
+    from crawler.quality.dedup.election import ClusterElection, Election, Member
 
     election = ClusterElection(max_clusters=2)
     lone = Member("d0", "http://h.test/a-long-path", "h.test")
@@ -699,7 +699,7 @@ def test_the_pipeline_remembers_off_host_links_in_fixed_memory():
     page: fixed in size however many pages pass (``RecentKeys``), and still finding the
     links of the latest ones."""
     from crawler.items import Link
-    from dedup.election import doc_key
+    from crawler.quality.dedup.election import doc_key
 
     pipe = DedupPipeline(Deduplicator.from_settings(None), host_min_pages=20,
                          host_copy_ratio=0.8)

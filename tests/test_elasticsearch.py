@@ -9,13 +9,13 @@ import pytest
 
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.elasticsearch import (
+from index.engines.elasticsearch.backend import (
     ElasticsearchBackend,
     QueryCompiler,
     mappings,
     options_from_settings,
 )
-from index.es_mapping import ADDED_FIELDS, merge_for_serving
+from index.engines.elasticsearch.mapping import ADDED_FIELDS, merge_for_serving
 from index.query import parse
 
 pytest_plugins = ["tests.fixtures_es"]

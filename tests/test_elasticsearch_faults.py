@@ -11,7 +11,7 @@ import pytest
 
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.elasticsearch import ElasticsearchBackend
+from index.engines.elasticsearch.backend import ElasticsearchBackend
 
 pytest_plugins = ["tests.fixtures_es"]
 pytestmark = pytest.mark.services

@@ -10,7 +10,7 @@ import pytest
 from crawler.urls import doc_id_for
 from harness.services import EsProcesses, not_installed_reason
 from index.base import Document
-from index.elasticsearch import ElasticsearchBackend
+from index.engines.elasticsearch.backend import ElasticsearchBackend
 
 pytestmark = pytest.mark.services
 

@@ -14,7 +14,7 @@ from crawler.config import Config
 from crawler.urls import doc_id_for
 from index import get_backend
 from index.base import Document
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from index.fields import FieldWeights, keyword_key, site_name, url_depth
 from index.query import parse
 from index.signals import (
@@ -60,7 +60,7 @@ def test_hits_of_an_index_written_in_the_first_hit_format_read_alike(tmp_path, m
     # still opens and its hits (snippets included) read as those of the current format.
     import json
 
-    from index import tantivy_schema
+    from index.engines.embedded import schema as tantivy_schema
 
     page = doc("http://a.test/p", "Old page", "Some text. " * 50 + "The kept word here.")
     current = EmbeddedBackend(tmp_path / "current")
@@ -119,7 +119,7 @@ def test_reader_in_another_process_sees_new_commits_without_refresh(tmp_path):
     script = textwrap.dedent(
         f"""
         from index.base import Document
-        from index.embedded import EmbeddedBackend
+        from index.engines.embedded.backend import EmbeddedBackend
         b = EmbeddedBackend({str(tmp_path)!r})
         b.index([Document(id="00000000000000aa", url="http://a.test/", host="a.test",
                           title="fresh page")])

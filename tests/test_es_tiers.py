@@ -10,8 +10,8 @@ import pytest
 
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.elasticsearch import ElasticsearchBackend
-from index.es_reindex import version_of
+from index.engines.elasticsearch.backend import ElasticsearchBackend
+from index.engines.elasticsearch.reindex import version_of
 
 pytest_plugins = ["tests.fixtures_es"]
 pytestmark = pytest.mark.services

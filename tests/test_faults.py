@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 
 import testweb
-from crawler.redisserver import RedisServer
 from crawler.urls import canonicalize, host_of
 from harness.crawlrun import ROOT, crawl_env, migrate
 from harness.politeness import crawl_delays, politeness_violations
 from harness.services import PostgresProcess, postgres_installed
+from operations.redisserver import RedisServer
 from tests.test_frontier_crawl import DELAY, SETTINGS, crawled, reachable
 
 pytestmark = pytest.mark.slow
@@ -128,7 +128,7 @@ def test_postgres_stopped_mid_crawl_rules_keep_their_cached_values(tmp_path, pos
     with testweb.run(hosts=8, pages=15, log=tmp_path / "web.log") as web:
         seeds = [web.home_url(h) for h in sorted(scope)]
         proc = _crawl(tmp_path, seeds, scope, {"DATABASE_URL": url},
-                      HOST_RULES_LOADER="webui.control.rules.load_host_rules",
+                      CONTROL_STORE="webui.control.rules.DjangoControlStore",
                       HOST_RULES_TTL=0.5)
         try:
             _wait_for(lambda: _pages(web) >= 10, 60, "the crawl to start")

@@ -12,7 +12,7 @@ import testweb
 from crawler.crawlstate import LocalCrawlStateStore, RedisCrawlStateStore
 from crawler.recrawl import CrawlState
 from harness.crawlrun import run_crawl, start_crawl
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from testweb.fresh import DAY, EPOCH
 
 pytestmark = pytest.mark.slow
@@ -82,7 +82,7 @@ def services(request, tmp_path):
         return
     from redis import Redis
 
-    from crawler.redisserver import running_redis
+    from operations.redisserver import running_redis
 
     with running_redis(tmp_path / "redis") as server:
         yield {"REDIS_URL": server.url}, lambda: RedisCrawlStateStore(

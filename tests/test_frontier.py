@@ -11,10 +11,10 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from crawler.frontier import Outcome, TierSelector
 from crawler.frontier.local import LocalFrontier
 from crawler.hostrules import HostRule, HostRules
+from crawler.quality.traps import TrapGuard
 from crawler.robots import RobotsPolicy
 from crawler.scheduler import FrontierScheduler, _retry_after
 from crawler.signals import links_extracted
-from crawler.traps import TrapGuard
 from tests.frontiers import options, politeness, scheduler
 
 # -- politeness --------------------------------------------------------------------------
@@ -219,7 +219,7 @@ def test_spider_hands_links_to_the_scheduler_or_yields_requests(tmp_path):
     from crawler.items import Link
     from spiders.web import WebSpider
 
-    crawler = get_crawler(WebSpider, {"HOST_RULES_LOADER": None})
+    crawler = get_crawler(WebSpider, {"CONTROL_STORE": ""})
     spider = WebSpider.from_crawler(crawler, seeds="http://a.test/")
     page = HtmlResponse("http://a.test/", body=b"<html></html>")
     links = [Link("http://a.test/1", "one"), Link("http://a.test/2", "two", nofollow=True),
@@ -292,7 +292,7 @@ def test_budget_cut_verdict_and_seeds_from_redis(tmp_path):
     from redis import Redis
 
     from crawler.frontier.redis_backend import RedisFrontier
-    from crawler.redisserver import running_redis
+    from operations.redisserver import running_redis
 
     with running_redis(tmp_path / "redis") as server:
         frontier = RedisFrontier(Redis.from_url(server.url), "unit", **options(bloom_capacity=1000))

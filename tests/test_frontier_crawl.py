@@ -18,10 +18,10 @@ from redis import Redis
 
 import testweb
 from crawler.frontier.partitioned import partition_of
-from crawler.redisserver import running_redis
 from crawler.urls import canonicalize, host_of
 from harness.crawlrun import ROOT, crawl_env, run_crawl
 from harness.politeness import crawl_delays, idle_waits, politeness_violations
+from operations.redisserver import running_redis
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +35,7 @@ SETTINGS = {
     "DOWNLOAD_DELAY": 0,
     "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
     "ROBOTSTXT_OBEY": False,
-    "HOST_RULES_LOADER": "",
+    "CONTROL_STORE": "",
     "ITEM_PIPELINES": "{}",
     "CRAWL_PROGRESS_INTERVAL": 0,
     "RESOLVE_OVERRIDES": "*.test=127.0.0.1",

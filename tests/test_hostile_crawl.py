@@ -176,7 +176,7 @@ def test_template_traps_mirror_and_dead_links_cut_early(hostile_crawl):
 
 
 def test_spam_hosts_found_cut_and_explained(hostile_crawl):
-    from crawler.hostverdicts import MIRROR, SPAM, LocalVerdictStore
+    from crawler.quality.verdicts import MIRROR, SPAM, LocalVerdictStore
 
     web, lines = hostile_crawl["web"], hostile_crawl["lines"]
     store = LocalVerdictStore(hostile_crawl["data_dir"] / "quality" / "web.sqlite3")

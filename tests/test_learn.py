@@ -1,4 +1,4 @@
-"""The ranking-weight fitter (ranking/learn.py): it recovers known weights from synthetic
+"""The ranking-weight fitter (batch/learn.py): it recovers known weights from synthetic
 features in both engines' score forms, and the file it writes is what both engines load."""
 
 from __future__ import annotations
@@ -8,11 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from crawler.config import Config
-from index.elasticsearch import ElasticsearchBackend
-from index.embedded import EmbeddedBackend
-from index.signals import FITTED_WEIGHTS_NAME, WEIGHTS_FILE, load_weights, weights_file_of
-from ranking.learn import (
+from batch.learn import (
     FeatureSet,
     FoldFitter,
     QueryFeatures,
@@ -25,6 +21,10 @@ from ranking.learn import (
     mrr,
     write_weights,
 )
+from crawler.config import Config
+from index.engines.elasticsearch.backend import ElasticsearchBackend
+from index.engines.embedded.backend import EmbeddedBackend
+from index.signals import FITTED_WEIGHTS_NAME, WEIGHTS_FILE, load_weights, weights_file_of
 
 NAMES = ["bm25", "flag", "prior", "boost", "noise"]
 

@@ -6,8 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from crawler.urls import doc_id_for
-from ranking.pagerank import (
+from batch.pagerank import (
     KeyTable,
     LinkGraph,
     PowerIterationFailedConvergence,
@@ -15,6 +14,7 @@ from ranking.pagerank import (
     keys_to_doc_ids,
     pagerank,
 )
+from crawler.urls import doc_id_for
 
 L1 = 1e-6
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from batch import graphfiles
+from batch import spark as spark_engine
+from batch.edgefiles import EdgeFiles
+from batch.pagerank import LinkGraph, pagerank
+from batch.rank import RankSettings, run_rank, stage_and_commit
+from batch.store import SQLiteScoreStore
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
-from ranking import graphfiles
-from ranking import spark as spark_engine
-from ranking.batch import RankSettings, run_rank, stage_and_commit
-from ranking.edgefiles import EdgeFiles
-from ranking.pagerank import LinkGraph, pagerank
-from ranking.store import SQLiteScoreStore
+from index.engines.embedded.backend import EmbeddedBackend
 from tests.test_ranking_store import site_edges
 
 pytest.importorskip("pyspark")
@@ -105,12 +105,12 @@ def test_batch_on_spark_commits_the_scipy_scores_and_publishes_them(spark, tmp_p
 
 
 def test_celery_task_runs_the_spark_engine(spark, data_dir):
-    from ranking.batch import open_store
-    from ranking.celery_app import make_app
+    from batch.celery_app import make_app
+    from batch.rank import open_store
 
     app = make_app()
     app.conf.update(
-        RANK_LINK_STORE="ranking.edgefiles.EdgeFiles.from_config", RANK_TOL=1e-7, **SPARK
+        RANK_LINK_STORE="batch.edgefiles.EdgeFiles.from_config", RANK_TOL=1e-7, **SPARK
     )
     app.loader.import_default_modules()
     EdgeFiles.write(data_dir / "edges" / "0.tsv", site_edges(hub_links=10))

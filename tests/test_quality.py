@@ -9,10 +9,9 @@ import testweb
 from crawler.extract import extract, page_item
 from crawler.frontier.value import ValueOrder
 from crawler.hostrules import HostRule, HostRules
-from crawler.hostverdicts import MIRROR, SPAM, TEMPLATE_TRAP, LocalVerdictStore, Verdict
 from crawler.items import Link
 from crawler.options import setting, settings_to_options
-from crawler.quality import (
+from crawler.quality.judges import (
     SpamJudge,
     TemplateTraps,
     hidden_words,
@@ -21,9 +20,10 @@ from crawler.quality import (
     share_confidence,
     text_overlap,
 )
-from crawler.traps import DeadSubtrees, TrapGuard, url_pattern
+from crawler.quality.pipeline import QualityPipeline
+from crawler.quality.traps import DeadSubtrees, TrapGuard, url_pattern
+from crawler.quality.verdicts import MIRROR, SPAM, TEMPLATE_TRAP, LocalVerdictStore, Verdict
 from crawler.urls import doc_id_for, host_of
-from pipelines.quality import QualityPipeline
 
 PORT = 8000
 
@@ -392,7 +392,7 @@ def test_dry_run_stores_and_logs_verdicts_without_acting(web, tmp_path, caplog):
     store = LocalVerdictStore(tmp_path / "v.sqlite3")
     pipe, rec = pipeline_for(verdicts=store)
     pipe.dry_run = True
-    with caplog.at_level("INFO", logger="pipelines.quality"):
+    with caplog.at_level("INFO", logger="crawler.quality.pipeline"):
         spam = [pipe.process_item(item_of(web, "stuffing.test", p))
                 for p in ["/", *paths("stuffing.test", 24)]]
         trap = [pipe.process_item(item_of(web, "events.test", p))
@@ -526,7 +526,7 @@ def test_value_order_puts_urls_no_page_linked_to_after_linked_ones_of_their_leve
     assert 1 < linked < from_sitemap < 2
 
 
-# -- bounded memory (issue 22: a worker's RSS stays flat however long it crawls) -----------
+# -- bounded memory: a worker's RSS stays flat however long it crawls ---------------------
 
 def test_template_traps_hold_bounded_state_and_still_find_a_trap(web):
     traps = TemplateTraps(**settings_to_options(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from index.elasticsearch import QueryCompiler
+from index.engines.elasticsearch.backend import QueryCompiler
 from index.query import parse
 
 HOSTILE = [
@@ -57,7 +57,7 @@ def test_compiled_queries_hold_only_analyzed_terms(text):
 
 
 def test_backend_never_builds_string_queries():
-    source = Path("index/elasticsearch.py").read_text()
+    source = Path("index/engines/elasticsearch/backend.py").read_text()
     for forbidden in ("query_string", "simple_query_string", '"regexp"', '"wildcard"',
                       '"script"'):
         assert forbidden not in source, forbidden

@@ -12,7 +12,7 @@ import pytest
 import testweb
 from crawler.urls import canonicalize, doc_id_for
 from harness.crawlrun import ROOT, crawl_env, migrate, run_crawl
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from index.query import parse
 
 pytestmark = [pytest.mark.slow]

@@ -10,11 +10,9 @@ import pytest
 import redis
 from django.core.management.base import CommandError
 
-from crawler.redisserver import running_redis
-from crawler.urls import doc_id_for
-from index.base import Document
-from index.embedded import EmbeddedBackend
-from ranking.batch import (
+from batch.edgefiles import EdgeFiles
+from batch.pagerank import doc_ids_to_keys
+from batch.rank import (
     RankSettings,
     compute,
     load_object,
@@ -22,9 +20,11 @@ from ranking.batch import (
     run_rank,
     stage_and_commit,
 )
-from ranking.edgefiles import EdgeFiles
-from ranking.pagerank import doc_ids_to_keys
-from ranking.store import RedisScoreStore, SQLiteScoreStore
+from batch.store import RedisScoreStore, SQLiteScoreStore
+from crawler.urls import doc_id_for
+from index.base import Document
+from index.engines.embedded.backend import EmbeddedBackend
+from operations.redisserver import running_redis
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +116,7 @@ def test_published_batches_and_prune(store):
 
 
 def test_load_object_names_the_setting():
-    assert load_object("ranking.edgefiles.EdgeFiles.from_config") == EdgeFiles.from_config
+    assert load_object("batch.edgefiles.EdgeFiles.from_config") == EdgeFiles.from_config
     with pytest.raises(ImportError, match="RANK_"):
         load_object("ranking.nowhere.Thing")
 
@@ -188,7 +188,7 @@ def test_manage_py_rank_runs_in_process(data_dir):
     call_command(
         "rank",
         "--link-store",
-        "ranking.edgefiles.EdgeFiles.from_config",
+        "batch.edgefiles.EdgeFiles.from_config",
         "--json",
         "--seed",
         "https://h1.test/p1",
@@ -267,11 +267,11 @@ def test_search_puts_well_linked_page_first_and_rerank_the_named_home_page(tmp_p
 
 
 def test_celery_tasks_run_in_process_without_a_broker(data_dir):
-    from ranking.batch import open_store
-    from ranking.celery_app import make_app
+    from batch.celery_app import make_app
+    from batch.rank import open_store
 
     app = make_app()
-    app.conf.update(RANK_LINK_STORE="ranking.edgefiles.EdgeFiles.from_config")
+    app.conf.update(RANK_LINK_STORE="batch.edgefiles.EdgeFiles.from_config")
     app.loader.import_default_modules()
     assert app.conf.task_always_eager and app.conf.broker_url == "memory://"
     assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
@@ -294,7 +294,7 @@ def test_manage_py_rank_while_the_index_is_busy_then_publish_only(data_dir):
     hub = "https://hub.test/"
     crawler_writer.index([Document(id=doc_id_for(hub), url=hub, host="hub.test", title="hub")])
     with pytest.raises(CommandError, match="--publish-only"):
-        call_command("rank", "--link-store", "ranking.edgefiles.EdgeFiles.from_config")
+        call_command("rank", "--link-store", "batch.edgefiles.EdgeFiles.from_config")
     crawler_writer.close()  # the crawl ends and releases the index
     out = io.StringIO()
     call_command("rank", "--publish-only", stdout=out)

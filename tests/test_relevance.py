@@ -255,7 +255,7 @@ def test_each_fold_fits_on_other_sites_only(corpus):
 
 
 def test_both_backends_score_within_0_02_on_the_same_pages(corpus, es_url):
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     cache, pages, backend = corpus
     judged = load_queries(hosts=QUICK_SITES)

@@ -18,8 +18,8 @@ from scrapy.utils.test import get_crawler
 
 from crawler import aliases
 from crawler.frontier import Outcome, Politeness
-from crawler.redisserver import running_redis
 from crawler.scheduler import FrontierScheduler
+from operations.redisserver import running_redis
 
 # -- AutoThrottle -> Politeness ------------------------------------------------------------
 

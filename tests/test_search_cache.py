@@ -14,7 +14,7 @@ from harness.clock import FakeClock
 from index import get_backend
 from index.base import Document
 from index.cache import CachedBackend, LocalResultCache, RedisResultCache, cache_key
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from index.query import parse
 
 pytest_plugins = ["tests.fixtures_es"]
@@ -44,7 +44,7 @@ def embedded(tmp_path):
 
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory):
-    from crawler.redisserver import running_redis
+    from operations.redisserver import running_redis
 
     with running_redis(tmp_path_factory.mktemp("redis")) as server:
         yield server.url
@@ -161,7 +161,7 @@ def test_redis_entries_expire_after_the_ttl(embedded, redis_url):
 
 @pytest.mark.services
 def test_reindex_swap_empties_the_cache_and_a_hit_costs_no_request(es_url, tmp_path):
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     es = ElasticsearchBackend(es_url, index_prefix=f"cache-{uuid.uuid4().hex[:8]}",
                               spool_dir=tmp_path / "spool")

@@ -13,7 +13,7 @@ from crawler import settings as crawl_settings
 from crawler.options import FROM_ENVIRONMENT, setting, setting_default, settings_to_options
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("crawler", "dedup", "pipelines", "spiders", "index", "ranking", "webui")
+PACKAGES = ("crawler", "pipelines", "spiders", "index", "batch", "operations", "webui")
 GETTERS = {"get", "getint", "getfloat", "getbool", "getlist", "getdict"}
 
 
@@ -51,29 +51,26 @@ def test_no_component_repeats_a_default_as_a_fallback():
 
 
 def _components():
+    from batch.rank_settings import _SETTINGS as RANK
+    from batch.rank_settings import RankSettings
     from crawler.fetch import FetchLimitsMiddleware
     from crawler.freshness import FreshnessMiddleware, RecrawlFeeder
     from crawler.frontier import SETTINGS as FRONTIER
-    from crawler.frontier import Politeness
-    from crawler.frontier.local import LocalFrontier
-    from crawler.frontier.redis_backend import RedisFrontier
+    from crawler.frontier import FrontierOptions, Politeness
     from crawler.hostrules import HostRules
     from crawler.memory import MemoryMonitor
+    from crawler.quality.dedup.core import Deduplicator
+    from crawler.quality.dedup.pipeline import DedupPipeline
+    from crawler.quality.traps import TrapGuard
     from crawler.recrawl import RecrawlPolicy
     from crawler.robots import RobotsPolicy
     from crawler.scheduler import FrontierScheduler
     from crawler.statsexport import StatsExport
-    from crawler.traps import TrapGuard
-    from dedup.core import Deduplicator
-    from pipelines.dedup import DedupPipeline
     from pipelines.index import IndexPipeline
     from pipelines.warc import RotatingWarcWriter, WarcPipeline
-    from ranking.batch import _SETTINGS as RANK
-    from ranking.batch import RankSettings
 
     return [
-        (LocalFrontier, FRONTIER),
-        (RedisFrontier, FRONTIER),
+        (FrontierOptions, FRONTIER),  # what every frontier backend takes
         (Politeness, Politeness.SETTINGS),
         (FrontierScheduler, FrontierScheduler.SETTINGS),
         (TrapGuard, TrapGuard.SETTINGS),
@@ -157,7 +154,7 @@ def test_a_bare_crawler_builds_components_with_the_defaults(tmp_path):
     from crawler.scheduler import FrontierScheduler
     from spiders.web import WebSpider
 
-    crawler = get_crawler(WebSpider, {"HOST_RULES_LOADER": None, "DATA_DIR": str(tmp_path)})
+    crawler = get_crawler(WebSpider, {"CONTROL_STORE": "", "DATA_DIR": str(tmp_path)})
     scheduler = FrontierScheduler.from_crawler(crawler)
     frontier = scheduler.frontier
     try:

@@ -59,7 +59,7 @@ def test_released_sitemap_urls_stay_within_the_recent_links_bound(monkeypatch):
     from spiders.web import WebSpider
 
     monkeypatch.setattr(spiders.web, "RECENT_LINKS", 10)
-    crawler = get_crawler(WebSpider, {"HOST_RULES_LOADER": "", "SITEMAP_RELEASE": 1000})
+    crawler = get_crawler(WebSpider, {"CONTROL_STORE": "", "SITEMAP_RELEASE": 1000})
     spider = WebSpider.from_crawler(crawler, seeds="http://a.test/")
     spider._sitemap_backlog.add("a.test", ((f"http://a.test/p{n}", "") for n in range(50)))
     released = list(spider.release_sitemap_urls("a.test"))
@@ -72,7 +72,7 @@ def test_release_takes_a_few_urls_and_keeps_the_rest_in_order():
 
     from spiders.web import WebSpider
 
-    crawler = get_crawler(WebSpider, {"HOST_RULES_LOADER": "", "SITEMAP_RELEASE": 10})
+    crawler = get_crawler(WebSpider, {"CONTROL_STORE": "", "SITEMAP_RELEASE": 10})
     spider = WebSpider.from_crawler(crawler, seeds="http://a.test/")
     backlog = spider._sitemap_backlog
     backlog.add("a.test", ((f"http://a.test/p{n}", f"2026-01-{n % 28 + 1:02d}")

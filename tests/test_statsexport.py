@@ -8,7 +8,6 @@ from scrapy.http import Response
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from crawler.redisserver import running_redis
 from crawler.statsexport import (
     FileStatsStore,
     HostCounter,
@@ -16,6 +15,7 @@ from crawler.statsexport import (
     StatsExport,
     numeric_stats,
 )
+from operations.redisserver import running_redis
 
 
 def _snap(worker, ts, pages):

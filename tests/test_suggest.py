@@ -1,7 +1,8 @@
-"""Did-you-mean for the embedded index (index/suggest.py): one-edit corrections by doc frequency."""
+"""Did-you-mean for the embedded index (index/engines/embedded/suggest.py): one-edit corrections by
+doc frequency."""
 
 from index.analysis import analyze
-from index.suggest import EditSuggester, edits1
+from index.engines.embedded.suggest import EditSuggester, edits1
 
 VOCABULARY = {"zebra": 9, "zebu": 2, "striped": 4, "running": 3, "africa": 5}
 DF = {analyze(word)[0]: n for word, n in VOCABULARY.items()}

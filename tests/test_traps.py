@@ -1,6 +1,6 @@
 """Trap guards: each check drops what it should and keeps ordinary URLs."""
 
-from crawler.traps import TrapGuard
+from crawler.quality.traps import TrapGuard
 
 
 def test_ordinary_urls_pass():

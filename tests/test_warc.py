@@ -7,12 +7,12 @@ from scrapy import signals
 from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
 
+from batch.rebuild import iter_responses, page_item_from_response, read_response, warc_files
 from crawler.items import PageItem
 from crawler.options import settings_to_options
 from crawler.signals import cluster_elected
 from crawler.urls import doc_id_for
 from pipelines.warc import RotatingWarcWriter, WarcPipeline
-from ranking.rebuild import iter_responses, page_item_from_response, read_response, warc_files
 
 
 def test_writer_rotates_by_size_and_offsets_point_at_responses(tmp_path):
@@ -47,6 +47,28 @@ def test_writer_rotates_by_size_and_offsets_point_at_responses(tmp_path):
         (f"http://h{i % 3}.test/p/{i}?q=1", body, location)
         for i, (location, body) in enumerate(written)
     ]
+
+
+def test_the_rebuild_makes_the_item_the_spider_made_truncation_and_hidden_words_too(tmp_path):
+    """Spider and rebuild share ``crawler.extract.item_from_response``; the size cut travels in
+    the record (``WARC-Truncated``), the hidden words are counted from the stored body."""
+    from crawler.extract import item_from_response
+
+    body = (b"<html><head><title>T</title></head><body><p>seen words here</p>"
+            b'<div style="display:none">hidden stuffing words</div><p>cut he')
+    headers = [("Content-Type", "text/html; charset=utf-8"), ("Content-Language", "en")]
+    writer = RotatingWarcWriter.from_settings(None, tmp_path, worker="w1")
+    name, offset = writer.write("http://a.test/p", 200, headers, body, fetched_at=1_700_000_000,
+                                truncated=True)
+    plain = writer.write("http://a.test/q", 200, headers, body, fetched_at=1_700_000_000)
+    writer.close()
+    _page, crawled = item_from_response("http://a.test/p", 200, body, 1_700_000_000.0,
+                                        content_type=headers[0][1], language="en",
+                                        truncated=True, warc_file=name, warc_offset=offset)
+    rebuilt = page_item_from_response(read_response(tmp_path, name, offset))
+    assert rebuilt == crawled
+    assert (rebuilt.truncated, rebuilt.hidden_words, rebuilt.lang) == (True, 3, "en")
+    assert page_item_from_response(read_response(tmp_path, *plain)).truncated is False
 
 
 def test_request_record_follows_its_response(tmp_path):
@@ -183,14 +205,14 @@ def assert_same_answer(a, b, tolerance: float = 0.01) -> None:
 
 def _crawl_through_pipelines(pages, data_dir):
     """The spider's parse and the pipelines, in crawl order, on responses made from pages."""
-    from index.embedded import EmbeddedBackend
-    from pipelines.dedup import DedupPipeline
+    from crawler.quality.dedup.pipeline import DedupPipeline
+    from index.engines.embedded.backend import EmbeddedBackend
     from pipelines.index import IndexPipeline
     from pipelines.linkgraph import LinkGraphPipeline
     from spiders.web import WebSpider
 
     settings = {
-        "HOST_RULES_LOADER": "",
+        "CONTROL_STORE": "",
         "DATA_DIR": str(data_dir),
         "WARC_WORKER_ID": "w1",
         "WARC_MAX_BYTES": 30_000,
@@ -231,8 +253,8 @@ def _crawl_through_pipelines(pages, data_dir):
 
 
 def test_rebuilt_index_answers_like_the_original(tmp_path):
-    from index.embedded import EmbeddedBackend
-    from ranking.rebuild import rebuild_index
+    from batch.rebuild import rebuild_index
+    from index.engines.embedded.backend import EmbeddedBackend
     from testweb.nearcopies import generate
 
     pages = generate(articles=40, short_pages=10, seed=3)
@@ -272,8 +294,8 @@ def test_rebuilt_index_answers_like_the_original(tmp_path):
 
 
 def test_rebuild_indexes_anchor_text_of_inbound_links(tmp_path):
-    from index.embedded import EmbeddedBackend
-    from ranking.rebuild import rebuild_index
+    from batch.rebuild import rebuild_index
+    from index.engines.embedded.backend import EmbeddedBackend
 
     writer = RotatingWarcWriter.from_settings(None, tmp_path / "warc")
     html = {
@@ -295,9 +317,9 @@ def test_rebuild_indexes_anchor_text_of_inbound_links(tmp_path):
 def test_rebuild_keeps_the_sections_of_a_real_page(tmp_path):
     from pathlib import Path
 
+    from batch.rebuild import rebuild_index
     from crawler.extract import decode_html, extract
-    from index.embedded import EmbeddedBackend
-    from ranking.rebuild import rebuild_index
+    from index.engines.embedded.backend import EmbeddedBackend
 
     page = Path("/usr/share/doc/apache2-doc/manual/en/mod/core.html")
     if not page.is_file():
@@ -324,7 +346,7 @@ def test_manage_reindex_from_warc(tmp_path):
     import sys
     from pathlib import Path
 
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     writer = RotatingWarcWriter.from_settings(None, tmp_path / "warc")
     page = "<title>Quokka</title><main><p>The quokka smiles at visitors on the island.</p></main>"
@@ -361,10 +383,10 @@ def test_crawl_then_reindex_from_warc_answers_like_the_crawl(tmp_path):
 
     import testweb
     from harness.crawlrun import crawl_env, run_crawl
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     pipelines = {
-        "pipelines.dedup.DedupPipeline": 100,
+        "crawler.quality.dedup.pipeline.DedupPipeline": 100,
         "pipelines.warc.WarcPipeline": 200,
         "pipelines.linkgraph.LinkGraphPipeline": 300,
         "pipelines.index.IndexPipeline": 900,
@@ -377,7 +399,7 @@ def test_crawl_then_reindex_from_warc_answers_like_the_crawl(tmp_path):
             settings={
                 "ITEM_PIPELINES": json.dumps(pipelines),
                 "DOWNLOAD_DELAY": 0.01,
-                "HOST_RULES_LOADER": "",
+                "CONTROL_STORE": "",
                 "WARC_MAX_BYTES": 200_000,
                 "INDEX_ANCHORS": False,
             },

@@ -288,7 +288,7 @@ def test_search_command_json(capsys):
 
 
 def test_rate_limit_shared_through_redis(client, settings, tmp_path):
-    from crawler.redisserver import running_redis
+    from operations.redisserver import running_redis
     from webui.security import check_rate
 
     with running_redis(tmp_path) as server:
@@ -420,7 +420,7 @@ def test_secret_key_file_is_private(tmp_path):
 def test_search_answers_503_with_retry_after_while_the_index_is_unreachable(
         client, monkeypatch, tmp_path):
     from harness.services import free_port
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     # a real client against a port nothing listens on: every request is refused
     dead = ElasticsearchBackend(f"http://127.0.0.1:{free_port()}", index_prefix="gone",

@@ -8,7 +8,7 @@ import pytest
 from crawler.config import Config
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.elasticsearch import ElasticsearchBackend
+from index.engines.elasticsearch.backend import ElasticsearchBackend
 from tests.fixtures_es import es_url  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.services

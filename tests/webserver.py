@@ -41,7 +41,7 @@ def index_pages(data_dir: Path, n: int = 12) -> None:
     from crawler.config import Config
     from crawler.urls import doc_id_for
     from index.base import Document
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
 
     backend = EmbeddedBackend.from_config(Config(data_dir=data_dir))
     backend.index(

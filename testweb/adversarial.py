@@ -20,15 +20,12 @@ import random
 import struct
 import zlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 from urllib.parse import parse_qs, unquote
 
 from testweb import text
-from testweb.kinds import HTML_TYPE, HostKind, not_found, register
+from testweb.kinds import HTML_TYPE, HostKind, Web, not_found, register
 from testweb.messages import PageInfo, PageLink, Request, Response
-
-if TYPE_CHECKING:
-    from testweb.web import TestWeb
 
 DEAD_ADDRESS = "127.0.0.2"
 BLACKHOLE_ADDRESS = "127.0.0.3"
@@ -77,7 +74,7 @@ class SpecialHost(HostKind):
     host_name: ClassVar[str] = ""
     address: ClassVar[str] = "127.0.0.1"
 
-    def __init__(self, web: TestWeb):
+    def __init__(self, web: Web):
         super().__init__(web, self.host_name)
 
     def handle(self, request: Request) -> Response:

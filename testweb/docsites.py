@@ -18,14 +18,10 @@ import html
 import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
-from testweb.kinds import HTML_TYPE, HostKind, not_found, register, text_response
+from testweb.kinds import HTML_TYPE, HostKind, Web, not_found, register, text_response
 from testweb.messages import Request, Response
-
-if TYPE_CHECKING:
-    from testweb.web import TestWeb
 
 # Files symlinked out of a site (Debian shares jQuery, MathJax, fonts) must stay below this.
 SHARED_ROOT = Path("/usr/share")
@@ -117,7 +113,7 @@ class DocSiteHost(HostKind):
 
     kind = "docsite"
 
-    def __init__(self, web: TestWeb, site: DocSite):
+    def __init__(self, web: Web, site: DocSite):
         super().__init__(web, site.host)
         self.site = site
         self.root = site.root.resolve()

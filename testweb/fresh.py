@@ -23,16 +23,12 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from testweb import text
 from testweb.adversarial import article, paragraphs
-from testweb.kinds import HTML_TYPE, HostKind, not_found, register, text_response
+from testweb.kinds import HTML_TYPE, HostKind, Web, not_found, register, text_response
 from testweb.messages import PageInfo, Request, Response
-
-if TYPE_CHECKING:
-    from testweb.web import TestWeb
 
 EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z: no page changes before this instant
 HOUR = 3600.0
@@ -90,7 +86,7 @@ class FreshHost(HostKind):
     DELETED_SHARE = 10
     MOVED_SHARE = 5
 
-    def __init__(self, web: TestWeb, name: str):
+    def __init__(self, web: Web, name: str):
         super().__init__(web, name)
         self.pages = web.fresh_pages
 
@@ -279,7 +275,7 @@ class ClockHost(HostKind):
     kind = "clock"
     host_name = "clock.test"
 
-    def __init__(self, web: TestWeb):
+    def __init__(self, web: Web):
         super().__init__(web, self.host_name)
 
     def handle(self, request: Request) -> Response:

@@ -9,13 +9,11 @@ from __future__ import annotations
 import html
 import random
 from collections import OrderedDict
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable
+from typing import ClassVar, Protocol
 
 from testweb import text
 from testweb.messages import PageInfo, PageLink, Request, Response
-
-if TYPE_CHECKING:
-    from testweb.web import TestWeb
 
 HOST_KINDS: dict[str, type[HostKind]] = {}
 
@@ -51,6 +49,25 @@ class LRUCache:
         return len(self._data)
 
 
+class Web(Protocol):
+    """What a host kind reads of the web that holds it (``testweb.web.TestWeb``)."""
+
+    seed: int
+    pages_per_host: int
+    cache: LRUCache
+    slow_delay: float
+    giant_bytes: int
+    fresh_pages: int
+    clock: Callable[[], float]
+    normal_hosts: list[str]
+
+    def host(self, name: str) -> HostKind:
+        """The host object of a name (KeyError if unknown)."""
+
+    def url(self, host: str, path: str = "/") -> str:
+        """The absolute URL of a path on a host, with the server's port."""
+
+
 def not_found(message: str = "Not Found") -> Response:
     """A small 404 page."""
     body = f"<!DOCTYPE html><html><head><title>404 {message}</title></head>" \
@@ -72,7 +89,7 @@ class HostKind:
 
     kind: ClassVar[str] = ""
 
-    def __init__(self, web: TestWeb, name: str):
+    def __init__(self, web: Web, name: str):
         self.web = web
         self.name = name
 
@@ -129,7 +146,7 @@ class NormalHost(HostKind):
     HOME_LINKS = 100
     SITEMAP_PAGES = 1000
 
-    def __init__(self, web: TestWeb, name: str, index: int):
+    def __init__(self, web: Web, name: str, index: int):
         super().__init__(web, name)
         self.index = index
         self.pages = web.pages_per_host

@@ -14,12 +14,11 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
-from testweb.kinds import HTML_TYPE, HostKind, not_found, register
+from testweb.kinds import HTML_TYPE, HostKind, Web, not_found, register
 from testweb.messages import PageInfo, PageLink, Request, Response
 
 if TYPE_CHECKING:
     from testweb.nearcopies import LabelledPage
-    from testweb.web import TestWeb
 
 _ANCHOR = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
 
@@ -37,7 +36,7 @@ class MirrorHost(HostKind):
 
     kind = "mirror"
 
-    def __init__(self, web: TestWeb, name: str, pages: list[LabelledPage]):
+    def __init__(self, web: Web, name: str, pages: list[LabelledPage]):
         super().__init__(web, name)
         self.pages = {p.url.split(name, 1)[1]: p for p in pages}
 

@@ -9,6 +9,7 @@ from crawler.frontier.base import (
     ROBOTS_RANK,
     Entry,
     Frontier,
+    FrontierOptions,
     HostState,
     Lease,
     Outcome,
@@ -21,6 +22,7 @@ __all__ = [
     "ROBOTS_RANK",
     "Entry",
     "Frontier",
+    "FrontierOptions",
     "HostState",
     "Lease",
     "Outcome",
@@ -31,7 +33,7 @@ __all__ = [
     "open_frontier",
 ]
 
-#: Setting -> keyword option of every backend; the defaults are in crawler/settings.py.
+#: Setting -> field of ``FrontierOptions``; the defaults are in crawler/settings.py.
 SETTINGS: dict[str, Option] = {
     "FRONTIER_BLOOM_CAPACITY": ("bloom_capacity", int),
     "FRONTIER_BLOOM_FPR": ("bloom_fpr", float),

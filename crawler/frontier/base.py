@@ -281,6 +281,31 @@ def tier_of(rank: float, tiers: int) -> int:
     return min(max(int(rank), 0), tiers - 1)
 
 
+@dataclass(frozen=True, kw_only=True)
+class FrontierOptions:
+    """The options every backend takes, declared once: the crawl's ``FRONTIER_*`` settings
+    (``crawler.frontier.frontier_options`` reads them); the per-IP limit and robots.txt
+    first are off unless given."""
+
+    #: URLs the seen filter is sized for (``FRONTIER_BLOOM_CAPACITY``) and its
+    #: false-positive rate at that size (``FRONTIER_BLOOM_FPR``).
+    bloom_capacity: int
+    bloom_fpr: float
+    #: Priority front queues (``FRONTIER_TIERS``).
+    tiers: int
+    #: Seconds before a leased URL returns to its queue (``FRONTIER_LEASE_S``).
+    lease_s: float
+    #: Leases that may expire before a URL is dropped (``FRONTIER_MAX_ATTEMPTS``).
+    max_attempts: int
+    politeness: Politeness
+    #: Leases at once over hosts that share an IP address (``FRONTIER_IP_CONCURRENCY``;
+    #: 0: no limit), and the seconds a host held back by it waits before it is tried again.
+    ip_limit: int = 0
+    ip_wait: float = 0.25
+    #: A host's robots.txt is fetched before its pages (``FRONTIER_ROBOTS``).
+    robots_first: bool = False
+
+
 class Frontier(ABC):
     """Crawl state shared by every worker of one crawl.
 
@@ -295,6 +320,17 @@ class Frontier(ABC):
 
     #: Entries whose lease expired this many times are dropped (poison URLs).
     max_attempts: int
+
+    def _take_options(self, options: FrontierOptions) -> None:
+        """Keep a backend's ``FrontierOptions`` as its attributes (``self.tiers``...)."""
+        self.options = options
+        self.tiers = options.tiers
+        self.lease_s = options.lease_s
+        self.max_attempts = options.max_attempts
+        self.politeness = options.politeness
+        self.ip_limit = options.ip_limit
+        self.ip_wait = options.ip_wait
+        self.robots_first = options.robots_first
 
     @abstractmethod
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:

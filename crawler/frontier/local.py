@@ -12,8 +12,9 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from crawler.frontier.base import (
     HOST_AGE_S,
@@ -21,10 +22,10 @@ from crawler.frontier.base import (
     ROBOTS_RANK,
     Entry,
     Frontier,
+    FrontierOptions,
     HostState,
     Lease,
     Outcome,
-    Politeness,
     TierSelector,
     tier_of,
 )
@@ -80,34 +81,14 @@ CREATE TABLE IF NOT EXISTS host_values (host TEXT PRIMARY KEY, value REAL NOT NU
 class LocalFrontier(Frontier):
     """``Frontier`` on SQLite (``path``; ``None`` = in memory, for tests).
 
-    The keyword options without a default are the crawl's ``FRONTIER_*`` settings
-    (``crawler.frontier.frontier_options``); the per-IP limit and robots.txt-first are off
-    unless given.
+    Its options are ``FrontierOptions`` (``crawler.frontier.frontier_options(settings)``).
     """
 
-    def __init__(
-        self,
-        path: Path | None,
-        *,
-        bloom_capacity: int,
-        bloom_fpr: float,
-        tiers: int,
-        lease_s: float,
-        max_attempts: int,
-        politeness: Politeness,
-        ip_limit: int = 0,
-        ip_wait: float = 0.25,
-        robots_first: bool = False,
-        clock=time.time,
-    ):
+    def __init__(self, path: Path | None, *, clock: Callable[[], float] = time.time,
+                 **options: Any):
+        """``options``: the fields of ``FrontierOptions``."""
+        self._take_options(FrontierOptions(**options))
         self.path = path
-        self.robots_first = robots_first
-        self.tiers = tiers
-        self.lease_s = lease_s
-        self.ip_limit = ip_limit
-        self.ip_wait = ip_wait
-        self.politeness = politeness
-        self.max_attempts = max_attempts
         self.clock = clock
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -121,7 +102,7 @@ class LocalFrontier(Frontier):
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
         bloom_path = None if path is None else path.with_suffix(".bloom")
-        self.bloom = LocalBloom(bloom_path, bloom_capacity, bloom_fpr)
+        self.bloom = LocalBloom(bloom_path, self.options.bloom_capacity, self.options.bloom_fpr)
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self.release_dead_owners()
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from redis import Redis
 from redis.commands.core import Script
@@ -35,10 +36,10 @@ from crawler.frontier.base import (
     ROBOTS_RANK,
     Entry,
     Frontier,
+    FrontierOptions,
     HostState,
     Lease,
     Outcome,
-    Politeness,
 )
 from crawler.frontier.bloom import BloomHasher
 from crawler.frontier.codec import pack_url, unpack_url
@@ -62,9 +63,7 @@ def _script(client: Redis, name: str) -> Script:
 class RedisFrontier(Frontier):
     """``Frontier`` shared through one Redis server; keys namespaced by ``crawl``.
 
-    The keyword options without a default are the crawl's ``FRONTIER_*`` settings
-    (``crawler.frontier.frontier_options``); the per-IP limit and robots.txt-first are off
-    unless given.
+    Its options are ``FrontierOptions`` (``crawler.frontier.frontier_options(settings)``).
     """
 
     def __init__(
@@ -72,33 +71,20 @@ class RedisFrontier(Frontier):
         client: Redis,
         crawl: str,
         *,
-        bloom_capacity: int,
-        bloom_fpr: float,
-        tiers: int,
-        lease_s: float,
-        max_attempts: int,
-        politeness: Politeness,
-        ip_limit: int = 0,
-        ip_wait: float = 0.25,
-        robots_first: bool = False,
         clock: Callable[[], float] | None = None,
         host_head: int = HOST_HEAD,
+        **options: Any,
     ):
+        """``options``: the fields of ``FrontierOptions``; ``clock`` None: Redis' own time."""
         if host_head < 2:
             raise ValueError(f"host_head must be at least 2, got {host_head}")
+        self._take_options(FrontierOptions(**options))
         self.client = client
         self.host_head = host_head
-        self.robots_first = robots_first
         self.crawl = crawl
         self.prefix = f"frontier:{crawl}:"
-        self.tiers = tiers
-        self.lease_s = lease_s
-        self.ip_limit = ip_limit
-        self.ip_wait = ip_wait
-        self.politeness = politeness
-        self.max_attempts = max_attempts
         self.clock = clock
-        self.hasher = BloomHasher(bloom_capacity, bloom_fpr)
+        self.hasher = BloomHasher(self.options.bloom_capacity, self.options.bloom_fpr)
         if self.hasher.bits >= 2**32:  # a Redis string holds at most 2**32 bits
             raise ValueError("Bloom filter above 2**32 bits: lower capacity or raise fpr")
         self._check_bloom_size()

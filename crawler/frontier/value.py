@@ -8,7 +8,7 @@ holds when it is queued is its importance estimate. The estimate is scaled by it
 standing:
 
 - *quality*, 1 for a host with no spam signals, down to ``min_quality`` for a host whose
-  pages trip the spam rules (``crawler.quality``, through ``set_host_quality``);
+  pages trip the spam rules (``crawler.quality.judges``, through ``set_host_quality``);
 - *authority*, from the in-link counts of the link graph at host level: 1 for a host that
   pages of ``trusted_hosts`` other hosts link to, ``base ** -0.5`` for a host nobody else
   links to (a trap or a spam host reached from its seed alone), in between for fewer. A

@@ -12,7 +12,7 @@ import pytest
 
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from tests.fixtures_es import es_url  # noqa: F401  (the fixture, for the Elasticsearch param)
 
 BACKENDS = ["embedded", "elasticsearch"]
@@ -33,7 +33,7 @@ def make_elasticsearch_backend(es_url, tmp_path_factory):  # noqa: F811
     """Each call: an Elasticsearch backend on its own alias; all are dropped at the end."""
     import uuid
 
-    from index.elasticsearch import ElasticsearchBackend
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     made = []
 

@@ -1,6 +1,6 @@
-"""The page shown for a duplicate cluster is elected by evidence (``dedup.election``), on
-every engine: a crawl of an original and its mirror shows the original whichever host
-arrived first, and a later election swaps the page shown."""
+"""The page shown for a duplicate cluster is elected by evidence
+(``crawler.quality.dedup.election``), on every engine: a crawl of an original and its mirror
+shows the original whichever host arrived first, and a later election swaps the page shown."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 import testweb
 from crawler.extract import extract, page_item
-from dedup.core import Deduplicator
-from pipelines.dedup import DedupPipeline
+from crawler.quality.dedup.core import Deduplicator
+from crawler.quality.dedup.pipeline import DedupPipeline
 from pipelines.index import IndexPipeline
 from tests.contract.conftest import doc
 

@@ -1,4 +1,4 @@
-"""The score formula is one (index/formula.py): weights fitted by ranking/learn.py are
+"""The score formula is one (index/formula.py): weights fitted by batch/learn.py are
 ranked with, on every engine, by exactly the formula the fitter fitted them under,
 demotions included."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from batch.learn import TrainingQuery, awake, collect, engine_of, fit, reciprocal_ranks
 from index.formula import formula_for
 from index.signals import load_weights
-from ranking.learn import TrainingQuery, awake, collect, engine_of, fit, reciprocal_ranks
 from tests.contract.conftest import BACKENDS, doc
 
 TOPICS = ["kayak", "lantern", "marble", "nutmeg", "oyster", "pepper", "quartz", "raisin"]

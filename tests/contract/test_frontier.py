@@ -14,8 +14,8 @@ from crawler.frontier.base import ROBOTS_RANK
 from crawler.frontier.local import LocalFrontier
 from crawler.frontier.partitioned import partition_of
 from crawler.frontier.redis_backend import RedisFrontier, redis_frontier
-from crawler.redisserver import running_redis
 from harness.clock import FakeClock
+from operations.redisserver import running_redis
 from tests.frontiers import options as frontier_options
 from tests.frontiers import politeness
 

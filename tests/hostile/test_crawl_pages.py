@@ -20,8 +20,8 @@ from scrapy.utils.test import get_crawler
 from crawler.extract import cut_words, extract, page_item
 from crawler.items import PageItem
 from crawler.options import setting, settings_to_options
-from dedup.core import Deduplicator
-from pipelines.dedup import DedupPipeline
+from crawler.quality.dedup.core import Deduplicator
+from crawler.quality.dedup.pipeline import DedupPipeline
 
 PAGE_BYTES = 9 * 1024 * 1024
 VOCABULARY = np.array([a + b for a in "abcdefghijklmnopqrstuvwxyz" for b in "aeiouy"])
@@ -96,10 +96,10 @@ def rss_mb() -> float:
 def crawl_chain(tmp_path):
     """The spider and the crawl's pipelines, in their order, built as a crawl builds them
     (the index on the embedded engine), each warmed up by a small page."""
+    from crawler.quality.pipeline import QualityPipeline
     from index.embedded import EmbeddedBackend
     from pipelines.index import IndexPipeline
     from pipelines.linkgraph import LinkGraphPipeline
-    from pipelines.quality import QualityPipeline
     from pipelines.warc import WarcPipeline
     from spiders.web import WebSpider
 

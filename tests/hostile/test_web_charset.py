@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from batch.rebuild import WarcResponse, page_item_from_response
 from crawler.extract import decode_html
-from ranking.rebuild import WarcResponse, page_item_from_response
 from webui.search.cache import cached_copy
 
 PAGE = "<!doctype html><title>Grüße aus Köln</title><p>Der Dom zu Köln ist groß.</p>"

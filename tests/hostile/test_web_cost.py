@@ -14,7 +14,7 @@ import pytest
 from crawler.config import Config
 from crawler.urls import doc_id_for
 from index.base import Document
-from index.embedded import EmbeddedBackend
+from index.engines.embedded.backend import EmbeddedBackend
 from pipelines.warc import RotatingWarcWriter
 from testweb import text
 from webui.search import backend as search_backend

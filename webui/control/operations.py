@@ -13,7 +13,7 @@ from scrapy import Request
 from crawler.config import get_config
 from crawler.frontier import Entry, Frontier, frontier_options, open_frontier
 from crawler.hostrules import HostRule, HostRules
-from crawler.hostverdicts import VerdictStore, open_verdicts
+from crawler.quality.verdicts import VerdictStore, open_verdicts
 from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 #: The permission that "recrawl now" needs, in the admin and on the staff pages.

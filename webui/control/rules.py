@@ -1,4 +1,5 @@
-"""Read host rules and seeds for the crawler process, and make sure their database exists.
+"""The crawl's control store in Django: host rules and seeds from the admin's models, and the
+control database made ready before a crawl (``crawler.hostrules.ControlStore``).
 
 The crawler runs an asyncio event loop in its main thread, where Django refuses ORM calls;
 queries therefore run in a worker thread.
@@ -10,13 +11,13 @@ import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-from crawler.hostrules import HostRule
+from crawler.hostrules import ControlNotReady, ControlStore, HostRule
 
 logger = logging.getLogger(__name__)
 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="django-orm")
 
 
-class ControlDatabaseNotReady(RuntimeError):
+class ControlDatabaseNotReady(ControlNotReady):
     """The control database (host rules, seeds) needs ``manage.py migrate`` first."""
 
 
@@ -101,3 +102,16 @@ def prepare_control_database() -> None:
     since migrating a shared database is its operator's decision."""
     _ensure_django()
     _pool.submit(_prepare_database).result(timeout=300)
+
+
+class DjangoControlStore(ControlStore):
+    """Host rules and seeds from the admin (``HostRule``, ``Seed``); ``CONTROL_STORE``."""
+
+    def prepare(self) -> None:
+        prepare_control_database()
+
+    def host_rules(self) -> list[HostRule]:
+        return load_host_rules()
+
+    def seed_urls(self) -> list[str]:
+        return load_seed_urls()

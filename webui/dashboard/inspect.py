@@ -9,7 +9,7 @@ from django.conf import settings
 from crawler.config import get_config
 from crawler.frontier import HostState
 from crawler.hostrules import HostPolicy, HostRule, HostRules
-from crawler.hostverdicts import MIRROR, Verdict
+from crawler.quality.verdicts import MIRROR, Verdict
 from crawler.robots import RobotsPolicy, user_agent
 from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
 from index.base import Document
@@ -100,7 +100,7 @@ def _dedup_cluster(doc_id: str) -> tuple[str, int] | None:
     config = get_config()
     if not config.redis_url:
         return None
-    from dedup.store import RedisDedupStore
+    from crawler.quality.dedup.store import RedisDedupStore
 
     store = RedisDedupStore.from_url(config.redis_url)
     found = store.lookup(doc_id)

@@ -2,7 +2,7 @@
 
 The index keeps each document's WARC location (``warc_file``, ``warc_offset``: the record's
 gzip member), so a copy is one seek and one record read, with no CDXJ index to keep in
-step with the crawl (``ranking.rebuild.read_response`` reads it, as the rebuild does).
+step with the crawl (``batch.rebuild.read_response`` reads it, as the rebuild does).
 
 What is shown is not the page's own markup but a cleaned copy: scripts, event handlers,
 ``javascript:`` URLs, frames, embeds, forms, ``<meta>`` refreshes, ``<base>``, external
@@ -29,9 +29,9 @@ import lxml.html
 from lxml_html_clean import Cleaner
 from warcio.exceptions import ArchiveLoadFailed
 
+from batch.rebuild import WarcResponse, read_response
 from crawler.extract import decode_html
 from index.base import Document
-from ranking.rebuild import WarcResponse, read_response
 
 __all__ = ["CachedCopy", "NoCachedCopy", "cached_copy", "is_doc_id", "stored_copy"]
 

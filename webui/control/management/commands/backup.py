@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from crawler.config import get_config
-from webui.control.backup import BACKUP_PARTS, BackupError, backup, human_bytes, parts_for
+from operations.backup import BACKUP_PARTS, BackupError, backup, human_bytes, parts_for
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from crawler.config import get_config
-from webui.control.backup import BACKUP_PARTS, BackupError, parts_for, read_manifest, restore
+from operations.backup import BACKUP_PARTS, BackupError, parts_for, read_manifest, restore
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ import json
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from ranking.batch import RankSettings, open_backend, open_store, publish, run_rank
+from batch.rank import RankSettings, open_backend, open_store, publish, run_rank
 
 
 class Command(BaseCommand):

@@ -52,10 +52,10 @@ class Command(BaseCommand):
             self.swap_alias(opts)
 
     def from_warc(self, opts):
-        from dedup.core import Deduplicator
+        from batch.rebuild import rebuild_index
+        from crawler.quality.dedup.core import Deduplicator
         from index import get_backend
         from pipelines.linkgraph import LinkStore
-        from ranking.rebuild import rebuild_index
 
         config = get_config()
         links = None if opts["no_links"] else LinkStore.open(config)
@@ -90,7 +90,7 @@ class Command(BaseCommand):
                 "ELASTICSEARCH_URL (scripts/services.sh start es prints it), or rebuild the "
                 "embedded index with --from-warc DATA_DIR/warc."
             )
-        from index.elasticsearch import ElasticsearchBackend
+        from index.engines.elasticsearch.backend import ElasticsearchBackend
 
         options = {"index_prefix": opts["prefix"]} if opts["prefix"] else {}
         backend = ElasticsearchBackend.from_config(config, settings=settings, **options)

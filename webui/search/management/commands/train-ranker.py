@@ -11,11 +11,7 @@ import numpy as np
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from crawler.config import get_config
-from crawler.options import setting
-from index import get_backend
-from index.signals import FITTED_WEIGHTS_NAME, WEIGHTS_FILE
-from ranking.learn import (
+from batch.learn import (
     FeatureSet,
     TrainingQuery,
     awake,
@@ -28,6 +24,10 @@ from ranking.learn import (
     reciprocal_ranks,
     write_weights,
 )
+from crawler.config import get_config
+from crawler.options import setting
+from index import get_backend
+from index.signals import FITTED_WEIGHTS_NAME, WEIGHTS_FILE
 
 
 class Command(BaseCommand):

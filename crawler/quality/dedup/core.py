@@ -1,0 +1,215 @@
+"""The deduplicator: exact duplicates by normalized-text hash, near-duplicates by MinHash or
+SimHash, and a cluster id for every document (the id of its cluster's first document)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from crawler.options import Option, settings_to_options
+from crawler.quality.dedup.compact import CompactRedisStore
+from crawler.quality.dedup.minhash import MinHasher, MinHashIndex
+from crawler.quality.dedup.simhash import SimHashIndex, simhash
+from crawler.quality.dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
+from crawler.quality.dedup.text import exact_key, first_words, shingle_hashes, word_hashes
+
+METHODS = ("minhash", "simhash")
+#: How MinHash state is laid out in Redis: ``compact`` (crawler.quality.dedup.compact, the
+#: default) or
+#: ``datasketch`` (datasketch's own bucket layout, ~9 KB per page).
+REDIS_LAYOUTS = ("compact", "datasketch")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the deduplicator decided for one document.
+
+    ``kind`` is ``"new"`` (first of its cluster), ``"exact"`` (same normalized text as
+    ``match``), ``"near"`` (near-copy of ``match``) or ``"known"`` (this id was seen before).
+    """
+
+    doc_id: str
+    cluster_id: str
+    kind: str
+    match: str = ""
+    match_host: str = ""
+    #: The host's ``(pages, copies)`` totals when the store counted them with the check
+    #: (``CompactRedisStore``); None: count with ``store.count_host``.
+    host_totals: tuple[int, int] | None = None
+
+
+class Fingerprinter:
+    """Turns text into the features of one near-duplicate method (tokenizing included).
+
+    Only the first ``max_tokens`` words are tokenized and shingled, so a page costs the same
+    bounded work however long its text (a 9 MiB page of short words has ~2 million).
+    """
+
+    def __init__(self, shingle_size: int = 3, max_tokens: int = 100_000):
+        self.shingle_size = shingle_size
+        self.max_tokens = max_tokens
+
+    def tokens(self, text: str) -> tuple[list[str], str]:
+        """The first ``max_tokens`` word tokens and the lower-cased text after them."""
+        return first_words(text, self.max_tokens)
+
+    def shingles(self, tokens: list[str]) -> np.ndarray:
+        return shingle_hashes(word_hashes(tokens), self.shingle_size)
+
+
+class Deduplicator:
+    """Classifies documents as new, exact duplicates or near-duplicates, in arrival order.
+
+    Texts shorter than ``min_tokens`` words are only checked for exact duplicates (shingle
+    similarity means little on a few words); empty texts are never duplicates.
+    """
+
+    #: Setting -> option of ``create``; the defaults are in crawler/settings.py.
+    SETTINGS: ClassVar[dict[str, Option]] = {
+        "DEDUP_METHOD": ("method", str),
+        "DEDUP_REDIS_PREFIX": ("prefix", str),
+        "DEDUP_MINHASH_THRESHOLD": ("threshold", float),
+        "DEDUP_MINHASH_PERMUTATIONS": ("num_perm", int),
+        "DEDUP_SIMHASH_DISTANCE": ("hamming_k", int),
+        "DEDUP_SHINGLE_SIZE": ("shingle_size", int),
+        "DEDUP_MIN_TOKENS": ("min_tokens", int),
+        "DEDUP_MAX_TOKENS": ("max_tokens", int),
+        "DEDUP_REDIS_LAYOUT": ("redis_layout", str),
+    }
+
+    def __init__(
+        self,
+        method: str,
+        store: DedupStore,
+        index: MinHashIndex | SimHashIndex,
+        *,
+        shingle_size: int,
+        min_tokens: int,
+        max_tokens: int = 100_000,
+    ):
+        if method not in METHODS:
+            raise ValueError(f"unknown dedup method {method!r}; use one of {METHODS}")
+        self.method = method
+        self.store = store
+        self.index = index
+        self.fingerprinter = Fingerprinter(shingle_size, max_tokens)
+        self.min_tokens = min_tokens
+
+    #: Setting -> option of ``CompactRedisStore`` (``create``'s ``compact_options``).
+    COMPACT_SETTINGS: ClassVar[dict[str, Option]] = {
+        "DEDUP_COMPACT_BANDS": ("bands", int),
+        "DEDUP_COMPACT_ROWS": ("rows", int),
+        "DEDUP_COMPACT_SIGNATURE_BITS": ("signature_bits", int),
+        "DEDUP_COMPACT_PARTITION_BITS": ("partition_bits", int),
+    }
+
+    @classmethod
+    def from_settings(cls, settings: Any, **overrides: Any) -> Deduplicator:
+        """The deduplicator the ``DEDUP_*`` settings describe (Scrapy or Django settings, a
+        mapping or None), ``overrides`` (options of ``create``, e.g. ``redis_url``) on top."""
+        overrides.setdefault("compact_options",
+                             settings_to_options(settings, cls.COMPACT_SETTINGS))
+        return cls.create(**settings_to_options(settings, cls.SETTINGS, **overrides))
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        method: str,
+        prefix: str,
+        threshold: float,
+        num_perm: int,
+        hamming_k: int,
+        shingle_size: int,
+        min_tokens: int,
+        max_tokens: int,
+        redis_url: str | None = None,
+        simhash_blocks: int = 6,
+        redis_layout: str,
+        compact_options: dict | None = None,
+    ) -> Deduplicator:
+        """A deduplicator whose state is in Redis when ``redis_url`` is given, else in memory.
+
+        MinHash in Redis uses ``redis_layout`` (``REDIS_LAYOUTS``); ``compact_options`` are
+        ``CompactRedisStore``'s ``bands``, ``rows``, ``signature_bits``, ``partition_bits``.
+        """
+        if method not in METHODS:
+            raise ValueError(f"unknown dedup method {method!r}; use one of {METHODS}")
+        if redis_layout not in REDIS_LAYOUTS:
+            raise ValueError(f"unknown Redis layout {redis_layout!r}; use one of {REDIS_LAYOUTS}")
+        client = None
+        if redis_url:
+            import redis
+
+            client = redis.Redis.from_url(redis_url)
+        if client is not None and method == "minhash" and redis_layout == "compact":
+            store = CompactRedisStore(
+                client,
+                prefix,
+                threshold,
+                MinHasher(num_perm=num_perm),
+                **(compact_options or {}),
+            )
+            return cls(method, store, store, shingle_size=shingle_size, min_tokens=min_tokens,
+                       max_tokens=max_tokens)
+        store = RedisDedupStore(client, prefix) if client else MemoryDedupStore()
+        if method == "minhash":
+            index = MinHashIndex(
+                threshold, num_perm, redis_url=redis_url, basename=f"{prefix}:minhash"
+            )
+        else:
+            index = SimHashIndex(hamming_k, simhash_blocks, client, basename=f"{prefix}:simhash")
+        return cls(method, store, index, shingle_size=shingle_size, min_tokens=min_tokens,
+                   max_tokens=max_tokens)
+
+    def fingerprint(self, tokens: list[str]):
+        """The method's fingerprint of a token list (a MinHash signature or a 64-bit SimHash)."""
+        shingles = self.fingerprinter.shingles(tokens)
+        if self.method == "minhash":
+            return self.index.hasher.signature(shingles)
+        return simhash(shingles)
+
+    def check(self, doc_id: str, host: str, text: str) -> Verdict:
+        """Classify ``doc_id`` and record it; checking the same id again returns ``known``.
+
+        The exact key covers the whole text; the near-duplicate fingerprint its first
+        ``max_tokens`` words."""
+        tokens, rest = self.fingerprinter.tokens(text)
+        key = exact_key(tokens, rest) if tokens else None
+        if isinstance(self.store, CompactRedisStore):
+            return self._check_compact(doc_id, host, tokens, key)
+        owner, known = self.store.claim(key, doc_id)
+        if owner is not None and owner != doc_id:
+            owner_cluster, owner_host = self.store.lookup(owner) or (owner, "")
+            cluster = self.store.assign(doc_id, owner_cluster, host)
+            return Verdict(doc_id, cluster, "exact", owner, owner_host)
+        if known is not None:
+            return Verdict(doc_id, known[0], "known")
+        if len(tokens) < self.min_tokens:
+            return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
+        fingerprint = self.fingerprint(tokens)
+        found = self.index.match_and_add(doc_id, fingerprint)
+        if found is None:
+            return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
+        match = found[0]
+        match_cluster, match_host = self.store.lookup(match) or (match, "")
+        cluster = self.store.assign(doc_id, match_cluster, host)
+        return Verdict(doc_id, cluster, "near", match, match_host)
+
+    def _check_compact(
+        self, doc_id: str, host: str, tokens: list[str], key: str | None
+    ) -> Verdict:
+        """``check`` in two round trips, host counts included (``CompactRedisStore``)."""
+        long_enough = len(tokens) >= self.min_tokens
+        signature = self.fingerprint(tokens) if long_enough else None
+        kind, cluster, match, match_host, pages, copies = self.store.check_document(
+            doc_id, host, key, signature
+        )
+        totals = None if pages is None else (pages, copies)
+        return Verdict(doc_id, cluster, kind, match, match_host, totals)
+
+    def cluster_size(self, cluster_id: str) -> int:
+        """How many documents share ``cluster_id`` (1 for a document without copies)."""
+        return self.store.cluster_size(cluster_id)

@@ -1,0 +1,66 @@
+""""Why this result" on Elasticsearch: each signal's value for the hits of a page.
+
+The values come from the signals' own :meth:`~index.signals.Signal.value`, the definition
+the embedded engine ranks with, over what one request tells of the hits: their text score
+alone (the text query of :class:`~index.engines.elasticsearch.query.RankingQuery`, no signal), their
+ranking fields (doc values) and which of the strict, label and site-home filters they match
+(named queries, which score nothing).
+"""
+
+from __future__ import annotations
+
+from elasticsearch import Elasticsearch
+
+from index.engines.elasticsearch.query import RankingQuery
+from index.fields import DOC_FIELDS, KEYWORD, keyword_key
+from index.signals import Candidate, RankContext, SiteHome
+
+__all__ = ["explain_hits"]
+
+
+def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
+                 context: RankContext, hits: list[dict], relaxed: bool,
+                 idf: list[float] | None) -> dict[str, dict]:
+    """Each signal's value, weight and contribution for ``hits`` (search hits), by id."""
+    if not hits:
+        return {}
+    parsed, compiler = context.query, ranking.compiler
+    ids = [h["_id"] for h in hits]
+    named = {"strict": compiler.compile(parsed.matching)}
+    if parsed.defined_words:
+        named["defines"] = {"bool": {"filter": [compiler.defines(w)
+                                                for w in parsed.defined_words]}}
+    near = compiler.near(parsed)
+    named.update({f"near{i}": q for i, q in enumerate(near)})
+    home = SiteHome.es_filter(context)
+    if home is not None:
+        named["home"] = home
+    if parsed.label_words:
+        named["label"] = {"bool": {"filter": [compiler.label(w) for w in parsed.label_words]}}
+    fields = sorted(DOC_FIELDS)
+    response = client.search(
+        index=alias, size=len(ids), _source=False, docvalue_fields=fields,
+        query={"bool": {
+            "must": [ranking.text_query(context, relaxed, idf)],
+            "filter": [{"ids": {"values": ids}}],
+            # filters score nothing: the text score stays BM25's alone
+            "should": [{"bool": {"filter": [q], "_name": name}} for name, q in named.items()],
+        }},
+    ).body
+    found = response["hits"]["hits"]
+    top = max((h["_score"] or 0.0 for h in found), default=0.0)
+    out = {}
+    for hit in found:
+        values = {}
+        for name in fields:
+            value = (hit.get("fields", {}).get(name) or [None])[0]
+            values[name] = keyword_key(value or "") if DOC_FIELDS[name].kind == KEYWORD else value
+        matched = set(hit.get("matched_queries", []))
+        candidate = Candidate(hit["_id"], hit["_score"] or 0.0, values,
+                              labelled="label" in matched,
+                              near=sum(f"near{i}" in matched for i in range(len(near)))
+                              / (len(near) or 1),
+                              defines="defines" in matched,
+                              all_words=bool(matched & {"strict", "home"}), text_top=top)
+        out[hit["_id"]] = ranking.ranker.explain(candidate, context)
+    return out

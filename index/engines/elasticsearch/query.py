@@ -1,0 +1,306 @@
+"""Query compilation for Elasticsearch: the shared query AST to the query DSL, and the
+ranking the signals of :mod:`index.signals` ask for, without scripts.
+
+- :class:`QueryCompiler` turns AST nodes into ``multi_match`` / ``bool`` / ``term`` queries
+  over the analyzed fields (space-joined terms, ``whitespace`` analyzer).
+- :class:`RankingQuery` builds the search body for a parsed query: which pages match (every
+  word; the any-word fallback; pages lacking one minor word, their text score times the
+  share of the query's IDF they cover), compounds of the query's words as ``should``
+  clauses, the home page of a named site matching without the words, then each weighted
+  signal compiled by its own ``es_functions``: ``boost`` signals multiply the text score by
+  ``1 + sum``, ``add`` signals are added to it.
+  :meth:`RankingQuery.text_query` is the same query without the signals: the first phase,
+  whose top matches the ranked query rescores (:mod:`index.engines.elasticsearch.paging`).
+
+What the query holds (plain words, compounds, sites named, label words, language) comes
+from the parsed :class:`~index.query.Query`, as for the embedded engine
+(:mod:`index.engines.embedded.query`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from index.fields import (
+    DEFAULT_COMPOUND_FIELDS,
+    DEFAULT_FIELD_WEIGHTS,
+    DEFINE_FIELDS,
+    IDENT_PARTS_WEIGHT,
+    IDENTS,
+    LABEL_FIELDS,
+    NEAR_FIELDS,
+    FieldWeights,
+)
+from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
+from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
+
+__all__ = ["QueryCompiler", "RankingQuery", "blend_terms", "word_idf"]
+
+
+class QueryCompiler:
+    """Compiles the shared query AST to the Elasticsearch query DSL."""
+
+    def __init__(
+        self,
+        field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
+        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
+    ):
+        self.field_weights = field_weights
+        self.fields = [f"{name}^{IDENT_PARTS_WEIGHT if name == IDENTS else weight:g}"
+                       for name, weight in field_weights.items()]
+        self.compound_fields = compound_fields
+
+    def label(self, node: Term | Phrase) -> dict:
+        """Pages whose title, anchor text or URL hold a word or phrase (a filter)."""
+        if isinstance(node, Term):
+            return _label_match(node.term, "best_fields")
+        return _label_match(" ".join(node.terms), "phrase")
+
+    def compound(self, term: str) -> dict:
+        """A compound term of the query's words in the compound fields, scored."""
+        return {
+            "multi_match": {
+                "query": term,
+                "type": "best_fields",
+                "fields": [f"{f}^{w:g}" for f, w in self.compound_fields.items()],
+                "tie_breaker": self.compound_fields.tie_breaker,
+                "analyzer": "whitespace",
+            }
+        }
+
+    def defines(self, node: Term | Phrase) -> dict:
+        """Pages whose headings or definition terms hold a word or phrase (a filter)."""
+        kind = "best_fields" if isinstance(node, Term) else "phrase"
+        text = node.term if isinstance(node, Term) else " ".join(node.terms)
+        return {"multi_match": {"query": text, "type": kind,
+                                "fields": [f for f, _ in DEFINE_FIELDS.items()],
+                                "analyzer": "whitespace"}}
+
+    def near(self, parsed: Query) -> tuple[dict, ...]:
+        """One filter per run of ``parsed.near_groups``: the pages holding that run's words
+        within ``parsed.near_slop`` in their title or body (the proximity signal's value is
+        the share of runs a page holds); ``()`` for fewer than two words."""
+        return tuple(
+            {"bool": {"should": [
+                {"match_phrase": {name: {"query": " ".join(terms), "slop": parsed.near_slop,
+                                         "analyzer": "whitespace"}}}
+                for name in NEAR_FIELDS
+            ], "minimum_should_match": 1}}
+            for terms in parsed.near_groups
+        )
+
+    def compile(self, node: Node) -> dict:
+        """The DSL query matching exactly the documents ``node`` matches."""
+        if isinstance(node, Term | Phrase) and node.whole and self.field_weights.idents > 0:
+            return self._identifier(node)
+        if isinstance(node, Term):
+            return self._multi_match(node.term, "best_fields")
+        if isinstance(node, Phrase):
+            return self._multi_match(" ".join(node.terms), "phrase")
+        if isinstance(node, Site):
+            return {"term": {"site": node.host}}
+        if isinstance(node, Lang):
+            return {"term": {"lang": node.code}}
+        if isinstance(node, Or):
+            return {
+                "bool": {
+                    "should": [self.compile(c) for c in node.children],
+                    "minimum_should_match": 1,
+                }
+            }
+        if isinstance(node, AtLeast):
+            return {
+                "bool": {
+                    "should": [self.compile(c) for c in node.children],
+                    "minimum_should_match": node.count,
+                }
+            }
+        if isinstance(node, Not):
+            return {"bool": {"must_not": [self.compile(node.child)]}}
+        if isinstance(node, And):
+            must = [self.compile(c) for c in node.children if not isinstance(c, Not)]
+            must_not = [self.compile(c.child) for c in node.children if isinstance(c, Not)]
+            clause: dict = {"must": must}
+            if must_not:
+                clause["must_not"] = must_not
+            return {"bool": clause}
+        raise TypeError(f"Not a query node: {node!r}")
+
+    def _identifier(self, node: Term | Phrase) -> dict:
+        """An identifier word: its terms in the text fields or its whole form in
+        ``idents``, the best field's score plus a share of the others'."""
+        if isinstance(node, Term):
+            text, kind = node.term, "best_fields"
+        else:
+            text, kind = " ".join(node.terms), "phrase"
+        fields = [f for f in self.fields if not f.startswith(f"{IDENTS}^")]
+        return {"dis_max": {
+            "queries": [
+                self._multi_match(text, kind, fields),
+                {"term": {IDENTS: {"value": node.whole,
+                                   "boost": self.field_weights.idents}}},
+            ],
+            "tie_breaker": self.field_weights.tie_breaker,
+        }}
+
+    def _multi_match(self, text: str, kind: str, fields: list[str] | None = None) -> dict:
+        return {
+            "multi_match": {
+                "query": text,
+                "type": kind,
+                "fields": fields or self.fields,
+                "tie_breaker": self.field_weights.tie_breaker,
+                "analyzer": "whitespace",
+            }
+        }
+
+
+def _label_match(text: str, kind: str) -> dict:
+    return {
+        "multi_match": {
+            "query": text,
+            "type": kind,
+            "fields": [name for name, _ in LABEL_FIELDS.items()],
+            "analyzer": "whitespace",
+        }
+    }
+
+
+class RankingQuery:
+    """The ranked search body of a parsed query, from the compiler and a ranker."""
+
+    def __init__(self, compiler: QueryCompiler, ranker: Ranker, max_missing_share: float = 0.5):
+        self.compiler = compiler
+        self.ranker = ranker
+        self.max_missing_share = max_missing_share
+
+    def query(self, context: RankContext, relaxed: bool = False,
+              idf: list[float] | None = None, rank_feature: bool = False) -> dict:
+        """The query (without paging) for a non-empty parsed query: ``relaxed`` for the
+        any-word fallback, ``idf`` (one per plain word) to also rank pages lacking one minor
+        word, ``rank_feature`` when the index scores static rank with a rank_feature."""
+        parsed = context.query
+        matching, others_compete = self._matching(parsed, relaxed, idf)
+        parts = EsParts(
+            strict=self.compiler.compile(parsed.matching),
+            others_compete=others_compete,
+            label_filters=tuple(self.compiler.label(w) for w in parsed.label_words),
+            near_filters=self.compiler.near(parsed),
+            define_filters=tuple(self.compiler.defines(w) for w in parsed.defined_words),
+        )
+        text = self._boosted(self._retrieval(matching, context), context, parts)
+        return self._weighted(text, context, parts, rank_feature)
+
+    def text_query(self, context: RankContext, relaxed: bool = False,
+                   idf: list[float] | None = None) -> dict:
+        """The text part of ``query``: the pages it ranks, scored by BM25 (with compounds
+        and the coordination factor) before any signal."""
+        matching, _ = self._matching(context.query, relaxed, idf)
+        return self._retrieval(matching, context)
+
+    def _weighted(self, text: dict, context: RankContext, parts: EsParts,
+                  rank_feature: bool) -> dict:
+        """``text`` (already times ``1 + sum(boost)``) times the text weight, plus the
+        ``add`` signals, times the ``demote`` factors: the formula of
+        :mod:`index.formula` for Elasticsearch."""
+        staged = self.ranker.staged
+        if staged.text_weight != 1.0:
+            text = {"bool": {"must": [text], "boost": staged.text_weight}}
+        added: list[dict] = []
+        should: list[dict] = []
+        for signal, weight in staged.add:
+            if rank_feature and isinstance(signal, StaticRank):
+                should.append({"rank_feature": {"field": "pagerank_rf", "linear": {},
+                                                "boost": weight}})
+            else:
+                added.extend(signal.es_functions(context, weight, parts))
+        query = text
+        if added:
+            query = {"function_score": {"query": text, "functions": added,
+                                        "score_mode": "sum", "boost_mode": "sum"}}
+        if should:
+            query = {"bool": {"must": [query], "should": should}}
+        demote = [f for signal, weight in staged.demote
+                  for f in signal.es_functions(context, weight, parts)]
+        if demote:  # a page no demote function matches keeps its score (factor 1)
+            query = {"function_score": {"query": query, "functions": demote,
+                                        "score_mode": "multiply", "boost_mode": "multiply"}}
+        return query
+
+    def _matching(self, parsed: Query, relaxed: bool,
+                  idf: list[float] | None) -> tuple[dict, bool]:
+        """The query for the pages to rank, and whether pages lacking a word are among them.
+
+        Strict: every required word. ``relaxed``: any word. A long query: ``min_words`` of
+        them (``Query.coordinated``). With ``idf``: also the pages lacking minor words
+        (``Query.lacking``), their text score times the share of the query's IDF they
+        cover.
+        """
+        strict = self.compiler.compile(parsed.matching)
+        words = parsed.required_words
+        if relaxed and parsed.relaxable:
+            return {"bool": {"should": [self.compiler.compile(w) for w in words],
+                             "minimum_should_match": 1}}, True
+        if parsed.coordinated is not None:
+            return self.compiler.compile(parsed.coordinated), True
+        if not idf:
+            return strict, False
+        compiled = [self.compiler.compile(w) for w in words]
+        alternatives = [strict]
+        for missing, share in parsed.lacking(idf, self.max_missing_share):
+            # boost: Lucene's coordination factor, the text score times the share covered
+            alternatives.append({"bool": {
+                "must": [c for j, c in enumerate(compiled) if j not in missing],
+                "must_not": [compiled[j] for j in missing],
+                "boost": 1 - share,
+            }})
+        if len(alternatives) == 1:
+            return strict, False
+        return {"bool": {"should": alternatives, "minimum_should_match": 1}}, True
+
+    def _retrieval(self, query: dict, context: RankContext) -> dict:
+        """``query`` plus optional words and compounds scoring up (same pages) and the home
+        pages of the sites the query names matching without its words."""
+        parsed = context.query
+        should = [self.compiler.compile(w) for w in parsed.optional_words]
+        if self.compiler.compound_fields.items():
+            should += [self.compiler.compound(c) for c in parsed.compounds]
+        if should:
+            query = {"bool": {"must": [query], "should": should}}
+        home = SiteHome.es_filter(context) if self.ranker.weight("sitehome") else None
+        if home is not None:
+            query = {"bool": {"should": [query, {"constant_score": {"filter": home,
+                                                                    "boost": 1.0}}],
+                              "minimum_should_match": 1}}
+        return query
+
+    def _boosted(self, query: dict, context: RankContext, parts: EsParts) -> dict:
+        """``query`` times ``1 + sum(weight * value)`` of the boost signals a page has."""
+        functions: list[dict] = []
+        for signal, weight in self.ranker.staged.boost:
+            functions.extend(signal.es_functions(context, weight, parts))
+        if not functions:
+            return query
+        return {"function_score": {"query": query, "functions": [{"weight": 1.0}, *functions],
+                                   "score_mode": "sum", "boost_mode": "multiply"}}
+
+
+def blend_terms(parsed: Query) -> list[str]:
+    """The analyzed terms of a ``blendable`` query's required words (a phrase: each of its
+    terms), whose document frequencies :func:`word_idf` needs."""
+    return sorted({t for w in parsed.required_words
+                   for t in ([w.term] if isinstance(w, Term) else w.terms)})
+
+
+def word_idf(parsed: Query, df: Mapping[str, int], docs: int) -> list[float]:
+    """BM25's IDF of each required word in the body field (a phrase: its rarest term), from
+    the terms' document frequencies ``df`` among ``docs`` pages
+    (:meth:`index.engines.elasticsearch.requests.SearchRequests.term_stats`)."""
+
+    def idf(term: str) -> float:
+        count = df.get(term, 0)
+        return math.log(1.0 + (docs - count + 0.5) / (count + 0.5))
+
+    return [idf(w.term) if isinstance(w, Term) else max(idf(t) for t in w.terms)
+            for w in parsed.required_words]

@@ -1,0 +1,201 @@
+"""Rebuilding an Elasticsearch index behind its alias: a new version, then an atomic swap.
+
+Also the alias's first index (``ensure_alias``) and the walk for ids by host.
+
+Searches keep answering from the old index until the swap. Writes made during the copy are
+caught up after it: the old index is then write-blocked (writes in flight are retried by
+their bulk writer and land in the new index) and every document it has in a newer version
+than the new index is copied again. Deletions made during the copy are not carried over.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from elasticsearch import ApiError, Elasticsearch, NotFoundError, helpers
+
+from index.base import Document, host_matches, host_pattern_suffix
+from index.engines.elasticsearch.bulk import BulkWriter, Stats
+from index.engines.elasticsearch.mapping import (
+    ADDED_FIELDS,
+    BULK_LOAD_SETTINGS,
+    bulk_action,
+    document_source,
+    index_has_rank_feature,
+    merge_for_serving,
+    serving_settings,
+)
+
+__all__ = ["AliasReindexer", "current_index", "ensure_alias", "host_ids", "version_of"]
+
+logger = logging.getLogger(__name__)
+
+
+def version_of(index_name: str) -> int:
+    """The version number of ``<prefix>-v<N>`` (0 when the name has none)."""
+    match = re.search(r"-v(\d+)$", index_name)
+    return int(match.group(1)) if match else 0
+
+
+def current_index(client: Elasticsearch, alias: str) -> str | None:
+    """The concrete index ``alias`` points to, or ``None`` when it does not exist."""
+    try:
+        names = list(client.indices.get_alias(name=alias))
+    except NotFoundError:
+        return None
+    return max(names, key=version_of) if names else None
+
+
+class AliasReindexer:
+    """Builds ``<alias>-v<N+1>`` from the stored documents of ``<alias>-v<N>`` and swaps."""
+
+    def __init__(self, client: Elasticsearch, alias: str, *, index_body: Callable[[], dict],
+                 replicas: int, refresh_interval: str, spool_dir: Path, stats: Stats,
+                 suggest_body_chars: int):
+        self.client = client
+        self.alias = alias
+        self.index_body = index_body
+        self.replicas = replicas
+        self.refresh_interval = refresh_interval
+        self.spool_dir = spool_dir
+        self.stats = stats
+        self.suggest_body_chars = suggest_body_chars
+
+    def reindex(self, old: str, progress: Callable[[int], Any] | None = None,
+                also: Callable[[str], list[dict]] | None = None) -> str:
+        """Copy ``old`` into the next version, swap the alias, delete ``old``; the new name.
+        ``also(new)``, called once the new index is ready, returns more alias actions to
+        publish in the same atomic ``update_aliases`` call (a tier 1 built from it)."""
+        new = f"{self.alias}-v{version_of(old) + 1}"
+        self.client.options(ignore_status=404).indices.delete(index=new)
+        body = self.index_body()
+        # Built without replicas or refreshes and with an async translog, which is faster;
+        # the serving settings are set before the swap.
+        body["settings"].update(number_of_replicas=0, **BULK_LOAD_SETTINGS)
+        self.client.indices.create(index=new, wait_for_active_shards="1", **body)
+        self.client.indices.refresh(index=old)
+        copied = self._copy(new, self.documents(old), progress)
+        # merged before the replicas are made, so they copy the merged segments
+        merge_for_serving(self.client, new)
+        self.client.indices.put_settings(
+            index=new,
+            settings={"number_of_replicas": self.replicas,
+                      **serving_settings(self.refresh_interval)},
+        )
+        self.client.indices.refresh(index=new)
+        if self.replicas:
+            self.client.options(ignore_status=408).cluster.health(
+                index=new, wait_for_status="green", timeout="60s"
+            )
+        self.client.indices.update_aliases(
+            actions=[
+                {"remove": {"index": old, "alias": self.alias}},
+                {"add": {"index": new, "alias": self.alias, "is_write_index": True}},
+                *(also(new) if also is not None else []),
+            ]
+        )
+        self.client.indices.add_block(index=old, block="write")
+        self.client.indices.refresh(index=old)
+        caught_up = self._copy(new, self.documents(old, self._newer_in(old, new)))
+        self.client.indices.refresh(index=new)
+        self.client.indices.delete(index=old)
+        logger.info("reindex: %s -> %s (%d documents, %d caught up)", old, new, copied, caught_up)
+        return new
+
+    def _copy(self, target: str, docs, progress=None) -> int:
+        """Index ``docs`` (documents with their versions) into ``target``."""
+        writer = BulkWriter(self.client, self.spool_dir / "reindex", stats=self.stats)
+        rank_feature = index_has_rank_feature(self.client, target)
+        count = 0
+        try:
+            for doc, version in docs:
+                src = document_source(doc, rank_feature, self.suggest_body_chars)
+                src["indexed_at"] = version
+                writer.add(bulk_action("index", target, doc.id, version, require_alias=False),
+                           src)
+                count += 1
+                if progress is not None and count % 10_000 == 0:
+                    progress(count)
+        finally:
+            writer.close(timeout_s=None)
+        return count
+
+    def _scan(self, index: str, source: list[str] | bool, query: dict | None = None,
+              batch: int = 1000) -> Iterator[dict]:
+        """Every hit of ``index`` (optionally matching ``query``) in id order, with versions."""
+        request: dict = {
+            "size": batch,
+            "sort": [{"id": "asc"}],
+            "_source": source,
+            "version": True,
+            "query": query or {"match_all": {}},
+        }
+        while True:
+            hits = self.client.search(index=index, **request)["hits"]["hits"]
+            yield from hits
+            if len(hits) < batch:
+                return
+            request["search_after"] = hits[-1]["sort"]
+
+    def documents(self, index: str, ids: list[str] | None = None
+                  ) -> Iterator[tuple[Document, int]]:
+        """The stored documents of ``index`` (all, or those of ``ids``) with their versions."""
+        if ids is None:
+            hits = self._scan(index, ["doc"])
+        else:
+            hits = (
+                hit
+                for start in range(0, len(ids), 1000)
+                for hit in self._scan(
+                    index, ["doc"], {"ids": {"values": ids[start : start + 1000]}}
+                )
+            )
+        for hit in hits:
+            yield Document.from_dict(hit["_source"]["doc"]), hit["_version"]
+
+    def _newer_in(self, old: str, new: str) -> list[str]:
+        """Ids whose version in ``old`` is newer than in ``new`` (or missing there)."""
+        theirs = ((h["_id"], h["_version"]) for h in self._scan(new, False))
+        current = next(theirs, None)
+        stale = []
+        for hit in self._scan(old, False):
+            doc_id, version = hit["_id"], hit["_version"]
+            while current is not None and current[0] < doc_id:
+                current = next(theirs, None)
+            if current is None or current[0] != doc_id or current[1] < version:
+                stale.append(doc_id)
+        return stale
+
+
+def ensure_alias(client: Elasticsearch, alias: str, index_body: Callable[[], dict]) -> None:
+    """Create ``<alias>-v1`` behind ``alias`` unless the alias exists (then add the fields
+    made since the index was, in place); idempotent, safe against a concurrent creator."""
+    if current_index(client, alias) is not None:
+        client.indices.put_mapping(index=alias, properties=ADDED_FIELDS)
+        return
+    try:
+        client.indices.create(
+            index=f"{alias}-v1",
+            aliases={alias: {"is_write_index": True}},
+            wait_for_active_shards="1",
+            **index_body(),
+        )
+    except ApiError as exc:
+        if exc.error != "resource_already_exists_exception":
+            raise
+
+
+def host_ids(client: Elasticsearch, alias: str, pattern: str) -> list[str]:
+    """Ids of the documents whose host matches ``pattern`` (a ``site`` term, then the
+    exact match on the stored host)."""
+    suffix = host_pattern_suffix(pattern)
+    query = {"term": {"site": suffix}} if suffix else {"match_all": {}}
+    return [
+        hit["_id"]
+        for hit in helpers.scan(client, index=alias, query={"query": query}, _source=["host"])
+        if host_matches(hit["_source"].get("host", ""), pattern)
+    ]

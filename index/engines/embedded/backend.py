@@ -1,0 +1,357 @@
+"""The embedded search backend: a tantivy index in a local directory.
+
+Text is analyzed in Python (:mod:`index.analysis`) and reaches tantivy as space-joined terms
+through its whitespace tokenizer, so this index and Elasticsearch hold the same terms.
+The whole :class:`~index.base.Document` is stored as JSON (like Elasticsearch's
+``_source``): hits, snippets, ``get`` and ``update_rank`` (which re-adds documents, since
+tantivy has no partial update) read it back.
+
+The backend is this class (lifecycle, writes, reads) plus one module per role:
+
+- :mod:`index.engines.embedded.schema`: the schema and each document's fields, from the shared field
+  declarations of :mod:`index.fields`;
+- :mod:`index.engines.embedded.query`: the query AST compiled to tantivy queries;
+- :mod:`index.engines.embedded.search`: the two-phase ranked search (BM25 candidates from tantivy,
+  re-scored by the :class:`~index.signals.Ranker`'s signals, collapsed on ``cluster_id``);
+- :mod:`index.completion`: title completion from the ``title_key`` term dictionary.
+
+One process writes (the crawler); any number read. A reader sees new commits through
+tantivy's on-commit reload, which watches the index's ``meta.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from crawler.config import Config, get_config
+from crawler.options import settings_to_options
+from index.base import (
+    RERANK_DEPTH,
+    Document,
+    Results,
+    SearchBackend,
+    host_matches,
+    host_pattern_suffix,
+)
+from index.completion import PrefixIndex, RebuiltPrefixIndex
+from index.engines.embedded.schema import TOKENIZER, schema, stored_document, to_tantivy
+from index.engines.embedded.search import TantivySearch
+from index.engines.embedded.suggest import EditSuggester
+from index.fields import (
+    DEFAULT_COMPOUND_FIELDS,
+    DEFAULT_FIELD_WEIGHTS,
+    FieldWeights,
+    completion_prefix,
+    completion_text,
+)
+from index.plan import SearchPlan, Thresholds
+from index.query import Query, parse
+from index.signals import Ranker, Signal, weights_file_of
+
+__all__ = ["EmbeddedBackend", "options_from_settings"]
+
+logger = logging.getLogger(__name__)
+
+#: The completion index is rebuilt at most once every this many times its build time.
+_COMPLETION_REBUILD_SHARE = 50
+
+
+# Settings (Scrapy or Django settings, or a mapping) -> constructor option and type.
+SETTINGS = {
+    "EMBEDDED_COMMIT_DOCS": ("commit_every_docs", int),
+    "EMBEDDED_COMMIT_INTERVAL_S": ("commit_interval_s", float),
+    "EMBEDDED_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
+    "EMBEDDED_RANK_WEIGHTS": ("rank_weights", dict),
+    "EMBEDDED_RERANK_DEPTH": ("rerank_depth", int),
+    "EMBEDDED_MIN_STRICT_HITS": ("min_strict_hits", int),
+    "EMBEDDED_MAX_WINDOW": ("max_window", int),
+    "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
+    "EMBEDDED_SNIPPET_CHARS": ("snippet_chars", int),
+    "EMBEDDED_BLEND_WORDS": ("blend_words", int),
+    "EMBEDDED_BLEND_DEPTH": ("blend_depth", int),
+    "EMBEDDED_BLEND_BELOW": ("blend_below", int),
+    "SEARCH_LANGUAGE": ("language", str),
+    "SEARCH_WEIGHTS_FILE": ("weights_file", str),
+}
+
+
+def options_from_settings(settings: Any) -> dict:
+    """Constructor options from the ``EMBEDDED_*`` settings that are set."""
+    return settings_to_options(settings, SETTINGS)
+
+
+class EmbeddedBackend(SearchBackend):
+    """A tantivy index under ``path`` (default ``DATA_DIR/index``); one writer process."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        field_weights: FieldWeights = DEFAULT_FIELD_WEIGHTS,
+        rank_weights: Mapping[str, float] | None = None,
+        signals: Sequence[Signal] | None = None,
+        rerank_depth: int = RERANK_DEPTH,
+        min_strict_hits: int = 1,
+        max_window: int = 10_000,
+        commit_every_docs: int = 10_000,
+        commit_interval_s: float = 5.0,
+        writer_heap_bytes: int = 128_000_000,
+        writer_threads: int = 0,
+        snippet_chars: int = 220,
+        blend_words: int = 3,
+        blend_depth: int = 20,
+        blend_below: int = 300,
+        max_missing_share: float = 0.5,
+        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
+        language: str = "en",
+        weights_file: str | None = None,
+        config: Config | None = None,
+    ):
+        if path is None:
+            config = config or get_config()
+            path = config.data_dir / "index"
+        self.path = Path(path)
+        self.field_weights = field_weights
+        # A configured engine loads the weights train-ranker fitted under DATA_DIR.
+        weights_file = weights_file_of(weights_file, config.data_dir if config else None)
+        self.ranker = Ranker.for_engine("embedded", signals, rank_weights, weights_file)
+        self.rerank_depth = rerank_depth
+        self.min_strict_hits = min_strict_hits
+        self.max_window = max_window
+        self.commit_every_docs = commit_every_docs
+        self.commit_interval_s = commit_interval_s
+        self.writer_heap_bytes = writer_heap_bytes
+        self.writer_threads = writer_threads
+        self.snippet_chars = snippet_chars
+        self.language = language
+        self.compound_fields = compound_fields
+        self.blend_words = blend_words
+        self.blend_depth = blend_depth
+        self.blend_below = blend_below
+        self.max_missing_share = max_missing_share
+        self._index: tantivy.Index | None = None
+        self._schema: tantivy.Schema | None = None
+        self._writer: tantivy.IndexWriter | None = None
+        self._pending = 0
+        self._last_commit = time.monotonic()
+        self._lock = threading.RLock()
+        self._completion = RebuiltPrefixIndex(_COMPLETION_REBUILD_SHARE)
+        self._search = TantivySearch(self)
+
+    @classmethod
+    def from_config(cls, config: Config, settings: Any = None, **options) -> EmbeddedBackend:
+        """The backend under ``config.data_dir``, tuned by ``EMBEDDED_*`` settings if given."""
+        merged = options_from_settings(settings) if settings is not None else {}
+        merged.update(options)
+        return cls(config=config, **merged)
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    def ensure_index(self) -> None:
+        """Create the index directory and schema if missing, then open it; idempotent."""
+        with self._lock:
+            if self._index is not None:
+                return
+            self.path.mkdir(parents=True, exist_ok=True)
+            index_schema = schema()
+            try:
+                index = tantivy.Index(index_schema, path=str(self.path), reuse=True)
+            except ValueError as exc:
+                raise RuntimeError(
+                    f"The search index at {self.path} was written with another schema ({exc}); "
+                    "move it away and rebuild it (re-crawl or reindex)."
+                ) from exc
+            index.register_tokenizer(
+                TOKENIZER,
+                tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build(),
+            )
+            index.config_reader(reload_policy="OnCommit")
+            self._index, self._schema = index, index_schema
+
+    def _tantivy(self) -> tantivy.Index:
+        """The open tantivy index (opened on first use)."""
+        if self._index is None:
+            self.ensure_index()
+        return self._index
+
+    def _writer_(self) -> tantivy.IndexWriter:
+        """This process's writer, taking tantivy's one-writer lock on first use."""
+        if self._writer is None:
+            try:
+                self._writer = self._tantivy().writer(
+                    self.writer_heap_bytes, self.writer_threads
+                )
+            except ValueError as exc:
+                raise RuntimeError(
+                    f"Cannot write the search index at {self.path}: {exc}. Only one process "
+                    "may write it at a time; stop the other writer (a running crawl?) first."
+                ) from exc
+        return self._writer
+
+    def close(self) -> None:
+        """Commit pending writes, wait for merges and release the writer lock."""
+        with self._lock:
+            if self._writer is not None:
+                self._commit()
+                self._writer.wait_merging_threads()
+                self._writer = None
+            self._index = None
+
+    # --- writes -----------------------------------------------------------------------
+
+    def index(self, docs: Iterable[Document]) -> int:
+        """Add or replace documents by id; committed every N docs or T seconds and on refresh."""
+        count = 0
+        with self._lock:
+            writer = self._writer_()
+            for doc in docs:
+                writer.delete_documents_by_term("id", doc.id)
+                writer.add_document(to_tantivy(doc))
+                count += 1
+                self._pending += 1
+                if self._pending >= self.commit_every_docs:
+                    self._commit()
+            if (
+                self._pending
+                and time.monotonic() - self._last_commit >= self.commit_interval_s
+            ):
+                self._commit()
+        return count
+
+    def delete(self, ids: Iterable[str]) -> int:
+        """Remove documents by id (visible after ``refresh``); returns how many were asked."""
+        count = 0
+        with self._lock:
+            writer = self._writer_()
+            for doc_id in ids:
+                writer.delete_documents_by_term("id", doc_id)
+                count += 1
+            self._pending += count
+        return count
+
+    def delete_by_host(self, pattern: str) -> int:
+        """Remove the documents whose host matches ``pattern``, committed; returns how many."""
+        with self._lock:
+            self.refresh()
+            searcher = self._tantivy().searcher()
+            suffix = host_pattern_suffix(pattern)
+            query = (
+                tantivy.Query.term_query(self._schema, "site", suffix)
+                if suffix
+                else tantivy.Query.all_query()
+            )
+            found = searcher.search(query, limit=max(1, searcher.num_docs), count=False)
+            ids = [
+                doc.id
+                for doc in (stored_document(searcher, address) for _, address in found.hits)
+                if host_matches(doc.host, pattern)
+            ]
+            self.delete(ids)
+            self.refresh()
+        return len(ids)
+
+    def update_rank(self, scores: Mapping[str, float]) -> int:
+        """Set ``pagerank`` of stored documents by re-adding them; returns how many changed."""
+        changed = 0
+        with self._lock:
+            self.refresh()
+            ids = list(scores)
+            for start in range(0, len(ids), 1000):
+                docs = []
+                for doc in self._get_many(ids[start : start + 1000]):
+                    doc.pagerank = float(scores[doc.id])
+                    docs.append(doc)
+                changed += self.index(docs)
+            self.refresh()
+        return changed
+
+    def _commit(self) -> None:
+        if self._writer is not None and self._pending:
+            self._writer.commit()
+        self._pending = 0
+        self._last_commit = time.monotonic()
+
+    def refresh(self) -> None:
+        """Commit pending writes and make every commit (of any process) visible here."""
+        with self._lock:
+            self._commit()
+            self._tantivy().reload()
+
+    # --- reads ------------------------------------------------------------------------
+
+    def _get_many(self, ids: Sequence[str]) -> Iterator[Document]:
+        if not ids:
+            return
+        searcher = self._tantivy().searcher()
+        query = tantivy.Query.term_set_query(self._schema, "id", list(ids))
+        for _, address in searcher.search(query, limit=len(ids), count=False).hits:
+            yield stored_document(searcher, address)
+
+    def get(self, doc_id: str) -> Document | None:
+        """The stored document with this id (committed and refreshed), or ``None``."""
+        return next(self._get_many([doc_id]), None)
+
+    def iter_documents(self) -> Iterator[Document]:
+        """Every searchable document (committed and refreshed), in index order."""
+        searcher = self._tantivy().searcher()
+        found = searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs),
+                                count=False)
+        for _, address in found.hits:
+            yield stored_document(searcher, address)
+
+    def stats(self) -> dict:
+        """``docs`` (searchable), ``bytes`` on disk, ``segments`` and ``pending`` writes."""
+        searcher = self._tantivy().searcher()
+        size = sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
+        return {
+            "docs": searcher.num_docs,
+            "bytes": size,
+            "segments": searcher.num_segments,
+            "pending": self._pending,
+        }
+
+    def doc_freq(self, term: str) -> int:
+        """Documents holding an index term in their title or body."""
+        searcher = self._tantivy().searcher()
+        return max(searcher.doc_freq("title", term), searcher.doc_freq("body", term))
+
+    def suggest(self, query: str | Query) -> str | None:
+        """The query with unknown words corrected from the index's own words (one edit)."""
+        parsed = query if isinstance(query, Query) else parse(query)
+        return EditSuggester(self.doc_freq).suggest(parsed)
+
+    def complete(self, prefix: str, limit: int = 8) -> list[str]:
+        """Titles starting with ``prefix``: a :class:`~index.completion.PrefixIndex` over
+        the ``title_key`` term dictionary (its terms and document counts), built from one
+        walk of it and again after the index's document or segment count changes."""
+        key = completion_prefix(prefix)
+        if not key.strip() or limit < 1:
+            return []
+        return [completion_text(term) for term, _ in self._prefix_index().top(key, limit)]
+
+    def _prefix_index(self) -> PrefixIndex:
+        """The completion index over the ``title_key`` terms, rebuilt after the index's
+        document or segment count changes (at most 1/``_COMPLETION_REBUILD_SHARE`` of the
+        time)."""
+        searcher = self._tantivy().searcher()
+        return self._completion.get((searcher.num_docs, searcher.num_segments),
+                                    lambda: searcher.terms_with_prefix("title_key", ""))
+
+    def search(self, query: str | Query, page: int = 1, size: int = 10,
+               explain: bool = False, facets: bool = False) -> Results:
+        """Top hits by BM25 then signals, collapsed on cluster; ``total`` counts all matches;
+        facets count the pages with every word (or, in the fallback, any word)."""
+        started = time.perf_counter()
+        parsed = query if isinstance(query, Query) else parse(query)
+        page, size = max(1, int(page)), max(1, min(int(size), 100))
+        plan = SearchPlan.of(parsed, Thresholds.of(self), self.ranker, self.language)
+        return plan.execute(lambda p: self._search.search(p, page, size, explain, facets,
+                                                          started))

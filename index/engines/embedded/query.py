@@ -1,0 +1,209 @@
+"""Query compilation for the embedded (tantivy) engine: the shared query AST to tantivy
+queries, plus the retrieval the ranking calls for (compounds, label matches, the home pages
+of named sites, pages lacking a minor word, the any-word fallback).
+
+Every decision about *which* words, compounds or sites a query holds comes from the parsed
+:class:`~index.query.Query`; this module only says how tantivy expresses it, as
+:mod:`index.engines.elasticsearch.query` does for Elasticsearch.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tantivy
+
+from index.fields import (
+    DEFAULT_COMPOUND_FIELDS,
+    DEFINE_FIELDS,
+    IDENT_PARTS_WEIGHT,
+    IDENTS,
+    IDF_FIELD,
+    LABEL_FIELDS,
+    NEAR_FIELDS,
+    FieldWeights,
+)
+from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
+
+__all__ = ["TantivyCompiler"]
+
+Occur = tantivy.Occur
+
+
+class TantivyCompiler:
+    """Compiles parsed queries for one tantivy schema with the given field weights.
+
+    A compiler is made per search: it keeps each word it compiled (a query's words recur
+    in its ranking's retrievals).
+    """
+
+    def __init__(
+        self,
+        schema: tantivy.Schema,
+        field_weights: FieldWeights,
+        compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
+        max_missing_share: float = 0.5,
+    ):
+        self.schema = schema
+        self.field_weights = field_weights
+        self.compound_fields = compound_fields
+        self.max_missing_share = max_missing_share
+        self._words: dict[tuple[Term | Phrase, FieldWeights], tantivy.Query] = {}
+
+    def compile(self, node: Node) -> tantivy.Query:
+        """The tantivy query matching exactly the documents ``node`` matches."""
+        if isinstance(node, Term | Phrase):
+            return self.word(node, self.field_weights)
+        if isinstance(node, Site):
+            return tantivy.Query.term_query(self.schema, "site", node.host)
+        if isinstance(node, Lang):
+            return tantivy.Query.term_query(self.schema, "lang", node.code)
+        if isinstance(node, Or):
+            return tantivy.Query.boolean_query(
+                [(Occur.Should, self.compile(c)) for c in node.children]
+            )
+        if isinstance(node, Not):
+            return tantivy.Query.boolean_query(
+                [(Occur.Must, tantivy.Query.all_query()),
+                 (Occur.MustNot, self.compile(node.child))]
+            )
+        if isinstance(node, AtLeast):
+            return tantivy.Query.boolean_query(
+                [(Occur.Should, self.compile(c)) for c in node.children], node.count)
+        if isinstance(node, And):
+            return tantivy.Query.boolean_query([
+                (Occur.MustNot, self.compile(c.child)) if isinstance(c, Not)
+                else (Occur.Must, self.compile(c))
+                for c in node.children
+            ])
+        raise TypeError(f"Not a query node: {node!r}")
+
+    def word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
+        """A word or phrase in any text field: the best field's score plus a share of the
+        others' (``weights.tie_breaker``); an identifier's whole form in ``idents``."""
+        key = (node, weights)
+        compiled = self._words.get(key)
+        if compiled is None:
+            compiled = self._words[key] = self._word(node, weights)
+        return compiled
+
+    def _word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
+        per_field = []
+        for (name, weight), q in zip(weights.items(), self._fields(node, weights), strict=True):
+            if name == IDENTS and not node.whole:
+                weight = IDENT_PARTS_WEIGHT
+            per_field.append(tantivy.Query.boost_query(q, weight))
+        if len(per_field) == 1:
+            return per_field[0]
+        return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
+
+    def _fields(self, node: Term | Phrase, weights: FieldWeights) -> list[tantivy.Query]:
+        """The word or phrase in each field that ``weights`` count, unscored."""
+        out = []
+        for name, _ in weights.items():
+            if name == IDENTS and node.whole:
+                out.append(tantivy.Query.term_query(self.schema, name, node.whole))
+            elif isinstance(node, Term):
+                out.append(tantivy.Query.term_query(self.schema, name, node.term))
+            else:
+                out.append(tantivy.Query.phrase_query(self.schema, name, list(node.terms)))
+        return out
+
+    def absent(self, node: Term | Phrase) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+        """Clauses excluding the pages that hold the word or phrase in any field ``word``
+        searches: one per field, which tantivy skips through faster than the scored union
+        of ``word`` (the same pages)."""
+        return [(Occur.MustNot, q) for q in self._fields(node, self.field_weights)]
+
+    def scored(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
+        """``query`` scored up where a page holds the query's optional words, or a title,
+        anchor text or URL a compound of its words; it matches the same pages."""
+        clauses = [(Occur.Should, self.word(w, self.field_weights))
+                   for w in parsed.optional_words]
+        if self.compound_fields.items():
+            clauses += [(Occur.Should, self.word(Term(c, c), self.compound_fields))
+                        for c in parsed.compounds]
+        if not clauses:
+            return query
+        return tantivy.Query.boolean_query([(Occur.Must, query), *clauses])
+
+    def near_groups(self, parsed: Query) -> list[tantivy.Query]:
+        """One query per run of ``parsed.near_groups``: the pages holding that run's words
+        within ``parsed.near_slop`` in their title or body (the proximity signal's value is
+        the share of runs a page holds)."""
+        return [
+            tantivy.Query.boolean_query([
+                (Occur.Should, tantivy.Query.phrase_query(self.schema, name, list(terms),
+                                                          parsed.near_slop))
+                for name in NEAR_FIELDS])
+            for terms in parsed.near_groups
+        ]
+
+    def label(self, parsed: Query) -> tantivy.Query | None:
+        """Pages whose title, anchor text or URL hold every label word of the query."""
+        if not parsed.label_words:
+            return None
+        return tantivy.Query.boolean_query(
+            [(Occur.Must, self.word(w, LABEL_FIELDS)) for w in parsed.label_words]
+        )
+
+    def defines(self, parsed: Query) -> tantivy.Query | None:
+        """Pages whose headings or definition terms hold every defined word of the query."""
+        if not parsed.defined_words:
+            return None
+        return tantivy.Query.boolean_query(
+            [(Occur.Must, self.word(w, DEFINE_FIELDS)) for w in parsed.defined_words]
+        )
+
+    def named_homes(self, keys: frozenset[int]) -> tantivy.Query:
+        """The home pages of the sites with these name keys."""
+        return tantivy.Query.boolean_query([
+            (Occur.Must, tantivy.Query.term_set_query(self.schema, "site_key", sorted(keys))),
+            (Occur.Must, tantivy.Query.term_query(self.schema, "url_depth", 0)),
+        ])
+
+    def relaxed(self, parsed: Query) -> tantivy.Query | None:
+        """Any-word matching for a plain query of several words (the fallback when no page
+        has them all); ``None`` when the query has operators."""
+        if not parsed.relaxable:
+            return None
+        return tantivy.Query.boolean_query(
+            [(Occur.Should, self.compile(w)) for w in parsed.required_words]
+        )
+
+    def coordinated(self, parsed: Query) -> tantivy.Query | None:
+        """The pages of a long query lacking some of its required words but holding
+        ``parsed.min_words`` of them (``parsed.coordinated``); ``None`` when every word
+        must match."""
+        if parsed.coordinated is None:
+            return None
+        return tantivy.Query.boolean_query([
+            (Occur.Must, self.compile(parsed.coordinated)),
+            (Occur.MustNot, self.compile(parsed.matching)),
+        ])
+
+    def all_but_one(self, parsed: Query, searcher: tantivy.Searcher) -> tantivy.Query | None:
+        """The pages lacking minor words (``Query.lacking``: one, or two of a longer
+        query), scored by their text score times the share of the query they cover
+        (Lucene's coordination factor); the plan decides when (``SearchPlan.blends``)."""
+        words = parsed.required_words
+        idf = [self.idf(searcher, w) for w in words]
+        compiled = [self.compile(w) for w in words]
+        out = []
+        for missing, share in parsed.lacking(idf, self.max_missing_share):
+            # Each clause lacks exactly its words, so a page matches at most one of them.
+            clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j not in missing]
+            for j in missing:
+                clauses += self.absent(words[j])
+            out.append((Occur.Should, tantivy.Query.boost_query(
+                tantivy.Query.boolean_query(clauses), 1.0 - share)))
+        return tantivy.Query.boolean_query(out) if out else None
+
+    @staticmethod
+    def idf(searcher: tantivy.Searcher, node: Term | Phrase) -> float:
+        """BM25's IDF of a query word in the body field (a phrase: its rarest term)."""
+        n = searcher.num_docs
+        terms = [node.term] if isinstance(node, Term) else list(node.terms)
+        df = min(searcher.doc_freq(IDF_FIELD, t) for t in terms)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+

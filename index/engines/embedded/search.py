@@ -1,0 +1,183 @@
+"""Ranked search over the embedded backend's tantivy index.
+
+Two phases: tantivy returns the top candidates by BM25 over title, anchors, URL and body
+(per-field weights, best field plus a tie-break share of the others, compiled by
+:class:`~index.engines.embedded.query.TantivyCompiler`), then the backend's
+:class:`~index.signals.Ranker` re-scores them with its signals from tantivy's fast columns
+and results collapse on ``fields.collapse_key`` (near-copies and translations). Pages
+lacking minor words of a longer query compete when few pages have them all (a long query
+needs only most of its words); pages with any word follow when none has them all.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import tantivy
+
+from index.base import FACET_SIZE, Results
+from index.engines.embedded.query import TantivyCompiler
+from index.engines.embedded.schema import address_key, fast_name, stored_hit
+from index.fields import FACET_FIELDS
+from index.hits import collapse, group_languages, make_hit
+from index.plan import SearchPlan
+from index.query import Query
+from index.signals import Candidate
+
+if TYPE_CHECKING:
+    from index.engines.embedded.backend import EmbeddedBackend
+
+__all__ = ["TantivySearch"]
+
+
+def _share(key: tuple, sets: list[set[tuple]]) -> float:
+    """The share of ``sets`` holding ``key`` (0 when there are none)."""
+    return sum(key in s for s in sets) / len(sets) if sets else 0.0
+
+
+class TantivySearch:
+    """The search path of an :class:`~index.engines.embedded.backend.EmbeddedBackend`; reads the
+    backend's options (depths, thresholds, weights) at each search, so they can be tuned live."""
+
+    def __init__(self, backend: EmbeddedBackend):
+        self.backend = backend
+
+    def compiler(self, schema: tantivy.Schema) -> TantivyCompiler:
+        """The query compiler with the backend's field weights."""
+        b = self.backend
+        return TantivyCompiler(schema, b.field_weights, b.compound_fields, b.max_missing_share)
+
+    def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
+               started: float) -> Results:
+        """One page of ranked hits for a search plan (see ``EmbeddedBackend.search``);
+        ``took_ms`` counts from ``started`` (a ``perf_counter`` reading)."""
+        b = self.backend
+        parsed, context = plan.query, plan.context
+        results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
+        if parsed.matches_nothing:
+            results.took_ms = (time.perf_counter() - started) * 1000
+            return results
+        searcher = b._tantivy().searcher()
+        compiler = self.compiler(b._schema)
+        offset = (page - 1) * size
+        depth = min(offset + size + b.rerank_depth, b.max_window)
+        matching = compiler.compile(plan.strict)
+        found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
+        results.total = found.count
+        marks = self._marks(searcher, compiler, parsed, depth)
+        hits = found.hits + self._named_homes(searcher, compiler, plan, found.hits)
+        candidates = self._candidates(searcher, hits, marks)
+        # Pages lacking minor words of a longer query compete with those having them all,
+        # when few pages have them all; those of a long query lacking a few, always.
+        blended = compiler.all_but_one(parsed, searcher) if plan.blends(found.count) else None
+        if blended is None:
+            blended = compiler.coordinated(parsed)
+        if blended is not None:
+            # Not counted in full (a count visits every match): the total grows by the
+            # pages ranked.
+            more = searcher.search(compiler.scored(blended, parsed),
+                                   limit=min(depth, offset + size + b.blend_depth),
+                                   count=False)
+            results.total += len(more.hits)
+            extra = self._candidates(searcher, more.hits, marks)
+            for candidate in extra:
+                candidate.all_words = False
+            candidates += extra
+        ranked = b.ranker.rank(candidates, context)
+        if plan.relaxes(found.count):
+            relaxed = compiler.relaxed(parsed)
+            # Pages with every word stay first; pages with some of them follow.
+            more = searcher.search(compiler.scored(relaxed, parsed), limit=depth,
+                                   count=True)
+            results.total = more.count
+            matching = relaxed
+            known = {address_key(a) for _, a in hits}
+            extra = self._candidates(
+                searcher, [h for h in more.hits if address_key(h[1]) not in known], marks
+            )
+            for candidate in extra:
+                candidate.all_words = False
+            ranked += b.ranker.rank(extra, context)
+        def group(candidate: Candidate) -> Any:
+            return candidate.get(plan.collapse)
+
+        languages = group_languages(ranked, group, lambda c: c.get("lang"))
+        for candidate, similar in collapse(ranked, group, lambda c: c.get("shown", 1) != 0)[
+            offset : offset + size
+        ]:
+            shown, snippet = stored_hit(searcher, candidate.ref)
+            why = b.ranker.explain(candidate, context) if explain else None
+            others = languages[group(candidate)] - {candidate.get("lang")}
+            results.hits.append(make_hit(shown, candidate.score, similar, parsed,
+                                         b.snippet_chars, why, text=snippet,
+                                         languages=len(others),
+                                         sections=shown.get("sections", "")))
+        if page == 1 and results.total < size:
+            results.suggestion = b.suggest(parsed)
+        if facets:
+            results.facets = self._facets(searcher, matching)
+        results.took_ms = (time.perf_counter() - started) * 1000
+        return results
+
+    def _named_homes(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
+                     plan: SearchPlan, hits: list, limit: int = 5) -> list:
+        """(0.0, address) of home pages of sites the query names that ``hits`` lack, so a
+        navigational query finds the home page even when its text does not match."""
+        if not plan.named_homes:
+            return []
+        known = {address_key(a) for _, a in hits}
+        return [
+            (0.0, address)
+            for _, address in searcher.search(
+                compiler.named_homes(plan.context.named_keys), limit=limit, count=False
+            ).hits
+            if address_key(address) not in known
+        ]
+
+    def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
+               parsed: Query, limit: int) -> dict[str, list[set[tuple]]]:
+        """Addresses of the best pages (up to ``limit`` each) whose title, anchor text or
+        URL hold every label word of the query (``label``), of those holding its required
+        words near each other, one set per proximity run (``near``), and of those whose
+        headings hold its defined words (``defines``), for the signals that weigh them."""
+        queries = {"label": [compiler.label(parsed)], "near": compiler.near_groups(parsed),
+                   "defines": [compiler.defines(parsed)]}
+        return {
+            name: [{address_key(a)
+                    for _, a in searcher.search(query, limit=limit, count=False).hits}
+                   for query in group if query is not None]
+            if self.backend.ranker.weight(name) else []
+            for name, group in queries.items()
+        }
+
+    def _candidates(self, searcher: tantivy.Searcher, hits: list,
+                    marks: dict[str, list[set[tuple]]]) -> list[Candidate]:
+        """Candidates for ``(score, address)`` hits with the ranking fields the signals
+        read (and the collapse key and language) from tantivy's fast fields, and the marks
+        of ``_marks``."""
+        addresses = [address for _, address in hits]
+        if not addresses:
+            return []
+        names = dict.fromkeys((*self.backend.ranker.fields, "cluster", "shown", "lang"))
+        columns = [searcher.fast_field_values(fast_name(n), addresses) for n in names]
+        label, near, defines = marks["label"], marks["near"], marks["defines"]
+        candidates = []
+        for (score, address), *values in zip(hits, *columns, strict=True):
+            key = address_key(address)
+            candidates.append(Candidate(address, score, dict(zip(names, values, strict=True)),
+                                        labelled=_share(key, label) == 1,
+                                        near=_share(key, near),
+                                        defines=_share(key, defines) == 1))
+        return candidates
+
+    @staticmethod
+    def _facets(searcher: tantivy.Searcher, query: tantivy.Query) -> dict:
+        """Matches per host and per language: tantivy terms aggregations over the fast
+        columns, visiting every match once (as the total count does)."""
+        aggs = {name: {"terms": {"field": field, "size": FACET_SIZE}}
+                for name, field in FACET_FIELDS.items()}
+        found = searcher.aggregate(query, aggs)
+        return {name: sorted(((b["key"], b["doc_count"]) for b in found[name]["buckets"]
+                              if b["key"]), key=lambda kv: (-kv[1], kv[0]))
+                for name in FACET_FIELDS}
