@@ -97,7 +97,7 @@ def crawl_chain(tmp_path):
     """The spider and the crawl's pipelines, in their order, built as a crawl builds them
     (the index on the embedded engine), each warmed up by a small page."""
     from crawler.quality.pipeline import QualityPipeline
-    from index.embedded import EmbeddedBackend
+    from index.engines.embedded.backend import EmbeddedBackend
     from pipelines.index import IndexPipeline
     from pipelines.linkgraph import LinkGraphPipeline
     from pipelines.warc import WarcPipeline
