@@ -18,7 +18,9 @@
    hosts of ``--span-pages`` pages, ``--span-delay`` per host, the crawl's default
    pipelines and value order) and the test web's log gives ``span_s`` (first request to
    last response), ``politeness_bound_s`` (the largest host's requests x its delay: no
-   polite crawl is shorter), ``span_over_bound`` and ``span_violations`` (end to start).
+   polite crawl is shorter), ``span_over_bound``, ``span_violations`` (end to start),
+   ``span_due_lag_ms`` (p50/p95 of how long after a host was due and had work its request
+   started) and ``span_gap_median_within_10pct`` (``harness.politeness.gap_report``).
 2. Redis frontier operations from one process: URLs added per second (batched adds through
    the seen filter) and leases per second (lease + done round trips).
 3. The Bloom filter at 1% FPR: bytes per URL, and the FPR measured on 1,000,000 unseen URLs
@@ -69,7 +71,13 @@ from crawler.frontier.codec import encode_request
 from crawler.frontier.redis_backend import RedisFrontier
 from harness import ROOT, log
 from harness.crawlrun import crawl_command, crawl_env, migrate
-from harness.politeness import crawl_delays, politeness_bound, politeness_violations, span
+from harness.politeness import (
+    crawl_delays,
+    gap_report,
+    politeness_bound,
+    politeness_violations,
+    span,
+)
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
 from operations.redisserver import running_redis
 
@@ -184,11 +192,13 @@ def crawl_to_the_end(redis_url: str, hosts: int, pages: int, delay: float,
         time.sleep(0.5)  # the test web flushes its log every 0.2 s
         rows = web.read_log()
         crawl_delay_of = crawl_delays(web)
+        gaps, _ = gap_report(rows, web, lambda host: max(delay, crawl_delay_of(host) or 0.0))
     bound = politeness_bound(rows, delay, crawl_delay_of)
     result = {"span_s": round(span(rows), 2), "politeness_bound_s": round(bound, 2),
               "span_over_bound": round(span(rows) / bound, 3) if bound else None,
               "span_requests": len(rows),
-              "span_violations": politeness_violations(rows, delay, crawl_delay_of)["total"]}
+              "span_violations": politeness_violations(rows, delay, crawl_delay_of)["total"],
+              **{f"span_{key}": value for key, value in gaps.items()}}
     log(f"span: {result}")
     return result
 

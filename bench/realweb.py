@@ -25,7 +25,11 @@ host decides: no polite crawl can be shorter). Per site it reports:
 Last line, one JSON object: ``sites``, ``real_sites_judged`` (real host -> verdict, must be
 empty: a template-trap, spam or mirror verdict on a real site, acted on), ``min_site_coverage``
 (must be >= 0.99), ``per_site``, ``span_s`` (first request start to last response end, from
-the test web's log), ``politeness_bound_s``, ``span_over_bound``, ``useful_fetch_share``
+the test web's log), ``politeness_bound_s``, ``span_over_bound``, ``due_lag_ms`` (p50/p95
+of how long after a host was due and had work its request started,
+``harness.politeness.gap_report``) and ``gap_median_within_10pct`` (hosts whose median gap
+after a response, where they had work, is within 10% of their delay; per site
+``gap_median_s`` and ``promised_s``), ``useful_fetch_share``
 (distinct pages worth having: real sites' reachable pages, site0.test's, deadlinks.test's
 documents, over every request), ``violations`` (politeness, all four definitions,
 ``harness.politeness``), ``hostile`` (requests per hostile host), ``stats`` (the crawl's
@@ -42,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import tempfile
 import time
@@ -53,7 +56,14 @@ from urllib.parse import urljoin, urlsplit
 import testweb
 from harness import ROOT, log
 from harness.crawlrun import crawl_command, crawl_env, final_stats, migrate
-from harness.politeness import crawl_delays, politeness_bound, politeness_violations
+from harness.politeness import (
+    HTML,
+    crawl_delays,
+    gap_report,
+    path_of,
+    politeness_bound,
+    politeness_violations,
+)
 from harness.politeness import span as crawl_span
 
 DELAY = 0.25
@@ -64,7 +74,6 @@ QUICK_SITES = ("httpd.test", "click.test", "jinja.test", "requests.test",
 QUICK_HOSTILE = ("site0.test", "mirror.test", "events.test", "stuffing.test", "doorway.test",
                  *(f"farm{n}.test" for n in range(5)))
 QUICK_BUDGET = 40
-HTML = re.compile(r"text/html|application/xhtml", re.I)
 
 
 def reachable_pages(web, host: str, budget: int = 0) -> set[str]:
@@ -88,7 +97,7 @@ def reachable_pages(web, host: str, budget: int = 0) -> set[str]:
             location = urljoin(web.url(host, path), response.headers.get("Location", ""))
             if urlsplit(location).hostname != host:
                 break
-            path = _path_of(location)
+            path = path_of(location)
             response, hops = web.render(host, path), hops + 1
         if response.status != 200 or not HTML.search(response.headers.get("Content-Type", "")):
             continue
@@ -104,16 +113,11 @@ def reachable_pages(web, host: str, budget: int = 0) -> set[str]:
                 continue
             if host_of(url) != host:
                 continue
-            target = _path_of(url)
+            target = path_of(url)
             if target not in seen and robots.can_fetch(url, "*"):
                 seen.add(target)
                 todo.append(target)
     return pages
-
-
-def _path_of(url: str) -> str:
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
 def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) -> dict:
@@ -234,6 +238,11 @@ def main() -> None:
         useful += len(ok_pages["site0.test"])
         useful += sum(1 for p in ok_pages["deadlinks.test"] if p == "/" or p.startswith("/doc/"))
         span, bound = crawl_span(lines), politeness_bound(lines, DELAY, crawl_delay_of)
+        gaps, host_gaps = gap_report(lines, web,
+                                     lambda host: max(DELAY, crawl_delay_of(host) or 0.0))
+        for host, row in host_gaps.items():
+            if host in per_site:
+                per_site[host].update(row)
         audit = politeness_violations(lines, DELAY, crawl_delay_of)
         coverages = [per_site[h]["coverage"] for h in real]
         out = {
@@ -244,6 +253,7 @@ def main() -> None:
             "span_s": round(span, 1),
             "politeness_bound_s": round(bound, 1),
             "span_over_bound": round(span / bound, 3) if bound else None,
+            **gaps,
             "useful_fetch_share": round(useful / max(len(lines), 1), 4),
             "violations": audit["total"],
             "requests": len(lines),

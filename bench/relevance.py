@@ -29,8 +29,12 @@ re-crawl; ``--recrawl`` refreshes it. ``--quick`` crawls only the CI subset
 +collapse, +pagerank, +any-word, +site home, +label match) on stderr and under
 ``"ablation"`` in the JSON.
 
+``--semantic`` turns semantic matching on for every backend of the run (``SEARCH_SEMANTIC``,
+:mod:`index.semantic`; ``--no-semantic`` off; default the setting's): the embedded
+index's build time (``index_s``) then includes embedding the pages' sections.
+
     python -m bench.relevance [--quick | --sealed] [--ablation] [--elasticsearch] [--cache DIR]
-                              [--recrawl] [--folds K] [--show-misses]
+                              [--recrawl] [--folds K] [--show-misses] [--[no-]semantic]
 
 ``--elasticsearch`` scores the Elasticsearch backend too (``es_*``), and beside it the same
 index with a tier 1 published from it (``ES_TIERED``: ``es_tiered_*`` and
@@ -39,8 +43,10 @@ index with a tier 1 published from it (``ES_TIERED``: ``es_tiered_*`` and
 Last stdout line: one JSON object with sealed, s_at_1, s_at_3, s_at_10, mrr_at_10,
 baseline_mrr_at_10 (and baseline_s_at_*), heldout, heldout_sites, heldout_figures,
 per_site and per_class (each with baseline_mrr_at_10), zero_result_queries,
-zero_result_baseline_top_10, folds, queries, sites, pages_crawled, training_queries (and
-es_* with --elasticsearch).
+zero_result_baseline_top_10, folds, queries, sites, pages_crawled, training_queries,
+semantic, index_s, query_ms_p50 and query_ms_p95 (one more pass of the judged queries
+through the embedded backend; es_query_ms_* through Elasticsearch) (and es_* with
+--elasticsearch).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from crawler.options import setting_default
 from harness import log
 from harness.relevance import (
     DEFAULT_CACHE,
@@ -161,37 +168,38 @@ def learned_fitter(engine_backend_with: Callable[[dict], object], hand: dict,
 
 def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cache: Path,
                          copies: NearCopies, fit: Fitter, training: Sequence[KnownItem],
-                         folds: int, learned: bool = False) -> tuple[HeldOut, Scores, dict]:
+                         folds: int, learned: bool = False,
+                         **options) -> tuple[HeldOut, Scores, dict, dict]:
     """The same documents in Elasticsearch (``ELASTICSEARCH_URL``, else a private node
     started through scripts/services.sh), the same queries through its ``search()``, held
     out by site with the same folds and fitter as the embedded backend; then the same index
     with a tier 1 (``ES_TIERED``) published from it, with the packaged weights, and the
-    tiered backend's fall-through figures."""
+    tiered backend's fall-through figures, and the untiered backend's query latency."""
     with configured_or_private_elasticsearch() as url:
         return _elasticsearch_scores(url, pages, judged, cache, copies, fit, training, folds,
-                                     learned)
+                                     learned, **options)
 
 
 def _elasticsearch_scores(url: str, pages: Sequence[dict], judged: Sequence[Judgement],
                           cache: Path, copies: NearCopies, fit: Fitter,
                           training: Sequence[KnownItem], folds: int,
-                          learned: bool) -> tuple[HeldOut, Scores, dict]:
+                          learned: bool, **options) -> tuple[HeldOut, Scores, dict, dict]:
     import uuid
 
     from index.engines.elasticsearch.backend import ElasticsearchBackend
 
     prefix = f"relevance-{uuid.uuid4().hex[:8]}"
     backend = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
-                                   tiered=False)
+                                   tiered=False, **options)
     tiered = ElasticsearchBackend(url, index_prefix=prefix, spool_dir=cache / "es-spool",
-                                  tiered=True)
+                                  tiered=True, **options)
     opened = [backend, tiered]
 
     def open_backend(weights_file: Path | None) -> ElasticsearchBackend:
         if weights_file is None:
             return backend
         fold_backend = ElasticsearchBackend(url, index_prefix=prefix,
-                                            weights_file=str(weights_file))
+                                            weights_file=str(weights_file), **options)
         opened.append(fold_backend)
         return fold_backend
 
@@ -210,14 +218,28 @@ def _elasticsearch_scores(url: str, pages: Sequence[dict], judged: Sequence[Judg
                                  cache / "fitted-es")
         held_out = evaluate_heldout(fold_weights_search(open_backend), judged, copies,
                                     fit=fit, training=training, k=folds)
+        latency = query_latency(backend, judged)
         tiered.publish_tiers()
         log(f"tier 1 holds {tiered.client.count(index=tiered.tier1.alias)['count']} documents")
         with_tiers = evaluate(backend_search(tiered), judged, copies)
-        return held_out, with_tiers, tiered.tier1.stats()
+        return held_out, with_tiers, tiered.tier1.stats(), latency
     finally:
         backend.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
         for each in opened:
             each.close()
+
+
+def query_latency(backend, judged: Sequence[Judgement]) -> dict[str, float]:
+    """Milliseconds per judged query through ``backend.search()`` (one pass after the
+    scoring ones, so caches are as warm as they get): p50 and p95."""
+    took = []
+    for j in judged:
+        started = time.perf_counter()
+        backend.search(j.query, size=10)
+        took.append((time.perf_counter() - started) * 1000)
+    took.sort()
+    return {"query_ms_p50": round(took[len(took) // 2], 1),
+            "query_ms_p95": round(took[min(len(took) - 1, int(len(took) * 0.95))], 1)}
 
 
 def training_queries(pages: Sequence[dict], judged: Sequence[Judgement]) -> list[KnownItem]:
@@ -301,6 +323,11 @@ def main(argv: list[str] | None = None) -> int:
                              "queries, so those are not held out), or weights fitted per fold "
                              "on the other folds' training queries (batch.learn; every "
                              "site held out)")
+    parser.add_argument("--semantic", action=argparse.BooleanOptionalAction,
+                        default=bool(setting_default("SEARCH_SEMANTIC")),
+                        help="semantic matching on both engines (SEARCH_SEMANTIC; default "
+                             "%(default)s): sections embedded at index time, first results "
+                             "fused with their best section's similarity")
     parser.add_argument("--show-misses", action="store_true",
                         help="print each query whose best page is not first, with its top "
                              "results, and each query with no result (never a sealed site)")
@@ -322,13 +349,15 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     project_index = cache / "index"
-    backend = build_index(project_index, documents(pages, cache / "links.sqlite"))
-    log(f"indexed {backend.stats()['docs']} documents in {time.monotonic() - started:.0f} s")
+    options = {"semantic": args.semantic}
+    backend = build_index(project_index, documents(pages, cache / "links.sqlite"), **options)
+    index_s = time.monotonic() - started
+    log(f"indexed {backend.stats()['docs']} documents in {index_s:.0f} s")
 
     def open_embedded(weights_file: Path | None) -> EmbeddedBackend:
         if weights_file is None:
             return backend
-        return EmbeddedBackend(project_index, weights_file=str(weights_file))
+        return EmbeddedBackend(project_index, weights_file=str(weights_file), **options)
 
     if args.fit == "learned":
         fit = learned_fitter(lambda weights: EmbeddedBackend(project_index,
@@ -345,15 +374,19 @@ def main(argv: list[str] | None = None) -> int:
               "fitter": project.folds[0]["weights"] if project.folds else "",
               "training_queries": len(training),
               "pages_crawled": len(pages),
+              "semantic": args.semantic,
+              "index_s": round(index_s, 1),
+              **query_latency(backend, judged),
               "sites": sites}
     log(f"held out by site ({len(project.heldout_sites)} sites never seen by the weights): "
         f"{', '.join(sorted(project.heldout_sites)) or 'none'}")
     log_versus("", result)
     if args.elasticsearch:
-        es_run, tiered_scores, tiers = elasticsearch_scores(pages, judged, cache, copies, fit,
-                                                            training, args.folds,
-                                                            learned=args.fit == "learned")
+        es_run, tiered_scores, tiers, latency = elasticsearch_scores(
+            pages, judged, cache, copies, fit, training, args.folds,
+            learned=args.fit == "learned", **options)
         es = report(es_run, baseline, judged, sealed=args.sealed)
+        result.update({f"es_{k}": v for k, v in latency.items()})
         log_versus("elasticsearch ", es)
         for key in ("s_at_1", "s_at_3", "s_at_10", "mrr_at_10", "heldout", "heldout_figures",
                     "per_site", "per_class", "zero_result_queries",

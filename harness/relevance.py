@@ -523,16 +523,16 @@ def documents(
             store.close()
 
 
-def build_index(path: Path, docs: Iterable[Document]) -> EmbeddedBackend:
-    """A fresh embedded index at ``path`` holding ``docs``."""
+def build_index(path: Path, docs: Iterable[Document], **options) -> EmbeddedBackend:
+    """A fresh embedded index at ``path`` holding ``docs``, opened with ``options``."""
     if path.exists():
         for child in path.iterdir():
             child.unlink()
-    backend = EmbeddedBackend(path, commit_every_docs=5000)
+    backend = EmbeddedBackend(path, commit_every_docs=5000, **options)
     backend.ensure_index()
     backend.index(docs)
     backend.close()
-    return EmbeddedBackend(path)
+    return EmbeddedBackend(path, **options)
 
 
 class PlainBM25:

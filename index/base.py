@@ -67,6 +67,9 @@ class Document:
     #: The sections of the body, in order, as ``(start, anchor, heading)``: where each
     #: begins in ``body``, the fragment that shows it, its heading (``index.sections``).
     sections: tuple[tuple[int, str, str], ...] = ()
+    #: The sentence vectors of the page's sections when semantic matching is on
+    #: (``SEARCH_SEMANTIC``; ``index.semantic.pack``), set at index time; ``""``: none.
+    vectors: str = ""
     fetched_at: float = 0.0
     pagerank: float = 0.0
     cluster_id: str = ""

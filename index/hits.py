@@ -11,12 +11,14 @@ from index.base import Hit
 from index.query import Query
 from index.snippets import SCAN_CHARS, SnippetSource, build_snippet, located_snippet
 
-__all__ = ["HIT_FIELDS", "collapse", "group_languages", "make_hit", "snippet_for",
+__all__ = ["HIT_FIELDS", "VECTORS_FIELD", "collapse", "group_languages", "make_hit", "snippet_for",
            "snippet_text"]
 
 #: The stored fields a hit shows (its WARC file for the cached-copy link); an engine may
 #: store just these (and the snippet text) for its hits.
 HIT_FIELDS = ("id", "url", "host", "title", "cluster_id", "pagerank", "warc_file")
+#: What the search plan's semantic step reads of a hit besides (``index.semantic``).
+VECTORS_FIELD = "vectors"
 
 T = TypeVar("T")
 

@@ -23,8 +23,12 @@ The plan holds:
    more: ``tool -c 1000`` is a command line, not ``tool 1000`` without ``c``. A query
    typed with operators (``"a phrase"``, ``-word``, ``a OR b``) keeps its meaning, even
    when it finds nothing;
-7. **sections**: the section and jump-link retrieval of a page (:attr:`SearchPlan.sections`,
-   empty until the index holds sections).
+7. **sections**: with semantic matching on (``SEARCH_SEMANTIC``; :attr:`SearchPlan.sections`,
+   an :class:`~index.semantic.SectionMatch`), a page scores by its best section together
+   with its page-level signals: the first ``SEARCH_SEMANTIC_DEPTH`` results of the reading
+   that answers are read at once and fused by reciprocal rank with the order of their
+   best sections' similarity to the query (:meth:`SearchPlan.execute`), and the page
+   asked for is cut from that order. A page past that depth keeps the engine's order.
 
 The per-query context the signals read (:class:`~index.signals.RankContext`: the query's
 language, the sites it names, the time it runs at) is computed here, once.
@@ -42,6 +46,7 @@ from index.signals import RankContext
 
 if TYPE_CHECKING:
     from index.base import Results
+    from index.semantic import SectionMatch
     from index.signals import Ranker
 
 __all__ = ["COLLAPSE_FIELD", "SearchPlan", "Thresholds"]
@@ -80,16 +85,18 @@ class SearchPlan:
     #: Retrieve the home pages of the sites the query names (the signal is weighted).
     named_homes: bool
     collapse: str = COLLAPSE_FIELD
-    #: Section retrieval and jump links for the page's hits: none yet.
-    sections: tuple = field(default=())
+    #: Semantic matching of pages by their best section (``None``: off).
+    sections: SectionMatch | None = field(default=None)
 
     @classmethod
     def of(cls, query: Query, thresholds: Thresholds, ranker: Ranker,
-           language: str = "en") -> SearchPlan:
-        """The plan of ``query`` for an engine with these thresholds and ranker."""
+           language: str = "en", sections: SectionMatch | None = None) -> SearchPlan:
+        """The plan of ``query`` for an engine with these thresholds, ranker and semantic
+        matching."""
         context = RankContext.of(query, language)
         return cls(query, context, thresholds,
-                   named_homes=bool(context.named) and bool(ranker.weight("sitehome")))
+                   named_homes=bool(context.named) and bool(ranker.weight("sitehome")),
+                   sections=sections)
 
     @property
     def strict(self) -> Node | None:
@@ -126,13 +133,39 @@ class SearchPlan:
         return (total < self.thresholds.literal_below and looks_pasted(self.query)
                 and not self.query.matches_nothing and self.literal is not None)
 
-    def execute(self, run: Callable[[SearchPlan], Results]) -> Results:
-        """Run the plan with an engine's ``run`` (one reading's results): the operator
-        reading, then the literal one when it finds too few and the words find more."""
-        results = run(self)
+    @property
+    def reads_vectors(self) -> bool:
+        """Whether the engine hands the plan its hits' stored section vectors (in
+        ``Results.extra["vectors"]``, by hit id)."""
+        return self.sections is not None
+
+    def execute(self, run: Callable[[SearchPlan, int, int], Results], page: int = 1,
+                size: int = 10) -> Results:
+        """Page ``page`` of ``size`` results, run with an engine's ``run(plan, page, size)``
+        (one reading's results): the operator reading, then the literal one when it finds
+        too few and the words find more; then, with semantic matching, the first results
+        fused with their best sections' order."""
+        match = self.sections
+        if match is None or page * size > match.depth or not self.query.words():
+            results = self._read(run, page, size)
+            results.extra.pop("vectors", None)
+            return results
+        results = self._read(run, 1, match.depth)
+        stored = results.extra.pop("vectors", {})
+        offset = (page - 1) * size
+        results.hits = match.rerank(results.hits, stored, results.query)[offset:offset + size]
+        results.page, results.size = page, size
+        if results.total >= size:  # the engine offered one for fewer than ``depth``
+            results.suggestion = None
+        return results
+
+    def _read(self, run: Callable[[SearchPlan, int, int], Results], page: int,
+              size: int) -> Results:
+        """The operator reading's results, or the literal reading's when they are more."""
+        results = run(self, page, size)
         if not self.falls_back(results.total):
             return results
-        literal = run(self.literal)
+        literal = run(self.literal, page, size)
         if literal.total <= results.total:
             return results
         literal.extra["reading"] = "literal"

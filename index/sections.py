@@ -3,10 +3,10 @@
 The crawl splits a page's main text into sections (``crawler.extract``: a heading and its
 text, a definition term with an id, a man page's option), each with the anchor that shows
 it; a :class:`~index.base.Document` keeps them as ``(start, anchor, heading)``. The
-engines store, for hits, those that begin within the snippet text
-(``index.hits.snippet_text``, the first ``SCAN_CHARS`` of the body), each with its
-heading's analyzed terms, encoded once here (:func:`encode`), so a hit reads them with its
-snippet source and never the whole page.
+engines store, for hits, the page's first ``HIT_SECTIONS`` sections wherever they begin
+(past the snippet text, ``index.hits.snippet_text``, too, so a long page's later sections
+can be jumped to), each with its heading's analyzed terms, encoded once here
+(:func:`encode`), so a hit reads them with its snippet source and never the whole page.
 
 A result's snippet is the window of the page richest in the query's terms
 (``index.snippets.located_snippet``); the section that window is in answers the query
@@ -23,14 +23,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from index.analysis import analyze
-from index.snippets import SCAN_CHARS
 
 __all__ = ["JUMPS", "Answer", "Section", "answer", "decode", "encode"]
 
 #: Most "jump to" links a result lists.
 JUMPS = 3
-#: Most sections stored for a hit (an API page defines hundreds within its first
-#: ``SCAN_CHARS``).
+#: Most sections stored for a hit (an API page defines hundreds; a hit reads about 50
+#: bytes a section).
 HIT_SECTIONS = 400
 _FIELD, _RECORD = "\t", "\n"
 
@@ -61,11 +60,10 @@ def _plain(value: str) -> str:
 
 def encode(sections: Iterable[Sequence]) -> str:
     """The stored form of a document's ``(start, anchor, heading)`` sections for its hits:
-    those starting within the snippet text (at most ``HIT_SECTIONS``), one a line, with
-    their headings' analyzed terms."""
+    the first ``HIT_SECTIONS``, one a line, with their headings' analyzed terms."""
     lines = []
     for start, anchor, heading in sections:
-        if start >= SCAN_CHARS or len(lines) >= HIT_SECTIONS:
+        if len(lines) >= HIT_SECTIONS:
             break
         terms = " ".join(dict.fromkeys(analyze(heading)))
         lines.append(_FIELD.join((str(start), _plain(anchor), _plain(heading), terms)))

@@ -1,4 +1,12 @@
-"""Index writer: PageItem -> Document -> search backend, in batches."""
+"""Index writer: PageItem -> Document -> search backend, in batches.
+
+In a crawl the backend's writes (analysis, snippet sources, tantivy commits, Elasticsearch
+bulk requests) run on one writer thread of their own, in the order they were asked, as
+Scrapy's feed storages do with ``deferToThread``: on the reactor thread a 200-document
+write stopped every download for 0.3-2 s (py-spy, ``bench/realweb.py --quick``). The
+reactor only builds the documents; at most ``MAX_QUEUED_WRITES`` batches wait for the
+thread before an item waits for them (backpressure through Scrapy's pipeline).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,8 @@ from typing import ClassVar
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from twisted.internet import defer, threads
+from twisted.python.threadpool import ThreadPool
 
 from crawler.config import config_from_settings
 from crawler.items import PageItem
@@ -21,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 #: Ids of removed documents remembered, so that the first copy found later is indexed.
 REMOVED_KEPT = 100_000
+#: Writes that may wait for the writer thread before the next item waits for them.
+MAX_QUEUED_WRITES = 2
 
 
 def document_from_item(item: PageItem) -> Document:
@@ -49,7 +61,9 @@ class IndexPipeline:
 
     Documents the crawl finds gone or moved (``crawler.signals.documents_removed``) are
     deleted. Writes are flushed every ``batch_size`` pages, ``flush_interval`` seconds, and
-    made visible when the spider goes idle (continuous crawls) and at the end.
+    made visible when the spider goes idle (continuous crawls) and at the end. With
+    ``background`` (a crawl: ``from_crawler``) the backend is written by one thread, in
+    order, off the reactor; without, each write is made at once.
     """
 
     #: Setting -> option; the defaults are in crawler/settings.py.
@@ -60,7 +74,7 @@ class IndexPipeline:
 
     def __init__(
         self, backend: SearchBackend, stats=None, link_store=None, *, batch_size: int,
-        flush_interval: float,
+        flush_interval: float, background: bool = False,
     ):
         self.backend = backend
         self.batch_size = batch_size
@@ -73,6 +87,9 @@ class IndexPipeline:
         self.removed: OrderedDict[str, None] = OrderedDict()
         # doc id -> shown, for indexed pages a cluster election changed (sent at the flush)
         self.shown_changes: dict[str, bool] = {}
+        self.background = background
+        self._pool: ThreadPool | None = None
+        self._writes: list[defer.Deferred] = []
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -90,7 +107,7 @@ class IndexPipeline:
             from pipelines.linkgraph import crawler_link_store
 
             link_store = crawler_link_store(crawler)
-        pipeline = cls(backend, crawler.stats, link_store,
+        pipeline = cls(backend, crawler.stats, link_store, background=True,
                        **settings_to_options(settings, cls.SETTINGS))
         crawler.signals.connect(pipeline.remove, signal=documents_removed)
         crawler.signals.connect(pipeline.remove_host, signal=host_condemned)
@@ -104,6 +121,42 @@ class IndexPipeline:
 
     def open_spider(self, spider=None):
         self.backend.ensure_index()
+        if self.background:
+            self._pool = ThreadPool(1, 1, name="index-writer")
+            self._pool.start()
+
+    def _write(self, fn, *args, done=None) -> None:
+        """Run the backend call ``fn(*args)`` on the writer thread (in order), or at once
+        without one; ``done(result)`` runs on the caller's thread after it."""
+        if self._pool is None:
+            result = fn(*args)
+            if done is not None:
+                done(result)
+            return
+        from twisted.internet import reactor
+
+        d = threads.deferToThreadPool(reactor, self._pool, fn, *args)
+        if done is not None:
+            d.addCallback(done)
+        d.addErrback(self._write_failed, getattr(fn, "__name__", "write"))
+        d.addBoth(self._written, d)
+        self._writes.append(d)
+
+    def _write_failed(self, failure, name: str) -> None:
+        self._inc("index/write_failed")
+        logger.error("index write (%s) failed: %s", name, failure.getErrorMessage(),
+                     exc_info=failure.value)
+
+    def _written(self, result, d: defer.Deferred):
+        self._writes.remove(d)
+        return result
+
+    def _backlog(self):
+        """None, or a Deferred that fires once no more than ``MAX_QUEUED_WRITES`` writes
+        wait for the writer thread."""
+        if len(self._writes) <= MAX_QUEUED_WRITES:
+            return None
+        return defer.DeferredList(self._writes[:-MAX_QUEUED_WRITES], consumeErrors=True)
 
     def process_item(self, item, spider=None):
         if not isinstance(item, PageItem):
@@ -122,6 +175,9 @@ class IndexPipeline:
             time.monotonic() - self._last_flush >= self.flush_interval
         ):
             self.flush()
+            backlog = self._backlog()
+            if backlog is not None:
+                return backlog.addCallback(lambda _: item)
         return item
 
     def remove(self, ids, reason: str = "", **kwargs) -> None:
@@ -132,7 +188,7 @@ class IndexPipeline:
             self.removed[doc_id] = None
         while len(self.removed) > REMOVED_KEPT:
             self.removed.popitem(last=False)
-        self.backend.delete(ids)
+        self._write(self.backend.delete, ids)
         self._inc(f"index/removed/{reason or 'other'}", len(ids))
 
     def elected(self, shown: str, hidden=(), **kwargs) -> None:
@@ -149,13 +205,13 @@ class IndexPipeline:
         """Handler of ``host_condemned``: delete the pages of a mirror or spam host that are
         already indexed (its later pages come with ``skip_index`` set)."""
         self.pending = [doc for doc in self.pending if doc.host != host]
-        removed = self.backend.delete_by_host(host)
-        self._inc(f"index/removed/{reason or 'condemned'}", removed)
+        self._write(self.backend.delete_by_host, host, done=lambda removed: self._inc(
+            f"index/removed/{reason or 'condemned'}", removed))
 
     def publish(self, spider=None) -> None:
         """Write what is pending and make every write searchable (the spider is idle)."""
         self.flush()
-        self.backend.refresh()
+        self._write(self.backend.refresh)
 
     def flush(self) -> None:
         self._last_flush = time.monotonic()
@@ -167,24 +223,44 @@ class IndexPipeline:
             # Anchors known so far; later links reach the document at the next rank/reindex.
             for doc in batch:
                 doc.anchors = self.link_store.anchor_text(doc.id)
+        self._write(self._timed_index, batch, done=self._count_batch)
+        self._send_shown()
+
+    def _timed_index(self, batch: list[Document]) -> tuple[int, float]:
         started = time.monotonic()
-        written = self.backend.index(batch)
+        return self.backend.index(batch), time.monotonic() - started
+
+    def _count_batch(self, result: tuple[int, float]) -> None:
+        written, seconds = result
         self._inc("index/indexed", written)
         self._inc("index/batches")
-        if self.stats is not None:  # the crawl waits for this call (analysis, backpressure)
-            self.stats.max_value("index/write_longest_ms",
-                                 round((time.monotonic() - started) * 1000))
-        self._send_shown()
+        if self.stats is not None:
+            self.stats.max_value("index/write_longest_ms", round(seconds * 1000))
 
     def _send_shown(self) -> None:
         """Hand the elections' changes to pages already written to the index."""
         if self.shown_changes:
             changes, self.shown_changes = self.shown_changes, {}
-            self._inc("index/reelected", self.backend.set_shown(changes))
+            self._write(self.backend.set_shown, changes,
+                        done=lambda n: self._inc("index/reelected", n))
 
     def close_spider(self, spider=None):
+        """Write what is pending, make it visible and close the backend; in a crawl, a
+        Deferred that fires once the writer thread is done."""
         try:
             self.flush()
-            self.backend.refresh()
-        finally:
-            self.backend.close()
+            self._write(self.backend.refresh)
+        except BaseException:
+            self._close()
+            raise
+        if not self._writes:
+            self._close()
+            return None
+        return defer.DeferredList(list(self._writes), consumeErrors=True).addBoth(
+            lambda _: self._close())
+
+    def _close(self) -> None:
+        if self._pool is not None:
+            self._pool.stop()
+            self._pool = None
+        self.backend.close()

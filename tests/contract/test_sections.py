@@ -37,3 +37,18 @@ def test_a_hit_links_to_the_answering_section(backend):
     hit = backend.search("opening words installing").hits[0]
     assert (hit.url, hit.anchor, hit.section) == (page.url, "", "")
     assert hit.jumps == [{"anchor": "install", "heading": "Installing"}]
+
+
+def test_a_section_past_the_snippet_text_is_offered_as_a_jump(backend):
+    from index.snippets import SCAN_CHARS
+
+    body = FILLER * (SCAN_CHARS // len(FILLER) + 5)
+    late = len(body)
+    body += "\nFrobnicate option\nThe frobnicate option turns the frobnicator on."
+    page = doc("http://plots.test/reference.html", "Reference", body,
+               sections=((late + 1, "frobnicate", "Frobnicate option"),))
+    backend.index([page])
+    backend.refresh()
+    hit = backend.search("frobnicate").hits[0]
+    assert late > SCAN_CHARS and hit.url == page.url
+    assert hit.jumps == [{"anchor": "frobnicate", "heading": "Frobnicate option"}]

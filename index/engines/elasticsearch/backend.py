@@ -74,6 +74,7 @@ from index.fields import (
     completion_prefix,
 )
 from index.query import Query, parse
+from index.semantic import SemanticOptions
 from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["ElasticsearchBackend", "QueryCompiler", "mappings", "options_from_settings"]
@@ -105,6 +106,9 @@ SETTINGS = {
     "ES_TIER1_MIN_HITS": ("tier1_min_hits", int),
     "SEARCH_LANGUAGE": ("language", str),
     "SEARCH_WEIGHTS_FILE": ("weights_file", str),
+    "SEARCH_SEMANTIC": ("semantic", bool),
+    "SEARCH_SEMANTIC_SECTIONS": ("semantic_sections", int),
+    "SEARCH_SEMANTIC_DEPTH": ("semantic_depth", int),
     "ES_BULK_DOCS": ("bulk_docs", int),
     "ES_BULK_BYTES": ("bulk_bytes", int),
     "ES_BULK_INTERVAL_S": ("bulk_interval_s", float),
@@ -135,8 +139,7 @@ class ElasticsearchBackend(SearchBackend):
         weights_file: str | None = None,
         query_timeout: str = "2s",
         request_timeout_s: float = 30.0,
-        hedge: bool | None = None,
-        hedge_delay_s: float | None = None,
+        hedge: bool | None = None, hedge_delay_s: float | None = None,  # ES_HEDGE*: es_hedge
         max_window: int = 10_000, rerank_depth: int = RERANK_DEPTH,  # es_paging
         near_copies: str | None = None,
         track_total_hits: int = 10_000,
@@ -149,10 +152,10 @@ class ElasticsearchBackend(SearchBackend):
         tier1_min_hits: int | None = None, max_missing_share: float = 0.5,
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
-        spool_dir: str | Path | None = None,
+        semantic: bool | None = None, semantic_sections: int | None = None,  # SEARCH_SEMANTIC*
+        semantic_depth: int | None = None, spool_dir: str | Path | None = None,
         bulk_docs: int = 500, bulk_bytes: int = 5_000_000,  # ES_BULK_*: es_bulk
-        bulk_interval_s: float = 1.0,
-        bulk_queue_bytes: int = 50_000_000,
+        bulk_interval_s: float = 1.0, bulk_queue_bytes: int = 50_000_000,
         bulk_max_retries: int = 4,
         crawler_stats=None,
         client: Elasticsearch | None = None,
@@ -177,6 +180,7 @@ class ElasticsearchBackend(SearchBackend):
         self.blend_words = blend_words
         self.blend_below = blend_below
         self.language = language
+        self.semantic = SemanticOptions.of(semantic, semantic_sections, semantic_depth)
         self.query_timeout = query_timeout
         self.track_total_hits = track_total_hits
         self.suggest_body_chars = suggest_body_chars
@@ -279,7 +283,7 @@ class ElasticsearchBackend(SearchBackend):
         """Queue documents by id (blocks while the queue is full); tier 1 gets its own."""
         rank_feature = self.uses_rank_feature()
         count = 0
-        for doc in docs:
+        for doc in self.semantic.embedded(docs):
             version = action_version()
             source = document_source(doc, rank_feature, self.suggest_body_chars)
             source["indexed_at"] = version

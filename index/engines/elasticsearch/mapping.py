@@ -42,7 +42,7 @@ _ES_TYPES = {KEYWORD: {"type": "keyword"}, INTEGER: {"type": "integer"},
 #: What a hit reads back: the stored fields a result shows (its WARC file for the cached
 #: copy link) and the bounded snippet text.
 HIT_SOURCE = [*(f"doc.{f}" for f in ("id", "url", "host", "title", "cluster_id", "pagerank",
-                                     "warc_file", "lang")),
+                                     "warc_file", "lang", "vectors")),
               "snippet", "sections"]
 #: Fields added to the mapping after indexes were made with it: put into an existing
 #: index's mapping when the backend opens it (documents indexed before lack them until

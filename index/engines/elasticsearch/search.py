@@ -24,7 +24,7 @@ from index.engines.elasticsearch.paging import Pager, Ranked, partial
 from index.engines.elasticsearch.query import blend_terms, word_idf
 from index.engines.elasticsearch.suggest import suggest_request, suggestion
 from index.fields import FACET_FIELDS, IDF_FIELD
-from index.hits import make_hit
+from index.hits import VECTORS_FIELD, make_hit
 from index.plan import SearchPlan, Thresholds
 from index.query import Query
 
@@ -54,13 +54,13 @@ class EsSearch:
     def plan(self, parsed: Query) -> SearchPlan:
         """The search plan of a parsed query with the backend's thresholds now."""
         b = self.backend
-        return SearchPlan.of(parsed, Thresholds.of(b), b.ranker, b.language)
+        return SearchPlan.of(parsed, Thresholds.of(b), b.ranker, b.language, b.semantic.match())
 
     def run(self, parsed: Query, page: int, size: int, explain: bool, facets: bool,
             started: float) -> Results:
         """One page of results for a parsed query: its plan, executed."""
         return self.plan(parsed).execute(
-            lambda plan: self.search(plan, page, size, explain, facets, started))
+            lambda plan, pg, sz: self.search(plan, pg, sz, explain, facets, started), page, size)
 
     def body(self, plan: SearchPlan, relaxed: bool = False,
              idf: list[float] | None = None) -> dict:
@@ -154,8 +154,11 @@ class EsSearch:
         if aggs:
             results.facets = _facets(response.get("aggregations", {}))
         explained = self._explain(plan, [h for h, *_ in found], relaxed, idf) if explain else {}
+        vectors = results.extra.setdefault("vectors", {}) if plan.reads_vectors else None
         for hit, similar, languages in found:
             source = hit["_source"]
+            if vectors is not None:
+                vectors[hit["_id"]] = source["doc"].get(VECTORS_FIELD, "")
             results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
                                          parsed, b.snippet_chars,
                                          explained.get(hit["_id"]),

@@ -54,6 +54,7 @@ from index.fields import (
 )
 from index.plan import SearchPlan, Thresholds
 from index.query import Query, parse
+from index.semantic import SemanticOptions
 from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["EmbeddedBackend", "options_from_settings"]
@@ -80,6 +81,9 @@ SETTINGS = {
     "EMBEDDED_BLEND_BELOW": ("blend_below", int),
     "SEARCH_LANGUAGE": ("language", str),
     "SEARCH_WEIGHTS_FILE": ("weights_file", str),
+    "SEARCH_SEMANTIC": ("semantic", bool),
+    "SEARCH_SEMANTIC_SECTIONS": ("semantic_sections", int),
+    "SEARCH_SEMANTIC_DEPTH": ("semantic_depth", int),
 }
 
 
@@ -113,6 +117,9 @@ class EmbeddedBackend(SearchBackend):
         compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS,
         language: str = "en",
         weights_file: str | None = None,
+        semantic: bool | None = None,
+        semantic_sections: int | None = None,
+        semantic_depth: int | None = None,
         config: Config | None = None,
     ):
         if path is None:
@@ -137,6 +144,8 @@ class EmbeddedBackend(SearchBackend):
         self.blend_depth = blend_depth
         self.blend_below = blend_below
         self.max_missing_share = max_missing_share
+        # None: the settings' defaults (crawler/settings.py)
+        self.semantic = SemanticOptions.of(semantic, semantic_sections, semantic_depth)
         self._index: tantivy.Index | None = None
         self._schema: tantivy.Schema | None = None
         self._writer: tantivy.IndexWriter | None = None
@@ -212,7 +221,7 @@ class EmbeddedBackend(SearchBackend):
         count = 0
         with self._lock:
             writer = self._writer_()
-            for doc in docs:
+            for doc in self.semantic.embedded(docs):
                 writer.delete_documents_by_term("id", doc.id)
                 writer.add_document(to_tantivy(doc))
                 count += 1
@@ -352,6 +361,7 @@ class EmbeddedBackend(SearchBackend):
         started = time.perf_counter()
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
-        plan = SearchPlan.of(parsed, Thresholds.of(self), self.ranker, self.language)
-        return plan.execute(lambda p: self._search.search(p, page, size, explain, facets,
-                                                          started))
+        plan = SearchPlan.of(parsed, Thresholds.of(self), self.ranker, self.language,
+                             self.semantic.match())
+        return plan.execute(lambda p, pg, sz: self._search.search(p, pg, sz, explain, facets,
+                                                                  started), page, size)

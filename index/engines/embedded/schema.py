@@ -31,7 +31,7 @@ from index.fields import (
     document_fields,
     keyword_key,
 )
-from index.hits import HIT_FIELDS, snippet_text
+from index.hits import HIT_FIELDS, VECTORS_FIELD, snippet_text
 from index.snippets import SnippetSource
 
 __all__ = ["TOKENIZER", "address_key", "fast_name", "schema", "stored_document", "stored_hit",
@@ -93,6 +93,8 @@ def to_tantivy(doc: Document) -> tantivy.Document:
             tdoc.add_unsigned(fast_name(name), keyword_key(value) if kind == KEYWORD else value)
     shown = {name: getattr(doc, name) for name in HIT_FIELDS}
     shown["sections"] = fields.sections
+    if doc.vectors:
+        shown[VECTORS_FIELD] = doc.vectors
     # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
     fields = vars(doc)
     tdoc.add_bytes("hit", _stored_hit_bytes(shown, SnippetSource.of(snippet_text(fields))))

@@ -20,7 +20,7 @@ from index.base import FACET_SIZE, Results
 from index.engines.embedded.query import TantivyCompiler
 from index.engines.embedded.schema import address_key, fast_name, stored_hit
 from index.fields import FACET_FIELDS
-from index.hits import collapse, group_languages, make_hit
+from index.hits import VECTORS_FIELD, collapse, group_languages, make_hit
 from index.plan import SearchPlan
 from index.query import Query
 from index.signals import Candidate
@@ -113,6 +113,9 @@ class TantivySearch:
                                          b.snippet_chars, why, text=snippet,
                                          languages=len(others),
                                          sections=shown.get("sections", "")))
+            if plan.reads_vectors:
+                results.extra.setdefault("vectors", {})[results.hits[-1].id] = shown.get(
+                    VECTORS_FIELD, "")
         if page == 1 and results.total < size:
             results.suggestion = b.suggest(parsed)
         if facets:

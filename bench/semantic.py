@@ -1,0 +1,173 @@
+"""Semantic matching of sections, measured before it is kept: relevance and cost.
+
+Crawls the relevance sites (the quick set by default; never the sealed ones), indexes them
+with the project, and scores the judged queries four ways in the same run: the project's
+ranking, plain BM25 (``harness.relevance.PlainBM25``), and each of them fused by reciprocal
+rank with the sentence embeddings of ``index.semantic`` over its top ``--depth`` pages (a
+page scores by its best section: title, heading and first ``WINDOW_WORDS`` words of each,
+at most ``--max-sections`` a page). No weight is fitted: every site is held out.
+
+Also measures the cost: sections embedded a second and a query's encoding time (p50, p95).
+The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from harness.relevance import (
+    DEFAULT_CACHE,
+    QUICK_SITES,
+    NearCopies,
+    PlainBM25,
+    Scores,
+    backend_search,
+    build_index,
+    crawl,
+    documents,
+    evaluate,
+    grouped,
+    load_queries,
+    read_pages,
+    refuse_sealed,
+)
+from harness.rounds import log
+from index.semantic import Encoder, reciprocal_rank_fusion, section_text
+
+#: Pages of each ranking re-ranked by fusion.
+DEPTH = 30
+#: Most sections embedded a page (the first ones; the page's opening counts as one).
+MAX_SECTIONS = 48
+
+
+class SectionVectors:
+    """The vectors of each page's sections, embedded when a page is first asked for."""
+
+    def __init__(self, pages: list[dict], encoder: Encoder, max_sections: int):
+        self.pages = {p["url"]: p for p in pages}
+        self.encoder = encoder
+        self.max_sections = max_sections
+        self.vectors: dict[str, np.ndarray] = {}
+        self.sections = 0
+        self.seconds = 0.0
+
+    def texts(self, page: dict) -> list[str]:
+        text, title = page.get("text") or page.get("description") or "", page.get("title", "")
+        starts = [(s["start"], s["heading"]) for s in page.get("sections") or ()]
+        if not starts or starts[0][0] > 0:
+            starts.insert(0, (0, ""))
+        ends = [s for s, _ in starts[1:]] + [len(text)]
+        units = [section_text(title, heading, text[start:end])
+                 for (start, heading), end in zip(starts, ends, strict=True)]
+        return units[: self.max_sections]
+
+    def fill(self, urls: list[str]) -> None:
+        """Embed the pages of ``urls`` not embedded yet, in one batch."""
+        todo = [u for u in dict.fromkeys(urls) if u not in self.vectors and u in self.pages]
+        texts = {u: self.texts(self.pages[u]) for u in todo}
+        flat = [t for u in todo for t in texts[u]]
+        if not flat:
+            return
+        started = time.perf_counter()
+        vectors = self.encoder.encode(flat)
+        self.seconds += time.perf_counter() - started
+        self.sections += len(flat)
+        at = 0
+        for u in todo:
+            self.vectors[u] = vectors[at : at + len(texts[u])]
+            at += len(texts[u])
+
+    def rank(self, query_vector: np.ndarray, urls: list[str]) -> list[str]:
+        """``urls`` by their best section's similarity to the query, best first."""
+        self.fill(urls)
+        best = {u: float((self.vectors[u] @ query_vector).max()) if u in self.vectors
+                and len(self.vectors[u]) else -1.0 for u in urls}
+        return sorted(urls, key=lambda u: -best[u])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sites", default=",".join(QUICK_SITES),
+                        help="comma-separated relevance sites (default: the quick set)")
+    parser.add_argument("--cache", type=Path, default=Path(f"{DEFAULT_CACHE}-quick"))
+    parser.add_argument("--depth", type=int, default=DEPTH)
+    parser.add_argument("--max-sections", type=int, default=MAX_SECTIONS)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+    sites = [h.strip() for h in args.sites.split(",") if h.strip()]
+    refuse_sealed(sites, "a semantic-matching run")
+
+    pages = read_pages(crawl(args.cache, sites))
+    judged = load_queries(hosts=sites)
+    backend = build_index(args.cache / "index", documents(pages, args.cache / "links.sqlite"))
+    log(f"{len(pages)} pages, {len(judged)} judged queries")
+    started = time.perf_counter()
+    encoder = Encoder(threads=args.threads)
+    load_s = time.perf_counter() - started
+    vectors = SectionVectors(pages, encoder, args.max_sections)
+    ours = backend_search(backend)
+    bm25 = PlainBM25(pages).search
+    query_ms: list[float] = []
+    query_vectors: dict[str, np.ndarray] = {}
+    for j in judged:
+        started = time.perf_counter()
+        query_vectors[j.query] = encoder.encode([j.query])[0]
+        query_ms.append((time.perf_counter() - started) * 1000)
+
+    def fused(search):
+        def run(query: str) -> list[str]:
+            ranked = search(query)
+            return reciprocal_rank_fusion([ranked, vectors.rank(query_vectors[query], ranked)])
+        return run
+
+    deep_ours = lambda q: [h.url for h in backend.search(q, size=args.depth).hits]  # noqa: E731
+    copies = NearCopies(pages)
+    runs: dict[str, Scores] = {
+        "ours": evaluate(ours, judged, copies),
+        "bm25": evaluate(bm25, judged, copies),
+        "ours_semantic": evaluate(fused(deep_ours), judged, copies),
+        "bm25_semantic": evaluate(fused(lambda q: bm25(q, args.depth)), judged, copies),
+    }
+    by_class = grouped(judged, lambda j: j.cls)
+    query_ms.sort()
+    result = {
+        "sites": sites,
+        "queries": len(judged),
+        **{f"{name}_mrr_at_10": round(s.mrr(), 4) for name, s in runs.items()},
+        **{f"{name}_s_at_10": round(s.success(10), 4) for name, s in runs.items()},
+        "per_class": {cls: {name: round(s.subset(qs).mrr(), 4) for name, s in runs.items()}
+                      for cls, qs in by_class.items()},
+        "better_worse_vs_ours": _better_worse(runs["ours_semantic"], runs["ours"]),
+        "sections_embedded": vectors.sections,
+        "sections_per_s": round(vectors.sections / max(vectors.seconds, 1e-9), 2),
+        "query_encode_ms_p50": round(query_ms[len(query_ms) // 2], 1),
+        "query_encode_ms_p95": round(query_ms[int(len(query_ms) * 0.95)], 1),
+        "model_load_s": round(load_s, 2),
+        "depth": args.depth,
+        "max_sections": args.max_sections,
+    }
+    for cls, row in result["per_class"].items():
+        log(f"class {cls:14} {row}")
+    print(json.dumps(result))
+    return 0
+
+
+def _rr(scores: Scores, query: str) -> float:
+    rank = scores.ranks.get(query)
+    return 1.0 / rank if rank else 0.0
+
+
+def _better_worse(new: Scores, old: Scores) -> list[int]:
+    """How many queries ``new`` ranks better and worse than ``old``."""
+    return [sum(1 for q in old.ranks if _rr(new, q) > _rr(old, q)),
+            sum(1 for q in old.ranks if _rr(new, q) < _rr(old, q))]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

