@@ -47,7 +47,7 @@ from testweb.nearcopies import generate
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     """A throw-away redis-server on a free port; yields its URL."""
-    from operations.redisserver import running_redis
+    from harness.redisserver import running_redis
 
     with tempfile.TemporaryDirectory() as tmp, running_redis(Path(tmp)) as server:
         yield server.url

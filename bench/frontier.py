@@ -78,8 +78,8 @@ from harness.politeness import (
     politeness_violations,
     span,
 )
+from harness.redisserver import running_redis
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, run_rounds, side_by_side
-from operations.redisserver import running_redis
 
 WORKERS = 2
 #: Hosts of the memory figures' links (part 4).

@@ -101,9 +101,9 @@ from crawler.statsexport import RedisStatsStore
 from harness import ROOT, log
 from harness.crawlrun import crawl_env
 from harness.politeness import crawl_delays, politeness_violations
+from harness.redisserver import running_redis
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, ratio, run_rounds, side_by_side
 from harness.series import growth, slope_per_s, stat_series
-from operations.redisserver import running_redis
 
 WORKERS = 2
 SAMPLE_S = 10.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,7 @@ from w3lib.encoding import (
     resolve_encoding,
 )
 
-from crawler.items import Link, Section
+from crawler.items import Link, PageContent, Section
 from crawler.urls import InvalidURL, canonicalize
 
 if TYPE_CHECKING:
@@ -161,23 +162,11 @@ def detect_language(text: str) -> str:
 
 
 @dataclass
-class Extracted:
-    """What a page says about itself. ``client_rendered``: the page looks like an app shell
-    (scripts, an app root element, almost no text) whose content needs JavaScript."""
+class Extracted(PageContent):
+    """What a page says about itself (``PageContent``), and what the crawl reads from it
+    besides: ``client_rendered``, the page looks like an app shell (scripts, an app root
+    element, almost no text) whose content needs JavaScript."""
 
-    title: str = ""
-    text: str = ""
-    description: str = ""
-    lang: str = ""
-    #: The text of the main content's headings (h1-h6) and definition terms (``<dt>``),
-    #: one a line: where a page names what it defines.
-    headings: str = ""
-    #: Where the main text's sections begin, in order (``crawler.items.Section``).
-    sections: list[Section] = field(default_factory=list)
-    canonical: str = ""
-    links: list[Link] = field(default_factory=list)
-    noindex: bool = False
-    nofollow: bool = False
     refresh_url: str = ""
     client_rendered: bool = False
     #: Links left out because their URL cannot be crawled, by ``InvalidURL.reason``.
@@ -641,24 +630,10 @@ def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float,
         url = page.canonical
     if max_words is None:
         max_words = setting(None, "PAGE_MAX_WORDS", int)
-    text, sections = cut_words(page.text, max_words), page.sections
-    if len(text) < len(page.text):
-        sections = [section for section in sections if section.start < len(text)]
-    return PageItem(
-        url=url,
-        fetched_url=fetched_url,
-        host=host_of(url),
-        status=status,
-        fetched_at=fetched_at,
-        title=page.title,
-        text=text,
-        description=page.description,
-        lang=page.lang,
-        headings=page.headings,
-        sections=sections,
-        canonical=page.canonical,
-        links=page.links,
-        noindex=page.noindex,
-        nofollow=page.nofollow,
-        **fields,
-    )
+    content = {f.name: getattr(page, f.name) for f in dataclass_fields(PageContent)}
+    content["text"] = cut_words(page.text, max_words)
+    if len(content["text"]) < len(page.text):
+        content["sections"] = [section for section in page.sections
+                               if section.start < len(content["text"])]
+    return PageItem(url=url, fetched_url=fetched_url, host=host_of(url), status=status,
+                    fetched_at=fetched_at, **content, **fields)

@@ -27,16 +27,37 @@ class Section:
 
 
 @dataclass
-class PageItem:
-    """A fetched, extracted page.
+class PageContent:
+    """What a page says about itself, as the extractor reads it; declared once, for the
+    extractor's result (``crawler.extract.Extracted``) and the ``PageItem`` made of it."""
+
+    title: str = ""
+    text: str = ""
+    description: str = ""
+    lang: str = ""
+    #: The text of the main content's headings (h1-h6) and definition terms (``<dt>``),
+    #: one a line: where a page names what it defines.
+    headings: str = ""
+    #: Where the main text's sections begin, in order.
+    sections: list[Section] = field(default_factory=list)
+    canonical: str = ""
+    links: list[Link] = field(default_factory=list)
+    noindex: bool = False
+    nofollow: bool = False
+
+
+@dataclass(kw_only=True)
+class PageItem(PageContent):
+    """A fetched, extracted page: its ``PageContent`` and what the crawl knows of it.
 
     ``url`` is the canonical URL the document is known by (rel=canonical when it is on the
     same host, else the fetched URL canonicalized); ``fetched_url`` is what was downloaded.
     Pipelines fill ``doc_id``, ``cluster_id``, ``dup_of``, ``shown`` (whether the page is
     the one its duplicate cluster shows, ``crawler.quality.dedup.election``), ``warc_*``, and
-    the quality pipeline ``spam_score`` (0..1) and ``skip_index`` (why the index must skip the page:
-    ``soft_404``, ``template``, ``spam``, ``mirror``; empty: index it); the spider sets
-    ``hidden_words`` (words hidden with CSS, ``crawler.quality.hidden_words``).
+    the quality pipeline ``spam_score`` (0..1) and ``skip_index`` (why the index must skip
+    the page: ``soft_404``, ``template``, ``spam``, ``mirror``; empty: index it);
+    ``crawler.extract.item_from_response`` sets ``hidden_words`` (words hidden with CSS,
+    ``crawler.quality.judges.hidden_words``) and ``truncated``.
     """
 
     url: str
@@ -44,16 +65,6 @@ class PageItem:
     host: str
     status: int
     fetched_at: float
-    title: str = ""
-    text: str = ""
-    description: str = ""
-    lang: str = ""
-    headings: str = ""
-    sections: list[Section] = field(default_factory=list)
-    canonical: str = ""
-    links: list[Link] = field(default_factory=list)
-    noindex: bool = False
-    nofollow: bool = False
     depth: int = 0
     content_type: str = ""
     truncated: bool = False

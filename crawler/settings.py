@@ -163,12 +163,14 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "scrapy.extensions.throttle.AutoThrottle": None,  # AUTOTHROTTLE_* act on the frontier
     "crawler.extensions.CrawlProgress": 500,
+    "crawler.extensions.ReactorLag": 505,
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
     "crawler.metrics.CrawlMetrics": 540,
 }
 CRAWL_PROGRESS_INTERVAL = 5.0  # seconds between progress lines on stderr
 CRAWL_SUMMARY_ENABLED = True  # a summary of the crawl's stats on stderr at the end
+REACTOR_LAG_INTERVAL = 0.05  # seconds between probes of the reactor's lateness (reactor/*); 0 = off
 
 # --- worker memory (crawler/memory.py, docs/operations.md "Worker memory") ---
 MEMORY_SAMPLE_INTERVAL = 60.0  # seconds between memory/* stats samples; 0 = off
@@ -251,7 +253,7 @@ RANK_SPARK_CONF = {}  # extra Spark configuration, e.g. {"spark.executor.memory"
 # The crawl's ControlStore: host rules and the admin's seeds; prepared when the spider starts
 # (the Django one migrates the embedded SQLite database, stops the crawl if PostgreSQL's is
 # not migrated). "" = none: no host rules, seeds from arguments only.
-CONTROL_STORE = "webui.control.rules.DjangoControlStore"
+CONTROL_STORE = "webui.control.rules.DjangoControlStore"  # host rules and seeds; "" = none
 HOST_RULES_TTL = 30.0  # seconds loaded rules are used before they are loaded again
 
 # --- logging: the detailed log goes to DATA_DIR/logs, progress lines to stderr ---

@@ -2,8 +2,9 @@
 other: running the project's crawler as a user does (``crawlrun``), the politeness audit of
 a test web's log (``politeness``), memory trends (``series``), alternating rounds with the
 box's load sampled throughout (``rounds``), the relevance evaluation (``relevance``), the
-synthetic documents (``documents``), a fake clock (``clock``) and one ``log()`` for progress
-on stderr."""
+synthetic documents (``documents``), a fake clock (``clock``), private services
+(``services``: PostgreSQL; ``redisserver``: redis-server) and one ``log()`` for progress on
+stderr. No production package imports it (``tests/test_layout.py``)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness import ROOT
-from operations.redisserver import free_port
+from operations.ports import free_port
 
 SERVICES_SH = ROOT / "scripts" / "services.sh"
 

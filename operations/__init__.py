@@ -1,4 +1,3 @@
-"""Operating a deployment: backup and restore of every store (``backup``), and a private
-``redis-server`` launcher (``redisserver``) that restores and the test harness use.
-``docs/operations.md``.
+"""Operating a deployment: backup and restore of every store (``backup``), and free ports
+for the private services it starts (``ports``). ``docs/operations.md``.
 """

@@ -292,7 +292,7 @@ class RedisPart(Part):
     def restore(self, directory: Path, saved: dict, progress: Progress) -> dict:
         from redis import Redis
 
-        from operations.redisserver import free_port
+        from operations.ports import free_port
 
         rdb = directory / saved["file"]
         if shutil.which("redis-server") is None:

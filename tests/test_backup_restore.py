@@ -19,9 +19,9 @@ from crawler.frontier import Entry
 from crawler.frontier.redis_backend import RedisFrontier
 from crawler.urls import doc_id_for
 from harness import ROOT
+from harness.redisserver import running_redis
 from index.base import Document
 from index.engines.elasticsearch.backend import ElasticsearchBackend
-from operations.redisserver import running_redis
 from tests.frontiers import options
 
 pytest_plugins = ["tests.fixtures_es"]

@@ -8,7 +8,7 @@ from redis import Redis
 from crawler.frontier.base import Entry, bloom_size
 from crawler.frontier.bloom import BloomHasher, LocalBloom
 from crawler.frontier.redis_backend import RedisFrontier
-from operations.redisserver import running_redis
+from harness.redisserver import running_redis
 from tests.frontiers import options
 
 

@@ -21,9 +21,9 @@ from celery import Celery
 from batch.edgefiles import EdgeFiles
 from batch.store import RedisScoreStore
 from crawler.urls import doc_id_for
+from harness.redisserver import running_redis
 from index.base import Document
 from index.engines.embedded.backend import EmbeddedBackend
-from operations.redisserver import running_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS = 10

@@ -50,7 +50,7 @@ def test_open_frontier_partitions_over_several_servers(tmp_path):
     from crawler.frontier import open_frontier
     from crawler.frontier.partitioned import PartitionedFrontier
     from crawler.frontier.redis_backend import RedisFrontier
-    from operations.redisserver import running_redis
+    from harness.redisserver import running_redis
 
     with running_redis(tmp_path / "r1") as r1, running_redis(tmp_path / "r2") as r2:
         cfg = Config.from_env({"REDIS_URL": r1.url,

@@ -10,7 +10,7 @@ H = 3600.0
 
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory):
-    from operations.redisserver import running_redis
+    from harness.redisserver import running_redis
 
     with running_redis(tmp_path_factory.mktemp("redis")) as server:
         yield server.url

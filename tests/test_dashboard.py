@@ -11,8 +11,8 @@ from scrapy.utils.request import request_from_dict
 from crawler.statsexport import FileStatsStore
 from crawler.urls import doc_id_for
 from index.base import Document
+from webui.control.actions import crawl_frontier, recrawl_entry
 from webui.control.models import HostRule, Seed
-from webui.control.operations import crawl_frontier, recrawl_entry
 from webui.dashboard.crawlstats import summarize
 from webui.dashboard.svg import line_chart
 from webui.search.backend import get_search_backend
@@ -272,7 +272,7 @@ def test_dashboard_and_recrawl_on_redis(admin_client, tmp_path, monkeypatch):
     from redis import Redis
 
     from crawler.statsexport import RedisStatsStore
-    from operations.redisserver import running_redis
+    from harness.redisserver import running_redis
 
     with running_redis(tmp_path) as server:
         monkeypatch.setenv("REDIS_URL", server.url)
@@ -294,7 +294,7 @@ def test_dashboard_and_recrawl_on_redis(admin_client, tmp_path, monkeypatch):
 
 def test_host_verdicts_in_dashboard_inspector_and_admin(admin_client):
     from crawler.quality.verdicts import MIRROR, SPAM, Verdict
-    from webui.control.operations import crawl_verdicts
+    from webui.control.actions import crawl_verdicts
 
     with crawl_verdicts() as store:
         store.clear()
@@ -325,7 +325,7 @@ def test_host_verdicts_in_dashboard_inspector_and_admin(admin_client):
 
 def test_a_verdict_shows_its_evidence_and_a_never_judge_rule_overrides_it(admin_client):
     from crawler.quality.verdicts import SPAM, Verdict
-    from webui.control.operations import crawl_verdicts
+    from webui.control.actions import crawl_verdicts
 
     with crawl_verdicts() as store:
         store.clear()

@@ -15,8 +15,8 @@ from crawler.quality.dedup.pipeline import DedupPipeline, signal_budget_cut
 from crawler.quality.dedup.simhash import SimHashIndex, hamming, simhash
 from crawler.quality.dedup.text import exact_key, shingle_hashes, word_hashes, words
 from crawler.urls import doc_id_for
+from harness.redisserver import running_redis
 from harness.roundtrips import count_round_trips
-from operations.redisserver import running_redis
 from tests.frontiers import options
 from testweb.nearcopies import calendar_trap, generate
 

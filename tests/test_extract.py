@@ -211,3 +211,26 @@ def test_headings_and_definition_terms_are_kept():
     html = ("<html><body><main><h1>os.path</h1><p>Path functions.</p><dl><dt>os.path.join(a, b)"
             "</dt><dd>Join paths.</dd></dl><h2>Notes</h2></main></body></html>")
     assert extract(html, "http://h.test/").headings == "os.path\nos.path.join(a, b)\nNotes"
+
+
+def test_a_page_item_carries_every_field_the_extractor_read():
+    """A page's fields are declared once (``crawler.items.PageContent``): the extractor's
+    result and the item made of it share them."""
+    from dataclasses import fields
+
+    from crawler.extract import item_from_response
+    from crawler.items import PageContent
+
+    body = (b'<html lang="en"><head><title>Guide</title><meta name="description" content="d">'
+            b'<link rel="canonical" href="http://a.test/guide"><meta name="robots" '
+            b'content="nofollow"></head><body><main><h2 id="s">Setup</h2><p>Install it with '
+            b'pip and run it.</p><a href="/next">next page</a></main></body></html>')
+    page, item = item_from_response("http://a.test/guide?ref=x", 200, body, 5.0,
+                                    content_type="text/html")
+    names = [f.name for f in fields(PageContent)]
+    assert {"title", "text", "sections", "links", "nofollow"} <= set(names)
+    assert {name: getattr(item, name) for name in names} == {
+        name: getattr(page, name) for name in names}
+    assert (item.title, item.description, item.nofollow, item.url) == (
+        "Guide", "d", True, "http://a.test/guide")
+    assert item.sections and item.links

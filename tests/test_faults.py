@@ -27,8 +27,8 @@ import testweb
 from crawler.urls import canonicalize, host_of
 from harness.crawlrun import ROOT, crawl_env, migrate
 from harness.politeness import crawl_delays, politeness_violations
+from harness.redisserver import RedisServer
 from harness.services import PostgresProcess, postgres_installed
-from operations.redisserver import RedisServer
 from tests.test_frontier_crawl import DELAY, SETTINGS, crawled, reachable
 
 pytestmark = pytest.mark.slow

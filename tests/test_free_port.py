@@ -4,7 +4,7 @@ service binds it."""
 
 import socket
 
-from operations.redisserver import _ephemeral_low, free_port
+from operations.ports import _ephemeral_low, free_port
 
 
 def test_free_port_is_bindable_and_below_the_ephemeral_range():
@@ -29,7 +29,7 @@ def test_free_port_skips_a_port_in_use(monkeypatch):
         calls.append(1)
         return busy if len(calls) <= 2 else real(low, high)
 
-    monkeypatch.setattr("operations.redisserver.random.randint", pick)
+    monkeypatch.setattr("operations.ports.random.randint", pick)
     try:
         assert free_port() != busy
         assert len(calls) >= 3

@@ -82,7 +82,7 @@ def services(request, tmp_path):
         return
     from redis import Redis
 
-    from operations.redisserver import running_redis
+    from harness.redisserver import running_redis
 
     with running_redis(tmp_path / "redis") as server:
         yield {"REDIS_URL": server.url}, lambda: RedisCrawlStateStore(

@@ -292,7 +292,7 @@ def test_budget_cut_verdict_and_seeds_from_redis(tmp_path):
     from redis import Redis
 
     from crawler.frontier.redis_backend import RedisFrontier
-    from operations.redisserver import running_redis
+    from harness.redisserver import running_redis
 
     with running_redis(tmp_path / "redis") as server:
         frontier = RedisFrontier(Redis.from_url(server.url), "unit", **options(bloom_capacity=1000))

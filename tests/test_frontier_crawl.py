@@ -21,7 +21,7 @@ from crawler.frontier.partitioned import partition_of
 from crawler.urls import canonicalize, host_of
 from harness.crawlrun import ROOT, crawl_env, run_crawl
 from harness.politeness import crawl_delays, idle_waits, politeness_violations
-from operations.redisserver import running_redis
+from harness.redisserver import running_redis
 
 pytestmark = pytest.mark.slow
 

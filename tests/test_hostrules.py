@@ -1,4 +1,6 @@
-from crawler.hostrules import HostRule, HostRules
+import pytest
+
+from crawler.hostrules import ControlNotReady, ControlStore, HostRule, HostRules, control_store
 
 
 def test_exact_rule_wins_and_block_beats_allow():
@@ -40,3 +42,42 @@ def test_policy_cache_stays_bounded_without_reloads():
         assert not rules.policy(f"h{n}.test").blocked
         assert len(rules._cache) <= 100
     assert rules.policy("a.blocked.test").blocked  # answers stay right after a reset
+
+
+class ListedStore(ControlStore):
+    """A control store of fixed rules and seeds (what the Django app serves from its models)."""
+
+    ready = True
+
+    def prepare(self) -> None:
+        if not self.ready:
+            raise ControlNotReady("migrate the control database, then start the crawl again")
+
+    def host_rules(self) -> list[HostRule]:
+        return [HostRule("blocked.test", "block")]
+
+    def seed_urls(self) -> list[str]:
+        return ["http://seed.test/", "not a url"]
+
+
+def test_the_crawl_reads_rules_and_seeds_through_the_control_store_it_is_given():
+    from scrapy.utils.test import get_crawler
+
+    from spiders.web import WebSpider
+
+    store = f"{__name__}.ListedStore"
+    assert isinstance(control_store({"CONTROL_STORE": store}), ListedStore)
+    assert control_store({"CONTROL_STORE": ""}) is None
+    assert HostRules.from_settings({"CONTROL_STORE": store}).policy("blocked.test").blocked
+    crawler = get_crawler(WebSpider, {"CONTROL_STORE": store})
+    spider = WebSpider.from_crawler(crawler)
+    assert spider.host_rules.policy("blocked.test").blocked
+    assert spider.seed_urls() == ["http://seed.test/"]
+    ListedStore.ready = False
+    try:
+        with pytest.raises(SystemExit, match="migrate the control database"):
+            WebSpider.from_crawler(get_crawler(WebSpider, {"CONTROL_STORE": store}))
+    finally:
+        ListedStore.ready = True
+    bare = WebSpider.from_crawler(get_crawler(WebSpider, {"CONTROL_STORE": ""}))
+    assert bare.control is None and not bare.host_rules.policy("blocked.test").blocked

@@ -22,9 +22,9 @@ from batch.rank import (
 )
 from batch.store import RedisScoreStore, SQLiteScoreStore
 from crawler.urls import doc_id_for
+from harness.redisserver import running_redis
 from index.base import Document
 from index.engines.embedded.backend import EmbeddedBackend
-from operations.redisserver import running_redis
 
 
 @pytest.fixture(scope="module")

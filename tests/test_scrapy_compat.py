@@ -19,7 +19,7 @@ from scrapy.utils.test import get_crawler
 from crawler import aliases
 from crawler.frontier import Outcome, Politeness
 from crawler.scheduler import FrontierScheduler
-from operations.redisserver import running_redis
+from harness.redisserver import running_redis
 
 # -- AutoThrottle -> Politeness ------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from crawler.statsexport import (
     StatsExport,
     numeric_stats,
 )
-from operations.redisserver import running_redis
+from harness.redisserver import running_redis
 
 
 def _snap(worker, ts, pages):

@@ -288,7 +288,7 @@ def test_search_command_json(capsys):
 
 
 def test_rate_limit_shared_through_redis(client, settings, tmp_path):
-    from operations.redisserver import running_redis
+    from harness.redisserver import running_redis
     from webui.security import check_rate
 
     with running_redis(tmp_path) as server:

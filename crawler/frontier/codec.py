@@ -12,7 +12,7 @@ A queued request is most of the frontier's memory, so it is stored as little as 
   with them (the host is the queue's), one byte instead.
 
 Payloads written before (a pickle with the URL inside, first byte ``0x80``) and by other
-writers (``webui/control/operations.py``) still decode: the first byte tells the format.
+writers (``webui/control/actions.py``) still decode: the first byte tells the format.
 Deflate runs with a 512-byte window and the smallest memory level: 8 µs per request, where
 the default settings spend 230 µs setting up their buffers.
 """

@@ -15,7 +15,7 @@ from crawler.frontier.local import LocalFrontier
 from crawler.frontier.partitioned import partition_of
 from crawler.frontier.redis_backend import RedisFrontier, redis_frontier
 from harness.clock import FakeClock
-from operations.redisserver import running_redis
+from harness.redisserver import running_redis
 from tests.frontiers import options as frontier_options
 from tests.frontiers import politeness
 

@@ -8,9 +8,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from crawler.urls import InvalidURL
-from webui.control.forms import BulkSeedForm
-from webui.control.models import HostRule, Seed
-from webui.control.operations import (
+from webui.control.actions import (
     RECRAWL_PERMISSION,
     crawl_verdicts,
     recrawl_now,
@@ -18,6 +16,8 @@ from webui.control.operations import (
     set_host_never_judge,
     set_host_quality,
 )
+from webui.control.forms import BulkSeedForm
+from webui.control.models import HostRule, Seed
 
 
 def _remove_pages(modeladmin: admin.ModelAdmin, request: HttpRequest, patterns: list[str]):

@@ -13,7 +13,7 @@ from crawler.quality.verdicts import MIRROR, Verdict
 from crawler.robots import RobotsPolicy, user_agent
 from crawler.urls import InvalidURL, canonicalize, doc_id_for, host_of, netloc_of
 from index.base import Document
-from webui.control.operations import crawl_frontier, crawl_verdicts
+from webui.control.actions import crawl_frontier, crawl_verdicts
 
 
 @dataclass

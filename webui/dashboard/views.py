@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from crawler.config import get_config
 from crawler.statsexport import open_stats_store
 from crawler.urls import InvalidURL
-from webui.control.operations import (
+from webui.control.actions import (
     RECRAWL_PERMISSION,
     crawl_frontier,
     crawl_verdicts,

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from webui.control.operations import remove_host_from_index
+from webui.control.actions import remove_host_from_index
 
 
 class Command(BaseCommand):
