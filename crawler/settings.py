@@ -114,6 +114,7 @@ FRONTIER_STATS_INTERVAL = 5.0  # seconds between cluster-wide stats refreshes
 DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
 DOWNLOAD_TIMEOUT = 20
 DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
+PAGE_MAX_WORDS = 250_000  # words of a page's text kept in its item: all dedup, quality, index read
 REDIRECT_MAX_TIMES = 5
 RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429]
 RETRY_TIMES = 2
