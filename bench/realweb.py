@@ -33,7 +33,8 @@ after a response, where they had work, is within 10% of their delay; per site
 (distinct pages worth having: real sites' reachable pages, site0.test's, deadlinks.test's
 documents, over every request), ``violations`` (politeness, all four definitions,
 ``harness.politeness``), ``hostile`` (requests per hostile host), ``stats`` (the crawl's
-quality and frontier drop counters).
+quality and frontier drop counters, and the reactor's lateness: ``reactor/*``,
+``crawler.extensions.ReactorLag``).
 
     python -m bench.realweb [--quick] [--sites a.test,b.test] [--budget N] [--timeout S]
 
@@ -262,6 +263,7 @@ def main() -> None:
             "wall_s": round(run["wall"], 1),
             "stats": {k: v for k, v in sorted(run["stats"].items())
                       if k.startswith(("quality/", "frontier/dropped/", "frontier/condemned/",
+                                       "reactor/",
                                        "frontier/acquitted", "dedup/mirror", "dedup/host"))},
             "budget": args.budget or None,
             "delay": DELAY,

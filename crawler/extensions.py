@@ -1,4 +1,5 @@
-"""Crawl extensions: progress lines while running and a one-screen summary at the end."""
+"""Crawl extensions: progress lines while running, a one-screen summary at the end, and how
+late the reactor runs its timers (``reactor/*`` stats)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
-from crawler.options import enabled
+from crawler.options import enabled, setting
 
 SUMMARY_KEYS = (
     ("pages downloaded", "response_received_count"),
@@ -27,6 +28,62 @@ SUMMARY_KEYS = (
     ("download errors", "downloader/exception_count"),
     ("retries", "retry/count"),
 )
+
+
+#: A timer this late (seconds) counts as a stall in ``reactor/stalls``.
+STALL_S = 0.1
+
+
+class ReactorLag:
+    """Measures how late the reactor runs a timer due every ``REACTOR_LAG_INTERVAL`` seconds
+    (0: off): a callback that holds the reactor thread (a blocking write, a slow parse, a
+    starved CPU) delays every download and every wake-up of the scheduler by as much.
+    Stats: ``reactor/ticks``, ``reactor/lag_total_ms`` (their sum: mean = total / ticks),
+    ``reactor/lag_max_ms``, ``reactor/stalls`` (ticks ``STALL_S`` or more late) and
+    ``reactor/stalled_ms`` (their lag summed)."""
+
+    def __init__(self, stats, interval: float, stall_s: float = STALL_S):
+        self.stats = stats
+        self.interval = interval
+        self.stall_s = stall_s
+        self._call = None
+        self._due = 0.0
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        interval = setting(crawler.settings, "REACTOR_LAG_INTERVAL", float)
+        if not interval:
+            raise NotConfigured
+        probe = cls(crawler.stats, interval)
+        crawler.signals.connect(probe.start, signal=signals.spider_opened)
+        crawler.signals.connect(probe.stop, signal=signals.spider_closed)
+        return probe
+
+    def start(self, spider=None) -> None:
+        self._schedule()
+
+    def stop(self, spider=None, reason: str = "") -> None:
+        if self._call is not None:
+            self._call.cancel()
+            self._call = None
+
+    def _schedule(self) -> None:
+        from scrapy.utils.asyncio import call_later
+
+        self._due = time.monotonic() + self.interval
+        self._call = call_later(self.interval, self.tick)
+
+    def tick(self) -> None:
+        """Record how late this call came, and set the next."""
+        late = max(0.0, time.monotonic() - self._due)
+        ms = round(late * 1000)
+        self.stats.inc_value("reactor/ticks")
+        self.stats.inc_value("reactor/lag_total_ms", ms)
+        self.stats.max_value("reactor/lag_max_ms", ms)
+        if late >= self.stall_s:
+            self.stats.inc_value("reactor/stalls")
+            self.stats.inc_value("reactor/stalled_ms", ms)
+        self._schedule()
 
 
 def _echo_problems_to_stderr() -> None:

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
+from itertools import islice
 from typing import TYPE_CHECKING
 
 import lxml.html
@@ -56,6 +57,7 @@ APP_ROOT_XPATH = (
 )
 CLIENT_RENDERED_MAX_TEXT = 200  # characters of main text below which an app shell is suspect
 WS = re.compile(r"\s+")
+_WORD_RE = re.compile(r"\w+")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 MAX_LINKS = 1000
 LANG_SAMPLE_CHARS = 400  # per spot; py3langid costs ~0.2 ms per 400 characters
@@ -588,6 +590,7 @@ def item_from_response(
     X-Robots-Tag and Content-Language headers; ``truncated`` whether the body was cut at the
     size limit; ``fields`` more ``PageItem`` fields (``depth``, ``warc_file``...). Raises
     ``NotAPage`` for a body that is no HTML page (another media type, binary bytes).
+    ``max_words`` (in ``fields``) goes to ``page_item``.
     """
     from crawler.quality.judges import hidden_words
 
@@ -603,16 +606,34 @@ def item_from_response(
     return page, item
 
 
-def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float,
-              **fields) -> PageItem:
+def cut_words(text: str, max_words: int) -> str:
+    """``text`` up to the end of its ``max_words``-th word (``\\w+``), whole when it has
+    no more; the words are counted only in a text long enough to have more."""
+    if not max_words or len(text) < 2 * max_words:  # n words take 2n - 1 characters
+        return text
+    last = next(islice(_WORD_RE.finditer(text), max_words - 1, None), None)
+    return text if last is None else text[:last.end()]
+
+
+def page_item(page: Extracted, fetched_url: str, status: int, fetched_at: float, *,
+              max_words: int | None = None, **fields) -> PageItem:
     """The ``PageItem`` of an extracted page. Its document URL is the fetched URL
-    canonicalized, or the page's ``rel=canonical`` when that names the same host."""
+    canonicalized, or the page's ``rel=canonical`` when that names the same host. Its text
+    is the page's first ``max_words`` words (default ``PAGE_MAX_WORDS``): what every
+    pipeline reads and the index keeps, so no page costs them more than that many words."""
     from crawler.items import PageItem
+    from crawler.options import setting
     from crawler.urls import host_of
 
     url = canonicalize(fetched_url)
     if page.canonical and host_of(page.canonical) == host_of(url):
         url = page.canonical
+    if max_words is None:
+        max_words = setting(None, "PAGE_MAX_WORDS", int)
     content = {f.name: getattr(page, f.name) for f in dataclass_fields(PageContent)}
+    content["text"] = cut_words(page.text, max_words)
+    if len(content["text"]) < len(page.text):
+        content["sections"] = [section for section in page.sections
+                               if section.start < len(content["text"])]
     return PageItem(url=url, fetched_url=fetched_url, host=host_of(url), status=status,
                     fetched_at=fetched_at, **content, **fields)

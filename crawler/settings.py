@@ -114,6 +114,7 @@ FRONTIER_STATS_INTERVAL = 5.0  # seconds between cluster-wide stats refreshes
 DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
 DOWNLOAD_TIMEOUT = 20
 DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
+PAGE_MAX_WORDS = 250_000  # words of a page's text kept in its item: all dedup, quality, index read
 REDIRECT_MAX_TIMES = 5
 RETRY_HTTP_CODES = [500, 502, 503, 504, 522, 524, 408, 429]
 RETRY_TIMES = 2
@@ -162,12 +163,14 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "scrapy.extensions.throttle.AutoThrottle": None,  # AUTOTHROTTLE_* act on the frontier
     "crawler.extensions.CrawlProgress": 500,
+    "crawler.extensions.ReactorLag": 505,
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
     "crawler.metrics.CrawlMetrics": 540,
 }
 CRAWL_PROGRESS_INTERVAL = 5.0  # seconds between progress lines on stderr
 CRAWL_SUMMARY_ENABLED = True  # a summary of the crawl's stats on stderr at the end
+REACTOR_LAG_INTERVAL = 0.05  # seconds between probes of the reactor's lateness (reactor/*); 0 = off
 
 # --- worker memory (crawler/memory.py, docs/operations.md "Worker memory") ---
 MEMORY_SAMPLE_INTERVAL = 60.0  # seconds between memory/* stats samples; 0 = off

@@ -16,6 +16,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from crawler.bounded import RecentSet
 from crawler.extract import (
     NotAPage,
+    cut_words,
     decode_html,
     extract,
     item_from_response,
@@ -89,6 +90,7 @@ class WebSpider(scrapy.Spider):
         load_language_model()  # before the first response, not on the reactor mid-crawl
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
+        spider.max_words = setting(settings, "PAGE_MAX_WORDS", int)
         spider.render_timeout_ms = setting(settings, "RENDER_TIMEOUT_MS", int)
         spider.sitemap_probe = enabled(settings, "SITEMAP_PROBE_DEFAULT")
         spider.sitemap_max_size = setting(settings, "SITEMAP_MAX_SIZE", int)
@@ -189,6 +191,7 @@ class WebSpider(scrapy.Spider):
                 language=headers.get(b"Content-Language", b"").decode("latin-1"),
                 truncated=TRUNCATED in response.flags,
                 depth=response.meta.get("depth", 0),
+                max_words=self.max_words,
             )
         except NotAPage as exc:
             stats.inc_value(f"extract/skipped_{exc.reason}")
@@ -224,7 +227,8 @@ class WebSpider(scrapy.Spider):
             text = ""
         else:
             content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
-            text = extract(decode_html(response.body, content_type)[0], response.url).text
+            text = cut_words(extract(decode_html(response.body, content_type)[0],
+                                     response.url).text, self.max_words)
         self.crawler.signals.send_catch_log(
             browser_probe_fetched, url=response.meta.get("quality_probe", response.url),
             text=text)

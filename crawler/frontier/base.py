@@ -56,7 +56,9 @@ class Entry:
     fractional (in steps of 1/1000, the value order's): the queue is ordered by it, the host
     waits in the tier of its integer part;
     ``filter`` runs the URL through the seen filter; ``budget`` is the host's page budget
-    (``None`` = unlimited); ``ip`` groups hosts that share a per-IP concurrency limit.
+    (``None`` = unlimited); an entry with neither (a copy of a page queued before, as the
+    value order's re-push) takes none of the budget; ``ip`` groups hosts that share a
+    per-IP concurrency limit.
     """
 
     url: str
@@ -336,8 +338,9 @@ class Frontier(ABC):
 
         Entries with ``filter`` set are dropped when the seen filter already holds their
         URL (then the URL is recorded as seen). Page entries beyond the host's budget (the
-        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped. A backend
-        built with ``robots_first`` puts a robots.txt fetch (``scheme://host/robots.txt``,
+        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped; an entry
+        with neither ``filter`` nor ``budget`` (a copy of a page) counts against none. A
+        backend built with ``robots_first`` puts a robots.txt fetch (``scheme://host/robots.txt``,
         empty payload, not counted as added) at the head of every host it sees first.
         """
 

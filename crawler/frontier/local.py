@@ -167,7 +167,8 @@ class LocalFrontier(Frontier):
                     if budget is not None and state[2] >= budget:
                         counts["budget"] += 1
                         continue
-                    state[2] += 1
+                    # a copy of a page queued before (a re-push) takes no more of the budget
+                    state[2] += e.filter or e.budget is not None
                 rows.append((e.host, e.rank, e.url, e.payload))
                 tier = tier_of(e.rank, self.tiers)
                 if state[4] is None or tier < state[4]:

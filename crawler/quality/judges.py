@@ -29,8 +29,10 @@ import re
 import sys
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import ClassVar
 
+import numpy as np
 import xxhash
 
 from crawler.bounded import RecentKeys
@@ -46,6 +48,9 @@ BROWSER_AGENT = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, lik
 browser_probe_fetched = object()
 
 _WORD = re.compile(r"\w+")
+_FOLDED_WORD = re.compile(r"[\w#]+")
+#: An odd 64-bit constant (the golden ratio's) that mixes a shingle's word hashes in order.
+_SHINGLE_MIX = np.uint64(0x9E3779B97F4A7C15)
 _DIGITS = re.compile(r"\d+")
 _NOT_FOUND = re.compile(
     r"\b(404|not found|page (?:does not|doesn't|no longer) exists?|could not be found|"
@@ -66,14 +71,25 @@ STOPWORDS = frozenset(
 
 def folded_tokens(text: str) -> list[str]:
     """Lower-cased words with every digit run folded to ``#``."""
-    return [_DIGITS.sub("#", w) for w in _WORD.findall(text.lower())]
+    # each regex runs once over the whole text, not once a word: digits are word characters,
+    # so a run folded in the text stays inside its word; a "#" of the text still separates
+    return _FOLDED_WORD.findall(_DIGITS.sub("#", text.lower().replace("#", " ")))
 
 
 def _shingles(tokens: list[str], size: int = 3) -> set[int]:
+    """The hashes of the word ``size``-shingles of ``tokens`` (one for a shorter text):
+    each word hashed once, a shingle's hash mixed from its words' in numpy (a hash per
+    joined shingle cost 3 us a word). Python's ``hash`` differs between processes: these
+    sets are compared within one only."""
     if len(tokens) < size:
-        return {xxhash.xxh64_intdigest(" ".join(tokens).encode())} if tokens else set()
-    return {xxhash.xxh64_intdigest(" ".join(tokens[i:i + size]).encode())
-            for i in range(len(tokens) - size + 1)}
+        return {hash(" ".join(tokens))} if tokens else set()
+    words = np.fromiter(map(hash, tokens), dtype=np.int64, count=len(tokens)).view(np.uint64)
+    n = len(words) - size + 1
+    mixed = words[:n].copy()
+    for k in range(1, size):
+        mixed *= _SHINGLE_MIX  # wraps around modulo 2**64
+        mixed ^= words[k:k + n]
+    return set(mixed.tolist())
 
 
 @dataclass
@@ -145,7 +161,7 @@ class TemplateTraps:
         room = self.max_shingles - len(state.shingles)
         if room > 0 and new:
             added = len(state.shingles)
-            state.shingles |= new if len(new) <= room else set(list(new)[:room])
+            state.shingles |= new if len(new) <= room else set(islice(new, room))
             self._shingles_held += len(state.shingles) - added
             while self._shingles_held > self.shingle_budget and len(self._patterns) > 1:
                 self._forget_oldest()
@@ -163,8 +179,8 @@ class TemplateTraps:
 def is_soft_404(title: str, text: str, max_tokens: int = 60) -> bool:
     """A 200 page that is a "not found" template: short, with "not found" (or the like)
     in its title or its first line."""
-    if len(_WORD.findall(text)) > max_tokens:
-        return False
+    if next(islice(_WORD.finditer(text), max_tokens, None), None) is not None:
+        return False  # a word past the first max_tokens: not short
     first = text.strip().split("\n", 1)[0][:200]
     return bool(_NOT_FOUND.search(title or "") or _NOT_FOUND.search(first))
 
@@ -326,8 +342,8 @@ class SpamJudge:
         top_share = sum(c for _, c in counts.most_common(3)) / n if n else 0.0
         terms = {w for w in _WORD.findall(title.lower())
                  if w not in STOPWORDS and len(w) > 2 and not w.isdigit()}
-        content = [w for w in words if w not in STOPWORDS]
-        title_density = (sum(1 for w in content if w in terms) / len(content)
+        content = n - sum(counts[w] for w in STOPWORDS.intersection(counts))
+        title_density = (sum(counts[w] for w in terms) / content
                          if content and terms else 0.0)
         hidden_share = hidden / max(n, hidden, 1)
         off = [h for h in links if h != host]

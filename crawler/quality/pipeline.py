@@ -190,15 +190,21 @@ class QualityPipeline:
         # novelty within the host's own patterns: a copy of another host's page may be the
         # original of the two (the mirror check decides), so it is no reason to demote
         self._note_novelty(netloc, novelty.novelty)
+        # the pages a trap verdict takes out of the index: its template and its stale pages
         docs = self._pattern_docs.setdefault(novelty.pattern, [])
-        if len(docs) < 2 * self.traps.min_pages and item.doc_id:
+        if (len(docs) < 2 * self.traps.min_pages and item.doc_id
+                and (novelty.stale or not docs)):
             docs.append(item.doc_id)
         if len(self._pattern_docs) > self.traps.max_patterns:
             self._pattern_docs.popitem(last=False)
         acts = action == "pattern_dropped"
-        if novelty.stale and acts:
-            item.skip_index = item.skip_index or "template"
+        if novelty.stale:
             self._inc("quality/template_stale")
+        # a stale page is evidence for its pattern's verdict, no reason to drop it alone (a
+        # project's bug-fix release notes are stale to their pattern); once the pattern is a
+        # trap its pages stay out, and those indexed before go with the verdict
+        if acts and novelty.pattern in self.traps.trapped:
+            item.skip_index = item.skip_index or "template"
         if not novelty.trapped:
             return
         self._inc("quality/template_trap")

@@ -347,6 +347,21 @@ def test_page_budget_and_cut(backend):
     assert f.stats()["dropped/budget"] == 3
 
 
+def test_copies_of_queued_pages_take_no_budget(backend):
+    """A re-push (the value order moving a URL up: no filter, no budget) queues a page
+    again: the budget counts pages; it gave the copies' share of a real site's budget to no
+    page. A seed (no filter, a budget) is a page."""
+    f = backend.open()
+    f.add([page("http://a.test/0", filter=False, budget=3), page("http://a.test/1", budget=3)])
+    copies = f.add([page(f"http://a.test/{i}", filter=False) for i in (0, 1, 1)])
+    assert copies == {"added": 3, "seen": 0, "budget": 0}
+    assert f.add([page("http://a.test/2", budget=3)])["added"] == 1  # the third page
+    assert f.add([page("http://a.test/3", budget=3)])["budget"] == 1
+    assert f.host_state("a.test").pages_added == 3
+    f.set_host_budget("a.test", 0)  # a cut refuses copies too
+    assert f.add([page("http://a.test/0", filter=False)])["budget"] == 1
+
+
 def test_seen_filter(backend):
     f = backend.open()
     assert f.add([page("http://a.test/1")])["added"] == 1

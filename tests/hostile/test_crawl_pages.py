@@ -1,6 +1,8 @@
 """One page under ``DOWNLOAD_MAXSIZE`` costs a bounded amount: a 9 MiB page of short words
-(~2.4 million) through the dedup pipeline stays under ~100 MB and ~0.5 s of CPU (it took
-1.9 GB and 6 s: the MinHash signature materialised a words x 128 matrix), near-copies of
+(~3.1 million) through the dedup pipeline stays under ~100 MB and ~0.5 s of CPU (it took
+1.9 GB and 6 s: the MinHash signature materialised a words x 128 matrix); through the
+spider and every pipeline of a crawl each stays under the same bounds (the quality pipeline
+took 9-10 s and the index 2 s before the item kept ``PAGE_MAX_WORDS`` words); near-copies of
 such pages are still found, and a page that is one 10 MiB line keeps its text (libxml2
 dropped a text node over 10 MB and the page was indexed empty)."""
 
@@ -10,10 +12,14 @@ import time
 import tracemalloc
 
 import numpy as np
+import pytest
+from scrapy import signals
+from scrapy.http import HtmlResponse, Request
+from scrapy.utils.test import get_crawler
 
-from crawler.extract import extract
+from crawler.extract import cut_words, extract, page_item
 from crawler.items import PageItem
-from crawler.options import settings_to_options
+from crawler.options import setting, settings_to_options
 from crawler.quality.dedup.core import Deduplicator
 from crawler.quality.dedup.pipeline import DedupPipeline
 
@@ -78,3 +84,95 @@ def test_a_page_that_is_one_10_mib_line_keeps_its_text():
     extracted = extract(cut, "http://oneline.test/")
     assert extracted.title == "One line"
     assert len(extracted.text) > 10_000_000  # 0 before: libxml2 dropped the text node
+
+
+def rss_mb() -> float:
+    """This process's resident memory now, in MiB."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096 / 2**20
+
+
+@pytest.fixture
+def crawl_chain(tmp_path):
+    """The spider and the crawl's pipelines, in their order, built as a crawl builds them
+    (the index on the embedded engine), each warmed up by a small page."""
+    from crawler.quality.pipeline import QualityPipeline
+    from index.engines.embedded.backend import EmbeddedBackend
+    from pipelines.index import IndexPipeline
+    from pipelines.linkgraph import LinkGraphPipeline
+    from pipelines.warc import WarcPipeline
+    from spiders.web import WebSpider
+
+    crawler = get_crawler(WebSpider, settings_dict={
+        "HOST_RULES_LOADER": "", "DATA_DIR": str(tmp_path), "WARC_WORKER_ID": "w1"})
+    spider = WebSpider.from_crawler(crawler, seeds="http://big.test/")
+    crawler.spider = spider
+    warc = WarcPipeline.from_crawler(crawler)
+    index = IndexPipeline(EmbeddedBackend(tmp_path / "index"), stats=crawler.stats,
+                          **settings_to_options(None, IndexPipeline.SETTINGS))
+    index.open_spider()
+    chain = [DedupPipeline.from_crawler(crawler), QualityPipeline.from_crawler(crawler), warc,
+             LinkGraphPipeline.from_crawler(crawler), index]
+
+    def fetched(url: str, body: bytes) -> list[PageItem]:
+        """The response's items, as the spider parses it (the WARC store writes it then)."""
+        response = HtmlResponse(url, body=body, request=Request(url),
+                                headers={"Content-Type": "text/html; charset=utf-8"})
+        crawler.signals.send_catch_log(signals.response_downloaded, response=response,
+                                       request=response.request, spider=spider)
+        return [out for out in spider.parse(response) if isinstance(out, PageItem)]
+
+    for item in fetched("http://warm.test/", b"<p>a small page to warm up with</p>" * 30):
+        for pipeline in chain:
+            item = pipeline.process_item(item)
+    index.flush()
+    yield crawler, spider, chain, fetched
+    for pipeline in reversed(chain):
+        if hasattr(pipeline, "close_spider"):
+            pipeline.close_spider()
+
+
+def test_a_9_mib_page_costs_every_pipeline_little(crawl_chain):
+    crawler, spider, chain, fetched = crawl_chain
+    words = short_words()
+    body = ("<html><head><title>Short words</title></head><body><p>" + " ".join(words)
+            + "</p></body></html>").encode()
+    costs = {}
+
+    def measured(name: str, step):
+        rss, started = rss_mb(), time.process_time()
+        out = step()
+        costs[name] = (time.process_time() - started, rss_mb() - rss)
+        return out
+
+    response = HtmlResponse("http://big.test/page", body=body, request=Request(
+        "http://big.test/page"), headers={"Content-Type": "text/html; charset=utf-8"})
+    measured("WarcPipeline (response)", lambda: crawler.signals.send_catch_log(
+        signals.response_downloaded, response=response, request=response.request,
+        spider=spider))
+    [item] = [out for out in spider.parse(response) if isinstance(out, PageItem)]
+    kept = setting(None, "PAGE_MAX_WORDS", int)
+    assert len(item.text.split()) == kept < len(words)
+    assert item.text == " ".join(words[:kept])
+    for pipeline in chain:
+        item = measured(type(pipeline).__name__,
+                        lambda pipeline=pipeline, item=item: pipeline.process_item(item))
+    measured("IndexPipeline (flush)", chain[-1].flush)
+    for name, (cpu, rss) in costs.items():
+        assert cpu < 0.5, (name, costs)  # quality 9-10 s, index 2 s before
+        assert rss < 100, (name, costs)
+
+
+def test_a_page_under_the_word_cap_is_kept_whole():
+    text = "Intro\nfirst words here\nSecond heading\nmore words follow, then the end"
+    page = extract("<h1>Intro</h1><p>first words here</p><h2 id='s'>Second heading</h2>"
+                   "<p>more words follow, then the end</p>", "http://a.test/")
+    assert page.text == text
+    assert page_item(page, "http://a.test/", 200, 0.0).text == text
+    cut = page_item(page, "http://a.test/", 200, 0.0, max_words=4)
+    assert cut.text == "Intro\nfirst words here"
+    assert [s.anchor for s in page.sections] == ["", "s"]
+    assert [s.anchor for s in cut.sections] == [""]  # the one that begins in the text kept
+    assert cut_words("one two three", 3) == "one two three"
+    assert cut_words("one, two; three! four", 3) == "one, two; three"
+    assert cut_words("", 3) == "" and cut_words("a b", 0) == "a b"

@@ -46,7 +46,8 @@ for i = 7, #ARGV, stride do
     if b ~= nil and tonumber(redis.call('HGET', hk, 'added')) >= b then
       over = over + 1
       keep = false
-    else
+    elseif filter == '1' or budget ~= '' then
+      -- a copy of a page queued before (a re-push) takes no more of the budget
       redis.call('HINCRBY', hk, 'added', 1)
     end
   end

@@ -1,0 +1,44 @@
+"""The reactor-lag probe (crawler.extensions.ReactorLag) counts how late its timer runs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
+
+from crawler.extensions import STALL_S, ReactorLag
+
+
+def _probe(interval: float = 0.05) -> ReactorLag:
+    crawler = get_crawler(settings_dict={"REACTOR_LAG_INTERVAL": interval})
+    probe = ReactorLag(crawler.stats, interval)
+    probe._schedule = lambda: None  # each tick is driven by the test
+    return probe
+
+
+def test_a_late_tick_counts_as_a_stall_with_its_lag():
+    probe = _probe()
+    probe._due = time.monotonic() - 0.25
+    probe.tick()
+    probe._due = time.monotonic() + 1.0  # early: no lag
+    probe.tick()
+    stats = probe.stats.get_stats()
+    assert stats["reactor/ticks"] == 2
+    assert stats["reactor/stalls"] == 1
+    assert 250 <= stats["reactor/lag_max_ms"] < 1000
+    assert stats["reactor/stalled_ms"] == stats["reactor/lag_max_ms"]
+    assert stats["reactor/lag_total_ms"] == stats["reactor/lag_max_ms"]
+
+
+def test_a_tick_on_time_is_no_stall():
+    probe = _probe()
+    probe._due = time.monotonic() - STALL_S / 10
+    probe.tick()
+    assert "reactor/stalls" not in probe.stats.get_stats()
+
+
+def test_interval_zero_turns_it_off():
+    with pytest.raises(NotConfigured):
+        ReactorLag.from_crawler(get_crawler(settings_dict={"REACTOR_LAG_INTERVAL": 0}))
