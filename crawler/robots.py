@@ -255,6 +255,13 @@ class RobotsPolicy:
         rules = self.rules(netloc)
         return None if rules is None else rules.allowed(url, self.user_agent)
 
+    def refuses(self, url: str, netloc: str) -> bool:
+        """Whether the rules this process holds for ``netloc`` refuse ``url``; reads no
+        store (False when they are not held here: the URL is checked when leased)."""
+        cached = self._cache.get(netloc)
+        return (cached is not None and cached.expires_at > self.clock()
+                and not cached.allowed(url, self.user_agent))
+
     def crawl_delay(self, netloc: str) -> float | None:
         """The Crawl-delay robots.txt asks of us (uncapped), if known."""
         rules = self.rules(netloc)

@@ -305,6 +305,10 @@ class FrontierScheduler(BaseScheduler):
             if isinstance(admitted, str):
                 self._drop(admitted)
                 continue
+            if self.robots is not None and self.robots.refuses(admitted.url, admitted.netloc):
+                # refused now rather than when leased: it takes none of the host's budget
+                self._inc("robots/disallowed")
+                continue
             shared = shared_for(url)
             queued += self._queue(
                 admitted, depth,

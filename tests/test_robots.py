@@ -27,6 +27,20 @@ def test_parsed_rules_and_crawl_delay():
     assert p.crawl_delay("a.test") == 3.0
 
 
+def test_refuses_reads_only_the_rules_held_here():
+    """The scheduler refuses a disallowed link before it takes a page of the host's budget
+    (dask.test's /_modules/ links took 24 of its 300), from the rules held in-process."""
+    clock = FakeClock()
+    store = LocalFrontier(None, **options(bloom_capacity=1000))
+    p = make(store, clock)
+    p.record_response("a.test", 200, b"User-agent: *\nDisallow: /_modules/\n")
+    assert p.refuses("http://a.test/_modules/x.html", "a.test")
+    assert not p.refuses("http://a.test/api.html", "a.test")
+    assert not make(store, clock).refuses("http://a.test/_modules/x.html", "a.test")  # not held
+    clock.advance(101)  # expired: checked again when leased
+    assert not p.refuses("http://a.test/_modules/x.html", "a.test")
+
+
 def test_4xx_allows_all_5xx_and_errors_disallow_all_for_a_while():
     clock = FakeClock()
     p = make(clock=clock)
