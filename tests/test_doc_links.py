@@ -41,3 +41,21 @@ def test_a_broken_link_is_found(tmp_path: Path) -> None:
     page.write_text("[ok](page.md), [gone](missing.md#x), docs/no-such-page.md, "
                     "[web](https://example.org/)")
     assert broken_links(page) == ["missing.md#x", "docs/no-such-page.md"]
+
+
+CONFLICT_MARKER = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
+
+
+def test_no_file_keeps_merge_conflict_markers():
+    """A merge committed half resolved leaves ``<<<<<<<``/``=======``/``>>>>>>>`` lines."""
+    import subprocess
+
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.md", "*.py", "*.sh", "*.txt", "*.toml", "*.cfg", "*.json",
+         "*.html"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    marked = [name for name in tracked
+              if (ROOT / name).is_file()
+              and CONFLICT_MARKER.search((ROOT / name).read_text(encoding="utf-8",
+                                                                 errors="replace"))]
+    assert marked == []

@@ -159,7 +159,9 @@ def test_a_9_mib_page_costs_every_pipeline_little(crawl_chain):
                         lambda pipeline=pipeline, item=item: pipeline.process_item(item))
     measured("IndexPipeline (flush)", chain[-1].flush)
     for name, (cpu, rss) in costs.items():
-        assert cpu < 0.5, (name, costs)  # quality 9-10 s, index 2 s before
+        # measured 0.1-0.4 s each; the bound leaves room for a loaded CI box and still
+        # fails every pipeline as it was (quality 9-10 s, index 2 s, WARC 1.8 s)
+        assert cpu < 1.0, (name, costs)
         assert rss < 100, (name, costs)
 
 
