@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 import Stemmer
 
 __all__ = [
+    "language_of",
     "MAX_TOKEN_CHARS",
     "OPTIONAL_WORDS",
     "STOPWORDS",
@@ -420,3 +421,8 @@ def query_language(text: str, default: str = "en") -> str:
     import py3langid
 
     return py3langid.classify(text)[0]
+
+
+def language_of(lang: str) -> str:
+    """A language tag's primary subtag, lower case (``en-US`` -> ``en``; ``""`` for none)."""
+    return lang.strip().lower().replace("_", "-").split("-")[0]

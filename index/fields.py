@@ -30,6 +30,7 @@ from index.analysis import (
     analyze_joined,
     host_suffixes,
     identifier_terms,
+    language_of,
     normalize,
     normalize_host,
 )
@@ -58,7 +59,6 @@ __all__ = [
     "completion_text",
     "document_fields",
     "keyword_key",
-    "language_of",
     "site_name",
     "url_depth",
 ]
@@ -161,11 +161,6 @@ def site_name(host: str) -> str:
         labels = labels[:-1]
     named = [label for label in labels if label not in _GENERIC_LABELS] or labels
     return "".join(_WORDS.findall(named[-1])) if named else ""
-
-
-def language_of(lang: str) -> str:
-    """A language tag's primary subtag, lower case (``en-US`` -> ``en``; ``""`` for none)."""
-    return lang.strip().lower().replace("_", "-").split("-")[0]
 
 
 def keyword_key(value: str) -> int:

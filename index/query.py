@@ -39,11 +39,11 @@ from index.analysis import (
     identifier_form,
     is_optional_word,
     is_stopword,
+    language_of,
     normalize,
     normalize_host,
     query_language,
 )
-from index.fields import language_of
 
 __all__ = [
     "MAX_BLEND_WORDS",

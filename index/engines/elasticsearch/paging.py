@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from index.analysis import language_of
 from index.engines.elasticsearch.mapping import HIT_SOURCE
 from index.engines.elasticsearch.requests import SearchRequests
-from index.fields import language_of
 from index.hits import collapse
 
 __all__ = ["NEAR_COPY_COUNTS", "RANK_ORDER", "Pager", "Ranked", "partial", "shown_only"]

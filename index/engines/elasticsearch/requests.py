@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout, TransportError
@@ -22,8 +22,16 @@ from elasticsearch import ApiError, Elasticsearch
 
 from index.base import SearchUnavailable
 
-if TYPE_CHECKING:
-    from index.engines.elasticsearch.hedge import Hedger
+
+class Hedger(Protocol):
+    """What a search is hedged through (:class:`~index.engines.elasticsearch.hedge.Hedger`,
+    which imports this module's :func:`is_outage`)."""
+
+    def search(self, kwargs: dict) -> Any: ...
+
+    def stats(self) -> dict: ...
+
+    def close(self) -> None: ...
 
 __all__ = ["RETRY_AFTER_S", "SearchRequests", "is_outage", "outages_unavailable"]
 
