@@ -183,7 +183,7 @@ def index_es(url: str, work: Path, limit: int, seconds: float, writers: int, hos
     ]
     # no refreshes and an async translog while the writers run (bulk_loading), as a
     # reindex builds its new index; refreshed under the serving settings at the end
-    with bulk_loading(admin.client, admin.current_index(), admin.refresh_interval):
+    with bulk_loading(admin.client, admin.current_index(), admin.options.refresh_interval):
         for p in procs:
             p.start()
         while any(p.is_alive() for p in procs):

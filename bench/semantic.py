@@ -8,7 +8,11 @@ page scores by its best section: title, heading and first ``WINDOW_WORDS`` words
 at most ``--max-sections`` a page). No weight is fitted: every site is held out.
 
 Also measures the cost: sections embedded a second and a query's encoding time (p50, p95).
-The last line is one JSON object.
+The last line is one JSON object. ``--quick`` checks that the run works, in seconds: one
+site, its first ``QUICK_PAGES`` pages, ``QUICK_QUERIES`` queries, ``QUICK_SECTIONS`` sections
+a page, in a fresh directory unless ``--cache`` names one; its figures mean nothing.
+
+    python -m bench.semantic [--quick] [--sites a.test,b.test] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,6 +49,11 @@ from index.semantic import Encoder, reciprocal_rank_fusion, section_text
 DEPTH = 30
 #: Most sections embedded a page (the first ones; the page's opening counts as one).
 MAX_SECTIONS = 48
+#: The ``--quick`` run's site, pages, judged queries and sections a page.
+QUICK_SITE = QUICK_SITES[0]
+QUICK_PAGES = 40
+QUICK_QUERIES = 10
+QUICK_SECTIONS = 4
 
 
 class SectionVectors:
@@ -95,16 +105,31 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sites", default=",".join(QUICK_SITES),
                         help="comma-separated relevance sites (default: the quick set)")
-    parser.add_argument("--cache", type=Path, default=Path(f"{DEFAULT_CACHE}-quick"))
+    parser.add_argument("--cache", type=Path, default=None,
+                        help=f"crawl cache directory (default {DEFAULT_CACHE}-quick; "
+                             "with --quick a fresh temporary one)")
     parser.add_argument("--depth", type=int, default=DEPTH)
     parser.add_argument("--max-sections", type=int, default=MAX_SECTIONS)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a seconds-long check: {QUICK_SITE}, {QUICK_PAGES} pages, "
+                             f"{QUICK_QUERIES} queries, {QUICK_SECTIONS} sections a page")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.sites, args.max_sections = QUICK_SITE, QUICK_SECTIONS
     sites = [h.strip() for h in args.sites.split(",") if h.strip()]
     refuse_sealed(sites, "a semantic-matching run")
+    with tempfile.TemporaryDirectory(prefix="bench-semantic-") as scratch:
+        if args.cache is None:
+            args.cache = Path(scratch) if args.quick else Path(f"{DEFAULT_CACHE}-quick")
+        return run(args, sites)
 
-    pages = read_pages(crawl(args.cache, sites))
+
+def run(args: argparse.Namespace, sites: list[str]) -> int:
+    pages = read_pages(crawl(args.cache, sites, max_pages=QUICK_PAGES if args.quick else 0))
     judged = load_queries(hosts=sites)
+    if args.quick:
+        judged = judged[:QUICK_QUERIES]
     backend = build_index(args.cache / "index", documents(pages, args.cache / "links.sqlite"))
     log(f"{len(pages)} pages, {len(judged)} judged queries")
     started = time.perf_counter()
