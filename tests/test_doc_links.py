@@ -106,6 +106,14 @@ def test_the_code_points_at_docs_that_exist():
     assert broken == {}
 
 
+def test_every_code_block_is_closed():
+    """An odd number of ``` fences turns the rest of a page into one code block."""
+    unclosed = [page.name for page in PAGES if page.exists()
+                and sum(line.startswith("```") for line in
+                        page.read_text(encoding="utf-8").splitlines()) % 2]
+    assert unclosed == []
+
+
 CONFLICT_MARKER = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
 
 
