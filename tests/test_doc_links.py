@@ -114,6 +114,14 @@ def test_every_code_block_is_closed():
     assert unclosed == []
 
 
+def test_the_readme_names_every_benchmark():
+    """Each module of bench/ (what tests/test_bench_quick.py runs) has its line in README."""
+    from tests.test_bench_quick import benchmarks
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [name for name in benchmarks() if f"python -m bench.{name} " not in readme] == []
+
+
 CONFLICT_MARKER = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
 
 
