@@ -12,6 +12,7 @@ import pytest
 
 from crawler.config import Config
 from crawler.urls import doc_id_for
+from harness.documents import document as doc
 from index import get_backend
 from index.base import Document
 from index.engines.embedded.backend import EmbeddedBackend
@@ -30,11 +31,6 @@ from index.signals import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def doc(url, title="", body=""):
-    host = url.split("://", 1)[1].split("/", 1)[0]
-    return Document(id=doc_id_for(url), url=url, host=host, title=title, body=body)
 
 
 def test_default_location_is_under_data_dir(tmp_path):
