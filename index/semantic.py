@@ -18,7 +18,7 @@ Cost, on the two shared cores of the development machine under load 6 to 8: abou
 sections of 170 tokens a second, 20 to 40 ms to encode a query. That is what a section
 costs whatever the runtime (21 MFLOPs a token), so what is embedded is budgeted: each
 section's title, heading and first ``WINDOW_WORDS`` words. What it gains is measured by
-``python -m bench.semantic`` (docs/relevance.md).
+``python -m bench.semantic`` (docs/relevance-figures.md).
 
 :class:`SectionMatch` is how the search uses it, the same for both engines: at index time
 each page's sections are embedded, at most ``SEARCH_SEMANTIC_SECTIONS`` windows a page
