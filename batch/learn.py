@@ -527,7 +527,7 @@ def document_known_items(docs: Iterable[Any], per_site: int = 200,
     words by tf-idf, common to a few pages at least). ``docs``: objects with ``url``,
     ``host``, ``title`` and ``body`` (index Documents). Measured against the evaluation's
     generator (``harness/training.py``: title variants, anchor texts, headings) as the
-    fitter's training data, held out by site: docs/relevance.md."""
+    fitter's training data, held out by site: docs/relevance-figures.md."""
     import random
 
     pages = [d for d in docs if getattr(d, "title", "") or getattr(d, "body", "")]

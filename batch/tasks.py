@@ -11,29 +11,31 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import Task, shared_task
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from batch import rank as rank_job
 
 logger = logging.getLogger(__name__)
 
-_RETRY_ON = (RedisConnectionError, ConnectionError, TimeoutError)
+
+class DurableTask(Task):
+    """A batch task that survives its worker and its stores: acknowledged only when done
+    (a worker lost mid-task leaves the message to be delivered again) and retried with
+    exponential backoff, at most 5 times, when Redis or the network fails."""
+
+    acks_late = True
+    reject_on_worker_lost = True
+    autoretry_for = (RedisConnectionError, ConnectionError, TimeoutError)
+    retry_backoff = True
+    max_retries = 5
 
 
 def _settings(task) -> rank_job.RankSettings:
     return rank_job.RankSettings.from_settings(task.app.conf)
 
 
-@shared_task(
-    bind=True,
-    name="ranking.rank",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=_RETRY_ON,
-    retry_backoff=True,
-    max_retries=5,
-)
+@shared_task(bind=True, base=DurableTask, name="ranking.rank")
 def rank(self, run_id: str | None = None) -> dict:
     """Rank the page and host graphs under a new version, commit it, queue its publishing."""
     settings = _settings(self)
@@ -58,15 +60,7 @@ def rank(self, run_id: str | None = None) -> dict:
     return report.to_dict()
 
 
-@shared_task(
-    bind=True,
-    name="ranking.publish",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=_RETRY_ON,
-    retry_backoff=True,
-    max_retries=5,
-)
+@shared_task(bind=True, base=DurableTask, name="ranking.publish")
 def publish(self, version: int) -> int:
     """Write committed ``version`` to the search index, resuming after the last written batch."""
     settings = _settings(self)

@@ -172,7 +172,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="CONCURRENT_REQUESTS")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per crawl at most")
     parser.add_argument("--quick", action="store_true", help="4 hosts of 80 pages")
-    parser.add_argument("--save", type=Path, help="write each crawl's request log here")
+    parser.add_argument("--save", type=Path,
+                        help="write each crawl's request log (<kind>.jsonl) and crawl log "
+                             "(<kind>.log: stats, retries, timeouts) here")
     args = parser.parse_args()
     if args.quick:
         args.hosts, args.pages = 4, 80
@@ -192,6 +194,7 @@ def main() -> None:
                 args.save.mkdir(parents=True, exist_ok=True)
                 (args.save / f"{kind}.jsonl").write_text(
                     "".join(json.dumps(line) + "\n" for line in lines))
+                (args.save / f"{kind}.log").write_bytes((data_dir / "crawl.log").read_bytes())
             results[kind] = {
                 "lines": lines, "stats": stats,
                 "flagged": spam_verdicts(data_dir),

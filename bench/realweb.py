@@ -34,7 +34,8 @@ after a response, where they had work, is within 10% of their delay; per site
 documents, over every request), ``violations`` (politeness, all four definitions,
 ``harness.politeness``), ``hostile`` (requests per hostile host), ``stats`` (the crawl's
 quality and frontier drop counters, and the reactor's lateness: ``reactor/*``,
-``crawler.extensions.ReactorLag``).
+``crawler.extensions.ReactorLag``), ``crawl_cpu_s`` (the crawl process's CPU seconds, every
+thread: a span near it is a CPU-bound crawl, not idle capacity).
 
     python -m bench.realweb [--quick] [--sites a.test,b.test] [--budget N] [--timeout S]
 
@@ -137,11 +138,11 @@ def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) ->
         settings["FRONTIER_HOST_PAGE_BUDGET"] = budget
     seeds = [web.home_url(h) for h in hosts]
     before = len(web.read_log())
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), _children_cpu()
     proc = subprocess.run(crawl_command(seeds, settings, {"allowed_hosts": ",".join(hosts)}),
                           cwd=ROOT, env=crawl_env(data_dir), capture_output=True, text=True,
                           timeout=timeout + 180)
-    wall = time.monotonic() - started
+    wall, cpu = time.monotonic() - started, _children_cpu() - cpu_before
     if proc.returncode != 0:
         raise SystemExit(f"crawl failed:\n{proc.stderr[-3000:]}")
     time.sleep(0.5)  # the server flushes its log every 0.2 s
@@ -152,7 +153,15 @@ def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) ->
     items = [json.loads(line) for line in items_file.read_text().splitlines()
              if line.strip()] if items_file.exists() else []
     log(f"crawl: {len(lines)} requests in {wall:.0f} s ({stats.get('finish_reason')})")
-    return {"lines": lines, "stats": stats, "items": items, "wall": wall}
+    return {"lines": lines, "stats": stats, "items": items, "wall": wall, "cpu": cpu}
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def verdicts_of(data_dir: Path) -> dict[str, list]:
@@ -261,6 +270,7 @@ def main() -> None:
             "hostile": {h: requests[h] for h in hostile},
             "finished": run["stats"].get("finish_reason") == "finished",
             "wall_s": round(run["wall"], 1),
+            "crawl_cpu_s": round(run["cpu"], 1),
             "stats": {k: v for k, v in sorted(run["stats"].items())
                       if k.startswith(("quality/", "frontier/dropped/", "frontier/condemned/",
                                        "reactor/",

@@ -8,8 +8,9 @@ the embedded backend's ``search()`` (and Elasticsearch's with ``--elasticsearch`
 baseline is plain BM25, SQLite FTS5 over the title and body text of the same pages, in the
 same run: no anchors or URL, no dedup, no link signals, any word matching.
 
-Sealed sites: ``--sealed`` scores the sealed sites (``harness.relevance.SEALED_SITES``)
-and nothing else, with the shipped weights, and prints figures by site and by class only.
+Sealed sites: ``--sealed`` scores the sealed sites (``harness.relevance.SEALED_SITES``, the
+union of the sealed sets of ``SEALED_SETS``) and nothing else, with the shipped weights, and
+prints figures by set, by site and by class only.
 Every other run leaves them out (their crawl, training queries and judged queries), and
 ``--sites`` naming one is refused, as is ``--sealed`` with ``--show-misses``,
 ``--ablation``, ``--sites``, ``--quick`` or ``--fit learned``.
@@ -35,6 +36,13 @@ index's build time (``index_s``) then includes embedding the pages' sections.
 
     python -m bench.relevance [--quick | --sealed] [--ablation] [--elasticsearch] [--cache DIR]
                               [--recrawl] [--folds K] [--show-misses] [--[no-]semantic]
+                              [--check-answers]
+
+``--check-answers`` scores nothing: it checks that every judged page of the run's queries
+(best and acceptable) is a file the test web serves, crawls (or reuses the cached crawl),
+and reports the judged pages the crawl did not reach; it exits 1 when a page is not served
+or a query has no relevant page in the crawl. It builds no index and runs no search, so it
+may be run on the sealed sites (``--sealed --check-answers``) at any time.
 
 ``--elasticsearch`` scores the Elasticsearch backend too (``es_*``), and beside it the same
 index with a tier 1 published from it (``ES_TIERED``: ``es_tiered_*`` and
@@ -46,7 +54,10 @@ per_site and per_class (each with baseline_mrr_at_10), zero_result_queries,
 zero_result_baseline_top_10, folds, queries, sites, pages_crawled, training_queries,
 semantic, index_s, query_ms_p50 and query_ms_p95 (one more pass of the judged queries
 through the embedded backend; es_query_ms_* through Elasticsearch) (and es_* with
---elasticsearch).
+--elasticsearch). With --sealed, also sealed_sets (and es_sealed_sets): per sealed set, its
+s_at_*, mrr_at_10, baseline_*, per_site, per_class, zero_result_queries,
+zero_result_baseline_top_10, queries and sites. With --check-answers instead: check_answers,
+sealed, queries, sites, pages_crawled, not_served, not_crawled and unanswerable.
 """
 
 from __future__ import annotations
@@ -64,6 +75,7 @@ from harness.relevance import (
     DEFAULT_CACHE,
     DEFAULT_FOLDS,
     QUICK_SITES,
+    SEALED_SETS,
     SEALED_SITES,
     Fitter,
     HeldOut,
@@ -86,7 +98,10 @@ from harness.relevance import (
     read_pages,
     refuse_sealed,
     report,
+    sealed_set_report,
     split_summary,
+    uncrawled_answers,
+    unserved_answers,
     versus_lines,
 )
 from harness.services import configured_or_private_elasticsearch
@@ -296,14 +311,39 @@ def log_versus(prefix: str, result: dict) -> None:
         log(prefix + line)
 
 
+def check_answers(judged: Sequence[Judgement], sites: Sequence[str], cache: Path,
+                  max_pages: int, recrawl: bool, sealed: bool) -> int:
+    """``--check-answers``: every judged page served, then the crawl's reach; no index, no
+    search, no ranking. Prints pages only, never a query; returns the exit status."""
+    result = {"check_answers": True, "sealed": sealed, "queries": len(judged),
+              "sites": list(sites), "not_served": unserved_answers(judged)}
+    if result["not_served"]:
+        log(f"judged pages the test web does not serve: {', '.join(result['not_served'])}")
+        print(json.dumps(result))
+        return 1
+    pages = read_pages(crawl(cache, sites, max_pages, recrawl))
+    missed = uncrawled_answers(judged, pages)
+    result.update(pages_crawled=len(pages), not_crawled=missed["pages"],
+                  unanswerable=missed["unanswerable"])
+    log(f"{len(judged)} queries: every judged page is served; {len(missed['pages'])} judged "
+        f"pages not crawled, {missed['unanswerable']} queries with no relevant page crawled")
+    for page in missed["pages"]:
+        log(f"not crawled: {page}")
+    print(json.dumps(result))
+    return 1 if missed["unanswerable"] else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help=f"crawl only {', '.join(QUICK_SITES)} (the CI subset)")
     parser.add_argument("--sealed", action="store_true",
-                        help=f"score only the sealed sites ({', '.join(sorted(SEALED_SITES))}), "
-                             "with the shipped weights, figures by site and by class only; "
-                             "run once, at the end of a piece of ranking work")
+                        help="score only the sealed sites (every set of "
+                             "harness.relevance.SEALED_SETS: "
+                             + "; ".join(f"{name}: {', '.join(sorted(sites))}"
+                                         for name, sites in SEALED_SETS.items())
+                             + "), with the shipped weights, figures by set, by site and "
+                             "by class only; run once, at the end of a piece of ranking work")
     parser.add_argument("--sites", default="",
                         help="crawl and score only these comma-separated hosts (a subset of "
                              "the installed open documentation sites; with --cache, not the "
@@ -328,6 +368,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="semantic matching on both engines (SEARCH_SEMANTIC; default "
                              "%(default)s): sections embedded at index time, first results "
                              "fused with their best section's similarity")
+    parser.add_argument("--check-answers", action="store_true",
+                        help="score nothing: check that every judged page of the run is "
+                             "served and reached by the crawl (allowed with --sealed)")
     parser.add_argument("--show-misses", action="store_true",
                         help="print each query whose best page is not first, with its top "
                              "results, and each query with no result (never a sealed site)")
@@ -336,9 +379,11 @@ def main(argv: list[str] | None = None) -> int:
     sites = choose_sites(parser, args)
     suffix = "-sealed" if args.sealed else "-quick" if args.quick else ""
     cache = args.cache or Path(f"{DEFAULT_CACHE}{suffix}")
+    judged = load_queries(hosts=sites, part="sealed" if args.sealed else "open")
+    if args.check_answers:
+        return check_answers(judged, sites, cache, args.max_pages, args.recrawl, args.sealed)
     feed = crawl(cache, sites, args.max_pages, args.recrawl)
     pages = read_pages(feed)
-    judged = load_queries(hosts=sites, part="sealed" if args.sealed else "open")
     log(f"{len(pages)} pages, {len(judged)} judged queries"
         + (" (sealed sites: figures by site and by class only)" if args.sealed else ""))
     fit: Fitter = hand_weights
@@ -381,6 +426,10 @@ def main(argv: list[str] | None = None) -> int:
     log(f"held out by site ({len(project.heldout_sites)} sites never seen by the weights): "
         f"{', '.join(sorted(project.heldout_sites)) or 'none'}")
     log_versus("", result)
+    if args.sealed:
+        result["sealed_sets"] = sealed_set_report(project, baseline, judged)
+        for name, figures in result["sealed_sets"].items():
+            log_versus(f"sealed set {name}: ", figures)
     if args.elasticsearch:
         es_run, tiered_scores, tiers, latency = elasticsearch_scores(
             pages, judged, cache, copies, fit, training, args.folds,
@@ -388,6 +437,10 @@ def main(argv: list[str] | None = None) -> int:
         es = report(es_run, baseline, judged, sealed=args.sealed)
         result.update({f"es_{k}": v for k, v in latency.items()})
         log_versus("elasticsearch ", es)
+        if args.sealed:
+            result["es_sealed_sets"] = sealed_set_report(es_run, baseline, judged)
+            for name, figures in result["es_sealed_sets"].items():
+                log_versus(f"elasticsearch sealed set {name}: ", figures)
         for key in ("s_at_1", "s_at_3", "s_at_10", "mrr_at_10", "heldout", "heldout_figures",
                     "per_site", "per_class", "zero_result_queries",
                     "zero_result_baseline_top_10"):

@@ -418,7 +418,7 @@ class RedisCrawlStateStore(CrawlStateStore):
         crawlstate:<crawl>:dmin      part by its soonest ``next_fetch_at``
 
     About 150 bytes a fetched URL, where a hash of URL -> JSON and a sorted set of URLs
-    took ~520 (docs/capacity.md). Each call is one round trip (a Lua script). Two URLs
+    took ~550 (CHANGELOG.md, 2026-12-02). Each call is one round trip (a Lua script). Two URLs
     whose keys collide (~1 in 2**64 a pair) share a state: a read checks the URL and
     answers None for the other one."""
 

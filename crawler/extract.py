@@ -169,6 +169,9 @@ class Extracted(PageContent):
 
     refresh_url: str = ""
     client_rendered: bool = False
+    #: Words in elements hidden with CSS (``crawler.quality.judges.hidden_words``), counted
+    #: on the parsed page before anything is pruned from it.
+    hidden_words: int = 0
     #: Links left out because their URL cannot be crawled, by ``InvalidURL.reason``.
     invalid_links: dict[str, int] = field(default_factory=dict)
 
@@ -476,6 +479,10 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
         root = lxml.html.document_fromstring(html, parser=HTML_PARSER)
     except (etree.ParserError, ValueError):
         return out
+    from crawler.quality.judges import hidden_words_in, might_hide
+
+    if might_hide(html):
+        out.hidden_words = hidden_words_in(root)
 
     base = url
     for el in root.iter("base", "title", "meta", "link", "html"):
@@ -592,8 +599,6 @@ def item_from_response(
     ``NotAPage`` for a body that is no HTML page (another media type, binary bytes).
     ``max_words`` (in ``fields``) goes to ``page_item``.
     """
-    from crawler.quality.judges import hidden_words
-
     ctype = media_type(content_type)
     if ctype and ctype not in HTML_TYPES:
         raise NotAPage("non_html")
@@ -602,7 +607,7 @@ def item_from_response(
     html, _encoding = decode_html(body, content_type)
     page = extract(html, url, x_robots, language)
     item = page_item(page, url, status, fetched_at, content_type=ctype, truncated=truncated,
-                     hidden_words=hidden_words(body), **fields)
+                     hidden_words=page.hidden_words, **fields)
     return page, item
 
 

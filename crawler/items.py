@@ -26,18 +26,50 @@ class Section:
     heading: str = ""
 
 
-@dataclass
-class PageContent:
-    """What a page says about itself, as the extractor reads it; declared once, for the
-    extractor's result (``crawler.extract.Extracted``) and the ``PageItem`` made of it."""
+@dataclass(kw_only=True)
+class PageSummary:
+    """The short fields that name and describe a page, as the extractor reads them and the
+    index stores them: declared once, for ``PageContent`` (and so the extractor's result and
+    the ``PageItem``) and ``index.base.Document``."""
 
     title: str = ""
-    text: str = ""
     description: str = ""
     lang: str = ""
     #: The text of the main content's headings (h1-h6) and definition terms (``<dt>``),
     #: one a line: where a page names what it defines.
     headings: str = ""
+
+
+@dataclass(kw_only=True)
+class PageRecord:
+    """What the crawl records of a fetched page and the index keeps with its document:
+    declared once, for ``PageItem`` and ``index.base.Document``.
+
+    ``url`` is the canonical URL the document is known by; ``cluster_id`` its duplicate
+    cluster; ``shown`` whether it is the page its cluster shows
+    (``crawler.quality.dedup.election``; a page not shown is never a result, it only counts
+    among its cluster's near-copies); ``spam_score`` the crawl's spam score (0 = no spam
+    rule tripped .. 1); ``warc_*`` where its response is stored (``warc_offset`` -1: not
+    stored).
+    """
+
+    url: str
+    host: str
+    fetched_at: float = 0.0
+    cluster_id: str = ""
+    shown: bool = True
+    spam_score: float = 0.0
+    warc_file: str = ""
+    warc_offset: int = -1
+
+
+@dataclass(kw_only=True)
+class PageContent(PageSummary):
+    """What a page says about itself, as the extractor reads it: its ``PageSummary``, its
+    text, sections and links; declared once, for the extractor's result
+    (``crawler.extract.Extracted``) and the ``PageItem`` made of it."""
+
+    text: str = ""
     #: Where the main text's sections begin, in order.
     sections: list[Section] = field(default_factory=list)
     canonical: str = ""
@@ -47,8 +79,9 @@ class PageContent:
 
 
 @dataclass(kw_only=True)
-class PageItem(PageContent):
-    """A fetched, extracted page: its ``PageContent`` and what the crawl knows of it.
+class PageItem(PageContent, PageRecord):
+    """A fetched, extracted page: its ``PageContent`` and what the crawl knows of it (its
+    ``PageRecord`` and more).
 
     ``url`` is the canonical URL the document is known by (rel=canonical when it is on the
     same host, else the fetched URL canonicalized); ``fetched_url`` is what was downloaded.
@@ -60,22 +93,14 @@ class PageItem(PageContent):
     ``crawler.quality.judges.hidden_words``) and ``truncated``.
     """
 
-    url: str
     fetched_url: str
-    host: str
     status: int
-    fetched_at: float
     depth: int = 0
     content_type: str = ""
     truncated: bool = False
     doc_id: str = ""
-    cluster_id: str = ""
     dup_of: str = ""
-    shown: bool = True
     skip_index: str = ""
-    spam_score: float = 0.0
     hidden_words: int = 0
-    warc_file: str = ""
-    warc_offset: int = -1
     raw_headers: dict = field(default_factory=dict)
     raw_body: bytes = b""

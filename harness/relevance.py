@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Protocol
 
 import testweb
@@ -40,6 +41,7 @@ from index.engines.embedded.backend import (
 )
 from pipelines.index import document_from_item
 from pipelines.linkgraph import SQLiteLinkStore
+from testweb.docsites import DOC_SITES, DocSiteHost
 
 QUERIES = ROOT / "tests" / "relevance" / "queries.json"
 #: The CI gate's recorded figures (``tests/test_relevance.py``), next to the queries.
@@ -60,12 +62,22 @@ QUERY_CLASSES = ("question", "identifier", "keywords", "navigational", "cross-si
 HAND_TUNED_SITES = frozenset({"debian-handbook.test", "git.test", "python.test",
                               "django.test", "scipy.test", "sphinx.test", "requests.test",
                               "docutils.test"})
-#: The sealed sites: a fixed set of judged sites, four added for the purpose (sqlite, zsh,
-#: celery, tornado) and three of the corpus (cmake, pytest, dask), that no tuning run, miss
-#: listing or explain output looks at. Only ``bench/relevance.py --sealed`` scores them, once
-#: at the end of a piece of ranking work, and it prints per-site and per-class figures only.
-SEALED_SITES = frozenset({"sqlite.test", "zsh.test", "celery.test", "tornado.test",
-                          "cmake.test", "pytest.test", "dask.test"})
+#: The sealed sets: fixed sets of judged sites that no tuning run, miss listing or explain
+#: output looks at. Only ``bench/relevance.py --sealed`` scores them, once at the end of a
+#: piece of ranking work, and it prints per-set, per-site and per-class figures only.
+#: ``first``: four sites added for the purpose (sqlite, zsh, celery, tornado) and three of
+#: the corpus (cmake, pytest, dask); scored twice since. ``second``: six manuals added for
+#: it, of six kinds (a configuration reference with its man pages, a texinfo language
+#: manual, tool man pages with a C API, a configuration guide, a Python library, a mail
+#: server's specification), judged by reading their pages and never searched before.
+SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "first": frozenset({"sqlite.test", "zsh.test", "celery.test", "tornado.test",
+                        "cmake.test", "pytest.test", "dask.test"}),
+    "second": frozenset({"bind9.test", "octave.test", "ffmpeg.test", "rsyslog.test",
+                         "aiohttp.test", "exim.test"}),
+})
+#: Every sealed site, of any set.
+SEALED_SITES = frozenset().union(*SEALED_SETS.values())
 #: Which judged queries :func:`load_queries` returns: those of the open (not sealed) sites,
 #: those of the sealed sites, or all (to check the judged set itself, never to search).
 PARTS = ("open", "sealed", "all")
@@ -605,6 +617,58 @@ def report(result: HeldOut, baseline: Scores, judged: Sequence[Judgement],
         "folds": result.folds,
         "queries": len(judged),
     }
+
+
+def sealed_set_report(result: HeldOut, baseline: Scores,
+                      judged: Sequence[Judgement]) -> dict[str, dict]:
+    """Per sealed set (:data:`SEALED_SETS`) with judged queries here: that set's figures
+    alone, as :func:`report` gives them for a whole run (success@1/3/10, MRR@10, the
+    baseline's, per site, per class, the queries with no result), and its ``sites``.
+    Figures only, never a query."""
+    out = {}
+    for name, sites in SEALED_SETS.items():
+        part = [j for j in judged if j.site in sites]
+        if not part:
+            continue
+        queries = [j.query for j in part]
+        subset = HeldOut(result.scores.subset(queries), result.heldout_sites & sites, [])
+        figures = report(subset, baseline.subset(queries), part, sealed=True)
+        for key in ("heldout", "heldout_sites", "heldout_figures", "folds"):
+            figures.pop(key)
+        out[name] = {**figures, "sites": sorted(sites)}
+    return out
+
+
+def unserved_answers(judged: Iterable[Judgement]) -> list[str]:
+    """The judged pages (best and acceptable, ``host/path``) that the test web does not
+    serve as a file of their site: each answer must be a page ``testweb --real-docs``
+    serves. Reads no index and ranks nothing."""
+    served = {site.host: DocSiteHost(None, site) for site in DOC_SITES}
+    missing = set()
+    for j in judged:
+        for page in j.relevant:
+            host, _, path = page.partition("/")
+            target = served[host].resolve("/" + path) if host in served else None
+            if target is None or not target.is_file():
+                missing.add(page)
+    return sorted(missing)
+
+
+def uncrawled_answers(judged: Iterable[Judgement], pages: Iterable[dict]) -> dict[str, list]:
+    """What of the judged answers a crawl missed: ``pages`` (best or acceptable, sorted)
+    that neither the crawl fetched nor a near-copy of them, and ``unanswerable``, the
+    number of queries none of whose relevant pages (or their near-copies) was crawled.
+    Reads no index and ranks nothing, so it names pages, never a query."""
+    pages = list(pages)
+    crawled = {page_key(p[key]) for p in pages for key in ("url", "fetched_url") if p.get(key)}
+    copies = NearCopies(pages)
+    missing: set[str] = set()
+    unanswerable = 0
+    for j in judged:
+        found = {page for page in j.relevant if copies.expand([page]) & crawled}
+        missing |= j.relevant - found
+        unanswerable += not found
+    return {"pages": sorted(missing), "unanswerable": unanswerable}
 
 
 def fold_weights_search(make_backend: Callable[[Path | None], object]

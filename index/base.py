@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from crawler.items import PageRecord, PageSummary
+
 if TYPE_CHECKING:
     from index.query import Query
 
@@ -45,38 +47,23 @@ class SearchUnavailable(RuntimeError):
         self.retry_after = retry_after
 
 
-@dataclass
-class Document:
-    """One indexed page. ``id`` is ``doc_id_for(url)``; ``url`` is canonical."""
+@dataclass(kw_only=True)
+class Document(PageRecord, PageSummary):
+    """One indexed page: the crawl's ``PageRecord`` and ``PageSummary`` of it (declared in
+    ``crawler.items``), its text as ``body`` and what the index adds. ``id`` is
+    ``doc_id_for(url)``; ``url`` is canonical."""
 
     id: str
-    url: str
-    host: str
-    title: str = ""
     body: str = ""
-    description: str = ""
     anchors: str = ""
-    lang: str = ""
-    #: Headings and definition terms of the page, one a line (``crawler.extract``).
-    headings: str = ""
     #: The sections of the body, in order, as ``(start, anchor, heading)``: where each
     #: begins in ``body``, the fragment that shows it, its heading (``index.sections``).
     sections: tuple[tuple[int, str, str], ...] = ()
     #: The sentence vectors of the page's sections when semantic matching is on
     #: (``SEARCH_SEMANTIC``; ``index.semantic.pack``), set at index time; ``""``: none.
     vectors: str = ""
-    fetched_at: float = 0.0
     pagerank: float = 0.0
-    cluster_id: str = ""
     dup_count: int = 0
-    #: Whether this is the page its duplicate cluster shows
-    #: (``crawler.quality.dedup.election``); a page not shown is never a result, it only counts
-    #: among its cluster's near-copies.
-    shown: bool = True
-    #: The crawl's spam score of the page (0 = no spam rule tripped .. 1), ``item.spam_score``.
-    spam_score: float = 0.0
-    warc_file: str = ""
-    warc_offset: int = -1
 
     def to_dict(self) -> dict:
         """The fields by name (scalars and tuples, so a shallow copy is a deep one)."""

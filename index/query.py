@@ -94,7 +94,7 @@ MAX_DEFINED_WORDS = 3
 NEAR_GAP = 2
 #: Adjacent query terms the proximity signal asks to find together (``near_groups``): pairs,
 #: its value the share of pairs a page holds near each other (held out on nine sites, graded
-#: pairs beat runs of three found anywhere: docs/relevance.md).
+#: pairs beat runs of three found anywhere: CHANGELOG.md, 2026-12-01).
 NEAR_WINDOW = 2
 #: Words that, next to a site's name, still ask for the site itself (``django docs``).
 NAVIGATIONAL_WORDS = frozenset(

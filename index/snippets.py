@@ -18,7 +18,7 @@ holds characters that fold otherwise (accents, ligatures, full-width forms, ``ß
 sigma); only those runs go through the per-character table (a text in another script, or
 full of accents, goes through it in one pass). Read to the end, the output is the same as
 folding everything through the table. On 100,000 real documentation pages this took a
-query's CPU time at p95 from 105 ms to 33 ms (docs/index-engine.md).
+query's CPU time at p95 from 105 ms to 33 ms (CHANGELOG.md).
 
 An engine that can store more than text does better: :class:`SnippetSource` is made once at
 index time, the bounded text and, per analyzed term, where the words it comes from start.

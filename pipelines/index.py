@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from dataclasses import fields
 from typing import ClassVar
 
 from scrapy import signals
@@ -21,7 +22,7 @@ from twisted.internet import defer, threads
 from twisted.python.threadpool import ThreadPool
 
 from crawler.config import config_from_settings
-from crawler.items import PageItem
+from crawler.items import PageItem, PageRecord, PageSummary
 from crawler.options import Option, enabled, settings_to_options
 from crawler.signals import cluster_elected, documents_removed, host_condemned
 from crawler.urls import doc_id_for
@@ -36,23 +37,14 @@ MAX_QUEUED_WRITES = 2
 
 
 def document_from_item(item: PageItem) -> Document:
-    """The index document for a page item (its id from the canonical URL)."""
+    """The index document for a page item (its id from the canonical URL): the item's
+    ``PageRecord`` and ``PageSummary`` fields as they are, its text as the body."""
+    shared = {f.name: getattr(item, f.name) for f in (*fields(PageRecord), *fields(PageSummary))}
     return Document(
         id=item.doc_id or doc_id_for(item.url),
-        url=item.url,
-        host=item.host,
-        title=item.title,
         body=item.text,
-        description=item.description,
-        lang=item.lang,
-        headings=item.headings,
         sections=tuple((s.start, s.anchor, s.heading) for s in item.sections),
-        fetched_at=item.fetched_at,
-        cluster_id=item.cluster_id,
-        shown=item.shown,
-        spam_score=item.spam_score,
-        warc_file=item.warc_file,
-        warc_offset=item.warc_offset,
+        **shared,
     )
 
 

@@ -46,7 +46,7 @@ install_apt_packages() {
     local docs=() others=()
     for pkg in "${missing[@]}"; do
         case $pkg in
-            *-doc | *-doc-[0-9]* | debian-handbook) docs+=("$pkg") ;;
+            *-doc | *-doc-[0-9]* | *-doc-html | debian-handbook) docs+=("$pkg") ;;
             *) others+=("$pkg") ;;
         esac
     done

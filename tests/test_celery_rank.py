@@ -213,3 +213,17 @@ def test_worker_killed_mid_batch_leaves_no_mixed_versions(setup):
     wait_for("run 3 published", lambda: store.published() == v3, timeout=90, log=log)
     assert index_scores(data) == third
     assert store.versions() == [v2, v3]  # older versions pruned
+
+
+def test_both_tasks_ack_late_and_retry_when_a_store_fails():
+    """The task options are declared once (``batch.tasks.DurableTask``) and both tasks have
+    them: a lost worker's message is delivered again, a failed store retried."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from batch import tasks
+
+    for task in (tasks.rank, tasks.publish):
+        name = task.name
+        assert (task.acks_late, task.reject_on_worker_lost, task.retry_backoff,
+                task.max_retries) == (True, True, True, 5), name
+        assert {RedisConnectionError, ConnectionError, TimeoutError} <= set(task.autoretry_for)

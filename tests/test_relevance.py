@@ -29,8 +29,11 @@ from harness.relevance import (
     QUERY_CLASSES,
     QUICK_SITES,
     RECORDED,
+    SEALED_SETS,
     SEALED_SITES,
     FittedWeights,
+    HeldOut,
+    Judgement,
     NearCopies,
     PlainBM25,
     Scores,
@@ -49,9 +52,12 @@ from harness.relevance import (
     miss_lines,
     read_pages,
     refuse_sealed,
+    sealed_set_report,
+    uncrawled_answers,
+    unserved_answers,
 )
 from harness.training import known_items, normalize, title_core
-from testweb.docsites import DOC_SITES, DocSiteHost
+from testweb.docsites import DOC_SITES
 
 pytest_plugins = ["tests.fixtures_es"]
 
@@ -89,19 +95,32 @@ def test_judged_set_has_its_size_classes_and_sites():
 
 
 def test_every_judged_page_exists_on_its_site():
-    served = {s.host: DocSiteHost(None, s) for s in DOC_SITES}
-    missing = []
-    for j in load_queries(part="all"):
-        for page in j.relevant:
-            host, _, path = page.partition("/")
-            target = served[host].resolve("/" + path)
-            if target is None or not target.is_file():
-                missing.append(page)
-    assert not missing
+    assert unserved_answers(load_queries(part="all")) == []
+    assert unserved_answers([Judgement("q", "flask.test/nowhere.html",
+                                       ("nosuch.test/index.html",))]) == [
+        "flask.test/nowhere.html", "nosuch.test/index.html"]
+
+
+def test_answers_a_crawl_missed_are_named_by_page():
+    judged = [Judgement("a", "x.test/a.html", ("x.test/b.html",)),
+              Judgement("b", "x.test/c.html"), Judgement("c", "x.test/d.html")]
+    pages = [{"url": "http://x.test:8000/a.html"},
+             {"url": "http://x.test:8000/copy.html", "cluster_id": "k"},
+             {"url": "http://x.test:8000/d.html", "cluster_id": "k"}]
+    assert uncrawled_answers(judged, pages) == {"pages": ["x.test/b.html", "x.test/c.html"],
+                                                "unanswerable": 1}
 
 
 def test_sealed_sites_are_fixed_and_apart_from_every_tuning_set():
-    assert len(SEALED_SITES) >= 6
+    assert set(SEALED_SETS) == {"first", "second"}
+    first, second = SEALED_SETS["first"], SEALED_SETS["second"]
+    assert len(first) >= 6 and len(second) >= 6 and not first & second
+    assert SEALED_SITES == first | second
+    for sites in SEALED_SETS.values():
+        judged = [j for j in load_queries(part="sealed") if j.site in sites]
+        assert {j.site for j in judged} == sites
+        assert {j.cls for j in judged} >= {"question", "identifier", "keywords",
+                                           "navigational"}
     assert not SEALED_SITES & set(QUICK_SITES) and not SEALED_SITES & HAND_TUNED_SITES
     sealed = load_queries(part="sealed")
     open_half = load_queries()
@@ -115,6 +134,8 @@ def test_sealed_sites_are_fixed_and_apart_from_every_tuning_set():
 def test_sealed_sites_are_never_listed_per_query():
     with pytest.raises(SealedSitesError, match="cmake.test"):
         refuse_sealed(["flask.test", "cmake.test"], "explain output")
+    with pytest.raises(SealedSitesError, match="octave.test"):
+        refuse_sealed(["octave.test"], "a tuning run")
     refuse_sealed(QUICK_SITES, "a miss listing")
     sealed = load_queries(part="sealed")[:3]
     scores = Scores({j.query: None for j in sealed})
@@ -129,6 +150,7 @@ def test_sealed_sites_are_never_listed_per_query():
 @pytest.mark.parametrize("args", [
     ["--sealed", "--show-misses", "--ablation"],
     ["--sites", "flask.test,tornado.test", "--cache", "x"],
+    ["--sites", "exim.test", "--cache", "x", "--check-answers"],
 ])
 def test_the_harness_refuses_to_look_into_sealed_sites(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -136,6 +158,21 @@ def test_the_harness_refuses_to_look_into_sealed_sites(args):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2, run.stderr
     assert "sealed" in run.stderr and not run.stdout
+
+
+def test_a_sealed_run_reports_each_set_apart_by_site_and_class_only():
+    judged = load_queries(part="sealed")
+    first = {j.query for j in judged if j.site in SEALED_SETS["first"]}
+    ours = Scores({j.query: 1 if j.query in first else None for j in judged})
+    base = Scores({j.query: 2 for j in judged})
+    sets = sealed_set_report(HeldOut(ours, frozenset(SEALED_SITES), []), base, judged)
+    assert set(sets) == {"first", "second"}
+    assert sets["first"]["mrr_at_10"] == 1.0 and sets["second"]["mrr_at_10"] == 0.0
+    assert sets["second"]["baseline_mrr_at_10"] == 0.5
+    assert sets["first"]["queries"] + sets["second"]["queries"] == len(judged)
+    assert set(sets["second"]["per_site"]) == SEALED_SETS["second"]
+    assert sets["second"]["sites"] == sorted(SEALED_SETS["second"])
+    assert not {j.query for j in judged} & set(json.dumps(sets).split('"'))
 
 
 def test_classes_are_compared_with_the_baseline():
@@ -186,6 +223,8 @@ def test_crawl_obeyed_robots_and_covered_the_sites(corpus):
     assert {p["host"] for p in pages} == set(QUICK_SITES)
     assert len(pages) >= 200
     assert not any("/_sources/" in p["url"] or "/_static/" in p["url"] for p in pages)
+    assert uncrawled_answers(load_queries(hosts=QUICK_SITES), pages) == {
+        "pages": [], "unanswerable": 0}
 
 
 def test_training_queries_are_generated_apart_from_the_judged_set(corpus):

@@ -44,7 +44,7 @@ def test_windows_cover_the_whole_page_within_the_budget():
 
     body = "".join(f"Part {i}\nwords of part {i} " + "filler " * 40 for i in range(100))
     starts = [body.index(f"Part {i}\n") for i in range(100)]
-    page = Document("x", "http://a.test/", "a.test", "Guide", body,
+    page = Document(id="x", url="http://a.test/", host="a.test", title="Guide", body=body,
                     sections=tuple((s, f"p{i}", f"Part {i}") for i, s in enumerate(starts)))
     texts = semantic.windows(page, 8)
     assert len(texts) == 8
@@ -52,7 +52,8 @@ def test_windows_cover_the_whole_page_within_the_budget():
     assert texts[0].startswith("Guide \u2014 Part 0 \u2014")
     assert texts[-1].startswith("Guide \u2014 Part 99 \u2014")
     assert len(texts[-1].split()) <= 3 + 3 + semantic.WINDOW_WORDS
-    plain = Document("y", "http://a.test/y", "a.test", "Plain", "word " * 1000)
+    plain = Document(id="y", url="http://a.test/y", host="a.test", title="Plain",
+                     body="word " * 1000)
     assert len(semantic.windows(plain, 4)) == 4 and semantic.windows(plain, 0) == []
 
 

@@ -134,3 +134,35 @@ def test_other_uncrawlable_urls_keep_the_generic_reason():
     with pytest.raises(InvalidURL) as refused:
         canonicalize("ftp://x.test/")
     assert refused.value.reason == "invalid_url"
+
+
+_BASES = ("http://a.test", "http://a.test/", "http://a.test/b/c.html",
+          "http://a.test/b/c.html?x=1/2#f/g", "http://a.test:8080/b/c;p/d;q",
+          "https://a.test/b/c/../d", "http://a.test?q/1", "http://a.test/b//c/d",
+          "http://[::1]:80/a/b")
+_HREFS = ("x", "./x", "../x", "../../../x", ".", "..", "/x", "//b.test/y", "//", "x?y=1",
+          "x#f", ";x", "http:x", "HTTP://A.TEST/x", "ftp://x", "x/../y", " x ", "x y",
+          "a:b", "\\x", "?q", "#f", "", "///x", "über", "//bad host/x")
+
+
+@pytest.mark.parametrize("base", _BASES)
+def test_links_resolved_per_directory_as_urljoin_resolves_them(base):
+    """A link is resolved once per directory of its page: the same answer, or the same
+    refusal, as urljoin against the page itself."""
+    from urllib.parse import urljoin
+
+    from crawler.urls import _canonicalize_absolute
+
+    def joined(href: str) -> str:
+        try:
+            return _canonicalize_absolute(urljoin(base, href.strip()))
+        except (InvalidURL, ValueError):
+            return "refused"
+
+    def resolved(href: str) -> str:
+        try:
+            return canonicalize(href, base=base)
+        except InvalidURL:
+            return "refused"
+
+    assert [resolved(h) for h in _HREFS] == [joined(h) for h in _HREFS]

@@ -90,6 +90,22 @@ DOC_SITES: tuple[DocSite, ...] = (
             Path("/usr/share/doc/python-werkzeug-doc/html")),
     # Vim's help files as HTML: every title is "Vim documentation: <file>".
     DocSite("vim.test", "vim-doc", Path("/usr/share/doc/vim/html")),
+    # The second sealed set (harness.relevance.SEALED_SETS): manuals of six kinds.
+    # BIND's administrator manual: a configuration reference of hundreds of options on one
+    # 1.5 MB page, and every man page on another.
+    DocSite("bind9.test", "bind9-doc", Path("/usr/share/doc/bind9-doc/arm")),
+    # The GNU Octave manual: texinfo, one page per node, and a small page per function
+    # (XREFname.html) that redirects (meta refresh) to its definition.
+    DocSite("octave.test", "octave-doc", Path("/usr/share/doc/octave/octave.html")),
+    # FFmpeg: the tools' man pages as HTML (ffmpeg-all.html repeats the others in 2.5 MB)
+    # and the C API's Doxygen pages; the root has no index.html, so it is a listing.
+    DocSite("ffmpeg.test", "ffmpeg-doc", Path("/usr/share/doc/ffmpeg"),
+            (*DEFAULT_DISALLOW, "/api/search/"), marker="manual/index.html"),
+    DocSite("rsyslog.test", "rsyslog-doc", Path("/usr/share/doc/rsyslog-doc/html")),
+    DocSite("aiohttp.test", "python-aiohttp-doc",
+            Path("/usr/share/doc/python-aiohttp-doc/html")),
+    # Exim's specification, a chapter a page; each chapter also chNN.html, a symlink.
+    DocSite("exim.test", "exim4-doc-html", Path("/usr/share/doc/exim4-doc-html/spec_html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),

@@ -108,8 +108,10 @@ class Outcome:
     an admin override that wins over it. ``fetched=False`` means no request reached the
     host (e.g. robots-disallowed): the entry is finished without a politeness delay.
     ``requeue=True`` puts the entry back at the head of its queue instead of finishing it.
-    ``ip``, when known after the fetch, regroups the host under that address for the
-    per-IP limit.
+    ``refund=True`` (with ``fetched=False``): the entry took a page of its host's budget
+    when added and was dropped unfetched (robots.txt, a trap, scope, a condemned host
+    found when leased): the host gets that page back. ``ip``, when known after the fetch,
+    regroups the host under that address for the per-IP limit.
     """
 
     status: int | None = None
@@ -121,6 +123,7 @@ class Outcome:
     fetched: bool = True
     requeue: bool = False
     ip: str | None = None
+    refund: bool = False
 
 
 @dataclass(frozen=True)
@@ -362,7 +365,9 @@ class Frontier(ABC):
 
     @abstractmethod
     def done(self, lease: Lease, outcome: Outcome) -> bool:
-        """Finish (or requeue) the leased entry and set the host's next-eligible time.
+        """Finish (or requeue) the leased entry and set the host's next-eligible time; an
+        unfetched entry finished with ``refund`` gives its host one page of budget back
+        (never below none added).
 
         Returns False when the lease was already released as expired (the report is stale
         and ignored).

@@ -288,6 +288,10 @@ class LocalFrontier(Frontier):
             if not outcome.requeue:
                 self.db.execute("DELETE FROM entries WHERE id = ?", (int(lease.entry_id),))
                 self._inc("done")
+                if outcome.refund and not outcome.fetched:
+                    self.db.execute("UPDATE hosts SET added = MAX(added - 1, 0) WHERE host = ?",
+                                    (lease.host,))
+                    self._inc("budget_refunded")
             (next_time,) = self.db.execute(
                 "SELECT next FROM hosts WHERE host = ?", (lease.host,)
             ).fetchone()

@@ -171,7 +171,8 @@ class RedisFrontier(Frontier):
         )
         return bool(self._call("done", lease.id, f"{delay:.6f}", f"{latency:.6f}", backoff,
                                "1" if outcome.requeue else "0",
-                               "1" if outcome.fetched else "0", outcome.ip or ""))
+                               "1" if outcome.fetched else "0", outcome.ip or "",
+                               "1" if outcome.refund and not outcome.fetched else "0"))
 
     def release_expired(self) -> int:
         total = 0

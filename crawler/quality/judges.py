@@ -58,8 +58,10 @@ _NOT_FOUND = re.compile(
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|em|pt)?\s*(?:;|$)|"
     r"(?:left|top|text-indent)\s*:\s*-\d{3,}px", re.I)
-_HIDDEN_ATTR = re.compile(rb"style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*"
-                          rb"hidden|font-size\s*:\s*0|-\d{3,}px)", re.I)
+_HIDDEN_ATTR_RE = (r"style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*"
+                   r"hidden|font-size\s*:\s*0|-\d{3,}px)")
+_HIDDEN_ATTR = re.compile(_HIDDEN_ATTR_RE.encode(), re.I)
+_HIDDEN_ATTR_TEXT = re.compile(_HIDDEN_ATTR_RE, re.I)
 #: Words too common to say what a page is about (title-term density ignores them).
 STOPWORDS = frozenset(
     "the of and to a in is it you that he was for on are with as i his they be at one have "
@@ -196,7 +198,7 @@ def text_overlap(a: str, b: str) -> float:
 def hidden_words(body: bytes) -> int:
     """How many words of an HTML page sit in elements hidden with CSS (display:none,
     visibility:hidden, font-size:0, positioned far off screen); cheap for pages without."""
-    if not body or not _HIDDEN_ATTR.search(body):
+    if not might_hide(body):
         return 0
     import lxml.html
 
@@ -204,10 +206,22 @@ def hidden_words(body: bytes) -> int:
         root = lxml.html.fromstring(body)
     except (ValueError, lxml.etree.ParserError):
         return 0
+    return hidden_words_in(root)
+
+
+def might_hide(markup: str | bytes) -> bool:
+    """Whether an HTML page has a style attribute that may hide text (cheap: no parse)."""
+    if not markup:
+        return False
+    pattern = _HIDDEN_ATTR if isinstance(markup, bytes) else _HIDDEN_ATTR_TEXT
+    return pattern.search(markup) is not None
+
+
+def hidden_words_in(root) -> int:
+    """``hidden_words`` of a page already parsed (lxml.html), before anything is dropped."""
     hidden = 0
-    for el in root.iter():
-        style = el.get("style") if isinstance(el.tag, str) else None
-        if style and _HIDDEN_STYLE.search(style):
+    for el in root.xpath("descendant-or-self::*[@style]"):
+        if _HIDDEN_STYLE.search(el.get("style")):
             hidden += len(_WORD.findall(el.text_content()))
     return hidden
 

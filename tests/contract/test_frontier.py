@@ -362,6 +362,27 @@ def test_copies_of_queued_pages_take_no_budget(backend):
     assert f.add([page("http://a.test/0", filter=False)])["budget"] == 1
 
 
+def test_a_page_dropped_unfetched_gives_its_budget_back(backend):
+    """A URL that took a page of its host's budget and is dropped when leased (robots.txt,
+    a trap, scope) gives it back (``Outcome.refund``): the budget counts pages fetched or
+    still to fetch. A fetch, a requeue or a drop without ``refund`` keeps it."""
+    f = backend.open()
+    assert f.add([page(f"http://a.test/{i}", budget=2) for i in range(3)])["budget"] == 1
+    (lease,) = f.next_ready(1)
+    assert f.done(lease, Outcome(fetched=False, refund=True))
+    assert f.host_state("a.test").pages_added == 1
+    assert f.add([page("http://a.test/3", budget=2)])["added"] == 1
+    assert f.add([page("http://a.test/4", budget=2)])["budget"] == 1
+    (lease,) = f.next_ready(1)
+    assert f.done(lease, Outcome(requeue=True, fetched=False, refund=True))
+    (lease,) = f.next_ready(1)
+    assert f.done(lease, Outcome(fetched=False))
+    (lease,) = f.next_ready(1)
+    assert f.done(lease, Outcome(status=200, refund=True))
+    assert f.host_state("a.test").pages_added == 2
+    assert f.stats()["budget_refunded"] == 1
+
+
 def test_seen_filter(backend):
     f = backend.open()
     assert f.add([page("http://a.test/1")])["added"] == 1

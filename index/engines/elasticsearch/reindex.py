@@ -1,6 +1,8 @@
 """Rebuilding an Elasticsearch index behind its alias: a new version, then an atomic swap.
 
-Also the alias's first index (``ensure_alias``) and the walk for ids by host.
+Also the alias's first index (``ensure_alias``), the walk for ids by host, and the steps
+every build of a new version takes, here and for tier 1 (``tiers.py``):
+``create_next_version``, ``copy_documents``, ``open_for_serving``.
 
 Searches keep answering from the old index until the swap. Writes made during the copy are
 caught up after it: the old index is then write-blocked (writes in flight are retried by
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,8 @@ from index.engines.elasticsearch.mapping import (
     serving_settings,
 )
 
-__all__ = ["AliasReindexer", "current_index", "ensure_alias", "host_ids", "version_of"]
+__all__ = ["AliasReindexer", "copy_documents", "create_next_version", "current_index",
+           "ensure_alias", "host_ids", "open_for_serving", "version_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +51,55 @@ def current_index(client: Elasticsearch, alias: str) -> str | None:
     except NotFoundError:
         return None
     return max(names, key=version_of) if names else None
+
+
+def create_next_version(client: Elasticsearch, alias: str, current: str | None,
+                        index_body: Callable[[], dict]) -> str:
+    """Create ``<alias>-v<N+1>`` after ``current`` (``-v1`` without one), set for a bulk
+    load: no replicas or refreshes and an async translog, which is faster (what a failed
+    build left under that name is deleted first). Its name."""
+    new = f"{alias}-v{(version_of(current) if current else 0) + 1}"
+    client.options(ignore_status=404).indices.delete(index=new)
+    body = index_body()
+    body["settings"].update(number_of_replicas=0, **BULK_LOAD_SETTINGS)
+    client.indices.create(index=new, wait_for_active_shards="1", **body)
+    return new
+
+
+def copy_documents(client: Elasticsearch, target: str, docs: Iterable[tuple[Document, int]],
+                   *, spool_dir: Path, stats: Stats, suggest_body_chars: int) -> int:
+    """Index ``docs`` (documents with their versions) into ``target`` through a lossless
+    bulk writer spooling under ``spool_dir``; how many."""
+    writer = BulkWriter(client, spool_dir, stats=stats)
+    rank_feature = index_has_rank_feature(client, target)
+    count = 0
+    try:
+        for doc, version in docs:
+            source = document_source(doc, rank_feature, suggest_body_chars)
+            source["indexed_at"] = version
+            writer.add(bulk_action("index", target, doc.id, version, require_alias=False),
+                       source)
+            count += 1
+    finally:
+        writer.close(timeout_s=None)
+    return count
+
+
+def open_for_serving(client: Elasticsearch, index: str, replicas: int,
+                     refresh_interval: str) -> None:
+    """Make a bulk-loaded ``index`` ready to serve: merged before the replicas are made (so
+    they copy the merged segments), then its replicas and serving settings, refreshed, and
+    green (or 60 s waited for it) when it has replicas."""
+    merge_for_serving(client, index)
+    client.indices.put_settings(
+        index=index,
+        settings={"number_of_replicas": replicas, **serving_settings(refresh_interval)},
+    )
+    client.indices.refresh(index=index)
+    if replicas:
+        client.options(ignore_status=408).cluster.health(
+            index=index, wait_for_status="green", timeout="60s"
+        )
 
 
 class AliasReindexer:
@@ -70,27 +122,10 @@ class AliasReindexer:
         """Copy ``old`` into the next version, swap the alias, delete ``old``; the new name.
         ``also(new)``, called once the new index is ready, returns more alias actions to
         publish in the same atomic ``update_aliases`` call (a tier 1 built from it)."""
-        new = f"{self.alias}-v{version_of(old) + 1}"
-        self.client.options(ignore_status=404).indices.delete(index=new)
-        body = self.index_body()
-        # Built without replicas or refreshes and with an async translog, which is faster;
-        # the serving settings are set before the swap.
-        body["settings"].update(number_of_replicas=0, **BULK_LOAD_SETTINGS)
-        self.client.indices.create(index=new, wait_for_active_shards="1", **body)
+        new = create_next_version(self.client, self.alias, old, self.index_body)
         self.client.indices.refresh(index=old)
         copied = self._copy(new, self.documents(old), progress)
-        # merged before the replicas are made, so they copy the merged segments
-        merge_for_serving(self.client, new)
-        self.client.indices.put_settings(
-            index=new,
-            settings={"number_of_replicas": self.replicas,
-                      **serving_settings(self.refresh_interval)},
-        )
-        self.client.indices.refresh(index=new)
-        if self.replicas:
-            self.client.options(ignore_status=408).cluster.health(
-                index=new, wait_for_status="green", timeout="60s"
-            )
+        open_for_serving(self.client, new, self.replicas, self.refresh_interval)
         self.client.indices.update_aliases(
             actions=[
                 {"remove": {"index": old, "alias": self.alias}},
@@ -106,23 +141,18 @@ class AliasReindexer:
         logger.info("reindex: %s -> %s (%d documents, %d caught up)", old, new, copied, caught_up)
         return new
 
-    def _copy(self, target: str, docs, progress=None) -> int:
-        """Index ``docs`` (documents with their versions) into ``target``."""
-        writer = BulkWriter(self.client, self.spool_dir / "reindex", stats=self.stats)
-        rank_feature = index_has_rank_feature(self.client, target)
-        count = 0
-        try:
-            for doc, version in docs:
-                src = document_source(doc, rank_feature, self.suggest_body_chars)
-                src["indexed_at"] = version
-                writer.add(bulk_action("index", target, doc.id, version, require_alias=False),
-                           src)
-                count += 1
+    def _copy(self, target: str, docs: Iterable[tuple[Document, int]],
+              progress: Callable[[int], Any] | None = None) -> int:
+        """Index ``docs`` (documents with their versions) into ``target``; ``progress(n)``
+        every 10,000 documents."""
+        def counted() -> Iterator[tuple[Document, int]]:
+            for count, item in enumerate(docs, 1):
+                yield item
                 if progress is not None and count % 10_000 == 0:
                     progress(count)
-        finally:
-            writer.close(timeout_s=None)
-        return count
+
+        return copy_documents(self.client, target, counted(), spool_dir=self.spool_dir / "reindex",
+                              stats=self.stats, suggest_body_chars=self.suggest_body_chars)
 
     def _scan(self, index: str, source: list[str] | bool, query: dict | None = None,
               batch: int = 1000) -> Iterator[dict]:

@@ -36,16 +36,15 @@ from elasticsearch import Elasticsearch
 
 from index.base import Document
 from index.engines.elasticsearch.bulk import BulkWriter, Stats
-from index.engines.elasticsearch.mapping import (
-    BULK_LOAD_SETTINGS,
-    bulk_action,
-    document_source,
-    index_has_rank_feature,
-    merge_for_serving,
-    serving_settings,
-)
+from index.engines.elasticsearch.mapping import bulk_action
 from index.engines.elasticsearch.paging import Pager
-from index.engines.elasticsearch.reindex import AliasReindexer, current_index, version_of
+from index.engines.elasticsearch.reindex import (
+    AliasReindexer,
+    copy_documents,
+    create_next_version,
+    current_index,
+    open_for_serving,
+)
 
 if TYPE_CHECKING:
     from index.engines.elasticsearch.options import ElasticsearchOptions
@@ -176,26 +175,14 @@ class Tier1:
         index, ready to serve; returns its name and the alias actions that publish it
         (to be sent in one ``update_aliases`` call, maybe with others)."""
         old = current_index(self.client, self.alias)
-        new = f"{self.alias}-v{(version_of(old) if old else 0) + 1}"
-        self.client.options(ignore_status=404).indices.delete(index=new)
-        body = self.index_body()
-        body["settings"].update(number_of_replicas=0, **BULK_LOAD_SETTINGS)
-        self.client.indices.create(index=new, wait_for_active_shards="1", **body)
+        new = create_next_version(self.client, self.alias, old, self.index_body)
         self.client.indices.refresh(index=source)
         total = self.client.count(index=source)["count"]
         wanted = math.ceil(total * self.share) if total else 0
         floor = self._copy(new, self._best(source, wanted))
         self.client.indices.put_mapping(index=new, meta={"tier1_min_rank": floor,
                                                           "tier1_share": self.share})
-        merge_for_serving(self.client, new)  # before the replicas copy its segments
-        replicas = self.replicas()
-        self.client.indices.put_settings(
-            index=new, settings={"number_of_replicas": replicas,
-                                 **serving_settings(self.refresh_interval)})
-        self.client.indices.refresh(index=new)
-        if replicas:
-            self.client.options(ignore_status=408).cluster.health(
-                index=new, wait_for_status="green", timeout="60s")
+        open_for_serving(self.client, new, self.replicas(), self.refresh_interval)
         actions = [{"add": {"index": new, "alias": self.alias, "is_write_index": True}}]
         if old is not None:
             actions.insert(0, {"remove": {"index": old, "alias": self.alias}})
@@ -262,16 +249,14 @@ class Tier1:
     def _copy(self, target: str, docs: Iterator[tuple[Document, int]]) -> float | None:
         """Index ``docs`` (best first) into ``target``; the lowest static rank copied
         (``None``: nothing was)."""
-        writer = BulkWriter(self.client, self.spool_dir / "tier1", stats=self.bulk_stats)
-        rank_feature = index_has_rank_feature(self.client, target)
         floor = math.inf
-        try:
+
+        def ranked() -> Iterator[tuple[Document, int]]:
+            nonlocal floor
             for doc, version in docs:
-                source = document_source(doc, rank_feature, self.suggest_body_chars)
-                source["indexed_at"] = version
-                writer.add(bulk_action("index", target, doc.id, version,
-                                       require_alias=False), source)
                 floor = min(floor, float(doc.pagerank))
-        finally:
-            writer.close(timeout_s=None)
+                yield doc, version
+
+        copy_documents(self.client, target, ranked(), spool_dir=self.spool_dir / "tier1",
+                       stats=self.bulk_stats, suggest_body_chars=self.suggest_body_chars)
         return None if floor == math.inf else floor
