@@ -7,12 +7,19 @@ rank with the sentence embeddings of ``index.semantic`` over its top ``--depth``
 page scores by its best section: title, heading and first ``WINDOW_WORDS`` words of each,
 at most ``--max-sections`` a page). No weight is fitted: every site is held out.
 
-Also measures the cost: sections embedded a second and a query's encoding time (p50, p95).
-The last line is one JSON object. ``--quick`` checks that the run works, in seconds: one
-site, its first ``QUICK_PAGES`` pages, ``QUICK_QUERIES`` queries, ``QUICK_SECTIONS`` sections
-a page, in a fresh directory unless ``--cache`` names one; its figures mean nothing.
+Also measures the cost: sections embedded a second and a query's encoding time (p50, p95),
+and, through the embedded engine with semantic matching on (``SEARCH_SEMANTIC``, at most
+``--engine-sections`` windows a page) beside the same engine with it off, in the same run:
+the index's build time (``engine_index_s``, ``baseline_engine_index_s`` and their ratio)
+and the judged queries' latency (``engine_query_ms_p50`` / ``_p95``, each query run on
+both indexes in turn, which first alternating; ``baseline_engine_query_ms_*``), with the
+load average over the run. The last line is one JSON object. ``--quick`` checks that the
+run works, in seconds: one site, its first ``QUICK_PAGES`` pages, ``QUICK_QUERIES``
+queries, ``QUICK_SECTIONS`` sections a page, in a fresh directory unless ``--cache`` names
+one; its figures mean nothing.
 
     python -m bench.semantic [--quick] [--sites a.test,b.test] [--cache DIR]
+                             [--engine-sections N]
 """
 
 from __future__ import annotations
@@ -42,8 +49,8 @@ from harness.relevance import (
     read_pages,
     refuse_sealed,
 )
-from harness.rounds import log
-from index.semantic import Encoder, reciprocal_rank_fusion, section_text
+from harness.rounds import LoadSampler, log, ratio
+from index.semantic import Encoder, SemanticOptions, reciprocal_rank_fusion, section_text
 
 #: Pages of each ranking re-ranked by fusion.
 DEPTH = 30
@@ -111,12 +118,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=DEPTH)
     parser.add_argument("--max-sections", type=int, default=MAX_SECTIONS)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--engine-sections", type=int, default=None,
+                        help="windows a page the engine embeds (default the setting's, "
+                             "SEARCH_SEMANTIC_SECTIONS)")
     parser.add_argument("--quick", action="store_true",
                         help=f"a seconds-long check: {QUICK_SITE}, {QUICK_PAGES} pages, "
                              f"{QUICK_QUERIES} queries, {QUICK_SECTIONS} sections a page")
     args = parser.parse_args(argv)
     if args.quick:
         args.sites, args.max_sections = QUICK_SITE, QUICK_SECTIONS
+        args.engine_sections = QUICK_SECTIONS
     sites = [h.strip() for h in args.sites.split(",") if h.strip()]
     refuse_sealed(sites, "a semantic-matching run")
     with tempfile.TemporaryDirectory(prefix="bench-semantic-") as scratch:
@@ -130,6 +141,8 @@ def run(args: argparse.Namespace, sites: list[str]) -> int:
     judged = load_queries(hosts=sites)
     if args.quick:
         judged = judged[:QUICK_QUERIES]
+    with LoadSampler() as load:
+        cost = engine_cost(args.cache, pages, [j.query for j in judged], args.engine_sections)
     backend = build_index(args.cache / "index", documents(pages, args.cache / "links.sqlite"))
     log(f"{len(pages)} pages, {len(judged)} judged queries")
     started = time.perf_counter()
@@ -176,11 +189,48 @@ def run(args: argparse.Namespace, sites: list[str]) -> int:
         "model_load_s": round(load_s, 2),
         "depth": args.depth,
         "max_sections": args.max_sections,
+        **cost,
+        "load_avg": load.summary(),
     }
     for cls, row in result["per_class"].items():
         log(f"class {cls:14} {row}")
     print(json.dumps(result))
     return 0
+
+
+def engine_cost(cache: Path, pages: list[dict], queries: list[str],
+                sections: int | None) -> dict:
+    """Semantic matching's cost through the embedded engine, beside the same engine without
+    it: the build time of each index (the model loaded beforehand) and each query's time on
+    both, the two run in turn, which first alternating from query to query."""
+    options = SemanticOptions.of(True, sections)
+    options.match()  # the model loaded, not timed
+    backends, index_s = {}, {}
+    for on in (False, True):
+        started = time.perf_counter()
+        docs = documents(pages, cache / "links.sqlite")
+        backends[on] = build_index(cache / f"index-cost-{int(on)}", docs, semantic=on,
+                                   semantic_sections=options.sections)
+        index_s[on] = time.perf_counter() - started
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for n, query in enumerate(queries):
+        for on in (bool(n % 2), not n % 2):
+            started = time.perf_counter()
+            backends[on].search(query)
+            times[on].append((time.perf_counter() - started) * 1000)
+    for backend in backends.values():
+        backend.close()
+    figures = {}
+    for on, prefix in ((True, ""), (False, "baseline_")):
+        ms = sorted(times[on])
+        figures[f"{prefix}engine_index_s"] = round(index_s[on], 2)
+        figures[f"{prefix}engine_query_ms_p50"] = round(ms[len(ms) // 2], 1)
+        figures[f"{prefix}engine_query_ms_p95"] = round(ms[int(len(ms) * 0.95)], 1)
+    figures["engine_index_ratio"] = ratio(index_s[True], index_s[False])
+    figures["engine_query_p95_ratio"] = ratio(figures["engine_query_ms_p95"],
+                                              figures["baseline_engine_query_ms_p95"])
+    figures["engine_sections"] = options.sections
+    return figures
 
 
 def _rr(scores: Scores, query: str) -> float:

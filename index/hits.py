@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TypeVar
 
 from index import sections as page_sections
@@ -11,16 +12,31 @@ from index.base import Hit
 from index.query import Query
 from index.snippets import SCAN_CHARS, SnippetSource, build_snippet, located_snippet
 
-__all__ = ["HIT_FIELDS", "VECTORS_FIELD", "collapse", "group_languages", "make_hit", "snippet_for",
-           "snippet_text"]
+__all__ = ["HIT_FIELDS", "PENDING", "VECTORS_FIELD", "Pending", "collapse", "group_languages",
+           "make_hit", "snippet_for", "snippet_text"]
 
 #: The stored fields a hit shows (its WARC file for the cached-copy link); an engine may
 #: store just these (and the snippet text) for its hits.
 HIT_FIELDS = ("id", "url", "host", "title", "cluster_id", "pagerank", "warc_file")
 #: What the search plan's semantic step reads of a hit besides (``index.semantic``).
 VECTORS_FIELD = "vectors"
+#: The key of ``Results.extra`` under which an engine hands the plan its ranked results as
+#: :class:`Pending` ones (``SearchPlan.take``), their hits not made yet.
+PENDING = "pending"
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A ranked result whose hit is not made yet: its id, the section vectors stored with
+    it (``""``: none) and how to make its hit. The snippet and sections are most of what a
+    hit costs, so a plan that re-orders more results than it shows makes only the hits it
+    shows."""
+
+    id: str
+    vectors: str
+    make: Callable[[], Hit]
 
 
 def snippet_text(doc: Mapping) -> str:

@@ -41,11 +41,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from index.hits import PENDING, Pending
 from index.query import Node, Query, literal_reading, looks_pasted
 from index.signals import RankContext
 
 if TYPE_CHECKING:
-    from index.base import Results
+    from index.base import Hit, Results
     from index.semantic import SectionMatch
     from index.signals import Ranker
 
@@ -135,25 +136,37 @@ class SearchPlan:
 
     @property
     def reads_vectors(self) -> bool:
-        """Whether the engine hands the plan its hits' stored section vectors (in
-        ``Results.extra["vectors"]``, by hit id)."""
+        """Whether the plan re-orders the engine's results by their stored section vectors
+        (the engine hands them over with :meth:`take`)."""
         return self.sections is not None
+
+    def take(self, results: Results, hit_id: str, vectors: str,
+             make: Callable[[], Hit]) -> None:
+        """Add the engine's next ranked result to ``results``: its hit made now, or, when
+        the plan re-orders results by their sections, as a :class:`~index.hits.Pending`
+        one whose hit is made only if it is shown."""
+        if self.reads_vectors:
+            results.extra.setdefault(PENDING, []).append(Pending(hit_id, vectors, make))
+        else:
+            results.hits.append(make())
 
     def execute(self, run: Callable[[SearchPlan, int, int], Results], page: int = 1,
                 size: int = 10) -> Results:
         """Page ``page`` of ``size`` results, run with an engine's ``run(plan, page, size)``
         (one reading's results): the operator reading, then the literal one when it finds
         too few and the words find more; then, with semantic matching, the first results
-        fused with their best sections' order."""
+        fused with their best sections' order, the hits of the page asked for made from
+        that order."""
         match = self.sections
         if match is None or page * size > match.depth or not self.query.words():
             results = self._read(run, page, size)
-            results.extra.pop("vectors", None)
+            results.hits += [p.make() for p in results.extra.pop(PENDING, ())]
             return results
         results = self._read(run, 1, match.depth)
-        stored = results.extra.pop("vectors", {})
+        pending = results.extra.pop(PENDING, [])
         offset = (page - 1) * size
-        results.hits = match.rerank(results.hits, stored, results.query)[offset:offset + size]
+        results.hits = [p.make() for p in
+                        match.rerank(pending, results.query)[offset:offset + size]]
         results.page, results.size = page, size
         if results.total >= size:  # the engine offered one for fewer than ``depth``
             results.suggestion = None

@@ -66,9 +66,37 @@ def test_vectors_pack_to_int8_and_back():
 
 
 def test_pages_without_vectors_keep_the_engines_order(encoder):
-    from index.base import Hit
+    from index.hits import Pending
 
     match = semantic.SectionMatch(encoder, sections=4, depth=30)
-    hits = [Hit(id=i, url=f"http://a.test/{i}", title=i, snippet="", score=1.0) for i in "abc"]
-    assert match.rerank(hits, {}, "anything") == hits
-    assert match.rerank(hits, {"a": "", "b": ""}, "anything") == hits
+    ranked = [Pending(i, "", lambda: None) for i in "abc"]
+    assert match.rerank(ranked, "anything") == ranked
+
+
+def test_the_plan_makes_only_the_hits_it_shows(encoder):
+    from index.base import Hit, Results
+    from index.plan import SearchPlan, Thresholds
+    from index.query import parse
+    from index.signals import Ranker
+
+    match = semantic.SectionMatch(encoder, sections=4, depth=30)
+    texts = ["Bread baking at home", "The legend of a plot is its key", "Tax forms"]
+    stored = {str(i): semantic.pack(encoder.encode([t])) for i, t in enumerate(texts)}
+    made = []
+
+    def make(i: str) -> Hit:
+        made.append(i)
+        return Hit(id=i, url=f"http://a.test/{i}", title=i, snippet="", score=1.0)
+
+    def run(plan, page, size):
+        assert (page, size) == (1, 30)
+        results = Results(query="legend key", hits=[], total=3, page=page, size=size)
+        for i in stored:
+            plan.take(results, i, stored[i], lambda i=i: make(i))
+        return results
+
+    plan = SearchPlan.of(parse("plot legend"), Thresholds(), Ranker.for_engine("embedded"),
+                         sections=match)
+    results = plan.execute(run, page=1, size=1)
+    assert [h.id for h in results.hits] == made == ["1"]
+    assert "pending" not in results.extra and results.total == 3

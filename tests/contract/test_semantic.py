@@ -61,7 +61,7 @@ def test_the_page_whose_section_answers_moves_up(engines):
     closest = ["http://p.test/keys", "http://p.test/myth", "http://p.test/ship"]
     assert semantic == reciprocal_rank_fusion([plain, closest])
     assert semantic.index("http://p.test/keys") < plain.index("http://p.test/keys")
-    assert "vectors" not in engines[True].search(QUESTION).extra
+    assert "pending" not in engines[True].search(QUESTION).extra
 
 
 def test_pages_of_the_fused_order_follow_each_other(engines):

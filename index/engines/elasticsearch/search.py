@@ -14,6 +14,7 @@ results (:mod:`index.engines.elasticsearch.tiers`).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -172,16 +173,14 @@ class EsSearch:
         if aggs:
             results.facets = _facets(response.get("aggregations", {}))
         explained = self._explain(plan, [h for h, *_ in found], relaxed, idf) if explain else {}
-        vectors = results.extra.setdefault("vectors", {}) if plan.reads_vectors else None
         for hit, similar, languages in found:
             source = hit["_source"]
-            if vectors is not None:
-                vectors[hit["_id"]] = source["doc"].get(VECTORS_FIELD, "")
-            results.hits.append(make_hit(source["doc"], hit["_score"] or 0.0, similar,
-                                         parsed, self.options.snippet_chars,
-                                         explained.get(hit["_id"]),
-                                         text=source.get("snippet", ""), languages=languages,
-                                         sections=source.get("sections", "")))
+            plan.take(results, hit["_id"], source["doc"].get(VECTORS_FIELD, ""),
+                      functools.partial(make_hit, source["doc"], hit["_score"] or 0.0,
+                                        similar, parsed, self.options.snippet_chars,
+                                        explained.get(hit["_id"]),
+                                        text=source.get("snippet", ""), languages=languages,
+                                        sections=source.get("sections", "")))
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
 

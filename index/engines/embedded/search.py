@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import tantivy
@@ -121,13 +122,10 @@ class TantivySearch:
             shown, snippet = stored_hit(searcher, candidate.ref)
             why = ranker.explain(candidate, context) if explain else None
             others = languages[group(candidate)] - {candidate.get("lang")}
-            results.hits.append(make_hit(shown, candidate.score, similar, parsed,
-                                         o.snippet_chars, why, text=snippet,
-                                         languages=len(others),
-                                         sections=shown.get("sections", "")))
-            if plan.reads_vectors:
-                results.extra.setdefault("vectors", {})[results.hits[-1].id] = shown.get(
-                    VECTORS_FIELD, "")
+            plan.take(results, shown["id"], shown.get(VECTORS_FIELD, ""),
+                      partial(make_hit, shown, candidate.score, similar, parsed,
+                              o.snippet_chars, why, text=snippet, languages=len(others),
+                              sections=shown.get("sections", "")))
         if page == 1 and results.total < size:
             results.suggestion = self.suggest(parsed)
         if facets:
