@@ -1,8 +1,10 @@
-"""Every script of scripts/ answers ``--help`` with what it does, and does nothing else: a
-newcomer's first ``bash scripts/test.sh --help`` must not start the whole suite."""
+"""Every script of scripts/ (and ``python -m harness.with_postgres``, which scripts/test.sh
+runs) answers ``--help`` with what it does, and does nothing else: a newcomer's first
+``bash scripts/test.sh --help`` must not start the whole suite."""
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,10 @@ def test_help_prints_the_opening_comment_and_runs_nothing(script: Path):
 def test_forwarding_scripts_say_so():
     for name in FORWARDING:
         assert "(`--help` for them)" in (ROOT / "scripts" / name).read_text(encoding="utf-8")
+
+
+def test_with_postgres_help_starts_no_server():
+    done = subprocess.run([sys.executable, "-m", "harness.with_postgres", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and "TEST_DATABASE_URL" in done.stdout
+    assert "private PostgreSQL on" not in done.stderr
