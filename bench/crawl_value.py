@@ -31,15 +31,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 import testweb
-from harness import ROOT, log
-from harness.crawlrun import crawl_command, crawl_env, final_stats, migrate
+from harness import log
+from harness.crawlrun import final_stats, migrate, run_crawl
 from harness.politeness import crawl_delays, politeness_violations
 
 TRAP_HOSTS = ("events.test", "calendar.test", "sessions.test")
@@ -66,9 +65,8 @@ def crawl(kind: str, web, seeds: list[str], workdir: Path, concurrency: int,
     }
     before = len(web.read_log())
     started = time.monotonic()
-    proc = subprocess.run(crawl_command(seeds, settings, {"allowed_hosts": "*.test"}),
-                          cwd=ROOT, env=crawl_env(data_dir), capture_output=True, text=True,
-                          timeout=timeout + 120)
+    proc = run_crawl(data_dir, seeds, settings, {"allowed_hosts": "*.test"},
+                     timeout=timeout + 120)
     if proc.returncode != 0:
         raise SystemExit(f"{kind} crawl failed:\n{proc.stderr[-3000:]}")
     time.sleep(0.5)  # the server flushes its log every 0.2 s

@@ -53,21 +53,11 @@ from harness.relevance import (
     load_queries,
     open_sites,
     read_pages,
+    site_folds,
 )
 from harness.services import configured_or_private_elasticsearch
 from index.engines.embedded.backend import EmbeddedBackend
 from testweb.docsites import available_doc_sites
-
-
-def site_of(judged: Judgement) -> str:
-    """The site a judged query belongs to: its best page's host."""
-    return judged.best.split("/", 1)[0]
-
-
-def folds_of(sites: Sequence[str], k: int) -> list[list[str]]:
-    """``k`` groups of sites (round robin over the sorted names)."""
-    ordered = sorted(sites)
-    return [ordered[i::k] for i in range(k) if ordered[i::k]]
 
 
 def heldout(features: FeatureSet, judged: Sequence[Judgement], folds: list[list[str]],
@@ -80,7 +70,7 @@ def heldout(features: FeatureSet, judged: Sequence[Judgement], folds: list[list[
     for test in folds:
         train = [s for f in folds if f is not test for s in f]
         result = fit(features.only(train), passes=passes)
-        scored = [j for j in judged if site_of(j) in test]
+        scored = [j for j in judged if j.site in test]
         fitted = evaluate(searcher(result.weights), scored, copies)
         hand = evaluate(hand_search, scored, copies)
         fitted_scores.ranks.update(fitted.ranks)
@@ -97,8 +87,8 @@ def heldout(features: FeatureSet, judged: Sequence[Judgement], folds: list[list[
 def per_site(judged: Sequence[Judgement], **scores: Scores) -> dict[str, dict]:
     """MRR@10 of each named score set per site."""
     out: dict[str, dict] = {}
-    for site in sorted({site_of(j) for j in judged}):
-        queries = {j.query for j in judged if site_of(j) == site}
+    for site in sorted({j.site for j in judged}):
+        queries = {j.query for j in judged if j.site == site}
         out[site] = {"queries": len(queries)}
         for name, s in scores.items():
             out[site][name] = round(Scores({q: r for q, r in s.ranks.items()
@@ -208,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     judged_text = {" ".join(j.query.lower().split()) for j in judged}
     training = [q for q in training if q.query not in judged_text]
     log(f"{len(training)} training queries")
-    folds = folds_of(sites, min(args.folds, len(sites)))
+    folds = site_folds(sites, args.folds)
     started = time.monotonic()
     hand = backend.ranker.weights
     features = collect(EmbeddedBackend(index_path, rank_weights=awake(hand)), training,

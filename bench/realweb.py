@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import tempfile
 import time
 from collections import Counter, defaultdict, deque
@@ -56,8 +55,8 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import testweb
-from harness import ROOT, log
-from harness.crawlrun import crawl_command, crawl_env, final_stats, migrate
+from harness import log
+from harness.crawlrun import final_stats, migrate, run_crawl
 from harness.politeness import (
     HTML,
     crawl_delays,
@@ -139,9 +138,8 @@ def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) ->
     seeds = [web.home_url(h) for h in hosts]
     before = len(web.read_log())
     started, cpu_before = time.monotonic(), _children_cpu()
-    proc = subprocess.run(crawl_command(seeds, settings, {"allowed_hosts": ",".join(hosts)}),
-                          cwd=ROOT, env=crawl_env(data_dir), capture_output=True, text=True,
-                          timeout=timeout + 180)
+    proc = run_crawl(data_dir, seeds, settings, {"allowed_hosts": ",".join(hosts)},
+                     timeout=timeout + 180)
     wall, cpu = time.monotonic() - started, _children_cpu() - cpu_before
     if proc.returncode != 0:
         raise SystemExit(f"crawl failed:\n{proc.stderr[-3000:]}")

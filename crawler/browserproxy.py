@@ -31,7 +31,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
-from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused
+from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused, is_ip_literal
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class BrowserProxy:
 
     async def address_for(self, host: str) -> str:
         """The address to connect to for ``host``; raises ``SSRFRefused``."""
-        ip = host if _is_literal(host) else await self.resolve(host)
+        ip = host if is_ip_literal(host) else await self.resolve(host)
         reason = self.policy.refusal(ip)  # the resolver checks names too, with this policy
         if reason is not None:
             raise self.refusals.refused(host, ip, reason)
@@ -201,16 +201,6 @@ class BrowserProxy:
         if self.stats is not None:
             for key in ("ssrf/refused", f"ssrf/refused/{reason}", "render/ssrf_refused"):
                 self.stats.inc_value(key)
-
-
-def _is_literal(host: str) -> bool:
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
 
 
 def _parse_head(head: bytes) -> tuple[str, str, str, list[tuple[str, str]]]:

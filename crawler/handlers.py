@@ -23,8 +23,6 @@ download and the frontier's lease ends at once.
 
 from __future__ import annotations
 
-import ipaddress
-
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -32,15 +30,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler.options import enabled, setting
-from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
+from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused, is_ip_literal
 
 
 class GuardedDownloadHandler:
@@ -84,7 +74,7 @@ class GuardedDownloadHandler:
     async def _check_host(self, host: str, lookup_errors: bool = False) -> None:
         """Raise ``SSRFRefused`` if ``host`` (a name or literal) is not allowed; a name that
         does not resolve passes unless ``lookup_errors`` (the download reports it)."""
-        if _is_ip(host):
+        if is_ip_literal(host):
             self._check(host, host)
         elif self.resolve is not None:
             try:

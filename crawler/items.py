@@ -1,4 +1,5 @@
-"""What the spider yields for each fetched page; pipelines enrich and consume it."""
+"""What the spider yields for each fetched page, which pipelines enrich and consume, and the
+page fields the index's ``Document`` shares with it (``PageSummary``, ``PageRecord``)."""
 
 from __future__ import annotations
 

@@ -50,6 +50,15 @@ def address_class(ip: IPAddress) -> str | None:
     return None
 
 
+def is_ip_literal(host: str) -> bool:
+    """Whether ``host`` is an IP address (IPv6 with or without brackets), not a name."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
 class AddressPolicy:
     """Decides whether the crawler may connect to an address.
 

@@ -19,6 +19,12 @@ SEED = 20261129
 FETCHED_AT = 1_760_000_000.0
 
 
+def document(url: str, title: str = "", body: str = "", **fields) -> Document:
+    """A document for ``url`` with its id and host derived from it (the tests' own pages)."""
+    host = url.split("://", 1)[1].split("/", 1)[0]
+    return Document(id=doc_id_for(url), url=url, host=host, title=title, body=body, **fields)
+
+
 def title_for(rng: random.Random) -> str:
     """A page title: the first draws of the page's generator."""
     return text.title_case(text.words(rng, text.between(rng, 3, 7)))

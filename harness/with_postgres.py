@@ -20,9 +20,9 @@ from harness.services import PostgresProcess, postgres_installed
 
 def main(argv: list[str]) -> int:
     """Start the server, run ``argv`` with ``TEST_DATABASE_URL`` set, delete the server."""
-    if not argv:
-        print(__doc__, file=sys.stderr)
-        return 2
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__, file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
     if not postgres_installed():
         log("PostgreSQL is not installed: run scripts/install-services.sh")
         return 1

@@ -5,6 +5,8 @@
 #   bash scripts/demo.sh            (state under ./data; DATA_DIR=... to keep runs apart)
 # TESTWEB_PORT and WEB_ADDR (default 8471 and 127.0.0.1:8000) move the two servers.
 set -euo pipefail
+# -h, --help: the comment above.
+case "${1:-}" in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 # The documentation packages served (testweb/docsites.py names their hosts) and crawled.

@@ -14,6 +14,8 @@
 # of the same version is kept. Settings (environment): ES_VERSION, ES_USER, SERVICES_DIR,
 # ES_JAVA_HOME.
 set -euo pipefail
+# -h, --help: the comment above.
+case "${1:-}" in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SERVICES_DIR="${SERVICES_DIR:-$REPO/.services}"

@@ -22,6 +22,8 @@
 # scripts/backup.sh writes snapshots),
 # ES_USER [elasticsearch], ES_JAVA_HOME [/usr/lib/jvm/temurin-25-jdk-amd64], SERVICES_WAIT_S [180].
 set -euo pipefail
+# -h, --help: the comment above.
+case "${1:-}" in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SERVICES_DIR="${SERVICES_DIR:-$REPO/.services}"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv and install the pinned requirements. Usage: scripts/setup.sh [--dev]
 set -euo pipefail
+# -h, --help: the comment above.
+case "${1:-}" in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 python=""

@@ -32,6 +32,8 @@
 # (SERVICES_RUN_DIR [$STACK_DIR/run], REDIS_PORT, PG_PORT, ES2_PORTS, ES2_TRANSPORT_PORTS,
 # ES_HEAP, ES_HOME...).
 set -euo pipefail
+# -h, --help: the comment above.
+case "${1:-}" in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STACK_DIR="${STACK_DIR:-$REPO/.services/stack}"

@@ -5,6 +5,8 @@
 # PostgreSQL (the first pass runs them on SQLite); given test paths, only the first pass runs.
 #   bash scripts/test.sh [pytest args]
 set -euo pipefail
+# -h, --help: the comment above.
+case "${1:-}" in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 # The services run as system users (elasticsearch, postgres); a checkout they cannot reach

@@ -106,6 +106,22 @@ def test_the_code_points_at_docs_that_exist():
     assert broken == {}
 
 
+def test_every_code_block_is_closed():
+    """An odd number of ``` fences turns the rest of a page into one code block."""
+    unclosed = [page.name for page in PAGES if page.exists()
+                and sum(line.startswith("```") for line in
+                        page.read_text(encoding="utf-8").splitlines()) % 2]
+    assert unclosed == []
+
+
+def test_the_readme_names_every_benchmark():
+    """Each module of bench/ (what tests/test_bench_quick.py runs) has its line in README."""
+    from tests.test_bench_quick import benchmarks
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert [name for name in benchmarks() if f"python -m bench.{name} " not in readme] == []
+
+
 CONFLICT_MARKER = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
 
 

@@ -7,8 +7,7 @@ import uuid
 
 import pytest
 
-from crawler.urls import doc_id_for
-from index.base import Document
+from harness.documents import document as doc
 from index.engines.elasticsearch.backend import (
     ElasticsearchBackend,
     ElasticsearchOptions,
@@ -20,11 +19,6 @@ from index.query import parse
 
 pytest_plugins = ["tests.fixtures_es"]
 pytestmark = pytest.mark.services
-
-
-def doc(url: str, title: str = "", body: str = "", **fields) -> Document:
-    host = url.split("://", 1)[1].split("/", 1)[0]
-    return Document(id=doc_id_for(url), url=url, host=host, title=title, body=body, **fields)
 
 
 @pytest.fixture(scope="module")

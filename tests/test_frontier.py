@@ -281,6 +281,24 @@ def test_a_url_refused_when_leased_gives_its_page_of_budget_back(sched):
     assert sched.frontier.host_state("small.test").pages_added == 2
 
 
+def test_a_url_dropped_when_leased_does_not_hold_its_host_up():
+    """A host whose next URLs are dropped when leased (a robots.txt refusal here; stale
+    copies of re-pushed URLs in a value-ordered crawl) gets its next fetchable URL at once,
+    in the same call, not a poll interval or a tick later per dropped URL."""
+    frontier = LocalFrontier(None, **options(
+        bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
+    s = scheduler(frontier, robots=RobotsPolicy.from_settings(AGENT, frontier),
+                  stats=Stats(), buffer_size=6, poll_interval=60)
+    s.spider = Spider()
+    frontier.robots_set("a.test", 200, b"User-agent: *\nDisallow: /private/\n",
+                        time.time() + 100)
+    for path in ("/private/1", "/private/2", "/private/3", "/page"):
+        s.enqueue_request(scrapy.Request(f"http://a.test{path}", callback=s.spider.parse))
+    assert s.next_request().url == "http://a.test/page"
+    assert s.stats["robots/disallowed"] == 3
+    frontier.close()
+
+
 def test_robots_5xx_disallows_all(sched):
     sched.enqueue_request(scrapy.Request("http://down.test/x", callback=sched.spider.parse))
     robots = sched.next_request()

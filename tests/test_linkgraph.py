@@ -15,7 +15,9 @@ A, B, C = "http://a.test/", "http://b.test/", "http://c.test/x"
 a, b, c = doc_id_for(A), doc_id_for(B), doc_id_for(C)
 
 
-def _fill(store: LinkStore) -> None:
+def _fill(store: LinkStore, other: LinkStore | None = None) -> None:
+    """a -> b, c (twice), itself and a nofollow d; b -> c, a; c -> its own page. ``other``
+    (another worker's store) adds b's links."""
     store.add(
         a,
         "a.test",
@@ -27,7 +29,7 @@ def _fill(store: LinkStore) -> None:
             Link("http://d.test/", "ad", nofollow=True),
         ],
     )
-    store.add(b, "b.test", [Link(C, "see c"), Link(A, "")])
+    (other or store).add(b, "b.test", [Link(C, "see c"), Link(A, "")])
     store.add(c, "c.test", [Link("http://c.test/y", "next")])
 
 
@@ -74,19 +76,7 @@ def test_shared_files_from_two_workers_merge_for_readers(tmp_path):
     shared = tmp_path / "shared"
     w1 = SharedFileLinkStore(shared, worker="w1", batch_size=1)
     w2 = SharedFileLinkStore(shared, worker="w2", batch_size=1)
-    w1.add(
-        a,
-        "a.test",
-        [
-            Link(B, "Bee site"),
-            Link(C, "see c"),
-            Link(A, "home"),
-            Link(C, "c again"),
-            Link("http://d.test/", "ad", nofollow=True),
-        ],
-    )
-    w2.add(b, "b.test", [Link(C, "see c"), Link(A, "")])
-    w1.add(c, "c.test", [Link("http://c.test/y", "next")])
+    _fill(w1, w2)
     assert sorted(p.name for p in shared.iterdir()) == ["links-w1.jsonl", "links-w2.jsonl"]
     reader = SharedFileLinkStore(shared, worker="batch", merged_path=tmp_path / "merged.sqlite")
     _check(reader)

@@ -26,15 +26,14 @@ from testweb.web import (
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line; every option is documented in ``--help``."""
+    special = ", ".join(sorted(TestWeb(hosts=1, port=0).special_hosts()))
     parser = argparse.ArgumentParser(
         prog="python -m testweb",
         description="Serve a deterministic multi-host test web (hosts site0.test .. "
-        "site{N-1}.test and the adversarial hosts calendar.test, sessions.test, "
-        "redirects.test, slow.test, dead.test, blackhole.test, giant.test, bomb.test, "
-        "binary.test, broken.test, charset.test, js.test, hostile.test, robots500.test, "
-        "robotsjunk.test, meta.test, sitemaps.test, escape.test, bigrobots.test, the changing "
-        "hosts fresh0.test .., clock.test, and with --mirror-articles the near-copy hosts "
-        "news{i}.test and mirror{m}.news{i}.test, chosen by the Host header). All hosts "
+        f"site{{N-1}}.test, the special hosts {special} (docs/testweb.md), the changing "
+        "hosts fresh0.test .., clock.test, with --mirror-articles the near-copy hosts "
+        "news{i}.test and mirror{m}.news{i}.test, and with --real-docs the documentation "
+        "sites; chosen by the Host header). All hosts "
         "resolve to 127.0.0.1 except dead.test (127.0.0.2, nothing listens) and "
         "blackhole.test (127.0.0.3, same port, accepts and never answers); both need the "
         "default --bind 127.0.0.1. Prints 'testweb listening on http://BIND:PORT (N hosts)' "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.urls import doc_id_for
+from harness.documents import document as doc
 from index.base import Document
 from index.engines.embedded.backend import EmbeddedBackend
 from tests.fixtures_es import es_url  # noqa: F401  (the fixture, for the Elasticsearch param)
@@ -69,14 +69,6 @@ def backend(request):
     backend = _open(request, request.param)
     yield backend
     backend.close()
-
-
-def doc(url: str, title: str = "", body: str = "", **fields) -> Document:
-    """A document for ``url`` with its id and host derived the way the crawler does."""
-    host = url.split("://", 1)[1].split("/", 1)[0]
-    return Document(
-        id=doc_id_for(url), url=url, host=host, title=title, body=body, **fields
-    )
 
 
 CORPUS = {

@@ -1,25 +1,21 @@
-"""The Elasticsearch engine's options: one dataclass, its values from the ``ES_*`` settings.
-
-Every setting's default is in ``crawler/settings.py``;
-:meth:`ElasticsearchOptions.from_settings` reads the given settings (Scrapy or Django
-settings, a mapping, or None for the defaults) and keyword overrides win. The backend holds
-one instance and hands it to the helpers that need it, so a value changed on it is used by
-the next search.
-"""
+"""The Elasticsearch engine's options: one dataclass, its values from the ``ES_*`` settings
+and the shared ``SEARCH_*`` ones (``index.options.SearchOptions``: their fields and
+``from_settings``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from crawler.options import Option, setting
-from index.fields import DEFAULT_COMPOUND_FIELDS, FieldWeights
+from crawler.options import Option
+from index.fields import FieldWeights
+from index.options import SearchOptions
 
 __all__ = ["ElasticsearchOptions"]
 
 
-@dataclass
-class ElasticsearchOptions:
+@dataclass(kw_only=True)
+class ElasticsearchOptions(SearchOptions):
     """What the Elasticsearch engine is tuned by (see the settings of ``SETTINGS``)."""
 
     index_prefix: str
@@ -42,11 +38,6 @@ class ElasticsearchOptions:
     tiered: bool
     tier1_share: float
     tier1_min_hits: int
-    language: str
-    weights_file: str
-    semantic: bool
-    semantic_sections: int
-    semantic_depth: int
     bulk_docs: int
     bulk_bytes: int
     bulk_interval_s: float
@@ -55,11 +46,10 @@ class ElasticsearchOptions:
     #: Primary shards and replicas of a new index (None: sized from the cluster).
     shards: int | None
     replicas: int | None
-    #: Where a compound of the query's words scores, and how much.
-    compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS
 
     #: Setting -> field; the defaults are in crawler/settings.py.
     SETTINGS: ClassVar[dict[str, Option]] = {
+        **SearchOptions.SETTINGS,
         "ES_INDEX_PREFIX": ("index_prefix", str),
         "ES_SHARDS": ("shards", int),
         "ES_REPLICAS": ("replicas", int),
@@ -82,21 +72,9 @@ class ElasticsearchOptions:
         "ES_TIERED": ("tiered", bool),
         "ES_TIER1_SHARE": ("tier1_share", float),
         "ES_TIER1_MIN_HITS": ("tier1_min_hits", int),
-        "SEARCH_LANGUAGE": ("language", str),
-        "SEARCH_WEIGHTS_FILE": ("weights_file", str),
-        "SEARCH_SEMANTIC": ("semantic", bool),
-        "SEARCH_SEMANTIC_SECTIONS": ("semantic_sections", int),
-        "SEARCH_SEMANTIC_DEPTH": ("semantic_depth", int),
         "ES_BULK_DOCS": ("bulk_docs", int),
         "ES_BULK_BYTES": ("bulk_bytes", int),
         "ES_BULK_INTERVAL_S": ("bulk_interval_s", float),
         "ES_BULK_QUEUE_BYTES": ("bulk_queue_bytes", int),
         "ES_BULK_MAX_RETRIES": ("bulk_max_retries", int),
     }
-
-    @classmethod
-    def from_settings(cls, settings: Any = None, **overrides: Any) -> ElasticsearchOptions:
-        """The options of ``settings`` (unset names: their defaults), ``overrides`` on top."""
-        values = {option: setting(settings, name, kind)
-                  for name, (option, kind) in cls.SETTINGS.items()}
-        return cls(**{**values, **overrides})

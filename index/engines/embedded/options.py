@@ -1,24 +1,21 @@
-"""The embedded engine's options: one dataclass, its values from the ``EMBEDDED_*`` settings.
-
-Every setting's default is in ``crawler/settings.py``; :meth:`EmbeddedOptions.from_settings`
-reads the given settings (Scrapy or Django settings, a mapping, or None for the defaults)
-and keyword overrides win. The backend holds one instance and hands it to the helpers that
-need it, so a value changed on it is used by the next search.
-"""
+"""The embedded engine's options: one dataclass, its values from the ``EMBEDDED_*`` settings
+and the shared ``SEARCH_*`` ones (``index.options.SearchOptions``: their fields and
+``from_settings``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from crawler.options import Option, setting
-from index.fields import DEFAULT_COMPOUND_FIELDS, FieldWeights
+from crawler.options import Option
+from index.fields import FieldWeights
+from index.options import SearchOptions
 
 __all__ = ["EmbeddedOptions"]
 
 
-@dataclass
-class EmbeddedOptions:
+@dataclass(kw_only=True)
+class EmbeddedOptions(SearchOptions):
     """What the embedded engine is tuned by (see the settings of ``SETTINGS``)."""
 
     commit_every_docs: int
@@ -33,18 +30,12 @@ class EmbeddedOptions:
     blend_words: int
     blend_below: int
     blend_depth: int
-    language: str
-    weights_file: str
-    semantic: bool
-    semantic_sections: int
-    semantic_depth: int
-    #: Where a compound of the query's words scores, and how much.
-    compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS
     #: Indexing threads of the writer (0: tantivy's choice).
     writer_threads: int = 0
 
     #: Setting -> field; the defaults are in crawler/settings.py.
     SETTINGS: ClassVar[dict[str, Option]] = {
+        **SearchOptions.SETTINGS,
         "EMBEDDED_COMMIT_DOCS": ("commit_every_docs", int),
         "EMBEDDED_COMMIT_INTERVAL_S": ("commit_interval_s", float),
         "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
@@ -57,16 +48,4 @@ class EmbeddedOptions:
         "EMBEDDED_BLEND_WORDS": ("blend_words", int),
         "EMBEDDED_BLEND_BELOW": ("blend_below", int),
         "EMBEDDED_BLEND_DEPTH": ("blend_depth", int),
-        "SEARCH_LANGUAGE": ("language", str),
-        "SEARCH_WEIGHTS_FILE": ("weights_file", str),
-        "SEARCH_SEMANTIC": ("semantic", bool),
-        "SEARCH_SEMANTIC_SECTIONS": ("semantic_sections", int),
-        "SEARCH_SEMANTIC_DEPTH": ("semantic_depth", int),
     }
-
-    @classmethod
-    def from_settings(cls, settings: Any = None, **overrides: Any) -> EmbeddedOptions:
-        """The options of ``settings`` (unset names: their defaults), ``overrides`` on top."""
-        values = {option: setting(settings, name, kind)
-                  for name, (option, kind) in cls.SETTINGS.items()}
-        return cls(**{**values, **overrides})
