@@ -625,11 +625,13 @@ class FrontierScheduler(BaseScheduler):
                 if not self._poll_now:
                     self._poll_now = True
                     self._wake_in(0)
-            if counts["seen"] or counts["budget"]:
+            if counts["seen"] or counts["budget"] or counts["waiting"]:
+                # a waiting page is queued later, if at all: it is not moved up meanwhile
                 self.ordering.not_queued(entry.url for entry in adds if entry.filter)
             self._inc("frontier/added", counts["added"])
             self._inc("frontier/dropped/seen", counts["seen"])
             self._inc("frontier/dropped/budget", counts["budget"])
+            self._inc("frontier/budget_waiting", counts["waiting"])
         self._push_standings()
 
     def _push_standings(self) -> None:
