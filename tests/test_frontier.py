@@ -11,7 +11,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from crawler.frontier import Outcome, TierSelector
 from crawler.frontier.local import LocalFrontier
 from crawler.hostrules import HostRule, HostRules
-from crawler.quality.traps import TrapGuard
+from crawler.quality.traps import TrapGuard, url_pattern
 from crawler.robots import RobotsPolicy
 from crawler.scheduler import FrontierScheduler, _retry_after
 from crawler.signals import links_extracted
@@ -284,6 +284,23 @@ def test_a_url_refused_when_leased_gives_its_page_of_budget_back(sched):
     assert sched.stats["frontier/budget_refunded"] == 1  # not for the recrawl
     state = sched.frontier.host_state("small.test")
     assert (state.pages_added, state.waiting) == (2, 1)
+
+
+def test_a_template_trap_url_keeps_its_page_of_budget(sched):
+    """A URL of a pattern found to be a template trap since it was queued is dropped when
+    leased and keeps its page of the budget: a trap's URLs are what the budget bounds.
+    Given back, they let the host's waiting pages in, and a trap host fetched its whole
+    budget."""
+    spider = sched.spider
+    for path in ("/cal/1", "/cal/2", "/about"):
+        sched.enqueue_request(scrapy.Request(f"http://small.test{path}", callback=spider.parse))
+    sched.flush()
+    sched.feedback.trap_pattern(url_pattern("http://small.test/cal/1"), "small.test")
+    assert sched.next_request() is None  # both /cal/ URLs dropped; /about still waits
+    assert sched.stats["frontier/dropped/template_trap"] == 2
+    assert "frontier/budget_refunded" not in sched.stats
+    state = sched.frontier.host_state("small.test")
+    assert (state.queued, state.pages_added, state.waiting) == (0, 2, 1)
 
 
 def test_a_url_dropped_when_leased_does_not_hold_its_host_up():

@@ -110,10 +110,10 @@ class Outcome:
     host (e.g. robots-disallowed): the entry is finished without a politeness delay.
     ``requeue=True`` puts the entry back at the head of its queue instead of finishing it.
     ``refund=True`` (with ``fetched=False``): the entry took a page of its host's budget
-    when added and was dropped unfetched (robots.txt, a trap, scope, a condemned host
-    found when leased): the host gets that page back, and the best URL of its waiting list
-    takes it. ``ip``, when known after the fetch,
-    regroups the host under that address for the per-IP limit.
+    when added and was dropped unfetched (robots.txt, a dead directory, scope, a condemned
+    host found when leased): the host gets that page back, and the best URL of its waiting
+    list takes it. ``ip``, when known after the fetch, regroups the host under that address
+    for the per-IP limit.
     """
 
     status: int | None = None
