@@ -185,22 +185,24 @@ def learned_fitter(engine_backend_with: Callable[[dict], object], hand: dict,
 
 def elasticsearch_scores(pages: Sequence[dict], judged: Sequence[Judgement], cache: Path,
                          copies: NearCopies, fit: Fitter, training: Sequence[KnownItem],
-                         folds: int, learned: bool = False,
-                         **options) -> tuple[HeldOut, Scores, dict, dict]:
+                         folds: int, learned: bool = False, show_misses: bool = False,
+                         **options) -> tuple[HeldOut, Scores, dict, dict, list[str]]:
     """The same documents in Elasticsearch (``ELASTICSEARCH_URL``, else a private node
     started through scripts/services.sh), the same queries through its ``search()``, held
     out by site with the same folds and fitter as the embedded backend; then the same index
     with a tier 1 (``ES_TIERED``) published from it, with the packaged weights, and the
-    tiered backend's fall-through figures, and the untiered backend's query latency."""
+    tiered backend's fall-through figures, the untiered backend's query latency and, with
+    ``show_misses``, its miss lines (``harness.relevance.miss_lines``)."""
     with configured_or_private_elasticsearch() as url:
         return _elasticsearch_scores(url, pages, judged, cache, copies, fit, training, folds,
-                                     learned, **options)
+                                     learned, show_misses, **options)
 
 
 def _elasticsearch_scores(url: str, pages: Sequence[dict], judged: Sequence[Judgement],
                           cache: Path, copies: NearCopies, fit: Fitter,
-                          training: Sequence[KnownItem], folds: int,
-                          learned: bool, **options) -> tuple[HeldOut, Scores, dict, dict]:
+                          training: Sequence[KnownItem], folds: int, learned: bool,
+                          show_misses: bool,
+                          **options) -> tuple[HeldOut, Scores, dict, dict, list[str]]:
     import uuid
 
     from index.engines.elasticsearch.backend import ElasticsearchBackend
@@ -235,11 +237,13 @@ def _elasticsearch_scores(url: str, pages: Sequence[dict], judged: Sequence[Judg
                                  cache / "fitted-es")
         held_out = evaluate_heldout(fold_weights_search(open_backend), judged, copies,
                                     fit=fit, training=training, k=folds)
+        misses = (miss_lines(judged, held_out.scores, backend_search(backend))
+                  if show_misses else [])
         latency = query_latency(backend, judged)
         tiered.publish_tiers()
         log(f"tier 1 holds {tiered.client.count(index=tiered.tier1.alias)['count']} documents")
         with_tiers = evaluate(backend_search(tiered), judged, copies)
-        return held_out, with_tiers, tiered.tier1.stats(), latency
+        return held_out, with_tiers, tiered.tier1.stats(), latency, misses
     finally:
         backend.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)
         for each in opened:
@@ -382,7 +386,9 @@ def main(argv: list[str] | None = None) -> int:
                              "served and reached by the crawl (allowed with --sealed)")
     parser.add_argument("--show-misses", action="store_true",
                         help="print each query whose best page is not first, with its top "
-                             "results, and each query with no result (never a sealed site)")
+                             "results, and each query with no result, of the embedded "
+                             "engine and, with --elasticsearch, of Elasticsearch (lines "
+                             "starting 'elasticsearch'); never a sealed site")
     args = parser.parse_args(argv)
 
     sites = choose_sites(parser, args)
@@ -440,9 +446,11 @@ def main(argv: list[str] | None = None) -> int:
         for name, figures in result["sealed_sets"].items():
             log_versus(f"sealed set {name}: ", figures)
     if args.elasticsearch:
-        es_run, tiered_scores, tiers, latency = elasticsearch_scores(
+        es_run, tiered_scores, tiers, latency, misses = elasticsearch_scores(
             pages, judged, cache, copies, fit, training, args.folds,
-            learned=args.fit == "learned", **options)
+            learned=args.fit == "learned", show_misses=args.show_misses, **options)
+        for line in misses:
+            log(f"elasticsearch {line}")
         es = report(es_run, baseline, judged, sealed=args.sealed)
         result.update({f"es_{k}": v for k, v in latency.items()})
         log_versus("elasticsearch ", es)
