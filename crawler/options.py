@@ -83,15 +83,16 @@ def setting(settings: Any, name: str, kind: Any = None) -> Any:
 
 
 def settings_to_options(
-    settings: Any, table: Mapping[str, Option], **overrides: Any
+    settings: Any, table: Mapping[str, Option], *, keep_none: bool = False, **overrides: Any
 ) -> dict[str, Any]:
     """Constructor options from ``table`` (``NAME -> (option, kind)``): each setting's value
     in ``settings``, else its default in ``crawler/settings.py``; a name that is None there
-    is left out (the constructor's own default applies). ``overrides`` win."""
+    is left out (the constructor's own default applies), or with ``keep_none`` passed as
+    None (for a dataclass whose fields have no defaults of their own). ``overrides`` win."""
     options: dict[str, Any] = {}
     for name, (option, kind) in table.items():
         value = setting(settings, name, kind)
-        if value is not None:
+        if value is not None or keep_none:
             options[option] = value
     options.update(overrides)
     return options

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
-from crawler.options import Option, setting
+from crawler.options import Option, settings_to_options
 from index.fields import DEFAULT_COMPOUND_FIELDS, FieldWeights
 
 __all__ = ["SearchOptions"]
@@ -43,6 +43,4 @@ class SearchOptions:
     @classmethod
     def from_settings(cls, settings: Any = None, **overrides: Any) -> Self:
         """The options of ``settings`` (unset names: their defaults), ``overrides`` on top."""
-        values = {option: setting(settings, name, kind)
-                  for name, (option, kind) in cls.SETTINGS.items()}
-        return cls(**{**values, **overrides})
+        return cls(**settings_to_options(settings, cls.SETTINGS, keep_none=True, **overrides))

@@ -231,7 +231,9 @@ class Freshness(Signal):
 class SiteHome(Signal):
     """Navigational intent: 1 for the home page of a site the query names (``django docs``
     -> the home page of ``django.*``), else 0. Engines also retrieve such home pages when
-    their text does not match."""
+    their text does not match, and rank them whatever their text score: they are always
+    among the candidates the signals rank (the embedded engine adds them to its window,
+    Elasticsearch ranks them first in the phase its rescore window is taken from)."""
 
     name = "sitehome"
     fields = ("site_name", "url_depth")

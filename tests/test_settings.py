@@ -157,6 +157,9 @@ def test_unset_settings_get_the_crawlers_defaults():
     # values convert as Scrapy's Settings does, from any source
     assert settings_to_options({"FRONTIER_LEASE_S": "5", "DEDUP_ENABLED": "false"}, table) == {
         "lease_s": 5.0, "on": False}
+    # keep_none: a dataclass of options gets every field, a setting that is None included
+    assert settings_to_options({}, table, keep_none=True) == {
+        "lease_s": crawl_settings.FRONTIER_LEASE_S, "on": True, "nothing": None}
 
     class DjangoLike:
         FRONTIER_LEASE_S = 7

@@ -10,7 +10,8 @@ ranking the signals of :mod:`index.signals` ask for, without scripts.
   signal compiled by its own ``es_functions``: ``boost`` signals multiply the text score by
   ``1 + sum``, ``add`` signals are added to it.
   :meth:`RankingQuery.text_query` is the same query without the signals: the first phase,
-  whose top matches the ranked query rescores (:mod:`index.engines.elasticsearch.paging`).
+  whose top matches the ranked query rescores (:mod:`index.engines.elasticsearch.paging`),
+  the named sites' home pages always among them (:data:`HOME_FIRST`).
 
 What the query holds (plain words, compounds, sites named, label words, language) comes
 from the parsed :class:`~index.query.Query`, as for the embedded engine
@@ -35,7 +36,13 @@ from index.fields import (
 from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
 from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
 
-__all__ = ["QueryCompiler", "RankingQuery", "blend_terms", "word_idf"]
+__all__ = ["HOME_FIRST", "QueryCompiler", "RankingQuery", "blend_terms", "word_idf"]
+
+#: What a named site's home page adds to its first-phase score: more than any text score,
+#: so it is in the window the signals rescore however many pages match the words better
+#: (``SiteHome``: the engines retrieve those home pages whatever their text); the rescore
+#: alone orders the window, so this never reaches a result's score.
+HOME_FIRST = 1e6
 
 
 class QueryCompiler:
@@ -192,11 +199,13 @@ class RankingQuery:
         return self._weighted(text, context, parts, rank_feature)
 
     def text_query(self, context: RankContext, relaxed: bool = False,
-                   idf: list[float] | None = None) -> dict:
+                   idf: list[float] | None = None, first_phase: bool = False) -> dict:
         """The text part of ``query``: the pages it ranks, scored by BM25 (with compounds
-        and the coordination factor) before any signal."""
+        and the coordination factor) before any signal; as the ``first_phase`` of a
+        rescored window, the named sites' home pages first (:data:`HOME_FIRST`)."""
         matching, _ = self._matching(context.query, relaxed, idf)
-        return self._retrieval(matching, context)
+        return self._retrieval(matching, context,
+                               home_boost=HOME_FIRST if first_phase else 1.0)
 
     def _weighted(self, text: dict, context: RankContext, parts: EsParts,
                   rank_feature: bool) -> dict:
@@ -232,7 +241,7 @@ class RankingQuery:
         """The query for the pages to rank, and whether pages lacking a word are among them.
 
         Strict: every required word. ``relaxed``: any word. A long query: ``min_words`` of
-        them (``Query.coordinated``). With ``idf``: also the pages lacking minor words
+        them (``Query.coordinated``). With ``idf``: also the pages lacking a minor word
         (``Query.lacking``), their text score times the share of the query's IDF they
         cover.
         """
@@ -258,9 +267,10 @@ class RankingQuery:
             return strict, False
         return {"bool": {"should": alternatives, "minimum_should_match": 1}}, True
 
-    def _retrieval(self, query: dict, context: RankContext) -> dict:
+    def _retrieval(self, query: dict, context: RankContext, home_boost: float = 1.0) -> dict:
         """``query`` plus optional words and compounds scoring up (same pages) and the home
-        pages of the sites the query names matching without its words."""
+        pages of the sites the query names matching without its words, scoring
+        ``home_boost`` more (:data:`HOME_FIRST` in the first phase)."""
         parsed = context.query
         should = [self.compiler.compile(w) for w in parsed.optional_words]
         if self.compiler.compound_fields.items():
@@ -270,7 +280,7 @@ class RankingQuery:
         home = SiteHome.es_filter(context) if self.ranker.weight("sitehome") else None
         if home is not None:
             query = {"bool": {"should": [query, {"constant_score": {"filter": home,
-                                                                    "boost": 1.0}}],
+                                                                    "boost": home_boost}}],
                               "minimum_should_match": 1}}
         return query
 

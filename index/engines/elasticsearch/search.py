@@ -148,7 +148,7 @@ class EsSearch:
              idf: list[float] | None = None) -> dict:
         """The text query of ``body``'s ranked query (its first phase): the same pages,
         scored by BM25 with compounds, no signal."""
-        return self.ranking.text_query(plan.context, relaxed, idf)
+        return self.ranking.text_query(plan.context, relaxed, idf, first_phase=True)
 
     def _strict_page(self, pager: Pager, plan: SearchPlan, offset: int, size: int,
                      aggs: dict | None) -> Ranked:
