@@ -33,7 +33,8 @@ after a response, where they had work, is within 10% of their delay; per site
 (distinct pages worth having: real sites' reachable pages, site0.test's, deadlinks.test's
 documents, over every request), ``violations`` (politeness, all four definitions,
 ``harness.politeness``), ``hostile`` (requests per hostile host), ``stats`` (the crawl's
-quality and frontier drop counters, and the reactor's lateness: ``reactor/*``,
+quality and frontier drop counters, its budgets' refunds, waiting pages and promotions,
+and the reactor's lateness: ``reactor/*``,
 ``crawler.extensions.ReactorLag``), ``crawl_cpu_s`` (the crawl process's CPU seconds, every
 thread: a span near it is a CPU-bound crawl, not idle capacity).
 
@@ -271,7 +272,8 @@ def main() -> None:
             "crawl_cpu_s": round(run["cpu"], 1),
             "stats": {k: v for k, v in sorted(run["stats"].items())
                       if k.startswith(("quality/", "frontier/dropped/", "frontier/condemned/",
-                                       "reactor/",
+                                       "reactor/", "frontier/budget_",
+                                       "frontier/cluster/budget_", "frontier/cluster/waiting",
                                        "frontier/acquitted", "dedup/mirror", "dedup/host"))},
             "budget": args.budget or None,
             "delay": DELAY,

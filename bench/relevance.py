@@ -10,7 +10,8 @@ same run: no anchors or URL, no dedup, no link signals, any word matching.
 
 Sealed sites: ``--sealed`` scores the sealed sites (``harness.relevance.SEALED_SITES``, the
 union of the sealed sets of ``SEALED_SETS``) and nothing else, with the shipped weights, and
-prints figures by set, by site and by class only.
+prints figures by set, by site and by class only; ``--sealed --set NAME`` scores one set
+alone (say the newest, ``--set third``, not yet scored), from a crawl of its own sites.
 Every other run leaves them out (their crawl, training queries and judged queries), and
 ``--sites`` naming one is refused, as is ``--sealed`` with ``--show-misses``,
 ``--ablation``, ``--sites``, ``--quick`` or ``--fit learned``.
@@ -34,9 +35,9 @@ re-crawl; ``--recrawl`` refreshes it. ``--quick`` crawls only the CI subset
 :mod:`index.semantic`; ``--no-semantic`` off; default the setting's): the embedded
 index's build time (``index_s``) then includes embedding the pages' sections.
 
-    python -m bench.relevance [--quick | --sealed] [--ablation] [--elasticsearch] [--cache DIR]
-                              [--recrawl] [--folds K] [--show-misses] [--[no-]semantic]
-                              [--check-answers]
+    python -m bench.relevance [--quick | --sealed [--set NAME]] [--ablation] [--elasticsearch]
+                              [--cache DIR] [--recrawl] [--folds K] [--show-misses]
+                              [--[no-]semantic] [--check-answers]
 
 ``--check-answers`` scores nothing: it checks that every judged page of the run's queries
 (best and acceptable) is a file the test web serves, crawls (or reuses the cached crawl),
@@ -76,7 +77,6 @@ from harness.relevance import (
     DEFAULT_FOLDS,
     QUICK_SITES,
     SEALED_SETS,
-    SEALED_SITES,
     Fitter,
     HeldOut,
     Judgement,
@@ -87,6 +87,7 @@ from harness.relevance import (
     backend_search,
     build_index,
     crawl,
+    default_cache,
     documents,
     evaluate,
     evaluate_heldout,
@@ -99,6 +100,7 @@ from harness.relevance import (
     refuse_sealed,
     report,
     sealed_set_report,
+    sealed_sites,
     split_summary,
     uncrawled_answers,
     unserved_answers,
@@ -272,6 +274,8 @@ def choose_sites(parser: argparse.ArgumentParser, args: argparse.Namespace) -> l
     """The sites a run crawls and scores: the sealed ones with ``--sealed`` (figures only),
     else the installed open sites, the CI subset (``--quick``) or ``--sites``."""
     installed = [s.host for s in available_doc_sites()]
+    if args.sealed_set and not args.sealed:
+        parser.error("--set names a sealed set to score alone: it goes with --sealed")
     if args.sealed:
         clash = [name for name, on in (("--quick", args.quick), ("--sites", bool(args.sites)),
                                        ("--ablation", args.ablation),
@@ -281,11 +285,12 @@ def choose_sites(parser: argparse.ArgumentParser, args: argparse.Namespace) -> l
         if clash:
             parser.error("--sealed scores the sealed sites whole with the shipped weights, "
                          f"by site and by class only; not with {', '.join(clash)}")
-        missing = sorted(SEALED_SITES - set(installed))
+        sealed = sealed_sites(args.sealed_set)
+        missing = sorted(sealed - set(installed))
         if missing:
             parser.error(f"sealed sites not installed: {', '.join(missing)}; run "
                          "scripts/install-services.sh (it installs scripts/apt-packages.txt)")
-        return sorted(SEALED_SITES)
+        return sorted(sealed)
     sites = open_sites(installed)
     if args.quick:
         sites = [h for h in QUICK_SITES if h in sites]
@@ -348,12 +353,16 @@ def main(argv: list[str] | None = None) -> int:
                                          for name, sites in SEALED_SETS.items())
                              + "), with the shipped weights, figures by set, by site and "
                              "by class only; run once, at the end of a piece of ranking work")
+    parser.add_argument("--set", dest="sealed_set", choices=sorted(SEALED_SETS), default=None,
+                        help="with --sealed: score only this sealed set (a set not scored "
+                             "before, alone), from a crawl of its sites in its own cache")
     parser.add_argument("--sites", default="",
                         help="crawl and score only these comma-separated hosts (a subset of "
                              "the installed open documentation sites; with --cache, not the "
                              "default cache of the whole corpus)")
     parser.add_argument("--cache", type=Path, default=None,
-                        help=f"crawl cache directory (default {DEFAULT_CACHE}[-quick|-sealed])")
+                        help=f"crawl cache directory (default {DEFAULT_CACHE}[-quick|-sealed"
+                             "[-NAME]], one per set of sites)")
     parser.add_argument("--recrawl", action="store_true", help="ignore a cached crawl")
     parser.add_argument("--ablation", action="store_true", help="score one row per signal")
     parser.add_argument("--elasticsearch", action="store_true",
@@ -383,8 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     sites = choose_sites(parser, args)
-    suffix = "-sealed" if args.sealed else "-quick" if args.quick else ""
-    cache = args.cache or Path(f"{DEFAULT_CACHE}{suffix}")
+    cache = args.cache or default_cache(quick=args.quick, sealed=args.sealed,
+                                        sealed_set=args.sealed_set)
     judged = load_queries(hosts=sites, part="sealed" if args.sealed else "open")
     if args.check_answers:
         return check_answers(judged, sites, cache, args.max_pages, args.recrawl, args.sealed)

@@ -61,6 +61,11 @@ SERVE_LEASE_MARGIN_S = 1.0
 MIN_WAKE_S = 0.002
 #: Seconds between the scheduler's housekeeping ticks (flush adds, seeds, orphans).
 TICK_S = 0.2
+#: Lease-time refusals whose URL keeps the page of budget it took: a template trap's URLs
+#: are what the host's budget bounds. Given back, they let the host's waiting pages in,
+#: and a trap host fetched its whole budget (events.test 25 of 25 in
+#: tests/test_hostile_crawl.py, against under 25 without the waiting list).
+KEEPS_BUDGET = frozenset({"template_trap"})
 
 
 class FrontierScheduler(BaseScheduler):
@@ -448,7 +453,8 @@ class FrontierScheduler(BaseScheduler):
             self._refuse(lease, False)
             return None
         if reason:
-            return self._skip(lease, reason, refund=_took_budget(fields.get("meta") or {}))
+            return self._skip(lease, reason, refund=reason not in KEEPS_BUDGET
+                              and _took_budget(fields.get("meta") or {}))
         if not allowed:
             self._inc("robots/disallowed")
             self._refuse(lease, _took_budget(fields.get("meta") or {}))
@@ -625,11 +631,13 @@ class FrontierScheduler(BaseScheduler):
                 if not self._poll_now:
                     self._poll_now = True
                     self._wake_in(0)
-            if counts["seen"] or counts["budget"]:
+            if counts["seen"] or counts["budget"] or counts["waiting"]:
+                # a waiting page is queued later, if at all: it is not moved up meanwhile
                 self.ordering.not_queued(entry.url for entry in adds if entry.filter)
             self._inc("frontier/added", counts["added"])
             self._inc("frontier/dropped/seen", counts["seen"])
             self._inc("frontier/dropped/budget", counts["budget"])
+            self._inc("frontier/budget_waiting", counts["waiting"])
         self._push_standings()
 
     def _push_standings(self) -> None:

@@ -94,6 +94,7 @@ FRONTIER_BUFFER_PER_SLOT = 3  # leased requests kept ready per concurrent reques
 FRONTIER_BLOOM_CAPACITY = 10_000_000  # URLs the seen filter is sized for
 FRONTIER_BLOOM_FPR = 0.01  # its false-positive rate at that size
 FRONTIER_HOST_PAGE_BUDGET = 10_000  # pages per host unless a host rule says otherwise
+FRONTIER_BUDGET_WAITING = 1_000  # refused pages a host keeps, best first, for budget given back
 FRONTIER_ROBOTS = True  # robots.txt through the frontier (Scrapy's middleware stays off)
 FRONTIER_ROBOTS_TTL = 86400.0  # seconds a fetched robots.txt is trusted
 FRONTIER_ROBOTS_ERROR_TTL = 600.0  # disallow-all after a 5xx/network error, for this long

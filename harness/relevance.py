@@ -70,11 +70,17 @@ HAND_TUNED_SITES = frozenset({"debian-handbook.test", "git.test", "python.test",
 #: it, of six kinds (a configuration reference with its man pages, a texinfo language
 #: manual, tool man pages with a C API, a configuration guide, a Python library, a mail
 #: server's specification), judged by reading their pages and never searched before.
+#: ``third``: six more added for it the same way, after the first two had been scored (a
+#: mail server's parameter reference with its man pages and how-tos, a proxy's one-page
+#: configuration manual, a language reference on one page, a language's manuals, a tool's
+#: user guide, a Python library).
 SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
     "first": frozenset({"sqlite.test", "zsh.test", "celery.test", "tornado.test",
                         "cmake.test", "pytest.test", "dask.test"}),
     "second": frozenset({"bind9.test", "octave.test", "ffmpeg.test", "rsyslog.test",
                          "aiohttp.test", "exim.test"}),
+    "third": frozenset({"postfix.test", "haproxy.test", "lua.test", "r-manuals.test",
+                        "wireshark.test", "lxml.test"}),
 })
 #: Every sealed site, of any set.
 SEALED_SITES = frozenset().union(*SEALED_SETS.values())
@@ -114,6 +120,26 @@ def refuse_sealed(hosts: Iterable[str], what: str) -> None:
             f"{what} refused: {', '.join(sealed)} {'is' if len(sealed) == 1 else 'are'} "
             "sealed (harness.relevance.SEALED_SITES); only `python -m bench.relevance "
             "--sealed` scores sealed sites, by site and by class, never per query")
+
+
+def sealed_sites(set_name: str | None = None) -> frozenset[str]:
+    """The sites of the sealed set ``set_name`` (a key of :data:`SEALED_SETS`), or every
+    sealed site when it is None."""
+    if set_name is None:
+        return SEALED_SITES
+    if set_name not in SEALED_SETS:
+        raise ValueError(f"no sealed set {set_name!r}; the sets are {', '.join(SEALED_SETS)}")
+    return SEALED_SETS[set_name]
+
+
+def default_cache(*, quick: bool = False, sealed: bool = False,
+                  sealed_set: str | None = None) -> Path:
+    """The crawl cache of a run over the open sites, the quick ones (``quick``), the sealed
+    ones (``sealed``) or one sealed set alone (``sealed_set``): one directory per set of
+    sites, so no run reuses a crawl of other sites."""
+    if sealed_set:
+        return Path(f"{DEFAULT_CACHE}-sealed-{sealed_set}")
+    return Path(f"{DEFAULT_CACHE}{'-sealed' if sealed else '-quick' if quick else ''}")
 
 
 def open_sites(hosts: Iterable[str]) -> list[str]:

@@ -11,7 +11,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from crawler.frontier import Outcome, TierSelector
 from crawler.frontier.local import LocalFrontier
 from crawler.hostrules import HostRule, HostRules
-from crawler.quality.traps import TrapGuard
+from crawler.quality.traps import TrapGuard, url_pattern
 from crawler.robots import RobotsPolicy
 from crawler.scheduler import FrontierScheduler, _retry_after
 from crawler.signals import links_extracted
@@ -134,7 +134,7 @@ def test_enqueue_drops_by_reason(sched):
     assert sched.stats["frontier/dropped/blocked"] == 1
     assert sched.stats["frontier/dropped/depth"] == 1
     assert sched.stats["frontier/dropped/seen"] == 1
-    assert sched.stats["frontier/dropped/budget"] == 1
+    assert sched.stats["frontier/budget_waiting"] == 1  # small.test/2 waits for a page back
     assert sched.frontier.stats()["dropped/depth"] == 1
 
 
@@ -253,32 +253,54 @@ def test_robots_first_then_pages_and_disallowed_dropped(sched):
 
 def test_a_url_refused_when_leased_gives_its_page_of_budget_back(sched):
     """small.test may have 2 pages: a URL its robots.txt disallows, found before the
-    robots.txt was, took one of them; refused when leased, it gives it back, and the host's
-    next URL gets in. A recrawl refused so took no page and gives none back."""
+    robots.txt was, took one of them; refused when leased, it gives it back, and the page
+    the budget refused meanwhile (it waited) takes it. The crawl fetches 2 pages, never
+    more. A recrawl refused so took no page and gives none back."""
     spider = sched.spider
     for path in ("/private/1", "/a", "/b"):
         sched.enqueue_request(scrapy.Request(f"http://small.test{path}", callback=spider.parse))
     sched.flush()
-    assert sched.stats["frontier/dropped/budget"] == 1  # /b
+    assert sched.stats["frontier/budget_waiting"] == 1  # /b
+    assert sched.frontier.host_state("small.test").waiting == 1
     robots = sched.next_request()
     fetch(sched, robots, robots_response(robots))
     page = sched.next_request()
     assert page.url == "http://small.test/a"  # /private/1 was refused, and refunded
     assert sched.stats["frontier/budget_refunded"] == 1
-    assert sched.frontier.host_state("small.test").pages_added == 1
+    state = sched.frontier.host_state("small.test")
+    assert (state.pages_added, state.waiting) == (2, 0)  # /a and /b
     sched.enqueue_request(scrapy.Request("http://small.test/c", callback=spider.parse))
     sched.enqueue_request(scrapy.Request("http://small.test/private/2", callback=spider.parse,
                                          meta={"recrawl": True}, dont_filter=True))
     sched.flush()
-    assert sched.frontier.host_state("small.test").pages_added == 2  # /a and /c
+    assert sched.frontier.host_state("small.test").waiting == 1  # /c
     fetch(sched, page, HtmlResponse(page.url, body=b"<html></html>", request=page))
     last = sched.next_request()
-    assert last.url == "http://small.test/c"
+    assert last.url == "http://small.test/b"
     fetch(sched, last, HtmlResponse(last.url, body=b"<html></html>", request=last))
-    assert sched.next_request() is None  # the recrawl of /private/2 refused
+    assert sched.next_request() is None  # the recrawl of /private/2 refused; /c waits
+    assert not sched.has_pending_requests()
     assert sched.stats["robots/disallowed"] == 2
     assert sched.stats["frontier/budget_refunded"] == 1  # not for the recrawl
-    assert sched.frontier.host_state("small.test").pages_added == 2
+    state = sched.frontier.host_state("small.test")
+    assert (state.pages_added, state.waiting) == (2, 1)
+
+
+def test_a_template_trap_url_keeps_its_page_of_budget(sched):
+    """A URL of a pattern found to be a template trap since it was queued is dropped when
+    leased and keeps its page of the budget: a trap's URLs are what the budget bounds.
+    Given back, they let the host's waiting pages in, and a trap host fetched its whole
+    budget."""
+    spider = sched.spider
+    for path in ("/cal/1", "/cal/2", "/about"):
+        sched.enqueue_request(scrapy.Request(f"http://small.test{path}", callback=spider.parse))
+    sched.flush()
+    sched.feedback.trap_pattern(url_pattern("http://small.test/cal/1"), "small.test")
+    assert sched.next_request() is None  # both /cal/ URLs dropped; /about still waits
+    assert sched.stats["frontier/dropped/template_trap"] == 2
+    assert "frontier/budget_refunded" not in sched.stats
+    state = sched.frontier.host_state("small.test")
+    assert (state.queued, state.pages_added, state.waiting) == (0, 2, 1)
 
 
 def test_a_url_dropped_when_leased_does_not_hold_its_host_up():

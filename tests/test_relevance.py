@@ -43,6 +43,7 @@ from harness.relevance import (
     breakdown,
     build_index,
     crawl,
+    default_cache,
     documents,
     evaluate,
     evaluate_heldout,
@@ -53,6 +54,7 @@ from harness.relevance import (
     read_pages,
     refuse_sealed,
     sealed_set_report,
+    sealed_sites,
     uncrawled_answers,
     unserved_answers,
 )
@@ -112,15 +114,22 @@ def test_answers_a_crawl_missed_are_named_by_page():
 
 
 def test_sealed_sites_are_fixed_and_apart_from_every_tuning_set():
-    assert set(SEALED_SETS) == {"first", "second"}
-    first, second = SEALED_SETS["first"], SEALED_SETS["second"]
-    assert len(first) >= 6 and len(second) >= 6 and not first & second
-    assert SEALED_SITES == first | second
-    for sites in SEALED_SETS.values():
+    assert list(SEALED_SETS) == ["first", "second", "third"]
+    sets = list(SEALED_SETS.values())
+    assert all(len(sites) >= 6 for sites in sets)
+    assert sum(len(sites) for sites in sets) == len(SEALED_SITES) == len(frozenset().union(*sets))
+    for sites in sets:
         judged = [j for j in load_queries(part="sealed") if j.site in sites]
         assert {j.site for j in judged} == sites
         assert {j.cls for j in judged} >= {"question", "identifier", "keywords",
                                            "navigational"}
+    # The newest set: about fifteen queries a site, at least four of each kind on each.
+    for site in SEALED_SETS["third"]:
+        kinds = Counter("keywords" if j.cls == "navigational" else j.cls
+                        for j in load_queries(part="sealed") if j.site == site)
+        assert sum(kinds.values()) >= 14 and set(kinds) == {"identifier", "question",
+                                                            "keywords"}
+        assert min(kinds.values()) >= 4, (site, kinds)
     assert not SEALED_SITES & set(QUICK_SITES) and not SEALED_SITES & HAND_TUNED_SITES
     sealed = load_queries(part="sealed")
     open_half = load_queries()
@@ -136,6 +145,8 @@ def test_sealed_sites_are_never_listed_per_query():
         refuse_sealed(["flask.test", "cmake.test"], "explain output")
     with pytest.raises(SealedSitesError, match="octave.test"):
         refuse_sealed(["octave.test"], "a tuning run")
+    with pytest.raises(SealedSitesError, match="postfix.test"):
+        refuse_sealed(["lxml.test", "postfix.test"], "a miss listing")
     refuse_sealed(QUICK_SITES, "a miss listing")
     sealed = load_queries(part="sealed")[:3]
     scores = Scores({j.query: None for j in sealed})
@@ -151,6 +162,7 @@ def test_sealed_sites_are_never_listed_per_query():
     ["--sealed", "--show-misses", "--ablation"],
     ["--sites", "flask.test,tornado.test", "--cache", "x"],
     ["--sites", "exim.test", "--cache", "x", "--check-answers"],
+    ["--set", "third", "--check-answers"],
 ])
 def test_the_harness_refuses_to_look_into_sealed_sites(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -166,13 +178,28 @@ def test_a_sealed_run_reports_each_set_apart_by_site_and_class_only():
     ours = Scores({j.query: 1 if j.query in first else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, frozenset(SEALED_SITES), []), base, judged)
-    assert set(sets) == {"first", "second"}
+    assert set(sets) == {"first", "second", "third"}
     assert sets["first"]["mrr_at_10"] == 1.0 and sets["second"]["mrr_at_10"] == 0.0
     assert sets["second"]["baseline_mrr_at_10"] == 0.5
-    assert sets["first"]["queries"] + sets["second"]["queries"] == len(judged)
-    assert set(sets["second"]["per_site"]) == SEALED_SETS["second"]
-    assert sets["second"]["sites"] == sorted(SEALED_SETS["second"])
+    assert sum(figures["queries"] for figures in sets.values()) == len(judged)
+    assert set(sets["third"]["per_site"]) == SEALED_SETS["third"]
+    assert sets["third"]["sites"] == sorted(SEALED_SETS["third"])
     assert not {j.query for j in judged} & set(json.dumps(sets).split('"'))
+    third = [j for j in judged if j.site in SEALED_SETS["third"]]
+    alone = sealed_set_report(HeldOut(ours.subset(j.query for j in third),
+                                      SEALED_SETS["third"], []), base, third)
+    assert list(alone) == ["third"] and alone["third"]["queries"] == len(third)
+
+
+def test_one_sealed_set_is_scored_alone_from_a_crawl_of_its_own():
+    """``--sealed --set NAME``: that set's sites only, in a cache of their own."""
+    assert sealed_sites("third") == SEALED_SETS["third"] and sealed_sites() == SEALED_SITES
+    with pytest.raises(ValueError, match="first, second, third"):
+        sealed_sites("fourth")
+    caches = {default_cache(), default_cache(quick=True), default_cache(sealed=True),
+              *(default_cache(sealed=True, sealed_set=name) for name in SEALED_SETS)}
+    assert len(caches) == 3 + len(SEALED_SETS)
+    assert default_cache(sealed=True, sealed_set="third").name == "relevance-sealed-third"
 
 
 def test_classes_are_compared_with_the_baseline():

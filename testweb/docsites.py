@@ -106,6 +106,27 @@ DOC_SITES: tuple[DocSite, ...] = (
             Path("/usr/share/doc/python-aiohttp-doc/html")),
     # Exim's specification, a chapter a page; each chapter also chNN.html, a symlink.
     DocSite("exim.test", "exim4-doc-html", Path("/usr/share/doc/exim4-doc-html/spec_html")),
+    # The third sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Postfix: every parameter defined on one 0.8 MB page (postconf.5.html), the daemons'
+    # and commands' man pages as HTML, and a README per feature.
+    DocSite("postfix.test", "postfix-doc", Path("/usr/share/doc/postfix/html"),
+            marker="postconf.5.html"),
+    # HAProxy: a 2.6 MB configuration manual on one page, the management guide, and the
+    # Lua API (Sphinx, under /lua/); the root has no index.html, so it is a listing.
+    DocSite("haproxy.test", "haproxy-doc", Path("/usr/share/doc/haproxy"),
+            ("/lua/_sources/", "/lua/_static/", "/lua/_images/"),
+            marker="html/configuration.html"),
+    # The Lua 5.1 reference manual: the language and its library on one 0.25 MB page.
+    DocSite("lua.test", "lua5.1-doc", Path("/usr/share/doc/lua5.1-doc/doc")),
+    # R's manuals (an introduction, the language definition, installation, data import,
+    # writing extensions, the FAQ), each one page of up to 1 MB; the root is a listing.
+    DocSite("r-manuals.test", "r-doc-html", Path("/usr/share/doc/r-doc-html/manual")),
+    # Wireshark's user's and developer's guides, a section a page; the root is a listing.
+    DocSite("wireshark.test", "wireshark-doc", Path("/usr/share/doc/wireshark"),
+            marker="wsug_html_chunked/index.html"),
+    # lxml: hand-written chapters and the API reference (Sphinx, under /apidoc/).
+    DocSite("lxml.test", "python-lxml-doc", Path("/usr/share/doc/python-lxml/html"),
+            ("/apidoc/_sources/", "/apidoc/_static/", "/apidoc/_modules/")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),

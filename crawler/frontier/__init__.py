@@ -42,6 +42,7 @@ SETTINGS: dict[str, Option] = {
     "FRONTIER_MAX_ATTEMPTS": ("max_attempts", int),
     "FRONTIER_IP_CONCURRENCY": ("ip_limit", int),
     "FRONTIER_ROBOTS": ("robots_first", bool),
+    "FRONTIER_BUDGET_WAITING": ("budget_waiting", int),
 }
 
 

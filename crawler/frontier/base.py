@@ -56,9 +56,10 @@ class Entry:
     fractional (in steps of 1/1000, the value order's): the queue is ordered by it, the host
     waits in the tier of its integer part;
     ``filter`` runs the URL through the seen filter; ``budget`` is the host's page budget
-    (``None`` = unlimited); an entry with neither (a copy of a page queued before, as the
-    value order's re-push) takes none of the budget; ``ip`` groups hosts that share a
-    per-IP concurrency limit.
+    (``None`` = unlimited; a page refused by it waits on the host's waiting list, see
+    ``Frontier.add``); an entry with neither (a copy of a page queued before, as the value
+    order's re-push) takes none of the budget; ``ip`` groups hosts that share a per-IP
+    concurrency limit.
     """
 
     url: str
@@ -109,9 +110,10 @@ class Outcome:
     host (e.g. robots-disallowed): the entry is finished without a politeness delay.
     ``requeue=True`` puts the entry back at the head of its queue instead of finishing it.
     ``refund=True`` (with ``fetched=False``): the entry took a page of its host's budget
-    when added and was dropped unfetched (robots.txt, a trap, scope, a condemned host
-    found when leased): the host gets that page back. ``ip``, when known after the fetch,
-    regroups the host under that address for the per-IP limit.
+    when added and was dropped unfetched (robots.txt, a dead directory, scope, a condemned
+    host found when leased): the host gets that page back, and the best URL of its waiting
+    list takes it. ``ip``, when known after the fetch, regroups the host under that address
+    for the per-IP limit.
     """
 
     status: int | None = None
@@ -130,7 +132,8 @@ class Outcome:
 class HostState:
     """One host's crawl state, for inspection: entries queued (a leased one included),
     whether it is leased, when it may be fetched next (epoch s), pages added against its
-    budget, a budget cut, and its politeness state (latency average, backoff level)."""
+    budget, a budget cut, its politeness state (latency average, backoff level) and the
+    pages its budget refused that wait for a page of it (``Frontier.add``)."""
 
     host: str
     queued: int
@@ -140,6 +143,7 @@ class HostState:
     budget_cut: int | None
     latency: float
     backoff: int
+    waiting: int = 0
 
 
 def _scrapy_setting(settings: Any, name: str) -> float:
@@ -307,6 +311,9 @@ class FrontierOptions:
     ip_wait: float = 0.25
     #: A host's robots.txt is fetched before its pages (``FRONTIER_ROBOTS``).
     robots_first: bool = False
+    #: Pages a host's budget refused that wait, at most, for a page of it to come back
+    #: (``FRONTIER_BUDGET_WAITING``; 0: a refused page is dropped).
+    budget_waiting: int = 0
 
 
 class Frontier(ABC):
@@ -334,17 +341,27 @@ class Frontier(ABC):
         self.ip_limit = options.ip_limit
         self.ip_wait = options.ip_wait
         self.robots_first = options.robots_first
+        self.budget_waiting = options.budget_waiting
 
     @abstractmethod
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:
-        """Queue entries; returns counts ``{"added": n, "seen": n, "budget": n}``.
+        """Queue entries; returns counts ``{"added": n, "seen": n, "budget": n,
+        "waiting": n}``.
 
         Entries with ``filter`` set are dropped when the seen filter already holds their
         URL (then the URL is recorded as seen). Page entries beyond the host's budget (the
-        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are dropped; an entry
+        smaller of ``Entry.budget`` and a ``set_host_budget`` cut) are refused; an entry
         with neither ``filter`` nor ``budget`` (a copy of a page) counts against none. A
-        backend built with ``robots_first`` puts a robots.txt fetch (``scheme://host/robots.txt``,
-        empty payload, not counted as added) at the head of every host it sees first.
+        page refused by its own ``Entry.budget`` (not by a cut: a cut stops a host) waits on
+        the host's waiting list, in rank order (then arrival), of at most ``budget_waiting``
+        entries: a better page pushes the worst out (``"budget"``: refused or pushed out,
+        dropped for good; ``"waiting"``: set aside). Whenever a page of the budget comes
+        back (``done`` with ``refund``, a cut raised), the best waiting page is queued
+        and takes it: the host never has more pages added than its budget, and no page
+        slot stays unused while a refused page waits. ``pending`` does not count the
+        waiting pages. A backend built with ``robots_first`` puts a robots.txt fetch
+        (``scheme://host/robots.txt``, empty payload, not counted as added) at the head of
+        every host it sees first.
         """
 
     @abstractmethod
@@ -367,7 +384,7 @@ class Frontier(ABC):
     def done(self, lease: Lease, outcome: Outcome) -> bool:
         """Finish (or requeue) the leased entry and set the host's next-eligible time; an
         unfetched entry finished with ``refund`` gives its host one page of budget back
-        (never below none added).
+        (never below none added), which the best page of its waiting list takes (``add``).
 
         Returns False when the lease was already released as expired (the report is stale
         and ignored).
@@ -383,7 +400,8 @@ class Frontier(ABC):
 
     @abstractmethod
     def set_host_budget(self, host: str, budget: int) -> None:
-        """Cut ``host``'s page budget (e.g. a detected trap); queued entries stay."""
+        """Cut ``host``'s page budget (e.g. a detected trap); queued entries stay. A cut
+        raised (a host acquitted) lets waiting pages in up to the new budget."""
 
     @abstractmethod
     def set_host_values(self, values: dict[str, float]) -> None:

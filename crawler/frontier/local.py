@@ -75,6 +75,15 @@ CREATE TABLE IF NOT EXISTS robots (
 CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS selector (tier INTEGER PRIMARY KEY, current REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS host_values (host TEXT PRIMARY KEY, value REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS waiting (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    host TEXT NOT NULL,
+    rank REAL NOT NULL,
+    url TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    budget INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS waiting_queue ON waiting (host, rank, id);
 """
 
 
@@ -135,7 +144,7 @@ class LocalFrontier(Frontier):
     # -- Frontier ----------------------------------------------------------------------
 
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:
-        counts = {"added": 0, "seen": 0, "budget": 0}
+        counts = {"added": 0, "seen": 0, "budget": 0, "waiting": 0}
         now = self.clock()
         # a batch is mostly links of one page, so mostly one host: each host's row is read
         # once and written back once, and the entries inserted in one statement
@@ -165,7 +174,7 @@ class LocalFrontier(Frontier):
                 if e.rank != ROBOTS_RANK:
                     budget = _min_budget(e.budget, state[3])
                     if budget is not None and state[2] >= budget:
-                        counts["budget"] += 1
+                        self._refused(e, state[3], counts)
                         continue
                     # a copy of a page queued before (a re-push) takes no more of the budget
                     state[2] += e.filter or e.budget is not None
@@ -186,7 +195,49 @@ class LocalFrontier(Frontier):
             self._inc("added", counts["added"])
             self._inc("dropped/seen", counts["seen"])
             self._inc("dropped/budget", counts["budget"])
+            self._inc("budget_waiting", counts["waiting"])
         return counts
+
+    def _refused(self, e: Entry, cut: int | None, counts: dict[str, int]) -> None:
+        """A page over its host's budget: set aside on the host's waiting list when its own
+        budget refused it (not a cut), pushing out the worst there when full; else dropped."""
+        if not self.budget_waiting or e.budget is None or (cut is not None and cut <= e.budget):
+            counts["budget"] += 1
+            return
+        new = self.db.execute(
+            "INSERT INTO waiting (host, rank, url, payload, budget) VALUES (?, ?, ?, ?, ?)",
+            (e.host, e.rank, e.url, e.payload, e.budget)).lastrowid
+        counts["waiting"] += 1
+        (held,) = self.db.execute("SELECT COUNT(*) FROM waiting WHERE host = ?",
+                                  (e.host,)).fetchone()
+        if held > self.budget_waiting:
+            (worst,) = self.db.execute(
+                "SELECT id FROM waiting WHERE host = ? ORDER BY rank DESC, id DESC LIMIT 1",
+                (e.host,)).fetchone()
+            self.db.execute("DELETE FROM waiting WHERE id = ?", (worst,))
+            counts["budget"] += 1
+            counts["waiting"] -= worst == new
+
+    def _promote(self, host: str) -> int:
+        """Queue the best waiting pages of ``host`` while its budget has room; count them."""
+        added, cut = self.db.execute("SELECT added, cut FROM hosts WHERE host = ?",
+                                     (host,)).fetchone()
+        moved = 0
+        while True:
+            row = self.db.execute(
+                "SELECT id, rank, url, payload, budget FROM waiting WHERE host = ? "
+                "ORDER BY rank, id LIMIT 1", (host,)).fetchone()
+            if row is None or added >= _min_budget(row[4], cut):
+                break
+            self.db.execute("DELETE FROM waiting WHERE id = ?", (row[0],))
+            self.db.execute("INSERT INTO entries (host, rank, url, payload) VALUES (?, ?, ?, ?)",
+                            (host, *row[1:4]))
+            added += 1
+            moved += 1
+        if moved:
+            self.db.execute("UPDATE hosts SET added = ? WHERE host = ?", (added, host))
+            self._inc("budget_promoted", moved)
+        return moved
 
     def next_ready(self, n: int) -> list[Lease]:
         leases: list[Lease] = []
@@ -292,6 +343,7 @@ class LocalFrontier(Frontier):
                     self.db.execute("UPDATE hosts SET added = MAX(added - 1, 0) WHERE host = ?",
                                     (lease.host,))
                     self._inc("budget_refunded")
+                    self._promote(lease.host)
             (next_time,) = self.db.execute(
                 "SELECT next FROM hosts WHERE host = ?", (lease.host,)
             ).fetchone()
@@ -359,12 +411,17 @@ class LocalFrontier(Frontier):
         out["hosts_ready"] = q("SELECT COUNT(*) FROM ready WHERE next <= ?", (now,)).fetchone()[0]
         out["hosts_cooldown"] = q("SELECT COUNT(*) FROM ready WHERE next > ?",
                                   (now,)).fetchone()[0]
+        out["waiting"] = q("SELECT COUNT(*) FROM waiting").fetchone()[0]
         out.setdefault("hosts", 0)
         return out
 
     def set_host_budget(self, host: str, budget: int) -> None:
         with self._tx():
             self.db.execute("UPDATE hosts SET cut = ? WHERE host = ?", (budget, host))
+            row = self.db.execute("SELECT lease, next FROM hosts WHERE host = ?",
+                                  (host,)).fetchone()
+            if row is not None and self._promote(host) and row[0] is None:
+                self._make_ready(host, row[1])
 
     def set_host_values(self, values: dict[str, float]) -> None:
         if not values:
@@ -398,9 +455,11 @@ class LocalFrontier(Frontier):
             return None
         (queued,) = self.db.execute("SELECT COUNT(*) FROM entries WHERE host = ?",
                                     (host,)).fetchone()
+        (waiting,) = self.db.execute("SELECT COUNT(*) FROM waiting WHERE host = ?",
+                                     (host,)).fetchone()
         next_time, lease, added, cut, latency, backoff = row
         return HostState(host, queued, lease is not None, next_time, added, cut, latency,
-                         backoff)
+                         backoff, waiting)
 
     def pending(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
@@ -408,7 +467,7 @@ class LocalFrontier(Frontier):
     def clear(self) -> None:
         with self._tx():
             for table in ("entries", "hosts", "ready", "leases", "robots", "counters",
-                          "selector", "host_values"):
+                          "selector", "host_values", "waiting"):
                 self.db.execute(f"DELETE FROM {table}")
         self.bloom.clear()
 

@@ -12,7 +12,8 @@ entries (ids scored by rank then arrival, blobs in the hash ``e``), exactly orde
 past it one list ``t:<host>:<tier>`` per tier, in arrival order, that refills the head as
 it drains (crawler/frontier/lua/common.lua has the invariants). A blob is the URL without
 ``<scheme>://<host>`` and the compact payload (crawler/frontier/codec.py): docs/frontier.md,
-"Memory in Redis", has the figures.
+"Memory in Redis", has the figures. Pages a host's budget refused wait in the sorted set
+``w:<host>`` (``Frontier.add``; common.lua ``set_aside`` and ``promote``).
 
 Redis must run with ``appendonly yes``; ``appendfsync everysec`` bounds the loss on a power
 cut to one second of acknowledged operations (a Redis process crash loses nothing, the
@@ -90,7 +91,7 @@ class RedisFrontier(Frontier):
         self._check_bloom_size()
         self._scripts = {
             name: _script(client, name)
-            for name in ("add", "lease", "due", "done", "expire", "stats")
+            for name in ("add", "lease", "due", "done", "expire", "stats", "budget")
         }
 
     def _check_bloom_size(self) -> None:
@@ -119,7 +120,7 @@ class RedisFrontier(Frontier):
         return f"{self.crawl}:start_urls"
 
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:
-        counts = {"added": 0, "seen": 0, "budget": 0}
+        counts = {"added": 0, "seen": 0, "budget": 0, "waiting": 0}
         batch: list = []
         size = 0
         pack = struct.Struct(f">{self.hasher.hashes}I").pack
@@ -140,11 +141,13 @@ class RedisFrontier(Frontier):
         return pack_url(entry.url, entry.host) + b"\n" + entry.payload
 
     def _add_batch(self, batch: list, counts: dict[str, int]) -> None:
-        added, seen, over = self._call("add", self.hasher.hashes,
-                                       "1" if self.robots_first else "0", *batch)
+        added, seen, over, waiting = self._call("add", self.hasher.hashes,
+                                                "1" if self.robots_first else "0",
+                                                self.budget_waiting, *batch)
         counts["added"] += added
         counts["seen"] += seen
         counts["budget"] += over
+        counts["waiting"] += waiting
 
     def next_ready(self, n: int) -> list[Lease]:
         raw = self._call("lease", n, self.lease_s, self.ip_limit, self.ip_wait, HOST_WINDOW,
@@ -183,17 +186,17 @@ class RedisFrontier(Frontier):
                 return total
 
     def stats(self) -> dict[str, float]:
-        counters, depth, leases, ready, cooldown = self._call("stats")
+        counters, depth, leases, ready, cooldown, waiting = self._call("stats")
         out: dict[str, float] = {
             counters[i].decode(): int(counters[i + 1]) for i in range(0, len(counters), 2)
         }
         out.setdefault("hosts", 0)
         out.update(queue_depth=depth, leases=leases, hosts_active=leases, hosts_ready=ready,
-                   hosts_cooldown=cooldown)
+                   hosts_cooldown=cooldown, waiting=waiting)
         return out
 
     def set_host_budget(self, host: str, budget: int) -> None:
-        self.client.hset(self.prefix + "h:" + host, "cut", budget)
+        self._call("budget", host, budget)
 
     def set_host_values(self, values: dict[str, float]) -> None:
         if values:
@@ -227,7 +230,8 @@ class RedisFrontier(Frontier):
         pipe = self.client.pipeline(transaction=True)
         pipe.hgetall(self.prefix + "h:" + host)
         pipe.zcard(self.prefix + "q:" + host)
-        fields, queued = pipe.execute()
+        pipe.zcard(self.prefix + "w:" + host)
+        fields, queued, waiting = pipe.execute()
         if not fields:
             return None
         f = {k.decode(): v.decode() for k, v in fields.items()}
@@ -240,6 +244,7 @@ class RedisFrontier(Frontier):
             int(f["cut"]) if f.get("cut") else None,
             float(f.get("lat") or 0),
             int(f.get("bo") or 0),
+            int(waiting),
         )
 
     def pending(self) -> int:

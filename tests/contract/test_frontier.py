@@ -338,23 +338,102 @@ def test_full_head_keeps_its_leased_entry(backend):
 
 
 def test_page_budget_and_cut(backend):
-    f = backend.open()
+    f = backend.open(budget_waiting=0)
     counts = f.add([page(f"http://a.test/{i}", budget=3) for i in range(5)])
-    assert counts == {"added": 3, "seen": 0, "budget": 2}
+    assert counts == {"added": 3, "seen": 0, "budget": 2, "waiting": 0}
     f.add([page("http://b.test/1"), page("http://b.test/2")])
     f.set_host_budget("b.test", 2)
     assert f.add([page("http://b.test/3")])["budget"] == 1
     assert f.stats()["dropped/budget"] == 3
 
 
+def _lease_of(backend, f, url):
+    """Lease ``url``'s host and check that ``url`` is its head entry."""
+    backend.clock.advance(10)
+    (lease,) = f.next_ready(1)
+    assert lease.url == url
+    return lease
+
+
+def test_pages_over_the_budget_wait_for_a_page_given_back(backend):
+    """A page the host's budget refuses waits; a page of the budget given back (an entry
+    dropped unfetched, ``refund``) goes to the best waiting page (rank, then arrival): the
+    budget is used whole, and never more than whole. Without the waiting list the refused
+    pages were lost (their URLs stay in the seen filter) and the budget stayed unused."""
+    f = backend.open(host_head=2)
+    ranks = {"a": 0, "b": 0.5, "c": 1.5, "d": 1.25, "e": 3, "f": 1.25}
+    counts = f.add([page(f"http://w.test/{name}", rank=r, budget=2)
+                    for name, r in ranks.items()])
+    assert counts == {"added": 2, "seen": 0, "budget": 0, "waiting": 4}
+    state = f.host_state("w.test")
+    assert (state.queued, state.pages_added, state.waiting) == (2, 2, 4)
+    assert f.pending() == 2  # waiting pages are not pending work
+    assert f.stats()["waiting"] == 4
+    # the URL of a waiting page is seen: it is not queued twice
+    assert f.add([page("http://w.test/d", rank=0, budget=2)])["seen"] == 1
+    assert f.done(_lease_of(backend, f, "http://w.test/a"), Outcome(fetched=False, refund=True))
+    state = f.host_state("w.test")
+    assert (state.queued, state.pages_added, state.waiting) == (2, 2, 3)
+    assert f.done(_lease_of(backend, f, "http://w.test/b"), DONE)  # a fetch gives nothing back
+    assert f.host_state("w.test").waiting == 3
+    assert f.done(_lease_of(backend, f, "http://w.test/d"), Outcome(fetched=False, refund=True))
+    assert f.done(_lease_of(backend, f, "http://w.test/f"), Outcome(fetched=False, refund=True))
+    assert _drain(backend, f) == ["http://w.test/c"]
+    state = f.host_state("w.test")  # two pages fetched: the budget, whole; "e" still waits
+    assert (state.queued, state.pages_added, state.waiting) == (0, 2, 1)
+    stats = f.stats()
+    assert (stats["budget_refunded"], stats["budget_promoted"], stats["waiting"]) == (3, 3, 1)
+    assert stats.get("dropped/budget", 0) == 0
+
+
+def test_waiting_list_keeps_the_best_pages_within_its_cap(backend):
+    """At most ``budget_waiting`` pages wait per host: a better page pushes the worst out,
+    a worse one is dropped, as a page over the budget was before (``"waiting"`` counts the
+    pages set aside, ``"budget"`` those dropped: "z" at once, "x" pushed out by "best")."""
+    f = backend.open(budget_waiting=2)
+    assert f.add([page("http://cap.test/0", budget=1)])["added"] == 1
+    counts = f.add([page(f"http://cap.test/{name}", rank=r, budget=1)
+                    for name, r in (("x", 2), ("y", 1), ("z", 3), ("best", 0.5))])
+    assert counts == {"added": 0, "seen": 0, "budget": 2, "waiting": 3}
+    assert f.host_state("cap.test").waiting == 2
+    assert f.stats()["dropped/budget"] == 2
+    served = []
+    for _ in range(3):
+        backend.clock.advance(10)
+        (lease,) = f.next_ready(1)
+        served.append(lease.url)
+        f.done(lease, Outcome(fetched=False, refund=True))
+    assert served == ["http://cap.test/0", "http://cap.test/best", "http://cap.test/y"]
+    assert f.pending() == 0 and f.host_state("cap.test").waiting == 0
+
+
+def test_a_cut_refuses_pages_for_good_and_a_raised_cut_lets_waiting_ones_in(backend):
+    """A cut (a trap, a condemned host) stops a host: pages it refuses do not wait. A cut
+    raised again (a host acquitted) gives the waiting pages room, up to their own budget."""
+    f = backend.open()
+    f.add([page(f"http://cut.test/{i}", budget=2) for i in range(4)])
+    assert f.host_state("cut.test").waiting == 2
+    f.set_host_budget("cut.test", 1)
+    assert f.add([page("http://cut.test/late", budget=2)]) == {
+        "added": 0, "seen": 0, "budget": 1, "waiting": 0}
+    (lease,) = f.next_ready(1)
+    assert f.done(lease, Outcome(fetched=False, refund=True))
+    assert f.host_state("cut.test").waiting == 2  # 1 added, cut 1: no room
+    f.set_host_budget("cut.test", 2**31 - 1)
+    state = f.host_state("cut.test")
+    assert (state.queued, state.pages_added, state.waiting) == (2, 2, 1)
+    assert sorted(_drain(backend, f)) == ["http://cut.test/1", "http://cut.test/2"]
+    assert f.host_state("cut.test").waiting == 1
+
+
 def test_copies_of_queued_pages_take_no_budget(backend):
     """A re-push (the value order moving a URL up: no filter, no budget) queues a page
     again: the budget counts pages; it gave the copies' share of a real site's budget to no
     page. A seed (no filter, a budget) is a page."""
-    f = backend.open()
+    f = backend.open(budget_waiting=0)
     f.add([page("http://a.test/0", filter=False, budget=3), page("http://a.test/1", budget=3)])
     copies = f.add([page(f"http://a.test/{i}", filter=False) for i in (0, 1, 1)])
-    assert copies == {"added": 3, "seen": 0, "budget": 0}
+    assert copies == {"added": 3, "seen": 0, "budget": 0, "waiting": 0}
     assert f.add([page("http://a.test/2", budget=3)])["added"] == 1  # the third page
     assert f.add([page("http://a.test/3", budget=3)])["budget"] == 1
     assert f.host_state("a.test").pages_added == 3
@@ -366,7 +445,7 @@ def test_a_page_dropped_unfetched_gives_its_budget_back(backend):
     """A URL that took a page of its host's budget and is dropped when leased (robots.txt,
     a trap, scope) gives it back (``Outcome.refund``): the budget counts pages fetched or
     still to fetch. A fetch, a requeue or a drop without ``refund`` keeps it."""
-    f = backend.open()
+    f = backend.open(budget_waiting=0)
     assert f.add([page(f"http://a.test/{i}", budget=2) for i in range(3)])["budget"] == 1
     (lease,) = f.next_ready(1)
     assert f.done(lease, Outcome(fetched=False, refund=True))
@@ -386,7 +465,8 @@ def test_a_page_dropped_unfetched_gives_its_budget_back(backend):
 def test_seen_filter(backend):
     f = backend.open()
     assert f.add([page("http://a.test/1")])["added"] == 1
-    assert f.add([page("http://a.test/1")]) == {"added": 0, "seen": 1, "budget": 0}
+    assert f.add([page("http://a.test/1")]) == {"added": 0, "seen": 1, "budget": 0,
+                                                "waiting": 0}
     assert f.add([page("http://a.test/1", filter=False)])["added"] == 1
     assert f.seen(["http://a.test/1", "http://a.test/never"]) == [True, False]
 

@@ -1,13 +1,16 @@
--- ARGV: prefix, now, tiers, head, k, robots_first ('1'/'0'), then per entry: host, ip, rank,
--- budget ('' = none), filter ('1'/'0'), blob, and the k Bloom bit positions packed as
--- big-endian uint32s. With robots_first, a host seen for the first time gets a robots.txt
--- fetch at the head of its queue. Returns {added, seen, over_budget}.
+-- ARGV: prefix, now, tiers, head, k, robots_first ('1'/'0'), waiting cap (0 = none), then
+-- per entry: host, ip, rank, budget ('' = none), filter ('1'/'0'), blob, and the k Bloom
+-- bit positions packed as big-endian uint32s. With robots_first, a host seen for the first
+-- time gets a robots.txt fetch at the head of its queue. A page its own budget refuses
+-- waits on the host's waiting list (common.lua set_aside). Returns {added, seen,
+-- over_budget (dropped), waiting}.
 local tiers = tonumber(ARGV[3])
 local k = tonumber(ARGV[5])
 local robots_first = ARGV[6] == '1'
+local cap = tonumber(ARGV[7])
 local stride = 7
-local added, seen, over = 0, 0, 0
-for i = 7, #ARGV, stride do
+local added, seen, over, waiting = 0, 0, 0, 0
+for i = 8, #ARGV, stride do
   local host, ip, rank = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local budget, filter, blob = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   local keep = true
@@ -40,57 +43,32 @@ for i = 7, #ARGV, stride do
     end
   end
   if keep and rank >= 0 then
-    local b = tonumber(budget)
+    local own = tonumber(budget)
+    local b = own
     local cut = redis.call('HGET', hk, 'cut')
-    if cut and (b == nil or tonumber(cut) < b) then b = tonumber(cut) end
+    cut = cut and tonumber(cut)
+    if cut and (b == nil or cut < b) then b = cut end
     if b ~= nil and tonumber(redis.call('HGET', hk, 'added')) >= b then
-      over = over + 1
       keep = false
+      if cap > 0 and own ~= nil and (not cut or cut > own) then
+        local waits, dropped = set_aside(host, ARGV[i + 2], budget, blob, cap)
+        waiting = waiting + waits
+        over = over + dropped
+      else
+        over = over + 1
+      end
     elseif filter == '1' or budget ~= '' then
       -- a copy of a page queued before (a re-push) takes no more of the budget
       redis.call('HINCRBY', hk, 'added', 1)
     end
   end
-  if keep and rank >= 0 and redis.call('ZCARD', P .. 'q:' .. host) >= HEAD then
-    -- the head is full: the better-tier one of the new entry and the head's worst (unless
-    -- that one is leased) stays in the head, the other waits in the tail
-    local worst = redis.call('ZRANGE', P .. 'q:' .. host, -1, -1, 'WITHSCORES')
-    local weid, wscore = worst[1], tonumber(worst[2])
-    local lid = redis.call('HGET', hk, 'lease')
-    local leased = lid and string.match(redis.call('HGET', P .. 'L', lid) or '',
-                                        '^.*\t(.*)\t.*$')
-    if wscore >= 0 and tier_of(wscore, tiers) > tier_of(rank * RANK_SCALE, tiers)
-        and weid ~= leased then
-      local wblob = redis.call('HGET', P .. 'e', weid)
-      redis.call('ZREM', P .. 'q:' .. host, weid)
-      redis.call('HDEL', P .. 'e', weid)
-      redis.call('HDEL', P .. 'att', weid)
-      tail_push(host, (wscore - tonumber(weid)) / RANK_SCALE, wblob, tiers)
-    else
-      tail_push(host, ARGV[i + 2], blob, tiers)
-      added = added + 1
-      keep = false
-    end
-  end
   if keep then
-    local id = redis.call('INCR', P .. 'seq')
-    redis.call('HSET', P .. 'e', id, blob)
-    local score = -1
-    if rank >= 0 then score = rank * RANK_SCALE + id end
-    redis.call('ZADD', P .. 'q:' .. host, score, id)
-    if not redis.call('HGET', hk, 'lease') then
-      local t = tier_of(score, tiers)
-      local cur = redis.call('HGET', hk, 'tier')
-      if not cur or tonumber(cur) > t then
-        if cur then redis.call('ZREM', P .. 'r:' .. cur, host) end
-        redis.call('ZADD', P .. 'r:' .. t, redis.call('HGET', hk, 'next'), host)
-        redis.call('HSET', hk, 'tier', t)
-      end
-    end
+    enqueue(host, ARGV[i + 2], blob, tiers)
     added = added + 1
   end
 end
 if added > 0 then redis.call('HINCRBY', P .. 'stats', 'added', added) end
 if seen > 0 then redis.call('HINCRBY', P .. 'stats', 'dropped/seen', seen) end
 if over > 0 then redis.call('HINCRBY', P .. 'stats', 'dropped/budget', over) end
-return {added, seen, over}
+if waiting > 0 then redis.call('HINCRBY', P .. 'stats', 'budget_waiting', waiting) end
+return {added, seen, over, waiting}

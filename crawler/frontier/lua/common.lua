@@ -78,3 +78,95 @@ local function refill(host, tiers)
   redis.call('HINCRBY', hk, 'tail', -moved)
   redis.call('DECRBY', P .. 'tailn', moved)
 end
+
+-- Queue an entry of host (rank < 0: a robots.txt fetch, at the head): into the head of its
+-- queue, or into the tail when the head is full (the better-tier one of the new entry and
+-- the head's worst, unless that one is leased, stays in the head). An unleased host moves
+-- to the ready set of its new entry's tier when that tier is better than its own.
+local function enqueue(host, rank, blob, tiers)
+  local hk = P .. 'h:' .. host
+  local q = P .. 'q:' .. host
+  local r = tonumber(rank)
+  if r >= 0 and redis.call('ZCARD', q) >= HEAD then
+    local worst = redis.call('ZRANGE', q, -1, -1, 'WITHSCORES')
+    local weid, wscore = worst[1], tonumber(worst[2])
+    local lid = redis.call('HGET', hk, 'lease')
+    local leased = lid and string.match(redis.call('HGET', P .. 'L', lid) or '',
+                                        '^.*\t(.*)\t.*$')
+    if wscore >= 0 and tier_of(wscore, tiers) > tier_of(r * RANK_SCALE, tiers)
+        and weid ~= leased then
+      local wblob = redis.call('HGET', P .. 'e', weid)
+      redis.call('ZREM', q, weid)
+      redis.call('HDEL', P .. 'e', weid)
+      redis.call('HDEL', P .. 'att', weid)
+      tail_push(host, (wscore - tonumber(weid)) / RANK_SCALE, wblob, tiers)
+    else
+      tail_push(host, rank, blob, tiers)
+      return
+    end
+  end
+  local id = redis.call('INCR', P .. 'seq')
+  redis.call('HSET', P .. 'e', id, blob)
+  local score = -1
+  if r >= 0 then score = r * RANK_SCALE + id end
+  redis.call('ZADD', q, score, id)
+  if not redis.call('HGET', hk, 'lease') then
+    local t = tier_of(score, tiers)
+    local cur = redis.call('HGET', hk, 'tier')
+    if not cur or tonumber(cur) > t then
+      if cur then redis.call('ZREM', P .. 'r:' .. cur, host) end
+      redis.call('ZADD', P .. 'r:' .. t, redis.call('HGET', hk, 'next'), host)
+      redis.call('HSET', hk, 'tier', t)
+    end
+  end
+end
+
+-- A host's waiting list: the sorted set w:<host> of the pages its own budget refused, scored
+-- by rank then arrival like the head, members '<id>|<budget>|<blob>'; 'waitn' counts them
+-- all. Set a page aside (at most cap per host: past it the worst is dropped); returns
+-- whether it waits (1/0) and how many pages were dropped (0/1).
+local function set_aside(host, rank, budget, blob, cap)
+  local wk = P .. 'w:' .. host
+  local id = redis.call('INCR', P .. 'seq')
+  local member = id .. '|' .. budget .. '|' .. blob
+  redis.call('ZADD', wk, tonumber(rank) * RANK_SCALE + id, member)
+  if redis.call('ZCARD', wk) <= cap then
+    redis.call('INCR', P .. 'waitn')
+    return 1, 0
+  end
+  local worst = redis.call('ZPOPMAX', wk)
+  if worst[1] == member then return 0, 1 end
+  return 1, 1
+end
+
+-- Queue the best waiting pages of host while its budget (the smaller of the page's own and
+-- the host's cut) has room; returns how many.
+local function promote(host, tiers)
+  local hk = P .. 'h:' .. host
+  local wk = P .. 'w:' .. host
+  local cut = redis.call('HGET', hk, 'cut')
+  cut = cut and tonumber(cut)
+  local added = tonumber(redis.call('HGET', hk, 'added') or '0')
+  local moved = 0
+  while true do
+    local head = redis.call('ZRANGE', wk, 0, 0, 'WITHSCORES')
+    if not head[1] then break end
+    local member = head[1]
+    local a = string.find(member, '|', 1, true)
+    local z = string.find(member, '|', a + 1, true)
+    local budget = tonumber(string.sub(member, a + 1, z - 1))
+    if cut and cut < budget then budget = cut end
+    if added >= budget then break end
+    redis.call('ZREM', wk, member)
+    local id = tonumber(string.sub(member, 1, a - 1))
+    enqueue(host, (tonumber(head[2]) - id) / RANK_SCALE, string.sub(member, z + 1), tiers)
+    added = added + 1
+    moved = moved + 1
+  end
+  if moved > 0 then
+    redis.call('HSET', hk, 'added', added)
+    redis.call('DECRBY', P .. 'waitn', moved)
+    redis.call('HINCRBY', P .. 'stats', 'budget_promoted', moved)
+  end
+  return moved
+end

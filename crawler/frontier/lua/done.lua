@@ -1,6 +1,6 @@
 -- ARGV: prefix, now, tiers, head, lease id, delay, latency, backoff, requeue ('1'/'0'),
 -- fetched ('1'/'0'), ip ('' = unchanged), refund ('1'/'0': the unfetched entry gives its
--- host a page of budget back). Returns 1, or 0 when the lease was already released (stale
+-- host a page of budget back, which its best waiting page takes). Returns 1, or 0 when the lease was already released (stale
 -- report).
 local tiers, lid = tonumber(ARGV[3]), ARGV[5]
 local delay, requeue, fetched = tonumber(ARGV[6]), ARGV[9] == '1', ARGV[10] == '1'
@@ -24,6 +24,7 @@ local hk = P .. 'h:' .. host
 if not requeue and ARGV[12] == '1' and tonumber(redis.call('HGET', hk, 'added') or '0') > 0 then
   redis.call('HINCRBY', hk, 'added', -1)
   redis.call('HINCRBY', P .. 'stats', 'budget_refunded', 1)
+  promote(host, tiers)
 end
 local next_time = tonumber(redis.call('HGET', hk, 'next') or '0')
 if fetched and now + delay > next_time then next_time = now + delay end

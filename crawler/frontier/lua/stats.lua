@@ -1,4 +1,5 @@
--- ARGV: prefix, now, tiers, head. Returns {counters (flat pairs), queue depth, leases, ready, cooldown}.
+-- ARGV: prefix, now, tiers, head. Returns {counters (flat pairs), queue depth, leases, ready,
+-- cooldown, waiting}.
 local tiers = tonumber(ARGV[3])
 local ready, cooldown = 0, 0
 local snow = fmt(now)
@@ -7,4 +8,5 @@ for t = 0, tiers - 1 do
   cooldown = cooldown + redis.call('ZCOUNT', P .. 'r:' .. t, '(' .. snow, '+inf')
 end
 return {redis.call('HGETALL', P .. 'stats'), redis.call('HLEN', P .. 'e') + tonumber(redis.call('GET', P .. 'tailn') or '0'),
-        redis.call('ZCARD', P .. 'leases'), ready, cooldown}
+        redis.call('ZCARD', P .. 'leases'), ready, cooldown,
+        tonumber(redis.call('GET', P .. 'waitn') or '0')}
