@@ -24,7 +24,6 @@ to shorten.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -67,9 +66,11 @@ __all__ = [
     "QueryTooLong",
     "Site",
     "Term",
+    "excludes",
     "literal_reading",
     "looks_pasted",
     "parse",
+    "words_reading",
 ]
 
 #: The longest query text (characters): the one limit of the engines, the web UI and the
@@ -83,8 +84,6 @@ MAX_BLEND_WORDS = 6
 #: ``MAX_BLEND_WORDS`` of them must hold: the others may be missing (coordination ranks the
 #: pages holding more first), so one word the answer phrases otherwise does not drop it.
 MIN_WORDS_SHARE = 0.75
-#: Fewest required words of a query whose pages may lack two minor ones (``lacking``).
-LACK_TWO_WORDS = 5
 #: The largest share of a query's IDF the words a competing page lacks may carry.
 MAX_MISSING_SHARE = 0.5
 #: Most words of a query that names one thing a page defines (``defined_words``).
@@ -336,20 +335,16 @@ class Query:
 
     def lacking(self, idf: Sequence[float], max_share: float = MAX_MISSING_SHARE
                 ) -> list[tuple[tuple[int, ...], float]]:
-        """Which required words a page may lack and still compete, given each word's IDF:
-        one word, or of ``LACK_TWO_WORDS`` or more two, whose share of the query's IDF is at
-        most ``max_share``; as ``(word indexes, share)``. A page lacking such words scores
-        its text score times ``1 - share`` (Lucene's coordination factor)."""
+        """Which required word a page may lack and still compete, given each word's IDF:
+        one whose share of the query's IDF is at most ``max_share``; as ``(word indexes,
+        share)``. A page lacking it scores its text score times ``1 - share`` (Lucene's
+        coordination factor). One word, never two: each pair an engine would search is one
+        more intersection of the other words (a six-word query: 21 clauses, not 6)."""
         total = sum(idf) or 1.0
-        n = len(idf)
-        sizes = (1, 2) if n >= LACK_TWO_WORDS else (1,)
-        out = []
-        for size in sizes:
-            for missing in itertools.combinations(range(n), size):
-                share = sum(idf[i] for i in missing) / total
-                if share <= max_share and size < n:
-                    out.append((missing, share))
-        return out
+        if len(idf) < 2:
+            return []
+        return [((i,), share) for i, value in enumerate(idf)
+                if (share := value / total) <= max_share]
 
     @cached_property
     def near_terms(self) -> tuple[str, ...]:
@@ -807,6 +802,12 @@ def looks_pasted(query: Query) -> bool:
     return bool(_PASTED.search(query.raw))
 
 
+def excludes(query: Query) -> bool:
+    """Whether the query excludes something as typed (``-word``, ``-"a phrase"``,
+    ``-(a OR b)``; ``-site:`` and ``-lang:`` are filters)."""
+    return any(t.negated and t.kind not in (_SITE, _LANG) for t in query.tokens)
+
+
 def literal_reading(query: Query) -> Query | None:
     """The literal reading of a query's text: every whitespace-separated token a word,
     none an operator (``-r`` the word ``r``; ``(``, ``"``, ``OR`` as typed), but for the
@@ -827,6 +828,29 @@ def literal_reading(query: Query) -> Query | None:
     if literal.root is None or literal.root == query.root:
         return None
     return literal
+
+
+def words_reading(query: Query) -> Query | None:
+    """The words reading of a query's text, what plain any-word BM25 reads: every run of
+    letters and digits a plain word (``statsmodels.api.OLS`` -> ``statsmodels api OLS``,
+    ``Rule('/<int:id>')`` -> ``Rule int id``, ``-rf`` -> ``rf``, a quoted phrase its
+    words), but for the ``site:`` and ``lang:`` filters and ``OR``, an operator either
+    way; ``None`` when it has no word."""
+    words: list[str] = []
+    filters: list[str] = []
+    for m in re.finditer(r"\S+", query.raw):
+        token = m.group()
+        if token.lstrip("-")[:5].lower() in ("site:", "lang:"):
+            filters.append(token)
+        else:
+            words.extend(w for w in _WORDS.findall(token) if w != "OR")
+    if not words:
+        return None
+    try:
+        reading = parse(" ".join(words + filters))
+    except QueryError:
+        return None
+    return None if reading.root is None else reading
 
 
 def parse(text: str) -> Query:

@@ -241,7 +241,7 @@ class RankingQuery:
         """The query for the pages to rank, and whether pages lacking a word are among them.
 
         Strict: every required word. ``relaxed``: any word. A long query: ``min_words`` of
-        them (``Query.coordinated``). With ``idf``: also the pages lacking minor words
+        them (``Query.coordinated``). With ``idf``: also the pages lacking a minor word
         (``Query.lacking``), their text score times the share of the query's IDF they
         cover.
         """

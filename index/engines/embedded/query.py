@@ -181,15 +181,15 @@ class TantivyCompiler:
         ])
 
     def all_but_one(self, parsed: Query, searcher: tantivy.Searcher) -> tantivy.Query | None:
-        """The pages lacking minor words (``Query.lacking``: one, or two of a longer
-        query), scored by their text score times the share of the query they cover
-        (Lucene's coordination factor); the plan decides when (``SearchPlan.blends``)."""
+        """The pages lacking one minor word (``Query.lacking``), scored by their text score
+        times the share of the query they cover (Lucene's coordination factor); the plan
+        decides when (``SearchPlan.blends``)."""
         words = parsed.required_words
         idf = [self.idf(searcher, w) for w in words]
         compiled = [self.compile(w) for w in words]
         out = []
         for missing, share in parsed.lacking(idf):
-            # Each clause lacks exactly its words, so a page matches at most one of them.
+            # Each clause lacks exactly its word, so a page matches at most one of them.
             clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j not in missing]
             for j in missing:
                 clauses += self.absent(words[j])

@@ -5,7 +5,7 @@ Two phases: tantivy returns the top candidates by BM25 over title, anchors, URL 
 :class:`~index.engines.embedded.query.TantivyCompiler`), then the backend's
 :class:`~index.signals.Ranker` re-scores them with its signals from tantivy's fast columns
 and results collapse on ``fields.collapse_key`` (near-copies and translations). Pages
-lacking minor words of a longer query compete when few pages have them all (a long query
+lacking a minor word of a longer query compete when few pages have them all (a long query
 needs only most of its words); pages with any word follow when none has them all.
 """
 
@@ -81,7 +81,7 @@ class TantivySearch:
         marks = self._marks(searcher, compiler, parsed, depth)
         hits = found.hits + self._named_homes(searcher, compiler, plan, found.hits)
         candidates = self._candidates(searcher, hits, marks)
-        # Pages lacking minor words of a longer query compete with those having them all,
+        # Pages lacking a minor word of a longer query compete with those having them all,
         # when few pages have them all; those of a long query lacking a few, always.
         blended = compiler.all_but_one(parsed, searcher) if plan.blends(found.count) else None
         if blended is None:
