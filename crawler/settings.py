@@ -70,6 +70,10 @@ CONCURRENT_ITEMS = 4
 WARN_ON_GENERATOR_RETURN_VALUE = False
 CONCURRENT_REQUESTS = 32
 REACTOR_THREADPOOL_MAXSIZE = 10
+# The pages' extraction (HTML parse, text, links, sections, language: about half of the
+# reactor thread's CPU per page) runs in worker processes, off the reactor thread
+# (crawler/extractpool.py)
+EXTRACT_WORKERS = 2  # extraction processes per crawl process; 0 = inline, on the reactor thread
 # Scrapy's download slots stay permissive: the frontier's lease is the politeness guarantee
 # (one request per host in flight across every worker), see docs/frontier.md.
 CONCURRENT_REQUESTS_PER_DOMAIN = 8

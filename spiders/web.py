@@ -19,10 +19,10 @@ from crawler.extract import (
     cut_words,
     decode_html,
     extract,
-    item_from_response,
     load_language_model,
     looks_binary,
 )
+from crawler.extractpool import ExtractPool
 from crawler.fetch import TRUNCATED, failure_kind
 from crawler.hostrules import ControlNotReady, ControlStore, HostRules, control_store
 from crawler.options import enabled, setting
@@ -88,6 +88,7 @@ class WebSpider(scrapy.Spider):
                 raise SystemExit(str(exc)) from None  # one sentence, not a traceback
         spider.host_rules = HostRules.from_settings(settings)
         load_language_model()  # before the first response, not on the reactor mid-crawl
+        crawler.signals.connect(spider.open_extractor, signal=signals.spider_opened)
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
         spider.max_words = setting(settings, "PAGE_MAX_WORDS", int)
@@ -110,6 +111,13 @@ class WebSpider(scrapy.Spider):
             "http://link.invalid/", callback=spider.parse, errback=spider.fetch_failed
         )
         return spider
+
+    def open_extractor(self, spider=None) -> None:
+        """The pages' extraction, in worker processes (``EXTRACT_WORKERS``; 0: inline),
+        started when the crawl opens and stopped when it closes."""
+        self.extractor = ExtractPool.from_settings(self.crawler.settings,
+                                                   stats=self.crawler.stats)
+        self.crawler.signals.connect(self.extractor.close, signal=signals.spider_closed)
 
     def keep_running(self, spider=None) -> None:
         """``spider_idle`` handler in continuous mode: due URLs will come (RecrawlFeeder)."""
@@ -171,7 +179,7 @@ class WebSpider(scrapy.Spider):
 
     # --- parsing ---
 
-    def parse(self, response: Response):
+    async def parse(self, response: Response):
         stats = self.crawler.stats
         self.pages += 1
         if self.max_pages and self.pages > self.max_pages:
@@ -181,11 +189,11 @@ class WebSpider(scrapy.Spider):
             return
         headers = response.headers
         try:
-            page, item = item_from_response(
-                response.url,
-                response.status,
-                response.body,
-                time.time(),
+            page, item = await self.extractor.extract(
+                url=response.url,
+                status=response.status,
+                body=response.body,
+                fetched_at=time.time(),
                 content_type=headers.get(b"Content-Type", b"").decode("latin-1"),
                 x_robots=headers.get(b"X-Robots-Tag", b"").decode("latin-1"),
                 language=headers.get(b"Content-Language", b"").decode("latin-1"),
@@ -207,10 +215,12 @@ class WebSpider(scrapy.Spider):
             stats.inc_value("render/rendered")
         yield item
         if self._sitemap_backlog:
-            yield from self.release_sitemap_urls(host_of(response.url))
+            for request in self.release_sitemap_urls(host_of(response.url)):
+                yield request
         if page.nofollow or (self.max_depth and depth >= self.max_depth):
             return
-        yield from self.follow(page.links, depth + 1, response)
+        for request in self.follow(page.links, depth + 1, response):
+            yield request
 
     def probe_request(self, url: str) -> scrapy.Request:
         """``url`` again as a browser would ask for it (``BROWSER_AGENT``), for the quality

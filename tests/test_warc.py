@@ -1,3 +1,4 @@
+import asyncio
 import gzip
 import json
 import random
@@ -203,6 +204,10 @@ def assert_same_answer(a, b, tolerance: float = 0.01) -> None:
             == {(h.cluster_id or h.id, h.similar) for h in b.hits if h.score > lowest})
 
 
+async def _outputs(parsed) -> list:
+    return [out async for out in parsed]
+
+
 def _crawl_through_pipelines(pages, data_dir):
     """The spider's parse and the pipelines, in crawl order, on responses made from pages."""
     from crawler.quality.dedup.pipeline import DedupPipeline
@@ -216,10 +221,12 @@ def _crawl_through_pipelines(pages, data_dir):
         "DATA_DIR": str(data_dir),
         "WARC_WORKER_ID": "w1",
         "WARC_MAX_BYTES": 30_000,
+        "EXTRACT_WORKERS": 0,  # inline: parse's extraction never waits, no reactor needed
     }
     crawler = get_crawler(WebSpider, settings_dict=settings)
     spider = WebSpider.from_crawler(crawler, seeds="http://news0.test/")
     crawler.spider = spider
+    spider.open_extractor()
     chain = [
         DedupPipeline.from_crawler(crawler),
         WarcPipeline.from_crawler(crawler),
@@ -241,7 +248,7 @@ def _crawl_through_pipelines(pages, data_dir):
         crawler.signals.send_catch_log(
             signals.response_downloaded, response=response, request=response.request, spider=spider
         )
-        for out in spider.parse(response):
+        for out in asyncio.run(_outputs(spider.parse(response))):
             if isinstance(out, PageItem):
                 for pipeline in chain:
                     out = pipeline.process_item(out)
