@@ -21,9 +21,17 @@ The plan holds:
    touching a parenthesis) finds fewer than ``literal_below`` pages, the literal reading
    of the same text, every token a word (:meth:`SearchPlan.execute`), when it finds
    more: ``tool -c 1000`` is a command line, not ``tool 1000`` without ``c``. A query
-   typed with operators (``"a phrase"``, ``-word``, ``a OR b``) keeps its meaning, even
-   when it finds nothing;
-7. **sections**: with semantic matching on (``SEARCH_SEMANTIC``; :attr:`SearchPlan.sections`,
+   typed with operators (``"a phrase"``, ``-word``, ``a OR b``) keeps its meaning here;
+7. **words**: when the reading that answers still finds fewer than ``words_below`` pages
+   (by default none),
+   the words reading (``query.words_reading``: every run of letters and digits a plain
+   word, as plain any-word BM25 reads the text, ``site:`` and ``lang:`` kept; any of them
+   matching while fewer than ``words_below`` pages hold them all) fills the results after
+   them, so no query finds fewer pages than plain any-word BM25 does:
+   ``statsmodels.api.OLS`` written nowhere whole, ``"a phrase"`` no page holds,
+   ``Rule('/<int:id>')``. A query typed with exclusions (``-word``) keeps its meaning,
+   even when it finds nothing;
+8. **sections**: with semantic matching on (``SEARCH_SEMANTIC``; :attr:`SearchPlan.sections`,
    an :class:`~index.semantic.SectionMatch`), a page scores by its best section together
    with its page-level signals: the first ``SEARCH_SEMANTIC_DEPTH`` results of the reading
    that answers are read at once and fused by reciprocal rank with the order of their
@@ -37,12 +45,19 @@ language, the sites it names, the time it runs at) is computed here, once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from index.hits import PENDING, Pending
-from index.query import Node, Query, literal_reading, looks_pasted
+from index.query import (
+    Node,
+    Query,
+    excludes,
+    literal_reading,
+    looks_pasted,
+    words_reading,
+)
 from index.signals import RankContext
 
 if TYPE_CHECKING:
@@ -68,6 +83,9 @@ class Thresholds:
     blend_below: int = 300
     #: Fewer results than this for a query that looks pasted: its literal reading.
     literal_below: int = 3
+    #: Fewer results than this of the reading that answers: its words reading follows
+    #: (1: only a reading that finds nothing; pages holding every word stay the answer).
+    words_below: int = 1
 
     @classmethod
     def of(cls, engine: object) -> Thresholds:
@@ -129,6 +147,21 @@ class SearchPlan:
         return SearchPlan(literal, RankContext(literal, *_rest(self.context)),
                           self.thresholds, self.named_homes, self.collapse, self.sections)
 
+    @cached_property
+    def words(self) -> SearchPlan | None:
+        """The plan of the query's words reading (``query.words_reading``), any of them
+        matching while fewer than ``words_below`` pages hold them all; ``None`` when it
+        cannot find more (one word, as asked) or the query excludes words as typed."""
+        if excludes(self.query) and not looks_pasted(self.query):
+            return None
+        words = words_reading(self.query)
+        if words is None or (words.root == self.query.root and not words.relaxable):
+            return None
+        t = self.thresholds
+        return SearchPlan(words, RankContext(words, *_rest(self.context)),
+                          replace(t, min_strict_hits=max(t.min_strict_hits, t.words_below)),
+                          self.named_homes, self.collapse, self.sections)
+
     def falls_back(self, total: int) -> bool:
         """Whether ``total`` results of the operator reading call for the literal one."""
         return (total < self.thresholds.literal_below and looks_pasted(self.query)
@@ -174,16 +207,48 @@ class SearchPlan:
 
     def _read(self, run: Callable[[SearchPlan, int, int], Results], page: int,
               size: int) -> Results:
-        """The operator reading's results, or the literal reading's when they are more."""
-        results = run(self, page, size)
-        if not self.falls_back(results.total):
+        """The operator reading's results, or the literal reading's when they are more;
+        the words reading's after them when they are still too few."""
+        plan, results = self, run(self, page, size)
+        if self.falls_back(results.total):
+            literal = run(self.literal, page, size)
+            if literal.total > results.total:
+                literal.extra["reading"] = "literal"
+                literal.query = self.query.raw
+                plan, results = self.literal, literal
+        if results.total >= self.thresholds.words_below or self.words is None:
             return results
-        literal = run(self.literal, page, size)
-        if literal.total <= results.total:
+        return self._filled(run, plan, results, page, size)
+
+    def _filled(self, run: Callable[[SearchPlan, int, int], Results], plan: SearchPlan,
+                results: Results, page: int, size: int) -> Results:
+        """``results`` (``plan``'s, fewer than ``words_below``) first, then the words
+        reading's other results, page ``page`` of them; ``results`` when the words find
+        no more."""
+        few = results if page == 1 else run(plan, 1, max(size, results.total))
+        first = _ranked(few)
+        seen = {entry.id for entry in first}
+        words = run(self.words, 1, page * size + len(seen))
+        if words.total <= results.total:
             return results
-        literal.extra["reading"] = "literal"
-        literal.query = self.query.raw
-        return literal
+        ranked = first + [entry for entry in _ranked(words) if entry.id not in seen]
+        shown = ranked[(page - 1) * size:page * size]
+        words.hits = [e for e in shown if not isinstance(e, Pending)]
+        if any(isinstance(e, Pending) for e in shown):
+            words.extra[PENDING] = [e for e in shown if isinstance(e, Pending)]
+        else:
+            words.extra.pop(PENDING, None)
+        words.total = max(words.total, len(ranked))
+        words.page, words.size = page, size
+        words.extra["reading"] = "words"
+        words.query = self.query.raw
+        return words
+
+
+def _ranked(results: Results) -> list:
+    """A reading's ranked results: its hits, or, re-ordered by sections later, its
+    pending ones."""
+    return [*results.hits, *results.extra.get(PENDING, ())]
 
 
 def _rest(context: RankContext) -> tuple:

@@ -66,9 +66,11 @@ __all__ = [
     "QueryTooLong",
     "Site",
     "Term",
+    "excludes",
     "literal_reading",
     "looks_pasted",
     "parse",
+    "words_reading",
 ]
 
 #: The longest query text (characters): the one limit of the engines, the web UI and the
@@ -800,6 +802,12 @@ def looks_pasted(query: Query) -> bool:
     return bool(_PASTED.search(query.raw))
 
 
+def excludes(query: Query) -> bool:
+    """Whether the query excludes something as typed (``-word``, ``-"a phrase"``,
+    ``-(a OR b)``; ``-site:`` and ``-lang:`` are filters)."""
+    return any(t.negated and t.kind not in (_SITE, _LANG) for t in query.tokens)
+
+
 def literal_reading(query: Query) -> Query | None:
     """The literal reading of a query's text: every whitespace-separated token a word,
     none an operator (``-r`` the word ``r``; ``(``, ``"``, ``OR`` as typed), but for the
@@ -820,6 +828,29 @@ def literal_reading(query: Query) -> Query | None:
     if literal.root is None or literal.root == query.root:
         return None
     return literal
+
+
+def words_reading(query: Query) -> Query | None:
+    """The words reading of a query's text, what plain any-word BM25 reads: every run of
+    letters and digits a plain word (``statsmodels.api.OLS`` -> ``statsmodels api OLS``,
+    ``Rule('/<int:id>')`` -> ``Rule int id``, ``-rf`` -> ``rf``, a quoted phrase its
+    words), but for the ``site:`` and ``lang:`` filters and ``OR``, an operator either
+    way; ``None`` when it has no word."""
+    words: list[str] = []
+    filters: list[str] = []
+    for m in re.finditer(r"\S+", query.raw):
+        token = m.group()
+        if token.lstrip("-")[:5].lower() in ("site:", "lang:"):
+            filters.append(token)
+        else:
+            words.extend(w for w in _WORDS.findall(token) if w != "OR")
+    if not words:
+        return None
+    try:
+        reading = parse(" ".join(words + filters))
+    except QueryError:
+        return None
+    return None if reading.root is None else reading
 
 
 def parse(text: str) -> Query:

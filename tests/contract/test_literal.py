@@ -58,8 +58,35 @@ def test_dollars_and_parentheses_find_the_page(pasted, query, page):
 
 def test_typed_operators_keep_their_meaning(pasted):
     assert urls(pasted.search("packets -tshark")) == ["http://w.test/filters"]
-    assert pasted.search('"packets tshark"').total == 0  # the phrase is not there
     assert pasted.search("-tshark").total == 0
+    # no page holds the phrase: its words answer, as plain any-word BM25 reads it
+    found = pasted.search('"packets tshark"')
+    assert found.extra.get("reading") == "words"
+    assert urls(found) == ["http://w.test/tshark"]  # the page holding both words
+
+
+@pytest.mark.parametrize("query, pages", [
+    # a dotted name written nowhere whole
+    ("net.ipv4.conf.all.forwarding", {"http://w.test/sysctl", "http://w.test/proc"}),
+    # a snake_case name written nowhere whole
+    ("ip_forward_enable", {"http://w.test/sysctl", "http://w.test/proc"}),
+    # a quoted string no page holds
+    ('"routing is off"', {"http://w.test/sysctl", "http://w.test/proc"}),
+    # a punctuation-heavy identifier
+    ("Filters::select_by(field)", {"http://w.test/filters"}),
+    # a $(...) expression
+    ("$(dirname $file)", {"http://w.test/shell"}),
+    # a command line pasted with its options
+    ("ping -c 5 -W 2 localhost", {"http://w.test/ping"}),
+    # a typo in one of the words
+    ("tshark capture pcap packetz", {"http://w.test/tshark"}),
+    # a very long question
+    ("how can I see whether packet routing is switched on in the kernel of my own "
+     "machine without rebooting it", {"http://w.test/sysctl", "http://w.test/proc"}),
+])
+def test_never_fewer_pages_than_plain_any_word_bm25(pasted, query, pages):
+    # each page holds a word of the query, so plain any-word BM25 finds it
+    assert set(urls(pasted.search(query))) >= pages, query
 
 
 @pytest.mark.parametrize("query, pages", [
