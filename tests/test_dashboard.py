@@ -194,13 +194,15 @@ def test_inspector_robots_and_seen(admin_client):
     with crawl_frontier() as frontier:
         frontier.robots_set("robo.test", 200, b"User-agent: *\nDisallow: /private\n",
                             time.time() + 3600)
-        frontier.add([Entry("http://robo.test/private/1", "robo.test")])
+        frontier.add([Entry("http://robo.test/private/1", "robo.test", budget=1),
+                      Entry("http://robo.test/2", "robo.test", budget=1)])
     text = admin_client.get("/dashboard/inspect",
                             {"url": "http://robo.test/private/1"}).content.decode()
     assert '<span class="bad">disallowed</span>' in text
     assert "robots.txt disallows it" in text
     assert "discovered (in the frontier" in text
     assert "1 queued" in text and "1 page added" in text
+    assert "1 more page waiting for a page of the budget" in text
     text = admin_client.get("/dashboard/inspect", {"url": "http://robo.test/open"}).content.decode()
     assert '<span class="ok">allowed</span>' in text
 

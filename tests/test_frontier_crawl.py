@@ -3,6 +3,7 @@ from the test web's own request log."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -19,7 +20,7 @@ from redis import Redis
 import testweb
 from crawler.frontier.partitioned import partition_of
 from crawler.urls import canonicalize, host_of
-from harness.crawlrun import ROOT, crawl_env, run_crawl
+from harness.crawlrun import ROOT, crawl_env, final_stats, run_crawl
 from harness.politeness import crawl_delays, idle_waits, politeness_violations
 from harness.redisserver import running_redis
 
@@ -108,6 +109,33 @@ def test_a_due_host_with_work_is_fetched_at_once_whatever_its_standing(tmp_path)
     late = {host: round(sorted(w)[len(w) // 2], 3) for host, w in waits.items()}
     assert all(median <= 0.075 for median in late.values()), late
     assert politeness_violations(log, delay, crawl_delay_of)["total"] == 0
+
+
+@pytest.mark.parametrize("store", ["local", "redis"])
+def test_links_into_a_dead_directory_leave_no_page_of_the_budget_unused(tmp_path, store):
+    """deadlinks.test's 40 documents link six URLs each under /archive/, all answering 404
+    (django.test's case in the real corpus: 45 intersphinx links into a 404 tree). They
+    take pages of its budget of 60 before the directory is found dead; dropped when leased,
+    they give them back, and the pages the budget refused meanwhile, waiting, take them:
+    the host gets 60 distinct URLs fetched, its budget whole and no more. Without the
+    waiting list (``FRONTIER_BUDGET_WAITING=0``) it got 51: the refused pages were gone."""
+    budget = 60
+    with contextlib.ExitStack() as stack:
+        env = {}
+        if store == "redis":
+            env["REDIS_URL"] = stack.enter_context(running_redis(tmp_path / "redis")).url
+        web = stack.enter_context(testweb.run(hosts=1, pages=10, log=tmp_path / "web.log"))
+        proc = run_crawl(tmp_path / "data", [web.home_url("deadlinks.test")],
+                         {**SETTINGS, "FRONTIER_DELAY": 0.05, "FRONTIER_HOST_PAGE_BUDGET": budget,
+                          "LOG_FILE": str(tmp_path / "crawl.log"), "LOG_LEVEL": "INFO"},
+                         args={"allowed_hosts": "deadlinks.test"}, env_extra=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        time.sleep(0.5)
+        fetched = crawled(web)
+    stats = final_stats((tmp_path / "crawl.log").read_text())
+    assert stats.get("frontier/dropped/dead_subtree", 0) > 0, stats
+    assert stats["frontier/cluster/budget_promoted"] > 0, stats
+    assert len(fetched) == budget, (sorted(fetched), stats)
 
 
 def _worker(tmp_path: Path, name: str, redis_url: str, seeds, scope, **extra):

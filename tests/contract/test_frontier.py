@@ -1,5 +1,6 @@
 """The ``Frontier`` contract, run against every backend: local SQLite, one real Redis, and
-two real Redis servers partitioned by host hash."""
+two real Redis servers partitioned by host hash (tests of one frontier opened once also on
+SQLite in memory, ``any_store``)."""
 
 from __future__ import annotations
 
@@ -51,10 +52,12 @@ class Backend:
             "clock": self.clock, "politeness": politeness(default_delay=1.0, latency_factor=0),
             "bloom_capacity": 10_000, **overrides,
         })
-        if host_head is not None and self.kind != "local":
+        if host_head is not None and self.kind not in ("local", "memory"):
             options["host_head"] = host_head
         if self.kind == "local":
             f = LocalFrontier(self.tmp_path / "frontier.sqlite3", **options)
+        elif self.kind == "memory":
+            f = LocalFrontier(None, **options)
         elif self.kind == "redis":
             f = RedisFrontier(Redis.from_url(self.servers[0].url), self.crawl, **options)
         else:
@@ -81,7 +84,7 @@ class Backend:
 
     def close(self):
         for f in self.opened:
-            if self.kind != "local":
+            if self.kind not in ("local", "memory"):
                 f.clear()
             f.close()
 
@@ -89,6 +92,17 @@ class Backend:
 @pytest.fixture(params=["local", "redis", "redis-partitioned"])
 def backend(request, tmp_path, redis_server, redis_server2):
     servers = {"local": [], "redis": [redis_server],
+               "redis-partitioned": [redis_server, redis_server2]}[request.param]
+    b = Backend(request.param, tmp_path, servers, crawl=request.node.name)
+    yield b
+    b.close()
+
+
+@pytest.fixture(params=["memory", "local", "redis", "redis-partitioned"])
+def any_store(request, tmp_path, redis_server, redis_server2):
+    """Every backend, the local one in memory too (``LocalFrontier(None)``), for the tests
+    of one frontier opened once."""
+    servers = {"memory": [], "local": [], "redis": [redis_server],
                "redis-partitioned": [redis_server, redis_server2]}[request.param]
     b = Backend(request.param, tmp_path, servers, crawl=request.node.name)
     yield b
@@ -355,12 +369,12 @@ def _lease_of(backend, f, url):
     return lease
 
 
-def test_pages_over_the_budget_wait_for_a_page_given_back(backend):
+def test_pages_over_the_budget_wait_for_a_page_given_back(any_store):
     """A page the host's budget refuses waits; a page of the budget given back (an entry
     dropped unfetched, ``refund``) goes to the best waiting page (rank, then arrival): the
     budget is used whole, and never more than whole. Without the waiting list the refused
     pages were lost (their URLs stay in the seen filter) and the budget stayed unused."""
-    f = backend.open(host_head=2)
+    f = any_store.open(host_head=2)
     ranks = {"a": 0, "b": 0.5, "c": 1.5, "d": 1.25, "e": 3, "f": 1.25}
     counts = f.add([page(f"http://w.test/{name}", rank=r, budget=2)
                     for name, r in ranks.items()])
@@ -371,14 +385,14 @@ def test_pages_over_the_budget_wait_for_a_page_given_back(backend):
     assert f.stats()["waiting"] == 4
     # the URL of a waiting page is seen: it is not queued twice
     assert f.add([page("http://w.test/d", rank=0, budget=2)])["seen"] == 1
-    assert f.done(_lease_of(backend, f, "http://w.test/a"), Outcome(fetched=False, refund=True))
+    assert f.done(_lease_of(any_store, f, "http://w.test/a"), Outcome(fetched=False, refund=True))
     state = f.host_state("w.test")
     assert (state.queued, state.pages_added, state.waiting) == (2, 2, 3)
-    assert f.done(_lease_of(backend, f, "http://w.test/b"), DONE)  # a fetch gives nothing back
+    assert f.done(_lease_of(any_store, f, "http://w.test/b"), DONE)  # a fetch gives nothing back
     assert f.host_state("w.test").waiting == 3
-    assert f.done(_lease_of(backend, f, "http://w.test/d"), Outcome(fetched=False, refund=True))
-    assert f.done(_lease_of(backend, f, "http://w.test/f"), Outcome(fetched=False, refund=True))
-    assert _drain(backend, f) == ["http://w.test/c"]
+    assert f.done(_lease_of(any_store, f, "http://w.test/d"), Outcome(fetched=False, refund=True))
+    assert f.done(_lease_of(any_store, f, "http://w.test/f"), Outcome(fetched=False, refund=True))
+    assert _drain(any_store, f) == ["http://w.test/c"]
     state = f.host_state("w.test")  # two pages fetched: the budget, whole; "e" still waits
     assert (state.queued, state.pages_added, state.waiting) == (0, 2, 1)
     stats = f.stats()
@@ -386,11 +400,11 @@ def test_pages_over_the_budget_wait_for_a_page_given_back(backend):
     assert stats.get("dropped/budget", 0) == 0
 
 
-def test_waiting_list_keeps_the_best_pages_within_its_cap(backend):
+def test_waiting_list_keeps_the_best_pages_within_its_cap(any_store):
     """At most ``budget_waiting`` pages wait per host: a better page pushes the worst out,
     a worse one is dropped, as a page over the budget was before (``"waiting"`` counts the
     pages set aside, ``"budget"`` those dropped: "z" at once, "x" pushed out by "best")."""
-    f = backend.open(budget_waiting=2)
+    f = any_store.open(budget_waiting=2)
     assert f.add([page("http://cap.test/0", budget=1)])["added"] == 1
     counts = f.add([page(f"http://cap.test/{name}", rank=r, budget=1)
                     for name, r in (("x", 2), ("y", 1), ("z", 3), ("best", 0.5))])
@@ -399,7 +413,7 @@ def test_waiting_list_keeps_the_best_pages_within_its_cap(backend):
     assert f.stats()["dropped/budget"] == 2
     served = []
     for _ in range(3):
-        backend.clock.advance(10)
+        any_store.clock.advance(10)
         (lease,) = f.next_ready(1)
         served.append(lease.url)
         f.done(lease, Outcome(fetched=False, refund=True))
@@ -407,10 +421,10 @@ def test_waiting_list_keeps_the_best_pages_within_its_cap(backend):
     assert f.pending() == 0 and f.host_state("cap.test").waiting == 0
 
 
-def test_a_cut_refuses_pages_for_good_and_a_raised_cut_lets_waiting_ones_in(backend):
+def test_a_cut_refuses_pages_for_good_and_a_raised_cut_lets_waiting_ones_in(any_store):
     """A cut (a trap, a condemned host) stops a host: pages it refuses do not wait. A cut
     raised again (a host acquitted) gives the waiting pages room, up to their own budget."""
-    f = backend.open()
+    f = any_store.open()
     f.add([page(f"http://cut.test/{i}", budget=2) for i in range(4)])
     assert f.host_state("cut.test").waiting == 2
     f.set_host_budget("cut.test", 1)
@@ -422,7 +436,7 @@ def test_a_cut_refuses_pages_for_good_and_a_raised_cut_lets_waiting_ones_in(back
     f.set_host_budget("cut.test", 2**31 - 1)
     state = f.host_state("cut.test")
     assert (state.queued, state.pages_added, state.waiting) == (2, 2, 1)
-    assert sorted(_drain(backend, f)) == ["http://cut.test/1", "http://cut.test/2"]
+    assert sorted(_drain(any_store, f)) == ["http://cut.test/1", "http://cut.test/2"]
     assert f.host_state("cut.test").waiting == 1
 
 
