@@ -102,13 +102,22 @@ def group_languages(ranked: Iterable[T], key: Callable[[T], Hashable],
 
 
 def collapse(ranked: Iterable[T], key: Callable[[T], Hashable],
-             shown: Callable[[T], bool] | None = None) -> list[tuple[T, int]]:
+             shown: Callable[[T], bool] | None = None,
+             prefer: Callable[[T], bool] | None = None) -> list[tuple[T, int]]:
     """The best of each cluster (by ``key``), in rank order, with how many others it
     stands for. With ``shown``, a page it rejects (a copy that lost its cluster's election,
     ``Document.shown``) is never kept, it only counts; a cluster whose shown page is not
-    among ``ranked`` is left out."""
+    among ``ranked`` is left out. With ``prefer`` (a page in the query's language), the
+    cluster's best page it accepts stands for the cluster, at the cluster's place: of a
+    page's translations, the one the query is in, whichever scored more."""
     items = list(ranked)
     sizes = Counter(key(item) for item in items)
+    preferred: dict[Hashable, T] = {}
+    if prefer is not None:
+        for item in items:
+            if (key(item) not in preferred and prefer(item)
+                    and (shown is None or shown(item))):
+                preferred[key(item)] = item
     kept: list[tuple[T, int]] = []
     done: set[Hashable] = set()
     for item in items:
@@ -116,5 +125,5 @@ def collapse(ranked: Iterable[T], key: Callable[[T], Hashable],
         if k in done or (shown is not None and not shown(item)):
             continue
         done.add(k)
-        kept.append((item, sizes[k] - 1))
+        kept.append((preferred.get(k, item), sizes[k] - 1))
     return kept

@@ -61,6 +61,24 @@ def test_a_named_home_page_is_found_past_the_rescored_window(backend):
     assert urls(backend.search("widget"))[0] == "http://widget.test/"
 
 
+def test_a_page_shows_in_the_query_language_among_its_translations(backend):
+    # The German translation scores more by text (short, the name repeated); the English
+    # one stands for the pair, at the pair's place.
+    backend.index([
+        doc("http://t.test/de/mod/core.html", "Kern", "AllowOverride AllowOverride Regel",
+            lang="de"),
+        doc("http://t.test/en/mod/core.html", "Core features",
+            "AllowOverride says which directives an htaccess file may set, and the "
+            "server reads every such file on the way to the one it serves, so keep "
+            "them few and small when the site is busy", lang="en"),
+        doc("http://t.test/en/howto.html", "How to", "AllowOverride All", lang="en"),
+    ])
+    backend.refresh()
+    found = backend.search("AllowOverride")
+    assert "http://t.test/de/mod/core.html" not in urls(found)
+    assert "http://t.test/en/mod/core.html" in urls(found)
+
+
 def test_pages_of_a_site_the_query_mentions_rank_first(backend):
     backend.index(
         [

@@ -49,8 +49,9 @@ COLLAPSE = {"field": "cluster",
             "inner_hits": {"name": "members", "size": 0, "_source": False}}
 # What a rescored window reads of each hit, from doc values alone (no stored field: reading
 # ``_id`` for each of a hundred hits cost more than the rescore): its id, its collapse key
-# and whether it has near-copies.
-_WINDOW_FIELDS = ["id", "cluster", "cluster_id"]
+# whether it has near-copies and its language (of a page's translations, the one in the
+# query's language stands for them: ``index.hits.collapse``).
+_WINDOW_FIELDS = ["id", "cluster", "cluster_id", "lang"]
 
 
 def _group_size(hit: dict) -> int:
@@ -64,6 +65,11 @@ def _group_size(hit: dict) -> int:
 def _cluster(hit: dict) -> str:
     """The collapse key of a hit read with ``docvalue_fields`` including ``cluster``."""
     return hit["fields"]["cluster"][0]
+
+
+def _language(hit: dict) -> str:
+    """The language of a hit read with ``docvalue_fields`` including ``lang``."""
+    return (hit.get("fields", {}).get("lang") or [""])[0]
 
 
 def _shares_cluster(hit: dict) -> bool:
@@ -130,18 +136,21 @@ class Pager:
         ranked = self.rank(body, offset, size, text)
         return ranked.response, self.fill(ranked)
 
-    def rank(self, body: dict, offset: int, size: int, text: dict | None = None) -> Ranked:
+    def rank(self, body: dict, offset: int, size: int, text: dict | None = None,
+             language: str = "") -> Ranked:
         """One page of ``body``'s ranking: two-phase when ``text`` (the text query of
         ``body["query"]``, matching the same pages) is given, else in one pass. Pages not
         shown (``Document.shown``) are left out (the aggregation counts them as near-copies,
-        inner hits do not; other languages are counted with the aggregation only)."""
+        inner hits do not; other languages are counted with the aggregation only). Of a
+        cluster's pages in a rescored window, the best in ``language`` (the query's) stands
+        for it."""
         if offset + size > self.max_window:
             return self._deep_page(body, offset, size)
         if text is None or self.near_copies == "inner_hits" or not self.rerank_depth:
             return self._one_pass(body, offset, size)
         if offset + size + self.rerank_depth > self.max_window:
             return self._deep_page(body, offset, size)  # its window would not fit
-        return self._rescored(body, text, offset, size)
+        return self._rescored(body, text, offset, size, language)
 
     def fill(self, ranked: Ranked) -> list:
         """The (hit, near-copies, other languages) of a ranked page; reads its hits (and
@@ -197,7 +206,8 @@ class Pager:
                      zip(hits, self._cluster_sizes(body["query"], hits), strict=True)]
         return Ranked(response, hits, body["query"], found)
 
-    def _rescored(self, body: dict, text: dict, offset: int, size: int) -> Ranked:
+    def _rescored(self, body: dict, text: dict, offset: int, size: int,
+                  language: str = "") -> Ranked:
         """A page of the two-phase ranking: the text query's top matches rescored by the
         ranked query, collapsed here."""
         window = offset + size + self.rerank_depth
@@ -214,7 +224,8 @@ class Pager:
                 hit["_id"] = hit["fields"]["id"][0]
             hits = sorted(response["hits"]["hits"], key=lambda h: (-(h["_score"] or 0.0),
                                                                    h["_id"]))
-            kept = collapse(hits, _cluster)
+            kept = collapse(hits, _cluster, prefer=(lambda h: _language(h) == language)
+                            if language else None)
             if len(kept) >= offset + size or len(hits) < window:
                 break
             if window >= self.max_window:

@@ -137,7 +137,8 @@ class EsSearch:
             body = self.body(plan, relaxed=relaxed, idf=idf)
             if aggs:
                 body["aggs"] = aggs
-            ranked = self.pager.rank(body, offset, size, self.text(plan, relaxed, idf))
+            ranked = self.pager.rank(body, offset, size, self.text(plan, relaxed, idf),
+                                     self.language(plan))
             response = ranked.response
             response["suggest"] = first.get("suggest")
         found = self.pager.fill(ranked)
@@ -160,7 +161,12 @@ class EsSearch:
             body["suggest"] = suggest
         if aggs:
             body["aggs"] = aggs
-        return pager.rank(body, offset, size, self.text(plan))
+        return pager.rank(body, offset, size, self.text(plan), self.language(plan))
+
+    def language(self, plan: SearchPlan) -> str:
+        """The language whose page stands for a page's translations: the query's, when the
+        ``lang`` signal is weighted ("": the best by score)."""
+        return plan.context.language if self.ranker.weight("lang") else ""
 
     def _finish(self, results: Results, plan: SearchPlan, response: dict, found: list,
                 was_partial: bool, explain: bool, aggs: dict | None, relaxed: bool,

@@ -116,7 +116,11 @@ class TantivySearch:
             return candidate.get(plan.collapse)
 
         languages = group_languages(ranked, group, lambda c: c.get("lang"))
-        for candidate, similar in collapse(ranked, group, lambda c: c.get("shown", 1) != 0)[
+        in_language = context.language_key
+        # of a page's translations, the one in the query's language, when language counts
+        prefer = (lambda c: c.get("lang") == in_language) if ranker.weight("lang") else None
+        for candidate, similar in collapse(ranked, group, lambda c: c.get("shown", 1) != 0,
+                                           prefer)[
             offset : offset + size
         ]:
             shown, snippet = stored_hit(searcher, candidate.ref)
