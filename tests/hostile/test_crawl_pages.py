@@ -8,6 +8,7 @@ dropped a text node over 10 MB and the page was indexed empty)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import tracemalloc
 
@@ -104,9 +105,11 @@ def crawl_chain(tmp_path):
     from spiders.web import WebSpider
 
     crawler = get_crawler(WebSpider, settings_dict={
-        "HOST_RULES_LOADER": "", "DATA_DIR": str(tmp_path), "WARC_WORKER_ID": "w1"})
+        "HOST_RULES_LOADER": "", "DATA_DIR": str(tmp_path), "WARC_WORKER_ID": "w1",
+        "EXTRACT_WORKERS": 0})  # inline: parse's extraction never waits, no reactor needed
     spider = WebSpider.from_crawler(crawler, seeds="http://big.test/")
     crawler.spider = spider
+    spider.open_extractor()
     warc = WarcPipeline.from_crawler(crawler)
     index = IndexPipeline(EmbeddedBackend(tmp_path / "index"), stats=crawler.stats,
                           **settings_to_options(None, IndexPipeline.SETTINGS))
@@ -120,7 +123,7 @@ def crawl_chain(tmp_path):
                                 headers={"Content-Type": "text/html; charset=utf-8"})
         crawler.signals.send_catch_log(signals.response_downloaded, response=response,
                                        request=response.request, spider=spider)
-        return [out for out in spider.parse(response) if isinstance(out, PageItem)]
+        return page_items(spider, response)
 
     for item in fetched("http://warm.test/", b"<p>a small page to warm up with</p>" * 30):
         for pipeline in chain:
@@ -130,6 +133,14 @@ def crawl_chain(tmp_path):
     for pipeline in reversed(chain):
         if hasattr(pipeline, "close_spider"):
             pipeline.close_spider()
+
+
+def page_items(spider, response) -> list[PageItem]:
+    """The items of the spider's (asynchronous) parse of ``response``."""
+    async def outputs() -> list:
+        return [out async for out in spider.parse(response)]
+
+    return [out for out in asyncio.run(outputs()) if isinstance(out, PageItem)]
 
 
 def test_a_9_mib_page_costs_every_pipeline_little(crawl_chain):
@@ -150,7 +161,7 @@ def test_a_9_mib_page_costs_every_pipeline_little(crawl_chain):
     measured("WarcPipeline (response)", lambda: crawler.signals.send_catch_log(
         signals.response_downloaded, response=response, request=response.request,
         spider=spider))
-    [item] = [out for out in spider.parse(response) if isinstance(out, PageItem)]
+    [item] = page_items(spider, response)
     kept = setting(None, "PAGE_MAX_WORDS", int)
     assert len(item.text.split()) == kept < len(words)
     assert item.text == " ".join(words[:kept])
