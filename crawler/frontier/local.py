@@ -242,33 +242,37 @@ class LocalFrontier(Frontier):
     def next_ready(self, n: int) -> list[Lease]:
         leases: list[Lease] = []
         now = self.clock()
+        # Most polls find no host due (every host waits out its delay): they are answered
+        # by a read, without the write transaction (and its commit) a lease takes.
+        if not self._eligible_tiers(now):
+            return leases
         with self._tx():
             selector = self._load_selector()
+            picked = False
             waits = 0
             for _ in range(n * 3):
                 if len(leases) >= n:
                     break
-                heads = {}
-                for t in range(self.tiers):
-                    row = self.db.execute(
-                        "SELECT host FROM ready WHERE tier = ? AND next <= ? "
-                        "ORDER BY next LIMIT 1", (t, now)
-                    ).fetchone()
-                    if row is not None:
-                        heads[t] = row[0]
-                tier = selector.pick(sorted(heads))
+                tier = selector.pick(self._eligible_tiers(now))
                 if tier is None:
                     break
+                picked = True
                 host = self._most_valuable(tier, now)
                 lease = self._lease_host(host, now)
                 if lease is None:
                     waits += 1
                     continue
                 leases.append(lease)
-            self._save_selector(selector)
+            if picked:
+                self._save_selector(selector)
             self._inc("leased", len(leases))
             self._inc("politeness_waits/ip", waits)
         return leases
+
+    def _eligible_tiers(self, now: float) -> list[int]:
+        """The tiers that hold a host eligible at ``now``, in order."""
+        return [t for t in range(self.tiers) if self.db.execute(
+            "SELECT 1 FROM ready WHERE tier = ? AND next <= ? LIMIT 1", (t, now)).fetchone()]
 
     def due_in(self) -> float | None:
         nexts = [row[0] for t in range(self.tiers) for row in self.db.execute(
