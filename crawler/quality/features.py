@@ -69,9 +69,11 @@ class TextFeatures:
     stats: TextStats
 
 
-def dedup_features(text: str, spec: DedupSpec) -> DedupFeatures:
-    """What ``Deduplicator.check`` computes of ``text`` before it looks anything up."""
-    tokens, rest = first_words(text, spec.max_tokens)
+def dedup_features(text: str, spec: DedupSpec,
+                   words: tuple[list[str], str] | None = None) -> DedupFeatures:
+    """What ``Deduplicator.check`` computes of ``text`` before it looks anything up
+    (``words``: ``first_words(text, spec.max_tokens)``, when already split)."""
+    tokens, rest = words or first_words(text, spec.max_tokens)
     key = exact_key(tokens, rest) if tokens else None
     fingerprint = None
     if len(tokens) >= spec.min_tokens:
@@ -86,8 +88,14 @@ def dedup_features(text: str, spec: DedupSpec) -> DedupFeatures:
 
 def text_features(title: str, text: str, dedup: DedupSpec | None) -> TextFeatures:
     """The ``TextFeatures`` of a page's ``title`` and ``text``."""
-    return TextFeatures(None if dedup is None else dedup_features(text, dedup),
-                        template_shingles(text), text_stats(title, text))
+    if dedup is None:
+        return TextFeatures(None, template_shingles(text), text_stats(title, text))
+    words = first_words(text, dedup.max_tokens)
+    tokens, rest = words
+    # without a rest, the dedup's tokens are every word of the text, as the spam rules
+    # count them (``\w+`` of the lower-cased text): split once
+    stats = text_stats(title, text, None if rest else tokens)
+    return TextFeatures(dedup_features(text, dedup, words), template_shingles(text), stats)
 
 
 def item_with_features(*, features: DedupSpec | None = None,

@@ -268,9 +268,11 @@ class TextStats(NamedTuple):
     title_density: float
 
 
-def text_stats(title: str, text: str) -> TextStats:
-    """The ``TextStats`` of a page's ``title`` and ``text``."""
-    words = _WORD.findall(text.lower())
+def text_stats(title: str, text: str, words: list[str] | None = None) -> TextStats:
+    r"""The ``TextStats`` of a page's ``title`` and ``text`` (``words``: its lower-cased
+    ``\w+`` words, when already split)."""
+    if words is None:
+        words = _WORD.findall(text.lower())
     n = len(words)
     counts = Counter(words)
     top_share = sum(c for _, c in counts.most_common(3)) / n if n else 0.0

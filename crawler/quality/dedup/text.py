@@ -142,8 +142,14 @@ def minhash_values(shingles: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nda
     with, here without datasketch so that an extraction worker computes it cheaply."""
     values = np.full(len(a), np.iinfo(np.uint32).max, dtype=np.uint32)
     # rows at a time: the whole (shingles x num_perm) matrix of a long page took ~1 KB
-    # a word (1.9 GB for a 9 MiB page); a chunk's is ~2 MB and the minimum the same
+    # a word (1.9 GB for a 9 MiB page); a chunk's is ~2 MB and the minimum the same. One
+    # buffer for every chunk: a fresh 2 MB array per product and sum (mapped and faulted
+    # in each time) made 5,000 shingles cost 3.2 ms, against 0.6 ms in place.
+    buffer = np.empty((min(SIGNATURE_CHUNK, len(shingles)), len(a)), dtype=np.uint32)
     for start in range(0, len(shingles), SIGNATURE_CHUNK):
         hv = fmix32(fold32(shingles[start:start + SIGNATURE_CHUNK]))[:, None]
-        values = np.minimum(values, (hv * a + b).min(axis=0))
+        rows = buffer[:len(hv)]
+        np.multiply(hv, a, out=rows)
+        np.add(rows, b, out=rows)
+        np.minimum(values, rows.min(axis=0), out=values)
     return values
