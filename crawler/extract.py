@@ -633,11 +633,6 @@ def item_from_response(
     return page, item
 
 
-def page_text(body: bytes, url: str, content_type: str = "", max_words: int = 0) -> str:
-    """The main text of an HTML ``body`` (``extract``), its first ``max_words`` words."""
-    return cut_words(extract(decode_html(body, content_type)[0], url).text, max_words)
-
-
 def cut_words(text: str, max_words: int) -> str:
     """``text`` up to the end of its ``max_words``-th word (``\\w+``), whole when it has
     no more; the words are counted only in a text long enough to have more."""

@@ -194,11 +194,7 @@ class ExtractPool:
     async def extract(self, **kwargs: Any) -> Any:
         """``function(**kwargs)`` awaited on the reactor thread: the reactor runs on while a
         worker extracts."""
-        return await self.extract_with(self.function, **kwargs)
-
-    async def extract_with(self, function: Callable[..., Any], /, **kwargs: Any) -> Any:
-        """``function(**kwargs)`` (``call``) awaited on the reactor thread."""
-        future = self.call(function, **kwargs)
+        future = self.run(**kwargs)
         if not future.done():
             await maybe_deferred_to_future(_deferred_of(future))
         return future.result()
