@@ -78,7 +78,7 @@ class Admission:
             TrapGuard.from_settings(s),
             DeadSubtrees.from_settings(s),
             host_budget=setting(s, "FRONTIER_HOST_PAGE_BUDGET", int) or None,
-            ip_of=lambda host: resolve_override(host, overrides) or _cached_ip(host) or host,
+            ip_of=_address_finder(overrides),
         )
 
     def admit(self, raw_url: str, depth: int, *, filter: bool = True,
@@ -164,6 +164,25 @@ class Admission:
     def admin_delay(self, host: str) -> float | None:
         """The delay a host rule sets for ``host`` (a host name), or None."""
         return self.host_rules.policy(host).crawl_delay
+
+
+def _address_finder(overrides: dict[str, str]) -> Callable[[str], str]:
+    """``host`` -> the address its per-IP limit counts it under: its ``RESOLVE_OVERRIDES``
+    address (looked up once per host: the patterns are matched one by one), else the one
+    Scrapy's DNS cache holds (it may come later, with the host's first fetch), else the
+    host itself."""
+    overridden: dict[str, str | None] = {}
+
+    def ip_of(host: str) -> str:
+        try:
+            ip = overridden[host]
+        except KeyError:
+            if len(overridden) >= SEEN_CACHE:
+                overridden.clear()
+            ip = overridden[host] = resolve_override(host, overrides)
+        return ip or _cached_ip(host) or host
+
+    return ip_of
 
 
 def _cached_ip(host: str) -> str | None:

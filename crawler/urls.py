@@ -208,16 +208,42 @@ def _canonicalize_absolute(url: str) -> str:
 @lru_cache(maxsize=65536)
 def host_of(url: str) -> str:
     """Lower-case host of ``url`` without port (``""`` when it has none)."""
-    try:
-        return (urlsplit(url).hostname or "").rstrip(".")
-    except ValueError:
-        return ""
+    return _host_of_origin(_origin_part(url))
 
 
 def netloc_of(url: str) -> str:
     """Host plus non-default port: the politeness key of ``url`` (an IPv6 host keeps its
     brackets, so the key is also a valid URL authority)."""
-    parts = urlsplit(url)
+    return _netloc_of_origin(_origin_part(url))
+
+
+def _origin_part(url: str) -> str:
+    """``url`` up to the end of its authority: ``urlsplit`` reads the same scheme and
+    netloc from it as from ``url`` (the scheme holds no ``/``, so the first ``//`` is where
+    an authority can start, and the part kept reaches past its end). The host and netloc
+    functions are cached on it: a crawl's URLs are many, their hosts few."""
+    start = url.find("//")
+    if start < 0:
+        return url
+    end = len(url)
+    for sep in "/?#":
+        at = url.find(sep, start + 2, end)
+        if at >= 0:
+            end = at
+    return url[:end]
+
+
+@lru_cache(maxsize=65536)
+def _host_of_origin(origin: str) -> str:
+    try:
+        return (urlsplit(origin).hostname or "").rstrip(".")
+    except ValueError:
+        return ""
+
+
+@lru_cache(maxsize=65536)
+def _netloc_of_origin(origin: str) -> str:
+    parts = urlsplit(origin)
     host = (parts.hostname or "").rstrip(".")
     if ":" in host:
         host = f"[{host}]"

@@ -73,7 +73,11 @@ HAND_TUNED_SITES = frozenset({"debian-handbook.test", "git.test", "python.test",
 #: ``third``: six more added for it the same way, after the first two had been scored (a
 #: mail server's parameter reference with its man pages and how-tos, a proxy's one-page
 #: configuration manual, a language reference on one page, a language's manuals, a tool's
-#: user guide, a Python library).
+#: user guide, a Python library). ``fourth``: six more added for it the same way, after
+#: the first three had been scored (a documentation tool's configuration and command
+#: reference, a scanner generator's manual of many small pages, a package manager's user
+#: guide, a translation toolkit's manual with its man pages, a time daemon's configuration
+#: and man pages, a language reference and user guide).
 SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
     "first": frozenset({"sqlite.test", "zsh.test", "celery.test", "tornado.test",
                         "cmake.test", "pytest.test", "dask.test"}),
@@ -81,6 +85,8 @@ SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
                          "aiohttp.test", "exim.test"}),
     "third": frozenset({"postfix.test", "haproxy.test", "lua.test", "r-manuals.test",
                         "wireshark.test", "lxml.test"}),
+    "fourth": frozenset({"doxygen.test", "flex.test", "aptitude.test", "gettext.test",
+                         "ntpsec.test", "cython.test"}),
 })
 #: Every sealed site, of any set.
 SEALED_SITES = frozenset().union(*SEALED_SETS.values())

@@ -127,6 +127,24 @@ DOC_SITES: tuple[DocSite, ...] = (
     # lxml: hand-written chapters and the API reference (Sphinx, under /apidoc/).
     DocSite("lxml.test", "python-lxml-doc", Path("/usr/share/doc/python-lxml/html"),
             ("/apidoc/_sources/", "/apidoc/_static/", "/apidoc/_modules/")),
+    # The fourth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Doxygen: every configuration tag on one page (config.html), every special command on
+    # another, and the output of the manual's examples under /examples/.
+    DocSite("doxygen.test", "doxygen-doc", Path("/usr/share/doc/doxygen/html")),
+    # The flex manual: texinfo, one page per node (about 220 pages, the FAQ a page each).
+    DocSite("flex.test", "flex-doc", Path("/usr/share/doc/flex-doc/html")),
+    # The aptitude user's manual (DocBook, a section a page) with its man pages.
+    DocSite("aptitude.test", "aptitude-doc-en", Path("/usr/share/doc/aptitude/html/en")),
+    # GNU gettext: the manual, a chapter a page (index.html a symlink to gettext_toc.html);
+    # the commands' man pages, FAQ and tutorial beside it are linked from no page.
+    # /usr/share/doc/gettext exists without the package.
+    DocSite("gettext.test", "gettext-doc", Path("/usr/share/doc/gettext"),
+            marker="gettext_toc.html"),
+    # NTPsec: the daemon's configuration options a topic a page, every tool's man page, the
+    # reference clock drivers a page each.
+    DocSite("ntpsec.test", "ntpsec-doc", Path("/usr/share/doc/ntpsec-doc/html")),
+    # Cython: the language reference, user guide and tutorials (Sphinx).
+    DocSite("cython.test", "cython-doc", Path("/usr/share/doc/cython-doc/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),

@@ -148,7 +148,8 @@ class LocalFrontier(Frontier):
         now = self.clock()
         # a batch is mostly links of one page, so mostly one host: each host's row is read
         # once and written back once, and the entries inserted in one statement
-        hosts: dict[str, list] = {}  # host -> [lease, next, added, cut, tier or None]
+        # host -> [lease, next, added, cut, tier or None, pages on its waiting list or None]
+        hosts: dict[str, list] = {}
         rows: list[tuple] = []
         with self._tx():
             for e in entries:
@@ -170,11 +171,11 @@ class LocalFrontier(Frontier):
                             scheme = e.url.split("://", 1)[0]
                             rows.append((e.host, ROBOTS_RANK,
                                          f"{scheme}://{e.host}/robots.txt", b""))
-                    state = hosts[e.host] = [*row, None]
+                    state = hosts[e.host] = [*row, None, None]
                 if e.rank != ROBOTS_RANK:
                     budget = _min_budget(e.budget, state[3])
                     if budget is not None and state[2] >= budget:
-                        self._refused(e, state[3], counts)
+                        self._refused(e, state, counts)
                         continue
                     # a copy of a page queued before (a re-push) takes no more of the budget
                     state[2] += e.filter or e.budget is not None
@@ -198,9 +199,13 @@ class LocalFrontier(Frontier):
             self._inc("budget_waiting", counts["waiting"])
         return counts
 
-    def _refused(self, e: Entry, cut: int | None, counts: dict[str, int]) -> None:
+    def _refused(self, e: Entry, state: list, counts: dict[str, int]) -> None:
         """A page over its host's budget: set aside on the host's waiting list when its own
-        budget refused it (not a cut), pushing out the worst there when full; else dropped."""
+        budget refused it (not a cut), pushing out the worst there when full; else dropped.
+        ``state`` is the host's row in ``add``: the size of its waiting list is counted
+        once per batch (a count per refused link was most of a batch's time once a big
+        host's budget was spent)."""
+        cut = state[3]
         if not self.budget_waiting or e.budget is None or (cut is not None and cut <= e.budget):
             counts["budget"] += 1
             return
@@ -208,13 +213,17 @@ class LocalFrontier(Frontier):
             "INSERT INTO waiting (host, rank, url, payload, budget) VALUES (?, ?, ?, ?, ?)",
             (e.host, e.rank, e.url, e.payload, e.budget)).lastrowid
         counts["waiting"] += 1
-        (held,) = self.db.execute("SELECT COUNT(*) FROM waiting WHERE host = ?",
-                                  (e.host,)).fetchone()
-        if held > self.budget_waiting:
+        if state[5] is None:
+            (state[5],) = self.db.execute("SELECT COUNT(*) FROM waiting WHERE host = ?",
+                                          (e.host,)).fetchone()
+        else:
+            state[5] += 1
+        if state[5] > self.budget_waiting:
             (worst,) = self.db.execute(
                 "SELECT id FROM waiting WHERE host = ? ORDER BY rank DESC, id DESC LIMIT 1",
                 (e.host,)).fetchone()
             self.db.execute("DELETE FROM waiting WHERE id = ?", (worst,))
+            state[5] -= 1
             counts["budget"] += 1
             counts["waiting"] -= worst == new
 
@@ -242,33 +251,37 @@ class LocalFrontier(Frontier):
     def next_ready(self, n: int) -> list[Lease]:
         leases: list[Lease] = []
         now = self.clock()
+        # Most polls find no host due (every host waits out its delay): they are answered
+        # by a read, without the write transaction (and its commit) a lease takes.
+        if not self._eligible_tiers(now):
+            return leases
         with self._tx():
             selector = self._load_selector()
+            picked = False
             waits = 0
             for _ in range(n * 3):
                 if len(leases) >= n:
                     break
-                heads = {}
-                for t in range(self.tiers):
-                    row = self.db.execute(
-                        "SELECT host FROM ready WHERE tier = ? AND next <= ? "
-                        "ORDER BY next LIMIT 1", (t, now)
-                    ).fetchone()
-                    if row is not None:
-                        heads[t] = row[0]
-                tier = selector.pick(sorted(heads))
+                tier = selector.pick(self._eligible_tiers(now))
                 if tier is None:
                     break
+                picked = True
                 host = self._most_valuable(tier, now)
                 lease = self._lease_host(host, now)
                 if lease is None:
                     waits += 1
                     continue
                 leases.append(lease)
-            self._save_selector(selector)
+            if picked:
+                self._save_selector(selector)
             self._inc("leased", len(leases))
             self._inc("politeness_waits/ip", waits)
         return leases
+
+    def _eligible_tiers(self, now: float) -> list[int]:
+        """The tiers that hold a host eligible at ``now``, in order."""
+        return [t for t in range(self.tiers) if self.db.execute(
+            "SELECT 1 FROM ready WHERE tier = ? AND next <= ? LIMIT 1", (t, now)).fetchone()]
 
     def due_in(self) -> float | None:
         nexts = [row[0] for t in range(self.tiers) for row in self.db.execute(
