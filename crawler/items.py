@@ -4,6 +4,7 @@ page fields the index's ``Document`` shares with it (``PageSummary``, ``PageReco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -105,3 +106,6 @@ class PageItem(PageContent, PageRecord):
     hidden_words: int = 0
     raw_headers: dict = field(default_factory=dict)
     raw_body: bytes = b""
+    #: What the dedup and quality pipelines read of the text, computed by the extraction
+    #: worker (``crawler.quality.features.TextFeatures``); None: they compute it.
+    text_features: Any = field(default=None, compare=False, repr=False)

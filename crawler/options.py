@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scrapy.settings import BaseSettings
-
 #: Names of ``crawler/settings.py`` that come from the environment (``crawler.config``)
 #: when that module is imported: never defaults, a component reads them through
 #: ``crawler.config.config_from_settings``.
@@ -64,6 +62,10 @@ def convert(value: Any, kind: Any) -> Any:
     """``value`` read as ``kind``, the way Scrapy's ``Settings`` reads it."""
     getter = _GETTERS.get(kind)
     if getter is not None:
+        # imported here: an extraction worker reads settings through this module and
+        # would import all of Scrapy with it (0.4 s of CPU)
+        from scrapy.settings import BaseSettings
+
         return getattr(BaseSettings({"v": value}), getter)("v")
     if kind is str:
         return str(value)

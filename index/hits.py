@@ -111,18 +111,18 @@ def collapse(ranked: Iterable[T], key: Callable[[T], Hashable],
     cluster's best page it accepts stands for the cluster, at the cluster's place: of a
     page's translations, the one the query is in, whichever scored more."""
     items = list(ranked)
-    sizes = Counter(key(item) for item in items)
+    keys = [key(item) for item in items]
+    sizes = Counter(keys)
+    allowed = [True] * len(items) if shown is None else [shown(item) for item in items]
     preferred: dict[Hashable, T] = {}
     if prefer is not None:
-        for item in items:
-            if (key(item) not in preferred and prefer(item)
-                    and (shown is None or shown(item))):
-                preferred[key(item)] = item
+        for item, k, ok in zip(items, keys, allowed, strict=True):
+            if ok and k not in preferred and prefer(item):
+                preferred[k] = item
     kept: list[tuple[T, int]] = []
     done: set[Hashable] = set()
-    for item in items:
-        k = key(item)
-        if k in done or (shown is not None and not shown(item)):
+    for item, k, ok in zip(items, keys, allowed, strict=True):
+        if not ok or k in done:
             continue
         done.add(k)
         kept.append((preferred.get(k, item), sizes[k] - 1))

@@ -29,6 +29,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import accumulate
+from operator import and_
 
 from index.analysis import (
     WORD_RE,
@@ -438,12 +440,16 @@ class Query:
         or ``home`` (``django docs`` -> ``django``, ``debian handbook`` ->
         ``debianhandbook``). Other queries name no site."""
         words = self.typed_words
-        names = set()
-        for i in range(len(words)):
-            for j in range(i + 1, min(len(words), i + SITE_NAME_WORDS) + 1):
-                if all(w in NAVIGATIONAL_WORDS for w in words[:i] + words[j:]):
-                    names.add("".join(words[i:j]))
-        return frozenset(names)
+        n = len(words)
+        # before[i]: words[:i] are all navigational; after[j]: words[j:] are.
+        before = list(accumulate((w in NAVIGATIONAL_WORDS for w in words), and_, initial=True))
+        after = list(accumulate((w in NAVIGATIONAL_WORDS for w in reversed(words)), and_,
+                                initial=True))[::-1]
+        return frozenset(
+            "".join(words[i:j])
+            for i in range(n) if before[i]
+            for j in range(i + 1, min(n, i + SITE_NAME_WORDS) + 1) if after[j]
+        )
 
     @cached_property
     def mentioned_sites(self) -> frozenset[str]:

@@ -10,10 +10,10 @@ from crawler.items import PageItem
 from crawler.quality.dedup.compact import BitSignatures, CompactRedisStore, partition_bits_for
 from crawler.quality.dedup.core import Deduplicator
 from crawler.quality.dedup.evaluate import evaluate
-from crawler.quality.dedup.minhash import MinHasher, MinHashIndex, fold32
+from crawler.quality.dedup.minhash import MinHasher, MinHashIndex
 from crawler.quality.dedup.pipeline import DedupPipeline, signal_budget_cut
 from crawler.quality.dedup.simhash import SimHashIndex, hamming, simhash
-from crawler.quality.dedup.text import exact_key, shingle_hashes, word_hashes, words
+from crawler.quality.dedup.text import exact_key, fold32, shingle_hashes, word_hashes, words
 from crawler.urls import doc_id_for
 from harness.redisserver import running_redis
 from harness.roundtrips import count_round_trips

@@ -402,3 +402,31 @@ def test_hits_read_a_prepared_snippet_source_not_the_page(tmp_path):
     # The whole page is still stored for get() and re-adding.
     assert backend.get(long_page.id) == long_page
     backend.close()
+
+
+def test_a_clause_that_only_scores_leaves_out_only_fields_that_score_nothing(tmp_path):
+    import tantivy
+
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([
+        doc("http://h.test/a", "widgets", "HowTo configure widgets"),  # "how" in idents only
+        doc("http://h.test/b", "how widgets", "how to configure widgets"),
+        doc("http://h.test/c", "widgets", "configure widgets"),
+    ])
+    backend.refresh()
+    parsed = parse("how configure widgets")
+    assert [w.term for w in parsed.optional_words] == ["how"]
+    compiler = backend._search.compiler()
+    searcher = backend._tantivy().searcher()
+    required = compiler.compile(parsed.matching)
+
+    def scores(scoring: bool) -> list:
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, required)]
+            + [(tantivy.Occur.Should, compiler.word(w, compiler.field_weights, scoring))
+               for w in parsed.optional_words])
+        return sorted((a.doc, round(s, 6)) for s, a in searcher.search(query, limit=10).hits)
+
+    assert len(scores(True)) == 3
+    assert scores(True) == scores(False)
+    backend.close()

@@ -30,13 +30,14 @@ import sys
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from itertools import islice
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import xxhash
 
 from crawler.bounded import RecentKeys
 from crawler.options import Option
+from crawler.quality.dedup.text import word_hashes
 from crawler.quality.traps import url_pattern
 
 #: The User-Agent of a cloaking probe: a page fetched again as a browser asks for it.
@@ -78,20 +79,25 @@ def folded_tokens(text: str) -> list[str]:
     return _FOLDED_WORD.findall(_DIGITS.sub("#", text.lower().replace("#", " ")))
 
 
-def _shingles(tokens: list[str], size: int = 3) -> set[int]:
-    """The hashes of the word ``size``-shingles of ``tokens`` (one for a shorter text):
-    each word hashed once, a shingle's hash mixed from its words' in numpy (a hash per
-    joined shingle cost 3 us a word). Python's ``hash`` differs between processes: these
-    sets are compared within one only."""
+def template_shingles(text: str, size: int = 3) -> np.ndarray:
+    """The 64-bit hashes of the word ``size``-shingles of ``text``'s ``folded_tokens`` (one
+    for a shorter text), as a ``uint64`` array: each word hashed once (xxh3, the same in
+    every process, so an extraction worker computes them for the crawl process), a
+    shingle's hash mixed from its words' in numpy (a hash per joined shingle cost 3 us a
+    word)."""
+    tokens = folded_tokens(text)
     if len(tokens) < size:
-        return {hash(" ".join(tokens))} if tokens else set()
-    words = np.fromiter(map(hash, tokens), dtype=np.int64, count=len(tokens)).view(np.uint64)
+        if not tokens:
+            return np.empty(0, dtype=np.uint64)
+        return np.array([xxhash.xxh3_64_intdigest(" ".join(tokens).encode("utf-8"))],
+                        dtype=np.uint64)
+    words = word_hashes(tokens)
     n = len(words) - size + 1
     mixed = words[:n].copy()
     for k in range(1, size):
         mixed *= _SHINGLE_MIX  # wraps around modulo 2**64
         mixed ^= words[k:k + n]
-    return set(mixed.tolist())
+    return mixed
 
 
 @dataclass
@@ -145,8 +151,11 @@ class TemplateTraps:
         _, forgotten = self._patterns.popitem(last=False)
         self._shingles_held -= len(forgotten.shingles)
 
-    def observe(self, url: str, text: str) -> Novelty | None:
-        """Record one fetched page; None when this URL was already counted (a recrawl)."""
+    def observe(self, url: str, text: str,
+                shingles: np.ndarray | None = None) -> Novelty | None:
+        """Record one fetched page; None when this URL was already counted (a recrawl).
+        ``shingles``: ``template_shingles(text)`` when already computed (by an extraction
+        worker)."""
         if not self._urls.add(xxhash.xxh64_intdigest(url.encode("utf-8", "surrogatepass"))):
             return None  # counted lately: a recrawl
         pattern = url_pattern(url)
@@ -157,7 +166,9 @@ class TemplateTraps:
                 self._forget_oldest()
         else:
             self._patterns.move_to_end(pattern)
-        shingles = _shingles(folded_tokens(text))
+        if shingles is None:
+            shingles = template_shingles(text)
+        shingles = set(shingles.tolist())
         new = shingles - state.shingles
         novelty = len(new) / len(shingles) if shingles else 0.0
         room = self.max_shingles - len(state.shingles)
@@ -245,6 +256,31 @@ class PageSignals:
     def score(self) -> float:
         """0 (clean) .. 1 (trips every content rule): the page's spam score."""
         return min(1.0, len(self.rules) / 2)
+
+
+class TextStats(NamedTuple):
+    """What the spam rules read of a page's words: how many, the share of the three most
+    frequent, and the share of its content words (stopwords left out) that are its title's
+    terms."""
+
+    words: int
+    top_share: float
+    title_density: float
+
+
+def text_stats(title: str, text: str, words: list[str] | None = None) -> TextStats:
+    r"""The ``TextStats`` of a page's ``title`` and ``text`` (``words``: its lower-cased
+    ``\w+`` words, when already split)."""
+    if words is None:
+        words = _WORD.findall(text.lower())
+    n = len(words)
+    counts = Counter(words)
+    top_share = sum(c for _, c in counts.most_common(3)) / n if n else 0.0
+    terms = {w for w in _WORD.findall(title.lower())
+             if w not in STOPWORDS and len(w) > 2 and not w.isdigit()}
+    content = n - sum(counts[w] for w in STOPWORDS.intersection(counts))
+    title_density = sum(counts[w] for w in terms) / content if content and terms else 0.0
+    return TextStats(n, top_share, title_density)
 
 
 #: rule name -> what the admin reads
@@ -347,18 +383,11 @@ class SpamJudge:
         self._entries = 0  # linked hosts and link targets counted, over every host
 
     def page_signals(self, host: str, title: str, text: str, links: list[str],
-                     hidden: int = 0) -> PageSignals:
+                     hidden: int = 0, stats: TextStats | None = None) -> PageSignals:
         """The features and tripped rules of one page (``links``: its outlinks' hosts;
-        ``hidden``: its words hidden with CSS, ``hidden_words``)."""
-        words = _WORD.findall(text.lower())
-        n = len(words)
-        counts = Counter(words)
-        top_share = sum(c for _, c in counts.most_common(3)) / n if n else 0.0
-        terms = {w for w in _WORD.findall(title.lower())
-                 if w not in STOPWORDS and len(w) > 2 and not w.isdigit()}
-        content = n - sum(counts[w] for w in STOPWORDS.intersection(counts))
-        title_density = (sum(counts[w] for w in terms) / content
-                         if content and terms else 0.0)
+        ``hidden``: its words hidden with CSS, ``hidden_words``; ``stats``:
+        ``text_stats(title, text)`` when already computed, by an extraction worker)."""
+        n, top_share, title_density = stats or text_stats(title, text)
         hidden_share = hidden / max(n, hidden, 1)
         off = [h for h in links if h != host]
         off_share = len(off) / len(links) if links else 0.0

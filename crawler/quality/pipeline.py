@@ -184,7 +184,8 @@ class QualityPipeline:
         return "dry_run" if self.dry_run else acting
 
     def _judge_template(self, item: PageItem, url: str, netloc: str, action: str) -> None:
-        novelty = self.traps.observe(url, item.text)
+        features = item.text_features
+        novelty = self.traps.observe(url, item.text, features and features.template_shingles)
         if novelty is None:
             return
         # novelty within the host's own patterns: a copy of another host's page may be the
@@ -254,8 +255,9 @@ class QualityPipeline:
     def _judge_spam(self, item: PageItem, host: str, netloc: str, url: str,
                     override: str) -> None:
         link_hosts = [host_of(link.url) for link in item.links]
+        features = item.text_features
         signals = self.judge.page_signals(host, item.title, item.text, link_hosts,
-                                          item.hidden_words)
+                                          item.hidden_words, features and features.stats)
         item.spam_score = 0.0 if override == "trusted" else signals.score
         self.judge.observe(host, signals,
                            [link.url for link, h in zip(item.links, link_hosts, strict=True)

@@ -13,7 +13,8 @@ from crawler.quality.dedup.compact import CompactRedisStore
 from crawler.quality.dedup.minhash import MinHasher, MinHashIndex
 from crawler.quality.dedup.simhash import SimHashIndex, simhash
 from crawler.quality.dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
-from crawler.quality.dedup.text import exact_key, first_words, shingle_hashes, word_hashes
+from crawler.quality.dedup.text import first_words, shingle_hashes, word_hashes
+from crawler.quality.features import DedupFeatures, DedupSpec, dedup_features
 
 METHODS = ("minhash", "simhash")
 #: How MinHash state is laid out in Redis: ``compact`` (crawler.quality.dedup.compact, the
@@ -38,6 +39,14 @@ class Verdict:
     #: The host's ``(pages, copies)`` totals when the store counted them with the check
     #: (``CompactRedisStore``); None: count with ``store.count_host``.
     host_totals: tuple[int, int] | None = None
+
+
+def _spec(method: str, shingle_size: int, min_tokens: int, max_tokens: int,
+          hasher: MinHasher | None) -> DedupSpec:
+    if hasher is None:
+        return DedupSpec(method, shingle_size, min_tokens, max_tokens)
+    return DedupSpec(method, shingle_size, min_tokens, max_tokens, hasher.a.tobytes(),
+                     hasher.b.tobytes())
 
 
 class Fingerprinter:
@@ -96,6 +105,7 @@ class Deduplicator:
         self.index = index
         self.fingerprinter = Fingerprinter(shingle_size, max_tokens)
         self.min_tokens = min_tokens
+        self._spec: DedupSpec | None = None
 
     #: Setting -> option of ``CompactRedisStore`` (``create``'s ``compact_options``).
     COMPACT_SETTINGS: ClassVar[dict[str, Option]] = {
@@ -171,15 +181,43 @@ class Deduplicator:
             return self.index.hasher.signature(shingles)
         return simhash(shingles)
 
-    def check(self, doc_id: str, host: str, text: str) -> Verdict:
+    def spec(self) -> DedupSpec:
+        """The parameters this deduplicator's features of a text depend on: features
+        computed elsewhere (an extraction worker, ``crawler.quality.features``) under an
+        equal spec are the ones ``check`` would compute."""
+        if self._spec is None:
+            self._spec = self._make_spec()
+        return self._spec
+
+    def _make_spec(self) -> DedupSpec:
+        fp = self.fingerprinter
+        hasher = self.index.hasher if self.method == "minhash" else None
+        return _spec(self.method, fp.shingle_size, self.min_tokens, fp.max_tokens, hasher)
+
+    @classmethod
+    def spec_from_settings(cls, settings: Any) -> DedupSpec:
+        """The ``spec`` of the deduplicator ``from_settings(settings)`` builds, without
+        building it (no store is opened)."""
+        o = settings_to_options(settings, cls.SETTINGS)
+        hasher = MinHasher(num_perm=o["num_perm"]) if o["method"] == "minhash" else None
+        return _spec(o["method"], o["shingle_size"], o["min_tokens"], o["max_tokens"], hasher)
+
+    def features(self, text: str) -> DedupFeatures:
+        """The exact key, token count and fingerprint ``check`` reads of ``text``."""
+        return dedup_features(text, self.spec())
+
+    def check(self, doc_id: str, host: str, text: str,
+              features: DedupFeatures | None = None) -> Verdict:
         """Classify ``doc_id`` and record it; checking the same id again returns ``known``.
 
         The exact key covers the whole text; the near-duplicate fingerprint its first
-        ``max_tokens`` words."""
-        tokens, rest = self.fingerprinter.tokens(text)
-        key = exact_key(tokens, rest) if tokens else None
+        ``max_tokens`` words. ``features``: ``features(text)``, when already computed (by
+        an extraction worker; ignored unless computed under this deduplicator's ``spec``)."""
+        if features is None or features.spec != self.spec():
+            features = self.features(text)
+        key = features.exact_key
         if isinstance(self.store, CompactRedisStore):
-            return self._check_compact(doc_id, host, tokens, key)
+            return self._check_compact(doc_id, host, features)
         owner, known = self.store.claim(key, doc_id)
         if owner is not None and owner != doc_id:
             owner_cluster, owner_host = self.store.lookup(owner) or (owner, "")
@@ -187,10 +225,9 @@ class Deduplicator:
             return Verdict(doc_id, cluster, "exact", owner, owner_host)
         if known is not None:
             return Verdict(doc_id, known[0], "known")
-        if len(tokens) < self.min_tokens:
+        if features.fingerprint is None:  # fewer than min_tokens words
             return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
-        fingerprint = self.fingerprint(tokens)
-        found = self.index.match_and_add(doc_id, fingerprint)
+        found = self.index.match_and_add(doc_id, self._fingerprint(features))
         if found is None:
             return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
         match = found[0]
@@ -198,14 +235,17 @@ class Deduplicator:
         cluster = self.store.assign(doc_id, match_cluster, host)
         return Verdict(doc_id, cluster, "near", match, match_host)
 
-    def _check_compact(
-        self, doc_id: str, host: str, tokens: list[str], key: str | None
-    ) -> Verdict:
+    def _fingerprint(self, features: DedupFeatures):
+        """The fingerprint of ``features`` as the index takes it (MinHash: a signature)."""
+        if self.method == "minhash":
+            return self.index.hasher.from_values(features.fingerprint)
+        return features.fingerprint
+
+    def _check_compact(self, doc_id: str, host: str, features: DedupFeatures) -> Verdict:
         """``check`` in two round trips, host counts included (``CompactRedisStore``)."""
-        long_enough = len(tokens) >= self.min_tokens
-        signature = self.fingerprint(tokens) if long_enough else None
+        signature = None if features.fingerprint is None else self._fingerprint(features)
         kind, cluster, match, match_host, pages, copies = self.store.check_document(
-            doc_id, host, key, signature
+            doc_id, host, features.exact_key, signature
         )
         totals = None if pages is None else (pages, copies)
         return Verdict(doc_id, cluster, kind, match, match_host, totals)

@@ -13,23 +13,9 @@ from collections.abc import Iterable
 import numpy as np
 from datasketch import LeanMinHash, MinHash, MinHashLSH
 
+from crawler.quality.dedup.text import minhash_values
+
 SCHEME = "affine32"
-#: Shingles hashed at once into a signature (a chunk x num_perm uint32 matrix, 2 MB at 128).
-SIGNATURE_CHUNK = 4096
-
-
-def fold32(hashes: np.ndarray) -> np.ndarray:
-    """Fold 64-bit hashes to 32 bits (xor of the halves)."""
-    return ((hashes >> np.uint64(32)) ^ hashes).astype(np.uint32)
-
-
-def fmix32(h: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 32-bit finalizer, element-wise (datasketch's pre-mix for affine32)."""
-    h = h ^ (h >> np.uint32(16))
-    h = h * np.uint32(0x85EBCA6B)
-    h = h ^ (h >> np.uint32(13))
-    h = h * np.uint32(0xC2B2AE35)
-    return h ^ (h >> np.uint32(16))
 
 
 class MinHasher:
@@ -39,18 +25,15 @@ class MinHasher:
         self.num_perm = num_perm
         self.seed = seed
         a, b = MinHash(num_perm=num_perm, seed=seed, scheme=SCHEME).permutations
-        self._a = a.astype(np.uint32)
-        self._b = b.astype(np.uint32)
-        self._empty = np.full(num_perm, np.iinfo(np.uint32).max, dtype=np.uint32)
+        self.a = a.astype(np.uint32)
+        self.b = b.astype(np.uint32)
 
     def signature(self, shingles: np.ndarray) -> LeanMinHash:
         """The MinHash of a set given as 64-bit element hashes (duplicates are harmless)."""
-        values = self._empty
-        # rows at a time: the whole (shingles x num_perm) matrix of a long page took ~1 KB
-        # a word (1.9 GB for a 9 MiB page); a chunk's is ~2 MB and the minimum the same
-        for start in range(0, len(shingles), SIGNATURE_CHUNK):
-            hv = fmix32(fold32(shingles[start:start + SIGNATURE_CHUNK]))[:, None]
-            values = np.minimum(values, (hv * self._a + self._b).min(axis=0))
+        return self.from_values(minhash_values(shingles, self.a, self.b))
+
+    def from_values(self, values: np.ndarray) -> LeanMinHash:
+        """The signature of ``minhash_values`` computed with this hasher's ``a`` and ``b``."""
         return LeanMinHash(seed=self.seed, hashvalues=values, scheme=SCHEME)
 
     def from_bytes(self, data: bytes) -> LeanMinHash:

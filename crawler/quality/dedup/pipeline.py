@@ -179,7 +179,9 @@ class DedupPipeline:
             return item
         if not item.doc_id:
             item.doc_id = doc_id_for(item.url)
-        verdict = self.dedup.check(item.doc_id, item.host, item.text)
+        features = item.text_features
+        verdict = self.dedup.check(item.doc_id, item.host, item.text,
+                                   features.dedup if features is not None else None)
         item.cluster_id = verdict.cluster_id
         self._inc("dedup/checked")
         if verdict.kind == "exact":

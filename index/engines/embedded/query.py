@@ -46,7 +46,7 @@ class TantivyCompiler:
         self.schema = schema
         self.field_weights = field_weights
         self.compound_fields = compound_fields
-        self._words: dict[tuple[Term | Phrase, FieldWeights], tantivy.Query] = {}
+        self._words: dict[tuple[Term | Phrase, FieldWeights, bool], tantivy.Query] = {}
 
     def compile(self, node: Node) -> tantivy.Query:
         """The tantivy query matching exactly the documents ``node`` matches."""
@@ -76,21 +76,30 @@ class TantivyCompiler:
             ])
         raise TypeError(f"Not a query node: {node!r}")
 
-    def word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
+    def word(self, node: Term | Phrase, weights: FieldWeights,
+             scoring: bool = False) -> tantivy.Query:
         """A word or phrase in any text field: the best field's score plus a share of the
-        others' (``weights.tie_breaker``); an identifier's whole form in ``idents``."""
-        key = (node, weights)
+        others' (``weights.tie_breaker``); an identifier's whole form in ``idents``.
+        ``scoring``: for a clause that only scores (``Occur.Should`` beside a required
+        query), without the fields where it scores nothing (the words of CamelCase names
+        in ``idents``): the same scores, and one field fewer for tantivy to seek."""
+        key = (node, weights, scoring)
         compiled = self._words.get(key)
         if compiled is None:
-            compiled = self._words[key] = self._word(node, weights)
+            compiled = self._words[key] = self._word(node, weights, scoring)
         return compiled
 
-    def _word(self, node: Term | Phrase, weights: FieldWeights) -> tantivy.Query:
+    def _word(self, node: Term | Phrase, weights: FieldWeights,
+              scoring: bool) -> tantivy.Query:
         per_field = []
         for (name, weight), q in zip(weights.items(), self._fields(node, weights), strict=True):
             if name == IDENTS and not node.whole:
                 weight = IDENT_PARTS_WEIGHT
+            if scoring and not weight:
+                continue
             per_field.append(tantivy.Query.boost_query(q, weight))
+        if not per_field:
+            return tantivy.Query.empty_query()
         if len(per_field) == 1:
             return per_field[0]
         return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
@@ -116,10 +125,11 @@ class TantivyCompiler:
     def scored(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
         """``query`` scored up where a page holds the query's optional words, or a title,
         anchor text or URL a compound of its words; it matches the same pages."""
-        clauses = [(Occur.Should, self.word(w, self.field_weights))
+        clauses = [(Occur.Should, self.word(w, self.field_weights, scoring=True))
                    for w in parsed.optional_words]
         if self.compound_fields.items():
-            clauses += [(Occur.Should, self.word(Term(c, c), self.compound_fields))
+            clauses += [(Occur.Should, self.word(Term(c, c), self.compound_fields,
+                                                 scoring=True))
                         for c in parsed.compounds]
         if not clauses:
             return query
