@@ -26,22 +26,10 @@ from pathlib import Path
 
 import testweb
 from harness import ROOT, log
+from harness.baseline import BASELINE, SHARED, SPIDER
 from harness.crawlrun import crawl_env, migrate
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, ratio, run_rounds, side_by_side
 
-SHARED = {
-    "CONCURRENT_REQUESTS": 32,
-    "USER_AGENT": "websearch-bench",
-    "COOKIES_ENABLED": False,
-    "RESOLVE_OVERRIDES": "*.test=127.0.0.1",
-    "SSRF_ALLOWED_NETWORKS": "127.0.0.0/8",
-}
-# The same per-host policy said two ways: one request in flight per host, no delay, robots.
-BASELINE = {
-    "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-    "DOWNLOAD_DELAY": 0.0,
-    "ROBOTSTXT_OBEY": True,
-}
 PROJECT = {
     "FRONTIER_DELAY": 0.0,
     "FRONTIER_LATENCY_FACTOR": 0.0,
@@ -94,7 +82,7 @@ def run_one(kind: str, hosts: int, seconds: float, workdir: Path) -> dict:
         else:
             cmd = [
                 sys.executable,
-                str(ROOT / "bench" / "baseline_spider.py"),
+                str(SPIDER),
                 str(seeds),
                 str(seconds),
                 json.dumps({**SHARED, **BASELINE}),

@@ -36,9 +36,26 @@ documents, over every request), ``violations`` (politeness, all four definitions
 quality and frontier drop counters, its budgets' refunds, waiting pages and promotions,
 and the reactor's lateness: ``reactor/*``,
 ``crawler.extensions.ReactorLag``), ``crawl_cpu_s`` (the crawl process's CPU seconds, every
-thread: a span near it is a CPU-bound crawl, not idle capacity).
+thread: a span near it is a CPU-bound crawl, not idle capacity), ``cpu_ms_per_request``
+and ``load_avg`` (the box's 1-minute load average, sampled every 5 s through the crawls).
+
+``--baseline`` also crawls the same real sites (the mirror and the hostile hosts left
+out), after the project's crawl and against the same served test web, with plain Scrapy
+(``harness.baseline.run_polite``: ``bench/baseline_spider.py``, the spider
+``bench/crawl.py`` runs, Scrapy's own scheduler and LinkExtractor, no project component but
+the test web's resolver) at the same
+politeness: one request in flight per host, ``DOWNLOAD_DELAY`` 0.25 not randomized (a
+host's robots.txt Crawl-delay, where larger, as its download slot's delay), robots.txt
+obeyed, same-host links only, the same per-host page budget (``--budget``, else
+``FRONTIER_HOST_PAGE_BUDGET``'s default). It adds ``baseline_span_s``,
+``baseline_politeness_bound_s`` and ``baseline_span_over_bound`` (its own bound, computed
+the same way from its own requests), ``baseline_crawl_cpu_s``,
+``baseline_cpu_ms_per_request``, ``baseline_requests``, ``baseline_pages`` (distinct pages
+answered 200), ``baseline_violations`` and ``span_over_baseline_span``: whether any Scrapy
+crawler meets the politeness bound on this box, beside the project.
 
     python -m bench.realweb [--quick] [--sites a.test,b.test] [--budget N] [--timeout S]
+                            [--baseline]
 
 ``--quick``: three small real sites, ``httpd.test`` (the Apache manual: a meta-refresh root
 and thin language indexes, the case that was once judged a doorway), the mirror pair and a
@@ -57,6 +74,7 @@ from urllib.parse import urljoin, urlsplit
 
 import testweb
 from harness import log
+from harness.baseline import polite_figures, run_polite
 from harness.crawlrun import final_stats, migrate, run_crawl
 from harness.politeness import (
     HTML,
@@ -67,6 +85,7 @@ from harness.politeness import (
     politeness_violations,
 )
 from harness.politeness import span as crawl_span
+from harness.rounds import LoadSampler, ratio
 
 DELAY = 0.25
 HOSTILE = ("site0.test", "mirror.test", "events.test", "calendar.test", "sessions.test",
@@ -155,6 +174,14 @@ def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) ->
     return {"lines": lines, "stats": stats, "items": items, "wall": wall, "cpu": cpu}
 
 
+def _default_budget() -> int:
+    """``FRONTIER_HOST_PAGE_BUDGET``'s default: the project crawl's budget without
+    ``--budget``."""
+    from crawler.settings import FRONTIER_HOST_PAGE_BUDGET
+
+    return FRONTIER_HOST_PAGE_BUDGET
+
+
 def _children_cpu() -> float:
     """CPU seconds (user + system) of this process's finished children."""
     import resource
@@ -185,6 +212,9 @@ def main() -> None:
                         help="FRONTIER_HOST_PAGE_BUDGET (0: the default)")
     parser.add_argument("--timeout", type=float, default=3600,
                         help="seconds the crawl may take at most")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also crawl the real sites with plain Scrapy at the same "
+                             "politeness, after the project's crawl (baseline_* keys)")
     args = parser.parse_args()
     from testweb.docsites import available_doc_sites
     from testweb.quality import SPAM_HOSTS
@@ -205,7 +235,8 @@ def main() -> None:
     real = [s.host for s in sites if not s.mirror_of]
     hosts = [s.host for s in sites] + list(hostile)
     with tempfile.TemporaryDirectory(prefix="realweb-") as tmp, \
-            testweb.run(hosts=1, pages=150, log=Path(tmp) / "web.log", real_docs=True) as web:
+            testweb.run(hosts=1, pages=150, log=Path(tmp) / "web.log", real_docs=True) as web, \
+            LoadSampler() as load:
         truth = web.web
         started = time.monotonic()
         reachable = {host: reachable_pages(truth, host, args.budget) for host in real}
@@ -214,6 +245,9 @@ def main() -> None:
         run = crawl(web, hosts, Path(tmp) / "crawl", args.budget, args.timeout)
         verdicts = verdicts_of(Path(tmp) / "crawl")
         crawl_delay_of = crawl_delays(web)
+        base = run_polite(web, real, Path(tmp) / "baseline", DELAY,
+                          args.budget or _default_budget(), args.timeout
+                          ) if args.baseline else None
         lines = run["lines"]
         requests = Counter(line["host"].rsplit(":", 1)[0] for line in lines)
         ok_pages: dict[str, set[str]] = defaultdict(set)
@@ -270,6 +304,7 @@ def main() -> None:
             "finished": run["stats"].get("finish_reason") == "finished",
             "wall_s": round(run["wall"], 1),
             "crawl_cpu_s": round(run["cpu"], 1),
+            "cpu_ms_per_request": ratio(run["cpu"] * 1000, len(lines), 2),
             "stats": {k: v for k, v in sorted(run["stats"].items())
                       if k.startswith(("quality/", "frontier/dropped/", "frontier/condemned/",
                                        "reactor/", "frontier/budget_",
@@ -278,6 +313,10 @@ def main() -> None:
             "budget": args.budget or None,
             "delay": DELAY,
         }
+        if base is not None:
+            out.update(polite_figures(base, DELAY, crawl_delay_of))
+            out["span_over_baseline_span"] = ratio(span, crawl_span(base["lines"]))
+    out["load_avg"] = load.summary()
     print(json.dumps(out))
 
 

@@ -5,16 +5,20 @@ a mirror, and the hostile hosts are still contained."""
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import time
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 
 import testweb
 from harness import ROOT
+from harness.baseline import polite_figures, run_polite
 from harness.crawlrun import final_stats, migrate, run_crawl
+from harness.politeness import crawl_delays, politeness_violations
 from testweb.docsites import available_doc_sites
 
 pytestmark = pytest.mark.slow
@@ -73,3 +77,30 @@ def test_real_sites_get_their_whole_page_budget(tmp_path):
     stats = final_stats((tmp_path / "crawl.log").read_text(errors="replace"))
     assert stats.get("frontier/repushed", 0) > 0, stats  # the case: copies were queued
     assert pages == {host: budget for host in hosts}, (pages, stats)
+
+
+def test_plain_scrapy_baseline_crawls_one_real_site_politely(tmp_path):
+    """``bench/realweb.py --baseline``'s side: plain Scrapy over a real site at the project
+    crawl's politeness stays on the host, within its page budget, robots.txt first, one
+    request at a time 0.25 s apart, and its figures are measured, not zero."""
+    if "click.test" not in {site.host for site in available_doc_sites()}:
+        pytest.skip("python-click-doc is not installed (scripts/apt-packages.txt)")
+    budget, delay = 12, 0.25  # click.test has more pages than the budget
+    with testweb.run(hosts=1, pages=10, log=tmp_path / "web.log", real_docs=True) as web:
+        run = run_polite(web, ["click.test"], tmp_path / "baseline", delay, budget, 60)
+        out = polite_figures(run, delay, crawl_delays(web))
+    lines = sorted(run["lines"], key=lambda line: line["start"])
+    assert {line["host"].rsplit(":", 1)[0] for line in lines} == {"click.test"}, lines
+    assert lines[0]["path"] == "/robots.txt", lines[:3]
+    assert out["baseline_pages"] == budget, out  # the budget, not more, not fewer
+    # one request in flight, started DOWNLOAD_DELAY apart as the server sees them (Scrapy
+    # times the delay from when a request leaves its slot: the first connection's setup
+    # and a loaded box shorten some gaps)
+    assert politeness_violations(lines, delay)["overlaps"] == 0
+    gaps = [b["start"] - a["start"] for a, b in pairwise(lines)]
+    assert statistics.median(gaps) == pytest.approx(delay, rel=0.1), gaps
+    assert min(gaps) > delay / 2, gaps
+    assert out["baseline_politeness_bound_s"] == pytest.approx(len(lines) * delay, abs=0.05), out
+    # spaced by the delay: no faster than the bound allows, and not idling far past it
+    assert 0.85 <= out["baseline_span_over_bound"] < 3, out
+    assert out["baseline_crawl_cpu_s"] > 0 and out["baseline_cpu_ms_per_request"] > 0, out
