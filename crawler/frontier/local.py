@@ -343,12 +343,10 @@ class LocalFrontier(Frontier):
             lease.latency, lease.backoff, outcome
         )
         with self._tx():
-            row = self.db.execute("SELECT 1 FROM leases WHERE id = ?", (lease.id,)).fetchone()
-            if row is None:
+            if not self.db.execute("DELETE FROM leases WHERE id = ?", (lease.id,)).rowcount:
                 self._inc("stale_reports")
                 return False
             now = self.clock()
-            self.db.execute("DELETE FROM leases WHERE id = ?", (lease.id,))
             if not outcome.requeue:
                 self.db.execute("DELETE FROM entries WHERE id = ?", (int(lease.entry_id),))
                 self._inc("done")
@@ -357,17 +355,13 @@ class LocalFrontier(Frontier):
                                     (lease.host,))
                     self._inc("budget_refunded")
                     self._promote(lease.host)
+            # one statement per report: the delay runs from now if a request went out
             (next_time,) = self.db.execute(
-                "SELECT next FROM hosts WHERE host = ?", (lease.host,)
+                "UPDATE hosts SET lease = NULL, next = MAX(next, ?), latency = ?, "
+                "backoff = ?, ip = COALESCE(?, ip) WHERE host = ? RETURNING next",
+                (now + delay if outcome.fetched else 0.0, latency, backoff,
+                 outcome.ip or None, lease.host),
             ).fetchone()
-            next_time = max(next_time, now + delay) if outcome.fetched else next_time
-            self.db.execute(
-                "UPDATE hosts SET lease = NULL, next = ?, latency = ?, backoff = ? "
-                "WHERE host = ?", (next_time, latency, backoff, lease.host),
-            )
-            if outcome.ip:
-                self.db.execute("UPDATE hosts SET ip = ? WHERE host = ?",
-                                (outcome.ip, lease.host))
             self._make_ready(lease.host, next_time)
         return True
 
