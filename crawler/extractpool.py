@@ -100,12 +100,14 @@ class ExtractPool:
         function: Callable[..., Any] = item_from_response
         dedup, quality = enabled(settings, "DEDUP_ENABLED"), enabled(settings, "QUALITY_ENABLED")
         if dedup or quality:
-            from crawler.quality.dedup.core import METHODS, Deduplicator
             from crawler.quality.features import item_with_features
 
             spec = None
-            if dedup and setting(settings, "DEDUP_METHOD") in METHODS:
-                spec = Deduplicator.spec_from_settings(settings)
+            if dedup:  # datasketch (and SciPy with it) only when the dedup pipeline runs
+                from crawler.quality.dedup.core import METHODS, Deduplicator
+
+                if setting(settings, "DEDUP_METHOD") in METHODS:
+                    spec = Deduplicator.spec_from_settings(settings)
             function = partial(item_with_features, features=spec)
         return cls(setting(settings, "EXTRACT_WORKERS", int), function, stats=stats)
 

@@ -130,3 +130,12 @@ def test_features_under_other_dedup_settings_are_not_used():
 
     assert kinds(dedup.spec()) == ["new", "exact"]  # used: the same key is a duplicate
     assert kinds(DedupSpec("simhash", 3, 5, 1000)) == ["new", "new"]  # ignored
+
+
+def test_the_pool_computes_features_only_for_the_pipelines_that_run():
+    def function(**settings):
+        return ExtractPool.from_settings({"EXTRACT_WORKERS": 0, **settings}).function
+
+    assert function().keywords["features"] == Deduplicator.from_settings(None).spec()
+    assert function(DEDUP_ENABLED=False).keywords["features"] is None
+    assert function(DEDUP_ENABLED=False, QUALITY_ENABLED=False) is item_from_response
