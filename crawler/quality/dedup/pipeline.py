@@ -43,6 +43,12 @@ COUNTED_INLINKS = 200_000
 #: (a real site and its mirror seeded together) interleave, and neither is cut on a coin
 #: flip (results still show one page per cluster, ``crawler.quality.dedup.election``).
 MIRROR_LATER_SHARE = 0.9
+#: ... and only when the other host is well ahead, holding at least this many times its
+#: pages: two copies seeded together and crawled in lockstep, one a step behind the other,
+#: have nearly all the laggard's copies arriving later, yet the same number of pages each
+#: (a real site was cut as the mirror of its own mirror that way); a copy crawled after
+#: the original meets a host that already holds more pages.
+MIRROR_LATER_LEAD = 1.25
 
 
 def signal_budget_cut(crawler) -> Callable[[str, int], bool]:
@@ -81,7 +87,7 @@ class DedupPipeline:
     *mirror* of it, unless the
     evidence points the other way: the copy whose pages link to their twin on the other host
     is the mirror; without such links, the one whose copies nearly all arrived later
-    (``MIRROR_LATER_SHARE``). A mirror is condemned once (``condemn(host, netloc,
+    (``MIRROR_LATER_SHARE``) while the other holds more pages (``MIRROR_LATER_LEAD``). A mirror is condemned once (``condemn(host, netloc,
     "mirror")``: budget cut, queue dropped, pages out of the index) and its verdict, with
     the evidence, goes to ``verdicts``; with ``dry_run`` it is stored and logged only.
 
@@ -252,7 +258,8 @@ class DedupPipeline:
             if counts.backlinks <= counts.other_backlinks:
                 return  # the other links to its twins as the originals: it is the copy
         elif (counts.later < MIRROR_LATER_SHARE * counts.shared
-              or counts.later <= counts.other_later):
+              or counts.later <= counts.other_later
+              or self.dedup.store.host_pages(other) < MIRROR_LATER_LEAD * pages):
             return
         self.mirrors[host] = other
         self._inc("dedup/mirror")
