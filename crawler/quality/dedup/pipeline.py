@@ -87,9 +87,10 @@ class DedupPipeline:
     *mirror* of it, unless the
     evidence points the other way: the copy whose pages link to their twin on the other host
     is the mirror; without such links, the one whose copies nearly all arrived later
-    (``MIRROR_LATER_SHARE``) while the other holds more pages (``MIRROR_LATER_LEAD``). A mirror is condemned once (``condemn(host, netloc,
-    "mirror")``: budget cut, queue dropped, pages out of the index) and its verdict, with
-    the evidence, goes to ``verdicts``; with ``dry_run`` it is stored and logged only.
+    (``MIRROR_LATER_SHARE``) while the other holds more pages (``MIRROR_LATER_LEAD``).
+    A mirror is condemned once (``condemn(host, netloc, "mirror")``: budget cut, queue
+    dropped, pages out of the index) and its verdict, with the evidence, goes to
+    ``verdicts``; with ``dry_run`` it is stored and logged only.
 
     Each page's cluster elects the page it shows (``crawler.quality.dedup.election``: the copy
     the others link to or name as canonical, links from other hosts, the host with more pages, the
