@@ -425,13 +425,17 @@ class FrontierScheduler(BaseScheduler):
         self._wake = call_later(seconds, self.wake)
 
     def wake(self) -> None:
-        """A host is due (or new work came): poll the frontier at the engine's next call."""
+        """A host is due (or new work came): the engine asks for requests now, and the
+        frontier is polled. Run in this turn of the reactor, not scheduled for the next
+        (``nextcall.schedule()``): under load each turn waits for every callback ready
+        before it, and the host's gap grows by as much."""
         self._wake = None
         self._poll_now = True
         engine = getattr(self.crawler, "engine", None)
         slot = getattr(engine, "_slot", None)
         if slot is not None:
-            slot.nextcall.schedule()
+            slot.nextcall.cancel()
+            slot.nextcall()
 
     def _request_for(self, lease: Lease) -> Request | None:
         """The request to send for ``lease``, or None after settling the lease here."""
@@ -695,11 +699,17 @@ class FrontierScheduler(BaseScheduler):
                    for lease, outcome, arrived in self._done]
         try:
             self.frontier.done_many(reports)
+            # the engine asks again only once a response is processed (spider, pipelines):
+            # a wake-up for the host due first, whichever it is, keeps the due hosts' gaps
+            # from waiting on that
+            due = self.frontier.due_in()
         except STORE_DOWN as exc:
             self._store_down(exc)
             return
         for _ in reports:
             self._done.popleft()
+        if due is not None:
+            self._wake_in(max(due, MIN_WAKE_S))
 
     def _guarded(self, fn) -> None:
         """Run a timer's ``fn``; a store outage is logged once and the timer keeps going."""

@@ -13,7 +13,7 @@ from crawler.frontier.local import LocalFrontier
 from crawler.hostrules import HostRule, HostRules
 from crawler.quality.traps import TrapGuard, url_pattern
 from crawler.robots import RobotsPolicy
-from crawler.scheduler import FrontierScheduler, _retry_after
+from crawler.scheduler import MIN_WAKE_S, FrontierScheduler, _retry_after
 from crawler.signals import links_extracted
 from tests.frontiers import options, politeness, scheduler
 
@@ -288,6 +288,8 @@ def test_responses_of_one_turn_are_reported_in_one_call(sched, monkeypatch):
     turn.end()
     assert [len(batch) for batch in calls] == [2]
     assert all(outcome.status == 200 and outcome.age >= 0 for _, outcome in calls[0])
+    # a.test and b.test are due again (no delay here): the engine is woken for them
+    assert [(delay, fn.__name__) for delay, fn, _ in turn.calls] == [(MIN_WAKE_S, "wake")]
     fetch(sched, robots[2], robots_response(robots[2]))
     pages = [sched.next_request() for _ in range(3)]  # the poll reports it first
     assert [len(batch) for batch in calls] == [2, 1]
