@@ -194,7 +194,7 @@ def test_workers_share_state_through_redis(redis_url, method):
     assert worker1.check("c", "two.test", " ".join(tokens)).kind == "known"
     assert len(worker1.index) == 3
     if method == "minhash":  # the buckets are datasketch's own Redis storage layout
-        signature = worker1.fingerprint(text.split())
+        signature = worker1.fingerprint(worker1.features(text))
         assert sorted(worker1.index.lsh.query(signature)) == ["a", "c"]
 
 
