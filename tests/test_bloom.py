@@ -49,21 +49,6 @@ def test_add_reports_new_and_persists(tmp_path):
         LocalBloom(path, 20_000, 0.01)
 
 
-def test_background_flush_leaves_the_caller_free(tmp_path):
-    path = tmp_path / "seen.bloom"
-    bloom = LocalBloom(path, 10_000, 0.01)
-    bloom.add("http://a.test/")
-    bloom.flush_in_background()
-    writer = bloom._flusher
-    assert writer is not None and writer.name == "bloom-flush"
-    bloom.add("http://b.test/")  # adds go on while the write runs
-    bloom.close()  # waits for the write under way, then writes the rest
-    assert not writer.is_alive() and bloom._flusher is None
-    again = LocalBloom(path, 10_000, 0.01)
-    assert "http://a.test/" in again and "http://b.test/" in again
-    LocalBloom(None, 10_000, 0.01).flush_in_background()  # in memory: nothing to write
-
-
 def test_redis_bitmap_sets_the_same_bits(tmp_path):
     sample = urls("r", 2_000)
     local = LocalBloom(None, 10_000, 0.01)

@@ -7,7 +7,6 @@ its Lua script only tests and sets bits.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -80,7 +79,6 @@ class LocalBloom:
         # one URL's bits through a memoryview: numpy's per-item access (a memmap's Python
         # __getitem__) cost more than the rest of a frontier add
         self._bytes = memoryview(self.array).cast("B")
-        self._flusher: threading.Thread | None = None
 
     @property
     def nbytes(self) -> int:
@@ -119,27 +117,5 @@ class LocalBloom:
         self.flush()
 
     def flush(self) -> None:
-        """Write the filter's changed pages to its file now (``msync``), and wait."""
         if isinstance(self.array, np.memmap):
             self.array.flush()
-
-    def flush_in_background(self) -> None:
-        """Start writing the changed pages to the file in a thread, unless a write is under
-        way. ``msync`` of a 12 MB filter took 40-70 ms, which on the crawl's reactor thread
-        every ``FRONTIER_RELEASE_INTERVAL`` held every due host's next request as long; it
-        releases the GIL, so in a thread it costs the reactor nothing. Adds go on meanwhile:
-        a page changed during the write is written by the next one."""
-        if not isinstance(self.array, np.memmap):
-            return
-        if self._flusher is not None and self._flusher.is_alive():
-            return
-        self._flusher = threading.Thread(target=self.array.flush, name="bloom-flush",
-                                         daemon=True)
-        self._flusher.start()
-
-    def close(self) -> None:
-        """Wait for a write under way, then write what is left."""
-        if self._flusher is not None:
-            self._flusher.join()
-            self._flusher = None
-        self.flush()

@@ -385,9 +385,7 @@ class LocalFrontier(Frontier):
                 "SELECT id, host, entry_id FROM leases WHERE deadline < ?", (now,)
             ).fetchall()
             self._release(rows, now)
-        # called on a timer: bounds what a power cut can forget, without making the caller
-        # (the reactor) wait for the disk
-        self.bloom.flush_in_background()
+        self.bloom.flush()  # called on a timer: bounds what a power cut can forget
         return len(rows)
 
     def release_dead_owners(self) -> int:
@@ -494,7 +492,7 @@ class LocalFrontier(Frontier):
         self.bloom.clear()
 
     def close(self) -> None:
-        self.bloom.close()
+        self.bloom.flush()
         self.db.close()
 
 
