@@ -223,7 +223,7 @@ def _text_of(node) -> tuple[str, list[Section]]:
             if el.tail and el is not node:
                 parts.append(el.tail)
     text = CONTROL_CHARS.sub(" ", "".join(parts))
-    lines = [line for line in map(_clean, text.split("\n")) if line]
+    lines = [line for line in (" ".join(raw.split()) for raw in text.split("\n")) if line]
     if not starts:
         return "\n".join(lines), []
     kept: list[str] = []
