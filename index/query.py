@@ -366,17 +366,15 @@ class Query:
     @cached_property
     def near_groups(self) -> tuple[tuple[str, ...], ...]:
         """The runs of ``near_terms`` the proximity signal looks for, each near each other
-        in a page: every ``NEAR_WINDOW`` adjacent ones (a question's topic is a few
-        adjacent words: "click *command line* program"), the last ``MAX_NEAR_GROUPS`` of
-        them; the signal's value is the share of runs a page holds, so the answer need not
-        hold every word in one window and a page holding one run of a long query counts
-        for less than one holding them all; ``()`` as ``near_terms``."""
+        in a page: every ``NEAR_WINDOW`` adjacent ones, the last ``MAX_NEAR_GROUPS`` (a
+        question's topic is a few adjacent words after those framing it: "click *command
+        line* program"); the signal's value is the share of runs a page holds, so the answer
+        need not hold every word in one window; ``()`` as ``near_terms``."""
         terms = self.near_terms
         if len(terms) <= NEAR_WINDOW:
             return (terms,) if terms else ()
-        runs = len(terms) - NEAR_WINDOW + 1
-        return tuple(terms[i:i + NEAR_WINDOW]
-                     for i in range(max(0, runs - MAX_NEAR_GROUPS), runs))
+        runs = (terms[i:i + NEAR_WINDOW] for i in range(len(terms) - NEAR_WINDOW + 1))
+        return tuple(runs)[-MAX_NEAR_GROUPS:]
 
     @property
     def near_slop(self) -> int:
