@@ -22,6 +22,9 @@ body over and reads the result, and stays free to schedule fetches meanwhile.
   shingles, word counts: on real documentation pages as much reactor CPU as the
   extraction itself).
 - A worker imports only ``crawler.extract`` and what it runs (no Scrapy, no Twisted).
+- A worker exits when the crawl process does, even one killed (SIGKILL, the OOM killer)
+  without closing its pool (``crawler.poolworker``); a crawl that ends closes its pool on
+  ``spider_closed`` and waits for its workers.
 - ``workers = 0``: the extraction runs inline, in the caller's thread, with the same
   results (``tests/test_extractpool.py`` checks both give equal items).
 """
@@ -43,6 +46,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from crawler.extract import item_from_response
+from crawler.poolworker import exit_with_parent
 
 logger = logging.getLogger(__name__)
 
@@ -117,8 +121,10 @@ class ExtractPool:
         # of CPU a worker for nothing. The language model loads on a worker's first page
         # that declares no language (0.6 s of CPU a worker, off the reactor thread): pages
         # that declare theirs, the test web's and most real sites', never need it.
+        # A worker exits with the crawl process, even one killed without closing its pool.
         executor = ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"))
+            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=exit_with_parent)
         for _ in range(self.workers):  # start them now, not when the first page comes
             executor.submit(os.getpid)
         return executor

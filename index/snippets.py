@@ -40,8 +40,10 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
-from itertools import repeat
+from itertools import accumulate, repeat
 from operator import itemgetter
+
+import numpy as np
 
 from index.analysis import WORD_RE, analyze
 
@@ -62,6 +64,12 @@ _ELLIPSIS = "\u2026"
 _SPACES_RE = re.compile(r"\s+")
 _WORD_TERMS_MAX = 100_000
 _word_terms: dict[str, list[str]] = {}
+# The one term of a word that has one (nearly every word): looked up for a page's distinct
+# words at once, at C speed. Started over when full, like ``_word_terms``.
+_word_term: dict[str, str] = {}
+# The text split into separators and words, alternately: the words and their offsets
+# without a Python step per word.
+_WORD_SPLIT_RE = re.compile(f"({WORD_RE.pattern})")
 
 Match = tuple[int, int, str]
 
@@ -184,6 +192,22 @@ def _word_starts(folded: str, prefixes: Iterable[str], start: int, end: int) -> 
     return sorted(starts)
 
 
+def _one_term_per_word(words: list[str]) -> list[str] | None:
+    """The one term of each of ``words``, or None when one of them makes none or several."""
+    terms = list(map(_word_term.get, words))
+    if None not in terms:
+        return terms
+    if len(_word_term) >= _WORD_TERMS_MAX:
+        _word_term.clear()
+    for i, word in enumerate(words):
+        if terms[i] is None:
+            found = _terms_of(word)
+            if len(found) != 1:
+                return None
+            terms[i] = _word_term[word] = found[0]
+    return terms
+
+
 def _terms_of(word: str) -> list[str]:
     """``analyze(word)``, memoized: the same words recur on every page."""
     terms = _word_terms.get(word)
@@ -278,8 +302,37 @@ class SnippetSource:
 
     @classmethod
     def of(cls, text: str) -> SnippetSource:
-        """The source for ``text``: each word of its first ``SCAN_CHARS`` analyzed once."""
+        """The source for ``text``: each word of its first ``SCAN_CHARS`` analyzed once.
+
+        A page's distinct words are analyzed, and its words grouped by term in NumPy (a
+        stable sort of their term numbers): on real documentation pages three quarters of
+        the CPU of a word-by-word loop (``_of_words``), with the same source. A page with
+        a word that makes no term or several (``_one_term_per_word``) takes that loop."""
         text = text[:SCAN_CHARS]
+        parts = _WORD_SPLIT_RE.split(text)  # separator, word, separator, ..., separator
+        words = parts[1::2]
+        distinct = list(dict.fromkeys(words))
+        terms = _one_term_per_word(distinct)
+        if terms is None:
+            return cls._of_words(text)
+        term_numbers = {term: n for n, term in enumerate(dict.fromkeys(terms))}
+        number_of = dict(zip(distinct, map(term_numbers.__getitem__, terms), strict=True))
+        numbers = np.fromiter(map(number_of.__getitem__, words), np.intp, len(words))
+        order = np.argsort(numbers, kind="stable")  # by term, in text order within one
+        ends = np.fromiter(accumulate(map(len, parts)), np.intp, len(parts))
+        pairs = np.empty((len(words), 2), "<u2" if _offset_code(text) == "H" else "<u4")
+        pairs[:, 0] = ends[0:-1:2][order]  # a word starts where the separator before ends
+        pairs[:, 1] = ends[1::2][order]
+        counts = np.bincount(numbers, minlength=len(term_numbers)).tolist()
+        directory = "".join(
+            f"{_TERM}{term}{_AT}{first},{count}"
+            for term, first, count in zip(term_numbers, accumulate(counts, initial=0),
+                                          counts, strict=False))
+        return cls(text, directory + _TERM, pairs.tobytes())
+
+    @classmethod
+    def _of_words(cls, text: str) -> SnippetSource:
+        """``of(text)``, word by word (a word may make no term or several)."""
         spans: dict[str, list[int]] = {}
         for word in WORD_RE.finditer(text):
             start = word.start()

@@ -48,7 +48,7 @@ install_apt_packages() {
     local docs=() others=()
     for pkg in "${missing[@]}"; do
         case $pkg in
-            *-doc | *-doc-[0-9]* | *-doc-html | *-doc-en | debian-handbook) docs+=("$pkg") ;;
+            *-doc | *-docs | *-doc-[0-9]* | *-doc-html | *-doc-en | debian-handbook) docs+=("$pkg") ;;
             *) others+=("$pkg") ;;
         esac
     done

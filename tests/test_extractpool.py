@@ -1,10 +1,15 @@
 """The extraction pool: pooled pages equal inline ones; one page's failure, even one that
-kills its worker process, loses no other page."""
+kills its worker process, loses no other page; no worker outlives its crawl."""
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from concurrent.futures.process import BrokenProcessPool
 
+import psutil
 import pytest
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
@@ -12,7 +17,8 @@ from scrapy.utils.test import get_crawler
 import testweb
 from crawler.extract import NotAPage, item_from_response
 from crawler.extractpool import ExtractPool
-from harness.crawlrun import migrate, run_crawl
+from harness import ROOT
+from harness.crawlrun import crawl_env, migrate, run_crawl, start_crawl
 
 PAGE = """<!doctype html><html lang="en"><head><title>Page {n}</title></head><body>
 <nav><a href="/">Home</a></nav><main><h1 id="top">Heading {n}</h1>
@@ -96,3 +102,77 @@ def test_a_crawl_keeps_the_same_pages_inline_and_pooled(tmp_path):
             kept[workers] = {item["url"]: item for item in items}
     assert len(kept[0]) >= 10
     assert kept[0] == kept[2]
+
+
+def _workers_of(process: psutil.Process) -> list[psutil.Process]:
+    """The extraction workers ``process`` started (spawned: ``spawn_main``)."""
+    found = []
+    for child in process.children():
+        try:
+            if "spawn_main" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def _survivors(workers: list[psutil.Process], within: float) -> list[psutil.Process]:
+    """The ``workers`` still running after ``within`` seconds (each killed then)."""
+    deadline = time.monotonic() + within
+    while any(w.is_running() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = [w for w in workers if w.is_running()]
+    for worker in alive:
+        worker.kill()
+    return alive
+
+
+KILLED_OWNER = """
+import os, signal, sys
+from crawler.extractpool import ExtractPool
+pool = ExtractPool(2)
+assert pool.call(os.getpid).result(timeout=60)
+print(os.getpid(), flush=True)
+sys.stdin.readline()  # the test has seen the workers
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_workers_exit_with_a_process_killed_without_closing_its_pool(tmp_path):
+    """SIGKILL leaves the pool open: its workers see their parent gone and exit."""
+    owner = subprocess.Popen([sys.executable, "-c", KILLED_OWNER], cwd=ROOT,
+                             env=crawl_env(tmp_path), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        workers = _workers_of(psutil.Process(int(owner.stdout.readline())))
+    finally:
+        owner.stdin.close()  # its workers hold stdout, not stdin
+        owner.stdout.close()
+        assert owner.wait(60) == -signal.SIGKILL
+    assert len(workers) == 2
+    assert _survivors(workers, within=10) == []
+
+
+@pytest.mark.slow
+def test_no_worker_outlives_a_finished_crawl(tmp_path):
+    """A crawl that ends closes its pool (``spider_closed``) and its workers exit with it."""
+    with testweb.run(hosts=1, pages=12, log=tmp_path / "web.log") as web:
+        crawl = start_crawl(tmp_path, [web.home_url("site1.test")], settings={
+            "EXTRACT_WORKERS": 2, "CONTROL_STORE": "", "FRONTIER_DELAY": 0.1},
+            args={"allowed_hosts": "site1.test"})
+        workers: dict[int, psutil.Process] = {}
+        try:
+            process = psutil.Process(crawl.pid)
+            while crawl.poll() is None:
+                try:
+                    workers.update((w.pid, w) for w in _workers_of(process))
+                except psutil.NoSuchProcess:
+                    break
+                time.sleep(0.05)
+            assert crawl.wait(120) == 0, (tmp_path / "crawl.out").read_text()[-3000:]
+        finally:
+            if crawl.poll() is None:
+                crawl.kill()
+                crawl.wait()
+    assert len(workers) == 2
+    assert _survivors(list(workers.values()), within=0) == []

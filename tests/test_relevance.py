@@ -114,7 +114,7 @@ def test_answers_a_crawl_missed_are_named_by_page():
 
 
 def test_sealed_sites_are_fixed_and_apart_from_every_tuning_set():
-    assert list(SEALED_SETS) == ["first", "second", "third", "fourth"]
+    assert list(SEALED_SETS) == ["first", "second", "third", "fourth", "fifth"]
     sets = list(SEALED_SETS.values())
     assert all(len(sites) >= 6 for sites in sets)
     assert sum(len(sites) for sites in sets) == len(SEALED_SITES) == len(frozenset().union(*sets))
@@ -123,8 +123,8 @@ def test_sealed_sites_are_fixed_and_apart_from_every_tuning_set():
         assert {j.site for j in judged} == sites
         assert {j.cls for j in judged} >= {"question", "identifier", "keywords",
                                            "navigational"}
-    # The two newest sets: about fifteen queries a site, at least four of each kind on each.
-    for site in SEALED_SETS["third"] | SEALED_SETS["fourth"]:
+    # The three newest sets: about fifteen queries a site, at least four of each kind on each.
+    for site in SEALED_SETS["third"] | SEALED_SETS["fourth"] | SEALED_SETS["fifth"]:
         kinds = Counter("keywords" if j.cls == "navigational" else j.cls
                         for j in load_queries(part="sealed") if j.site == site)
         assert sum(kinds.values()) >= 14 and set(kinds) == {"identifier", "question",
@@ -149,6 +149,8 @@ def test_sealed_sites_are_never_listed_per_query():
         refuse_sealed(["lxml.test", "postfix.test"], "a miss listing")
     with pytest.raises(SealedSitesError, match="doxygen.test, flex.test"):
         refuse_sealed(["flex.test", "flask.test", "doxygen.test"], "explain output")
+    with pytest.raises(SealedSitesError, match="knot.test, tomcat.test"):
+        refuse_sealed(["tomcat.test", "git.test", "knot.test"], "a tuning run")
     refuse_sealed(QUICK_SITES, "a miss listing")
     sealed = load_queries(part="sealed")[:3]
     scores = Scores({j.query: None for j in sealed})
@@ -167,6 +169,8 @@ def test_sealed_sites_are_never_listed_per_query():
     ["--set", "third", "--check-answers"],
     ["--sites", "ntpsec.test", "--cache", "x"],
     ["--set", "fourth"],
+    ["--sites", "pillow.test", "--cache", "x", "--check-answers"],
+    ["--set", "fifth"],
 ])
 def test_the_harness_refuses_to_look_into_sealed_sites(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -182,7 +186,7 @@ def test_a_sealed_run_reports_each_set_apart_by_site_and_class_only():
     ours = Scores({j.query: 1 if j.query in first else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, frozenset(SEALED_SITES), []), base, judged)
-    assert set(sets) == {"first", "second", "third", "fourth"}
+    assert set(sets) == {"first", "second", "third", "fourth", "fifth"}
     assert sets["first"]["mrr_at_10"] == 1.0 and sets["second"]["mrr_at_10"] == 0.0
     assert sets["second"]["baseline_mrr_at_10"] == 0.5
     assert sum(figures["queries"] for figures in sets.values()) == len(judged)
@@ -198,17 +202,22 @@ def test_a_sealed_run_reports_each_set_apart_by_site_and_class_only():
                                       SEALED_SETS["fourth"], []), base, fourth)
     assert list(alone) == ["fourth"]
     assert alone["fourth"]["per_site"].keys() == SEALED_SETS["fourth"]
+    fifth = [j for j in judged if j.site in SEALED_SETS["fifth"]]
+    alone = sealed_set_report(HeldOut(ours.subset(j.query for j in fifth),
+                                      SEALED_SETS["fifth"], []), base, fifth)
+    assert list(alone) == ["fifth"] and alone["fifth"]["queries"] == len(fifth)
+    assert alone["fifth"]["per_site"].keys() == SEALED_SETS["fifth"]
 
 
 def test_one_sealed_set_is_scored_alone_from_a_crawl_of_its_own():
     """``--sealed --set NAME``: that set's sites only, in a cache of their own."""
-    assert sealed_sites("fourth") == SEALED_SETS["fourth"] and sealed_sites() == SEALED_SITES
-    with pytest.raises(ValueError, match="first, second, third, fourth"):
-        sealed_sites("fifth")
+    assert sealed_sites("fifth") == SEALED_SETS["fifth"] and sealed_sites() == SEALED_SITES
+    with pytest.raises(ValueError, match="first, second, third, fourth, fifth"):
+        sealed_sites("sixth")
     caches = {default_cache(), default_cache(quick=True), default_cache(sealed=True),
               *(default_cache(sealed=True, sealed_set=name) for name in SEALED_SETS)}
     assert len(caches) == 3 + len(SEALED_SETS)
-    assert default_cache(sealed=True, sealed_set="fourth").name == "relevance-sealed-fourth"
+    assert default_cache(sealed=True, sealed_set="fifth").name == "relevance-sealed-fifth"
 
 
 def test_classes_are_compared_with_the_baseline():

@@ -145,6 +145,24 @@ DOC_SITES: tuple[DocSite, ...] = (
     DocSite("ntpsec.test", "ntpsec-doc", Path("/usr/share/doc/ntpsec-doc/html")),
     # Cython: the language reference, user guide and tutorials (Sphinx).
     DocSite("cython.test", "cython-doc", Path("/usr/share/doc/cython-doc/html")),
+    # The fifth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Apache Tomcat: a page per configuration element (config/: every attribute of a
+    # Connector, Context, Valve, Realm ...) and the how-tos, about 100 mid-sized pages.
+    DocSite("tomcat.test", "tomcat10-docs", Path("/usr/share/tomcat10-docs/docs")),
+    # Varnish Cache: the users guide, the reference (VCL, varnishd's parameters, every
+    # tool's man page) and the release notes (Sphinx).
+    DocSite("varnish.test", "varnish-doc", Path("/usr/share/doc/varnish/html")),
+    # The SCons user guide (DocBook, a section a page) with its appendices listing every
+    # construction variable, builder, tool and function.
+    DocSite("scons.test", "scons-doc", Path("/usr/share/doc/scons/HTML")),
+    # Pillow (PIL): the handbook and the reference, a module a page (Sphinx).
+    DocSite("pillow.test", "python-pil-doc", Path("/usr/share/doc/python-pil-doc/html")),
+    # libvirt: the XML formats (a domain's on one 0.5 MB page), every command's man page,
+    # the knowledge base and the C API's reference.
+    DocSite("libvirt.test", "libvirt-doc", Path("/usr/share/doc/libvirt-doc/html")),
+    # Knot DNS: configuration, operation, the reference of every configuration item on one
+    # page, and each utility's man page (Sphinx).
+    DocSite("knot.test", "knot-doc", Path("/usr/share/doc/knot-doc")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),

@@ -29,6 +29,7 @@ from crawler.quality.dedup.text import (
     minhash_values,
     shingle_hashes,
     word_hashes,
+    words,
 )
 from crawler.quality.judges import TextStats, template_shingles, text_stats
 
@@ -89,13 +90,16 @@ def dedup_features(text: str, spec: DedupSpec,
 def text_features(title: str, text: str, dedup: DedupSpec | None) -> TextFeatures:
     """The ``TextFeatures`` of a page's ``title`` and ``text``."""
     if dedup is None:
-        return TextFeatures(None, template_shingles(text), text_stats(title, text))
-    words = first_words(text, dedup.max_tokens)
-    tokens, rest = words
+        every = words(text)
+        return TextFeatures(None, template_shingles(text, words=every),
+                            text_stats(title, text, every))
+    first = first_words(text, dedup.max_tokens)
+    tokens, rest = first
     # without a rest, the dedup's tokens are every word of the text, as the spam rules
-    # count them (``\w+`` of the lower-cased text): split once
-    stats = text_stats(title, text, None if rest else tokens)
-    return TextFeatures(dedup_features(text, dedup, words), template_shingles(text), stats)
+    # and the template check read them (``\w+`` of the lower-cased text): split once
+    every = None if rest else tokens
+    return TextFeatures(dedup_features(text, dedup, first),
+                        template_shingles(text, words=every), text_stats(title, text, every))
 
 
 def item_with_features(*, features: DedupSpec | None = None,

@@ -6,14 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from crawler.options import Option, settings_to_options
 from crawler.quality.dedup.compact import CompactRedisStore
 from crawler.quality.dedup.minhash import MinHasher, MinHashIndex
-from crawler.quality.dedup.simhash import SimHashIndex, simhash
+from crawler.quality.dedup.simhash import SimHashIndex
 from crawler.quality.dedup.store import DedupStore, MemoryDedupStore, RedisDedupStore
-from crawler.quality.dedup.text import first_words, shingle_hashes, word_hashes
 from crawler.quality.features import DedupFeatures, DedupSpec, dedup_features
 
 METHODS = ("minhash", "simhash")
@@ -49,30 +46,15 @@ def _spec(method: str, shingle_size: int, min_tokens: int, max_tokens: int,
                      hasher.b.tobytes())
 
 
-class Fingerprinter:
-    """Turns text into the features of one near-duplicate method (tokenizing included).
-
-    Only the first ``max_tokens`` words are tokenized and shingled, so a page costs the same
-    bounded work however long its text (a 9 MiB page of short words has ~2 million).
-    """
-
-    def __init__(self, shingle_size: int = 3, max_tokens: int = 100_000):
-        self.shingle_size = shingle_size
-        self.max_tokens = max_tokens
-
-    def tokens(self, text: str) -> tuple[list[str], str]:
-        """The first ``max_tokens`` word tokens and the lower-cased text after them."""
-        return first_words(text, self.max_tokens)
-
-    def shingles(self, tokens: list[str]) -> np.ndarray:
-        return shingle_hashes(word_hashes(tokens), self.shingle_size)
-
-
 class Deduplicator:
     """Classifies documents as new, exact duplicates or near-duplicates, in arrival order.
 
     Texts shorter than ``min_tokens`` words are only checked for exact duplicates (shingle
-    similarity means little on a few words); empty texts are never duplicates.
+    similarity means little on a few words); empty texts are never duplicates. Only the
+    first ``max_tokens`` words are shingled, so a page costs the same bounded work however
+    long its text (a 9 MiB page of short words has ~2 million). A text's features
+    (``crawler.quality.features.dedup_features``) are computed in one place, here or in an
+    extraction worker.
     """
 
     #: Setting -> option of ``create``; the defaults are in crawler/settings.py.
@@ -103,7 +85,8 @@ class Deduplicator:
         self.method = method
         self.store = store
         self.index = index
-        self.fingerprinter = Fingerprinter(shingle_size, max_tokens)
+        self.shingle_size = shingle_size
+        self.max_tokens = max_tokens
         self.min_tokens = min_tokens
         self._spec: DedupSpec | None = None
 
@@ -174,13 +157,6 @@ class Deduplicator:
         return cls(method, store, index, shingle_size=shingle_size, min_tokens=min_tokens,
                    max_tokens=max_tokens)
 
-    def fingerprint(self, tokens: list[str]):
-        """The method's fingerprint of a token list (a MinHash signature or a 64-bit SimHash)."""
-        shingles = self.fingerprinter.shingles(tokens)
-        if self.method == "minhash":
-            return self.index.hasher.signature(shingles)
-        return simhash(shingles)
-
     def spec(self) -> DedupSpec:
         """The parameters this deduplicator's features of a text depend on: features
         computed elsewhere (an extraction worker, ``crawler.quality.features``) under an
@@ -190,9 +166,8 @@ class Deduplicator:
         return self._spec
 
     def _make_spec(self) -> DedupSpec:
-        fp = self.fingerprinter
         hasher = self.index.hasher if self.method == "minhash" else None
-        return _spec(self.method, fp.shingle_size, self.min_tokens, fp.max_tokens, hasher)
+        return _spec(self.method, self.shingle_size, self.min_tokens, self.max_tokens, hasher)
 
     @classmethod
     def spec_from_settings(cls, settings: Any) -> DedupSpec:
@@ -227,7 +202,7 @@ class Deduplicator:
             return Verdict(doc_id, known[0], "known")
         if features.fingerprint is None:  # fewer than min_tokens words
             return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
-        found = self.index.match_and_add(doc_id, self._fingerprint(features))
+        found = self.index.match_and_add(doc_id, self.fingerprint(features))
         if found is None:
             return Verdict(doc_id, self.store.assign(doc_id, doc_id, host), "new")
         match = found[0]
@@ -235,15 +210,16 @@ class Deduplicator:
         cluster = self.store.assign(doc_id, match_cluster, host)
         return Verdict(doc_id, cluster, "near", match, match_host)
 
-    def _fingerprint(self, features: DedupFeatures):
-        """The fingerprint of ``features`` as the index takes it (MinHash: a signature)."""
+    def fingerprint(self, features: DedupFeatures):
+        """The fingerprint of ``features`` (``features(text)``) as the index takes it: a
+        MinHash signature or a 64-bit SimHash."""
         if self.method == "minhash":
             return self.index.hasher.from_values(features.fingerprint)
         return features.fingerprint
 
     def _check_compact(self, doc_id: str, host: str, features: DedupFeatures) -> Verdict:
         """``check`` in two round trips, host counts included (``CompactRedisStore``)."""
-        signature = None if features.fingerprint is None else self._fingerprint(features)
+        signature = None if features.fingerprint is None else self.fingerprint(features)
         kind, cluster, match, match_host, pages, copies = self.store.check_document(
             doc_id, host, features.exact_key, signature
         )

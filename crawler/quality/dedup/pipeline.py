@@ -44,10 +44,13 @@ COUNTED_INLINKS = 200_000
 #: flip (results still show one page per cluster, ``crawler.quality.dedup.election``).
 MIRROR_LATER_SHARE = 0.9
 #: ... and only when the other host is well ahead, holding at least this many times its
-#: pages: two copies seeded together and crawled in lockstep, one a step behind the other,
-#: have nearly all the laggard's copies arriving later, yet the same number of pages each
-#: (a real site was cut as the mirror of its own mirror that way); a copy crawled after
-#: the original meets a host that already holds more pages.
+#: pages both when the two began to share pages and when the host is judged; at the start
+#: the other also holds ``mirror_min_pages`` pages or more. Two copies seeded together and
+#: crawled in lockstep, one some steps behind the other, have nearly all the laggard's
+#: copies arriving later (a real site was cut as the mirror of its own mirror that way): a
+#: lag of 8 pages at 30 pages each met the lead at judgement alone; at the start the leader
+#: holds only the lag. A copy crawled after the original meets a host that already holds
+#: many pages.
 MIRROR_LATER_LEAD = 1.25
 
 
@@ -87,7 +90,8 @@ class DedupPipeline:
     *mirror* of it, unless the
     evidence points the other way: the copy whose pages link to their twin on the other host
     is the mirror; without such links, the one whose copies nearly all arrived later
-    (``MIRROR_LATER_SHARE``) while the other holds more pages (``MIRROR_LATER_LEAD``).
+    (``MIRROR_LATER_SHARE``) while the other held well more pages (``MIRROR_LATER_LEAD``)
+    already when their first shared page arrived.
     A mirror is condemned once (``condemn(host, netloc, "mirror")``: budget cut, queue
     dropped, pages out of the index) and its verdict, with the evidence, goes to
     ``verdicts``; with ``dry_run`` it is stored and logged only.
@@ -136,6 +140,8 @@ class DedupPipeline:
         self.dry_run = dry_run
         self._cut_hosts: set[str] = set()
         self.mirrors: dict[str, str] = {}
+        # (later host, earlier host) -> their pages when the pair's first shared page came
+        self._pair_start: dict[tuple[str, str], tuple[int, int]] = {}
         self._netlocs: dict[str, str] = {}
         # the links (``link_key``) of the pages seen lately to pages on other hosts
         self._offhost = RecentKeys(REMEMBERED_LINKS)
@@ -245,6 +251,11 @@ class DedupPipeline:
         backlink = self.links(item.doc_id, match)
         other_backlink = self.links(match, item.doc_id)
         counts = self.dedup.store.count_shared(item.host, other, backlink, other_backlink)
+        if (item.host, other) not in self._pair_start and (
+                other, item.host) not in self._pair_start:
+            store = self.dedup.store
+            self._pair_start[item.host, other] = (store.host_pages(item.host),
+                                                  store.host_pages(other))
         self._judge_mirror(item.host, other, counts)
         self._judge_mirror(other, item.host, counts.flipped())
 
@@ -260,7 +271,8 @@ class DedupPipeline:
                 return  # the other links to its twins as the originals: it is the copy
         elif (counts.later < MIRROR_LATER_SHARE * counts.shared
               or counts.later <= counts.other_later
-              or self.dedup.store.host_pages(other) < MIRROR_LATER_LEAD * pages):
+              or self.dedup.store.host_pages(other) < MIRROR_LATER_LEAD * pages
+              or not self._started_behind(host, other)):
             return
         self.mirrors[host] = other
         self._inc("dedup/mirror")
@@ -282,6 +294,15 @@ class DedupPipeline:
                         "original_arrived_later": counts.other_later}))
         if self._condemn is not None and not self.dry_run:
             self._condemn(host, netloc, "mirror")
+
+    def _started_behind(self, host: str, other: str) -> bool:
+        """Whether ``other`` was well ahead of ``host`` when their first shared page came:
+        it held ``mirror_min_pages`` pages or more, ``MIRROR_LATER_LEAD`` times ``host``'s."""
+        start = self._pair_start.get((host, other))
+        if start is None:  # host held the page first
+            return False
+        pages, other_pages = start
+        return other_pages >= max(self.mirror_min_pages, MIRROR_LATER_LEAD * pages)
 
     def _watch_host(
         self, host: str, netloc: str, own_copy: bool, totals: tuple[int, int] | None
