@@ -19,6 +19,7 @@ fetched within milliseconds, not on the engine's next heartbeat.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import logging
 import sqlite3
@@ -125,7 +126,9 @@ class FrontierScheduler(BaseScheduler):
         self._buffer: deque[Lease] = deque()
         self._inflight: dict[Request, Lease] = {}
         self._responses: dict[Request, Outcome] = {}
-        self._done: deque[tuple[Lease, Outcome]] = deque()
+        # finished leases not reported yet, each with its response's arrival (monotonic)
+        self._done: deque[tuple[Lease, Outcome, float]] = deque()
+        self._settle_call: CallLaterResult | None = None
         self._last_poll = 0.0
         self._poll_now = True
         self._wake: CallLaterResult | None = None
@@ -203,6 +206,9 @@ class FrontierScheduler(BaseScheduler):
         if self._wake is not None:
             self._wake.cancel()
             self._wake = None
+        if self._settle_call is not None:
+            self._settle_call.cancel()
+            self._settle_call = None
         self._settle()
         try:
             self.flush()
@@ -394,6 +400,7 @@ class FrontierScheduler(BaseScheduler):
 
     def _poll(self, want: int) -> None:
         self._last_poll = time.monotonic()
+        self._settle()  # hosts whose request came back may be due again
         self.flush()  # so that hosts found since the last poll can be leased
         leases = self.frontier.next_ready(want)
         self._buffer.extend(leases)
@@ -418,13 +425,17 @@ class FrontierScheduler(BaseScheduler):
         self._wake = call_later(seconds, self.wake)
 
     def wake(self) -> None:
-        """A host is due (or new work came): poll the frontier at the engine's next call."""
+        """A host is due (or new work came): the engine asks for requests now, and the
+        frontier is polled. Run in this turn of the reactor, not scheduled for the next
+        (``nextcall.schedule()``): under load each turn waits for every callback ready
+        before it, and the host's gap grows by as much."""
         self._wake = None
         self._poll_now = True
         engine = getattr(self.crawler, "engine", None)
         slot = getattr(engine, "_slot", None)
         if slot is not None:
-            slot.nextcall.schedule()
+            slot.nextcall.cancel()
+            slot.nextcall()
 
     def _request_for(self, lease: Lease) -> Request | None:
         """The request to send for ``lease``, or None after settling the lease here."""
@@ -521,8 +532,9 @@ class FrontierScheduler(BaseScheduler):
             self.request_left_downloader(request, spider)
 
     def request_left_downloader(self, request, spider=None) -> None:
-        """Release the lease of ``request`` with what happened to it, as the response
-        arrives (the host's delay runs from here, not from the end of its processing)."""
+        """Release the lease of ``request`` with what happened to it. The host's delay runs
+        from here, as the response arrives, not from the end of its processing; the report
+        goes to the frontier with the others of this turn of the reactor (``_settle``)."""
         lease = self._inflight.pop(request, None)
         if lease is None:
             return
@@ -544,8 +556,8 @@ class FrontierScheduler(BaseScheduler):
         )
         if not lease.is_robots and outcome.status:
             self.admission.fetched(lease.url, outcome.status)
-        self._done.append((lease, outcome))
-        self._settle()
+        self._done.append((lease, outcome, time.monotonic()))
+        self._settle_soon()
         self._poll_now = True  # the host may be due at once (no delay), or sooner than others
         self._inc("frontier/done")
         if outcome.status is not None:
@@ -664,15 +676,40 @@ class FrontierScheduler(BaseScheduler):
             except InvalidURL as exc:
                 self._drop(exc.reason)
 
+    def _settle_soon(self) -> None:
+        """Report the finished leases once the reactor has handled what else is ready now (or
+        at the engine's next poll, if sooner): the responses that arrive together are
+        reported in one frontier call (``Frontier.done_many``)."""
+        if self.crawler is None:
+            self._settle()
+        elif self._settle_call is None:
+            self._settle_call = call_later(0, self._settle_due)
+
+    def _settle_due(self) -> None:
+        self._settle_call = None
+        self._settle()
+
     def _settle(self) -> None:
-        """Report finished leases to the frontier, keeping those the store could not take."""
+        """Report finished leases to the frontier, each with how long ago its response
+        arrived; the store down, they are kept for the next try."""
+        if not self._done:
+            return
+        now = time.monotonic()
+        reports = [(lease, dataclasses.replace(outcome, age=max(0.0, now - arrived)))
+                   for lease, outcome, arrived in self._done]
         try:
-            while self._done:
-                lease, outcome = self._done[0]
-                self.frontier.done(lease, outcome)
-                self._done.popleft()
+            self.frontier.done_many(reports)
+            # the engine asks again only once a response is processed (spider, pipelines):
+            # a wake-up for the host due first, whichever it is, keeps the due hosts' gaps
+            # from waiting on that
+            due = self.frontier.due_in()
         except STORE_DOWN as exc:
             self._store_down(exc)
+            return
+        for _ in reports:
+            self._done.popleft()
+        if due is not None:
+            self._wake_in(max(due, MIN_WAKE_S))
 
     def _guarded(self, fn) -> None:
         """Run a timer's ``fn``; a store outage is logged once and the timer keeps going."""

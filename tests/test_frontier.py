@@ -13,7 +13,7 @@ from crawler.frontier.local import LocalFrontier
 from crawler.hostrules import HostRule, HostRules
 from crawler.quality.traps import TrapGuard, url_pattern
 from crawler.robots import RobotsPolicy
-from crawler.scheduler import FrontierScheduler, _retry_after
+from crawler.scheduler import MIN_WAKE_S, FrontierScheduler, _retry_after
 from crawler.signals import links_extracted
 from tests.frontiers import options, politeness, scheduler
 
@@ -249,6 +249,54 @@ def test_robots_first_then_pages_and_disallowed_dropped(sched):
     assert sched.stats["robots/disallowed"] == 1
     fetch(sched, page, HtmlResponse(page.url, body=b"<html></html>", request=page))
     assert not sched.has_pending_requests()
+
+
+class Turn:
+    """The reactor's timers, run when the test says its turn ends (``call_later``)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def call_later(self, delay, fn, *args):
+        call = [delay, fn, args]
+        self.calls.append(call)
+        return type("Call", (), {"cancel": lambda _: self.calls.remove(call)})()
+
+    def end(self):
+        calls, self.calls = self.calls, []
+        for _, fn, args in calls:
+            fn(*args)
+
+
+def test_responses_of_one_turn_are_reported_in_one_call(sched, monkeypatch):
+    """In a crawl the finished leases wait for the end of the reactor's turn, or the engine's
+    next poll if sooner, and go to the frontier together, each with its response's age."""
+    turn = Turn()
+    monkeypatch.setattr("crawler.scheduler.call_later", turn.call_later)
+    spider, frontier = sched.spider, sched.frontier
+    calls = []
+    done_many = frontier.done_many
+    frontier.done_many = lambda reports: calls.append(list(reports)) or done_many(reports)
+    for host in ("a.test", "b.test", "c.test"):
+        for n in (1, 2):
+            sched.enqueue_request(scrapy.Request(f"http://{host}/{n}", callback=spider.parse))
+    robots = [sched.next_request() for _ in range(3)]
+    sched.crawler = object()  # in a crawl: reports wait for the reactor's turn
+    for request in robots[:2]:
+        fetch(sched, request, robots_response(request))
+    assert calls == [] and frontier.stats()["leases"] == 3  # not reported yet
+    turn.end()
+    assert [len(batch) for batch in calls] == [2]
+    assert all(outcome.status == 200 and outcome.age >= 0 for _, outcome in calls[0])
+    # a.test and b.test are due again (no delay here): the engine is woken for them
+    assert [(delay, fn.__name__) for delay, fn, _ in turn.calls] == [(MIN_WAKE_S, "wake")]
+    fetch(sched, robots[2], robots_response(robots[2]))
+    pages = [sched.next_request() for _ in range(3)]  # the poll reports it first
+    assert [len(batch) for batch in calls] == [2, 1]
+    assert sorted(r.url for r in pages) == [f"http://{h}.test/1" for h in "abc"]
+    turn.end()  # nothing left to report
+    assert [len(batch) for batch in calls] == [2, 1]
+    sched.crawler = None
 
 
 def test_a_url_refused_when_leased_gives_its_page_of_budget_back(sched):

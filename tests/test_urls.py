@@ -1,6 +1,6 @@
 import pytest
 
-from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
+from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of, split_url
 
 
 @pytest.mark.parametrize(
@@ -63,6 +63,20 @@ def test_host_and_netloc():
     assert host_of("http://Site1.TEST:8080/x") == "site1.test"
     assert netloc_of("http://site1.test:8080/x") == "site1.test:8080"
     assert netloc_of("https://site1.test:443/x") == "site1.test"
+
+
+@pytest.mark.parametrize("url", [
+    "http://a.test/", "http://a.test", "https://a.test:8080/x/y?q=1&b=2#frag",
+    "http://a.test?x=1", "http://a.test#f", "http://a.test/p#f?x", "http://a.test/a?b#c?d",
+    "https://a.test/?", "http://user:pw@a.test/x", "http://[::1]:80/x?y",
+    "http://a.test/\u00e9?q=\u00fc", "HTTP://A.test/x", "http://a.test/ x ", "http://a.test/\tx",
+    "ftp://a/b", "//a.test/x", "/relative?q",
+])
+def test_split_url_reads_what_urlsplit_reads(url):
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    assert split_url(url) == (parts.netloc, parts.path, parts.query)
 
 
 def test_netloc_of_ipv6_keeps_brackets():

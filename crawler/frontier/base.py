@@ -113,7 +113,9 @@ class Outcome:
     when added and was dropped unfetched (robots.txt, a dead directory, scope, a condemned
     host found when leased): the host gets that page back, and the best URL of its waiting
     list takes it. ``ip``, when known after the fetch, regroups the host under that address
-    for the per-IP limit.
+    for the per-IP limit. ``age``: how long before this report the response arrived (a
+    report settled in a batch comes a little after it): the host's delay runs from the
+    arrival.
     """
 
     status: int | None = None
@@ -126,6 +128,7 @@ class Outcome:
     requeue: bool = False
     ip: str | None = None
     refund: bool = False
+    age: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -389,6 +392,11 @@ class Frontier(ABC):
         Returns False when the lease was already released as expired (the report is stale
         and ignored).
         """
+
+    def done_many(self, reports: Sequence[tuple[Lease, Outcome]]) -> list[bool]:
+        """``done`` for each ``(lease, outcome)`` in order, as one store operation where the
+        backend can (one transaction, one round trip); returns ``done``'s answers."""
+        return [self.done(lease, outcome) for lease, outcome in reports]
 
     @abstractmethod
     def release_expired(self) -> int:

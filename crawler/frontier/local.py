@@ -339,30 +339,43 @@ class LocalFrontier(Frontier):
                             list(enumerate(selector.current)))
 
     def done(self, lease: Lease, outcome: Outcome) -> bool:
+        with self._tx():
+            return self._done(lease, outcome)
+
+    def done_many(self, reports: Sequence[tuple[Lease, Outcome]]) -> list[bool]:
+        """Every report in one transaction: its ``BEGIN``/``COMMIT`` was 60% of a lone
+        ``done``'s time."""
+        if not reports:
+            return []
+        with self._tx():
+            return [self._done(lease, outcome) for lease, outcome in reports]
+
+    def _done(self, lease: Lease, outcome: Outcome) -> bool:
+        """``done`` inside the caller's transaction."""
         delay, latency, backoff = self.politeness.next_delay(
             lease.latency, lease.backoff, outcome
         )
-        with self._tx():
-            if not self.db.execute("DELETE FROM leases WHERE id = ?", (lease.id,)).rowcount:
-                self._inc("stale_reports")
-                return False
-            now = self.clock()
-            if not outcome.requeue:
-                self.db.execute("DELETE FROM entries WHERE id = ?", (int(lease.entry_id),))
-                self._inc("done")
-                if outcome.refund and not outcome.fetched:
-                    self.db.execute("UPDATE hosts SET added = MAX(added - 1, 0) WHERE host = ?",
-                                    (lease.host,))
-                    self._inc("budget_refunded")
-                    self._promote(lease.host)
-            # one statement per report: the delay runs from now if a request went out
-            (next_time,) = self.db.execute(
-                "UPDATE hosts SET lease = NULL, next = MAX(next, ?), latency = ?, "
-                "backoff = ?, ip = COALESCE(?, ip) WHERE host = ? RETURNING next",
-                (now + delay if outcome.fetched else 0.0, latency, backoff,
-                 outcome.ip or None, lease.host),
-            ).fetchone()
-            self._make_ready(lease.host, next_time)
+        if not self.db.execute("DELETE FROM leases WHERE id = ?", (lease.id,)).rowcount:
+            self._inc("stale_reports")
+            return False
+        now = self.clock()
+        if not outcome.requeue:
+            self.db.execute("DELETE FROM entries WHERE id = ?", (int(lease.entry_id),))
+            self._inc("done")
+            if outcome.refund and not outcome.fetched:
+                self.db.execute("UPDATE hosts SET added = MAX(added - 1, 0) WHERE host = ?",
+                                (lease.host,))
+                self._inc("budget_refunded")
+                self._promote(lease.host)
+        # one statement per report: the delay runs from the response's arrival if a
+        # request went out
+        (next_time,) = self.db.execute(
+            "UPDATE hosts SET lease = NULL, next = MAX(next, ?), latency = ?, "
+            "backoff = ?, ip = COALESCE(?, ip) WHERE host = ? RETURNING next",
+            (now - outcome.age + delay if outcome.fetched else 0.0, latency, backoff,
+             outcome.ip or None, lease.host),
+        ).fetchone()
+        self._make_ready(lease.host, next_time)
         return True
 
     def release_expired(self) -> int:

@@ -95,6 +95,18 @@ class PartitionedFrontier(Frontier):
     def done(self, lease: Lease, outcome: Outcome) -> bool:
         return self._of(lease.host).done(lease, outcome)
 
+    def done_many(self, reports: Sequence[tuple[Lease, Outcome]]) -> list[bool]:
+        """Each partition's reports in one call to it; answers in the order given."""
+        groups: dict[int, list[int]] = defaultdict(list)
+        for n, (lease, _) in enumerate(reports):
+            groups[partition_of(lease.host, len(self.partitions))].append(n)
+        answers = [False] * len(reports)
+        for part, indexes in groups.items():
+            got = self.partitions[part].done_many([reports[n] for n in indexes])
+            for n, answer in zip(indexes, got, strict=True):
+                answers[n] = answer
+        return answers
+
     def release_expired(self) -> int:
         return sum(p.release_expired() for p in self.partitions)
 

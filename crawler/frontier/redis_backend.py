@@ -106,9 +106,10 @@ class RedisFrontier(Frontier):
                 "FRONTIER_BLOOM_FPR on every worker, or clear the crawl"
             )
 
-    def _call(self, name: str, *args) -> object:
+    def _call(self, name: str, *args, client=None) -> object:
         now = "" if self.clock is None else f"{self.clock():.6f}"
-        return self._scripts[name](args=[self.prefix, now, self.tiers, self.host_head, *args])
+        return self._scripts[name](args=[self.prefix, now, self.tiers, self.host_head, *args],
+                                   client=client)
 
     @property
     def bloom_key(self) -> str:
@@ -169,13 +170,26 @@ class RedisFrontier(Frontier):
         return None if wait is None else float(wait)
 
     def done(self, lease: Lease, outcome: Outcome) -> bool:
+        return bool(self._call("done", *self._done_args(lease, outcome)))
+
+    def done_many(self, reports: Sequence[tuple[Lease, Outcome]]) -> list[bool]:
+        """Every report's script in one pipeline: one round trip."""
+        if not reports:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for lease, outcome in reports:
+            self._call("done", *self._done_args(lease, outcome), client=pipe)
+        return [bool(answer) for answer in pipe.execute()]
+
+    def _done_args(self, lease: Lease, outcome: Outcome) -> tuple:
+        """The ``done`` script's arguments after the common ones; the delay is shortened by
+        the report's ``age``, so it runs from the response's arrival."""
         delay, latency, backoff = self.politeness.next_delay(
             lease.latency, lease.backoff, outcome
         )
-        return bool(self._call("done", lease.id, f"{delay:.6f}", f"{latency:.6f}", backoff,
-                               "1" if outcome.requeue else "0",
-                               "1" if outcome.fetched else "0", outcome.ip or "",
-                               "1" if outcome.refund and not outcome.fetched else "0"))
+        return (lease.id, f"{max(0.0, delay - outcome.age):.6f}", f"{latency:.6f}", backoff,
+                "1" if outcome.requeue else "0", "1" if outcome.fetched else "0",
+                outcome.ip or "", "1" if outcome.refund and not outcome.fetched else "0")
 
     def release_expired(self) -> int:
         total = 0

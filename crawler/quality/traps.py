@@ -9,11 +9,12 @@ per reason (``frontier/dropped/<reason>``). The per-host page budget is the fron
 from __future__ import annotations
 
 import re
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from typing import Any, ClassVar
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
 from crawler.options import Option, enabled, settings_to_options
+from crawler.urls import split_url
 
 _DIGITS = re.compile(r"\d+")
 
@@ -21,15 +22,15 @@ _DIGITS = re.compile(r"\d+")
 def url_pattern(url: str) -> str:
     """A URL's pattern: netloc, path with digit runs folded to ``#``, and the sorted names
     of its query parameters (``/cal/2024/05?view=w`` ~ ``/cal/2025/11?view=m``)."""
-    return _pattern(urlsplit(url))
+    return _pattern(*split_url(url))
 
 
-def _pattern(parts) -> str:
-    path = _DIGITS.sub("#", parts.path)
-    if not parts.query:
-        return f"{parts.netloc}{path}"
-    names = ",".join(sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)}))
-    return f"{parts.netloc}{path}?{names}"
+def _pattern(netloc: str, path: str, query: str) -> str:
+    path = _DIGITS.sub("#", path)
+    if not query:
+        return f"{netloc}{path}"
+    names = ",".join(sorted({k for k, _ in parse_qsl(query, keep_blank_values=True)}))
+    return f"{netloc}{path}?{names}"
 
 
 class TrapGuard:
@@ -91,24 +92,28 @@ class TrapGuard:
             return "depth"
         if self.max_url_length and len(url) > self.max_url_length:
             return "url_length"
-        parts = urlsplit(url)
-        if self._blocked and _pattern(parts) in self._blocked:
+        netloc, path, query = split_url(url)
+        if self._blocked and _pattern(netloc, path, query) in self._blocked:
             return "template_trap"
-        if self.max_segment_repeats and self._repeats(parts.path):
+        if self.max_segment_repeats and self._repeats(path):
             return "repeated_segments"
-        if self.max_query_variants and parts.query and self._explodes(parts):
+        if self.max_query_variants and query and self._explodes(netloc, path, query):
             return "query_explosion"
         return None
 
     def _repeats(self, path: str) -> bool:
         segments = [s for s in path.split("/") if s]
-        if len(segments) < self.max_segment_repeats:
+        limit = self.max_segment_repeats
+        # a segment can occur ``limit`` times only if ``limit - 1`` of them repeat others
+        if len(segments) - len(set(segments)) < limit - 1:
             return False
-        counts = Counter(segments)
-        return counts.most_common(1)[0][1] >= self.max_segment_repeats
+        counts: dict[str, int] = {}
+        for segment in segments:
+            counts[segment] = counts.get(segment, 0) + 1
+        return max(counts.values()) >= limit
 
-    def _explodes(self, parts) -> bool:
-        pattern = _pattern(parts)
+    def _explodes(self, netloc: str, path: str, query: str) -> bool:
+        pattern = _pattern(netloc, path, query)
         variants = self._variants.get(pattern)
         if variants is None:
             variants = self._variants[pattern] = set()
@@ -116,7 +121,7 @@ class TrapGuard:
                 self._variants.popitem(last=False)
         else:
             self._variants.move_to_end(pattern)
-        key = hash((parts.path, parts.query))
+        key = hash((path, query))
         if key in variants:
             return False
         if len(variants) >= self.max_query_variants:
@@ -161,8 +166,8 @@ class DeadSubtrees:
 
     @staticmethod
     def directory(url: str) -> str:
-        parts = urlsplit(url)
-        return parts.netloc + parts.path[:parts.path.rfind("/") + 1]
+        netloc, path, _ = split_url(url)
+        return netloc + path[:path.rfind("/") + 1]
 
     def record(self, url: str, status: int | None) -> None:
         """Count one fetch of ``url`` that answered ``status``."""

@@ -174,6 +174,21 @@ def test_due_in_names_when_the_next_host_is_eligible(backend):
     assert f.due_in() == 0
 
 
+def test_done_many_reports_in_order_and_the_delay_runs_from_the_arrival(backend):
+    f = backend.open(politeness=politeness(default_delay=5.0, latency_factor=0))
+    f.add([page(f"http://{h}.test/{i}") for h in "abc" for i in range(2)])
+    a, b, c = sorted(f.next_ready(5), key=lambda lease: lease.host)
+    # a's response came 2 s before the report, b's just now; c's lease was done already
+    assert f.done(c, DONE)
+    assert f.done_many([(a, Outcome(status=200, latency=0.01, age=2.0)), (b, DONE),
+                        (c, DONE)]) == [True, True, False]
+    assert f.done_many([]) == []
+    backend.clock.advance(3.1)
+    assert [lease.host for lease in f.next_ready(5)] == ["a.test"]
+    backend.clock.advance(2.0)
+    assert sorted(lease.host for lease in f.next_ready(5)) == ["b.test", "c.test"]
+
+
 def test_crawl_delay_admin_override_and_backoff(backend):
     f = backend.open(politeness=politeness(default_delay=1.0, latency_factor=0))
     f.add([page(f"http://a.test/{i}") for i in range(4)])
