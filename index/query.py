@@ -54,6 +54,7 @@ __all__ = [
     "NEAR_WINDOW",
     "AtLeast",
     "MAX_DEPTH",
+    "MAX_NEAR_GROUPS",
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
     "And",
@@ -97,6 +98,10 @@ NEAR_GAP = 2
 #: its value the share of pairs a page holds near each other (held out on nine sites, graded
 #: pairs beat runs of three found anywhere: CHANGELOG.md, 2026-12-01).
 NEAR_WINDOW = 2
+#: Most runs the proximity signal looks for (``near_groups``): a question's last ones, where
+#: its topic follows the words that frame it; each run is one sloppy phrase an engine reads
+#: over the whole index.
+MAX_NEAR_GROUPS = 3
 #: Words that, next to a site's name, still ask for the site itself (``django docs``).
 NAVIGATIONAL_WORDS = frozenset(
     "doc docs documentation manual home homepage site website official page web".split()
@@ -361,15 +366,15 @@ class Query:
     @cached_property
     def near_groups(self) -> tuple[tuple[str, ...], ...]:
         """The runs of ``near_terms`` the proximity signal looks for, each near each other
-        in a page: every ``NEAR_WINDOW`` adjacent ones (a question's topic is a few
-        adjacent words: "click *command line* program"); the signal's value is the share of
-        runs a page holds, so the answer need not hold every word in one window and a page
-        holding one run of a long query counts for less than one holding them all; ``()``
-        as ``near_terms``."""
+        in a page: every ``NEAR_WINDOW`` adjacent ones, the last ``MAX_NEAR_GROUPS`` (a
+        question's topic is a few adjacent words after those framing it: "click *command
+        line* program"); the signal's value is the share of runs a page holds, so the answer
+        need not hold every word in one window; ``()`` as ``near_terms``."""
         terms = self.near_terms
         if len(terms) <= NEAR_WINDOW:
             return (terms,) if terms else ()
-        return tuple(terms[i:i + NEAR_WINDOW] for i in range(len(terms) - NEAR_WINDOW + 1))
+        runs = (terms[i:i + NEAR_WINDOW] for i in range(len(terms) - NEAR_WINDOW + 1))
+        return tuple(runs)[-MAX_NEAR_GROUPS:]
 
     @property
     def near_slop(self) -> int:

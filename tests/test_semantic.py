@@ -100,3 +100,40 @@ def test_the_plan_makes_only_the_hits_it_shows(encoder):
     results = plan.execute(run, page=1, size=1)
     assert [h.id for h in results.hits] == made == ["1"]
     assert "pending" not in results.extra and results.total == 3
+
+
+@pytest.fixture(scope="module")
+def static():
+    from index.static_vectors import StaticEncoder
+
+    return StaticEncoder()
+
+
+def test_static_vectors_are_distilled_from_the_model(static):
+    query, *passages = static.encode([
+        "How do I change the legend of a plot?",
+        "The key command controls the legend placed on a graph.",
+        "Install the package with apt-get.",
+        "A cat sits on the mat."])
+    assert static.dim == 256 and np.linalg.norm(query) == pytest.approx(1.0, abs=1e-5)
+    similar = np.array(passages) @ query
+    # the passage about legends is the nearest, as with the transformer
+    assert similar[0] > 0.4 and similar[0] > 4 * similar[1:].max()
+    # frequent tokens weigh little: "the" alone is far from a sentence it is in
+    the, mat = static.encode(["the", "A cat sits on the mat."])
+    assert float(the @ mat) < 0.3
+
+
+def test_static_vectors_of_empty_and_unknown_texts_are_zero(static):
+    vectors = static.encode(["", "[UNK]", "plot"])
+    assert not vectors[0].any() and not vectors[1].any() and vectors[2].any()
+    assert static.encode([]).shape == (0, 256)
+
+
+def test_vectors_of_another_model_are_not_compared(static):
+    stored = semantic.pack(static.encode(["the key of a plot"]), "static")
+    assert stored.startswith("static:")
+    assert semantic.unpack(stored, 256, "static").shape == (1, 256)
+    assert semantic.unpack(stored, 384).shape == (0, 384)
+    assert semantic.unpack(semantic.pack(np.ones((1, 384)) / 384**0.5), 256, "static"
+                           ).shape == (0, 256)

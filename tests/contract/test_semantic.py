@@ -69,3 +69,35 @@ def test_pages_of_the_fused_order_follow_each_other(engines):
     paged = [u for page in (1, 2, 3) for u in urls(engines[True].search(QUESTION, page, 1))]
     assert paged == whole
     assert engines[True].search(QUESTION, 1, 1).total == 3
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def static_engines(request):
+    """Two backends of one engine holding ``PAGES``: semantic matching off, and on with the
+    static token vectors."""
+    make = request.getfixturevalue(f"make_{request.param}_backend")
+    made = [make(semantic=False), make(semantic=True, semantic_sections=4, semantic_depth=30,
+                                        semantic_model="static")]
+    for backend in made:
+        backend.ensure_index()
+        backend.index([doc(p.url, p.title, p.body, sections=p.sections) for p in PAGES])
+        backend.refresh()
+    yield made
+    for backend in made:
+        backend.close()
+
+
+def test_static_vectors_rerank_alike_on_every_engine(static_engines):
+    from index.semantic import section_match, unpack
+
+    off, on = static_engines
+    match = section_match(4, 30, "static")
+    stored = {p.url: on.get(p.id).vectors for p in PAGES}
+    # tagged, 256 int8 values a window: never read as the transformer's vectors
+    assert all(v.startswith("static:") for v in stored.values())
+    assert unpack(stored[PAGES[1].url], 384).shape == (0, 384)
+    query = match.encoder.encode([QUESTION])[0]
+    closest = sorted(stored, key=lambda url: -match.best(stored[url], query))
+    plain = urls(off.search(QUESTION))
+    assert closest[0] != plain[0]  # the fusion has something to do
+    assert urls(on.search(QUESTION)) == reciprocal_rank_fusion([plain, closest])
