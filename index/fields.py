@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -48,6 +48,7 @@ __all__ = [
     "NEAR_FIELDS",
     "FACET_FIELDS",
     "IDF_FIELD",
+    "OPTIONAL_FIELDS",
     "IDENTS",
     "IDENT_PARTS_WEIGHT",
     "TEXT_FIELDS",
@@ -92,6 +93,10 @@ class FieldWeights:
         """``(field, weight)`` of the fields that count (weight above 0)."""
         return [(f, getattr(self, f)) for f in TEXT_FIELDS if getattr(self, f) > 0]
 
+    def only(self, fields: tuple[str, ...]) -> FieldWeights:
+        """These weights with every text field but ``fields`` at 0."""
+        return replace(self, **{f: 0.0 for f in TEXT_FIELDS if f not in fields})
+
     @classmethod
     def of(cls, value: FieldWeights | dict | str | None) -> FieldWeights:
         """Weights from a setting (a mapping or its JSON text) or as given; ``None`` is the
@@ -112,6 +117,10 @@ LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, idents=0.
 #: Where a page names what it defines: its headings and definition terms.
 DEFINE_FIELDS = FieldWeights(title=0.0, anchors=0.0, url=0.0, body=0.0, idents=0.0,
                              headings=1.0, tie_breaker=0.0)
+#: Where a word that frames a question (``Query.optional_words``: ``how``, ``should``)
+#: scores, with the body's weight: the page's text, not what the page is called (its
+#: title, anchor text or URL), which such a word says nothing about.
+OPTIONAL_FIELDS = ("body",)
 #: Where the proximity signal looks for the query's words near each other.
 NEAR_FIELDS = ("title", "body")
 #: The field whose document frequencies give a query word's IDF (pages lacking a word).

@@ -172,6 +172,18 @@ def test_explain_gives_each_signal_its_value_and_contribution(backend):
         assert part["contribution"] == pytest.approx(part["weight"] * part["value"], abs=1e-6)
 
 
+def test_question_words_score_in_the_text_not_in_what_a_page_is_called(backend):
+    # "what" frames the question: a page holding it in its title is not about it, one
+    # holding it in its text may answer it (both hold "tuple" alike)
+    backend.index(
+        [doc("http://q.test/whatsnew", "What's new in what", "tuple notes"),
+         doc("http://q.test/sequences", "Notes", "what tuple notes")]
+    )
+    backend.refresh()
+    urls = [h.url for h in backend.search("what tuple").hits]
+    assert urls == ["http://q.test/sequences", "http://q.test/whatsnew"]
+
+
 @pytest.mark.parametrize("backend_name", BACKENDS)
 def test_custom_signals_work_on_every_engine(request, backend_name):
     class Shortest(SiteHome):

@@ -31,6 +31,7 @@ from index.fields import (
     IDENTS,
     LABEL_FIELDS,
     NEAR_FIELDS,
+    OPTIONAL_FIELDS,
     FieldWeights,
 )
 from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
@@ -63,6 +64,12 @@ class QueryCompiler:
         if isinstance(node, Term):
             return _label_match(node.term, "best_fields")
         return _label_match(" ".join(node.terms), "phrase")
+
+    def optional(self, node: Term) -> dict | None:
+        """An optional word scored where it says something (``OPTIONAL_FIELDS``); ``None``
+        when those fields weigh nothing."""
+        fields = [f"{f}^{w:g}" for f, w in self.field_weights.only(OPTIONAL_FIELDS).items()]
+        return self._multi_match(node.term, "best_fields", fields) if fields else None
 
     def compound(self, term: str) -> dict:
         """A compound term of the query's words in the compound fields, scored."""
@@ -272,7 +279,8 @@ class RankingQuery:
         pages of the sites the query names matching without its words, scoring
         ``home_boost`` more (:data:`HOME_FIRST` in the first phase)."""
         parsed = context.query
-        should = [self.compiler.compile(w) for w in parsed.optional_words]
+        should = [q for q in map(self.compiler.optional, parsed.optional_words)
+                  if q is not None]
         if self.compiler.compound_fields.items():
             should += [self.compiler.compound(c) for c in parsed.compounds]
         if should:

@@ -21,6 +21,7 @@ from index.fields import (
     IDF_FIELD,
     LABEL_FIELDS,
     NEAR_FIELDS,
+    OPTIONAL_FIELDS,
     FieldWeights,
 )
 from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
@@ -45,6 +46,7 @@ class TantivyCompiler:
     ):
         self.schema = schema
         self.field_weights = field_weights
+        self.optional_weights = field_weights.only(OPTIONAL_FIELDS)
         self.compound_fields = compound_fields
         self._words: dict[tuple[Term | Phrase, FieldWeights, bool], tantivy.Query] = {}
 
@@ -123,10 +125,11 @@ class TantivyCompiler:
         return [(Occur.MustNot, q) for q in self._fields(node, self.field_weights)]
 
     def scored(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
-        """``query`` scored up where a page holds the query's optional words, or a title,
-        anchor text or URL a compound of its words; it matches the same pages."""
-        clauses = [(Occur.Should, self.word(w, self.field_weights, scoring=True))
-                   for w in parsed.optional_words]
+        """``query`` scored up where a page holds the query's optional words (in
+        ``OPTIONAL_FIELDS``), or a title, anchor text or URL a compound of its words; it
+        matches the same pages."""
+        clauses = [(Occur.Should, self.word(w, self.optional_weights, scoring=True))
+                   for w in parsed.optional_words if self.optional_weights.items()]
         if self.compound_fields.items():
             clauses += [(Occur.Should, self.word(Term(c, c), self.compound_fields,
                                                  scoring=True))
