@@ -37,9 +37,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import threading
-import zipfile
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -48,7 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from index.minilm import MODEL_PACKAGE, ModelMissing, bert_graph, model_zip, tensors
+from index.minilm import MODEL_PACKAGE, ModelMissing, load, model_zip
 
 if TYPE_CHECKING:
     from index.base import Document
@@ -80,27 +78,9 @@ class Encoder:
     batch_size: int = 32
 
     def __post_init__(self) -> None:
-        try:
-            import onnxruntime
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise ModelMissing(f"{exc.name} is not installed: pip install -r requirements.txt"
-                               ) from exc
-        with zipfile.ZipFile(model_zip()) as bundle:
-            config = json.loads(bundle.read("config.json"))
-            graph = bert_graph(tensors(bundle.read("model.safetensors")), config)
-            self.tokenizer = Tokenizer.from_str(bundle.read("tokenizer.json").decode())
+        self.session, self.tokenizer, config = load(self.threads)
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.enable_padding()
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        # Idle threads sleep instead of spinning: on a shared box spinning threads take the
-        # cores the other thread and other processes need (a short query's encoding took
-        # 41-80 ms with spinning, 20-37 ms without, at load 10 on 2 cores).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = onnxruntime.InferenceSession(graph, options,
-                                                    providers=["CPUExecutionProvider"])
         self.dim = int(config["hidden_size"])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -24,7 +24,6 @@ each process that needs it. What it gains and costs is measured by
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import re
@@ -36,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from index.minilm import ModelMissing, bert_graph, model_zip, tensors
+from index.minilm import ModelMissing, load, model_zip
 
 __all__ = ["DIMENSIONS", "SIF", "StaticEncoder", "distill", "table_path"]
 
@@ -72,20 +71,7 @@ def distill(threads: int = 2) -> np.ndarray:
     """The token table (vocabulary x ``DIMENSIONS``, float32) of the installed model, by the
     recipe of the module; ~30,000 three-token inputs through the model (a minute or two on
     two cores)."""
-    try:
-        import onnxruntime
-        from tokenizers import Tokenizer
-    except ImportError as exc:
-        raise ModelMissing(f"{exc.name} is not installed: pip install -r requirements.txt"
-                           ) from exc
-    with zipfile.ZipFile(model_zip()) as bundle:
-        config = json.loads(bundle.read("config.json"))
-        graph = bert_graph(tensors(bundle.read("model.safetensors")), config, normalize=False)
-        tokenizer = Tokenizer.from_str(bundle.read("tokenizer.json").decode())
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    session = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    session, tokenizer, config = load(threads, normalize=False)
     size = int(config["vocab_size"])
     ids = np.arange(size, dtype=np.int64)
     inputs = np.stack([np.full(size, tokenizer.token_to_id("[SEP]")), ids,
