@@ -97,15 +97,8 @@ class PartitionedFrontier(Frontier):
 
     def done_many(self, reports: Sequence[tuple[Lease, Outcome]]) -> list[bool]:
         """Each partition's reports in one call to it; answers in the order given."""
-        groups: dict[int, list[int]] = defaultdict(list)
-        for n, (lease, _) in enumerate(reports):
-            groups[partition_of(lease.host, len(self.partitions))].append(n)
-        answers = [False] * len(reports)
-        for part, indexes in groups.items():
-            got = self.partitions[part].done_many([reports[n] for n in indexes])
-            for n, answer in zip(indexes, got, strict=True):
-                answers[n] = answer
-        return answers
+        return self._scatter([lease.host for lease, _ in reports], reports,
+                             lambda part, group: part.done_many(group))
 
     def release_expired(self) -> int:
         return sum(p.release_expired() for p in self.partitions)
@@ -129,13 +122,18 @@ class PartitionedFrontier(Frontier):
             self.partitions[index].set_host_values(group)
 
     def seen(self, urls: Sequence[str]) -> list[bool]:
+        return self._scatter([netloc_of(url) for url in urls], urls,
+                             lambda part, group: part.seen(group))
+
+    def _scatter(self, hosts: list[str], items: Sequence, call) -> list[bool]:
+        """``call(partition, its items)`` once for each partition of ``hosts`` (one host an
+        item), the answers put back in the order of ``items``."""
         groups: dict[int, list[int]] = defaultdict(list)
-        n = len(self.partitions)
-        for i, url in enumerate(urls):
-            groups[partition_of(netloc_of(url), n)].append(i)
-        out = [False] * len(urls)
+        for i, host in enumerate(hosts):
+            groups[partition_of(host, len(self.partitions))].append(i)
+        out = [False] * len(items)
         for index, positions in groups.items():
-            answers = self.partitions[index].seen([urls[i] for i in positions])
+            answers = call(self.partitions[index], [items[i] for i in positions])
             for i, answer in zip(positions, answers, strict=True):
                 out[i] = answer
         return out
