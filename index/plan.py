@@ -20,8 +20,10 @@ The plan holds:
    or a program (``query.looks_pasted``: short options such as ``-r``, ``$``, a word
    touching a parenthesis) finds fewer than ``literal_below`` pages, the literal reading
    of the same text, every token a word (:meth:`SearchPlan.execute`), when it finds
-   more: ``tool -c 1000`` is a command line, not ``tool 1000`` without ``c``. A query
-   typed with operators (``"a phrase"``, ``-word``, ``a OR b``) keeps its meaning here;
+   more: ``tool -r file -Y filter`` is a command line, not ``tool file`` without ``y``
+   (a short option right after the first word, ``cmp -l``, is read as a word already:
+   ``index.query``). A query typed with operators (``"a phrase"``, ``-word``,
+   ``a OR b``) keeps its meaning here;
 7. **words**: when the reading that answers still finds fewer than ``words_below`` pages
    (by default none),
    the words reading (``query.words_reading``: every run of letters and digits a plain

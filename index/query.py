@@ -4,7 +4,8 @@ Syntax (web-search style)::
 
     python tutorial          both words (implicit AND)
     "exact phrase"           the words adjacent and in order
-    -word  -"a phrase"       exclude documents matching it
+    -word  -"a phrase"       exclude documents matching it (a short option right after
+                             a command-like first word is a word: ``cmp -l``)
     site:example.test        the host or any of its subdomains; -site:host excludes it
     lang:de                  pages in that language (its primary subtag); -lang:de excludes
     a OR b   a | b           either; binds tighter than AND: ``x a OR b`` = x AND (a OR b)
@@ -570,6 +571,10 @@ class _Token:
 
 
 _LONG_OPTION = re.compile(r"--[A-Za-z][\w-]+")
+#: A short command-line option (``-l``, ``-p1``), as ``_PASTED`` finds one.
+_SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
+#: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``).
+_COMMAND = re.compile(r"[a-z][a-z0-9_.+-]*")
 
 
 def _operator_at(text: str, i: int) -> str:
@@ -585,6 +590,23 @@ def _operator_at(text: str, i: int) -> str:
     return word if len(word) > 1 and identifier_form(word) == word else ""
 
 
+def _option_after_command(text: str, i: int, tokens: list[_Token]) -> str:
+    """The short option (``-l``) that starts at ``text[i]`` when it follows a command-like
+    first word, right after it or after other such options (``cmp -l``, ``vim -d``,
+    ``diff -r --brief``), else ``""``: a pasted command line's option, not an exclusion
+    of a one-letter word."""
+    if not tokens or tokens[0].kind != _WORD or tokens[0].negated:
+        return ""
+    if not _COMMAND.fullmatch(tokens[0].value) or any(
+            t.kind != _WORD or t.negated or not t.value.startswith("-") for t in tokens[1:]):
+        return ""
+    end = i
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    word = text[i:end]
+    return word if _SHORT_OPTION.fullmatch(word) else ""
+
+
 def _lex(text: str) -> list[_Token]:
     tokens: list[_Token] = []
     i, n = 0, len(text)
@@ -598,7 +620,8 @@ def _lex(text: str) -> list[_Token]:
             continue
         begin = i
         negated = False
-        if ch == "-" and (operator := _operator_at(text, i)):
+        if ch == "-" and (operator := _operator_at(text, i)
+                          or _option_after_command(text, i, tokens)):
             tokens.append(_Token(_WORD, operator, False, i, i + len(operator)))
             i += len(operator)
             continue

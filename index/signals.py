@@ -127,7 +127,11 @@ class Candidate:
     #: The share of the query's proximity runs the page holds (``Proximity``).
     near: float = 0.0
     defines: bool = False
-    all_words: bool = True
+    #: The share of the query the page holds as the engine matched it: 1 with every
+    #: required word (or as the home page of a site the query names), ``1 - share`` lacking
+    #: a minor word whose share of the query's IDF is ``share`` (``Query.lacking``), 0 from
+    #: the any-word fallback or lacking several words of a long query.
+    coverage: float = 1.0
     text_top: float = 0.0
     score: float = 0.0
 
@@ -141,11 +145,13 @@ class Candidate:
 class EsParts:
     """The parts of an Elasticsearch query that signals filter on: the strict query (every
     word, as written), whether other pages compete with it (relaxed or blended), the
-    label filters of the query's words, the filters of pages holding each pair of them
+    pages lacking one minor word with that word's share of the query (``Query.lacking``),
+    the label filters of the query's words, the filters of pages holding each pair of them
     near each other and the filters of pages defining them."""
 
     strict: dict
     others_compete: bool
+    lacking: tuple[tuple[dict, float], ...] = ()
     label_filters: tuple[dict, ...] = ()
     near_filters: tuple[dict, ...] = ()
     define_filters: tuple[dict, ...] = ()
@@ -357,14 +363,17 @@ class Original(Signal):
 
 
 class AllWords(Signal):
-    """1 for a page matching the query as asked (every word, or the home page of the site
-    it names), 0 for one brought in lacking a word: longer queries also rank pages lacking
-    a minor word, and the any-word fallback pages with some of the words."""
+    """The share of the query a page holds (``Candidate.coverage``): 1 for a page matching
+    it as asked (every word, or the home page of the site it names), ``1 - share`` for one
+    lacking a minor word whose share of the query's IDF is ``share`` (the coordination
+    factor its text score already bears, ``Query.lacking``), 0 for one brought in by the
+    any-word fallback: a page lacking only a common word (``python`` in a question about a
+    dataclass) keeps most of the bonus, one lacking the topic's word none of it."""
 
     name = "allwords"
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
-        return 1.0 if candidate.all_words else 0.0
+        return max(0.0, min(1.0, float(candidate.coverage)))
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         if not parts.others_compete:
@@ -372,7 +381,13 @@ class AllWords(Signal):
         home = SiteHome.es_filter(context)
         asked = parts.strict if home is None else {
             "bool": {"should": [parts.strict, home], "minimum_should_match": 1}}
-        return [{"filter": asked, "weight": weight}]
+        # A page matches at most one of these: each lacking clause excludes the pages
+        # holding all the words and the other clauses' pages (each lacks another word).
+        return [{"filter": asked, "weight": weight}] + [
+            {"filter": lacking if home is None else
+             {"bool": {"filter": [lacking], "must_not": [home]}},
+             "weight": weight * (1.0 - share)}
+            for lacking, share in parts.lacking]
 
 
 class SpamDemotion(Signal):

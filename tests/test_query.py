@@ -227,6 +227,18 @@ def test_a_long_option_is_a_word():
     assert root("--abbrev-ref") == Phrase("--abbrev-ref", ("abbrev", "ref"))
 
 
+def test_a_short_option_right_after_a_command_is_a_word():
+    assert root("cmp -l") == And((Term("cmp", "cmp"), Term("-l", "l")))
+    assert root("diff -r --brief dir") == And((Term("diff", "diff"), Term("-r", "r"),
+                                               Term("--brief", "brief"), Term("dir", "dir")))
+    # past the command's options, after a word that names no command, or long: exclusions
+    assert root("tool file -c") == And((Term("tool", "tool"), Term("file", "file"),
+                                        Not(Term("c", "c"))))
+    assert root("Packets -r") == And((Term("Packets", "packet"), Not(Term("r", "r"))))
+    assert root("packets -tshark") == And((Term("packets", "packet"),
+                                           Not(Term("tshark", "tshark"))))
+
+
 def test_hyphen_inside_word_is_not_exclusion():
     assert root("state-of-the-art") == Phrase(
         "state-of-the-art", ("state", "of", "the", "art")
@@ -412,7 +424,7 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
 
 @pytest.mark.parametrize("text, literal, pasted", [
     ("tool -r file -Y filter", "tool r file y filter", True),
-    ("tool -c 1000", "tool c 1000", True),
+    ("tool 1000 -c", "tool 1000 c", True),
     ("$(CC) -o out", "cc o out", True),
     ("blame -log", "blame log", False),
     ('"quick fox" -site:a.test', '"quick fox"', False),

@@ -40,12 +40,26 @@ def urls(results) -> list[str]:
 
 @pytest.mark.parametrize("query, page", [
     ("tshark -r capture.pcap -Y http", "http://w.test/tshark"),
-    ("ping -c 1000", "http://w.test/ping"),
+    ("ping host -c 1000", "http://w.test/ping"),
 ])
 def test_a_pasted_command_line_is_read_literally(pasted, query, page):
     found = pasted.search(query)
     assert urls(found)[:1] == [page], query
     assert found.extra.get("reading") == "literal"
+
+
+def test_a_short_option_right_after_a_command_is_an_option(backend):
+    # "cmp -l" is cmp's option, not "cmp" without "l": read as an exclusion it leaves
+    # enough other pages that the literal reading would never run, and loses the answer
+    backend.index(
+        [doc("http://d.test/invoking-cmp", "Invoking cmp",
+             "cmp -l prints the byte number and the values of each differing byte")]
+        + [doc(f"http://d.test/{n}", f"Comparing files {n}", "cmp compares two files")
+           for n in range(4)]
+    )
+    backend.refresh()
+    found = backend.search("cmp -l")
+    assert urls(found) == ["http://d.test/invoking-cmp"]
 
 
 @pytest.mark.parametrize("query, page", [

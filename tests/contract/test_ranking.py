@@ -423,3 +423,24 @@ def test_freshness_favours_recently_fetched_pages_once_weighted(request, backend
     assert fresh["http://f.test/old"] == pytest.approx(math.pow(0.5, 4), abs=1e-3)
     for backend in (unweighted, weighted):
         backend.close()
+
+
+def test_a_page_lacking_only_a_common_word_keeps_most_of_the_all_words_bonus(backend):
+    # "python" is on nearly every page: the page about dataclass tables that does not say
+    # it outranks one that holds every word only in passing, and keeps the bonus but for
+    # the common word's share of the query (its text score's coordination factor too)
+    backend.index(
+        [doc("http://d.test/dataclasses", "Declarative mapping",
+             "dataclass mapped to a table: each dataclass field becomes a table column "
+             "of the dataclass table"),
+         doc("http://d.test/changes", "Changes",
+             "python " + "release notes and fixes " * 12 + "dataclass " + "more notes " * 8
+             + "table")]
+        + [doc(f"http://d.test/{n}", f"Chapter {n}", f"python chapter {n}") for n in range(20)]
+    )
+    backend.refresh()
+    found = backend.search("python dataclass table", explain=True)
+    assert urls(found)[:2] == ["http://d.test/dataclasses", "http://d.test/changes"]
+    lacking, every = (h.explain["allwords"]["value"] for h in found.hits[:2])
+    assert every == 1.0
+    assert 0.9 < lacking < 1.0

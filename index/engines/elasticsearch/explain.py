@@ -35,6 +35,9 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
     home = SiteHome.es_filter(context)
     if home is not None:
         named["home"] = home
+    lacking = (ranking.lacking(parsed, idf) if idf and parsed.coordinated is None
+               and not (relaxed and parsed.relaxable) else ())
+    named.update({f"lacking{i}": clause for i, (clause, _) in enumerate(lacking)})
     if parsed.label_words:
         named["label"] = {"bool": {"filter": [compiler.label(w) for w in parsed.label_words]}}
     fields = sorted(DOC_FIELDS)
@@ -61,6 +64,14 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
                               near=sum(f"near{i}" in matched for i in range(len(near)))
                               / (len(near) or 1),
                               defines="defines" in matched,
-                              all_words=bool(matched & {"strict", "home"}), text_top=top)
+                              coverage=_coverage(matched, lacking), text_top=top)
         out[hit["_id"]] = ranking.ranker.explain(candidate, context)
     return out
+
+
+def _coverage(matched: set[str], lacking: tuple[tuple[dict, float], ...]) -> float:
+    """``Candidate.coverage`` of a hit from the named queries it matched."""
+    if matched & {"strict", "home"}:
+        return 1.0
+    return next((1.0 - share for i, (_, share) in enumerate(lacking)
+                 if f"lacking{i}" in matched), 0.0)

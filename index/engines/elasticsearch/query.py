@@ -194,10 +194,11 @@ class RankingQuery:
         any-word fallback, ``idf`` (one per plain word) to also rank pages lacking one minor
         word, ``rank_feature`` when the index scores static rank with a rank_feature."""
         parsed = context.query
-        matching, others_compete = self._matching(parsed, relaxed, idf)
+        matching, others_compete, lacking = self._matching(parsed, relaxed, idf)
         parts = EsParts(
             strict=self.compiler.compile(parsed.matching),
             others_compete=others_compete,
+            lacking=lacking,
             label_filters=tuple(self.compiler.label(w) for w in parsed.label_words),
             near_filters=self.compiler.near(parsed),
             define_filters=tuple(self.compiler.defines(w) for w in parsed.defined_words),
@@ -210,7 +211,7 @@ class RankingQuery:
         """The text part of ``query``: the pages it ranks, scored by BM25 (with compounds
         and the coordination factor) before any signal; as the ``first_phase`` of a
         rescored window, the named sites' home pages first (:data:`HOME_FIRST`)."""
-        matching, _ = self._matching(context.query, relaxed, idf)
+        matching, _, _ = self._matching(context.query, relaxed, idf)
         return self._retrieval(matching, context,
                                home_boost=HOME_FIRST if first_phase else 1.0)
 
@@ -243,9 +244,10 @@ class RankingQuery:
                                         "score_mode": "multiply", "boost_mode": "multiply"}}
         return query
 
-    def _matching(self, parsed: Query, relaxed: bool,
-                  idf: list[float] | None) -> tuple[dict, bool]:
-        """The query for the pages to rank, and whether pages lacking a word are among them.
+    def _matching(self, parsed: Query, relaxed: bool, idf: list[float] | None
+                  ) -> tuple[dict, bool, tuple[tuple[dict, float], ...]]:
+        """The query for the pages to rank, whether pages lacking a word are among them,
+        and the pages lacking one minor word with its share of the query's IDF.
 
         Strict: every required word. ``relaxed``: any word. A long query: ``min_words`` of
         them (``Query.coordinated``). With ``idf``: also the pages lacking a minor word
@@ -256,23 +258,28 @@ class RankingQuery:
         words = parsed.required_words
         if relaxed and parsed.relaxable:
             return {"bool": {"should": [self.compiler.compile(w) for w in words],
-                             "minimum_should_match": 1}}, True
+                             "minimum_should_match": 1}}, True, ()
         if parsed.coordinated is not None:
-            return self.compiler.compile(parsed.coordinated), True
+            return self.compiler.compile(parsed.coordinated), True, ()
         if not idf:
-            return strict, False
-        compiled = [self.compiler.compile(w) for w in words]
-        alternatives = [strict]
-        for missing, share in parsed.lacking(idf):
-            # boost: Lucene's coordination factor, the text score times the share covered
-            alternatives.append({"bool": {
-                "must": [c for j, c in enumerate(compiled) if j not in missing],
-                "must_not": [compiled[j] for j in missing],
-                "boost": 1 - share,
-            }})
-        if len(alternatives) == 1:
-            return strict, False
-        return {"bool": {"should": alternatives, "minimum_should_match": 1}}, True
+            return strict, False, ()
+        lacking = self.lacking(parsed, idf)
+        if not lacking:
+            return strict, False, ()
+        # boost: Lucene's coordination factor, the text score times the share covered
+        alternatives = [strict] + [{"bool": {**clause["bool"], "boost": 1 - share}}
+                                   for clause, share in lacking]
+        return {"bool": {"should": alternatives, "minimum_should_match": 1}}, True, lacking
+
+    def lacking(self, parsed: Query, idf: list[float]) -> tuple[tuple[dict, float], ...]:
+        """The pages lacking one minor word (``Query.lacking``), each a filter with that
+        word's share of the query's IDF; they exclude each other and the pages holding
+        every word."""
+        compiled = [self.compiler.compile(w) for w in parsed.required_words]
+        return tuple(
+            ({"bool": {"must": [c for j, c in enumerate(compiled) if j not in missing],
+                       "must_not": [compiled[j] for j in missing]}}, share)
+            for missing, share in parsed.lacking(idf))
 
     def _retrieval(self, query: dict, context: RankContext, home_boost: float = 1.0) -> dict:
         """``query`` plus optional words and compounds scoring up (same pages) and the home

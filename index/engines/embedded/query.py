@@ -193,10 +193,12 @@ class TantivyCompiler:
             (Occur.MustNot, self.compile(parsed.matching)),
         ])
 
-    def all_but_one(self, parsed: Query, searcher: tantivy.Searcher) -> tantivy.Query | None:
-        """The pages lacking one minor word (``Query.lacking``), scored by their text score
-        times the share of the query they cover (Lucene's coordination factor); the plan
-        decides when (``SearchPlan.blends``)."""
+    def all_but_one(self, parsed: Query, searcher: tantivy.Searcher
+                    ) -> list[tuple[tantivy.Query, float]]:
+        """The pages lacking one minor word (``Query.lacking``), one query per word with
+        that word's share of the query's IDF; each scores the text score times the share
+        of the query its pages cover (Lucene's coordination factor). The plan decides when
+        (``SearchPlan.blends``)."""
         words = parsed.required_words
         idf = [self.idf(searcher, w) for w in words]
         compiled = [self.compile(w) for w in words]
@@ -206,9 +208,9 @@ class TantivyCompiler:
             clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j not in missing]
             for j in missing:
                 clauses += self.absent(words[j])
-            out.append((Occur.Should, tantivy.Query.boost_query(
-                tantivy.Query.boolean_query(clauses), 1.0 - share)))
-        return tantivy.Query.boolean_query(out) if out else None
+            out.append((tantivy.Query.boost_query(tantivy.Query.boolean_query(clauses),
+                                                  1.0 - share), share))
+        return out
 
     @staticmethod
     def idf(searcher: tantivy.Searcher, node: Term | Phrase) -> float:

@@ -82,20 +82,25 @@ class TantivySearch:
         hits = found.hits + self._named_homes(searcher, compiler, plan, found.hits)
         candidates = self._candidates(searcher, hits, marks)
         # Pages lacking a minor word of a longer query compete with those having them all,
-        # when few pages have them all; those of a long query lacking a few, always.
-        blended = compiler.all_but_one(parsed, searcher) if plan.blends(found.count) else None
-        if blended is None:
-            blended = compiler.coordinated(parsed)
-        if blended is not None:
+        # when few pages have them all (each with the share of the query it covers);
+        # those of a long query lacking a few, always.
+        blended = compiler.all_but_one(parsed, searcher) if plan.blends(found.count) else []
+        if not blended and (coordinated := compiler.coordinated(parsed)) is not None:
+            blended = [(coordinated, 1.0)]
+        if blended:
             # Not counted in full (a count visits every match): the total grows by the
-            # pages ranked.
-            more = searcher.search(compiler.scored(blended, parsed),
-                                   limit=min(depth, offset + size + o.blend_depth),
-                                   count=False)
-            results.total += len(more.hits)
-            extra = self._candidates(searcher, more.hits, marks)
-            for candidate in extra:
-                candidate.all_words = False
+            # pages ranked. One search per word lacking, so each page's share is known;
+            # the best of their union are those of one search for all of them.
+            limit = min(depth, offset + size + o.blend_depth)
+            more = sorted(((score, address, share) for query, share in blended
+                           for score, address in searcher.search(
+                               compiler.scored(query, parsed), limit=limit,
+                               count=False).hits),
+                          key=lambda hit: -hit[0])[:limit]
+            results.total += len(more)
+            extra = self._candidates(searcher, [(score, a) for score, a, _ in more], marks)
+            for candidate, (_, _, share) in zip(extra, more, strict=True):
+                candidate.coverage = 1.0 - share
             candidates += extra
         ranked = ranker.rank(candidates, context)
         if plan.relaxes(found.count):
@@ -110,7 +115,7 @@ class TantivySearch:
                 searcher, [h for h in more.hits if address_key(h[1]) not in known], marks
             )
             for candidate in extra:
-                candidate.all_words = False
+                candidate.coverage = 0.0
             ranked += ranker.rank(extra, context)
         def group(candidate: Candidate) -> Any:
             return candidate.get(plan.collapse)
