@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import Iterable
+from functools import lru_cache
 
 from scrapy.exceptions import IgnoreRequest
 
@@ -50,6 +51,7 @@ def address_class(ip: IPAddress) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)  # asked for every request; a name fails by a costly ValueError
 def is_ip_literal(host: str) -> bool:
     """Whether ``host`` is an IP address (IPv6 with or without brackets), not a name."""
     try:

@@ -36,10 +36,12 @@ class TantivyCompiler:
 
     A compiler is made per search: it keeps each word it compiled (a query's words recur
     in its ranking's retrievals). Given the search's ``searcher``, it leaves a word out of
-    the fields where no page holds it (their document frequency is 0): a union of fields
-    inside an intersection is read over the whole index, each field's postings, so every
-    field left out is a read saved, with the same matches and scores (a field without the
-    word adds nothing to its disjunction-max).
+    the fields where no page holds it (their document frequency is 0, read once a
+    search): the same matches and scores (a field without the word adds nothing to its
+    disjunction-max), no term looked up again in every segment by each search that holds
+    the word, and a word left in one field is a term query, which tantivy seeks through
+    its skip lists, rather than a union of fields, which it refills in windows of 4,096
+    documents at each seek. A check that cannot match is not run.
     """
 
     def __init__(
@@ -118,13 +120,14 @@ class TantivyCompiler:
     def _held(self, name: str, node: Term | Phrase) -> bool:
         """Whether some page may hold the word or phrase in field ``name``: each of its
         terms there (without a searcher: always)."""
-        if self.searcher is None:
-            return True
         if name == IDENTS and node.whole:
-            terms: tuple[str, ...] = (node.whole,)
-        else:
-            terms = (node.term,) if isinstance(node, Term) else tuple(node.terms)
-        return all(self.doc_freq(name, t) for t in terms)
+            return self._holds(name, (node.whole,))
+        return self._holds(name, (node.term,) if isinstance(node, Term) else node.terms)
+
+    def _holds(self, name: str, terms: tuple[str, ...]) -> bool:
+        """Whether each of ``terms`` is in field ``name`` of some page (without a searcher:
+        assumed)."""
+        return self.searcher is None or all(self.doc_freq(name, t) for t in terms)
 
     def doc_freq(self, name: str, term: str) -> int:
         """The pages holding ``term`` in field ``name``, read once a search."""
@@ -157,10 +160,7 @@ class TantivyCompiler:
         """Clauses excluding the pages that hold the word or phrase in any field ``word``
         searches: one per field, which tantivy skips through faster than the scored union
         of ``word`` (the same pages)."""
-        weights = self.field_weights
-        return [(Occur.MustNot, q)
-                for (name, _), q in zip(weights.items(), self._fields(node, weights), strict=True)
-                if self._held(name, node)]
+        return [(Occur.MustNot, q) for q in self._fields(node, self.field_weights)]
 
     def scored(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
         """``query`` scored up where a page holds the query's optional words (in
@@ -180,13 +180,14 @@ class TantivyCompiler:
         """One query per run of ``parsed.near_groups``: the pages holding that run's words
         within ``parsed.near_slop`` in their title or body (the proximity signal's value is
         the share of runs a page holds)."""
-        return [
-            tantivy.Query.boolean_query([
-                (Occur.Should, tantivy.Query.phrase_query(self.schema, name, list(terms),
-                                                          parsed.near_slop))
-                for name in NEAR_FIELDS])
-            for terms in parsed.near_groups
-        ]
+        out = []
+        for terms in parsed.near_groups:
+            phrases = [tantivy.Query.phrase_query(self.schema, name, list(terms),
+                                                  parsed.near_slop)
+                       for name in NEAR_FIELDS if self._holds(name, tuple(terms))]
+            out.append(phrases[0] if len(phrases) == 1 else tantivy.Query.boolean_query(
+                [(Occur.Should, q) for q in phrases]))
+        return out
 
     def label(self, parsed: Query) -> tantivy.Query | None:
         """Pages whose title, anchor text or URL hold every label word of the query."""
