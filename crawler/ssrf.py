@@ -61,6 +61,10 @@ def is_ip_literal(host: str) -> bool:
     return True
 
 
+#: Addresses whose verdict an ``AddressPolicy`` keeps.
+REFUSALS_CACHED = 4096
+
+
 class AddressPolicy:
     """Decides whether the crawler may connect to an address.
 
@@ -72,6 +76,8 @@ class AddressPolicy:
         self.enabled = enabled
         self.allowed = [ipaddress.ip_network(cidr.strip(), strict=False)
                         for cidr in allowed if cidr.strip()]
+        # address -> refusal: asked at every request, and a crawl meets few addresses
+        self._refusals: dict[str, str | None] = {}
 
     @classmethod
     def from_settings(cls, settings) -> AddressPolicy:
@@ -86,6 +92,16 @@ class AddressPolicy:
         """
         if not self.enabled:
             return None
+        try:
+            return self._refusals[address]
+        except KeyError:
+            pass
+        if len(self._refusals) >= REFUSALS_CACHED:
+            self._refusals.clear()
+        reason = self._refusals[address] = self._refusal(address)
+        return reason
+
+    def _refusal(self, address: str) -> str | None:
         try:
             ip = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
         except ValueError:

@@ -140,25 +140,3 @@ def test_the_renderer_is_built_on_the_first_request_to_render_only():
     assert len(renderers) == 1 and renderers[0].seen == ["http://10.2.3.4/b", "http://10.2.3.4/c"]
     assert plain.seen == ["http://10.2.3.4/a"]
 
-
-def test_a_crawl_that_renders_nothing_does_not_import_playwright():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\n"
-        "from scrapy.utils.test import get_crawler\n"
-        "from scrapy.utils.reactor import install_reactor\n"
-        "install_reactor('twisted.internet.asyncioreactor.AsyncioSelectorReactor')\n"
-        "from crawler import settings\n"
-        "from crawler.handlers import GuardedDownloadHandler\n"
-        "values = {k: getattr(settings, k) for k in dir(settings) if k.isupper()}\n"
-        "crawler = get_crawler(settings_dict=values)\n"
-        "handler = GuardedDownloadHandler.from_crawler(crawler)\n"
-        "assert handler._build_renderer is not None\n"
-        "print('scrapy_playwright' in sys.modules, 'playwright' in sys.modules)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "False"]
