@@ -166,12 +166,14 @@ class TantivyCompiler:
         """``query`` scored up where a page holds the query's optional words (in
         ``OPTIONAL_FIELDS``), or a title, anchor text or URL a compound of its words; it
         matches the same pages."""
-        clauses = [(Occur.Should, self.word(w, self.optional_weights, scoring=True))
-                   for w in parsed.optional_words if self.optional_weights.items()]
+        scoring = [(w, self.optional_weights) for w in parsed.optional_words
+                   if self.optional_weights.items()]
         if self.compound_fields.items():
-            clauses += [(Occur.Should, self.word(Term(c, c), self.compound_fields,
-                                                 scoring=True))
-                        for c in parsed.compounds]
+            scoring += [(Term(c, c), self.compound_fields) for c in parsed.compounds]
+        clauses = [(Occur.Should, self.word(w, weights, scoring=True))
+                   for w, weights in scoring]
+        clauses = [clause for clause, key in zip(clauses, scoring, strict=True)
+                   if (*key, True) not in self._nothing]
         if not clauses:
             return query
         return tantivy.Query.boolean_query([(Occur.Must, query), *clauses])
