@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+import weakref
 from typing import ClassVar
 from urllib.parse import urljoin
 
@@ -70,6 +71,9 @@ class FreshnessMiddleware:
         self.signals = signals_
         self.clock = clock
         self.max_tier = max_tier
+        # requests whose URL had no state when they left: their answer need not read it
+        # again (a URL is leased to one request at a time, so none appears meanwhile)
+        self._unknown: weakref.WeakSet[Request] = weakref.WeakSet()
 
     @classmethod
     def from_crawler(cls, crawler) -> FreshnessMiddleware:
@@ -91,7 +95,9 @@ class FreshnessMiddleware:
         url = _url_of(request)
         state = self.store.get(url) if url else None
         if state is None:
+            self._unknown.add(request)
             return None
+        self._unknown.discard(request)
         if state.tombstone and not request.meta.get("recrawl"):
             self._inc("recrawl/tombstoned")
             raise IgnoreRequest(f"{url} is gone (tombstone)")
@@ -106,7 +112,8 @@ class FreshnessMiddleware:
         url = _url_of(request)
         if url is None:
             return response
-        state = self.store.get(url) or CrawlState(url)
+        state = None if request in self._unknown else self.store.get(url)
+        state = state or CrawlState(url)
         state.tier = min(max(request_tier(request.meta), 0), self.max_tier)
         status = response.status
         headers = response.headers

@@ -1,8 +1,10 @@
 """The http(s) download handler: the SSRF guard in front of plain HTTP or the renderer.
 
 ``GuardedDownloadHandler`` wraps the handler named by ``FETCH_HANDLER`` (Scrapy's HTTP/1.1
-handler), or ``RENDER_HANDLER`` when ``RENDER_JS_ENABLED`` is on (scrapy-playwright's, which
-serves requests without ``meta["playwright"]`` through the same plain HTTP/1.1 code).
+handler) and, when ``RENDER_JS_ENABLED`` is on, the one named by ``RENDER_HANDLER``
+(scrapy-playwright's) for the requests with ``meta["playwright"]``. The renderer is built
+on the first such request: importing Playwright and its handler costs ~0.7 s of CPU, and
+most crawls render nothing.
 
 Before any connection it asks the crawler's resolver (``crawler.resolver.OverrideResolver``,
 cached) for the host's address, which raises ``SSRFRefused`` for a refused address, and
@@ -23,6 +25,10 @@ download and the frontier's lease ends at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -33,28 +39,42 @@ from crawler.options import enabled, setting
 from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused, is_ip_literal
 
 
+def _build_handler(path: str, crawler):
+    return build_from_crawler(load_object(path), crawler)
+
+
 class GuardedDownloadHandler:
     """Download handler that applies the SSRF policy, then delegates to ``inner``."""
 
     lazy = False
 
-    def __init__(self, inner, policy: AddressPolicy, refusals: RefusalLog, resolve=None):
+    def __init__(self, inner, policy: AddressPolicy, refusals: RefusalLog, resolve=None,
+                 renderer: Callable[[], Any] | None = None):
         self.inner = inner
         self.policy = policy
         self.refusals = refusals
         self.resolve = resolve
+        self._build_renderer = renderer  # builds the handler of meta["playwright"] requests
+        self._renderer = None
 
     @classmethod
     def from_crawler(cls, crawler) -> GuardedDownloadHandler:
         from twisted.internet import reactor
 
         settings = crawler.settings
-        path = setting(settings, "FETCH_HANDLER")
+        inner = build_from_crawler(load_object(setting(settings, "FETCH_HANDLER")), crawler)
+        renderer = None
         if enabled(settings, "RENDER_JS_ENABLED"):
-            path = setting(settings, "RENDER_HANDLER")
-        inner = build_from_crawler(load_object(path), crawler)
+            renderer = partial(_build_handler, setting(settings, "RENDER_HANDLER"), crawler)
         return cls(inner, AddressPolicy.from_settings(settings), RefusalLog(),
-                   resolve=reactor.resolve)
+                   resolve=reactor.resolve, renderer=renderer)
+
+    def _handler_for(self, request: Request):
+        if self._build_renderer is None or not request.meta.get("playwright"):
+            return self.inner
+        if self._renderer is None:
+            self._renderer = self._build_renderer()
+        return self._renderer
 
     async def download_request(self, request: Request) -> Response:
         """Refuse a forbidden address (``SSRFRefused``), else download with the inner
@@ -62,7 +82,7 @@ class GuardedDownloadHandler:
         host = urlparse_cached(request).hostname or ""
         if self.policy.enabled:
             await self._check_host(host)
-        response = await self.inner.download_request(request)
+        response = await self._handler_for(request).download_request(request)
         if self.policy.enabled and response.url != request.url:
             final = urlparse_cached(response)
             if final.scheme not in ("http", "https") or not final.hostname:
@@ -91,5 +111,7 @@ class GuardedDownloadHandler:
             raise self.refusals.refused(host, ip, reason)
 
     async def close(self) -> None:
-        """Close the inner handler (and the browser it may run)."""
+        """Close the inner handler and the renderer (and its browser) if one was built."""
         await self.inner.close()
+        if self._renderer is not None:
+            await self._renderer.close()

@@ -4,10 +4,11 @@ that need it.
 The spider renders a page only when the plain fetch looks like an app shell
 (``Extracted.client_rendered``) or when the host's admin rule says ``render_js``; those
 requests carry ``meta["playwright"]``. ``RenderingDownloadHandler`` is scrapy-playwright's
-handler, which sends every other request through Scrapy's plain HTTP/1.1 code (one meta
-lookup of overhead), so the crawl's hot path is unchanged. It sits behind
-``crawler.handlers.GuardedDownloadHandler`` (the SSRF guard checks the host before the
-browser sees it) when ``RENDER_JS_ENABLED`` is on.
+handler (which would send any other request through Scrapy's plain HTTP/1.1 code). It sits
+behind ``crawler.handlers.GuardedDownloadHandler`` (the SSRF guard checks the host before
+the browser sees it) when ``RENDER_JS_ENABLED`` is on, which sends it only the requests to
+render and builds it on the first of them, so a crawl that renders nothing never imports
+Playwright.
 
 Inside the SSRF guard: the browser reaches the network only through
 ``crawler.browserproxy.BrowserProxy``, started with the browser, which resolves every host

@@ -26,6 +26,7 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import ClassVar
 
 import redis.exceptions
@@ -324,6 +325,13 @@ class FrontierScheduler(BaseScheduler):
                 shared[1] = encode_request({**shared[0], "url": url}, canonical)
             return shared[1]
 
+        def repushed(url: str, depth_now: int) -> bytes:
+            shared = shared_for(url)
+            if depth_now == depth:  # the fields of a link queued now: their payload is shared
+                return payload(url, url, shared)
+            return encode_request(
+                {**shared[0], "meta": {**meta, "depth": depth_now}, "url": url}, url)
+
         queued = 0
         for url in urls:
             admitted = self.admission.admit(url, depth)
@@ -342,8 +350,7 @@ class FrontierScheduler(BaseScheduler):
         self._inc("frontier/enqueued", queued)
         if valued:
             for url in seen:
-                self._repush(url, depth, lambda d, url=url: encode_request(
-                    {**shared_for(url)[0], "meta": {**meta, "depth": d}, "url": url}, url))
+                self._repush(url, depth, partial(repushed, url))
         return True
 
     def _queue(self, admitted: Admitted, depth: int, payload: Callable[[str], bytes], *,

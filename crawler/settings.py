@@ -43,7 +43,7 @@ FETCH_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"  
 
 # --- JavaScript rendering (crawler/render.py): only app-shell pages and render_js hosts ---
 RENDER_JS_ENABLED = True  # False: no page is rendered
-RENDER_HANDLER = "crawler.render.RenderingDownloadHandler"  # plain requests stay plain HTTP
+RENDER_HANDLER = "crawler.render.RenderingDownloadHandler"  # built on the first page to render
 RENDER_TIMEOUT_MS = 15_000  # milliseconds one render may take
 # PLAYWRIGHT_*: scrapy-playwright's settings, for the renderer
 PLAYWRIGHT_BROWSER_TYPE = "chromium"

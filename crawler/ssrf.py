@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import Iterable
+from functools import lru_cache
 
 from scrapy.exceptions import IgnoreRequest
 
@@ -50,6 +51,7 @@ def address_class(ip: IPAddress) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)  # asked for every request; a name fails by a costly ValueError
 def is_ip_literal(host: str) -> bool:
     """Whether ``host`` is an IP address (IPv6 with or without brackets), not a name."""
     try:
@@ -57,6 +59,10 @@ def is_ip_literal(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+#: Addresses whose verdict an ``AddressPolicy`` keeps.
+REFUSALS_CACHED = 4096
 
 
 class AddressPolicy:
@@ -70,6 +76,8 @@ class AddressPolicy:
         self.enabled = enabled
         self.allowed = [ipaddress.ip_network(cidr.strip(), strict=False)
                         for cidr in allowed if cidr.strip()]
+        # address -> refusal: asked at every request, and a crawl meets few addresses
+        self._refusals: dict[str, str | None] = {}
 
     @classmethod
     def from_settings(cls, settings) -> AddressPolicy:
@@ -84,6 +92,16 @@ class AddressPolicy:
         """
         if not self.enabled:
             return None
+        try:
+            return self._refusals[address]
+        except KeyError:
+            pass
+        if len(self._refusals) >= REFUSALS_CACHED:
+            self._refusals.clear()
+        reason = self._refusals[address] = self._refusal(address)
+        return reason
+
+    def _refusal(self, address: str) -> str | None:
         try:
             ip = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
         except ValueError:

@@ -82,7 +82,12 @@ HAND_TUNED_SITES = frozenset({"debian-handbook.test", "git.test", "python.test",
 #: reference of many mid-sized pages, a cache's tool man pages and configuration language,
 #: a build tool's user guide with its reference appendices, a Python imaging library's
 #: reference, a virtualization API's XML formats and command man pages, a DNS server's
-#: configuration reference and man pages).
+#: configuration reference and man pages). ``sixth``: six more added for it the same way,
+#: after the first five had been scored (a batch scheduler's configuration parameters and
+#: command man pages, a DHCP server's reference manual of long chapters, a UPS monitor's
+#: user manual of many small pages with its FAQ, a type checker's user guide and
+#: configuration reference, a PostgreSQL driver's API reference, a test coverage tool's
+#: command line and configuration reference).
 SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
     "first": frozenset({"sqlite.test", "zsh.test", "celery.test", "tornado.test",
                         "cmake.test", "pytest.test", "dask.test"}),
@@ -94,6 +99,8 @@ SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
                          "ntpsec.test", "cython.test"}),
     "fifth": frozenset({"tomcat.test", "varnish.test", "scons.test", "pillow.test",
                         "libvirt.test", "knot.test"}),
+    "sixth": frozenset({"slurm.test", "kea.test", "nut.test", "mypy.test", "psycopg2.test",
+                        "coverage.test"}),
 })
 #: Every sealed site, of any set.
 SEALED_SITES = frozenset().union(*SEALED_SETS.values())

@@ -407,7 +407,7 @@ class _Posted:
     def __init__(self, source: SnippetSource, wanted: frozenset[str]):
         self.text = source.text
         self._spans = source.spans(wanted)
-        self.possible = frozenset(term for _, _, term in self._spans)
+        self.possible = frozenset(map(itemgetter(2), self._spans))
         self.matches: list[Match] = []
         self.scanned = 0
 

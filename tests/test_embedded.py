@@ -430,3 +430,34 @@ def test_a_clause_that_only_scores_leaves_out_only_fields_that_score_nothing(tmp
     assert len(scores(True)) == 3
     assert scores(True) == scores(False)
     backend.close()
+
+
+def test_a_word_is_compiled_only_for_the_fields_some_page_holds_it_in(tmp_path):
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([
+        doc("http://h.test/a", "widgets", "configure widgets and gadgets"),
+        doc("http://h.test/b", "gadgets", "gadgets only, and the HowTo of them"),
+        doc("http://h.test/c", "sprockets", "widgets beside sprockets"),
+    ])
+    backend.refresh()
+    searcher = backend._tantivy().searcher()
+    everywhere = backend._search.compiler()
+    held = backend._search.compiler(searcher)
+    parsed = parse("widgets gadgets")
+
+    def found(query) -> list:
+        return sorted((a.doc, round(s, 6)) for s, a in searcher.search(query, limit=10).hits)
+
+    for word in parsed.required_words:
+        assert found(held.word(word, held.field_weights)) == found(
+            everywhere.word(word, everywhere.field_weights))
+    assert found(held.compile(parsed.matching)) == found(everywhere.compile(parsed.matching))
+    # no title, anchor text or URL holds "configure": no page can be labelled by it
+    assert held.label(parse("configure widgets")) is None
+    assert everywhere.label(parse("configure widgets")) is not None
+    assert held.label(parsed) is not None
+    # "widgets" is in one title and two bodies, never in the URL field
+    assert held.doc_freq("title", "widget") == 1
+    assert held.doc_freq("url", "widget") == 0
+    assert backend.search("configure widgets").total == 1
+    backend.close()

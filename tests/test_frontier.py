@@ -522,3 +522,27 @@ def test_an_acquitted_host_is_queued_again_within_its_own_budget(sched):
     assert sched.frontier.stats()["added"] == 2  # the budget cut is lifted
     sched.feedback.acquit_host("a.test", "a.test")  # not condemned: nothing to do
     assert sched.stats["frontier/acquitted"] == 1
+
+
+def test_a_url_moved_up_at_its_own_depth_keeps_its_fields():
+    from crawler.frontier.value import ValueOrder
+
+    frontier = LocalFrontier(None, **options(
+        bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
+    s = scheduler(frontier, stats=Stats(), buffer_size=2, poll_interval=0,
+                  value_order=ValueOrder(tiers=4), repush_urls=100)
+    s.spider = Spider()
+    template = scrapy.Request("http://x.invalid/", callback=s.spider.parse,
+                              meta={"kept": "yes"})
+    urls = [f"http://a.test/p/{n}" for n in range(20)]
+    s.enqueue_links(HtmlResponse("http://a.test/", body=b""), urls, 1, template)
+    for n in range(3):  # pages at the same depth link to /p/7, queued already
+        s.enqueue_links(HtmlResponse(f"http://a.test/q/{n}", body=b""), [], 1, template,
+                        outlinks=10, seen=["http://a.test/p/7"])
+    s.flush()
+    assert s.stats["frontier/repushed"] >= 1
+    first = s.next_request()
+    assert first.url == "http://a.test/p/7"
+    assert first.meta["depth"] == 1 and first.meta["kept"] == "yes"
+    assert first.callback == s.spider.parse
+    frontier.close()

@@ -119,3 +119,24 @@ def test_handler_checks_where_the_response_ended():
             _download(handler, f"http://10.2.3.4/{path}")
         assert refused.value.reason == reason
     assert _download(handler, "http://10.2.3.4/d") == "http://10.2.3.4/d#moved"
+
+
+def test_the_renderer_is_built_on_the_first_request_to_render_only():
+    from scrapy import Request
+
+    plain, renderers = RecordingHandler(), []
+
+    def build():
+        renderers.append(RecordingHandler())
+        return renderers[-1]
+
+    handler = GuardedDownloadHandler(plain, AddressPolicy(["10.0.0.0/8"]), RefusalLog(),
+                                     renderer=build)
+    asyncio.run(handler.download_request(Request("http://10.2.3.4/a")))
+    assert renderers == [] and plain.seen == ["http://10.2.3.4/a"]
+    for path in ("b", "c"):
+        asyncio.run(handler.download_request(
+            Request(f"http://10.2.3.4/{path}", meta={"playwright": True})))
+    assert len(renderers) == 1 and renderers[0].seen == ["http://10.2.3.4/b", "http://10.2.3.4/c"]
+    assert plain.seen == ["http://10.2.3.4/a"]
+

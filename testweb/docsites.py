@@ -163,6 +163,28 @@ DOC_SITES: tuple[DocSite, ...] = (
     # Knot DNS: configuration, operation, the reference of every configuration item on one
     # page, and each utility's man page (Sphinx).
     DocSite("knot.test", "knot-doc", Path("/usr/share/doc/knot-doc")),
+    # The sixth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Slurm: every slurm.conf parameter on one 0.35 MB page, each command's man page
+    # (sbatch, srun, scontrol ...) and the administrators' guides, about 130 pages; the
+    # root has no index.html, so it is a listing.
+    DocSite("slurm.test", "slurm-wlm-doc", Path("/usr/share/doc/slurm-wlm/html")),
+    # ISC Kea: the administrator reference manual, a chapter a page (the DHCPv4 server's
+    # 0.5 MB, the hook libraries' 1.1 MB), the management API and the log messages each on
+    # one page, the man pages (Sphinx).
+    DocSite("kea.test", "kea-doc", Path("/usr/share/doc/kea/html")),
+    # Network UPS Tools: the user manual, the developer guide and the FAQ (DocBook, a
+    # section a page, most of 2 to 20 kB; the FAQ also whole on FAQ.html); the root is a
+    # listing.
+    DocSite("nut.test", "nut-doc", Path("/usr/share/doc/nut-doc/html")),
+    # mypy: the user guide, the command line and configuration file references, the
+    # error codes (Sphinx).
+    DocSite("mypy.test", "mypy-doc", Path("/usr/share/doc/mypy/html")),
+    # psycopg2: usage and the API reference, a module or class a page (Sphinx).
+    DocSite("psycopg2.test", "python-psycopg2-doc",
+            Path("/usr/share/doc/python-psycopg2-doc/html")),
+    # Coverage.py: the command line, the configuration reference, the API (Sphinx).
+    DocSite("coverage.test", "python-coverage-doc",
+            Path("/usr/share/doc/python-coverage-doc/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),

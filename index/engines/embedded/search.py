@@ -56,10 +56,13 @@ class TantivySearch:
         self.index = index
         self.suggest = suggest
 
-    def compiler(self) -> TantivyCompiler:
-        """A query compiler for the index's schema with the engine's field weights."""
+    def compiler(self, searcher: tantivy.Searcher | None = None) -> TantivyCompiler:
+        """A query compiler for the index's schema with the engine's field weights; given
+        the search's ``searcher``, one that leaves out the fields where a word is in no
+        page."""
         o = self.options
-        return TantivyCompiler(self.index().schema, o.field_weights, o.compound_fields)
+        return TantivyCompiler(self.index().schema, o.field_weights, o.compound_fields,
+                               searcher)
 
     def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
                started: float) -> Results:
@@ -72,7 +75,7 @@ class TantivySearch:
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
         searcher = self.index().searcher()
-        compiler = self.compiler()
+        compiler = self.compiler(searcher)
         offset = (page - 1) * size
         depth = min(offset + size + o.rerank_depth, o.max_window)
         matching = compiler.compile(plan.strict)
