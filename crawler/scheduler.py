@@ -63,6 +63,12 @@ SERVE_LEASE_MARGIN_S = 1.0
 MIN_WAKE_S = 0.002
 #: Seconds between the scheduler's housekeeping ticks (flush adds, seeds, orphans).
 TICK_S = 0.2
+#: Seconds ``next_request`` may spend on leases it refuses (a condemned host's queue, a
+#: trap pattern's URLs, stale re-pushed copies: each a lease and its release) before it
+#: gives the reactor's turn back and asks again at the next one. Unbounded, a run of a
+#: thousand held the reactor 0.3-1.5 s (asyncio debug, ``bench/realweb.py``), and every
+#: response waiting to be read, so every host's next request, waited as long.
+REFUSING_TURN_S = 0.01
 #: Lease-time refusals whose URL keeps the page of budget it took: a template trap's URLs
 #: are what the host's budget bounds. Given back, they let the host's waiting pages in,
 #: and a trap host fetched its whole budget (events.test 25 of 25 in
@@ -78,6 +84,9 @@ class FrontierScheduler(BaseScheduler):
     defaults are in crawler/settings.py. ``feedback`` is where the pipelines' verdicts
     arrive (``crawler.feedback.crawl_feedback``).
     """
+
+    #: ``REFUSING_TURN_S`` (an attribute, so that a test can shorten it).
+    refusing_turn_s: ClassVar[float] = REFUSING_TURN_S
 
     #: Setting -> keyword option of ``__init__``.
     SETTINGS: ClassVar[dict[str, Option]] = {
@@ -257,6 +266,7 @@ class FrontierScheduler(BaseScheduler):
                            filter=not request.dont_filter)
 
     def next_request(self) -> Request | None:
+        deadline = time.monotonic() + self.refusing_turn_s
         try:
             while True:
                 lease = self._next_lease()
@@ -268,6 +278,10 @@ class FrontierScheduler(BaseScheduler):
                     self._inflight[request] = lease
                     self._inc("frontier/dequeued")
                     return request
+                if time.monotonic() >= deadline:  # refused for a while: the turn is over
+                    self._inc("frontier/refusals_yielded")
+                    self._wake_in(0)
+                    return None
         except STORE_DOWN as exc:  # a lease in hand expires and returns to the queue
             self._store_down(exc)
             return None

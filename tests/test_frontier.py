@@ -334,6 +334,24 @@ def test_a_url_refused_when_leased_gives_its_page_of_budget_back(sched):
     assert (state.pages_added, state.waiting) == (2, 1)
 
 
+def test_a_run_of_refused_urls_gives_the_reactor_turn_back(sched, monkeypatch):
+    """URLs refused one after another when leased (a trap pattern's, a condemned host's)
+    are settled a bounded time at a turn: ``next_request`` then answers None with work
+    left (the engine asks again at the next turn) instead of holding the reactor, and
+    every response waiting to be read, for the whole run."""
+    monkeypatch.setattr(sched, "refusing_turn_s", 0.0)
+    spider = sched.spider
+    for path in ("/cal/1", "/cal/2"):
+        sched.enqueue_request(scrapy.Request(f"http://trap.test{path}", callback=spider.parse))
+    sched.flush()
+    sched.feedback.trap_pattern(url_pattern("http://trap.test/cal/1"), "trap.test")
+    assert sched.next_request() is None
+    assert sched.stats["frontier/dropped/template_trap"] == 1  # one refusal, then the turn
+    assert sched.next_request() is None
+    assert sched.stats["frontier/dropped/template_trap"] == 2
+    assert sched.stats["frontier/refusals_yielded"] == 2
+
+
 def test_a_template_trap_url_keeps_its_page_of_budget(sched):
     """A URL of a pattern found to be a template trap since it was queued is dropped when
     leased and keeps its page of the budget: a trap's URLs are what the budget bounds.
