@@ -102,7 +102,7 @@ NEAR_WINDOW = 2
 #: Most runs the proximity signal looks for (``near_groups``): a question's last ones, where
 #: its topic follows the words that frame it; each run is one sloppy phrase an engine reads
 #: over the whole index.
-MAX_NEAR_GROUPS = 2
+MAX_NEAR_GROUPS = 3
 #: Words that, next to a site's name, still ask for the site itself (``django docs``).
 NAVIGATIONAL_WORDS = frozenset(
     "doc docs documentation manual home homepage site website official page web".split()

@@ -384,10 +384,10 @@ def test_proximity_looks_for_runs_of_a_few_adjacent_words():
     assert parse("proxy cache server").near_groups == (("proxi", "cach"), ("cach", "server"))
     q = parse("how do I test my click command line program")
     # the last MAX_NEAR_GROUPS pairs: the question's topic, after the words framing it
-    assert MAX_NEAR_GROUPS == 2
-    assert q.near_groups == (("command", "line"), ("line", "program"))
+    assert MAX_NEAR_GROUPS == 3
+    assert q.near_groups == (("click", "command"), ("command", "line"), ("line", "program"))
     assert parse("test click command line").near_groups == (
-        ("click", "command"), ("command", "line"))
+        ("test", "click"), ("click", "command"), ("command", "line"))
     assert q.near_slop == 2 * (NEAR_WINDOW - 1)
     assert parse("git").near_groups == () and parse("git -svn").near_groups == ()
 

@@ -279,7 +279,7 @@ def test_query_words_near_each_other_rank_first(backend):
 
 def test_nearness_is_the_share_of_adjacent_word_pairs_a_page_holds_together(backend):
     # a question's topic is a few adjacent words: the page holding "command line program"
-    # together holds one of the query's last two adjacent pairs (MAX_NEAR_GROUPS) near
+    # together holds two of the query's last three adjacent pairs (MAX_NEAR_GROUPS) near
     # each other, though its other words are far away; one with every word apart holds
     # none, one with the words together all of them
     filler = " ".join(f"w{n}" for n in range(30))
@@ -293,7 +293,7 @@ def test_nearness_is_the_share_of_adjacent_word_pairs_a_page_holds_together(back
     backend.refresh()
     found = backend.search("how do I test a command line program quickly", explain=True)
     near = {h.url: h.explain["near"]["value"] for h in found.hits}
-    assert near == {"http://n.test/all": 1.0, "http://n.test/together": 0.5,
+    assert near == {"http://n.test/all": 1.0, "http://n.test/together": round(2 / 3, 6),
                     "http://n.test/apart": 0.0}
 
 
