@@ -11,7 +11,7 @@ same run: no anchors or URL, no dedup, no link signals, any word matching.
 Sealed sites: ``--sealed`` scores the sealed sites (``harness.relevance.SEALED_SITES``, the
 union of the sealed sets of ``SEALED_SETS``) and nothing else, with the shipped weights, and
 prints figures by set, by site and by class only; ``--sealed --set NAME`` scores one set
-alone (say the newest, ``--set sixth``, not yet scored), from a crawl of its own sites.
+alone (say the newest, ``--set sixth``), from a crawl of its own sites.
 Every other run leaves them out (their crawl, training queries and judged queries), and
 ``--sites`` naming one is refused, as is ``--sealed`` with ``--show-misses``,
 ``--ablation``, ``--sites``, ``--quick`` or ``--fit learned``.
