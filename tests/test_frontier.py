@@ -178,7 +178,9 @@ def test_links_batch_becomes_requests_like_the_template(tmp_path):
     frontier.close()
 
 
-def test_value_order_moves_a_queued_url_up_as_in_links_arrive_and_fetches_it_once():
+def _value_ordered_scheduler():
+    """A scheduler over a new local frontier (no delay), URLs ordered by value and moved
+    up (re-pushed) as their in-links arrive."""
     from crawler.frontier.value import ValueOrder
 
     frontier = LocalFrontier(None, **options(
@@ -186,6 +188,12 @@ def test_value_order_moves_a_queued_url_up_as_in_links_arrive_and_fetches_it_onc
     s = scheduler(frontier, stats=Stats(), buffer_size=2, poll_interval=0,
                   value_order=ValueOrder(tiers=4), repush_urls=100)
     s.spider = Spider()
+    return s
+
+
+def test_value_order_moves_a_queued_url_up_as_in_links_arrive_and_fetches_it_once():
+    s = _value_ordered_scheduler()
+    frontier = s.frontier
     template = scrapy.Request("http://x.invalid/", callback=s.spider.parse)
     urls = [f"http://a.test/p/{n}" for n in range(20)]
     others = [f"http://a.test/other/{n}" for n in range(3)]
@@ -525,13 +533,8 @@ def test_an_acquitted_host_is_queued_again_within_its_own_budget(sched):
 
 
 def test_a_url_moved_up_at_its_own_depth_keeps_its_fields():
-    from crawler.frontier.value import ValueOrder
-
-    frontier = LocalFrontier(None, **options(
-        bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
-    s = scheduler(frontier, stats=Stats(), buffer_size=2, poll_interval=0,
-                  value_order=ValueOrder(tiers=4), repush_urls=100)
-    s.spider = Spider()
+    s = _value_ordered_scheduler()
+    frontier = s.frontier
     template = scrapy.Request("http://x.invalid/", callback=s.spider.parse,
                               meta={"kept": "yes"})
     urls = [f"http://a.test/p/{n}" for n in range(20)]
