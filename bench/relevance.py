@@ -8,11 +8,12 @@ the embedded backend's ``search()`` (and Elasticsearch's with ``--elasticsearch`
 baseline is plain BM25, SQLite FTS5 over the title and body text of the same pages, in the
 same run: no anchors or URL, no dedup, no link signals, any word matching.
 
-Sealed sites: ``--sealed`` scores the sealed sites (``harness.relevance.SEALED_SITES``, the
-union of the sealed sets of ``SEALED_SETS``) and nothing else, with the shipped weights, and
-prints figures by set, by site and by class only; ``--sealed --set NAME`` scores one set
-alone (say the newest, ``--set sixth``), from a crawl of its own sites.
-Every other run leaves them out (their crawl, training queries and judged queries), and
+Sealed sites: ``--sealed`` scores the sealed sites not scored yet
+(``harness.relevance.SEALED_SITES``, the union of ``UNSCORED_SETS``) and nothing else, with
+the shipped weights, and prints figures by set, by site and by class only; ``--sealed --set
+NAME`` scores one set alone (say the newest), from a crawl of its own sites. A set scored
+once is named in ``SCORED_SETS`` and is an open set since, like any other.
+Every other run leaves the sealed sites out (their crawl, training queries and judged queries), and
 ``--sites`` naming one is refused, as is ``--sealed`` with ``--show-misses``,
 ``--ablation``, ``--sites``, ``--quick`` or ``--fit learned``.
 
@@ -80,7 +81,7 @@ from harness.relevance import (
     DEFAULT_CACHE,
     DEFAULT_FOLDS,
     QUICK_SITES,
-    SEALED_SETS,
+    UNSCORED_SETS,
     Fitter,
     HeldOut,
     Judgement,
@@ -290,6 +291,9 @@ def choose_sites(parser: argparse.ArgumentParser, args: argparse.Namespace) -> l
             parser.error("--sealed scores the sealed sites whole with the shipped weights, "
                          f"by site and by class only; not with {', '.join(clash)}")
         sealed = sealed_sites(args.sealed_set)
+        if not sealed:
+            parser.error("every sealed set has been scored once (harness.relevance."
+                         "SCORED_SETS: open sites since); a sealed figure needs a new set")
         missing = sorted(sealed - set(installed))
         if missing:
             parser.error(f"sealed sites not installed: {', '.join(missing)}; run "
@@ -351,13 +355,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help=f"crawl only {', '.join(QUICK_SITES)} (the CI subset)")
     parser.add_argument("--sealed", action="store_true",
-                        help="score only the sealed sites (every set of "
-                             "harness.relevance.SEALED_SETS: "
-                             + "; ".join(f"{name}: {', '.join(sorted(sites))}"
-                                         for name, sites in SEALED_SETS.items())
+                        help="score only the sealed sites not scored yet (every set of "
+                             "harness.relevance.UNSCORED_SETS: "
+                             + ("; ".join(f"{name}: {', '.join(sorted(sites))}"
+                                          for name, sites in UNSCORED_SETS.items()) or "none")
                              + "), with the shipped weights, figures by set, by site and "
-                             "by class only; run once, at the end of a piece of ranking work")
-    parser.add_argument("--set", dest="sealed_set", choices=sorted(SEALED_SETS), default=None,
+                             "by class only; run once, at the end of a piece of ranking work "
+                             "(the sets scored once, SCORED_SETS, are open sites since)")
+    parser.add_argument("--set", dest="sealed_set", choices=sorted(UNSCORED_SETS),
+                        default=None,
                         help="with --sealed: score only this sealed set (a set not scored "
                              "before, alone), from a crawl of its sites in its own cache")
     parser.add_argument("--sites", default="",

@@ -63,8 +63,9 @@ HAND_TUNED_SITES = frozenset({"debian-handbook.test", "git.test", "python.test",
                               "django.test", "scipy.test", "sphinx.test", "requests.test",
                               "docutils.test"})
 #: The sealed sets: fixed sets of judged sites that no tuning run, miss listing or explain
-#: output looks at. Only ``bench/relevance.py --sealed`` scores them, once at the end of a
-#: piece of ranking work, and it prints per-set, per-site and per-class figures only.
+#: output looks at until they are scored. Only ``bench/relevance.py --sealed`` scores them,
+#: each once, at the end of a piece of ranking work, and it prints per-set, per-site and
+#: per-class figures only; a set scored is named in :data:`SCORED_SETS` and is open since.
 #: ``first``: four sites added for the purpose (sqlite, zsh, celery, tornado) and three of
 #: the corpus (cmake, pytest, dask); scored twice since. ``second``: six manuals added for
 #: it, of six kinds (a configuration reference with its man pages, a texinfo language
@@ -103,7 +104,17 @@ SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
                         "coverage.test"}),
 })
 #: Every sealed site, of any set.
-SEALED_SITES = frozenset().union(*SEALED_SETS.values())
+#: The sealed sets scored once already (``bench/relevance.py --sealed --set NAME``; each
+#: figure, with the commit it measured, is in docs/relevance-figures.md). A scored set is
+#: open from then on: tuning runs, miss listings and explain output may look at it, its
+#: queries load with the open sites', and a figure on it is no longer held out. Only a set
+#: not scored yet gives a sealed figure.
+SCORED_SETS = frozenset({"first", "second", "third", "fourth", "fifth", "sixth"})
+#: The sealed sets not scored yet: the ones ``--sealed`` scores.
+UNSCORED_SETS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {name: sites for name, sites in SEALED_SETS.items() if name not in SCORED_SETS})
+#: Every sealed site of a set not scored yet: what the harness refuses to look into.
+SEALED_SITES = frozenset().union(*UNSCORED_SETS.values())
 #: Which judged queries :func:`load_queries` returns: those of the open (not sealed) sites,
 #: those of the sealed sites, or all (to check the judged set itself, never to search).
 PARTS = ("open", "sealed", "all")
@@ -143,13 +154,17 @@ def refuse_sealed(hosts: Iterable[str], what: str) -> None:
 
 
 def sealed_sites(set_name: str | None = None) -> frozenset[str]:
-    """The sites of the sealed set ``set_name`` (a key of :data:`SEALED_SETS`), or every
-    sealed site when it is None."""
+    """The sites of the sealed set ``set_name`` not scored yet (a key of
+    :data:`UNSCORED_SETS`), or every sealed site not scored yet when it is None."""
     if set_name is None:
         return SEALED_SITES
-    if set_name not in SEALED_SETS:
-        raise ValueError(f"no sealed set {set_name!r}; the sets are {', '.join(SEALED_SETS)}")
-    return SEALED_SETS[set_name]
+    if set_name in SCORED_SETS:
+        raise ValueError(f"the sealed set {set_name!r} has been scored once (SCORED_SETS): "
+                         "its sites are open now and give no sealed figure")
+    if set_name not in UNSCORED_SETS:
+        raise ValueError(f"no sealed set {set_name!r}; the sets not scored yet are "
+                         f"{', '.join(UNSCORED_SETS) or 'none'}")
+    return UNSCORED_SETS[set_name]
 
 
 def default_cache(*, quick: bool = False, sealed: bool = False,
@@ -667,12 +682,12 @@ def report(result: HeldOut, baseline: Scores, judged: Sequence[Judgement],
 
 def sealed_set_report(result: HeldOut, baseline: Scores,
                       judged: Sequence[Judgement]) -> dict[str, dict]:
-    """Per sealed set (:data:`SEALED_SETS`) with judged queries here: that set's figures
-    alone, as :func:`report` gives them for a whole run (success@1/3/10, MRR@10, the
+    """Per sealed set not scored yet (:data:`UNSCORED_SETS`) with judged queries here: that
+    set's figures alone, as :func:`report` gives them for a whole run (success@1/3/10, MRR@10, the
     baseline's, per site, per class, the queries with no result), and its ``sites``.
     Figures only, never a query."""
     out = {}
-    for name, sites in SEALED_SETS.items():
+    for name, sites in UNSCORED_SETS.items():
         part = [j for j in judged if j.site in sites]
         if not part:
             continue
