@@ -55,6 +55,7 @@ from harness.relevance import (
     miss_lines,
     read_pages,
     refuse_sealed,
+    sealed_set_report,
     sealed_sites,
     uncrawled_answers,
     unserved_answers,
@@ -154,6 +155,56 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
         sealed_sites("sixth")
     with pytest.raises(ValueError, match="no sealed set 'tenth'"):
         sealed_sites("tenth")
+
+
+def test_the_seventh_set_is_sealed_until_it_is_scored():
+    """The newest set, not scored yet: the harness as it stands never looks into it."""
+    seventh = SEALED_SETS["seventh"]
+    assert "seventh" not in SCORED_SETS and list(UNSCORED_SETS) == ["seventh"]
+    assert SEALED_SITES == seventh == sealed_sites("seventh") == sealed_sites()
+    sealed = load_queries(part="sealed")
+    assert sealed == [j for j in load_queries(part="all") if j.site in seventh]
+    assert len(sealed) >= 100 and {j.site for j in sealed} == seventh
+    assert not {j.site for j in load_queries()} & seventh
+    assert load_queries(hosts=seventh) == []
+    with pytest.raises(SealedSitesError, match="borg.test, frr.test"):
+        refuse_sealed(["frr.test", "flask.test", "borg.test"], "explain output")
+    for site in sorted(seventh):
+        with pytest.raises(SealedSitesError, match=site):
+            refuse_sealed(["sphinx.test", site], "a tuning run")
+    with pytest.raises(SealedSitesError):
+        miss_lines(sealed[:3], Scores({j.query: None for j in sealed[:3]}), lambda query: [])
+    assert default_cache(sealed=True, sealed_set="seventh").name == "relevance-sealed-seventh"
+
+
+@pytest.mark.parametrize("args", [
+    ["--sites", "mpfr.test", "--cache", "x"],
+    ["--sites", "flask.test,cryptography.test", "--cache", "x"],
+    ["--sites", "harden.test", "--cache", "x", "--check-answers"],
+    ["--sites", "beets.test,borg.test,frr.test", "--cache", "x", "--check-answers"],
+])
+def test_the_harness_refuses_to_look_into_the_seventh_set(args):
+    """Refused before anything is crawled: the argument check fails first."""
+    run = subprocess.run([sys.executable, "-m", "bench.relevance", *args], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert "sealed" in run.stderr and not run.stdout
+
+
+def test_the_seventh_set_is_reported_alone_by_site_and_class_only():
+    judged = load_queries(part="sealed")
+    frr = {j.query for j in judged if j.site == "frr.test"}
+    ours = Scores({j.query: 1 if j.query in frr else None for j in judged})
+    base = Scores({j.query: 2 for j in judged})
+    sets = sealed_set_report(HeldOut(ours, SEALED_SITES, []), base, judged)
+    assert list(sets) == ["seventh"]
+    figures = sets["seventh"]
+    assert figures["queries"] == len(judged) and figures["sites"] == sorted(SEALED_SITES)
+    assert figures["per_site"].keys() == SEALED_SETS["seventh"]
+    assert figures["per_site"]["frr.test"]["mrr_at_10"] == 1.0
+    assert figures["per_site"]["mpfr.test"]["mrr_at_10"] == 0.0
+    assert figures["baseline_mrr_at_10"] == 0.5
+    assert not {j.query for j in judged} & set(json.dumps(sets).split('"'))
 
 
 @pytest.fixture

@@ -185,6 +185,25 @@ DOC_SITES: tuple[DocSite, ...] = (
     # Coverage.py: the command line, the configuration reference, the API (Sphinx).
     DocSite("coverage.test", "python-coverage-doc",
             Path("/usr/share/doc/python-coverage-doc/html")),
+    # The seventh sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # FRRouting: each routing daemon's configuration commands on its own page (BGP's 0.5
+    # MB, OSPF's and zebra's 0.16 MB), the setup and vtysh guides (Sphinx, 43 pages).
+    DocSite("frr.test", "frr-doc", Path("/usr/share/doc/frr/html")),
+    # GNU MPFR: the texinfo manual of a C library, a node a page (every function of a
+    # family on one page: initialization, arithmetic, transcendental ...), 49 pages.
+    DocSite("mpfr.test", "libmpfr-doc", Path("/usr/share/doc/libmpfr-doc/mpfr.html")),
+    # BorgBackup: each command's usage on its own page under /usage/, the quick start,
+    # a 0.1 MB FAQ and the deployment guides (Sphinx).
+    DocSite("borg.test", "borgbackup-doc", Path("/usr/share/doc/borgbackup/html")),
+    # The Securing Debian Manual: a DocBook guide, a section a page, most of 3 to 15 kB;
+    # English only (the package also installs seven translations beside it).
+    DocSite("harden.test", "harden-doc", Path("/usr/share/doc/harden-doc/html/en-US")),
+    # pyca/cryptography: Fernet, the hazmat primitives a page each, X.509 (Sphinx).
+    DocSite("cryptography.test", "python-cryptography-doc",
+            Path("/usr/share/doc/python-cryptography-doc/html")),
+    # beets: a music library manager's guides, its configuration and command line
+    # references and 69 plugins a page each (Sphinx).
+    DocSite("beets.test", "beets-doc", Path("/usr/share/doc/beets/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
