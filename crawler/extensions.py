@@ -174,3 +174,18 @@ class CrawlProgress:
                 "  HTTP statuses                  " + ", ".join(f"{s}: {n}" for s, n in statuses)
             )
         print("\n".join(lines), file=self.stream, flush=True)
+
+
+class RemoteControl:
+    """Scrapy's ``RemoteControl`` extension, imported only when ``REMOTE_CONTROL_ENABLED``:
+    Scrapy imports an extension's module before it can say NotConfigured, and this one
+    imports aiohttp (0.11 s of CPU at every crawl's start, for an extension that is off)."""
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        if not crawler.settings.getbool("REMOTE_CONTROL_ENABLED"):
+            raise NotConfigured
+        from scrapy.extensions.remote_control import RemoteControl as ScrapyRemoteControl
+        from scrapy.utils.misc import build_from_crawler
+
+        return build_from_crawler(ScrapyRemoteControl, crawler)

@@ -4,6 +4,8 @@ Service locations come from ``crawler.config`` (the one reader of the environmen
 rest are plain defaults that ``-s NAME=VALUE`` or the admin's host rules override.
 """
 
+from scrapy.settings import default_settings
+
 from crawler.config import get_config
 
 _config = get_config()
@@ -170,11 +172,19 @@ ITEM_PIPELINES = {
 }
 EXTENSIONS = {
     "scrapy.extensions.throttle.AutoThrottle": None,  # AUTOTHROTTLE_* act on the frontier
+    # Scrapy's RemoteControl, imported only when REMOTE_CONTROL_ENABLED: Scrapy imports each
+    # extension of EXTENSIONS_BASE and EXTENSIONS (None or not), and its module imports
+    # aiohttp (0.1 s of CPU at every start)
+    "crawler.extensions.RemoteControl": 0,
     "crawler.extensions.CrawlProgress": 500,
     "crawler.extensions.ReactorLag": 505,
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
     "crawler.metrics.CrawlMetrics": 540,
+}
+EXTENSIONS_BASE = {  # Scrapy's but RemoteControl (see EXTENSIONS), so aiohttp is not imported
+    k: v for k, v in default_settings.EXTENSIONS_BASE.items()
+    if k != "scrapy.extensions.remote_control.RemoteControl"
 }
 CRAWL_PROGRESS_INTERVAL = 5.0  # seconds between progress lines on stderr
 CRAWL_SUMMARY_ENABLED = True  # a summary of the crawl's stats on stderr at the end
