@@ -107,7 +107,7 @@ class ExtractPool:
             from crawler.quality.features import item_with_features
 
             spec = None
-            if dedup:  # datasketch (and SciPy with it) only when the dedup pipeline runs
+            if dedup:
                 from crawler.quality.dedup.core import METHODS, Deduplicator
 
                 if setting(settings, "DEDUP_METHOD") in METHODS:

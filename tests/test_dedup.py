@@ -3,7 +3,8 @@ from itertools import chain
 
 import numpy as np
 import pytest
-from datasketch import MinHash
+from datasketch import LeanMinHash, MinHash, MinHashLSH
+from datasketch.lsh import _optimal_param
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
@@ -11,7 +12,7 @@ from crawler.items import PageItem
 from crawler.quality.dedup.compact import BitSignatures, CompactRedisStore, partition_bits_for
 from crawler.quality.dedup.core import Deduplicator
 from crawler.quality.dedup.evaluate import evaluate
-from crawler.quality.dedup.minhash import MinHasher, MinHashIndex
+from crawler.quality.dedup.minhash import MemoryLSH, MinHasher, MinHashIndex, lsh_params
 from crawler.quality.dedup.pipeline import DedupPipeline, signal_budget_cut
 from crawler.quality.dedup.simhash import SimHashIndex, hamming, simhash
 from crawler.quality.dedup.text import exact_key, fold32, shingle_hashes, word_hashes, words
@@ -57,6 +58,40 @@ def test_minhasher_equals_datasketch_update_batch():
     reference = MinHash(num_perm=128, seed=1, hashfunc=lambda x: x)
     reference.update_batch([int(x) for x in fold32(shingles)])
     assert np.array_equal(ours.hashvalues, reference.hashvalues)
+
+
+def test_lsh_params_are_datasketchs():
+    """The bands and rows datasketch's MinHashLSH picks (it integrates with SciPy)."""
+    for num_perm in (16, 64, 100, 128, 256):
+        for threshold in (0.05, 0.2, 0.35, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9, 0.95):
+            assert lsh_params(threshold, num_perm) == _optimal_param(threshold, num_perm,
+                                                                     0.5, 0.5)
+
+
+def test_memory_lsh_and_signatures_equal_datasketchs():
+    """The in-memory index gives datasketch's MinHashLSH's candidates, and a signature's
+    Jaccard estimate is LeanMinHash's."""
+    rng = random.Random(5)
+    hasher = MinHasher()
+    base = words(_article(rng))
+    texts = [base]
+    for n in range(60):  # copies edited more and more, and unrelated pages
+        edited = base[:]
+        for _ in range(n * 3):
+            edited[rng.randrange(len(edited))] = f"x{rng.randrange(10**6)}"
+        texts.append(edited)
+        texts.append(words(_article(rng)))
+    signatures = [hasher.signature(shingle_hashes(word_hashes(t), 3)) for t in texts]
+    ours, theirs = MemoryLSH(0.6, 128), MinHashLSH(threshold=0.6, num_perm=128)
+    assert (ours.b, ours.r) == (theirs.b, theirs.r)
+    lean = [LeanMinHash(seed=1, hashvalues=s.hashvalues, scheme="affine32") for s in signatures]
+    for key, (signature, reference) in enumerate(zip(signatures, lean, strict=True)):
+        assert sorted(ours.query(signature)) == sorted(theirs.query(reference))
+        assert signature.jaccard(signatures[0]) == reference.jaccard(lean[0])
+        ours.insert(f"k{key}", signature)
+        theirs.insert(f"k{key}", reference)
+    assert sorted(ours.query(signatures[0])) == sorted(theirs.query(lean[0]))
+    assert len(ours.query(signatures[0])) >= 5  # some candidates to compare
 
 
 def test_minhash_index_confirms_candidates_by_similarity():

@@ -34,9 +34,8 @@ import math
 
 import numpy as np
 import xxhash
-from datasketch import LeanMinHash
 
-from crawler.quality.dedup.minhash import MinHasher
+from crawler.quality.dedup.minhash import MinHasher, Signature
 from crawler.quality.dedup.store import DedupStore, PairCounts
 
 #: Buckets keep the first few documents only: a bucket shared by many pages (a template's
@@ -243,7 +242,7 @@ class CompactRedisStore(DedupStore):
         doc_id: str,
         host: str,
         text_key: str | None,
-        signature: LeanMinHash | None,
+        signature: Signature | None,
     ) -> tuple[str, str, str, str, int | None, int | None]:
         """``(kind, cluster_id, match, match_host, host_pages, host_copies)`` of a document.
 
@@ -276,7 +275,7 @@ class CompactRedisStore(DedupStore):
         )
         return kind, cluster.hex(), match, match_host, int(pages), int(copies)
 
-    def _best(self, signature: LeanMinHash, records: list) -> tuple[bytes, bytes, str] | None:
+    def _best(self, signature: Signature, records: list) -> tuple[bytes, bytes, str] | None:
         if not records:
             return None
         keys, clusters = records[0::4], records[1::4]
