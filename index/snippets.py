@@ -70,6 +70,10 @@ _word_term: dict[str, str] = {}
 # The text split into separators and words, alternately: the words and their offsets
 # without a Python step per word.
 _WORD_SPLIT_RE = re.compile(f"({WORD_RE.pattern})")
+# The same split of ASCII text: WORD_RE's letters and digits are [A-Za-z0-9] there and its
+# one apostrophe is "'". 2.6x faster on the test web's pages (a word's end no longer tries
+# the class of every combining mark).
+_ASCII_WORD_SPLIT_RE = re.compile(r"([A-Za-z0-9]+(?:'(?=[A-Za-z0-9])[A-Za-z0-9]*)*)")
 
 Match = tuple[int, int, str]
 
@@ -309,7 +313,8 @@ class SnippetSource:
         the CPU of a word-by-word loop (``_of_words``), with the same source. A page with
         a word that makes no term or several (``_one_term_per_word``) takes that loop."""
         text = text[:SCAN_CHARS]
-        parts = _WORD_SPLIT_RE.split(text)  # separator, word, separator, ..., separator
+        # separator, word, separator, ..., separator
+        parts = (_ASCII_WORD_SPLIT_RE if text.isascii() else _WORD_SPLIT_RE).split(text)
         words = parts[1::2]
         distinct = list(dict.fromkeys(words))
         terms = _one_term_per_word(distinct)
