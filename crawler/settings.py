@@ -314,6 +314,7 @@ ES_HEDGE_DELAY_S = 0.1
 EMBEDDED_COMMIT_DOCS = 10_000  # pending writes that make a commit
 EMBEDDED_COMMIT_INTERVAL_S = 5.0  # seconds after which a write commits the pending ones
 EMBEDDED_WRITER_HEAP_BYTES = 128_000_000  # tantivy writer's memory budget
+EMBEDDED_WRITER_THREADS = 1  # tantivy's indexing threads (0: its choice, a core each, up to 8)
 EMBEDDED_FIELD_WEIGHTS = {}  # BM25 weight by text field over index.fields.FieldWeights' defaults
 EMBEDDED_RANK_WEIGHTS = {}  # signal weights over SEARCH_WEIGHTS_FILE's embedded section
 EMBEDDED_RERANK_DEPTH = 100  # matches beyond the page that the signals re-score, by text score

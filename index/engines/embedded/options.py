@@ -30,8 +30,7 @@ class EmbeddedOptions(SearchOptions):
     blend_words: int
     blend_below: int
     blend_depth: int
-    #: Indexing threads of the writer (0: tantivy's choice).
-    writer_threads: int = 0
+    writer_threads: int
 
     #: Setting -> field; the defaults are in crawler/settings.py.
     SETTINGS: ClassVar[dict[str, Option]] = {
@@ -39,6 +38,7 @@ class EmbeddedOptions(SearchOptions):
         "EMBEDDED_COMMIT_DOCS": ("commit_every_docs", int),
         "EMBEDDED_COMMIT_INTERVAL_S": ("commit_interval_s", float),
         "EMBEDDED_WRITER_HEAP_BYTES": ("writer_heap_bytes", int),
+        "EMBEDDED_WRITER_THREADS": ("writer_threads", int),
         "EMBEDDED_FIELD_WEIGHTS": ("field_weights", FieldWeights.of),
         "EMBEDDED_RANK_WEIGHTS": ("rank_weights", dict),
         "EMBEDDED_RERANK_DEPTH": ("rerank_depth", int),
