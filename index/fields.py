@@ -93,6 +93,15 @@ class FieldWeights:
         """``(field, weight)`` of the fields that count (weight above 0)."""
         return [(f, getattr(self, f)) for f in TEXT_FIELDS if getattr(self, f) > 0]
 
+    def question(self) -> FieldWeights:
+        """The weights a question-shaped query scores with (``Query.question``): its words
+        in the page's own text, the title weighing no more than the body and the two
+        summed (a tie breaker of 1), as plain BM25 weighs them; not in anchor text or URL,
+        which name what a page is rather than say what it answers (a page called ``keys``
+        is not the answer to a question that says ``key``)."""
+        return replace(self, title=min(self.title, self.body), anchors=0.0, url=0.0,
+                       tie_breaker=1.0)
+
     def only(self, fields: tuple[str, ...]) -> FieldWeights:
         """These weights with every text field but ``fields`` at 0."""
         return replace(self, **{f: 0.0 for f in TEXT_FIELDS if f not in fields})

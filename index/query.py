@@ -57,6 +57,8 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_NEAR_GROUPS",
     "MAX_QUERY_CHARS",
+    "QUESTION_COVERAGE",
+    "QUESTION_WORDS",
     "MAX_TERMS",
     "And",
     "Node",
@@ -90,6 +92,15 @@ MAX_BLEND_WORDS = 6
 MIN_WORDS_SHARE = 0.75
 #: The largest share of a query's IDF the words a competing page lacks may carry.
 MAX_MISSING_SHARE = 0.5
+#: Fewest required words of a question-shaped query (``Query.question``: a plain query
+#: with a word that frames a question, ``how``, ``my``, ``should``, beside its topic).
+QUESTION_WORDS = 3
+#: The share of the ``allwords`` bonus (``Candidate.coverage``) a page holding some but not
+#: all of a question's required words keeps (``Query.partial_coverage``): a question is
+#: worded as its asker speaks, not as its answer is written, so a page lacking one of its
+#: words competes (plain BM25's any-word reading), and a page holding them all still
+#: leads an equal text score.
+QUESTION_COVERAGE = 0.5
 #: Most words of a query that names one thing a page defines (``defined_words``).
 MAX_DEFINED_WORDS = 3
 #: Words allowed between each pair of a query's words for the page to hold them "near"
@@ -324,13 +335,33 @@ class Query:
         return _conjunction(list(self.required_words))
 
     @cached_property
+    def question(self) -> bool:
+        """Whether the query is shaped as a question: a plain query with words that frame
+        a question (``optional_words``: ``how do I``, ``my``, ``should``) beside at least
+        ``QUESTION_WORDS`` required words. Its asker words it as they speak, not as its
+        answer is written (``throw away`` where the page says ``purge``), so any of its
+        words matches (``min_words``), scored in the page's text (``FieldWeights.question``),
+        a page lacking some of them keeping ``partial_coverage`` of the ``allwords`` bonus."""
+        return (bool(self.optional_words)
+                and len(self.required_words) >= QUESTION_WORDS)
+
+    @cached_property
     def min_words(self) -> int:
         """How many required words a page must hold: all of them, or of more than
-        ``MAX_BLEND_WORDS`` the ``MIN_WORDS_SHARE`` (rounded up)."""
+        ``MAX_BLEND_WORDS`` the ``MIN_WORDS_SHARE`` (rounded up), or of a question any
+        one (``question``: pages holding more of them score more, as in plain BM25)."""
         n = len(self.required_words)
+        if self.question:
+            return 1
         if n <= MAX_BLEND_WORDS:
             return n
         return max(MAX_BLEND_WORDS, math.ceil(n * MIN_WORDS_SHARE))
+
+    @property
+    def partial_coverage(self) -> float:
+        """The coverage (``AllWords``) of a page holding ``min_words`` but not every
+        required word: ``QUESTION_COVERAGE`` for a question, else 0."""
+        return QUESTION_COVERAGE if self.question else 0.0
 
     @cached_property
     def coordinated(self) -> AtLeast | None:
@@ -423,8 +454,10 @@ class Query:
 
     def blendable(self, min_words: int) -> bool:
         """Whether pages lacking one minor word compete: a plain query of ``min_words`` to
-        ``MAX_BLEND_WORDS`` required words (``min_words`` 0 turns it off)."""
-        return bool(min_words) and min_words <= len(self.required_words) <= MAX_BLEND_WORDS
+        ``MAX_BLEND_WORDS`` required words (``min_words`` 0 turns it off), not a question
+        (pages lacking any of its words compete: ``coordinated``)."""
+        return (bool(min_words) and min_words <= len(self.required_words) <= MAX_BLEND_WORDS
+                and not self.question)
 
     @cached_property
     def typed_words(self) -> tuple[str, ...]:

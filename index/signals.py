@@ -129,8 +129,9 @@ class Candidate:
     defines: bool = False
     #: The share of the query the page holds as the engine matched it: 1 with every
     #: required word (or as the home page of a site the query names), ``1 - share`` lacking
-    #: a minor word whose share of the query's IDF is ``share`` (``Query.lacking``), 0 from
-    #: the any-word fallback or lacking several words of a long query.
+    #: a minor word whose share of the query's IDF is ``share`` (``Query.lacking``),
+    #: ``Query.partial_coverage`` lacking some words of a question, 0 from the any-word
+    #: fallback or lacking several words of a long query.
     coverage: float = 1.0
     text_top: float = 0.0
     score: float = 0.0
@@ -155,6 +156,9 @@ class EsParts:
     label_filters: tuple[dict, ...] = ()
     near_filters: tuple[dict, ...] = ()
     define_filters: tuple[dict, ...] = ()
+    #: The coverage of a page matching by coordination alone, lacking some required words
+    #: (``Query.partial_coverage``: a question's).
+    partial_coverage: float = 0.0
 
 
 class Signal(ABC):
@@ -366,7 +370,8 @@ class AllWords(Signal):
     """The share of the query a page holds (``Candidate.coverage``): 1 for a page matching
     it as asked (every word, or the home page of the site it names), ``1 - share`` for one
     lacking a minor word whose share of the query's IDF is ``share`` (the coordination
-    factor its text score already bears, ``Query.lacking``), 0 for one brought in by the
+    factor its text score already bears, ``Query.lacking``), ``Query.partial_coverage``
+    for one holding some but not all words of a question, 0 for one brought in by the
     any-word fallback: a page lacking only a common word (``python`` in a question about a
     dataclass) keeps most of the bonus, one lacking the topic's word none of it."""
 
@@ -383,11 +388,15 @@ class AllWords(Signal):
             "bool": {"should": [parts.strict, home], "minimum_should_match": 1}}
         # A page matches at most one of these: each lacking clause excludes the pages
         # holding all the words and the other clauses' pages (each lacks another word).
-        return [{"filter": asked, "weight": weight}] + [
+        functions = [{"filter": asked, "weight": weight}] + [
             {"filter": lacking if home is None else
              {"bool": {"filter": [lacking], "must_not": [home]}},
              "weight": weight * (1.0 - share)}
             for lacking, share in parts.lacking]
+        if parts.partial_coverage:  # a question's pages lacking some of its words
+            functions.append({"filter": {"bool": {"must_not": [asked]}},
+                              "weight": weight * parts.partial_coverage})
+        return functions
 
 
 class SpamDemotion(Signal):

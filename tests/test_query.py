@@ -2,12 +2,14 @@
 
 import pytest
 
+from index.fields import FieldWeights
 from index.query import (
     MAX_DEPTH,
     MAX_NEAR_GROUPS,
     MAX_QUERY_CHARS,
     MAX_TERMS,
     NEAR_WINDOW,
+    QUESTION_COVERAGE,
     And,
     Lang,
     Not,
@@ -398,6 +400,23 @@ def test_a_long_query_needs_only_most_of_its_words():
     assert q.coordinated is not None and q.coordinated.count == q.min_words == 6
     short = parse("configure apache virtual hosts")
     assert short.coordinated is None and short.min_words == 4
+
+
+def test_a_question_matches_any_of_its_words_in_the_page_text():
+    q = parse("how do I throw an old page out of the cache")
+    assert q.question and q.min_words == 1
+    assert q.coordinated is not None and q.coordinated.count == 1
+    assert not q.blendable(3)  # its pages lacking words compete by coordination
+    assert q.partial_coverage == QUESTION_COVERAGE
+    weights = FieldWeights().question()
+    assert (weights.title, weights.anchors, weights.url) == (1.0, 0.0, 0.0)
+    assert weights.body == 1.0 and weights.tie_breaker == 1.0
+    # keywords, a question of too few words, an operator query: as before
+    for text in ("throw old page cache", "how do I ignore git",
+                 'how do I "throw away" old pages -svn'):
+        other = parse(text)
+        assert not other.question and other.partial_coverage == 0.0
+    assert parse("how do I ignore files in git").question  # three required words
 
 
 def test_pages_may_lack_one_minor_word_never_two():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from index.query import QUESTION_COVERAGE
 from index.signals import SiteHome, TextRelevance
 from tests.contract.conftest import BACKENDS, doc
 
@@ -444,3 +445,23 @@ def test_a_page_lacking_only_a_common_word_keeps_most_of_the_all_words_bonus(bac
     lacking, every = (h.explain["allwords"]["value"] for h in found.hits[:2])
     assert every == 1.0
     assert 0.9 < lacking < 1.0
+
+
+def test_a_question_finds_its_answer_worded_otherwise(backend):
+    # A question is worded as its asker speaks: the answer lacks two of its words ("throw
+    # away"; a keyword query lets a page lack one minor word at most), yet it is found,
+    # keeping part of the all-words bonus, beside the page holding every word.
+    backend.index(
+        [doc("http://v.test/purging", "Purging",
+             "purge an old page from the cache: the cache drops the old page"),
+         doc("http://v.test/changes", "Changes",
+             "release notes " * 30 + "throw away old page from cache")]
+        + [doc(f"http://o.test/{n}", f"Other {n}", f"other page {n}") for n in range(20)]
+    )
+    backend.refresh()
+    found = backend.search("how do I throw away an old page from the cache", explain=True)
+    allwords = {h.url: h.explain["allwords"]["value"] for h in found.hits[:2]}
+    assert allwords == {"http://v.test/changes": 1.0,
+                        "http://v.test/purging": pytest.approx(QUESTION_COVERAGE)}
+    # the same words as keywords: the page lacking two of them is not among the results
+    assert "http://v.test/purging" not in urls(backend.search("throw away old page cache"))

@@ -24,7 +24,8 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
     """Each signal's value, weight and contribution for ``hits`` (search hits), by id."""
     if not hits:
         return {}
-    parsed, compiler = context.query, ranking.compiler
+    parsed = context.query
+    compiler = ranking.compiler_for(parsed)
     ids = [h["_id"] for h in hits]
     named = {"strict": compiler.compile(parsed.matching)}
     if parsed.defined_words:
@@ -64,14 +65,18 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
                               near=sum(f"near{i}" in matched for i in range(len(near)))
                               / (len(near) or 1),
                               defines="defines" in matched,
-                              coverage=_coverage(matched, lacking), text_top=top)
+                              coverage=_coverage(matched, lacking,
+                                                 ranking.partial_coverage(parsed, relaxed)),
+                              text_top=top)
         out[hit["_id"]] = ranking.ranker.explain(candidate, context)
     return out
 
 
-def _coverage(matched: set[str], lacking: tuple[tuple[dict, float], ...]) -> float:
-    """``Candidate.coverage`` of a hit from the named queries it matched."""
+def _coverage(matched: set[str], lacking: tuple[tuple[dict, float], ...],
+              partial: float = 0.0) -> float:
+    """``Candidate.coverage`` of a hit from the named queries it matched (``partial``:
+    that of a page matching by coordination alone, ``Query.partial_coverage``)."""
     if matched & {"strict", "home"}:
         return 1.0
     return next((1.0 - share for i, (_, share) in enumerate(lacking)
-                 if f"lacking{i}" in matched), 0.0)
+                 if f"lacking{i}" in matched), partial)

@@ -186,7 +186,15 @@ class RankingQuery:
 
     def __init__(self, compiler: QueryCompiler, ranker: Ranker):
         self.compiler = compiler
+        #: The compiler of question-shaped queries (``Query.question``): the field weights'
+        #: question form (``FieldWeights.question``).
+        self.question_compiler = QueryCompiler(compiler.field_weights.question(),
+                                               compiler.compound_fields)
         self.ranker = ranker
+
+    def compiler_for(self, parsed: Query) -> QueryCompiler:
+        """The compiler of ``parsed``: the question one for a question-shaped query."""
+        return self.question_compiler if parsed.question else self.compiler
 
     def query(self, context: RankContext, relaxed: bool = False,
               idf: list[float] | None = None, rank_feature: bool = False) -> dict:
@@ -194,14 +202,16 @@ class RankingQuery:
         any-word fallback, ``idf`` (one per plain word) to also rank pages lacking one minor
         word, ``rank_feature`` when the index scores static rank with a rank_feature."""
         parsed = context.query
+        compiler = self.compiler_for(parsed)
         matching, others_compete, lacking = self._matching(parsed, relaxed, idf)
         parts = EsParts(
-            strict=self.compiler.compile(parsed.matching),
+            strict=compiler.compile(parsed.matching),
             others_compete=others_compete,
             lacking=lacking,
-            label_filters=tuple(self.compiler.label(w) for w in parsed.label_words),
-            near_filters=self.compiler.near(parsed),
-            define_filters=tuple(self.compiler.defines(w) for w in parsed.defined_words),
+            label_filters=tuple(compiler.label(w) for w in parsed.label_words),
+            near_filters=compiler.near(parsed),
+            define_filters=tuple(compiler.defines(w) for w in parsed.defined_words),
+            partial_coverage=self.partial_coverage(parsed, relaxed),
         )
         text = self._boosted(self._retrieval(matching, context), context, parts)
         return self._weighted(text, context, parts, rank_feature)
@@ -244,6 +254,15 @@ class RankingQuery:
                                         "score_mode": "multiply", "boost_mode": "multiply"}}
         return query
 
+    @staticmethod
+    def partial_coverage(parsed: Query, relaxed: bool) -> float:
+        """The coverage of a page holding some but not all required words: the query's
+        ``partial_coverage`` when such pages match by coordination, 0 in the any-word
+        fallback (``relaxed``)."""
+        if relaxed and parsed.relaxable or parsed.coordinated is None:
+            return 0.0
+        return parsed.partial_coverage
+
     def _matching(self, parsed: Query, relaxed: bool, idf: list[float] | None
                   ) -> tuple[dict, bool, tuple[tuple[dict, float], ...]]:
         """The query for the pages to rank, whether pages lacking a word are among them,
@@ -254,13 +273,14 @@ class RankingQuery:
         (``Query.lacking``), their text score times the share of the query's IDF they
         cover.
         """
-        strict = self.compiler.compile(parsed.matching)
+        compiler = self.compiler_for(parsed)
+        strict = compiler.compile(parsed.matching)
         words = parsed.required_words
         if relaxed and parsed.relaxable:
-            return {"bool": {"should": [self.compiler.compile(w) for w in words],
+            return {"bool": {"should": [compiler.compile(w) for w in words],
                              "minimum_should_match": 1}}, True, ()
         if parsed.coordinated is not None:
-            return self.compiler.compile(parsed.coordinated), True, ()
+            return compiler.compile(parsed.coordinated), True, ()
         if not idf:
             return strict, False, ()
         lacking = self.lacking(parsed, idf)
@@ -275,7 +295,7 @@ class RankingQuery:
         """The pages lacking one minor word (``Query.lacking``), each a filter with that
         word's share of the query's IDF; they exclude each other and the pages holding
         every word."""
-        compiled = [self.compiler.compile(w) for w in parsed.required_words]
+        compiled = [self.compiler_for(parsed).compile(w) for w in parsed.required_words]
         return tuple(
             ({"bool": {"must": [c for j, c in enumerate(compiled) if j not in missing],
                        "must_not": [compiled[j] for j in missing]}}, share)
@@ -286,10 +306,11 @@ class RankingQuery:
         pages of the sites the query names matching without its words, scoring
         ``home_boost`` more (:data:`HOME_FIRST` in the first phase)."""
         parsed = context.query
-        should = [q for q in map(self.compiler.optional, parsed.optional_words)
+        compiler = self.compiler_for(parsed)
+        should = [q for q in map(compiler.optional, parsed.optional_words)
                   if q is not None]
-        if self.compiler.compound_fields.items():
-            should += [self.compiler.compound(c) for c in parsed.compounds]
+        if compiler.compound_fields.items():
+            should += [compiler.compound(c) for c in parsed.compounds]
         if should:
             query = {"bool": {"must": [query], "should": should}}
         home = SiteHome.es_filter(context) if self.ranker.weight("sitehome") else None

@@ -56,13 +56,16 @@ class TantivySearch:
         self.index = index
         self.suggest = suggest
 
-    def compiler(self, searcher: tantivy.Searcher | None = None) -> TantivyCompiler:
-        """A query compiler for the index's schema with the engine's field weights; given
+    def compiler(self, searcher: tantivy.Searcher | None = None,
+                 parsed: Query | None = None) -> TantivyCompiler:
+        """A query compiler for the index's schema with the engine's field weights (for a
+        question-shaped ``parsed``, their question form: ``FieldWeights.question``); given
         the search's ``searcher``, one that leaves out the fields where a word is in no
         page."""
         o = self.options
-        return TantivyCompiler(self.index().schema, o.field_weights, o.compound_fields,
-                               searcher)
+        weights = (o.field_weights.question() if parsed is not None and parsed.question
+                   else o.field_weights)
+        return TantivyCompiler(self.index().schema, weights, o.compound_fields, searcher)
 
     def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
                started: float) -> Results:
@@ -75,7 +78,7 @@ class TantivySearch:
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
         searcher = self.index().searcher()
-        compiler = self.compiler(searcher)
+        compiler = self.compiler(searcher, parsed)
         offset = (page - 1) * size
         depth = min(offset + size + o.rerank_depth, o.max_window)
         matching = compiler.compile(plan.strict)
@@ -86,10 +89,10 @@ class TantivySearch:
         candidates = self._candidates(searcher, hits, marks)
         # Pages lacking a minor word of a longer query compete with those having them all,
         # when few pages have them all (each with the share of the query it covers);
-        # those of a long query lacking a few, always.
+        # those of a long query lacking a few, and of a question lacking any, always.
         blended = compiler.all_but_one(parsed, searcher) if plan.blends(found.count) else []
         if not blended and (coordinated := compiler.coordinated(parsed)) is not None:
-            blended = [(coordinated, 1.0)]
+            blended = [(coordinated, 1.0 - parsed.partial_coverage)]
         if blended:
             # Not counted in full (a count visits every match): the total grows by the
             # pages ranked. One search per word lacking, so each page's share is known;
