@@ -5,7 +5,10 @@ bulk requests) run on one writer thread of their own, in the order they were ask
 Scrapy's feed storages do with ``deferToThread``: on the reactor thread a 200-document
 write stopped every download for 0.3-2 s (py-spy, ``bench/realweb.py --quick``). The
 reactor only builds the documents; at most ``MAX_QUEUED_WRITES`` batches wait for the
-thread before an item waits for them (backpressure through Scrapy's pipeline).
+thread before an item waits for them (backpressure through Scrapy's pipeline). The
+documents' anchor texts are looked up in the link store on that thread too, just before
+their batch is written: on the reactor, 200 lookups (and the link store's pending batch,
+which a read writes first) held every download up at each flush.
 """
 
 from __future__ import annotations
@@ -66,12 +69,13 @@ class IndexPipeline:
 
     def __init__(
         self, backend: SearchBackend, stats=None, link_store=None, *, batch_size: int,
-        flush_interval: float, background: bool = False,
+        flush_interval: float, background: bool = False, release_link_store: bool = False,
     ):
         self.backend = backend
         self.batch_size = batch_size
         self.stats = stats
         self.link_store = link_store
+        self._release_link_store = release_link_store
         self.flush_interval = flush_interval
         self.pending: list[Document] = []
         self._last_flush = time.monotonic()
@@ -98,8 +102,9 @@ class IndexPipeline:
         if enabled(settings, "LINKGRAPH_ENABLED") and enabled(settings, "INDEX_ANCHORS"):
             from pipelines.linkgraph import crawler_link_store
 
-            link_store = crawler_link_store(crawler)
+            link_store = crawler_link_store(crawler).retain()
         pipeline = cls(backend, crawler.stats, link_store, background=True,
+                       release_link_store=link_store is not None,
                        **settings_to_options(settings, cls.SETTINGS))
         crawler.signals.connect(pipeline.remove, signal=documents_removed)
         crawler.signals.connect(pipeline.remove_host, signal=host_condemned)
@@ -211,15 +216,17 @@ class IndexPipeline:
             self._send_shown()
             return
         batch, self.pending = self.pending, []
-        if self.link_store is not None:
-            # Anchors known so far; later links reach the document at the next rank/reindex.
-            for doc in batch:
-                doc.anchors = self.link_store.anchor_text(doc.id)
         self._write(self._timed_index, batch, done=self._count_batch)
         self._send_shown()
 
     def _timed_index(self, batch: list[Document]) -> tuple[int, float]:
+        """Write a batch with the anchor texts known so far (later links reach a document
+        at the next rank or reindex); on the writer thread in a crawl."""
         started = time.monotonic()
+        if self.link_store is not None:
+            anchors = self.link_store.anchor_texts(doc.id for doc in batch)
+            for doc in batch:
+                doc.anchors = anchors[doc.id]
         return self.backend.index(batch), time.monotonic() - started
 
     def _count_batch(self, result: tuple[int, float]) -> None:
@@ -255,4 +262,9 @@ class IndexPipeline:
         if self._pool is not None:
             self._pool.stop()
             self._pool = None
-        self.backend.close()
+        try:
+            self.backend.close()
+        finally:
+            if self._release_link_store:
+                self._release_link_store = False
+                self.link_store.release()
