@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
+import traceback
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -33,6 +35,8 @@ SUMMARY_KEYS = (
 #: A timer this late (seconds) counts as a stall in ``reactor/stalls``.
 STALL_S = 0.1
 
+logger = logging.getLogger(__name__)
+
 
 class ReactorLag:
     """Measures how late the reactor runs a timer due every ``REACTOR_LAG_INTERVAL`` seconds
@@ -40,29 +44,41 @@ class ReactorLag:
     starved CPU) delays every download and every wake-up of the scheduler by as much.
     Stats: ``reactor/ticks``, ``reactor/lag_total_ms`` (their sum: mean = total / ticks),
     ``reactor/lag_max_ms``, ``reactor/stalls`` (ticks ``STALL_S`` or more late) and
-    ``reactor/stalled_ms`` (their lag summed)."""
+    ``reactor/stalled_ms`` (their lag summed).
 
-    def __init__(self, stats, interval: float, stall_s: float = STALL_S):
+    With ``REACTOR_STALL_STACKS`` a watchdog thread logs (warning ``reactor stalled``) what
+    the reactor thread is running once a tick is ``STALL_S`` late, and every ``STALL_S``
+    while the stall lasts: the code that holds the reactor, found in the crawl's log."""
+
+    def __init__(self, stats, interval: float, stall_s: float = STALL_S,
+                 stall_stacks: bool = False):
         self.stats = stats
         self.interval = interval
         self.stall_s = stall_s
+        self.stall_stacks = stall_stacks
         self._call = None
         self._due = 0.0
+        self._stopped = threading.Event()
 
     @classmethod
     def from_crawler(cls, crawler):
         interval = setting(crawler.settings, "REACTOR_LAG_INTERVAL", float)
         if not interval:
             raise NotConfigured
-        probe = cls(crawler.stats, interval)
+        probe = cls(crawler.stats, interval,
+                    stall_stacks=enabled(crawler.settings, "REACTOR_STALL_STACKS"))
         crawler.signals.connect(probe.start, signal=signals.spider_opened)
         crawler.signals.connect(probe.stop, signal=signals.spider_closed)
         return probe
 
     def start(self, spider=None) -> None:
         self._schedule()
+        if self.stall_stacks:
+            threading.Thread(target=self._watch, args=(threading.get_ident(),),
+                             name="reactor-watchdog", daemon=True).start()
 
     def stop(self, spider=None, reason: str = "") -> None:
+        self._stopped.set()
         if self._call is not None:
             self._call.cancel()
             self._call = None
@@ -84,6 +100,25 @@ class ReactorLag:
             self.stats.inc_value("reactor/stalls")
             self.stats.inc_value("reactor/stalled_ms", ms)
         self._schedule()
+
+    def _watch(self, reactor_thread: int) -> None:
+        """The watchdog: the reactor thread's stack each ``stall_s`` a tick is late."""
+        logged_for, times = None, 0
+        while not self._stopped.wait(self.stall_s / 4):
+            due = self._due
+            late = time.monotonic() - due
+            if late < self.stall_s:
+                continue
+            if due != logged_for:
+                logged_for, times = due, 0
+            if late < self.stall_s * (times + 1):
+                continue
+            times += 1
+            frame = sys._current_frames().get(reactor_thread)
+            if frame is None:
+                return
+            stack = "".join(traceback.format_stack(frame)[-25:])
+            logger.warning("reactor stalled %d ms, running:\n%s", round(late * 1000), stack)
 
 
 def _echo_problems_to_stderr() -> None:

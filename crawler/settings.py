@@ -189,6 +189,7 @@ EXTENSIONS_BASE = {  # Scrapy's but RemoteControl (see EXTENSIONS), so aiohttp i
 CRAWL_PROGRESS_INTERVAL = 5.0  # seconds between progress lines on stderr
 CRAWL_SUMMARY_ENABLED = True  # a summary of the crawl's stats on stderr at the end
 REACTOR_LAG_INTERVAL = 0.05  # seconds between probes of the reactor's lateness (reactor/*); 0 = off
+REACTOR_STALL_STACKS = False  # log the reactor thread's stack while it is 0.1 s or more late
 
 # --- worker memory (crawler/memory.py, docs/operations.md "Worker memory") ---
 MEMORY_SAMPLE_INTERVAL = 60.0  # seconds between memory/* stats samples; 0 = off

@@ -42,3 +42,22 @@ def test_a_tick_on_time_is_no_stall():
 def test_interval_zero_turns_it_off():
     with pytest.raises(NotConfigured):
         ReactorLag.from_crawler(get_crawler(settings_dict={"REACTOR_LAG_INTERVAL": 0}))
+
+
+def _holds_the_reactor(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def test_the_watchdog_logs_what_holds_a_stalled_reactor(caplog):
+    crawler = get_crawler(settings_dict={"REACTOR_STALL_STACKS": True})
+    probe = ReactorLag.from_crawler(crawler)
+    assert probe.stall_stacks
+    probe._schedule = lambda: None
+    probe._due = time.monotonic()  # due now: this thread is the reactor, and it is held
+    with caplog.at_level("WARNING", logger="crawler.extensions"):
+        probe.start()
+        _holds_the_reactor(STALL_S * 2.6)
+        probe.stop()
+    stalls = [r.getMessage() for r in caplog.records if "reactor stalled" in r.getMessage()]
+    assert len(stalls) == 2  # at STALL_S late, then STALL_S later
+    assert all("_holds_the_reactor" in message for message in stalls)
