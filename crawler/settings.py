@@ -178,6 +178,7 @@ EXTENSIONS = {
     "crawler.extensions.RemoteControl": 0,
     "crawler.extensions.CrawlProgress": 500,
     "crawler.extensions.ReactorLag": 505,
+    "crawler.extensions.ReactorFirst": 506,
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
     "crawler.metrics.CrawlMetrics": 540,
@@ -190,6 +191,8 @@ CRAWL_PROGRESS_INTERVAL = 5.0  # seconds between progress lines on stderr
 CRAWL_SUMMARY_ENABLED = True  # a summary of the crawl's stats on stderr at the end
 REACTOR_LAG_INTERVAL = 0.05  # seconds between probes of the reactor's lateness (reactor/*); 0 = off
 REACTOR_STALL_STACKS = False  # log the reactor thread's stack while it is 0.1 s or more late
+REACTOR_GC_FREEZE = True  # gc.freeze() once the spider is open: full collections skip start-up
+REACTOR_SWITCH_INTERVAL = 0.001  # sys.setswitchinterval in a crawl (Python: 0.005); 0 = keep
 
 # --- worker memory (crawler/memory.py, docs/operations.md "Worker memory") ---
 MEMORY_SAMPLE_INTERVAL = 60.0  # seconds between memory/* stats samples; 0 = off

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import sys
 import time
 
 import pytest
@@ -61,3 +63,21 @@ def test_the_watchdog_logs_what_holds_a_stalled_reactor(caplog):
     stalls = [r.getMessage() for r in caplog.records if "reactor stalled" in r.getMessage()]
     assert len(stalls) == 2  # at STALL_S late, then STALL_S later
     assert all("_holds_the_reactor" in message for message in stalls)
+
+
+def test_reactor_first_freezes_start_up_and_shortens_the_switch_interval():
+    from crawler.extensions import ReactorFirst
+
+    before = sys.getswitchinterval()
+    try:
+        crawler = get_crawler(settings_dict={"REACTOR_SWITCH_INTERVAL": 0.002})
+        ext = ReactorFirst.from_crawler(crawler)
+        assert sys.getswitchinterval() == pytest.approx(0.002)
+        ext.spider_opened()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        sys.setswitchinterval(before)
+    with pytest.raises(NotConfigured):
+        ReactorFirst.from_crawler(get_crawler(settings_dict={
+            "REACTOR_GC_FREEZE": False, "REACTOR_SWITCH_INTERVAL": 0}))
