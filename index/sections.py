@@ -19,8 +19,9 @@ sections' starts are looked up by offset and their headings' terms compared as s
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from index.analysis import analyze
 
@@ -93,34 +94,48 @@ def answer(sections: Sequence[Section], at: int, terms: Iterable[str]) -> Answer
 
 
 def answer_stored(stored: str, at: int, terms: Iterable[str]) -> Answer | None:
-    """``answer(decode(stored), at, terms)``, decoding only the sections that may be in the
-    answer (a hit stores up to ``HIT_SECTIONS``): the one holding ``at`` and those whose
-    line holds a query term."""
+    """``answer(decode(stored), at, terms)``, decoding only the sections in the answer (a
+    hit stores up to ``HIT_SECTIONS``): the one holding ``at`` (found by bisection) and
+    the jumps, chosen by the terms of each line's heading before any line is decoded."""
     if not stored:
         return None
     terms = frozenset(terms)
     lines = stored.split(_RECORD)
-    i = _holding(at, [int(line[:line.index(_FIELD)]) for line in lines])
-    named = [s for s in (_decoded(line) for line in lines if any(t in line for t in terms))
-             if s.terms & terms]
-    return _answer(_decoded(lines[i]) if i is not None else None, named, terms)
+    i = _holding(at, lines, _start)
+    section = _decoded(lines[i]) if i is not None else None
+    named = []
+    for n, line in enumerate(lines):
+        held = terms.intersection(line[line.rindex(_FIELD) + 1:].split())
+        if held:
+            named.append((-len(held), _start(line), n))
+    named.sort()
+    return _answer(section, (_decoded(lines[n]) for _, _, n in named), terms, ranked=True)
 
 
-def _holding(at: int, starts: list[int]) -> int | None:
-    """The index of the section holding offset ``at`` (-1: none), ``None`` for the page's
-    opening (before the first section, or a first section at its very top): the page
-    itself."""
-    i = bisect_right(starts, at) - 1 if at >= 0 else -1
-    return i if i > 0 or (i == 0 and starts[0] > 0) else None
+def _start(line: str) -> int:
+    """Where the section of a stored line starts in its page's text."""
+    return int(line[:line.index(_FIELD)])
 
 
-def _answer(section: Section | None, named: list[Section], terms: frozenset[str]) -> Answer:
+def _holding(at: int, starts: Sequence, key: Callable[[Any], int] | None = None
+             ) -> int | None:
+    """The index of the section holding offset ``at`` (-1: none) among sections that
+    start at ``starts`` (or at ``key`` of each), ``None`` for the page's opening (before
+    the first section, or a first section at its very top): the page itself."""
+    i = bisect_right(starts, at, key=key) - 1 if at >= 0 else -1
+    return i if i > 0 or (i == 0 and (key(starts[0]) if key else starts[0]) > 0) else None
+
+
+def _answer(section: Section | None, named: Iterable[Section], terms: frozenset[str],
+            ranked: bool = False) -> Answer:
     """The answer: ``section`` (unless it has no anchor) and up to ``JUMPS`` other sections
-    of ``named`` (those whose headings hold query terms, in page order), most terms first."""
+    of ``named`` (those whose headings hold query terms, in page order, or ``ranked``
+    already: most terms first, then page order), most terms first."""
     if section is not None and not section.anchor:
         section = None
     taken = {"", section.anchor if section else ""}
-    named = sorted(named, key=lambda s: (-len(s.terms & terms), s.start))
+    if not ranked:
+        named = sorted(named, key=lambda s: (-len(s.terms & terms), s.start))
     jumps: list[Section] = []
     for s in named:
         if len(jumps) >= JUMPS:

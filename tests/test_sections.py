@@ -124,8 +124,13 @@ def test_stored_sections_round_trip_the_whole_page_up_to_a_bound():
 def test_answer_from_the_stored_form_is_the_answer_of_its_decoded_sections():
     many = sections.encode([(i * 7, f"s{i}", f"Part {i} {'plot' if i % 5 == 0 else 'other'}")
                             for i in range(200)])
-    for stored in (STORED, many, ""):
+    # headings naming one, two or three query terms, anchors shared, a term inside words
+    ranked = sections.encode([(i * 5, f"a{i % 7}", " ".join(
+        ("Plots", "Legends of plots", "Part of a legend", "Installing parts")[:1 + i % 4]))
+        for i in range(60)])
+    for stored in (STORED, many, ranked, ""):
         for at in (-1, 0, 3, 60, 700, 10**6):
-            for terms in (["plot"], ["plot", "instal"], ["word", "legend"], ["zebra"], []):
+            for terms in (["plot"], ["plot", "instal"], ["word", "legend"], ["zebra"], [],
+                          ["part", "plot", "legend"], ["i", "o", "p"], ["1", "par"]):
                 assert sections.answer_stored(stored, at, terms) == sections.answer(
                     sections.decode(stored), at, terms), (at, terms)
