@@ -190,18 +190,24 @@ def answer(results):
     return results.total, above, sum(r[0] == lowest for r in ranked)
 
 
-def assert_same_answer(a, b, tolerance: float = 0.01) -> None:
+def assert_same_answer(a, b, tolerance: float = 0.02) -> None:
     """``a`` and ``b`` rank the same hits with scores within ``tolerance`` (relative): an
     index whose documents were rewritten (the page a cluster shows swapped, ``set_shown``)
     still counts the old versions in its BM25 statistics until its segments merge, which
-    moves every score a little; hits that close may swap places."""
+    moves every score a little (1.1% on this test's pages with one indexing thread,
+    ``EMBEDDED_WRITER_THREADS``, whose fewer segments merge later); hits that close may
+    swap places, across the page's lower scores too: each hit clear of the page's lowest
+    score on one side is on the other's page."""
     assert a.total == b.total
     ranked_a = sorted((h.score for h in a.hits), reverse=True)
     ranked_b = sorted((h.score for h in b.hits), reverse=True)
     assert ranked_a == pytest.approx(ranked_b, rel=tolerance)
     lowest = min(ranked_a, default=0.0) * (1 + 2 * tolerance)
-    assert ({(h.cluster_id or h.id, h.similar) for h in a.hits if h.score > lowest}
-            == {(h.cluster_id or h.id, h.similar) for h in b.hits if h.score > lowest})
+
+    def keys(hits, above=0.0):
+        return {(h.cluster_id or h.id, h.similar) for h in hits if h.score > above}
+
+    assert keys(a.hits, lowest) <= keys(b.hits) and keys(b.hits, lowest) <= keys(a.hits)
 
 
 async def _outputs(parsed) -> list:
