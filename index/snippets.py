@@ -424,24 +424,40 @@ class _Posted:
 
 
 def _best_window(matches: list[Match], width: int) -> tuple[int, int]:
-    """Index range of ``matches`` fitting in ``width`` chars with most distinct terms, then most."""
-    best, best_score = (0, 0), (-1, -1)
-    counts: dict[str, int] = {}
-    j, n = 0, len(matches)
-    for i, (start, _, term) in enumerate(matches):
+    """Index range of ``matches`` fitting in ``width`` chars with most distinct terms, then most.
+
+    A term is in the window from when a match of it enters until its count falls to
+    exactly 0 (a word wider than the window leaves it below 0, still in); terms are
+    counted by number, in lists."""
+    named = list(map(itemgetter(2), matches))
+    distinct_terms = dict.fromkeys(named)
+    numbers = {term: k for k, term in enumerate(distinct_terms)}
+    terms = list(map(numbers.__getitem__, named))
+    ends = list(map(itemgetter(1), matches))
+    counts = [0] * len(numbers)
+    held = [False] * len(numbers)
+    best, best_distinct, best_count = (0, 0), -1, -1
+    distinct = j = 0
+    n = len(matches)
+    for i, (start, _, _) in enumerate(matches):
         limit = start + width
-        while j < n and matches[j][1] <= limit:
-            t = matches[j][2]
-            counts[t] = counts.get(t, 0) + 1
+        while j < n and ends[j] <= limit:
+            t = terms[j]
+            counts[t] += 1
+            if not held[t]:
+                held[t] = True
+                distinct += 1
             j += 1
-        score = (len(counts), j - i)
-        if score > best_score:
-            best, best_score = (i, j), score
-        left = counts.get(term, 0) - 1  # below 0 for a word wider than the window
-        if left:
-            counts[term] = left
-        else:
-            del counts[term]
+        if distinct > best_distinct or (distinct == best_distinct and j - i > best_count):
+            best, best_distinct, best_count = (i, j), distinct, j - i
+        t = terms[i]
+        left = counts[t] = counts[t] - 1
+        if not left:
+            held[t] = False
+            distinct -= 1
+        elif not held[t]:
+            held[t] = True
+            distinct += 1
     return best
 
 
@@ -584,19 +600,33 @@ def _window_matches(
 
 def _holds_every_term(matches: list[Match], width: int, count: int) -> bool:
     """Whether ``count`` distinct terms of ``matches`` fit in one window of ``width``."""
-    counts: dict[str, int] = {}
-    j = 0
-    for i, (start, _, term) in enumerate(matches):
-        j = max(j, i)
-        while j < len(matches) and matches[j][1] - start <= width:
-            counts[matches[j][2]] = counts.get(matches[j][2], 0) + 1
+    named = list(map(itemgetter(2), matches))
+    distinct_terms = dict.fromkeys(named)
+    if len(distinct_terms) < count:
+        return False
+    numbers = {term: k for k, term in enumerate(distinct_terms)}
+    terms = list(map(numbers.__getitem__, named))
+    ends = list(map(itemgetter(1), matches))
+    counts = [0] * len(numbers)
+    distinct = j = 0
+    n = len(matches)
+    for i, start in enumerate(map(itemgetter(0), matches)):
+        if j < i:
+            j = i
+        limit = start + width
+        while j < n and ends[j] <= limit:
+            t = terms[j]
+            if not counts[t]:
+                distinct += 1
+            counts[t] += 1
             j += 1
-        if len(counts) >= count:
+        if distinct >= count:
             return True
         if j > i:
-            counts[term] -= 1
-            if not counts[term]:
-                del counts[term]
+            t = terms[i]
+            counts[t] -= 1
+            if not counts[t]:
+                distinct -= 1
     return False
 
 
