@@ -76,6 +76,7 @@ __all__ = [
     "literal_reading",
     "looks_pasted",
     "parse",
+    "relaxations",
     "words_reading",
 ]
 
@@ -522,42 +523,44 @@ class Query:
         text = WORD_RE.sub(lambda m: fixes.get(normalize(m.group()), m.group()), self.raw)
         return text if text != self.raw else None
 
-    def relaxations(self) -> list[tuple[str, str]]:
-        """Looser versions of this query, as ``(what changed, query text)``: without quotes,
-        on every site, without exclusions, or any of its words."""
-        out: list[tuple[str, str]] = []
-        tokens = self.tokens
-
-        def offer(label: str, edits: dict[int, str]) -> None:
-            text = self.raw
-            for i in sorted(edits, reverse=True):
-                token = tokens[i]
-                text = text[: token.start] + edits[i] + text[token.end :]
-            text = " ".join(text.split())
-            if text and text != self.raw and all(text != q for _, q in out):
-                out.append((label, text))
-
-        phrases = {i: ("-" if t.negated else "") + " " + t.value + " "
-                   for i, t in enumerate(tokens) if t.kind == _PHRASE}
-        if phrases:
-            offer("Without quotes", phrases)
-        sites = {i: " " for i, t in enumerate(tokens) if t.kind == _SITE}
-        if sites:
-            offer("On every site", sites)
-        langs = {i: " " for i, t in enumerate(tokens) if t.kind == _LANG}
-        if langs:
-            offer("In every language", langs)
-        if any(t.negated and t.kind not in (_SITE, _LANG) for t in tokens):
-            offer("Without exclusions", {i: " " for i, t in enumerate(tokens) if t.negated})
-        words = [t.value for t in tokens]
-        if (len(tokens) > 2 and not out
-                and all(t.kind == _WORD and not t.negated and t.value.isalnum()
-                        for t in tokens)):
-            out.append(("Any of the words", " OR ".join(words)))
-        return out
-
     def __str__(self) -> str:
         return "" if self.root is None else str(self.root)
+
+
+def relaxations(query: Query) -> list[tuple[str, str]]:
+    """Looser versions of ``query``, as ``(what changed, query text)``: without quotes, on
+    every site, without exclusions, or any of its words (the web UI offers them when a
+    query finds nothing)."""
+    out: list[tuple[str, str]] = []
+    tokens = query.tokens
+
+    def offer(label: str, edits: dict[int, str]) -> None:
+        text = query.raw
+        for i in sorted(edits, reverse=True):
+            token = tokens[i]
+            text = text[: token.start] + edits[i] + text[token.end :]
+        text = " ".join(text.split())
+        if text and text != query.raw and all(text != q for _, q in out):
+            out.append((label, text))
+
+    phrases = {i: ("-" if t.negated else "") + " " + t.value + " "
+               for i, t in enumerate(tokens) if t.kind == _PHRASE}
+    if phrases:
+        offer("Without quotes", phrases)
+    sites = {i: " " for i, t in enumerate(tokens) if t.kind == _SITE}
+    if sites:
+        offer("On every site", sites)
+    langs = {i: " " for i, t in enumerate(tokens) if t.kind == _LANG}
+    if langs:
+        offer("In every language", langs)
+    if any(t.negated and t.kind not in (_SITE, _LANG) for t in tokens):
+        offer("Without exclusions", {i: " " for i, t in enumerate(tokens) if t.negated})
+    words = [t.value for t in tokens]
+    if (len(tokens) > 2 and not out
+            and all(t.kind == _WORD and not t.negated and t.value.isalnum()
+                    for t in tokens)):
+        out.append(("Any of the words", " OR ".join(words)))
+    return out
 
 
 def navigational(words: tuple) -> tuple[Term, ...]:

@@ -23,6 +23,7 @@ from index.query import (
     literal_reading,
     looks_pasted,
     parse,
+    relaxations,
 )
 
 
@@ -92,7 +93,7 @@ def test_lang_operator():
     assert not parse("lang:fr").matches_nothing
     for junk in ("lang:", "lang:1", "lang:-", "lang:x"):  # no language: the token is dropped
         assert parse(f"python {junk}").root == Term("python", "python")
-    assert ("In every language", "python") in parse("python lang:de").relaxations()
+    assert ("In every language", "python") in relaxations(parse("python lang:de"))
 
 
 def test_site_strips_scheme_port_and_path():

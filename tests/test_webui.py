@@ -17,7 +17,7 @@ from referencing.jsonschema import DRAFT202012
 
 from crawler.urls import doc_id_for
 from index.base import Document, Hit, Results
-from index.query import parse
+from index.query import parse, relaxations
 from webui.search.backend import get_search_backend
 
 pytestmark = pytest.mark.django_db
@@ -148,7 +148,7 @@ def test_search_page_empty_and_zero_results(client):
 
 
 def relaxed_queries(text):
-    return parse(text).relaxations()
+    return relaxations(parse(text))
 
 
 def test_relaxed_queries():

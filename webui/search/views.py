@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from crawler.config import get_config
 from index.base import SearchUnavailable
-from index.query import MAX_QUERY_CHARS, Query
+from index.query import MAX_QUERY_CHARS, Query, relaxations
 from webui.search import querylog
 from webui.search.backend import QueryError, get_search_backend, run_search
 from webui.search.cache import CachedCopy, NoCachedCopy, cached_copy, is_doc_id, stored_copy
@@ -66,7 +66,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
                 prev_page=results.page - 1 if results.page > 1 else None,
                 next_page=results.page + 1 if results.page < last_page else None,
                 pages=_page_numbers(results.page, last_page) if results.total else [],
-                alternatives=[] if results.hits else results.parsed.relaxations(),
+                alternatives=[] if results.hits else relaxations(results.parsed),
                 facets=_facet_links(results.parsed, results.facets),
             )
     else:
