@@ -93,7 +93,12 @@ HAND_TUNED_SITES = frozenset({"debian-handbook.test", "git.test", "python.test",
 #: commands, a daemon a page, a C library's texinfo manual, a backup tool's command
 #: reference with its FAQ, a security guide in DocBook of many small sections, a Python
 #: cryptography library's API reference, a music manager's configuration reference and
-#: plugins).
+#: plugins); scored once at 00f85e1 and opened when the eighth was added. ``eighth``: six
+#: more added for it the same way, after the first seven had been scored (a plotting
+#: program's command reference, a command or option a page, a mail suite's texinfo
+#: manual, a C library's man pages, a Python testing library's guides and references, a
+#: tracing tool's DocBook guide of small sections, a key-value store's C API made by
+#: doxygen).
 SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
     "first": frozenset({"sqlite.test", "zsh.test", "celery.test", "tornado.test",
                         "cmake.test", "pytest.test", "dask.test"}),
@@ -109,15 +114,17 @@ SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
                         "coverage.test"}),
     "seventh": frozenset({"frr.test", "mpfr.test", "borg.test", "harden.test",
                           "cryptography.test", "beets.test"}),
+    "eighth": frozenset({"gnuplot.test", "mailutils.test", "ncurses.test", "hypothesis.test",
+                         "systemtap.test", "lmdb.test"}),
 })
 #: The sealed sets scored once already and opened (``bench/relevance.py --sealed --set
 #: NAME``; each figure, with the commit it measured, is in docs/relevance-figures.md). A set
 #: named here is open: tuning runs, miss listings and explain output may look at it, its
 #: queries load with the open sites', and a figure on it is no longer held out. The newest
 #: set is named here only once a newer one is sealed (``seventh``: scored once at 00f85e1,
-#: sealed until an eighth is added), so the refusals always guard a set; only a set never
+#: opened when the eighth was sealed), so the refusals always guard a set; only a set never
 #: scored gives a sealed figure.
-SCORED_SETS = frozenset({"first", "second", "third", "fourth", "fifth", "sixth"})
+SCORED_SETS = frozenset({"first", "second", "third", "fourth", "fifth", "sixth", "seventh"})
 #: The sealed sets not opened: the ones ``--sealed`` scores and the harness refuses.
 UNSCORED_SETS: Mapping[str, frozenset[str]] = MappingProxyType(
     {name: sites for name, sites in SEALED_SETS.items() if name not in SCORED_SETS})

@@ -204,6 +204,31 @@ DOC_SITES: tuple[DocSite, ...] = (
     # beets: a music library manager's guides, its configuration and command line
     # references and 69 plugins a page each (Sphinx).
     DocSite("beets.test", "beets-doc", Path("/usr/share/doc/beets/html")),
+    # The eighth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # gnuplot: the plotting program's command reference, a command, plot style or `set`
+    # option a page (latex2html, node1.html .. node649.html), 652 pages.
+    DocSite("gnuplot.test", "gnuplot-doc", Path("/usr/share/doc/gnuplot/htmldocs")),
+    # GNU Mailutils: the texinfo manual of a mail suite (its programs, the sieve language,
+    # the configuration file syntax, the C library), a node a page, 306 pages.
+    DocSite("mailutils.test", "mailutils-doc",
+            Path("/usr/share/doc/mailutils/mailutils.html")),
+    # ncurses: the C library's man pages in HTML, a family of functions a page (curs_getch,
+    # curs_color, ...), the panel, menu and form libraries' and the terminfo tools' (137);
+    # the HOWTO and the introduction beside them link to none of them and are left out.
+    DocSite("ncurses.test", "ncurses-doc", Path("/usr/share/doc/ncurses-doc/html/man")),
+    # Hypothesis: a Python property-based testing library's guides, strategies and
+    # settings references and its 0.85 MB changelog (Sphinx).
+    DocSite("hypothesis.test", "python-hypothesis-doc",
+            Path("/usr/share/doc/python-hypothesis-doc/html")),
+    # The SystemTap Beginners Guide: a DocBook guide, a section a page, most of 3 to 12 kB,
+    # its example scripts on pages of their own; the tapset reference beside it left out.
+    DocSite("systemtap.test", "systemtap-doc",
+            Path("/usr/share/doc/systemtap-doc/SystemTap_Beginners_Guide")),
+    # LMDB: a key-value store's C API reference made by doxygen (its functions, flags and
+    # return codes grouped a page each, its source files); /search/ is doxygen's script
+    # search, kept out as a build by-product.
+    DocSite("lmdb.test", "lmdb-doc", Path("/usr/share/doc/lmdb-doc/html"),
+            (*DEFAULT_DISALLOW, "/search/")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
