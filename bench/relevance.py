@@ -35,13 +35,15 @@ re-crawl; ``--recrawl`` refreshes it. ``--quick`` crawls only the CI subset
 ``--semantic`` turns semantic matching on for every backend of the run (``SEARCH_SEMANTIC``,
 :mod:`index.semantic`; ``--no-semantic`` off; default the setting's), with the encoder
 ``--semantic-model`` names (``SEARCH_SEMANTIC_MODEL``: ``transformer`` or ``static``) and
-``--semantic-sections`` windows a page (``SEARCH_SEMANTIC_SECTIONS``): the
+``--semantic-sections`` windows a page (``SEARCH_SEMANTIC_SECTIONS``), re-ranking
+``--semantic-queries`` (``SEARCH_SEMANTIC_QUERIES``: ``all``, or ``questions`` only): the
 embedded index's build time (``index_s``) then includes embedding the pages' sections.
 
     python -m bench.relevance [--quick | --sealed [--set NAME]] [--ablation] [--elasticsearch]
                               [--cache DIR] [--recrawl] [--folds K] [--show-misses]
                               [--[no-]semantic] [--semantic-model NAME]
-                              [--semantic-sections N] [--check-answers]
+                              [--semantic-sections N] [--semantic-queries SCOPE]
+                              [--check-answers]
 
 ``--check-answers`` scores nothing: it checks that every judged page of the run's queries
 (best and acceptable) is a file the test web serves, crawls (or reuses the cached crawl),
@@ -57,13 +59,13 @@ Last stdout line: one JSON object with sealed, s_at_1, s_at_3, s_at_10, mrr_at_1
 baseline_mrr_at_10 (and baseline_s_at_*), heldout, heldout_sites, heldout_figures,
 per_site and per_class (each with baseline_mrr_at_10), zero_result_queries,
 zero_result_baseline_top_10, folds, queries, sites, pages_crawled, training_queries,
-semantic, semantic_model, semantic_sections, index_s, query_ms_p50 and query_ms_p95 (one
-more pass of the judged queries through the embedded backend; es_query_ms_* through
-Elasticsearch) (and es_* with --elasticsearch). With --sealed, also sealed_sets (and
-es_sealed_sets): per sealed set, its s_at_*, mrr_at_10, baseline_*, per_site, per_class,
-zero_result_queries, zero_result_baseline_top_10, queries and sites. With --check-answers
-instead: check_answers, sealed, queries, sites, pages_crawled, not_served, not_crawled and
-unanswerable.
+semantic, semantic_model, semantic_sections, semantic_queries, index_s, query_ms_p50 and
+query_ms_p95 (one more pass of the judged queries through the embedded backend;
+es_query_ms_* through Elasticsearch) (and es_* with --elasticsearch). With --sealed, also
+sealed_sets (and es_sealed_sets): per sealed set, its s_at_*, mrr_at_10, baseline_*,
+per_site, per_class, zero_result_queries, zero_result_baseline_top_10, queries and sites.
+With --check-answers instead: check_answers, sealed, queries, sites, pages_crawled,
+not_served, not_crawled and unanswerable.
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ from harness.services import configured_or_private_elasticsearch
 from harness.training import KnownItem, known_items
 from index.engines.embedded.backend import EmbeddedBackend
 from index.fields import DEFAULT_FIELD_WEIGHTS, FieldWeights
+from index.semantic import QUERY_SCOPES
 from testweb.docsites import DOC_SITES, available_doc_sites
 
 # --- the run -----------------------------------------------------------------------------
@@ -400,6 +403,10 @@ def main(argv: list[str] | None = None) -> int:
                         default=setting_default("SEARCH_SEMANTIC_SECTIONS"),
                         help="windows embedded a page (SEARCH_SEMANTIC_SECTIONS; default "
                              "%(default)s)")
+    parser.add_argument("--semantic-queries", choices=QUERY_SCOPES,
+                        default=setting_default("SEARCH_SEMANTIC_QUERIES"),
+                        help="the queries semantic matching re-ranks (SEARCH_SEMANTIC_QUERIES; "
+                             "default %(default)s): all, or question-shaped ones only")
     parser.add_argument("--check-answers", action="store_true",
                         help="score nothing: check that every judged page of the run is "
                              "served and reached by the crawl (allowed with --sealed)")
@@ -429,7 +436,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     project_index = cache / "index"
     options = {"semantic": args.semantic, "semantic_model": args.semantic_model,
-               "semantic_sections": args.semantic_sections}
+               "semantic_sections": args.semantic_sections,
+               "semantic_queries": args.semantic_queries}
     backend = build_index(project_index, documents(pages, cache / "links.sqlite"), **options)
     index_s = time.monotonic() - started
     log(f"indexed {backend.stats()['docs']} documents in {index_s:.0f} s")
@@ -457,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
               "semantic": args.semantic,
               "semantic_model": args.semantic_model if args.semantic else "",
               "semantic_sections": args.semantic_sections if args.semantic else 0,
+              "semantic_queries": args.semantic_queries if args.semantic else "",
               "index_s": round(index_s, 1),
               **query_latency(backend, judged),
               "sites": sites}

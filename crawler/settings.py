@@ -364,10 +364,12 @@ SEARCH_CACHE_SIZE = 10_000
 # results are fused by reciprocal rank with the order of their best section's similarity.
 # SEARCH_SEMANTIC_MODEL: "transformer" runs the model on CPU (onnxruntime, ~0.5 s a page);
 # "static" sums token vectors distilled from it once an installation (index/static_vectors.py).
+# SEARCH_SEMANTIC_QUERIES: the queries re-ranked, "all", or "questions" (Query.question) only.
 SEARCH_SEMANTIC = False
 SEARCH_SEMANTIC_SECTIONS = 16
 SEARCH_SEMANTIC_DEPTH = 30
 SEARCH_SEMANTIC_MODEL = "transformer"
+SEARCH_SEMANTIC_QUERIES = "all"
 
 # --- freshness: recrawl, conditional GET, deletions, moves (crawler/freshness.py) ---
 # between RedirectMiddleware (600) and the handler: sees 301/304/404 before they are handled

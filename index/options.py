@@ -30,6 +30,7 @@ class SearchOptions:
     semantic_sections: int
     semantic_depth: int
     semantic_model: str
+    semantic_queries: str
     #: Where a compound of the query's words scores, and how much.
     compound_fields: FieldWeights = DEFAULT_COMPOUND_FIELDS
 
@@ -40,6 +41,7 @@ class SearchOptions:
         "SEARCH_SEMANTIC_SECTIONS": ("semantic_sections", int),
         "SEARCH_SEMANTIC_DEPTH": ("semantic_depth", int),
         "SEARCH_SEMANTIC_MODEL": ("semantic_model", str),
+        "SEARCH_SEMANTIC_QUERIES": ("semantic_queries", str),
     }
 
     @classmethod

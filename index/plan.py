@@ -38,7 +38,10 @@ The plan holds:
    with its page-level signals: the first ``SEARCH_SEMANTIC_DEPTH`` results of the reading
    that answers are read at once and fused by reciprocal rank with the order of their
    best sections' similarity to the query (:meth:`SearchPlan.execute`), and the page
-   asked for is cut from that order. A page past that depth keeps the engine's order.
+   asked for is cut from that order. A page past that depth keeps the engine's order, and
+   so does every result of a query the match does not apply to
+   (:meth:`~index.semantic.SectionMatch.applies`: with ``SEARCH_SEMANTIC_QUERIES =
+   "questions"``, a query that is not question-shaped).
 
 The per-query context the signals read (:class:`~index.signals.RankContext`: the query's
 language, the sites it names, the time it runs at) is computed here, once.
@@ -113,8 +116,10 @@ class SearchPlan:
     def of(cls, query: Query, thresholds: Thresholds, ranker: Ranker,
            language: str = "en", sections: SectionMatch | None = None) -> SearchPlan:
         """The plan of ``query`` for an engine with these thresholds, ranker and semantic
-        matching."""
+        matching (``None`` when the match does not apply to the query)."""
         context = RankContext.of(query, language)
+        if sections is not None and not sections.applies(query):
+            sections = None
         return cls(query, context, thresholds,
                    named_homes=bool(context.named) and bool(ranker.weight("sitehome")),
                    sections=sections)

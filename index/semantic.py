@@ -30,7 +30,10 @@ spread over the whole page (:func:`windows`), and stored with the page as int8 v
 (:func:`pack`; ``Document.vectors``); at query time the search plan
 (:class:`index.plan.SearchPlan`) re-ranks the first ``SEARCH_SEMANTIC_DEPTH`` results: a
 page's semantic score is its best section's cosine similarity to the query, fused with
-the engine's ranking (its page-level signals) by reciprocal rank (:meth:`SectionMatch.rerank`).
+the engine's ranking (its page-level signals) by reciprocal rank (:meth:`SectionMatch.rerank`),
+for every query with words or, with ``SEARCH_SEMANTIC_QUERIES = "questions"``, for
+question-shaped ones only (``Query.question``; :meth:`SectionMatch.applies`), the rest
+keeping the engine's order.
 """
 
 from __future__ import annotations
@@ -51,10 +54,11 @@ from index.minilm import MODEL_PACKAGE, ModelMissing, load, model_zip
 if TYPE_CHECKING:
     from index.base import Document
     from index.hits import Pending
+    from index.query import Query
     from index.static_vectors import StaticEncoder
 
-__all__ = ["MODELS", "MODEL_PACKAGE", "WINDOW_WORDS", "Encoder", "ModelMissing", "SectionMatch",
-           "SemanticOptions",
+__all__ = ["MODELS", "MODEL_PACKAGE", "QUERY_SCOPES", "WINDOW_WORDS", "Encoder", "ModelMissing",
+           "SectionMatch", "SemanticOptions",
            "encoder", "model_zip", "pack", "quantize", "reciprocal_rank_fusion", "section_match",
            "section_text", "unpack", "windows"]
 
@@ -183,12 +187,18 @@ class SectionMatch:
     module). Thread-safe; a window's vector is remembered by its text, so the same page
     indexed by two engines in one process is embedded once."""
 
-    def __init__(self, encoder: Encoder | StaticEncoder, sections: int, depth: int):
+    def __init__(self, encoder: Encoder | StaticEncoder, sections: int, depth: int,
+                 queries: str = "all"):
+        if queries not in QUERY_SCOPES:
+            raise ValueError(f"SEARCH_SEMANTIC_QUERIES is {queries!r}: set one of "
+                             f"{', '.join(QUERY_SCOPES)}")
         self.encoder = encoder
         #: Most windows embedded a page (``SEARCH_SEMANTIC_SECTIONS``).
         self.sections = sections
         #: Results re-ranked (``SEARCH_SEMANTIC_DEPTH``).
         self.depth = depth
+        #: The queries re-ranked (``SEARCH_SEMANTIC_QUERIES``: one of ``QUERY_SCOPES``).
+        self.queries = queries
         #: What the stored vectors are tagged with (:func:`pack`).
         self.tag: str = getattr(encoder, "tag", "")
         self._known: OrderedDict[bytes, np.ndarray] = OrderedDict()
@@ -233,6 +243,12 @@ class SectionMatch:
             at += len(texts)
         return docs
 
+    def applies(self, query: Query) -> bool:
+        """Whether ``query``'s first results are re-ranked: every query's, or a
+        question-shaped one's only (``Query.question``) when ``queries`` is
+        ``"questions"``."""
+        return self.queries == "all" or query.question
+
     def best(self, stored: str, query: np.ndarray) -> float | None:
         """A page's semantic score: its best section's cosine similarity to ``query``
         (``None`` for a page stored without vectors)."""
@@ -259,16 +275,19 @@ class SectionMatch:
 class SemanticOptions:
     """An engine's semantic matching: on or off (``SEARCH_SEMANTIC``), windows embedded a
     page (``SEARCH_SEMANTIC_SECTIONS``), results re-ranked (``SEARCH_SEMANTIC_DEPTH``), the
-    encoder (``SEARCH_SEMANTIC_MODEL``: one of ``MODELS``)."""
+    encoder (``SEARCH_SEMANTIC_MODEL``: one of ``MODELS``), the queries re-ranked
+    (``SEARCH_SEMANTIC_QUERIES``: one of ``QUERY_SCOPES``)."""
 
     enabled: bool
     sections: int
     depth: int
     model: str = "transformer"
+    queries: str = "all"
 
     @classmethod
     def of(cls, enabled: bool | None = None, sections: int | None = None,
-           depth: int | None = None, model: str | None = None) -> SemanticOptions:
+           depth: int | None = None, model: str | None = None,
+           queries: str | None = None) -> SemanticOptions:
         """The options given, the settings' defaults (crawler/settings.py) for ``None``."""
         from crawler.options import setting_default
 
@@ -278,11 +297,14 @@ class SemanticOptions:
         return cls(bool(pick(enabled, "SEARCH_SEMANTIC")),
                    int(pick(sections, "SEARCH_SEMANTIC_SECTIONS")),
                    int(pick(depth, "SEARCH_SEMANTIC_DEPTH")),
-                   str(pick(model, "SEARCH_SEMANTIC_MODEL")))
+                   str(pick(model, "SEARCH_SEMANTIC_MODEL")),
+                   str(pick(queries, "SEARCH_SEMANTIC_QUERIES")))
 
     def match(self) -> SectionMatch | None:
         """The process's :class:`SectionMatch` for these options (``None`` when off)."""
-        return section_match(self.sections, self.depth, self.model) if self.enabled else None
+        if not self.enabled:
+            return None
+        return section_match(self.sections, self.depth, self.model, self.queries)
 
     def embedded(self, docs: Iterable[Document]) -> Iterable[Document]:
         """``docs`` with their sections' vectors when on, as they are when off."""
@@ -293,6 +315,9 @@ class SemanticOptions:
 #: The encoders ``SEARCH_SEMANTIC_MODEL`` names: the transformer itself (:class:`Encoder`) or
 #: the static token vectors distilled from it (:class:`index.static_vectors.StaticEncoder`).
 MODELS = ("transformer", "static")
+#: The queries ``SEARCH_SEMANTIC_QUERIES`` names: every query with words, or the
+#: question-shaped ones (``Query.question``), where semantic matching gains most.
+QUERY_SCOPES = ("all", "questions")
 
 
 @lru_cache(maxsize=4)
@@ -308,7 +333,9 @@ def encoder(model: str, threads: int = 2) -> Encoder | StaticEncoder:
 
 
 @lru_cache(maxsize=4)
-def section_match(sections: int, depth: int, model: str = "transformer") -> SectionMatch:
-    """The process's :class:`SectionMatch` with these budgets and encoder (the model loaded
-    once, on first use; :class:`ModelMissing` says what to install when it is not)."""
-    return SectionMatch(encoder(model), sections, depth)
+def section_match(sections: int, depth: int, model: str = "transformer",
+                  queries: str = "all") -> SectionMatch:
+    """The process's :class:`SectionMatch` with these budgets, encoder and queries (the
+    model loaded once, on first use; :class:`ModelMissing` says what to install when it is
+    not)."""
+    return SectionMatch(encoder(model), sections, depth, queries)

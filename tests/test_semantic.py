@@ -137,3 +137,17 @@ def test_vectors_of_another_model_are_not_compared(static):
     assert semantic.unpack(stored, 384).shape == (0, 384)
     assert semantic.unpack(semantic.pack(np.ones((1, 384)) / 384**0.5), 256, "static"
                            ).shape == (0, 256)
+
+
+def test_the_queries_a_match_applies_to():
+    from index.query import parse
+
+    match = semantic.SectionMatch(encoder=None, sections=4, depth=30, queries="questions")
+    assert match.applies(parse("how do I move the legend box of my plot"))
+    assert not match.applies(parse("legend box plot"))
+    every = semantic.SectionMatch(encoder=None, sections=4, depth=30)
+    assert every.applies(parse("legend box plot"))
+    with pytest.raises(ValueError, match="SEARCH_SEMANTIC_QUERIES"):
+        semantic.SectionMatch(encoder=None, sections=4, depth=30, queries="some")
+    options = semantic.SemanticOptions.of(True, 4, 30, "static", "questions")
+    assert options.match().queries == "questions"

@@ -73,11 +73,13 @@ def test_pages_of_the_fused_order_follow_each_other(engines):
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def static_engines(request):
-    """Two backends of one engine holding ``PAGES``: semantic matching off, and on with the
-    static token vectors."""
+    """Three backends of one engine holding ``PAGES``: semantic matching off, on with the
+    static token vectors, and on with them for question-shaped queries only."""
     make = request.getfixturevalue(f"make_{request.param}_backend")
-    made = [make(semantic=False), make(semantic=True, semantic_sections=4, semantic_depth=30,
-                                        semantic_model="static")]
+    made = [make(semantic=False),
+            *(make(semantic=True, semantic_sections=4, semantic_depth=30,
+                   semantic_model="static", semantic_queries=queries)
+              for queries in ("all", "questions"))]
     for backend in made:
         backend.ensure_index()
         backend.index([doc(p.url, p.title, p.body, sections=p.sections) for p in PAGES])
@@ -90,7 +92,7 @@ def static_engines(request):
 def test_static_vectors_rerank_alike_on_every_engine(static_engines):
     from index.semantic import section_match, unpack
 
-    off, on = static_engines
+    off, on, _ = static_engines
     match = section_match(4, 30, "static")
     stored = {p.url: on.get(p.id).vectors for p in PAGES}
     # tagged, 256 int8 values a window: never read as the transformer's vectors
@@ -101,3 +103,20 @@ def test_static_vectors_rerank_alike_on_every_engine(static_engines):
     plain = urls(off.search(QUESTION))
     assert closest[0] != plain[0]  # the fusion has something to do
     assert urls(on.search(QUESTION)) == reciprocal_rank_fusion([plain, closest])
+
+
+# framed by "my", but two words of topic are too few for a question (Query.question)
+NOT_A_QUESTION = "box of my plot"
+
+
+def test_questions_only_reranks_question_shaped_queries(static_engines):
+    from index.query import parse
+
+    off, on, questions = static_engines
+    assert parse(QUESTION).question and not parse(NOT_A_QUESTION).question
+    # a question is re-ranked as by semantic matching of every query ...
+    assert urls(questions.search(QUESTION)) == urls(on.search(QUESTION)) != urls(
+        off.search(QUESTION))
+    # ... and any other query keeps the engine's order, where every query's matching moves it
+    assert urls(on.search(NOT_A_QUESTION)) != urls(off.search(NOT_A_QUESTION))
+    assert urls(questions.search(NOT_A_QUESTION)) == urls(off.search(NOT_A_QUESTION))

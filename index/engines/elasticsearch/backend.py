@@ -102,7 +102,7 @@ class ElasticsearchBackend(SearchBackend):
         self.ranker = Ranker.for_engine("elasticsearch", signals, o.rank_weights, weights_file)
         self.ranking = RankingQuery(compiler, self.ranker)
         self.semantic = SemanticOptions(o.semantic, o.semantic_sections, o.semantic_depth,
-                                        o.semantic_model)
+                                        o.semantic_model, o.semantic_queries)
         # A node that dies mid-request is retried on another one: queries keep answering.
         self.client = client or Elasticsearch(hosts, request_timeout=o.request_timeout_s,
                                               max_retries=3, retry_on_timeout=True)

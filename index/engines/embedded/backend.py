@@ -84,7 +84,7 @@ class EmbeddedBackend(SearchBackend):
         weights_file = weights_file_of(o.weights_file, config.data_dir if config else None)
         self.ranker = Ranker.for_engine("embedded", signals, o.rank_weights, weights_file)
         self.semantic = SemanticOptions(o.semantic, o.semantic_sections, o.semantic_depth,
-                                        o.semantic_model)
+                                        o.semantic_model, o.semantic_queries)
         self._index: tantivy.Index | None = None
         self._writer: tantivy.IndexWriter | None = None
         self._pending = 0
