@@ -35,6 +35,9 @@ SUMMARY_KEYS = (
 
 #: A timer this late (seconds) counts as a stall in ``reactor/stalls``.
 STALL_S = 0.1
+#: Ticks at least this late (ms) are counted in ``reactor/late_<bound>ms``: a host due is
+#: meant to be fetched within 50 ms.
+LATE_BOUNDS_MS = (20, 50)
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +48,10 @@ class ReactorLag:
     starved CPU) delays every download and every wake-up of the scheduler by as much.
     Stats: ``reactor/ticks``, ``reactor/lag_total_ms`` (their sum: mean = total / ticks),
     ``reactor/lag_max_ms``, ``reactor/stalls`` (ticks ``STALL_S`` or more late) and
-    ``reactor/stalled_ms`` (their lag summed).
+    ``reactor/stalled_ms`` (their lag summed), ``reactor/late_20ms`` and ``reactor/late_50ms``
+    (ticks at least that late). Full (generation 2) garbage collections, which
+    stop every thread, are timed too: ``reactor/gc_full``, ``reactor/gc_full_ms`` (summed)
+    and ``reactor/gc_full_max_ms``.
 
     With ``REACTOR_STALL_STACKS`` a watchdog thread logs (warning ``reactor stalled``) what
     the reactor thread is running once a tick is ``STALL_S`` late, and every ``STALL_S``
@@ -60,6 +66,8 @@ class ReactorLag:
         self._call = None
         self._due = 0.0
         self._stopped = threading.Event()
+        self._gc_started = 0.0
+        self._gc_full: list[float] = []  # seconds each, until the next tick records them
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -73,6 +81,7 @@ class ReactorLag:
         return probe
 
     def start(self, spider=None) -> None:
+        gc.callbacks.append(self._on_gc)
         self._schedule()
         if self.stall_stacks:
             threading.Thread(target=self._watch, args=(threading.get_ident(),),
@@ -80,9 +89,27 @@ class ReactorLag:
 
     def stop(self, spider=None, reason: str = "") -> None:
         self._stopped.set()
+        if self._on_gc in gc.callbacks:
+            gc.callbacks.remove(self._on_gc)
+        self._record_gc()
         if self._call is not None:
             self._call.cancel()
             self._call = None
+
+    def _on_gc(self, phase: str, info: dict) -> None:
+        # runs in whichever thread collects, with every other thread stopped: only note it
+        if info["generation"] == 2:
+            if phase == "start":
+                self._gc_started = time.perf_counter()
+            else:
+                self._gc_full.append(time.perf_counter() - self._gc_started)
+
+    def _record_gc(self) -> None:
+        while self._gc_full:
+            ms = round(self._gc_full.pop() * 1000)
+            self.stats.inc_value("reactor/gc_full")
+            self.stats.inc_value("reactor/gc_full_ms", ms)
+            self.stats.max_value("reactor/gc_full_max_ms", ms)
 
     def _schedule(self) -> None:
         from scrapy.utils.asyncio import call_later
@@ -97,9 +124,13 @@ class ReactorLag:
         self.stats.inc_value("reactor/ticks")
         self.stats.inc_value("reactor/lag_total_ms", ms)
         self.stats.max_value("reactor/lag_max_ms", ms)
+        for bound in LATE_BOUNDS_MS:
+            if ms >= bound:
+                self.stats.inc_value(f"reactor/late_{bound}ms")
         if late >= self.stall_s:
             self.stats.inc_value("reactor/stalls")
             self.stats.inc_value("reactor/stalled_ms", ms)
+        self._record_gc()
         self._schedule()
 
     def _watch(self, reactor_thread: int) -> None:

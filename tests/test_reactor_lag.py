@@ -32,6 +32,7 @@ def test_a_late_tick_counts_as_a_stall_with_its_lag():
     assert 250 <= stats["reactor/lag_max_ms"] < 1000
     assert stats["reactor/stalled_ms"] == stats["reactor/lag_max_ms"]
     assert stats["reactor/lag_total_ms"] == stats["reactor/lag_max_ms"]
+    assert stats["reactor/late_20ms"] == stats["reactor/late_50ms"] == 1
 
 
 def test_a_tick_on_time_is_no_stall():
@@ -81,3 +82,19 @@ def test_reactor_first_freezes_start_up_and_shortens_the_switch_interval():
     with pytest.raises(NotConfigured):
         ReactorFirst.from_crawler(get_crawler(settings_dict={
             "REACTOR_GC_FREEZE": False, "REACTOR_SWITCH_INTERVAL": 0}))
+
+
+def test_full_collections_are_timed_while_the_probe_runs():
+    probe = _probe()
+    probe.start()
+    try:
+        gc.collect()
+        gc.collect(1)  # a younger generation is not a full collection
+        probe.tick()
+    finally:
+        probe.stop()
+    gc.collect()
+    stats = probe.stats.get_stats()
+    assert stats["reactor/gc_full"] == 1
+    assert 0 <= stats["reactor/gc_full_max_ms"] == stats["reactor/gc_full_ms"]
+    assert probe._on_gc not in gc.callbacks
