@@ -49,6 +49,59 @@ def test_add_reports_new_and_persists(tmp_path):
         LocalBloom(path, 20_000, 0.01)
 
 
+def test_sync_soon_writes_the_file_on_its_own_thread_and_close_waits(tmp_path, monkeypatch):
+    import os
+    import threading
+
+    import crawler.frontier.bloom as bloom_module
+
+    synced = threading.Event()
+    threads = []
+
+    def fsync(fd):
+        threads.append(threading.current_thread().name)
+        synced.set()
+
+    monkeypatch.setattr(bloom_module.os, "fsync", fsync)
+    path = tmp_path / "seen.bloom"
+    bloom = LocalBloom(path, 10_000, 0.01)
+    bloom.add("http://a.test/")
+    bloom.sync_soon()  # returns at once: the caller's thread writes nothing
+    assert synced.wait(5)
+    assert threads == ["bloom-sync"]
+    bloom.add("http://b.test/")
+    bloom.close()
+    assert bloom._syncer is None
+    bloom.sync_soon()  # closed: no thread again
+    assert bloom._syncer is None
+    again = LocalBloom(path, 10_000, 0.01)
+    assert "http://a.test/" in again and "http://b.test/" in again
+    assert os.path.getsize(path) == again.nbytes
+
+
+def test_a_killed_process_loses_no_url_it_added(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    path = tmp_path / "seen.bloom"
+    child = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from crawler.frontier.bloom import LocalBloom
+        bloom = LocalBloom(Path({str(path)!r}), 10_000, 0.01)
+        for i in range(500):
+            bloom.add(f"http://k.test/{{i}}")
+        bloom.sync_soon()
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    done = subprocess.run([sys.executable, "-c", child], timeout=60)
+    assert done.returncode == -signal.SIGKILL
+    again = LocalBloom(path, 10_000, 0.01)
+    assert all(f"http://k.test/{i}" in again for i in range(500))
+
+
 def test_redis_bitmap_sets_the_same_bits(tmp_path):
     sample = urls("r", 2_000)
     local = LocalBloom(None, 10_000, 0.01)

@@ -7,6 +7,8 @@ its Lua script only tests and sets bits.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -56,6 +58,13 @@ class LocalBloom:
 
     ``positions`` of ``BloomHasher`` and ``positions_many`` agree for ``bits < 2**32``
     (a 4-Gbit filter, ~450 M URLs at 1%), which ``__init__`` enforces.
+
+    Its bits are written to the file by the kernel whatever happens to the process;
+    ``flush`` and ``sync_soon`` bound what a power cut can forget. ``flush`` (numpy's
+    ``msync``) holds the GIL while it writes every dirty page: 7-40 ms for the 12 MB filter
+    of 10 M URLs after 20,000 adds, which stopped every thread of a crawl each time the
+    frontier's 5 s timer called it. ``sync_soon`` has a thread of its own ``fsync`` the file
+    instead (the same pages written, the GIL let go meanwhile) and returns at once.
     """
 
     def __init__(self, path: Path | None, capacity: int, fpr: float):
@@ -79,6 +88,10 @@ class LocalBloom:
         # one URL's bits through a memoryview: numpy's per-item access (a memmap's Python
         # __getitem__) cost more than the rest of a frontier add
         self._bytes = memoryview(self.array).cast("B")
+        self._path = path
+        self._sync_wanted = threading.Event()
+        self._syncer: threading.Thread | None = None
+        self._closing = False
 
     @property
     def nbytes(self) -> int:
@@ -117,5 +130,38 @@ class LocalBloom:
         self.flush()
 
     def flush(self) -> None:
+        """Write the filter's changed pages to its file now (in this thread)."""
         if isinstance(self.array, np.memmap):
             self.array.flush()
+
+    def sync_soon(self) -> None:
+        """Have the filter's changed pages written to its file by a background thread,
+        without waiting; a sync asked during one runs once more after it."""
+        if self._path is None or self._closing:
+            return
+        if self._syncer is None:
+            self._syncer = threading.Thread(target=self._sync_loop, name="bloom-sync",
+                                            daemon=True)
+            self._syncer.start()
+        self._sync_wanted.set()
+
+    def _sync_loop(self) -> None:
+        fd = os.open(self._path, os.O_RDWR)
+        try:
+            while True:
+                self._sync_wanted.wait()
+                self._sync_wanted.clear()
+                if self._closing:
+                    return
+                os.fsync(fd)  # the mapping's dirty pages are the file's: fsync writes them
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Stop the background sync and write the filter's changed pages now."""
+        self._closing = True
+        if self._syncer is not None:
+            self._sync_wanted.set()
+            self._syncer.join()
+            self._syncer = None
+        self.flush()

@@ -385,7 +385,7 @@ class LocalFrontier(Frontier):
                 "SELECT id, host, entry_id FROM leases WHERE deadline < ?", (now,)
             ).fetchall()
             self._release(rows, now)
-        self.bloom.flush()  # called on a timer: bounds what a power cut can forget
+        self.bloom.sync_soon()  # called on a timer: bounds what a power cut can forget
         return len(rows)
 
     def release_dead_owners(self) -> int:
@@ -492,7 +492,7 @@ class LocalFrontier(Frontier):
         self.bloom.clear()
 
     def close(self) -> None:
-        self.bloom.flush()
+        self.bloom.close()
         self.db.close()
 
 
