@@ -113,6 +113,15 @@ class LocalFrontier(Frontier):
         bloom_path = None if path is None else path.with_suffix(".bloom")
         self.bloom = LocalBloom(bloom_path, self.options.bloom_capacity, self.options.bloom_fpr)
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        # a poll asks every tier in one statement, each part on the (tier, next) index: the
+        # reactor thread lets go of the GIL at each statement, and a writer thread holding
+        # it then makes each one wait up to the switch interval
+        self._eligible_sql = "SELECT " + ", ".join(
+            f"EXISTS (SELECT 1 FROM ready WHERE tier = {t} AND next <= ?1)"
+            for t in range(self.tiers))
+        self._soonest_sql = "SELECT MIN(m) FROM (" + " UNION ALL ".join(
+            f"SELECT MIN(next) AS m FROM ready WHERE tier = {t}"
+            for t in range(self.tiers)) + ")"
         self.release_dead_owners()
 
     # -- helpers -----------------------------------------------------------------------
@@ -280,13 +289,12 @@ class LocalFrontier(Frontier):
 
     def _eligible_tiers(self, now: float) -> list[int]:
         """The tiers that hold a host eligible at ``now``, in order."""
-        return [t for t in range(self.tiers) if self.db.execute(
-            "SELECT 1 FROM ready WHERE tier = ? AND next <= ? LIMIT 1", (t, now)).fetchone()]
+        flags = self.db.execute(self._eligible_sql, (now,)).fetchone()
+        return [t for t, eligible in enumerate(flags) if eligible]
 
     def due_in(self) -> float | None:
-        nexts = [row[0] for t in range(self.tiers) for row in self.db.execute(
-            "SELECT MIN(next) FROM ready WHERE tier = ?", (t,)) if row[0] is not None]
-        return max(0.0, min(nexts) - self.clock()) if nexts else None
+        (soonest,) = self.db.execute(self._soonest_sql).fetchone()
+        return None if soonest is None else max(0.0, soonest - self.clock())
 
     def _most_valuable(self, tier: int, now: float) -> str:
         """The host of highest ``host_priority`` of the ``HOST_WINDOW`` hosts eligible
