@@ -11,16 +11,16 @@ Each signal belongs to one stage (``Signal.stage``):
 - ``demote``: each multiplies the whole score by ``1 - weight * value`` (weight and value
   in 0..1; a page whose value is 0 keeps its score exactly).
 
-How the text score and the boosts blend depends on the engine's scale, so each engine has
-its :class:`Formula`:
-
-- embedded: ``(w_text * text_share + sum(boost) + sum(add)) * prod(demote)``, where
-  ``text_share`` is the text score relative to the best candidate's (the ``bm25`` signal's
-  value, at most 1), so the other weights mean the same for every query;
-- Elasticsearch: ``(w_text * bm25 * (1 + sum(boost)) + sum(add)) * prod(demote)`` on the
-  raw BM25 score (``function_score``: a ``multiply`` of the boosts, a ``sum`` of the added
-  functions, a ``multiply`` of the demotions; it forbids negative weights, so a penalty is a
-  factor on both engines).
+Both engines score with one formula:
+``(w_text * text_share + sum(boost) + sum(add)) * prod(demote)``, where ``text_share`` is
+the text score relative to the best candidate's (the ``bm25`` signal's value, at most 1),
+so the other weights mean the same for every query. The embedded ranker computes it in
+Python; Elasticsearch learns the best text score of a pass first (its text query's first
+hit) and compiles the rest (``function_score``: the text query boosted by ``w_text / top``,
+a ``sum`` of the boost and added functions, a ``multiply`` of the demotions; it forbids
+negative weights, so a penalty is a factor on both engines). ``boost`` and ``add`` differ
+only in what a signal means (a bonus for what the page is, an amount it has), not in how
+they combine.
 
 :meth:`Formula.scores` evaluates it over arrays (one candidate, a query's candidates, or
 queries x candidates), so the ranker ranks and the fitter fits with the same code;
@@ -71,11 +71,6 @@ class Formula:
     """One engine's score formula (see the module docstring)."""
 
     engine: str
-    #: The text term is the engine's raw text score (Elasticsearch), not the ``text``
-    #: signal's value, its share of the best candidate's (embedded).
-    raw_text: bool
-    #: Boosts multiply the text term by ``1 + sum(boost)`` (Elasticsearch) rather than add.
-    boosts_multiply: bool
 
     def staged(self, weighted: Sequence[tuple[Any, float]]) -> Staged:
         """``(signal, weight)`` pairs grouped by the signal's stage."""
@@ -101,12 +96,9 @@ class Formula:
         text = np.asarray(text, dtype=float)
         is_text, boost = stages == TEXT, stages == BOOST
         added, demote = stages == ADD, stages == DEMOTE
-        if self.raw_text:
-            text_term = float(w[is_text].sum()) * text
-        else:
-            text_term = values @ np.where(is_text, w, 0.0)
-        boosts = values @ np.where(boost, w, 0.0)
-        score = (text_term * (1.0 + boosts) if self.boosts_multiply else text_term + boosts)
+        # the text term is the text signal's value, a page's share of the best text score
+        text_term = values @ np.where(is_text, w, 0.0)
+        score = text_term + values @ np.where(boost, w, 0.0)
         score = score + values @ np.where(added, w, 0.0)
         for j in np.flatnonzero(demote & (w != 0)):
             score = score * self.factor(w[j], values[..., j])
@@ -124,10 +116,7 @@ class Formula:
         return np.array([s in (BOOST, ADD) for s in stages])
 
 
-FORMULAS = {
-    "embedded": Formula("embedded", raw_text=False, boosts_multiply=False),
-    "elasticsearch": Formula("elasticsearch", raw_text=True, boosts_multiply=True),
-}
+FORMULAS = {engine: Formula(engine) for engine in ("embedded", "elasticsearch")}
 
 
 def formula_for(engine: str) -> Formula:

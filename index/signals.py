@@ -15,8 +15,8 @@ same formula. The same :meth:`Signal.value` explains a hit on both engines (``se
 explain=True)``).
 
 Weights are data, and only data: :func:`load_weights` reads ``index/weights.json`` (one
-section per engine, because their scores have different scales: embedded text relevance is
-at most 1, Elasticsearch's is raw BM25), over which the weights ``manage.py train-ranker``
+section per engine, for the weights fitted on each; both rank with one formula), over which
+the weights ``manage.py train-ranker``
 fitted (``batch/learn.py``; ``DATA_DIR/ranking-weights.json``, found by
 :func:`weights_file_of`) and a setting may override any of them. A signal declares no
 weight of its own; a new signal is one class here, its weight in ``index/weights.json``,

@@ -115,7 +115,7 @@ def requests_of(backend, query: str) -> int:
     return backend.stats()["search/requests"] - before
 
 
-def test_a_page_costs_two_requests_unless_a_second_pass_is_needed(make_backend):
+def test_a_page_costs_three_requests_unless_a_second_pass_is_needed(make_backend):
     backend = make_backend()
     many = [doc(f"http://many{i}.test/", f"Garden {i}", "garden tools spade rake hose")
             for i in range(40)]
@@ -124,29 +124,31 @@ def test_a_page_costs_two_requests_unless_a_second_pass_is_needed(make_backend):
                    cluster_id="cm") for i in range(3)]
     backend.index(many + few + mirrors)
     backend.refresh()
-    # the ranked window and "did you mean" in one request; the page's hits and their
-    # near-copy counts in one more ...
-    assert requests_of(backend, "compost") == 2
+    # the best text score (the formula's scale), the ranked window and "did you mean" in
+    # one more request; the page's hits and their near-copy counts in one more ...
+    assert requests_of(backend, "compost") == 3
     assert backend.search("compost").hits[0].similar == 2
-    # ... or all in one, from the collapse's inner hits (one pass, every match scored)
+    # ... or the window and the hits in one, from the collapse's inner hits (one pass,
+    # every match scored)
     inner = make_backend(near_copies="inner_hits")
     inner.index(mirrors)
     inner.refresh()
-    assert requests_of(inner, "compost") == 1
+    assert requests_of(inner, "compost") == 2
     assert inner.search("compost").hits[0].similar == 2
     assert backend.search("compost").total == inner.search("compost").total == 3
     # a short plain query many pages hold in full: no second pass, no word IDF
     backend.options.blend_below = 10
-    assert requests_of(backend, "garden spade rake") == 2
+    assert requests_of(backend, "garden spade rake") == 3
     # few full matches: the words' IDF from the term statistics, then pages lacking a
-    # minor word compete, ranked in a second window; the first window's hits are not read
-    assert requests_of(backend, "orchard apple ladder") == 4
+    # minor word compete, ranked in a second window with its own best text score; the
+    # first window's hits are not read
+    assert requests_of(backend, "orchard apple ladder") == 6
     # no page holds every word: the any-word pass, once
-    assert requests_of(backend, "orchard garden spade") == 3
-    assert requests_of(backend, "compost mirror zebra") == 3
+    assert requests_of(backend, "orchard garden spade") == 5
+    assert requests_of(backend, "compost mirror zebra") == 5
     stats = backend.stats()
-    assert stats["search/queries"] == 7 and stats["search/requests"] == 18
-    assert stats["search/requests_per_query"] == 2.571
+    assert stats["search/queries"] == 7 and stats["search/requests"] == 28
+    assert stats["search/requests_per_query"] == 4.0
 
 
 def test_the_rescored_window_scores_what_one_pass_scores(make_backend):
@@ -283,17 +285,22 @@ def test_freshness_decay_prefers_recent_pages(make_backend):
 
 
 def test_static_rank_uses_rank_feature_when_the_cluster_has_it(corpus):
-    with_module = ElasticsearchBackend(corpus.hosts, index_prefix=corpus.alias)
+    with_module = ElasticsearchBackend(corpus.hosts, index_prefix=corpus.alias,
+                                       rank_weights={"freshness": 0.5})
     with_module._rank_feature = True  # as read from a mapping made on a full cluster
     body = with_module.search_body(parse("python"))
     with_module.client.close()
     ranked = _undemoted(body["query"])
     (feature,) = ranked["bool"]["should"]
-    assert feature["rank_feature"] == {"field": "pagerank_rf", "linear": {}, "boost": 2.0}
+    weight = with_module.ranker.weight("pagerank")
+    assert feature["rank_feature"] == {"field": "pagerank_rf", "linear": {}, "boost": weight}
     scored = ranked["bool"]["must"][0]["function_score"]["functions"]
-    assert [next(iter(f)) for f in scored] == ["gauss"]  # freshness only; rank is the feature
+    kinds = {k for f in scored for k in f if k != "weight"}
+    # freshness and the boosts' filters; rank is the feature
+    assert "gauss" in kinds and "field_value_factor" not in kinds
     plain = _undemoted(corpus.search_body(parse("python"))["query"])
-    assert plain["function_score"]["functions"][0]["field_value_factor"]["field"] == "pagerank"
+    assert any(f.get("field_value_factor", {}).get("field") == "pagerank"
+               for f in plain["function_score"]["functions"])
 
 
 def _undemoted(query: dict) -> dict:

@@ -32,8 +32,8 @@ NAMES = ["bm25", "flag", "prior", "boost", "noise"]
 def synthetic(engine: str, true: dict[str, float], queries: int = 600, candidates: int = 25,
               seed: int = 0) -> FeatureSet:
     """Queries whose known item is the best candidate under ``true`` weights, scored in
-    ``engine``'s form: embedded sums the weighted values; Elasticsearch multiplies the raw
-    text score by 1 + the boost signals and adds the others."""
+    ``engine``'s form (both engines': the weighted values summed, the text signal's value
+    the text score over the best candidate's)."""
     rng = np.random.default_rng(seed)
     stages = ["text", "boost", "add", "boost", "add"]
     features = FeatureSet(engine, NAMES, stages, {n: 0.5 for n in NAMES} | {"bm25": 1.0})
@@ -43,11 +43,7 @@ def synthetic(engine: str, true: dict[str, float], queries: int = 600, candidate
         values[:, 1] = rng.random(candidates) > 0.7
         text = rng.random(candidates) * 10
         values[:, 0] = text / text.max()
-        if engine == "embedded":
-            scores = values @ w
-        else:
-            boost = values[:, [1, 3]] @ w[[1, 3]]
-            scores = text * (1 + boost) + values[:, [2, 4]] @ w[[2, 4]]
+        scores = values @ w
         features.queries.append(QueryFeatures(TrainingQuery(f"q{q}", f"s.test/{q}", "s.test"),
                                               values, text, int(np.argmax(scores))))
     return features

@@ -20,8 +20,9 @@ __all__ = ["explain_hits"]
 
 def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
                  context: RankContext, hits: list[dict], relaxed: bool,
-                 idf: list[float] | None) -> dict[str, dict]:
-    """Each signal's value, weight and contribution for ``hits`` (search hits), by id."""
+                 idf: list[float] | None, top: float) -> dict[str, dict]:
+    """Each signal's value, weight and contribution for ``hits`` (search hits), by id;
+    ``top`` the best text score of the pages they were ranked among."""
     if not hits:
         return {}
     parsed = context.query
@@ -52,7 +53,6 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
         }},
     ).body
     found = response["hits"]["hits"]
-    top = max((h["_score"] or 0.0 for h in found), default=0.0)
     out = {}
     for hit in found:
         values = {}

@@ -105,6 +105,8 @@ class Ranked:
     hits: list[dict]
     matching: dict
     found: list | None = None
+    #: The best text score of the pages ranked (the scale of the ``bm25`` signal).
+    top: float = 1.0
 
 
 class Pager:

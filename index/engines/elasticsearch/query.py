@@ -7,8 +7,10 @@ ranking the signals of :mod:`index.signals` ask for, without scripts.
   word; the any-word fallback; pages lacking one minor word, their text score times the
   share of the query's IDF they cover), compounds of the query's words as ``should``
   clauses, the home page of a named site matching without the words, then each weighted
-  signal compiled by its own ``es_functions``: ``boost`` signals multiply the text score by
-  ``1 + sum``, ``add`` signals are added to it.
+  signal compiled by its own ``es_functions`` into the formula of :mod:`index.formula`, the
+  one the embedded engine ranks with: the text score over the best one of the pass (``top``,
+  which the search reads first), plus the weighted boost and added signals, times the
+  demotions.
   :meth:`RankingQuery.text_query` is the same query without the signals: the first phase,
   whose top matches the ranked query rescores (:mod:`index.engines.elasticsearch.paging`),
   the named sites' home pages always among them (:data:`HOME_FIRST`).
@@ -44,6 +46,9 @@ __all__ = ["HOME_FIRST", "QueryCompiler", "RankingQuery", "blend_terms", "word_i
 #: (``SiteHome``: the engines retrieve those home pages whatever their text); the rescore
 #: alone orders the window, so this never reaches a result's score.
 HOME_FIRST = 1e6
+#: The function every page matches, adding nothing: a ``function_score`` of ``sum`` mode
+#: adds 1 to a page none of its functions match.
+_NOTHING_ADDED = {"filter": {"match_all": {}}, "weight": 0.0}
 
 
 class QueryCompiler:
@@ -197,10 +202,13 @@ class RankingQuery:
         return self.question_compiler if parsed.question else self.compiler
 
     def query(self, context: RankContext, relaxed: bool = False,
-              idf: list[float] | None = None, rank_feature: bool = False) -> dict:
+              idf: list[float] | None = None, rank_feature: bool = False,
+              top: float = 1.0) -> dict:
         """The query (without paging) for a non-empty parsed query: ``relaxed`` for the
         any-word fallback, ``idf`` (one per plain word) to also rank pages lacking one minor
-        word, ``rank_feature`` when the index scores static rank with a rank_feature."""
+        word, ``rank_feature`` when the index scores static rank with a rank_feature,
+        ``top`` the best text score of the pages it ranks (:meth:`text_query`'s, the
+        ``bm25`` signal's scale: a page's text score over it)."""
         parsed = context.query
         compiler = self.compiler_for(parsed)
         matching, others_compete, lacking = self._matching(parsed, relaxed, idf)
@@ -213,8 +221,8 @@ class RankingQuery:
             define_filters=tuple(compiler.defines(w) for w in parsed.defined_words),
             partial_coverage=self.partial_coverage(parsed, relaxed),
         )
-        text = self._boosted(self._retrieval(matching, context), context, parts)
-        return self._weighted(text, context, parts, rank_feature)
+        return self._weighted(self._retrieval(matching, context), context, parts,
+                              rank_feature, top)
 
     def text_query(self, context: RankContext, relaxed: bool = False,
                    idf: list[float] | None = None, first_phase: bool = False) -> dict:
@@ -226,16 +234,20 @@ class RankingQuery:
                                home_boost=HOME_FIRST if first_phase else 1.0)
 
     def _weighted(self, text: dict, context: RankContext, parts: EsParts,
-                  rank_feature: bool) -> dict:
-        """``text`` (already times ``1 + sum(boost)``) times the text weight, plus the
-        ``add`` signals, times the ``demote`` factors: the formula of
-        :mod:`index.formula` for Elasticsearch."""
+                  rank_feature: bool, top: float) -> dict:
+        """The formula of :mod:`index.formula`, as the embedded engine ranks with it: the
+        text score over ``top`` times the text weight, plus the ``boost`` and ``add``
+        signals, times the ``demote`` factors. A ``function_score`` adds its functions to
+        the text score (``sum``; one function matching every page with weight 0, so a page
+        no other function matches keeps its text score: with none matching,
+        ``function_score`` would add 1)."""
         staged = self.ranker.staged
-        if staged.text_weight != 1.0:
-            text = {"bool": {"must": [text], "boost": staged.text_weight}}
+        scale = staged.text_weight / top if top > 0 else staged.text_weight
+        if scale != 1.0:
+            text = {"bool": {"must": [text], "boost": scale}}
         added: list[dict] = []
         should: list[dict] = []
-        for signal, weight in staged.add:
+        for signal, weight in (*staged.boost, *staged.add):
             if rank_feature and isinstance(signal, StaticRank):
                 should.append({"rank_feature": {"field": "pagerank_rf", "linear": {},
                                                 "boost": weight}})
@@ -243,7 +255,8 @@ class RankingQuery:
                 added.extend(signal.es_functions(context, weight, parts))
         query = text
         if added:
-            query = {"function_score": {"query": text, "functions": added,
+            query = {"function_score": {"query": text,
+                                        "functions": [_NOTHING_ADDED, *added],
                                         "score_mode": "sum", "boost_mode": "sum"}}
         if should:
             query = {"bool": {"must": [query], "should": should}}
@@ -319,16 +332,6 @@ class RankingQuery:
                                                                     "boost": home_boost}}],
                               "minimum_should_match": 1}}
         return query
-
-    def _boosted(self, query: dict, context: RankContext, parts: EsParts) -> dict:
-        """``query`` times ``1 + sum(weight * value)`` of the boost signals a page has."""
-        functions: list[dict] = []
-        for signal, weight in self.ranker.staged.boost:
-            functions.extend(signal.es_functions(context, weight, parts))
-        if not functions:
-            return query
-        return {"function_score": {"query": query, "functions": [{"weight": 1.0}, *functions],
-                                   "score_mode": "sum", "boost_mode": "multiply"}}
 
 
 def blend_terms(parsed: Query) -> list[str]:

@@ -85,16 +85,30 @@ class EsSearch:
             lambda plan, pg, sz: self.search(plan, pg, sz, explain, facets, started), page, size)
 
     def body(self, plan: SearchPlan, relaxed: bool = False,
-             idf: list[float] | None = None) -> dict:
-        """The search request body (see ``ElasticsearchBackend.search_body``)."""
+             idf: list[float] | None = None, top: float = 1.0) -> dict:
+        """The search request body (see ``ElasticsearchBackend.search_body``); ``top`` the
+        best text score of the pages it ranks (:meth:`top`)."""
         context = plan.context
         rank_feature = bool(self.ranker.weight("pagerank")) and self.uses_rank_feature()
         return {
-            "query": self.ranking.query(context, relaxed, idf, rank_feature),
+            "query": self.ranking.query(context, relaxed, idf, rank_feature, top),
             "timeout": self.options.query_timeout,
             "track_total_hits": self.options.track_total_hits,
             "_source": HIT_SOURCE,
         }
+
+    def top(self, alias: str, plan: SearchPlan, relaxed: bool = False,
+            idf: list[float] | None = None) -> float:
+        """The best text score of the pages a pass ranks (its text query's first hit):
+        the scale of the ``bm25`` signal, a page's text score over the best candidate's, as
+        the embedded engine's ranker reads it (``TextRelevance``); 0 when nothing
+        matches."""
+        response = self.requests.search(
+            index=alias, query=self.ranking.text_query(plan.context, relaxed, idf), size=1,
+            _source=False, stored_fields=["_none_"], track_total_hits=False,
+            timeout=self.options.query_timeout)
+        hits = response["hits"]["hits"]
+        return float(hits[0]["_score"] or 0.0) if hits else 0.0
 
     def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
                started: float) -> Results:
@@ -118,7 +132,7 @@ class EsSearch:
                 results.extra["tier"] = 1
                 found = tier1.pager.fill(ranked)
                 return self._finish(results, plan, response, found, partial(response),
-                                    explain, aggs, False, None, started)
+                                    explain, aggs, False, None, started, ranked.top)
             tier1.count("fallthrough")
             results.extra["tier"] = 2
         ranked = self._strict_page(self.pager, plan, offset, size, aggs)
@@ -132,9 +146,11 @@ class EsSearch:
         if not relaxed and plan.blends(strict):
             docs, df = self.requests.term_stats(self.alias, IDF_FIELD, blend_terms(parsed))
             idf = word_idf(parsed, df, docs)
+        top = ranked.top
         if relaxed or idf:
             first = response
-            body = self.body(plan, relaxed=relaxed, idf=idf)
+            top = self.top(self.alias, plan, relaxed, idf)
+            body = self.body(plan, relaxed=relaxed, idf=idf, top=top)
             if aggs:
                 body["aggs"] = aggs
             ranked = self.pager.rank(body, offset, size, self.text(plan, relaxed, idf),
@@ -143,7 +159,7 @@ class EsSearch:
             response["suggest"] = first.get("suggest")
         found = self.pager.fill(ranked)
         return self._finish(results, plan, response, found, was_partial, explain, aggs,
-                            relaxed, idf, started)
+                            relaxed, idf, started, top)
 
     def text(self, plan: SearchPlan, relaxed: bool = False,
              idf: list[float] | None = None) -> dict:
@@ -154,14 +170,18 @@ class EsSearch:
     def _strict_page(self, pager: Pager, plan: SearchPlan, offset: int, size: int,
                      aggs: dict | None) -> Ranked:
         """The strict pass: one page of the pages holding every word ranked, with "did you
-        mean" (and the facets) in the same request; its hits not yet read."""
-        body = self.body(plan)
+        mean" (and the facets) in the same request; its hits not yet read (the best text
+        score it ranked by in ``top``)."""
+        top = self.top(pager.alias, plan)
+        body = self.body(plan, top=top)
         suggest = suggest_request(plan.query)
         if suggest:
             body["suggest"] = suggest
         if aggs:
             body["aggs"] = aggs
-        return pager.rank(body, offset, size, self.text(plan), self.language(plan))
+        ranked = pager.rank(body, offset, size, self.text(plan), self.language(plan))
+        ranked.top = top
+        return ranked
 
     def language(self, plan: SearchPlan) -> str:
         """The language whose page stands for a page's translations: the query's, when the
@@ -170,7 +190,7 @@ class EsSearch:
 
     def _finish(self, results: Results, plan: SearchPlan, response: dict, found: list,
                 was_partial: bool, explain: bool, aggs: dict | None, relaxed: bool,
-                idf: list[float] | None, started: float) -> Results:
+                idf: list[float] | None, started: float, top: float) -> Results:
         """``results`` filled from the page's final response and its hits."""
         parsed = plan.query
         results.suggestion = suggestion(parsed, response.get("suggest"))
@@ -178,7 +198,8 @@ class EsSearch:
         results.partial = was_partial or partial(response)
         if aggs:
             results.facets = _facets(response.get("aggregations", {}))
-        explained = self._explain(plan, [h for h, *_ in found], relaxed, idf) if explain else {}
+        explained = (self._explain(plan, [h for h, *_ in found], relaxed, idf, top)
+                     if explain else {})
         for hit, similar, languages in found:
             source = hit["_source"]
             plan.take(results, hit["_id"], source["doc"].get(VECTORS_FIELD, ""),
@@ -199,6 +220,6 @@ class EsSearch:
         return suggestion(parsed, response.get("suggest"))
 
     def _explain(self, plan: SearchPlan, hits: list[dict], relaxed: bool,
-                 idf: list[float] | None) -> dict[str, dict]:
+                 idf: list[float] | None, top: float) -> dict[str, dict]:
         return explain_hits(self.requests, self.alias, self.ranking, plan.context, hits,
-                            relaxed, idf)
+                            relaxed, idf, top)
