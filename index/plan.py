@@ -25,7 +25,9 @@ The plan holds:
    ``index.query``). A query typed with operators (``"a phrase"``, ``-word``,
    ``a OR b``) keeps its meaning here;
 7. **words**: when the reading that answers still finds fewer than ``words_below`` pages
-   (by default none),
+   (by default none; for a query naming an identifier, ``query.names_identifier``, fewer
+   than ``identifier_words_below``, a page of results: ``std.healthy`` written whole on
+   four pages, the reference page defining ``healthy`` under ``vmod_std``),
    the words reading (``query.words_reading``: every run of letters and digits a plain
    word, as plain any-word BM25 reads the text, ``site:`` and ``lang:`` kept; any of them
    matching while fewer than ``words_below`` pages hold them all) fills the results after
@@ -61,6 +63,7 @@ from index.query import (
     excludes,
     literal_reading,
     looks_pasted,
+    names_identifier,
     words_reading,
 )
 from index.signals import RankContext
@@ -91,6 +94,9 @@ class Thresholds:
     #: Fewer results than this of the reading that answers: its words reading follows
     #: (1: only a reading that finds nothing; pages holding every word stay the answer).
     words_below: int = 1
+    #: The same for a query naming an identifier (``query.names_identifier``): a page of
+    #: results, so the pages holding its parts apart follow those holding it whole.
+    identifier_words_below: int = 10
 
     @classmethod
     def of(cls, engine: object) -> Thresholds:
@@ -166,8 +172,15 @@ class SearchPlan:
             return None
         t = self.thresholds
         return SearchPlan(words, RankContext(words, *_rest(self.context)),
-                          replace(t, min_strict_hits=max(t.min_strict_hits, t.words_below)),
+                          replace(t, min_strict_hits=max(t.min_strict_hits, self.words_below)),
                           self.named_homes, self.collapse, self.sections)
+
+    @property
+    def words_below(self) -> int:
+        """Fewer results than this of the reading that answers call for the words reading:
+        ``identifier_words_below`` for a query naming an identifier, else ``words_below``."""
+        t = self.thresholds
+        return t.identifier_words_below if names_identifier(self.query) else t.words_below
 
     def falls_back(self, total: int) -> bool:
         """Whether ``total`` results of the operator reading call for the literal one."""
@@ -223,13 +236,13 @@ class SearchPlan:
                 literal.extra["reading"] = "literal"
                 literal.query = self.query.raw
                 plan, results = self.literal, literal
-        if results.total >= self.thresholds.words_below or self.words is None:
+        if results.total >= self.words_below or self.words is None:
             return results
         return self._filled(run, plan, results, page, size)
 
     def _filled(self, run: Callable[[SearchPlan, int, int], Results], plan: SearchPlan,
                 results: Results, page: int, size: int) -> Results:
-        """``results`` (``plan``'s, fewer than ``words_below``) first, then the words
+        """``results`` (``plan``'s, fewer than :attr:`words_below`) first, then the words
         reading's other results, page ``page`` of them; ``results`` when the words find
         no more."""
         few = results if page == 1 else run(plan, 1, max(size, results.total))

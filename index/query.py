@@ -75,6 +75,7 @@ __all__ = [
     "excludes",
     "literal_reading",
     "looks_pasted",
+    "names_identifier",
     "parse",
     "relaxations",
     "words_reading",
@@ -870,6 +871,16 @@ def looks_pasted(query: Query) -> bool:
     """Whether the query's text looks pasted from a terminal or a program (short options
     such as ``-r``, ``$``, a word touching a parenthesis): its operators may be words."""
     return bool(_PASTED.search(query.raw))
+
+
+def names_identifier(query: Query) -> bool:
+    """Whether a plain query typed without quotes names an identifier: a word that is a
+    punctuated name or that analyzes to several terms (``std.healthy``, ``LIBVIRT_DEBUG=1``,
+    ``.htaccess``). Plain any-word BM25 reads its parts as words, and finds the pages
+    holding them apart (a reference page defining ``healthy`` under ``vmod_std``)."""
+    if any(t.kind == _PHRASE for t in query.tokens):
+        return False
+    return any(isinstance(w, Phrase) or w.whole for w in query.plain_words)
 
 
 def excludes(query: Query) -> bool:

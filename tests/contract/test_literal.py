@@ -123,3 +123,20 @@ def test_the_any_word_fallback_finds_every_page_with_a_word(pasted):
     assert set(urls(found)) == {"http://w.test/sysctl", "http://w.test/proc",
                                 "http://w.test/ping", "http://w.test/shell"}
     assert found.total == 4
+
+
+def test_an_identifier_on_few_pages_is_followed_by_its_parts_apart(backend):
+    # std.healthy is written whole only in notes that mention it; the reference page
+    # defines "healthy" under the std module: plain any-word BM25 finds it, so must we
+    backend.index(
+        [doc("http://v.test/vmod-std", "vmod std",
+             "BOOL healthy(BACKEND be) Returns true if the backend be is healthy. "
+             "The std module holds the standard functions.")]
+        + [doc(f"http://v.test/notes-{n}", f"Upgrade notes {n}",
+               "Replace req.backend.healthy with std.healthy in your VCL.") for n in range(3)]
+    )
+    backend.refresh()
+    found = urls(backend.search("std.healthy"))
+    assert set(found[:3]) == {f"http://v.test/notes-{n}" for n in range(3)}
+    assert found[3:] == ["http://v.test/vmod-std"]
+    assert found != urls(backend.search('"std healthy"'))  # typed quotes keep their meaning
