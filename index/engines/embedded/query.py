@@ -158,14 +158,9 @@ class TantivyCompiler:
 
     def absent(self, node: Term | Phrase) -> list[tuple[tantivy.Occur, tantivy.Query]]:
         """Clauses excluding the pages that hold the word or phrase in any field ``word``
-        searches: one per field some page holds it in (a field no page holds it in
-        excludes nothing), which tantivy skips through faster than the scored union of
-        ``word`` (the same pages)."""
-        weights = self.field_weights
-        return [(Occur.MustNot, q)
-                for (name, _), q in zip(weights.items(), self._fields(node, weights),
-                                        strict=True)
-                if self._held(name, node)]
+        searches: one per field, which tantivy skips through faster than the scored union
+        of ``word`` (the same pages)."""
+        return [(Occur.MustNot, q) for q in self._fields(node, self.field_weights)]
 
     def scored(self, query: tantivy.Query, parsed: Query) -> tantivy.Query:
         """``query`` scored up where a page holds the query's optional words (in
