@@ -18,7 +18,8 @@ The plan holds:
 5. **collapse**: results collapse on :data:`COLLAPSE_FIELD` (near-copies, translations);
 6. **literal**: when the operator reading of a query that looks pasted from a terminal
    or a program (``query.looks_pasted``: short options such as ``-r``, ``$``, a word
-   touching a parenthesis) finds fewer than ``literal_below`` pages, the literal reading
+   touching a parenthesis, a file name followed by an option: ``gcc myprog.c -lmpfr``)
+   finds fewer than ``literal_below`` pages, the literal reading
    of the same text, every token a word (:meth:`SearchPlan.execute`), when it finds
    more: ``tool -r file -Y filter`` is a command line, not ``tool file`` without ``y``
    (a short option right after the first word, ``cmp -l``, is read as a word already:

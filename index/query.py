@@ -124,8 +124,9 @@ NAVIGATIONAL_WORDS = frozenset(
 SITE_NAME_WORDS = 3
 _WORDS = re.compile(r"[^\W_]+")
 #: What a text pasted from a terminal or a program has and a typed query rarely does: a
-#: short option (``-r``, ``-c``), a ``$``, a word touching a parenthesis (``f(x)``).
-_PASTED = re.compile(r"(?:^|\s)-[^\W_]{1,2}(?=\s|$)|\$|\w\(|\)\w")
+#: short option (``-r``, ``-c``), a ``$``, a word touching a parenthesis (``f(x)``), a
+#: file name followed by an option (``gcc myprog.c -lmpfr``).
+_PASTED = re.compile(r"(?:^|\s)-[^\W_]{1,2}(?=\s|$)|\$|\w\(|\)\w|\w\.[a-z]{1,4}\s(?:.*\s)?-\w")
 
 
 class QueryError(ValueError):
@@ -869,7 +870,8 @@ _language = lru_cache(maxsize=4096)(query_language)
 
 def looks_pasted(query: Query) -> bool:
     """Whether the query's text looks pasted from a terminal or a program (short options
-    such as ``-r``, ``$``, a word touching a parenthesis): its operators may be words."""
+    such as ``-r``, ``$``, a word touching a parenthesis, a file name followed by an option
+    such as ``gcc myprog.c -lmpfr``): its operators may be words."""
     return bool(_PASTED.search(query.raw))
 
 

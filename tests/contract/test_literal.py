@@ -24,6 +24,7 @@ PAGES = [
     doc("http://w.test/apache", "Apache directives",
         "The AllowOverride directive says which directives .htaccess files may set."),
     doc("http://w.test/filters", "Display filters", "Filters select packets by field."),
+    doc("http://w.test/linking", "Linking", "Link both libraries: gcc myprog.c -lmpfr -lgmp"),
 ]
 
 
@@ -41,6 +42,8 @@ def urls(results) -> list[str]:
 @pytest.mark.parametrize("query, page", [
     ("tshark -r capture.pcap -Y http", "http://w.test/tshark"),
     ("ping host -c 1000", "http://w.test/ping"),
+    # a file name, then options glued to their values: not exclusions of "lmpfr"
+    ("gcc myprog.c -lmpfr -lgmp", "http://w.test/linking"),
 ])
 def test_a_pasted_command_line_is_read_literally(pasted, query, page):
     found = pasted.search(query)
