@@ -423,19 +423,23 @@ class _Posted:
         self.matches.extend(self._spans[len(self.matches) : stop])
 
 
+def _numbered(matches: list[Match]) -> tuple[list[int], list[int], int]:
+    """Each match's term as a number (in order of first match), each match's end, and how
+    many distinct terms there are: the sliding windows count terms in lists by number."""
+    named = list(map(itemgetter(2), matches))
+    numbers = {term: k for k, term in enumerate(dict.fromkeys(named))}
+    return list(map(numbers.__getitem__, named)), list(map(itemgetter(1), matches)), len(numbers)
+
+
 def _best_window(matches: list[Match], width: int) -> tuple[int, int]:
     """Index range of ``matches`` fitting in ``width`` chars with most distinct terms, then most.
 
     A term is in the window from when a match of it enters until its count falls to
     exactly 0 (a word wider than the window leaves it below 0, still in); terms are
     counted by number, in lists."""
-    named = list(map(itemgetter(2), matches))
-    distinct_terms = dict.fromkeys(named)
-    numbers = {term: k for k, term in enumerate(distinct_terms)}
-    terms = list(map(numbers.__getitem__, named))
-    ends = list(map(itemgetter(1), matches))
-    counts = [0] * len(numbers)
-    held = [False] * len(numbers)
+    terms, ends, kinds = _numbered(matches)
+    counts = [0] * kinds
+    held = [False] * kinds
     best, best_distinct, best_count = (0, 0), -1, -1
     distinct = j = 0
     n = len(matches)
@@ -600,14 +604,10 @@ def _window_matches(
 
 def _holds_every_term(matches: list[Match], width: int, count: int) -> bool:
     """Whether ``count`` distinct terms of ``matches`` fit in one window of ``width``."""
-    named = list(map(itemgetter(2), matches))
-    distinct_terms = dict.fromkeys(named)
-    if len(distinct_terms) < count:
+    terms, ends, kinds = _numbered(matches)
+    if kinds < count:
         return False
-    numbers = {term: k for k, term in enumerate(distinct_terms)}
-    terms = list(map(numbers.__getitem__, named))
-    ends = list(map(itemgetter(1), matches))
-    counts = [0] * len(numbers)
+    counts = [0] * kinds
     distinct = j = 0
     n = len(matches)
     for i, start in enumerate(map(itemgetter(0), matches)):
