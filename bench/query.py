@@ -501,8 +501,9 @@ def main() -> None:
                         help="rounds of queries on each side, in alternating order (default 2)")
     parser.add_argument("--hosts", type=int, default=500, help="hosts of the generated pages")
     parser.add_argument("--sites", metavar="HOST,...",
-                        help="--real: only these documentation sites (e.g. the eight of the "
-                             "figures in docs/index-engine.md)")
+                        help="--real: only these documentation sites (e.g. python.test,"
+                             "django.test; the figures in docs/index-performance.md use "
+                             "every site)")
     parser.add_argument("--no-fts5", action="store_true", help="skip the FTS5 baseline")
     parser.add_argument("--profile", action="store_true",
                         help="pyinstrument the first embedded round, on stderr")

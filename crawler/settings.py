@@ -63,7 +63,7 @@ PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = 15_000  # milliseconds
 
 # --- concurrency ---
 # Scrapy starts this many worker tasks for the output of every response; a page yields one
-# item (its links go to the frontier in one batch), so 100 only cost CPU (docs/frontier.md)
+# item (its links go to the frontier in one batch), so 100 only cost CPU (docs/crawl-speed.md)
 CONCURRENT_ITEMS = 4
 # Scrapy checks each callback for a generator that returns a value by reading its source
 # with inspect and ast; its cache is keyed weakly on the bound method, which is new for

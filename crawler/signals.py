@@ -14,7 +14,7 @@ signal: it goes through one typed interface, ``crawler.feedback.Feedback``.
 #: Scrapy's referrer policy gives, and returns True; with another scheduler nobody returns
 #: True and the spider yields Requests instead. A page has dozens of links: a Request object,
 #: the spider middleware chain and the engine's scheduling each, per link, were the largest
-#: part of the crawl's CPU time per page (docs/frontier.md).
+#: part of the crawl's CPU time per page (docs/crawl-speed.md).
 links_extracted = object()
 
 #: Remove documents from the index: ``ids=[...]``, ``reason="deleted" | "moved"`` (sent by

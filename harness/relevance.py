@@ -118,7 +118,7 @@ SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
                          "systemtap.test", "lmdb.test"}),
 })
 #: The sealed sets scored once already and opened (``bench/relevance.py --sealed --set
-#: NAME``; each figure, with the commit it measured, is in docs/relevance-figures.md). A set
+#: NAME``; each figure, with the commit it measured, is in docs/relevance-sealed.md). A set
 #: named here is open: tuning runs, miss listings and explain output may look at it, its
 #: queries load with the open sites', and a figure on it is no longer held out. The newest
 #: set is named here only once a newer one is sealed (``seventh``: scored once at 00f85e1,

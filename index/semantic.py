@@ -22,7 +22,7 @@ words (64 words, ~100 tokens: MRR@10 0.879 on the open quick sites against 0.857
 words, for 30% fewer tokens), at most ``SEARCH_SEMANTIC_SECTIONS`` windows a page. Dynamic int8
 quantization of the weights was 1.2 times faster on this CPU (AVX2, no VNNI) and moved
 vectors to a cosine of 0.92 from the model's, so the weights stay float32. What it gains
-and costs is measured by ``python -m bench.semantic`` (docs/relevance-figures.md).
+and costs is measured by ``python -m bench.semantic`` (docs/semantic-figures.md).
 
 :class:`SectionMatch` is how the search uses it, the same for both engines: at index time
 each page's sections are embedded, at most ``SEARCH_SEMANTIC_SECTIONS`` windows a page

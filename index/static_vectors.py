@@ -18,7 +18,7 @@ distilled once an installation, by ``scripts/setup.sh`` (``python -m index.stati
 or on first use, and cached under the Python prefix (``share/websearch/``) by a key of the
 model file and the recipe; where that directory is not writable it is distilled again in
 each process that needs it. What it gains and costs is measured by
-``python -m bench.relevance --semantic --semantic-model static`` (docs/relevance-figures.md).
+``python -m bench.relevance --semantic --semantic-model static`` (docs/semantic-figures.md).
 """
 
 from __future__ import annotations

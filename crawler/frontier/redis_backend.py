@@ -11,7 +11,7 @@ A host's queue is a head and a tail: the sorted set ``q:<host>`` of at most ``HO
 entries (ids scored by rank then arrival, blobs in the hash ``e``), exactly ordered, and
 past it one list ``t:<host>:<tier>`` per tier, in arrival order, that refills the head as
 it drains (crawler/frontier/lua/common.lua has the invariants). A blob is the URL without
-``<scheme>://<host>`` and the compact payload (crawler/frontier/codec.py): docs/frontier.md,
+``<scheme>://<host>`` and the compact payload (crawler/frontier/codec.py): docs/frontier-redis.md,
 "Memory in Redis", has the figures. Pages a host's budget refused wait in the sorted set
 ``w:<host>`` (``Frontier.add``; common.lua ``set_aside`` and ``promote``).
 
