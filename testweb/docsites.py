@@ -229,6 +229,27 @@ DOC_SITES: tuple[DocSite, ...] = (
     # search, kept out as a build by-product.
     DocSite("lmdb.test", "lmdb-doc", Path("/usr/share/doc/lmdb-doc/html"),
             (*DEFAULT_DISALLOW, "/search/")),
+    # The ninth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Shorewall: a firewall's guides (hand-written HTML, a topic a page, some translated)
+    # and its configuration files' reference, a file a page (manpages/, 44 pages), 163;
+    # /images/ holds the diagrams' sources.
+    DocSite("shorewall.test", "shorewall-doc", Path("/usr/share/doc/shorewall-doc/html"),
+            (*DEFAULT_DISALLOW, "/images/")),
+    # Courier: a mail server's man pages in HTML, a program, daemon or file format a page
+    # (courierd, maildrop, maildirmake, dot-courier, ...), with its FAQ and guides, 77.
+    DocSite("courier.test", "courier-doc", Path("/usr/share/doc/courier-doc/html")),
+    # GNU m4: the macro processor's texinfo manual, a node a page (a builtin macro or a
+    # topic), 105 pages; the m4 package's own docs would go to the same directory.
+    DocSite("m4.test", "m4-doc", Path("/usr/share/doc/m4"), marker="index.html"),
+    # cairo: a 2D graphics library's C API reference made by gtk-doc, a group of functions
+    # and types a page (cairo_t, paths, surfaces, fonts), with its symbol indexes, 57.
+    DocSite("cairo.test", "libcairo2-doc", Path("/usr/share/gtk-doc/html/cairo")),
+    # Babel: a Python internationalization library's guides, command line and API
+    # reference (Sphinx), 29 pages; its changelog is gzipped and not a page.
+    DocSite("babel.test", "python-babel-doc", Path("/usr/share/doc/python-babel-doc/html")),
+    # Ghostscript: the PostScript and PDF interpreter's manual (Sphinx from its hand-written
+    # HTML): 35 pages, most of them long: its usage, devices, API and language bindings.
+    DocSite("ghostscript.test", "ghostscript-doc", Path("/usr/share/doc/ghostscript/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
