@@ -38,6 +38,7 @@ from index.sections import encode as encode_sections
 
 if TYPE_CHECKING:
     from index.base import Document
+    from index.query import Query
 
 __all__ = [
     "DEFAULT_COMPOUND_FIELDS",
@@ -101,6 +102,11 @@ class FieldWeights:
         is not the answer to a question that says ``key``)."""
         return replace(self, title=min(self.title, self.body), anchors=0.0, url=0.0,
                        tie_breaker=1.0)
+
+    def for_query(self, query: Query) -> FieldWeights:
+        """The weights ``query`` scores with, on every engine: a question-shaped query
+        (``Query.question``) scores with :meth:`question`, any other with these."""
+        return self.question() if query.question else self
 
     def only(self, fields: tuple[str, ...]) -> FieldWeights:
         """These weights with every text field but ``fields`` at 0."""

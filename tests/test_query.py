@@ -412,11 +412,13 @@ def test_a_question_matches_any_of_its_words_in_the_page_text():
     weights = FieldWeights().question()
     assert (weights.title, weights.anchors, weights.url) == (1.0, 0.0, 0.0)
     assert weights.body == 1.0 and weights.tie_breaker == 1.0
+    assert FieldWeights().for_query(q) == weights  # the rule both engines compile with
     # keywords, a question of too few words, an operator query: as before
     for text in ("throw old page cache", "how do I ignore git",
                  'how do I "throw away" old pages -svn'):
         other = parse(text)
         assert not other.question and other.partial_coverage == 0.0
+        assert FieldWeights().for_query(other) == FieldWeights()
     assert parse("how do I ignore files in git").question  # three required words
 
 

@@ -191,15 +191,18 @@ class RankingQuery:
 
     def __init__(self, compiler: QueryCompiler, ranker: Ranker):
         self.compiler = compiler
-        #: The compiler of question-shaped queries (``Query.question``): the field weights'
-        #: question form (``FieldWeights.question``).
-        self.question_compiler = QueryCompiler(compiler.field_weights.question(),
-                                               compiler.compound_fields)
+        #: A compiler for each set of field weights a query scores with, made once.
+        self._compilers = {compiler.field_weights: compiler}
         self.ranker = ranker
 
     def compiler_for(self, parsed: Query) -> QueryCompiler:
-        """The compiler of ``parsed``: the question one for a question-shaped query."""
-        return self.question_compiler if parsed.question else self.compiler
+        """The compiler of ``parsed``: the field weights it scores with
+        (``FieldWeights.for_query``: their question form for a question-shaped query)."""
+        weights = self.compiler.field_weights.for_query(parsed)
+        if (compiler := self._compilers.get(weights)) is None:
+            compiler = self._compilers[weights] = QueryCompiler(
+                weights, self.compiler.compound_fields)
+        return compiler
 
     def query(self, context: RankContext, relaxed: bool = False,
               idf: list[float] | None = None, rank_feature: bool = False,

@@ -58,13 +58,11 @@ class TantivySearch:
 
     def compiler(self, searcher: tantivy.Searcher | None = None,
                  parsed: Query | None = None) -> TantivyCompiler:
-        """A query compiler for the index's schema with the engine's field weights (for a
-        question-shaped ``parsed``, their question form: ``FieldWeights.question``); given
-        the search's ``searcher``, one that leaves out the fields where a word is in no
-        page."""
+        """A query compiler for the index's schema with the engine's field weights (for
+        ``parsed``, those it scores with: ``FieldWeights.for_query``); given the search's
+        ``searcher``, one that leaves out the fields where a word is in no page."""
         o = self.options
-        weights = (o.field_weights.question() if parsed is not None and parsed.question
-                   else o.field_weights)
+        weights = o.field_weights if parsed is None else o.field_weights.for_query(parsed)
         return TantivyCompiler(self.index().schema, weights, o.compound_fields, searcher)
 
     def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
