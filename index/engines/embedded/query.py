@@ -103,6 +103,19 @@ class TantivyCompiler:
 
     def _word(self, node: Term | Phrase, weights: FieldWeights,
               scoring: bool) -> tantivy.Query:
+        per_field = self._scored_fields(node, weights, scoring)
+        if not per_field:
+            self._nothing.add((node, weights, scoring))
+            return tantivy.Query.empty_query()
+        if len(per_field) == 1:
+            return per_field[0]
+        return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
+
+    def _scored_fields(self, node: Term | Phrase, weights: FieldWeights | None = None,
+                       scoring: bool = False) -> list[tantivy.Query]:
+        """The word or phrase in each field some page holds it in, boosted by the field's
+        weight (``weights``: the compiler's field weights); ``scoring`` as for ``word``."""
+        weights = weights or self.field_weights
         per_field = []
         for (name, weight), q in zip(weights.items(), self._fields(node, weights), strict=True):
             if name == IDENTS and not node.whole:
@@ -110,12 +123,7 @@ class TantivyCompiler:
             if (scoring and not weight) or not self._held(name, node):
                 continue
             per_field.append(tantivy.Query.boost_query(q, weight))
-        if not per_field:
-            self._nothing.add((node, weights, scoring))
-            return tantivy.Query.empty_query()
-        if len(per_field) == 1:
-            return per_field[0]
-        return tantivy.Query.disjunction_max_query(per_field, weights.tie_breaker)
+        return per_field
 
     def _held(self, name: str, node: Term | Phrase) -> bool:
         """Whether some page may hold the word or phrase in field ``name``: each of its
@@ -231,16 +239,36 @@ class TantivyCompiler:
             [(Occur.Should, self.compile(w)) for w in parsed.required_words]
         )
 
-    def coordinated(self, parsed: Query) -> tantivy.Query | None:
+    def coordinated(self, parsed: Query, strict: bool = True) -> tantivy.Query | None:
         """The pages of a long query lacking some of its required words but holding
         ``parsed.min_words`` of them (``parsed.coordinated``); ``None`` when every word
-        must match."""
+        must match. ``strict=False``: the pages holding every word too (for a caller that
+        knows each of them and leaves them out itself, which costs less than excluding
+        them here: the strict query sought again at each match)."""
         if parsed.coordinated is None:
             return None
+        if not strict:
+            return self.any_word(parsed.coordinated)
         return tantivy.Query.boolean_query([
-            (Occur.Must, self.compile(parsed.coordinated)),
+            (Occur.Must, self.any_word(parsed.coordinated)),
             (Occur.MustNot, self.compile(parsed.matching)),
         ])
+
+    def any_word(self, node: AtLeast) -> tantivy.Query:
+        """``node`` compiled; when any one of its words matches and each scores the sum
+        of its fields (a tie breaker of 1: a question's weights, ``FieldWeights.question``),
+        as one union of the words' fields rather than a union of each word's union: the
+        same pages and scores, without a union to refill inside the other (a question's
+        coordinated search 3.7 -> 2.8 ms over the slowest 50 of ``bench.query``'s real
+        queries)."""
+        weights = self.field_weights
+        if node.count != 1 or weights.tie_breaker != 1.0 or not all(
+                isinstance(c, Term | Phrase) for c in node.children):
+            return self.compile(node)
+        fields = [field for word in node.children for field in self._scored_fields(word)]
+        if not fields:
+            return tantivy.Query.empty_query()
+        return tantivy.Query.boolean_query([(Occur.Should, q) for q in fields])
 
     def all_but_one(self, parsed: Query, searcher: tantivy.Searcher
                     ) -> list[tuple[tantivy.Query, float]]:

@@ -35,6 +35,11 @@ if TYPE_CHECKING:
 __all__ = ["TantivySearch"]
 
 
+#: How far apart (relative) two searches may score the same page: tantivy sums a page's
+#: field scores in 32-bit floats, in the order of each search's clauses.
+_SCORE_TOLERANCE = 1e-5
+
+
 def _shares(sets: list[set[tuple]]) -> dict[tuple, float]:
     """Each key's share of ``sets`` holding it (keys in none are left out)."""
     if len(sets) == 1:
@@ -88,19 +93,11 @@ class TantivySearch:
         # Pages lacking a minor word of a longer query compete with those having them all,
         # when few pages have them all (each with the share of the query it covers);
         # those of a long query lacking a few, and of a question lacking any, always.
-        blended = compiler.all_but_one(parsed, searcher) if plan.blends(found.count) else []
-        if not blended and (coordinated := compiler.coordinated(parsed)) is not None:
-            blended = [(coordinated, 1.0 - parsed.partial_coverage)]
-        if blended:
-            # Not counted in full (a count visits every match): the total grows by the
-            # pages ranked. One search per word lacking, so each page's share is known;
-            # the best of their union are those of one search for all of them.
-            limit = min(depth, offset + size + o.blend_depth)
-            more = sorted(((score, address, share) for query, share in blended
-                           for score, address in searcher.search(
-                               compiler.scored(query, parsed), limit=limit,
-                               count=False).hits),
-                          key=lambda hit: -hit[0])[:limit]
+        # Not counted in full (a count visits every match): the total grows by the pages
+        # ranked.
+        more = self._blended(searcher, compiler, plan, found,
+                             min(depth, offset + size + o.blend_depth))
+        if more:
             results.total += len(more)
             extra = self._candidates(searcher, [(score, a) for score, a, _ in more], marks)
             for candidate, (_, _, share) in zip(extra, more, strict=True):
@@ -145,6 +142,56 @@ class TantivySearch:
             results.facets = self._facets(searcher, matching)
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
+
+    def _blended(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
+                 plan: SearchPlan, found: tantivy.SearchResult, limit: int) -> list:
+        """``(score, address, share)`` of the best ``limit`` pages that compete while
+        lacking words (``found``: the strict search's), each with the share of the query it
+        lacks: those lacking a minor word, one search per word so each page's share is
+        known (the best of their union are those of one search for all of them), when the
+        plan blends; else a long query's pages holding most of its words, a question's
+        any of them (``Query.coordinated``)."""
+        parsed = plan.query
+        blended = compiler.all_but_one(parsed, searcher) if plan.blends(found.count) else []
+        if blended:
+            return sorted(((score, address, share) for query, share in blended
+                           for score, address in searcher.search(
+                               compiler.scored(query, parsed), limit=limit,
+                               count=False).hits),
+                          key=lambda hit: -hit[0])[:limit]
+        share = 1.0 - parsed.partial_coverage
+        return [(score, address, share)
+                for score, address in self._coordinated(searcher, compiler, parsed, found,
+                                                        limit)]
+
+    @staticmethod
+    def _coordinated(searcher: tantivy.Searcher, compiler: TantivyCompiler, parsed: Query,
+                     found: tantivy.SearchResult, limit: int) -> list:
+        """``(score, address)`` of the best ``limit`` pages holding ``parsed.min_words``
+        of its words but not all (none when every word must match).
+
+        Searched with the strict pages and those ``found`` holds left out here rather than
+        excluded in tantivy (which seeks the strict query again at every match: 2.9 ->
+        1.9 ms for a question with more strict pages than ``found`` holds). A page that
+        holds every word scores the same in both searches, so when ``found`` holds only
+        the best of them, a page scoring above its last is not one of the others; when
+        fewer than ``limit`` such pages come back, the excluding search runs."""
+        query = compiler.coordinated(parsed, strict=False)
+        if query is None:
+            return []
+        strict = {address_key(address) for _, address in found.hits}
+        floor = None
+        if found.count > len(found.hits):
+            last = found.hits[-1][0]
+            floor = last + max(abs(last), 1.0) * _SCORE_TOLERANCE
+        hits = searcher.search(compiler.scored(query, parsed), limit=limit + len(strict),
+                               count=False).hits
+        kept = [(score, address) for score, address in hits
+                if address_key(address) not in strict and (floor is None or score > floor)]
+        if floor is None or len(kept) >= limit:
+            return kept[:limit]
+        return searcher.search(compiler.scored(compiler.coordinated(parsed), parsed),
+                               limit=limit, count=False).hits
 
     def _named_homes(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
                      plan: SearchPlan, hits: list, limit: int = 5) -> list:
