@@ -80,11 +80,18 @@ IDENT_PARTS_WEIGHT = 0.0
 
 @dataclass(frozen=True)
 class FieldWeights:
-    """BM25 weight of each text field, and the share of the non-best fields' scores."""
+    """BM25 weight of each text field, and the share of the non-best fields' scores.
 
-    title: float = 3.0
-    anchors: float = 2.0
-    url: float = 1.5
+    The title and URL weigh twice and once the body, anchor text once: a query word in
+    what a page is called or linked as counts more than one in its text, but not so much
+    that a page named by one word of a keyword query (``plugin`` in ``plugin hooks``)
+    passes the page whose text holds them all; anchor text repeats the navigation links
+    of every neighbouring page (texinfo's Next/Previous/Up, Sphinx's previous/next), so it
+    counts no more than the body (``docs/relevance-figures.md``, "Field weights")."""
+
+    title: float = 2.0
+    anchors: float = 1.0
+    url: float = 1.0
     body: float = 1.0
     idents: float = 1.0
     headings: float = 0.0

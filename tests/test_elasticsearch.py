@@ -312,14 +312,14 @@ def _undemoted(query: dict) -> dict:
 
 def test_field_weights_come_from_settings():
     # idents: CamelCase words match there but score nothing (fields.IDENT_PARTS_WEIGHT)
-    assert set(QueryCompiler().fields) == {"title^3", "anchors^2", "url^1.5", "body^1",
+    assert set(QueryCompiler().fields) == {"title^2", "anchors^1", "url^1", "body^1",
                                            "idents^0"}
     options = ElasticsearchOptions.from_settings(
         {"ES_FIELD_WEIGHTS": {"title": 5.0, "anchors": 0.0}, "ES_SHARDS": "4", "OTHER": 1}
     )
     assert options.shards == 4
     match = QueryCompiler(options.field_weights).compile(parse("python").root)["multi_match"]
-    assert set(match["fields"]) == {"title^5", "url^1.5", "body^1", "idents^0"}
+    assert set(match["fields"]) == {"title^5", "url^1", "body^1", "idents^0"}
     assert match["analyzer"] == "whitespace"
 
 
