@@ -69,8 +69,7 @@ def crawl(kind: str, web, seeds: list[str], workdir: Path, concurrency: int,
                      timeout=timeout + 120)
     if proc.returncode != 0:
         raise SystemExit(f"{kind} crawl failed:\n{proc.stderr[-3000:]}")
-    time.sleep(0.5)  # the server flushes its log every 0.2 s
-    lines = web.read_log()[before:]
+    lines = web.settled_log(before)
     text = (data_dir / "crawl.log").read_text(encoding="utf-8", errors="replace")
     stats = final_stats(text)
     seconds = time.monotonic() - started

@@ -148,8 +148,7 @@ def crawl(kind: str, redis_url: str, hosts: int, seconds: float, delay: float,
                 err = (workdir / f"{kind}-{n}.err").read_text()[-3000:]
                 raise SystemExit(f"{kind} worker {n} failed:\n{err}")
         cpu = _children_cpu() - cpu_before  # the workers only: testweb is still running
-        time.sleep(0.5)  # the test web flushes its log every 0.2 s
-        rows = web.read_log()
+        rows = web.settled_log()
         audit = politeness_violations(rows, delay, crawl_delays(web))
     pages = sum(1 for r in rows if r["status"] == 200 and r["path"] != "/robots.txt")
     result = {
@@ -189,8 +188,7 @@ def crawl_to_the_end(redis_url: str, hosts: int, pages: int, delay: float,
             if proc.wait(900) != 0:
                 raise SystemExit(f"span worker {n} failed:\n"
                                  + (workdir / f"{n}.err").read_text()[-3000:])
-        time.sleep(0.5)  # the test web flushes its log every 0.2 s
-        rows = web.read_log()
+        rows = web.settled_log()
         crawl_delay_of = crawl_delays(web)
         gaps, _ = gap_report(rows, web, lambda host: max(delay, crawl_delay_of(host) or 0.0))
     bound = politeness_bound(rows, delay, crawl_delay_of)

@@ -163,8 +163,7 @@ def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) ->
     wall, cpu = time.monotonic() - started, _children_cpu() - cpu_before
     if proc.returncode != 0:
         raise SystemExit(f"crawl failed:\n{proc.stderr[-3000:]}")
-    time.sleep(0.5)  # the server flushes its log every 0.2 s
-    lines = web.read_log()[before:]
+    lines = web.settled_log(before)
     text = (data_dir / "crawl.log").read_text(encoding="utf-8", errors="replace")
     stats = final_stats(text)
     items_file = data_dir / "items.jsonl"

@@ -280,8 +280,7 @@ def soak(kind: str, minutes: float, hosts: int, delay: float, workdir: Path,
                 if proc.wait(seconds + 300) != 0:
                     err = (workdir / f"worker-{n}.err").read_text()[-3000:]
                     raise SystemExit(f"{kind} worker {n} failed:\n{err}")
-            time.sleep(0.5)  # the test web flushes its log every 0.2 s
-            rows = web.read_log()
+            rows = web.settled_log()
             audit = politeness_violations(rows, delay, crawl_delays(web))
         redis_after = used_memory()
         families: dict[str, int] = {}

@@ -84,8 +84,7 @@ def run_polite(web, hosts: list[str], data_dir: Path, delay: float, budget: int,
     wall, cpu = time.monotonic() - started, children_cpu() - cpu_before
     if proc.returncode != 0:
         raise RuntimeError(f"the baseline crawl failed:\n{proc.stderr[-3000:]}")
-    time.sleep(0.5)  # the server flushes its log every 0.2 s
-    lines = web.read_log()[before:]
+    lines = web.settled_log(before)
     log(f"baseline: {len(lines)} requests in {wall:.0f} s, {cpu:.1f} CPU-s")
     return {"lines": lines, "wall": wall, "cpu": cpu}
 

@@ -13,7 +13,7 @@ In a crawl (``crawler_link_store``) a store writes its batches on a writer threa
 (``background``): ``add`` only stages a page's links, and the reactor never waits for a
 write. On the reactor a 500-page SQLite batch (the links turned into rows, old edges
 deleted, new ones inserted) stopped every download for 0.1-0.3 s every ~10 s of a
-``bench/realweb.py`` crawl (issue 35). Every store is safe to use from several threads:
+``bench/realweb.py`` crawl (docs/crawl-speed.md). Every store is safe to use from several threads:
 staging takes a short lock of its own, and writes and reads take the store's I/O lock, so
 the index writer's anchor lookups run on its own thread too. A batch whose write fails is logged,
 counted (``on_error``) and staged again, so the next write retries it; ``close`` waits for

@@ -9,11 +9,13 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from testweb.docsites import available_doc_sites
 from testweb.fresh import Clock
+from testweb.server import LOG_FLUSH_S
 from testweb.web import (
     DEFAULT_FRESH_HOSTS,
     DEFAULT_FRESH_PAGES,
@@ -22,6 +24,9 @@ from testweb.web import (
     TestWeb,
 )
 
+#: How long after a request its line is surely in the log file: the server's flush
+#: interval with a margin.
+LOG_SETTLE_S = LOG_FLUSH_S + 0.3
 _READY = re.compile(r"testweb listening on http://([\d.]+):(\d+) \((\d+) hosts\)")
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,6 +66,13 @@ class TestWebProcess:
             return []
         lines = self.log.read_text(encoding="utf-8").splitlines()
         return [json.loads(line) for line in lines if line.endswith("}")]
+
+    def settled_log(self, since: int = 0) -> list[dict]:
+        """The request log with every request answered so far in it, from line ``since``
+        on: the server writes its log every ``LOG_FLUSH_S``, so this waits that out (with
+        a margin) before reading it."""
+        time.sleep(LOG_SETTLE_S)
+        return self.read_log()[since:]
 
     def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM the server and wait for it; kill it if it does not stop."""

@@ -29,13 +29,15 @@ from testweb.messages import Request, Response
 from testweb.web import TestWeb
 
 MAX_HEAD = 64 * 1024
+#: How often the request log is written to its file (and at close).
+LOG_FLUSH_S = 0.2
 _REASONS = {s.value: s.phrase for s in http.HTTPStatus}
 
 
 class RequestLog:
     """Buffered JSON-lines request log, flushed periodically and on close."""
 
-    def __init__(self, stream: IO[str] | None, flush_interval: float = 0.2):
+    def __init__(self, stream: IO[str] | None, flush_interval: float = LOG_FLUSH_S):
         self._stream = stream
         self._lines: list[str] = []
         self._interval = flush_interval
