@@ -3,11 +3,18 @@
 # packages as sites (testweb --real-docs), crawl them, rank, print a few searches, then
 # serve the search page.
 #   bash scripts/demo.sh            (state under ./data; DATA_DIR=... to keep runs apart)
+#   bash scripts/demo.sh --no-serve (stop after the searches: tests/test_demo.py)
 # TESTWEB_PORT and WEB_ADDR (default 8471 and 127.0.0.1:8000) move the two servers.
 set -euo pipefail
 # -h, --help: the comment above.
 case "${1:-}" in -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
+serve=1
+case "${1:-}" in
+    "") ;;
+    --no-serve) serve=0 ;;
+    *) echo "demo: unknown argument $1 (--help says what it takes)" >&2; exit 2 ;;
+esac
 
 # The documentation packages served (testweb/docsites.py names their hosts) and crawled.
 PACKAGES=(git-doc python-flask-doc python-requests-doc)
@@ -75,6 +82,7 @@ for query in "${QUERIES[@]}"; do
     $py manage.py search "$query" --size 3
 done
 
+((serve)) || exit 0
 echo
 echo "Search page: http://$WEB_ADDR/   (Ctrl-C stops the server and testweb)"
 # gunicorn, as in production (webui/gunicorn.conf.py; the WEB_* settings of webui/settings.py)
