@@ -66,6 +66,13 @@ def create_next_version(client: Elasticsearch, alias: str, current: str | None,
     return new
 
 
+def move_alias(alias: str, old: str | None, new: str) -> list[dict]:
+    """The ``update_aliases`` actions that move ``alias`` from ``old`` (when there is one)
+    to ``new``, its write index."""
+    add = {"add": {"index": new, "alias": alias, "is_write_index": True}}
+    return [{"remove": {"index": old, "alias": alias}}, add] if old is not None else [add]
+
+
 def copy_documents(client: Elasticsearch, target: str, docs: Iterable[tuple[Document, int]],
                    *, spool_dir: Path, stats: Stats, suggest_body_chars: int) -> int:
     """Index ``docs`` (documents with their versions) into ``target`` through a lossless
@@ -127,11 +134,7 @@ class AliasReindexer:
         copied = self._copy(new, self.documents(old), progress)
         open_for_serving(self.client, new, self.replicas, self.refresh_interval)
         self.client.indices.update_aliases(
-            actions=[
-                {"remove": {"index": old, "alias": self.alias}},
-                {"add": {"index": new, "alias": self.alias, "is_write_index": True}},
-                *(also(new) if also is not None else []),
-            ]
+            actions=[*move_alias(self.alias, old, new), *(also(new) if also is not None else [])]
         )
         self.client.indices.add_block(index=old, block="write")
         self.client.indices.refresh(index=old)

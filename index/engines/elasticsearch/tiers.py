@@ -43,6 +43,7 @@ from index.engines.elasticsearch.reindex import (
     copy_documents,
     create_next_version,
     current_index,
+    move_alias,
     open_for_serving,
 )
 
@@ -183,9 +184,7 @@ class Tier1:
         self.client.indices.put_mapping(index=new, meta={"tier1_min_rank": floor,
                                                           "tier1_share": self.share})
         open_for_serving(self.client, new, self.replicas(), self.refresh_interval)
-        actions = [{"add": {"index": new, "alias": self.alias, "is_write_index": True}}]
-        if old is not None:
-            actions.insert(0, {"remove": {"index": old, "alias": self.alias}})
+        actions = move_alias(self.alias, old, new)
         logger.info("tier 1: %s built from %s (top %d of %d pages, static rank >= %s)",
                     new, source, wanted, total, floor)
         return new, actions
