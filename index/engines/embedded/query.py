@@ -59,6 +59,7 @@ class TantivyCompiler:
         self._words: dict[tuple[Term | Phrase, FieldWeights, bool], tantivy.Query] = {}
         self._doc_freqs: dict[tuple[str, str], int] = {}
         self._nothing: set[tuple[Term | Phrase, FieldWeights, bool]] = set()
+        self._weight_items: dict[FieldWeights, list[tuple[str, float]]] = {}
 
     def compile(self, node: Node) -> tantivy.Query:
         """The tantivy query matching exactly the documents ``node`` matches."""
@@ -117,13 +118,20 @@ class TantivyCompiler:
         weight (``weights``: the compiler's field weights); ``scoring`` as for ``word``."""
         weights = weights or self.field_weights
         per_field = []
-        for (name, weight), q in zip(weights.items(), self._fields(node, weights), strict=True):
+        for name, weight in self._items(weights):
             if name == IDENTS and not node.whole:
                 weight = IDENT_PARTS_WEIGHT
             if (scoring and not weight) or not self._held(name, node):
                 continue
-            per_field.append(tantivy.Query.boost_query(q, weight))
+            per_field.append(tantivy.Query.boost_query(self._field(node, name), weight))
         return per_field
+
+    def _items(self, weights: FieldWeights) -> list[tuple[str, float]]:
+        """``weights.items()``, made once a search for each set of weights."""
+        items = self._weight_items.get(weights)
+        if items is None:
+            items = self._weight_items[weights] = weights.items()
+        return items
 
     def _held(self, name: str, node: Term | Phrase) -> bool:
         """Whether some page may hold the word or phrase in field ``name``: each of its
@@ -154,15 +162,16 @@ class TantivyCompiler:
 
     def _fields(self, node: Term | Phrase, weights: FieldWeights) -> list[tantivy.Query]:
         """The word or phrase in each field that ``weights`` count, unscored."""
-        out = []
-        for name, _ in weights.items():
-            if name == IDENTS and node.whole:
-                out.append(tantivy.Query.term_query(self.schema, name, node.whole))
-            elif isinstance(node, Term):
-                out.append(tantivy.Query.term_query(self.schema, name, node.term))
-            else:
-                out.append(tantivy.Query.phrase_query(self.schema, name, list(node.terms)))
-        return out
+        return [self._field(node, name) for name, _ in self._items(weights)]
+
+    def _field(self, node: Term | Phrase, name: str) -> tantivy.Query:
+        """The word or phrase in field ``name``, unscored (in ``idents``, an identifier's
+        whole form)."""
+        if name == IDENTS and node.whole:
+            return tantivy.Query.term_query(self.schema, name, node.whole)
+        if isinstance(node, Term):
+            return tantivy.Query.term_query(self.schema, name, node.term)
+        return tantivy.Query.phrase_query(self.schema, name, list(node.terms))
 
     def absent(self, node: Term | Phrase) -> list[tuple[tantivy.Occur, tantivy.Query]]:
         """Clauses excluding the pages that hold the word or phrase in any field ``word``
@@ -175,8 +184,8 @@ class TantivyCompiler:
         ``OPTIONAL_FIELDS``), or a title, anchor text or URL a compound of its words; it
         matches the same pages."""
         scoring = [(w, self.optional_weights) for w in parsed.optional_words
-                   if self.optional_weights.items()]
-        if self.compound_fields.items():
+                   if self._items(self.optional_weights)]
+        if self._items(self.compound_fields):
             scoring += [(Term(c, c), self.compound_fields) for c in parsed.compounds]
         clauses = [(Occur.Should, self.word(w, weights, scoring=True))
                    for w, weights in scoring]
@@ -289,11 +298,13 @@ class TantivyCompiler:
                                                   1.0 - share), share))
         return out
 
-    @staticmethod
-    def idf(searcher: tantivy.Searcher, node: Term | Phrase) -> float:
+    def idf(self, searcher: tantivy.Searcher, node: Term | Phrase) -> float:
         """BM25's IDF of a query word in the body field (a phrase: its rarest term)."""
         n = searcher.num_docs
         terms = [node.term] if isinstance(node, Term) else list(node.terms)
-        df = min(searcher.doc_freq(IDF_FIELD, t) for t in terms)
+        if searcher is self.searcher:  # read once a search
+            df = min(self.doc_freq(IDF_FIELD, t) for t in terms)
+        else:
+            df = min(searcher.doc_freq(IDF_FIELD, t) for t in terms)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 

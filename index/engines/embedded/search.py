@@ -89,7 +89,6 @@ class TantivySearch:
         results.total = found.count
         marks = self._marks(searcher, compiler, parsed, depth)
         hits = found.hits + self._named_homes(searcher, compiler, plan, found.hits)
-        candidates = self._candidates(searcher, hits, marks)
         # Pages lacking a minor word of a longer query compete with those having them all,
         # when few pages have them all (each with the share of the query it covers);
         # those of a long query lacking a few, and of a question lacking any, always.
@@ -97,12 +96,12 @@ class TantivySearch:
         # ranked.
         more = self._blended(searcher, compiler, plan, found,
                              min(depth, offset + size + o.blend_depth))
-        if more:
-            results.total += len(more)
-            extra = self._candidates(searcher, [(score, a) for score, a, _ in more], marks)
-            for candidate, (_, _, share) in zip(extra, more, strict=True):
-                candidate.coverage = 1.0 - share
-            candidates += extra
+        results.total += len(more)
+        # One read of the ranking columns for both.
+        candidates = self._candidates(searcher, hits + [(score, a) for score, a, _ in more],
+                                      marks)
+        for candidate, (_, _, share) in zip(candidates[len(hits):], more, strict=True):
+            candidate.coverage = 1.0 - share
         ranked = ranker.rank(candidates, context)
         if plan.relaxes(found.count):
             relaxed = compiler.relaxed(parsed)
@@ -209,23 +208,23 @@ class TantivySearch:
         ]
 
     def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-               parsed: Query, limit: int) -> dict[str, list[set[tuple]]]:
-        """Addresses of the best pages (up to ``limit`` each) whose title, anchor text or
-        URL hold every label word of the query (``label``), of those holding its required
-        words near each other, one set per proximity run (``near``), and of those whose
-        headings hold its defined words (``defines``), for the signals that weigh them."""
+               parsed: Query, limit: int) -> dict[str, dict[tuple, float]]:
+        """The best pages (up to ``limit`` each) whose title, anchor text or URL hold every
+        label word of the query (``label``), of those holding its required words near each
+        other, one search per proximity run (``near``), and of those whose headings hold its
+        defined words (``defines``), for the signals that weigh them: each page's address
+        key with the share of the check's searches that found it."""
         queries = {"label": [compiler.label(parsed)], "near": compiler.near_groups(parsed),
                    "defines": [compiler.defines(parsed)]}
         return {
-            name: [{address_key(a)
-                    for _, a in searcher.search(query, limit=limit, count=False).hits}
-                   for query in group if query is not None]
-            if self.ranker.weight(name) else []
+            name: _shares([{address_key(a) for _, a in searcher.search(
+                query, limit=limit, count=False).hits} for query in group if query is not None])
+            if self.ranker.weight(name) else {}
             for name, group in queries.items()
         }
 
     def _candidates(self, searcher: tantivy.Searcher, hits: list,
-                    marks: dict[str, list[set[tuple]]]) -> list[Candidate]:
+                    marks: dict[str, dict[tuple, float]]) -> list[Candidate]:
         """Candidates for ``(score, address)`` hits with the ranking fields the signals
         read (and the collapse key and language) from tantivy's fast fields, and the marks
         of ``_marks``."""
@@ -234,7 +233,7 @@ class TantivySearch:
             return []
         names = dict.fromkeys((*self.ranker.fields, "cluster", "shown", "lang"))
         columns = [searcher.fast_field_values(fast_name(n), addresses) for n in names]
-        label, near, defines = (_shares(marks[m]) for m in ("label", "near", "defines"))
+        label, near, defines = (marks[m] for m in ("label", "near", "defines"))
         candidates = []
         for (score, address), *values in zip(hits, *columns, strict=True):
             key = address_key(address)
