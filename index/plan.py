@@ -118,6 +118,9 @@ class SearchPlan:
     collapse: str = COLLAPSE_FIELD
     #: Semantic matching of pages by their best section (``None``: off).
     sections: SectionMatch | None = field(default=None)
+    #: Hits made only when shown (:meth:`take`): a reading whose results past the page are
+    #: dropped (the words reading, asked for the results it follows as well).
+    lazy: bool = False
 
     @classmethod
     def of(cls, query: Query, thresholds: Thresholds, ranker: Ranker,
@@ -174,7 +177,7 @@ class SearchPlan:
         t = self.thresholds
         return SearchPlan(words, RankContext(words, *_rest(self.context)),
                           replace(t, min_strict_hits=max(t.min_strict_hits, self.words_below)),
-                          self.named_homes, self.collapse, self.sections)
+                          self.named_homes, self.collapse, self.sections, lazy=True)
 
     @property
     def words_below(self) -> int:
@@ -197,9 +200,9 @@ class SearchPlan:
     def take(self, results: Results, hit_id: str, vectors: str,
              make: Callable[[], Hit]) -> None:
         """Add the engine's next ranked result to ``results``: its hit made now, or, when
-        the plan re-orders results by their sections, as a :class:`~index.hits.Pending`
-        one whose hit is made only if it is shown."""
-        if self.reads_vectors:
+        the plan re-orders results by their sections or is :attr:`lazy`, as a
+        :class:`~index.hits.Pending` one whose hit is made only if it is shown."""
+        if self.reads_vectors or self.lazy:
             results.extra.setdefault(PENDING, []).append(Pending(hit_id, vectors, make))
         else:
             results.hits.append(make())
@@ -254,6 +257,8 @@ class SearchPlan:
             return results
         ranked = first + [entry for entry in _ranked(words) if entry.id not in seen]
         shown = ranked[(page - 1) * size:page * size]
+        if not self.reads_vectors:  # the words reading's hits are made as they are shown
+            shown = [e.make() if isinstance(e, Pending) else e for e in shown]
         words.hits = [e for e in shown if not isinstance(e, Pending)]
         if any(isinstance(e, Pending) for e in shown):
             words.extra[PENDING] = [e for e in shown if isinstance(e, Pending)]
