@@ -116,9 +116,12 @@ NEAR_WINDOW = 2
 #: its topic follows the words that frame it; each run is one sloppy phrase an engine reads
 #: over the whole index.
 MAX_NEAR_GROUPS = 3
-#: Words that, next to a site's name, still ask for the site itself (``django docs``).
+#: Words that, next to a site's name, still ask for the site itself (``django docs``),
+#: the umbrella a project's name is written after among them (``gnu mailutils manual``,
+#: ``apache tomcat docs``: the GNU and Apache projects' manuals are titled so).
 NAVIGATIONAL_WORDS = frozenset(
-    "doc docs documentation manual home homepage site website official page web".split()
+    "doc docs documentation manual home homepage site website official page web "
+    "gnu apache".split()
 )
 #: Most adjacent words joined into one site name (``debian handbook`` -> ``debianhandbook``).
 SITE_NAME_WORDS = 3

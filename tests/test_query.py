@@ -438,6 +438,11 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     assert [w.word for w in q.optional_words] == ["docs"]
     assert [w.word for w in q.required_words] == ["django"]
     assert [w.word for w in parse("debian handbook home").navigational_words] == ["home"]
+    # the umbrella a project's name is written after (GNU, Apache)
+    assert "mailutils" in parse("gnu mailutils manual").named_sites
+    assert [w.word for w in parse("gnu mailutils manual").required_words] == ["mailutils"]
+    assert "tomcat" in parse("apache tomcat docs").named_sites
+    assert "tomcat" not in parse("apache tomcat access log").named_sites
     # alone, or beside a topic rather than a name, they are words like any other
     assert parse("docs").optional_words == ()
     assert parse("build a pdf of my sphinx documentation").navigational_words == ()
