@@ -9,6 +9,16 @@ thread before an item waits for them (backpressure through Scrapy's pipeline). T
 documents' anchor texts are looked up in the link store on that thread too, just before
 their batch is written: on the reactor, 200 lookups (and the link store's pending batch,
 which a read writes first) held every download up at each flush.
+
+The writer thread's Python code (a document's analysis and snippet source: 3.5-4.2 ms a
+real page) holds the GIL that the reactor thread needs: written at once, a 200-document
+batch takes much of the reactor's share of the interpreter for 1-4 s every ~5 s of a polite
+crawl, and the requests of the hosts due then go out late in bursts. With
+``INDEX_WRITER_PACE`` (``pace`` > 0) the thread writes a batch ``PACE_CHUNK`` documents at a
+time and, after each chunk, sleeps ``pace`` times the thread CPU the chunk took, unless a
+later write already waits for it: a batch is spread over the time until the next one. It
+is off by default: on a CPU-bound crawl (``bench/crawl.py``) it costs pages/s and CPU a
+page (docs/crawl-speed.md).
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ logger = logging.getLogger(__name__)
 REMOVED_KEPT = 100_000
 #: Writes that may wait for the writer thread before the next item waits for them.
 MAX_QUEUED_WRITES = 2
+#: Documents the writer thread writes between two pauses (``INDEX_WRITER_PACE``).
+PACE_CHUNK = 4
 
 
 def document_from_item(item: PageItem) -> Document:
@@ -65,11 +77,13 @@ class IndexPipeline:
     SETTINGS: ClassVar[dict[str, Option]] = {
         "INDEX_BATCH_SIZE": ("batch_size", int),
         "INDEX_FLUSH_INTERVAL": ("flush_interval", float),
+        "INDEX_WRITER_PACE": ("pace", float),
     }
 
     def __init__(
         self, backend: SearchBackend, stats=None, link_store=None, *, batch_size: int,
-        flush_interval: float, background: bool = False, release_link_store: bool = False,
+        flush_interval: float, pace: float, background: bool = False,
+        release_link_store: bool = False,
     ):
         self.backend = backend
         self.batch_size = batch_size
@@ -77,6 +91,7 @@ class IndexPipeline:
         self.link_store = link_store
         self._release_link_store = release_link_store
         self.flush_interval = flush_interval
+        self.pace = pace
         self.pending: list[Document] = []
         self._last_flush = time.monotonic()
         # documents removed by this crawl: a copy of one (a moved page) is no duplicate
@@ -227,7 +242,16 @@ class IndexPipeline:
             anchors = self.link_store.anchor_texts(doc.id for doc in batch)
             for doc in batch:
                 doc.anchors = anchors[doc.id]
-        return self.backend.index(batch), time.monotonic() - started
+        if self._pool is None or self.pace <= 0:
+            return self.backend.index(batch), time.monotonic() - started
+        written = 0
+        for start in range(0, len(batch), PACE_CHUNK):
+            cpu = time.thread_time()
+            written += self.backend.index(batch[start:start + PACE_CHUNK])
+            if len(self._writes) <= 1 and start + PACE_CHUNK < len(batch):
+                # nothing else waits for the thread: give the reactor the interpreter
+                time.sleep(self.pace * (time.thread_time() - cpu))
+        return written, time.monotonic() - started
 
     def _count_batch(self, result: tuple[int, float]) -> None:
         written, seconds = result

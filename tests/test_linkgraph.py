@@ -231,7 +231,8 @@ def test_anchors_are_read_on_the_index_writer_thread_not_at_the_flush(tmp_path):
 
     store.anchor_texts = recorded
     backend = EmbeddedBackend(tmp_path / "index")
-    pipeline = IndexPipeline(backend, link_store=store, batch_size=100, flush_interval=3600)
+    pipeline = IndexPipeline(backend, link_store=store, batch_size=100, flush_interval=3600,
+                             pace=0.0)
     pipeline.open_spider()
     writes = []
     pipeline._write = lambda fn, *args, done=None: writes.append((fn, args))
