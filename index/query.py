@@ -611,7 +611,9 @@ class _Token:
     end: int = 0
 
 
-_LONG_OPTION = re.compile(r"--[A-Za-z][\w-]+")
+#: A long command-line option, with its value when pasted with one (``--amend``,
+#: ``--encryption=repokey``, ``--keep-daily=7``): a word, not an exclusion.
+_LONG_OPTION = re.compile(r"--[A-Za-z][\w-]+(?:=\S+)?")
 #: A short command-line option (``-l``, ``-p1``), as ``_PASTED`` finds one.
 _SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
 #: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``).

@@ -228,6 +228,11 @@ def test_double_minus_is_one_exclusion():
 def test_a_long_option_is_a_word():
     assert root("git --amend") == And((Term("git", "git"), Term("--amend", "amend")))
     assert root("--abbrev-ref") == Phrase("--abbrev-ref", ("abbrev", "ref"))
+    # with its value, as pasted from a command line: a word, not an exclusion
+    assert root("borg init --encryption=repokey") == And((
+        Term("borg", "borg"), Term("init", "init"),
+        Phrase("--encryption=repokey", ("encrypt", "repokey"))))
+    assert root("--keep-daily=7") == Phrase("--keep-daily=7", ("keep", "daili", "7"))
 
 
 def test_a_short_option_right_after_a_command_is_a_word():

@@ -65,6 +65,25 @@ def test_a_short_option_right_after_a_command_is_an_option(backend):
     assert urls(found) == ["http://d.test/invoking-cmp"]
 
 
+def test_a_long_option_with_its_value_is_an_option(backend):
+    # "--encryption=repokey" as pasted from a command line: read as an exclusion of the
+    # phrase "encryption repokey" it leaves the other pages, and loses the answer
+    backend.index(
+        [doc("http://b.test/usage/init", "borg init",
+             "Use repokey: borg init --encryption repokey /path/to/repo"),
+         doc("http://b.test/usage/prune", "borg prune",
+             "borg prune --list --keep-daily=7 --keep-weekly=4 /path/to/repo")]
+        + [doc(f"http://b.test/usage/{n}", f"borg command {n}",
+               "borg init creates a repository; see init and encryption")
+           for n in range(4)]
+    )
+    backend.refresh()
+    assert urls(backend.search("borg init --encryption=repokey"))[:1] == [
+        "http://b.test/usage/init"]
+    assert urls(backend.search("borg prune --keep-daily=7"))[:1] == [
+        "http://b.test/usage/prune"]
+
+
 @pytest.mark.parametrize("query, page", [
     ("$(basename $file .txt)", "http://w.test/shell"),
     ("echo ${HOME} (see basename)", "http://w.test/shell"),
