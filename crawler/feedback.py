@@ -8,10 +8,15 @@ calls its methods; with ``FrontierScheduler`` they reach its ``FrontierFeedback`
 scheduler they do nothing. A condemned or acquitted host is also announced to the other
 pipelines through the ``host_condemned`` and ``host_acquitted`` signals (the index pipeline
 removes its pages, the quality pipeline skips or indexes its later ones).
+
+One answer goes the other way: ``Feedback.has_slack()``, whether the crawl is held by
+politeness rather than by capacity now (``Slack``, noted by the scheduler at each poll of
+the frontier). The index writer thread paces its batches only then (``INDEX_WRITER_PACE``).
 """
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
@@ -25,6 +30,29 @@ if TYPE_CHECKING:
 
 #: The budget cut an acquitted host gets: above any entry's own, so that one applies.
 UNCUT_BUDGET = 2**31 - 1
+#: Seconds after a poll that filled every free slot during which the crawl has no slack.
+SLACK_AFTER_FULL_S = 1.0
+
+
+class Slack:
+    """Whether the crawl has capacity to spare. The scheduler notes each poll of the
+    frontier: full (as many leases as the engine had free slots: requests wait for a slot)
+    or short (fewer: the other hosts wait on politeness). The crawl has slack while its
+    last poll was short and none was full in the last ``SLACK_AFTER_FULL_S`` seconds; read
+    from any thread."""
+
+    def __init__(self, after_full_s: float = SLACK_AFTER_FULL_S):
+        self.after_full_s = after_full_s
+        self._last_full = float("-inf")
+        self._short = False
+
+    def polled(self, full: bool) -> None:
+        if full:
+            self._last_full = time.monotonic()
+        self._short = not full
+
+    def __bool__(self) -> bool:
+        return self._short and time.monotonic() - self._last_full >= self.after_full_s
 
 
 class Feedback(ABC):
@@ -60,16 +88,22 @@ class Feedback(ABC):
         """``host``'s (a netloc's) quality, 0..1 (1: no spam signal): value-ordered crawls
         rank its new URLs and its standing by it."""
 
+    @abstractmethod
+    def has_slack(self) -> bool:
+        """True while the crawl is held by politeness, not by capacity (``Slack``); False
+        when it is throughput-bound or unknown. Cheap; may be asked from any thread."""
+
 
 class FrontierFeedback(Feedback):
     """The scheduler's side: verdicts applied to its admission, ordering and frontier."""
 
     def __init__(self, frontier: Frontier, admission: Admission, ordering: Ordering,
-                 stats=None):
+                 stats=None, slack: Slack | None = None):
         self.frontier = frontier
         self.admission = admission
         self.ordering = ordering
         self.stats = stats
+        self.slack = slack if slack is not None else Slack()
 
     def cut_host_budget(self, host: str, budget: int) -> bool:
         self.frontier.set_host_budget(host, budget)
@@ -100,6 +134,9 @@ class FrontierFeedback(Feedback):
 
     def score_host(self, host: str, quality: float) -> None:
         self.ordering.score_host(host, quality)
+
+    def has_slack(self) -> bool:
+        return bool(self.slack)
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:
@@ -154,6 +191,10 @@ class CrawlFeedback(Feedback):
         target = self._target()
         if target is not None:
             target.score_host(host, quality)
+
+    def has_slack(self) -> bool:
+        target = self._target()
+        return target is not None and target.has_slack()
 
 
 def crawl_feedback(crawler) -> Feedback:

@@ -427,6 +427,7 @@ class FrontierScheduler(BaseScheduler):
         self._buffer.extend(leases)
         self._inc("frontier/leased", len(leases))
         self._poll_now = len(leases) == want
+        self.feedback.slack.polled(self._poll_now)
         if not self._poll_now:
             self._inc("frontier/politeness_waits")
             due = self.frontier.due_in()

@@ -250,7 +250,8 @@ LINKGRAPH_BATCH_SIZE = 500  # pages buffered per write
 INDEX_ENABLED = True  # False: pages are not indexed
 INDEX_BATCH_SIZE = 200  # documents per write to the search backend
 INDEX_ANCHORS = True  # add the anchor text known so far (from the link graph) to documents
-INDEX_WRITER_PACE = 0.0  # writer thread sleep per CPU second written, between chunks; 0 = none
+INDEX_WRITER_PACE = 2.0  # writer thread sleep per CPU second written, between chunks; 0 = none
+INDEX_WRITER_PACE_WHEN = "slack"  # "slack": pace only while hosts wait on politeness; "always"
 
 # --- the ranking batch (batch/rank.py, docs/ranking.md): read from the Django settings
 # (`manage.py rank`) or the Celery app's configuration (workers) ---

@@ -16,9 +16,12 @@ batch takes much of the reactor's share of the interpreter for 1-4 s every ~5 s 
 crawl, and the requests of the hosts due then go out late in bursts. With
 ``INDEX_WRITER_PACE`` (``pace`` > 0) the thread writes a batch ``PACE_CHUNK`` documents at a
 time and, after each chunk, sleeps ``pace`` times the thread CPU the chunk took, unless a
-later write already waits for it: a batch is spread over the time until the next one. It
-is off by default: on a CPU-bound crawl (``bench/crawl.py``) it costs pages/s and CPU a
-page (docs/crawl-speed.md).
+later write already waits for it: a batch is spread over the time until the next one.
+With ``INDEX_WRITER_PACE_WHEN`` ``"slack"`` it pauses only while the crawl has slack
+(``crawler.feedback.Slack``: the scheduler's last poll found hosts waiting on politeness
+and none filled every free slot in the last second), asked before each pause; a
+throughput-bound crawl (``bench/crawl.py``), where pacing costs pages/s and CPU a page,
+writes its batches at once (docs/crawl-speed.md). ``"always"`` pauses whatever the crawl.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import fields
 from typing import ClassVar
 
@@ -35,6 +39,7 @@ from twisted.internet import defer, threads
 from twisted.python.threadpool import ThreadPool
 
 from crawler.config import config_from_settings
+from crawler.feedback import crawl_feedback
 from crawler.items import PageItem, PageRecord, PageSummary
 from crawler.options import Option, enabled, settings_to_options
 from crawler.signals import cluster_elected, documents_removed, host_condemned
@@ -49,6 +54,8 @@ REMOVED_KEPT = 100_000
 MAX_QUEUED_WRITES = 2
 #: Documents the writer thread writes between two pauses (``INDEX_WRITER_PACE``).
 PACE_CHUNK = 4
+#: When the writer thread pauses (``INDEX_WRITER_PACE_WHEN``).
+PACE_WHEN = ("slack", "always")
 
 
 def document_from_item(item: PageItem) -> Document:
@@ -78,12 +85,13 @@ class IndexPipeline:
         "INDEX_BATCH_SIZE": ("batch_size", int),
         "INDEX_FLUSH_INTERVAL": ("flush_interval", float),
         "INDEX_WRITER_PACE": ("pace", float),
+        "INDEX_WRITER_PACE_WHEN": ("pace_when", str),
     }
 
     def __init__(
         self, backend: SearchBackend, stats=None, link_store=None, *, batch_size: int,
-        flush_interval: float, pace: float, background: bool = False,
-        release_link_store: bool = False,
+        flush_interval: float, pace: float, pace_when: str, background: bool = False,
+        release_link_store: bool = False, slack: Callable[[], bool] | None = None,
     ):
         self.backend = backend
         self.batch_size = batch_size
@@ -92,6 +100,11 @@ class IndexPipeline:
         self._release_link_store = release_link_store
         self.flush_interval = flush_interval
         self.pace = pace
+        if pace_when not in PACE_WHEN:
+            raise ValueError(f"INDEX_WRITER_PACE_WHEN: {pace_when!r}, not one of {PACE_WHEN}")
+        self.pace_when = pace_when
+        # whether the crawl has slack now (``Feedback.has_slack``); None: unknown (never)
+        self.slack = slack
         self.pending: list[Document] = []
         self._last_flush = time.monotonic()
         # documents removed by this crawl: a copy of one (a moved page) is no duplicate
@@ -120,6 +133,7 @@ class IndexPipeline:
             link_store = crawler_link_store(crawler).retain()
         pipeline = cls(backend, crawler.stats, link_store, background=True,
                        release_link_store=link_store is not None,
+                       slack=crawl_feedback(crawler).has_slack,
                        **settings_to_options(settings, cls.SETTINGS))
         crawler.signals.connect(pipeline.remove, signal=documents_removed)
         crawler.signals.connect(pipeline.remove_host, signal=host_condemned)
@@ -244,14 +258,24 @@ class IndexPipeline:
                 doc.anchors = anchors[doc.id]
         if self._pool is None or self.pace <= 0:
             return self.backend.index(batch), time.monotonic() - started
-        written = 0
-        for start in range(0, len(batch), PACE_CHUNK):
+        written = start = 0
+        while start < len(batch):
+            if len(self._writes) > 1 or not self._paced():
+                # a later write waits for the thread, or the crawl has no slack: keep up
+                written += self.backend.index(batch[start:])
+                break
             cpu = time.thread_time()
             written += self.backend.index(batch[start:start + PACE_CHUNK])
-            if len(self._writes) <= 1 and start + PACE_CHUNK < len(batch):
-                # nothing else waits for the thread: give the reactor the interpreter
+            start += PACE_CHUNK
+            if start < len(batch):  # give the reactor the interpreter
                 time.sleep(self.pace * (time.thread_time() - cpu))
         return written, time.monotonic() - started
+
+    def _paced(self) -> bool:
+        """Whether the writer thread pauses now: always, or while the crawl has slack."""
+        if self.pace_when == "always":
+            return True
+        return self.slack is not None and self.slack()
 
     def _count_batch(self, result: tuple[int, float]) -> None:
         written, seconds = result

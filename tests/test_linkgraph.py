@@ -232,7 +232,7 @@ def test_anchors_are_read_on_the_index_writer_thread_not_at_the_flush(tmp_path):
     store.anchor_texts = recorded
     backend = EmbeddedBackend(tmp_path / "index")
     pipeline = IndexPipeline(backend, link_store=store, batch_size=100, flush_interval=3600,
-                             pace=0.0)
+                             pace=0.0, pace_when="slack")
     pipeline.open_spider()
     writes = []
     pipeline._write = lambda fn, *args, done=None: writes.append((fn, args))

@@ -30,7 +30,8 @@ def test_the_same_two_host_crawl_in_both_arrival_orders_shows_the_original(backe
                                                                            mirror_first):
     web = testweb.TestWeb(hosts=3, port=8000, pages_per_host=200)
     original, mirror = _items(web, "site0.test"), _items(web, "mirror.test")
-    index = IndexPipeline(backend, batch_size=5, flush_interval=3600, pace=0.0)
+    index = IndexPipeline(backend, batch_size=5, flush_interval=3600, pace=0.0,
+                           pace_when="slack")
     # the mirror check is off: only the election decides which copy is shown
     dedup = DedupPipeline(Deduplicator.from_settings(None), host_min_pages=1000,
                           host_copy_ratio=1.0, elected=lambda cluster_id, e: index.elected(
