@@ -614,6 +614,12 @@ class _Token:
 #: A long command-line option, with its value when pasted with one (``--amend``,
 #: ``--encryption=repokey``, ``--keep-daily=7``): a word, not an exclusion.
 _LONG_OPTION = re.compile(r"--[A-Za-z][\w-]+(?:=\S+)?")
+#: A one-dash option written as no word is (``-show_streams``, ``-sDEVICE=pdfwrite``,
+#: ``-dNOPAUSE``, ``-Xmx512m``, ``-O2``, ``-r300``): an underscore or ``=`` in it, a capital
+#: after a small letter, a letter after a digit, or one letter and digits): a word, not an
+#: exclusion, as nobody writes one to leave a word out.
+_DASH_OPTION = re.compile(
+    r"-(?=\S*(?:[_=]|[a-z][A-Z]|\d[A-Za-z])|[A-Za-z]\d+$)[A-Za-z][\w.+:-]*(?:=\S+)?")
 #: A short command-line option (``-l``, ``-p1``), as ``_PASTED`` finds one.
 _SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
 #: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``).
@@ -628,7 +634,7 @@ def _operator_at(text: str, i: int) -> str:
     while end < len(text) and not (text[end].isspace() or text[end] in '")'):
         end += 1
     word = text[i:end]
-    if _LONG_OPTION.fullmatch(word):
+    if _LONG_OPTION.fullmatch(word) or _DASH_OPTION.fullmatch(word):
         return word
     return word if len(word) > 1 and identifier_form(word) == word else ""
 

@@ -235,6 +235,22 @@ def test_a_long_option_is_a_word():
     assert root("--keep-daily=7") == Phrase("--keep-daily=7", ("keep", "daili", "7"))
 
 
+def test_a_one_dash_option_written_as_no_word_is_a_word():
+    # an underscore or "=", a capital after a small letter, one letter and digits
+    assert root("ffprobe -show_streams") == And((
+        Term("ffprobe", "ffprobe"), Phrase("-show_streams", ("show", "stream"))))
+    assert root("tool -sDEVICE=pdfwrite") == And((
+        Term("tool", "tool"), Phrase("-sDEVICE=pdfwrite", ("sdevic", "pdfwrite"))))
+    assert root("gs -dNOPAUSE") == And((Term("gs", "gs"), Term("-dNOPAUSE", "dnopaus")))
+    assert root("cc file -O2") == And((Term("cc", "cc"), Term("file", "file"),
+                                       Term("-O2", "o2")))
+    # a word as words are written: an exclusion
+    assert root("flask tutorial -video") == And((
+        Term("flask", "flask"), Term("tutorial", "tutori"), Not(Term("video", "video"))))
+    assert root("packages -python3") == And((Term("packages", "packag"),
+                                             Not(Term("python3", "python3"))))
+
+
 def test_a_short_option_right_after_a_command_is_a_word():
     assert root("cmp -l") == And((Term("cmp", "cmp"), Term("-l", "l")))
     assert root("diff -r --brief dir") == And((Term("diff", "diff"), Term("-r", "r"),

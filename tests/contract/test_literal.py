@@ -84,6 +84,22 @@ def test_a_long_option_with_its_value_is_an_option(backend):
         "http://b.test/usage/prune"]
 
 
+def test_a_one_dash_option_written_as_no_word_is_an_option(backend):
+    # "-show_streams" as pasted from a command line: read as an exclusion it drops the
+    # page documenting it, while the other pages still match, so no fallback runs
+    backend.index(
+        [doc("http://f.test/ffprobe", "ffprobe",
+             "ffprobe -show_streams prints every stream of the input, one section each"),
+         doc("http://f.test/gs", "Ghostscript devices",
+             "Write a PDF: gs -sDEVICE=pdfwrite -o out.pdf in.pdf")]
+        + [doc(f"http://f.test/{n}", f"ffprobe tool {n}", "ffprobe shows streams; gs renders")
+           for n in range(4)]
+    )
+    backend.refresh()
+    assert urls(backend.search("ffprobe -show_streams"))[:1] == ["http://f.test/ffprobe"]
+    assert urls(backend.search("gs -sDEVICE=pdfwrite"))[:1] == ["http://f.test/gs"]
+
+
 @pytest.mark.parametrize("query, page", [
     ("$(basename $file .txt)", "http://w.test/shell"),
     ("echo ${HOME} (see basename)", "http://w.test/shell"),
