@@ -622,6 +622,10 @@ _DASH_OPTION = re.compile(
     r"-(?=\S*(?:[_=]|[a-z][A-Z]|\d[A-Za-z])|[A-Za-z]\d+$)[A-Za-z][\w.+:-]*(?:=\S+)?")
 #: A short command-line option (``-l``, ``-p1``), as ``_PASTED`` finds one.
 _SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
+#: A command-line option given a number (``-c 1000``, ``-crf 23``, ``-t 00:10``): up to
+#: three letters or digits, the value the next token.
+_VALUED_OPTION = re.compile(r"-[^\W_]{1,3}")
+_NUMBER = re.compile(r"\d[\d.,:]*")
 #: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``).
 _COMMAND = re.compile(r"[a-z][a-z0-9_.+-]*")
 
@@ -639,21 +643,31 @@ def _operator_at(text: str, i: int) -> str:
     return word if len(word) > 1 and identifier_form(word) == word else ""
 
 
-def _option_after_command(text: str, i: int, tokens: list[_Token]) -> str:
-    """The short option (``-l``) that starts at ``text[i]`` when it follows a command-like
-    first word, right after it or after other such options (``cmp -l``, ``vim -d``,
-    ``diff -r --brief``), else ``""``: a pasted command line's option, not an exclusion
-    of a one-letter word."""
+def _command_option(text: str, i: int, tokens: list[_Token]) -> str:
+    """The short option (``-l``, ``-crf``) that starts at ``text[i]`` when the query reads
+    as a command line: its first word names a command, and the option follows it or
+    its options (``cmp -l``, ``diff -r --brief``), or comes after another option of the
+    line (``celery -A proj worker -l INFO``, ``tshark -r file.pcap -Y http``), or is
+    given a number (``editcap file -c 1000``, ``libx264 -crf 23``); else ``""``. A
+    command line's option, not the exclusion of a one-letter word: nobody leaves out
+    ``l`` and then writes ``INFO``. A plain-letter option with none of these stays an
+    exclusion (``tool file -c``, ``flask tutorial -video``)."""
     if not tokens or tokens[0].kind != _WORD or tokens[0].negated:
         return ""
-    if not _COMMAND.fullmatch(tokens[0].value) or any(
-            t.kind != _WORD or t.negated or not t.value.startswith("-") for t in tokens[1:]):
+    if not _COMMAND.fullmatch(tokens[0].value):
         return ""
     end = i
     while end < len(text) and not text[end].isspace():
         end += 1
     word = text[i:end]
-    return word if _SHORT_OPTION.fullmatch(word) else ""
+    if _SHORT_OPTION.fullmatch(word) and (len(tokens) == 1 or any(
+            t.kind == _WORD and not t.negated and t.value.startswith("-")
+            for t in tokens[1:])):
+        return word
+    value = text[end:].split(None, 1)
+    if _VALUED_OPTION.fullmatch(word) and value and _NUMBER.fullmatch(value[0]):
+        return word
+    return ""
 
 
 def _lex(text: str) -> list[_Token]:
@@ -670,7 +684,7 @@ def _lex(text: str) -> list[_Token]:
         begin = i
         negated = False
         if ch == "-" and (operator := _operator_at(text, i)
-                          or _option_after_command(text, i, tokens)):
+                          or _command_option(text, i, tokens)):
             tokens.append(_Token(_WORD, operator, False, i, i + len(operator)))
             i += len(operator)
             continue

@@ -263,6 +263,26 @@ def test_a_short_option_right_after_a_command_is_a_word():
                                            Not(Term("tshark", "tshark"))))
 
 
+def test_a_short_option_of_a_command_line_is_a_word():
+    # after another option of the line, or given a number: a command line's option, not
+    # the exclusion of a one-letter word (nobody leaves out "l" and then writes "INFO")
+    assert root("celery -A proj worker -l INFO") == And((
+        Term("celery", "celeri"), Term("proj", "proj"), Term("worker", "worker"),
+        Term("-l", "l"), Term("INFO", "info")))
+    assert root("tshark -r capture.pcap -Y http") == And((
+        Term("tshark", "tshark"), Term("-r", "r"),
+        Phrase("capture.pcap", ("captur", "pcap"), "capture.pcap"), Term("-Y", "y"),
+        Term("http", "http")))
+    assert root("libx264 -crf 23") == And((Term("libx264", "libx264"), Term("-crf", "crf"),
+                                          Term("23", "23")))
+    assert root("ping host -c 1000") == And((Term("ping", "ping"), Term("host", "host"),
+                                             Term("-c", "c"), Term("1000", "1000")))
+    # three letters without a number, or a word as words are written: exclusions
+    assert root("libx264 -crf") == And((Term("libx264", "libx264"), Not(Term("crf", "crf"))))
+    assert root("git log -v -video") == And((Term("git", "git"), Term("log", "log"),
+                                             Not(Term("v", "v")), Not(Term("video", "video"))))
+
+
 def test_hyphen_inside_word_is_not_exclusion():
     assert root("state-of-the-art") == Phrase(
         "state-of-the-art", ("state", "of", "the", "art")
@@ -471,7 +491,9 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
 
 
 @pytest.mark.parametrize("text, literal, pasted", [
-    ("tool -r file -Y filter", "tool r file y filter", True),
+    # an option past the command's words, with no other option or number: an exclusion,
+    # read as a word only by the literal reading ("tool -r file -Y filter" is words)
+    ("tool file -Y filter", "tool file y filter", True),
     ("tool 1000 -c", "tool 1000 c", True),
     ("$(CC) -o out", "cc o out", True),
     ("blame -log", "blame log", False),

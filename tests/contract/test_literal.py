@@ -40,8 +40,9 @@ def urls(results) -> list[str]:
 
 
 @pytest.mark.parametrize("query, page", [
-    ("tshark -r capture.pcap -Y http", "http://w.test/tshark"),
-    ("ping host -c 1000", "http://w.test/ping"),
+    # an option past the command's words, alone: "-Y" read as an exclusion first
+    ("tshark capture.pcap -Y http", "http://w.test/tshark"),
+    ("ping host -c", "http://w.test/ping"),
     # a file name, then options glued to their values: not exclusions of "lmpfr"
     ("gcc myprog.c -lmpfr -lgmp", "http://w.test/linking"),
 ])
@@ -63,6 +64,35 @@ def test_a_short_option_right_after_a_command_is_an_option(backend):
     backend.refresh()
     found = backend.search("cmp -l")
     assert urls(found) == ["http://d.test/invoking-cmp"]
+
+
+@pytest.mark.parametrize("query, page", [
+    ("tshark -r capture.pcap -Y http", "http://w.test/tshark"),
+    ("ping host -c 1000", "http://w.test/ping"),
+])
+def test_a_command_line_with_its_options_is_read_as_words(pasted, query, page):
+    found = pasted.search(query)
+    assert urls(found)[:1] == [page], query
+    assert found.extra.get("reading") is None  # read so at once, not as a fallback
+
+
+def test_a_short_option_after_another_or_given_a_number_is_an_option(backend):
+    # "-l" after "-A", "-crf" given 23: a command line's options; read as exclusions of
+    # "l" and "crf" they drop the pages documenting them while the others still match, so
+    # the literal reading never runs
+    backend.index(
+        [doc("http://c.test/workers", "Workers guide",
+             "Start a worker: celery -A proj worker -l INFO prints its log at level INFO"),
+         doc("http://c.test/codecs", "Codecs",
+             "Encode with libx264 -crf 23: crf sets the quality, 23 by default")]
+        + [doc(f"http://c.test/{n}", f"celery worker {n}",
+               "celery runs proj tasks in a worker; info on libx264 encoding: 23 presets")
+           for n in range(4)]
+    )
+    backend.refresh()
+    assert urls(backend.search("celery -A proj worker -l INFO"))[:1] == [
+        "http://c.test/workers"]
+    assert urls(backend.search("libx264 -crf 23"))[:1] == ["http://c.test/codecs"]
 
 
 def test_a_long_option_with_its_value_is_an_option(backend):
