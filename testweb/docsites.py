@@ -250,6 +250,26 @@ DOC_SITES: tuple[DocSite, ...] = (
     # Ghostscript: the PostScript and PDF interpreter's manual (Sphinx from its hand-written
     # HTML): 35 pages, most of them long: its usage, devices, API and language bindings.
     DocSite("ghostscript.test", "ghostscript-doc", Path("/usr/share/doc/ghostscript/html")),
+    # The tenth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # ProFTPD: an FTP server's configuration directives, a module a page (modules/,
+    # contrib/), with the directive list, how-tos and FAQ, hand-written HTML, 131.
+    DocSite("proftpd.test", "proftpd-doc", Path("/usr/share/doc/proftpd-doc")),
+    # GNU Aspell: the spell checker's user and developer manuals, texinfo, a node a page,
+    # 100; no index.html, so the root is a listing of the two manuals.
+    DocSite("aspell.test", "aspell-doc", Path("/usr/share/doc/aspell-doc")),
+    # Cyrus IMAP: a mail server's installation guides and FAQ (hand-written HTML) and its
+    # commands' and configuration files' man pages in HTML (man/), 95.
+    DocSite("cyrus.test", "cyrus-doc", Path("/usr/share/doc/cyrus-doc/html")),
+    # h5py: a Python HDF5 library's guide, high-level API and release notes (Sphinx), 43;
+    # the low-level API beside it (../api/html) is linked from no page.
+    DocSite("h5py.test", "python-h5py-doc", Path("/usr/share/doc/python-h5py-doc/html")),
+    # OpenAFS: a distributed file system's Administration, User and Quick Start guides
+    # (DocBook, a section a page, file names like HDRWQ192.html), 284, and protocol specs
+    # made by doxygen that no page links to.
+    DocSite("openafs.test", "openafs-doc", Path("/usr/share/doc/openafs-doc/html")),
+    # Chez Scheme: a Scheme implementation's user's guide, a chapter a page, most long
+    # (system.html 0.25 MB, io.html 0.23 MB), with its summary of forms and index, 24.
+    DocSite("chezscheme.test", "chezscheme-doc", Path("/usr/share/doc/chezscheme-doc/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
