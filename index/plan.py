@@ -28,7 +28,10 @@ The plan holds:
 7. **words**: when the reading that answers still finds fewer than ``words_below`` pages
    (by default none; for a query naming an identifier, ``query.names_identifier``, fewer
    than ``identifier_words_below``, a page of results: ``std.healthy`` written whole on
-   four pages, the reference page defining ``healthy`` under ``vmod_std``),
+   four pages, the reference page defining ``healthy`` under ``vmod_std``; for a plain
+   query of ``fill_words`` or more words, fewer than ``plain_words_below``, a page:
+   ``aptitude why libc6`` held whole by four pages, the reference page of ``aptitude
+   why`` naming no ``libc6``),
    the words reading (``query.words_reading``: every run of letters and digits a plain
    word, as plain any-word BM25 reads the text, ``site:`` and ``lang:`` kept; any of them
    matching while fewer than ``words_below`` pages hold them all) fills the results after
@@ -57,10 +60,12 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from index.analysis import is_stopword
 from index.hits import PENDING, Pending
 from index.query import (
     Node,
     Query,
+    Term,
     excludes,
     literal_reading,
     looks_pasted,
@@ -98,6 +103,14 @@ class Thresholds:
     #: The same for a query naming an identifier (``query.names_identifier``): a page of
     #: results, so the pages holding its parts apart follow those holding it whole.
     identifier_words_below: int = 10
+    #: The same for a plain query of at least ``fill_words`` words (``Query.plain_words``)
+    #: a page must hold every one of: a page of results, so the pages holding some of its
+    #: words follow those holding them all (or all but a minor one), as plain any-word BM25
+    #: finds them.
+    plain_words_below: int = 10
+    #: Fewest plain words of a query ``plain_words_below`` applies to (a two-word query's
+    #: pages hold both words or are not results).
+    fill_words: int = 3
 
     @classmethod
     def of(cls, engine: object) -> Thresholds:
@@ -182,9 +195,24 @@ class SearchPlan:
     @property
     def words_below(self) -> int:
         """Fewer results than this of the reading that answers call for the words reading:
-        ``identifier_words_below`` for a query naming an identifier, else ``words_below``."""
+        ``identifier_words_below`` for a query naming an identifier, ``plain_words_below``
+        for a plain query of ``fill_words`` or more words, else ``words_below``."""
         t = self.thresholds
-        return t.identifier_words_below if names_identifier(self.query) else t.words_below
+        if names_identifier(self.query):
+            return t.identifier_words_below
+        if self._fills:
+            return t.plain_words_below
+        return t.words_below
+
+    @property
+    def _fills(self) -> bool:
+        """Whether ``plain_words_below`` applies: a plain query of ``fill_words`` or more
+        words, not all stopwords, every required one of which a page must hold (a question
+        or a long query matches pages lacking some already: ``Query.coordinated``)."""
+        query = self.query
+        words = query.plain_words
+        return (len(words) >= self.thresholds.fill_words and query.coordinated is None
+                and not all(isinstance(w, Term) and is_stopword(w.term) for w in words))
 
     def falls_back(self, total: int) -> bool:
         """Whether ``total`` results of the operator reading call for the literal one."""

@@ -73,7 +73,7 @@ def test_a_short_option_right_after_a_command_is_an_option(backend):
 def test_a_command_line_with_its_options_is_read_as_words(pasted, query, page):
     found = pasted.search(query)
     assert urls(found)[:1] == [page], query
-    assert found.extra.get("reading") is None  # read so at once, not as a fallback
+    assert found.extra.get("reading") != "literal"  # read so at once, not as a fallback
 
 
 def test_a_short_option_after_another_or_given_a_number_is_an_option(backend):
@@ -191,6 +191,28 @@ def test_the_any_word_fallback_finds_every_page_with_a_word(pasted):
     assert set(urls(found)) == {"http://w.test/sysctl", "http://w.test/proc",
                                 "http://w.test/ping", "http://w.test/shell"}
     assert found.total == 4
+
+
+def test_keywords_on_few_pages_are_followed_by_the_pages_holding_some(backend):
+    # four pages hold "aptitude" and "libc6" ("why" is a question word, optional); the
+    # reference page of "aptitude why" names no libc6: plain any-word BM25 finds it, so
+    # must we, after the pages holding every word
+    backend.index(
+        [doc("http://a.test/why", "aptitude why",
+             "aptitude why explains why a package is installed, from the packages that "
+             "depend on it")]
+        + [doc(f"http://a.test/notes-{n}", f"Notes {n}",
+               "aptitude upgraded libc6 in this release") for n in range(4)]
+        + [doc(f"http://o.test/{n}", f"Other {n}", "nothing to see") for n in range(3)]
+    )
+    backend.refresh()
+    found = backend.search("aptitude why libc6")
+    assert set(urls(found)[:4]) == {f"http://a.test/notes-{n}" for n in range(4)}
+    assert urls(found)[4:] == ["http://a.test/why"]
+    assert found.extra.get("reading") == "words"
+    # two words: the pages holding both, none other
+    assert set(urls(backend.search("aptitude libc6"))) == {
+        f"http://a.test/notes-{n}" for n in range(4)}
 
 
 def test_an_identifier_on_few_pages_is_followed_by_its_parts_apart(backend):
