@@ -626,6 +626,9 @@ _SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
 #: three letters or digits, the value the next token.
 _VALUED_OPTION = re.compile(r"-[^\W_]{1,3}")
 _NUMBER = re.compile(r"\d[\d.,:]*")
+#: A function's name and the parenthesis of its call, an argument written after it
+#: (``cairo_set_source_rgb(cr,``, ``f(x``): the name is one word and the argument another.
+_CALL = re.compile(r"([A-Za-z_][\w.:]*)\((?=\w)(?![\w.]*=)")
 #: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``).
 _COMMAND = re.compile(r"[a-z][a-z0-9_.+-]*")
 
@@ -668,6 +671,18 @@ def _command_option(text: str, i: int, tokens: list[_Token]) -> str:
     if _VALUED_OPTION.fullmatch(word) and value and _NUMBER.fullmatch(value[0]):
         return word
     return ""
+
+
+def _words(word: str, start: int) -> list[_Token]:
+    """The word tokens of ``word`` (at ``start`` in the text): itself, or a function's name
+    glued to its first argument, as a call is written (``cairo_set_source_rgb(cr,``), the
+    name and the argument (``_CALL``)."""
+    call = _CALL.match(word)
+    if call is None:
+        return [_Token(_WORD, word, False, start, start + len(word))]
+    name = call.group(1)
+    return [_Token(_WORD, name, False, start, start + len(name)),
+            _Token(_WORD, word[call.end():], False, start + call.end(), start + len(word))]
 
 
 def _lex(text: str) -> list[_Token]:
@@ -728,6 +743,8 @@ def _lex(text: str) -> list[_Token]:
                 code = language_of(word[5:])
                 if _LANG_CODE.fullmatch(code):
                     tokens.append(_Token(_LANG, code, negated, begin, i))
+            elif not negated and _CALL.match(word):
+                tokens.extend(_words(word, begin))
             else:
                 tokens.append(_Token(_WORD, word, negated, begin, i))
     return tokens
@@ -924,7 +941,7 @@ def literal_reading(query: Query) -> Query | None:
         token
         for m in re.finditer(r"\S+", query.raw)
         for token in (_lex(m.group()) if m.group().lstrip("-")[:5].lower() in ("site:", "lang:")
-                      else [_Token(_WORD, m.group(), False, m.start(), m.end())])
+                      else _words(m.group(), m.start()))
     ]
     parser = _Parser(tokens)
     try:

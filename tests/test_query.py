@@ -221,6 +221,20 @@ def test_unbalanced_parentheses():
     )
 
 
+def test_a_call_is_its_name_and_its_arguments():
+    # the name glued to the first argument, as a call is written: two words, the name
+    # matching whole (an identifier), not the phrase of the name and the argument
+    assert root("cairo_set_source_rgb(cr, 1)") == And((
+        Phrase("cairo_set_source_rgb", ("cairo", "set", "sourc", "rgb"),
+               "cairo_set_source_rgb"),
+        Term("cr,", "cr"), Term("1", "1")))
+    assert root("abort(404)") == And((Term("abort", "abort"), Term("404", "404")))
+    # a keyword argument names its parameter: it stays with the name, as signatures
+    # write them
+    assert root("TCPConnector(limit_per_host=10)") == Phrase(
+        "TCPConnector(limit_per_host=10", ("tcpconnector", "limit", "per", "host", "10"))
+
+
 def test_double_minus_is_one_exclusion():
     assert root("x --y") == And((Term("x", "x"), Not(Term("y", "y"))))
 

@@ -95,6 +95,23 @@ def test_a_short_option_after_another_or_given_a_number_is_an_option(backend):
     assert urls(backend.search("libx264 -crf 23"))[:1] == ["http://c.test/codecs"]
 
 
+def test_a_call_finds_the_page_documenting_its_function(backend):
+    # "cairo_pattern_add_color_stop_rgb(pat, 0, 1, 1, 1)": the function's name glued to
+    # its first argument was one phrase, "... rgb pat", that no page holds, and the pages
+    # holding only "0" and "1" ranked first; the name is a word of its own
+    backend.index(
+        [doc("http://g.test/pattern", "cairo_pattern_t",
+             "void cairo_pattern_add_color_stop_rgb (cairo_pattern_t *pattern, double "
+             "offset, double red, double green, double blue); adds a color stop at an "
+             "offset from 0 to 1. Example: pat = cairo_pattern_create_linear (0, 0, 1, 1);")]
+        + [doc(f"http://g.test/index-1.{n}", f"Index of new symbols in 1.{n}",
+               f"version 1.{n}.0: cairo_pattern_t pat 1 0 new symbols") for n in range(4)]
+    )
+    backend.refresh()
+    found = urls(backend.search("cairo_pattern_add_color_stop_rgb(pat, 0, 1, 1, 1)"))
+    assert found[:1] == ["http://g.test/pattern"]
+
+
 def test_a_long_option_with_its_value_is_an_option(backend):
     # "--encryption=repokey" as pasted from a command line: read as an exclusion of the
     # phrase "encryption repokey" it leaves the other pages, and loses the answer
