@@ -12,7 +12,11 @@ The plan holds:
    times the share of the query they cover (:meth:`SearchPlan.blends`);
 3. **relaxed**: when fewer than ``min_strict_hits`` pages hold every word of a plain
    query of several words, the pages holding any of them (:meth:`SearchPlan.relaxes`): the
-   any-word reading plain BM25 would give, so the fallback never finds fewer pages;
+   any-word reading plain BM25 would give, so the fallback never finds fewer pages; the
+   pages holding every word and, when the query blends, those lacking one minor word
+   (:attr:`SearchPlan.first`) rank before the others, on both engines (an engine that
+   ranks the any-word reading in one pass says so, :data:`ANY_WORD`, and the plan
+   orders them: :meth:`SearchPlan._tiered`);
 4. **named home**: the home pages of the sites a navigational query names, retrieved
    without its words when the ``sitehome`` signal is weighted (``named_homes``);
 5. **collapse**: results collapse on :data:`COLLAPSE_FIELD` (near-copies, translations);
@@ -79,10 +83,14 @@ if TYPE_CHECKING:
     from index.semantic import SectionMatch
     from index.signals import Ranker
 
-__all__ = ["COLLAPSE_FIELD", "SearchPlan", "Thresholds"]
+__all__ = ["ANY_WORD", "COLLAPSE_FIELD", "SearchPlan", "Thresholds"]
 
 #: The ranking field results collapse on (``fields.collapse_key``).
 COLLAPSE_FIELD = "cluster"
+#: ``Results.extra`` key of an engine that ranked the any-word reading in one pass, the
+#: pages holding every word among the others (its value: how many pages hold every word):
+#: the plan then ranks those of :attr:`SearchPlan.first` before the others.
+ANY_WORD = "any_word"
 
 
 @dataclass(frozen=True)
@@ -192,6 +200,17 @@ class SearchPlan:
                           replace(t, min_strict_hits=max(t.min_strict_hits, self.words_below)),
                           self.named_homes, self.collapse, self.sections, lazy=True)
 
+    @cached_property
+    def first(self) -> SearchPlan | None:
+        """The plan of the pages that rank before the any-word ones when the any-word
+        reading runs (:meth:`relaxes`): the pages holding every word and, when the query
+        blends, those lacking one minor word (the any-word reading off); ``None`` when it
+        never runs."""
+        t = self.thresholds
+        if not self.query.relaxable or t.min_strict_hits <= 0:
+            return None
+        return replace(self, thresholds=replace(t, min_strict_hits=0), lazy=True)
+
     @property
     def words_below(self) -> int:
         """Fewer results than this of the reading that answers call for the words reading:
@@ -261,16 +280,51 @@ class SearchPlan:
               size: int) -> Results:
         """The operator reading's results, or the literal reading's when they are more;
         the words reading's after them when they are still too few."""
-        plan, results = self, run(self, page, size)
+        plan, (results, strict) = self, self._tiered(run, page, size)
         if self.falls_back(results.total):
-            literal = run(self.literal, page, size)
+            literal, literal_strict = self.literal._tiered(run, page, size)
             if literal.total > results.total:
                 literal.extra["reading"] = "literal"
                 literal.query = self.query.raw
-                plan, results = self.literal, literal
+                plan, results, strict = self.literal, literal, literal_strict
         if results.total >= self.words_below or self.words is None:
             return results
+        if (strict is not None and strict < plan.thresholds.min_strict_hits
+                and self.words.query.root == plan.query.root):
+            return results  # the any-word reading answered: the words reading is the same
         return self._filled(run, plan, results, page, size)
+
+    def _tiered(self, run: Callable[[SearchPlan, int, int], Results], page: int,
+                size: int) -> tuple[Results, int | None]:
+        """Page ``page`` of the plan's reading, the pages of :attr:`first` before the other
+        pages of the any-word reading when an engine ranked them in one pass
+        (:data:`ANY_WORD`); as the engine ranked them when it did not, or when no page
+        would rank first (none holds every word and the query does not blend). With the
+        number of pages holding every word the engine reported (``None``: none)."""
+        results = run(self, page, size)
+        strict = results.extra.pop(ANY_WORD, None)
+        if strict is None or self.first is None or not (strict or self.blends(strict)):
+            return results, strict
+        first = run(self.first, 1, page * size)
+        if not first.total:
+            return results, strict
+        ranked = _ranked(first)
+        rest = results
+        if len(ranked) < page * size:  # the page needs the other pages too
+            seen = {entry.id for entry in ranked}
+            rest = run(replace(self, lazy=True), 1, page * size + len(seen))
+            rest.extra.pop(ANY_WORD, None)
+            ranked += [entry for entry in _ranked(rest) if entry.id not in seen]
+        shown = ranked[(page - 1) * size:page * size]
+        if self.lazy or self.reads_vectors:
+            rest.hits = []
+            rest.extra[PENDING] = shown
+        else:
+            rest.hits = [e.make() if isinstance(e, Pending) else e for e in shown]
+            rest.extra.pop(PENDING, None)
+        rest.total = max(rest.total, len(ranked))
+        rest.page, rest.size = page, size
+        return rest, strict
 
     def _filled(self, run: Callable[[SearchPlan, int, int], Results], plan: SearchPlan,
                 results: Results, page: int, size: int) -> Results:
@@ -280,7 +334,12 @@ class SearchPlan:
         few = results if page == 1 else run(plan, 1, max(size, results.total))
         first = _ranked(few)
         seen = {entry.id for entry in first}
-        words = run(self.words, 1, page * size + len(seen))
+        words = self.words
+        if words.query.root == plan.query.root:  # its first pages are ``results`` already
+            words = run(words, 1, page * size + len(seen))
+            words.extra.pop(ANY_WORD, None)
+        else:
+            words, _ = words._tiered(run, 1, page * size + len(seen))
         if words.total <= results.total:
             return results
         ranked = first + [entry for entry in _ranked(words) if entry.id not in seen]

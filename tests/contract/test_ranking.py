@@ -112,6 +112,26 @@ def test_a_page_lacking_a_minor_word_of_a_long_query_competes(backend):
     assert found[3] == "http://g.test/tutorial"
 
 
+def test_without_a_page_holding_every_word_one_lacking_a_minor_word_ranks_first(backend):
+    # no page holds all four words: the page lacking only "score" (a minor word, on many
+    # pages) ranks before the any-word pages, however often these repeat the words they
+    # hold (index/plan.py, SearchPlan.first); ranked in one any-word pass, the page
+    # repeating "maximise" and "score" came first on Elasticsearch
+    backend.index(
+        [doc("http://t.test/answer", "Search strategies",
+             "a targeted search tries to maximise a value by moving towards it")]
+        + [doc(f"http://t.test/score-{n}", f"Scores {n}", "the score table lists each score")
+           for n in range(12)]
+        + [doc("http://t.test/other", "Maximise",
+               "maximise maximise the score score score score maximise score")]
+        + [doc(f"http://t.test/search-{n}", f"Search {n}", "search the pages") for n in range(3)]
+    )
+    backend.refresh()
+    found = backend.search("targeted search maximise score")
+    assert urls(found)[:2] == ["http://t.test/answer", "http://t.test/other"]
+    assert found.total == 17  # every page holding a word, as plain any-word BM25 finds
+
+
 def test_without_a_page_holding_every_word_any_word_matches(backend):
     backend.index(
         [

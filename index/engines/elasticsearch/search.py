@@ -7,7 +7,10 @@ mean" and the facets, and one more for the page's hits and their near-copy count
 must compete (fewer than ``blend_below`` full matches of a short plain query: its words'
 IDF read from the term statistics first, which costs the same on any index size, where
 counting them over the index with a ``global`` aggregation did not) or that no page holds
-every word (any word); the first pass's hits are then never read. With ``ES_TIERED`` the
+every word (any word); the first pass's hits are then never read. The any-word pass ranks
+every page in one pass and says so (``plan.ANY_WORD``): the plan then ranks the pages
+holding every word, or lacking one minor word, before the others (``SearchPlan.first``),
+as the embedded engine does in its own pass. With ``ES_TIERED`` the
 strict pass runs on tier 1 first and the page stays there when tier 1 has enough good
 results (:mod:`index.engines.elasticsearch.tiers`).
 """
@@ -27,7 +30,7 @@ from index.engines.elasticsearch.query import blend_terms, word_idf
 from index.engines.elasticsearch.suggest import suggest_request, suggestion
 from index.fields import FACET_FIELDS, IDF_FIELD
 from index.hits import VECTORS_FIELD, make_hit
-from index.plan import SearchPlan, Thresholds
+from index.plan import ANY_WORD, SearchPlan, Thresholds
 from index.query import Query
 
 if TYPE_CHECKING:
@@ -157,6 +160,8 @@ class EsSearch:
                                      self.language(plan))
             response = ranked.response
             response["suggest"] = first.get("suggest")
+        if relaxed:  # in one pass: the plan ranks the pages of plan.first before the rest
+            results.extra[ANY_WORD] = strict
         found = self.pager.fill(ranked)
         return self._finish(results, plan, response, found, was_partial, explain, aggs,
                             relaxed, idf, started, top)
