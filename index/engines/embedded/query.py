@@ -198,39 +198,15 @@ class TantivyCompiler:
     def near_groups(self, parsed: Query) -> list[tantivy.Query]:
         """One query per run of ``parsed.near_groups``: the pages holding that run's words
         within ``parsed.near_slop`` in their title or body (the proximity signal's value is
-        the share of runs a page holds). In the body, a run without the query's rarest
-        word is asked of the pages whose body holds that word (``_rarest``, unscored):
-        tantivy then reads the run's positions in those pages only, not in every page
-        holding two common words (a question's three runs 2.6 -> 1.0 ms around the p95 of
-        ``bench.query --real``), and a page holding every word competes for the check's
-        ``depth`` places with those holding it too, not with the whole index."""
-        rarest = self._rarest(parsed.near_terms)
+        the share of runs a page holds)."""
         out = []
         for terms in parsed.near_groups:
-            phrases = []
-            for name in NEAR_FIELDS:
-                if not self._holds(name, tuple(terms)):
-                    continue
-                phrase = tantivy.Query.phrase_query(self.schema, name, list(terms),
-                                                    parsed.near_slop)
-                if name == IDF_FIELD and rarest is not None and rarest not in terms:
-                    phrase = tantivy.Query.boolean_query([
-                        (Occur.Must, phrase),
-                        (Occur.Must, tantivy.Query.const_score_query(
-                            tantivy.Query.term_query(self.schema, name, rarest), 0.0)),
-                    ])
-                phrases.append(phrase)
+            phrases = [tantivy.Query.phrase_query(self.schema, name, list(terms),
+                                                  parsed.near_slop)
+                       for name in NEAR_FIELDS if self._holds(name, tuple(terms))]
             out.append(phrases[0] if len(phrases) == 1 else tantivy.Query.boolean_query(
                 [(Occur.Should, q) for q in phrases]))
         return out
-
-    def _rarest(self, terms: tuple[str, ...]) -> str | None:
-        """The term of ``terms`` in the fewest bodies (some page's), the first of equals;
-        ``None`` without a searcher or when no body holds one."""
-        if self.searcher is None:
-            return None
-        held = [t for t in terms if self.doc_freq(IDF_FIELD, t)]
-        return min(held, key=lambda t: self.doc_freq(IDF_FIELD, t)) if held else None
 
     def label(self, parsed: Query) -> tantivy.Query | None:
         """Pages whose title, anchor text or URL hold every label word of the query."""
