@@ -20,11 +20,7 @@ body over and reads the result, and stays free to schedule fetches meanwhile.
 - With the dedup or quality pipeline on, a worker also computes what they read of the
   page's text (``crawler.quality.features.item_with_features``: MinHash signatures,
   shingles, word counts: on real documentation pages as much reactor CPU as the
-  extraction itself); with the index pipeline on and ``EXTRACT_INDEX_ANALYSIS``, what the
-  index reads of the text
-  (``index.fields.TextAnalysis``: the body's terms, the identifiers, the snippet source),
-  which the index writer thread of the crawl process would otherwise compute holding the
-  GIL the reactor thread needs.
+  extraction itself).
 - A worker imports only ``crawler.extract`` and what it runs (no Scrapy, no Twisted).
 - A worker exits when the crawl process does, even one killed (SIGKILL, the OOM killer)
   without closing its pool (``crawler.poolworker``); a crawl that ends closes its pool on
@@ -102,19 +98,12 @@ class ExtractPool:
     def from_settings(cls, settings, stats=None) -> ExtractPool:
         """The pool ``EXTRACT_WORKERS`` asks for (default in ``crawler/settings.py``). With
         the dedup or quality pipeline on, a page's item comes with the ``text_features``
-        they read (``crawler.quality.features``), computed by the worker; with the index
-        pipeline on and ``EXTRACT_INDEX_ANALYSIS``, with its ``index_analysis``
-        (``index.fields.TextAnalysis``)."""
-        from crawler.config import get_config
+        they read (``crawler.quality.features``), computed by the worker."""
         from crawler.options import enabled, setting
 
         function: Callable[..., Any] = item_from_response
         dedup, quality = enabled(settings, "DEDUP_ENABLED"), enabled(settings, "QUALITY_ENABLED")
-        pipelines = setting(settings, "ITEM_PIPELINES") or {}
-        index = (enabled(settings, "EXTRACT_INDEX_ANALYSIS")
-                 and enabled(settings, "INDEX_ENABLED")
-                 and pipelines.get("pipelines.index.IndexPipeline") is not None)
-        if dedup or quality or index:
+        if dedup or quality:
             from crawler.quality.features import item_with_features
 
             spec = None
@@ -123,12 +112,7 @@ class ExtractPool:
 
                 if setting(settings, "DEDUP_METHOD") in METHODS:
                     spec = Deduplicator.spec_from_settings(settings)
-            # Elasticsearch makes no snippet source (``config_from_settings``'s URL)
-            snippet = index and not (
-                (settings.get("ELASTICSEARCH_URL") if settings else None)
-                or get_config().elasticsearch_url)
-            function = partial(item_with_features, features=spec, text=dedup or quality,
-                               analysis=index, snippet=snippet)
+            function = partial(item_with_features, features=spec)
         return cls(setting(settings, "EXTRACT_WORKERS", int), function, stats=stats)
 
     def _new_executor(self) -> ProcessPoolExecutor:

@@ -109,6 +109,3 @@ class PageItem(PageContent, PageRecord):
     #: What the dedup and quality pipelines read of the text, computed by the extraction
     #: worker (``crawler.quality.features.TextFeatures``); None: they compute it.
     text_features: Any = field(default=None, compare=False, repr=False)
-    #: What the index reads of the title and text, computed by the extraction worker
-    #: (``index.fields.TextAnalysis``); None: the index writer computes it.
-    index_analysis: Any = field(default=None, compare=False, repr=False)

@@ -76,7 +76,6 @@ REACTOR_THREADPOOL_MAXSIZE = 10
 # reactor thread's CPU per page) runs in worker processes, off the reactor thread
 # (crawler/extractpool.py)
 EXTRACT_WORKERS = 2  # extraction processes per crawl process; 0 = inline, on the reactor thread
-EXTRACT_INDEX_ANALYSIS = False  # True: the workers also analyse the body for the index
 # Scrapy's download slots stay permissive: the frontier's lease is the politeness guarantee
 # (one request per host in flight across every worker), see docs/frontier.md.
 CONCURRENT_REQUESTS_PER_DOMAIN = 8

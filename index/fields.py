@@ -59,11 +59,8 @@ __all__ = [
     "completion_prefix",
     "collapse_key",
     "completion_text",
-    "TextAnalysis",
-    "analyze_text",
     "document_fields",
     "keyword_key",
-    "with_analysis",
     "site_name",
     "url_depth",
 ]
@@ -275,70 +272,19 @@ class DocumentFields:
     ranking: dict[str, Any]
     keywords: dict[str, str]
     sections: str = ""
-    #: The encoded :class:`~index.snippets.SnippetSource` of the body, when an extraction
-    #: worker prepared it (:class:`TextAnalysis`); None: the engine makes it.
-    snippet: bytes | None = None
-
-
-@dataclass(frozen=True)
-class TextAnalysis:
-    """The costly part of :func:`document_fields`, computed from a page's ``title`` and
-    ``body`` (its text, else its description) where the page is extracted: in an extraction
-    worker (``crawler.extractpool``), on the crawl's other core, instead of the index
-    writer thread of the crawl process, whose Python code holds the GIL the reactor thread
-    needs. ``body_terms`` is ``analyze_joined(body)``, ``idents`` the joined
-    ``identifier_terms`` of both, ``snippet`` the encoded ``SnippetSource`` of
-    ``snippet_text`` (None: not asked, as for Elasticsearch). The same values as
-    :func:`document_fields` computes itself; it uses them only for a document of the same
-    title and body (pickled together with the page's item, they are the item's strings)."""
-
-    title: str
-    body: str
-    body_terms: str
-    idents: str
-    snippet: bytes | None = None
-
-
-def analyze_text(title: str, body: str, snippet: bool = True) -> TextAnalysis:
-    """The :class:`TextAnalysis` of a page of ``title`` and ``body``."""
-    encoded = None
-    if snippet:
-        from index.snippets import SCAN_CHARS, SnippetSource
-
-        encoded = SnippetSource.of(body[:SCAN_CHARS]).encode()
-    return TextAnalysis(title, body, analyze_joined(body),
-                        " ".join(identifier_terms(f"{title}\n{body}")), encoded)
-
-
-#: The attribute :func:`with_analysis` sets on a document and :func:`document_fields` takes
-#: off it (not a field: never stored, compared or copied).
-_ANALYSIS = "_text_analysis"
-
-
-def with_analysis(doc: Document, analysis: TextAnalysis | None) -> Document:
-    """``doc``, carrying ``analysis`` to the next :func:`document_fields` of it."""
-    if analysis is not None:
-        vars(doc)[_ANALYSIS] = analysis
-    return doc
 
 
 def document_fields(doc: Document) -> DocumentFields:
-    """The fields of ``doc`` every engine stores; sets ``doc.host`` from the URL if empty.
-    The analysis ``with_analysis`` gave it is used (and taken off) when it is of the
-    document's title and body."""
+    """The fields of ``doc`` every engine stores; sets ``doc.host`` from the URL if empty."""
     if not doc.host:
         doc.host = normalize_host(doc.url)
     body = doc.body or doc.description
-    analysis = vars(doc).pop(_ANALYSIS, None)
-    if analysis is None or analysis.title != doc.title or analysis.body != body:
-        analysis = TextAnalysis(doc.title, body, analyze_joined(body),
-                                " ".join(identifier_terms(f"{doc.title}\n{body}")))
     text = {
         "title": analyze_joined(doc.title),
-        "body": analysis.body_terms,
+        "body": analyze_joined(body),
         "anchors": analyze_joined(doc.anchors),
         "url": analyze_joined(doc.url.split("://", 1)[-1]),
-        "idents": analysis.idents,
+        "idents": " ".join(identifier_terms(f"{doc.title}\n{body}")),
         "headings": " ".join((*analyze(doc.headings), *identifier_terms(doc.headings))),
     }
     return DocumentFields(
@@ -348,7 +294,6 @@ def document_fields(doc: Document) -> DocumentFields:
         keywords={"host": doc.host, "lang": ranking["lang"],
                   "title_key": completion_key(doc.title)},
         sections=encode_sections(doc.sections),
-        snippet=analysis.snippet,
     )
 
 

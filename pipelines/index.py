@@ -45,7 +45,6 @@ from crawler.options import Option, enabled, settings_to_options
 from crawler.signals import cluster_elected, documents_removed, host_condemned
 from crawler.urls import doc_id_for
 from index.base import Document, SearchBackend
-from index.fields import with_analysis
 
 logger = logging.getLogger(__name__)
 
@@ -61,15 +60,14 @@ PACE_WHEN = ("slack", "always")
 
 def document_from_item(item: PageItem) -> Document:
     """The index document for a page item (its id from the canonical URL): the item's
-    ``PageRecord`` and ``PageSummary`` fields as they are, its text as the body, and the
-    ``index_analysis`` an extraction worker made of it (``index.fields.with_analysis``)."""
+    ``PageRecord`` and ``PageSummary`` fields as they are, its text as the body."""
     shared = {f.name: getattr(item, f.name) for f in (*fields(PageRecord), *fields(PageSummary))}
-    return with_analysis(Document(
+    return Document(
         id=item.doc_id or doc_id_for(item.url),
         body=item.text,
         sections=tuple((s.start, s.anchor, s.heading) for s in item.sections),
         **shared,
-    ), item.index_analysis)
+    )
 
 
 class IndexPipeline:

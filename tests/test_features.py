@@ -1,6 +1,5 @@
 """Text features computed by the extraction workers: the values the dedup and quality
-pipelines would compute themselves, so their verdicts do not change, and the analysis the
-index would make itself, so its documents do not change."""
+pipelines would compute themselves, so their verdicts do not change."""
 
 from __future__ import annotations
 
@@ -19,12 +18,6 @@ from crawler.quality.dedup.pipeline import DedupPipeline
 from crawler.quality.features import DedupFeatures, DedupSpec, item_with_features
 from crawler.quality.judges import SpamJudge, TemplateTraps, template_shingles, text_stats
 from crawler.quality.pipeline import QualityPipeline
-from index.analysis import analyze_joined
-from index.base import Document
-from index.engines.embedded.schema import to_tantivy
-from index.fields import analyze_text, document_fields, with_analysis
-from index.snippets import SnippetSource
-from pipelines.index import document_from_item
 
 PORT = 8000
 
@@ -146,43 +139,3 @@ def test_the_pool_computes_features_only_for_the_pipelines_that_run():
     assert function().keywords["features"] == Deduplicator.from_settings(None).spec()
     assert function(DEDUP_ENABLED=False).keywords["features"] is None
     assert function(DEDUP_ENABLED=False, QUALITY_ENABLED=False) is item_from_response
-    assert function(DEDUP_ENABLED=False, QUALITY_ENABLED=False,
-                    EXTRACT_INDEX_ANALYSIS=True).keywords == {
-        "features": None, "text": False, "analysis": True, "snippet": True}
-    assert function(EXTRACT_INDEX_ANALYSIS=True, ELASTICSEARCH_URL="http://es.invalid:9200",
-                    ).keywords["snippet"] is False
-    assert function().keywords["analysis"] is False  # EXTRACT_INDEX_ANALYSIS is off
-    for off in ({"ITEM_PIPELINES": {}}, {"INDEX_ENABLED": False}):
-        assert function(EXTRACT_INDEX_ANALYSIS=True, **off).keywords["analysis"] is False
-
-
-def test_documents_from_the_workers_analysis_are_the_same_tantivy_documents(web):
-    # The index writer uses the analysis an extraction worker made of a page (its body's
-    # terms, identifiers and snippet source) instead of making it: the same document.
-    pool = ExtractPool(2, partial(item_with_features, text=False, analysis=True,
-                                  snippet=True))
-    try:
-        pages = responses(web)
-        pooled = [f.result(timeout=60)[1] for f in [pool.run(**p) for p in pages]]
-    finally:
-        pool.close()
-    inline = [item_from_response(**p)[1] for p in pages]
-    assert all(item.index_analysis is not None for item in pooled)
-    for mine, theirs in zip(inline, pooled, strict=True):
-        doc = document_from_item(theirs)
-        made = to_tantivy(doc)
-        assert "_text_analysis" not in vars(doc)  # taken off: not in the stored source
-        assert made.to_dict() == to_tantivy(document_from_item(mine)).to_dict()
-        assert made.to_dict() == to_tantivy(document_from_item(theirs)).to_dict()  # made here
-
-
-def test_an_analysis_of_another_text_is_not_used():
-    doc = Document(id="d", url="http://a.test/", host="a.test", title="Title",
-                   body="the page's own words")
-    other = analyze_text("Title", "words of another page")
-    fields = document_fields(with_analysis(doc, other))
-    assert fields.text["body"] == analyze_joined("the page's own words")
-    assert fields.snippet is None
-    fields = document_fields(with_analysis(doc, analyze_text("Title", doc.body)))
-    assert fields.text["body"] == analyze_joined("the page's own words")
-    assert SnippetSource.decode(fields.snippet).text == doc.body

@@ -102,20 +102,10 @@ def text_features(title: str, text: str, dedup: DedupSpec | None) -> TextFeature
                         template_shingles(text, words=every), text_stats(title, text, every))
 
 
-def item_with_features(*, features: DedupSpec | None = None, text: bool = True,
-                       analysis: bool = False, snippet: bool = False,
+def item_with_features(*, features: DedupSpec | None = None,
                        **kwargs: Any) -> tuple[Extracted, PageItem]:
     """``item_from_response(**kwargs)`` with the item's ``text_features`` (dedup's under
-    ``features``; none without ``text``) and, with ``analysis``, the ``index_analysis``
-    the index reads of a page that is not ``noindex`` (``index.fields.analyze_text``, its
-    snippet source with ``snippet``): what an extraction worker runs for each page of a
-    crawl."""
+    ``features``): what an extraction worker runs for each page of a crawl."""
     page, item = item_from_response(**kwargs)
-    if text:
-        item.text_features = text_features(item.title, item.text, features)
-    if analysis and not item.noindex:
-        from index.fields import analyze_text
-
-        item.index_analysis = analyze_text(item.title, item.text or item.description,
-                                           snippet)
+    item.text_features = text_features(item.title, item.text, features)
     return page, item

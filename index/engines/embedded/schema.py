@@ -96,12 +96,9 @@ def to_tantivy(doc: Document) -> tantivy.Document:
     if doc.vectors:
         shown[VECTORS_FIELD] = doc.vectors
     # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
-    source = vars(doc)
-    snippet = fields.snippet  # prepared by an extraction worker, or made here
-    if snippet is None:
-        snippet = SnippetSource.of(snippet_text(source)).encode()
-    tdoc.add_bytes("hit", _stored_hit_bytes(shown, snippet))
-    tdoc.add_bytes("source", zlib.compress(json.dumps(source, ensure_ascii=False).encode(), 1))
+    fields = vars(doc)
+    tdoc.add_bytes("hit", _stored_hit_bytes(shown, SnippetSource.of(snippet_text(fields))))
+    tdoc.add_bytes("source", zlib.compress(json.dumps(fields, ensure_ascii=False).encode(), 1))
     return tdoc
 
 
@@ -117,12 +114,12 @@ _HIT_FORMAT = b"\x01"
 _HIT_HEADER = struct.Struct("<I")
 
 
-def _stored_hit_bytes(shown: dict, snippet: bytes) -> bytes:
+def _stored_hit_bytes(shown: dict, snippet: SnippetSource) -> bytes:
     """The ``hit`` field: the format byte, the length of the shown fields' JSON, that JSON,
     then the encoded snippet source (``SnippetSource.encode``: text and offsets as they
     are, so a hit parses a few hundred bytes of JSON whatever the page's length)."""
     meta = json.dumps(shown, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    return _HIT_FORMAT + _HIT_HEADER.pack(len(meta)) + meta + snippet
+    return _HIT_FORMAT + _HIT_HEADER.pack(len(meta)) + meta + snippet.encode()
 
 
 def stored_hit(searcher: tantivy.Searcher,
