@@ -41,11 +41,17 @@ class CeleryConfig:
 
     @property
     def beat_schedule(self) -> dict:
+        from crawler.options import setting_default
+
         return {
             "rank-pages-and-hosts": {
                 "task": "ranking.rank",
                 "schedule": RankSettings.from_settings(None).interval_s,
-            }
+            },
+            "embed-pages": {
+                "task": "semantic.embed",
+                "schedule": float(setting_default("SEARCH_SEMANTIC_EMBED_INTERVAL")),
+            },
         }
 
 

@@ -1,5 +1,7 @@
 """Celery tasks of the ranking batch: ``ranking.rank`` (graphs, PageRank, stage, commit)
-then ``ranking.publish`` (write the committed version to the index in batches).
+then ``ranking.publish`` (write the committed version to the index in batches); and of the
+embedding batch, ``semantic.embed`` (section vectors of the pages indexed without them,
+:mod:`batch.embed`).
 
 Both acknowledge late and retry: a worker killed in the middle leaves its message to be
 delivered again, and the repeated task finds the same version (the run id is the task id)
@@ -14,6 +16,7 @@ import logging
 from celery import Task, shared_task
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from batch import embed as embed_job
 from batch import rank as rank_job
 
 logger = logging.getLogger(__name__)
@@ -71,3 +74,22 @@ def publish(self, version: int) -> int:
     finally:
         backend.close()
         store.close()
+
+
+@shared_task(bind=True, base=DurableTask, name="semantic.embed")
+def embed(self) -> dict:
+    """Embed up to ``SEARCH_SEMANTIC_BUDGET`` pages indexed without section vectors and
+    write them back, a group at a time (a repeated task starts with the pages still
+    without them); nothing when semantic matching is off."""
+    conf = self.app.conf
+    match = embed_job.open_match(conf)
+    if match is None:
+        return embed_job.EmbedReport(enabled=False).to_dict()
+    backend = rank_job.open_backend(_settings(self))
+    try:
+        report = embed_job.embed_pending(
+            backend, match, embed_job.EmbedSettings.from_settings(conf),
+            progress=lambda r: logger.info("semantic: %d pages embedded", r.embedded))
+    finally:
+        backend.close()
+    return report.to_dict()

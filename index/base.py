@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -162,6 +162,24 @@ class SearchBackend(ABC):
                 doc.shown = bool(flag)
                 docs.append(doc)
         return self.index(docs) if docs else 0
+
+    def unembedded(self, limit: int) -> list[str]:
+        """The ids of up to ``limit`` stored documents without section vectors
+        (``Document.vectors`` empty: indexed, or indexed again, since the embedding batch,
+        ``batch.embed``, last wrote theirs), after the writes so far."""
+        raise NotImplementedError(f"{type(self).__name__} does not store section vectors")
+
+    def get_many(self, ids: Sequence[str]) -> list[Document]:
+        """The stored documents of ``ids`` that exist (in no particular order)."""
+        return [doc for doc in map(self.get, ids) if doc is not None]
+
+    def write_vectors(self, docs: Sequence[Document]) -> int:
+        """Store ``docs`` (as :meth:`get_many` read them) with the section vectors set on
+        them, visible at once; a document written again since it was read keeps the newer
+        write (it is embedded at the next run). Returns how many were sent."""
+        count = self.index(docs)
+        self.refresh()
+        return count
 
     @abstractmethod
     def refresh(self) -> None:

@@ -31,7 +31,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -269,6 +269,21 @@ class CachedBackend(SearchBackend):
         if published is not None:
             self.publish()
         return published
+
+    def write_vectors(self, docs: Sequence[Document]) -> int:
+        """The backend's ``write_vectors`` (the embedding batch), then a new cache version:
+        questions over those pages rank otherwise now."""
+        written = self.backend.write_vectors(docs)
+        self.publish()
+        return written
+
+    def unembedded(self, limit: int) -> list[str]:
+        """The backend's ``unembedded``."""
+        return self.backend.unembedded(limit)
+
+    def get_many(self, ids: Sequence[str]) -> list[Document]:
+        """The backend's ``get_many``."""
+        return self.backend.get_many(ids)
 
     def reindex(self, *args: Any, **kwargs: Any) -> Any:
         """The backend's ``reindex`` (a new index behind the alias), then a new version."""

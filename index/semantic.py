@@ -40,9 +40,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -50,6 +51,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from index.minilm import MODEL_PACKAGE, ModelMissing, load, model_zip
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from index.base import Document
@@ -187,12 +190,17 @@ class SectionMatch:
     module). Thread-safe; a window's vector is remembered by its text, so the same page
     indexed by two engines in one process is embedded once."""
 
-    def __init__(self, encoder: Encoder | StaticEncoder, sections: int, depth: int,
-                 queries: str = "all"):
+    def __init__(self, encoder: Encoder | StaticEncoder | None, sections: int, depth: int,
+                 queries: str = "all", *,
+                 load: Callable[[], Encoder | StaticEncoder] | None = None,
+                 tag: str | None = None):
         if queries not in QUERY_SCOPES:
             raise ValueError(f"SEARCH_SEMANTIC_QUERIES is {queries!r}: set one of "
                              f"{', '.join(QUERY_SCOPES)}")
-        self.encoder = encoder
+        self._encoder = encoder
+        #: Loads the encoder on first use (``encoder`` is then ``None``): a search whose
+        #: results hold no vectors never loads the model.
+        self._load = load
         #: Most windows embedded a page (``SEARCH_SEMANTIC_SECTIONS``).
         self.sections = sections
         #: Results re-ranked (``SEARCH_SEMANTIC_DEPTH``).
@@ -200,27 +208,39 @@ class SectionMatch:
         #: The queries re-ranked (``SEARCH_SEMANTIC_QUERIES``: one of ``QUERY_SCOPES``).
         self.queries = queries
         #: What the stored vectors are tagged with (:func:`pack`).
-        self.tag: str = getattr(encoder, "tag", "")
+        self.tag: str = getattr(encoder, "tag", "") if tag is None else tag
         self._known: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self._missing_logged = False
+
+    @property
+    def encoder(self) -> Encoder | StaticEncoder:
+        """The encoder, loaded on first use (:class:`ModelMissing` when it is not
+        installed)."""
+        if self._encoder is None and self._load is not None:
+            with self._lock:
+                if self._encoder is None:
+                    self._encoder = self._load()
+        return self._encoder
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """The unit vectors of ``texts``, in order, as stored (int8, :func:`quantize`);
         the last ``REMEMBERED_WINDOWS`` texts seen are not encoded again."""
         keys = [hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).digest()
                 for t in texts]
+        encoder = self.encoder
         with self._lock:
             known = self._known
             todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in known}
             if todo:
-                encoded = quantize(self.encoder.encode(list(todo.values())))
+                encoded = quantize(encoder.encode(list(todo.values())))
                 known.update(zip(todo, encoded, strict=True))
             for k in keys:
                 known.move_to_end(k)
             rows = [known[k] for k in keys]
             while len(known) > REMEMBERED_WINDOWS:
                 known.popitem(last=False)
-        return np.stack(rows) if rows else np.zeros((0, self.encoder.dim), np.int8)
+        return np.stack(rows) if rows else np.zeros((0, encoder.dim), np.int8)
 
     def embed(self, docs: Iterable[Document]) -> Iterator[Document]:
         """``docs`` with their sections' vectors set (``Document.vectors``), embedded
@@ -236,10 +256,13 @@ class SectionMatch:
     def _embed(self, docs: list[Document]) -> list[Document]:
         todo = [(doc, windows(doc, self.sections)) for doc in docs if not doc.vectors]
         flat = [text for _, texts in todo for text in texts]
-        vectors = self.vectors(flat)
+        vectors = self.vectors(flat) if flat else np.zeros((0, 1), np.int8)
         at = 0
         for doc, texts in todo:
-            doc.vectors = pack(vectors[at:at + len(texts)], self.tag) if texts else ""
+            if texts:
+                doc.vectors = pack(vectors[at:at + len(texts)], self.tag)
+            else:  # nothing to embed: one zero vector (similarity 0) marks it done
+                doc.vectors = pack(np.zeros((1, self.encoder.dim), np.int8), self.tag)
             at += len(texts)
         return docs
 
@@ -263,7 +286,13 @@ class SectionMatch:
         stored = [p for p in ranked if p.vectors]
         if not stored:
             return list(ranked)
-        query = self.encoder.encode([text])[0]
+        try:
+            query = self.encoder.encode([text])[0]
+        except ModelMissing as exc:  # the engine's order, said once a process
+            if not self._missing_logged:
+                self._missing_logged = True
+                logger.warning("semantic matching: the engine's order, no re-ranking: %s", exc)
+            return list(ranked)
         similar = {p.id: self.best(p.vectors, query) for p in stored}
         semantic = sorted(similar, key=lambda i: -similar[i])
         fused = reciprocal_rank_fusion([[p.id for p in ranked], semantic])
@@ -338,4 +367,7 @@ def section_match(sections: int, depth: int, model: str = "transformer",
     """The process's :class:`SectionMatch` with these budgets, encoder and queries (the
     model loaded once, on first use; :class:`ModelMissing` says what to install when it is
     not)."""
-    return SectionMatch(encoder(model), sections, depth, queries)
+    if model not in MODELS:
+        raise ValueError(f"SEARCH_SEMANTIC_MODEL is {model!r}: set one of {', '.join(MODELS)}")
+    return SectionMatch(None, sections, depth, queries, load=lambda: encoder(model),
+                        tag="static" if model == "static" else "")

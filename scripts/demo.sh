@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The embedded demo on real documentation: install, serve three Debian documentation
-# packages as sites (testweb --real-docs), crawl them, rank, print a few searches, then
-# serve the search page.
+# packages as sites (testweb --real-docs), crawl them, rank, embed their sections
+# (semantic matching), print a few searches, then serve the search page.
 #   bash scripts/demo.sh            (state under ./data; DATA_DIR=... to keep runs apart)
 #   bash scripts/demo.sh --no-serve (stop after the searches: tests/test_demo.py)
 # TESTWEB_PORT and WEB_ADDR (default 8471 and 127.0.0.1:8000) move the two servers.
@@ -75,6 +75,9 @@ echo "demo: crawling ${SITES[*]} (detailed log: $DATA_DIR/logs/crawl.log)"
 
 echo "demo: ranking (PageRank over the link graph, in-process)"
 $py manage.py rank
+
+echo "demo: embedding the pages' sections (semantic matching, in-process)"
+$py manage.py embed --budget 100000
 
 for query in "${QUERIES[@]}"; do
     echo

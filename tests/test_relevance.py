@@ -47,6 +47,7 @@ from harness.relevance import (
     crawl,
     default_cache,
     documents,
+    embed_all,
     evaluate,
     evaluate_heldout,
     fold_weights_search,
@@ -81,6 +82,7 @@ def corpus(tmp_path_factory):
     cache = tmp_path_factory.mktemp("relevance")
     pages = read_pages(crawl(cache, QUICK_SITES, timeout=600))
     backend = build_index(cache / "index", documents(pages, cache / "links.sqlite"))
+    embed_all(backend)  # the embedding batch, as the settings run it after a crawl
     yield cache, pages, backend
     backend.close()
 
@@ -428,6 +430,7 @@ def elastic(corpus, es_url):
         es.ensure_index()
         es.index(documents(pages, cache / "links-es.sqlite"))
         es.refresh()
+        embed_all(es)
         yield evaluate(backend_search(es), load_queries(hosts=QUICK_SITES), NearCopies(pages))
     finally:
         es.client.indices.delete(index=f"{prefix}-*", ignore_unavailable=True)

@@ -1,14 +1,21 @@
-"""Semantic matching on every engine (``SEARCH_SEMANTIC``, index/semantic.py): a page's
-sections are embedded at index time and stored with it, and a query's first results are
-fused with the order of their best section's similarity to the query, the same on both
-engines; off, nothing is embedded and the ranking is the engine's."""
+"""Semantic matching on every engine (``SEARCH_SEMANTIC``, index/semantic.py): a page is
+indexed without vectors, the embedding batch (batch/embed.py) embeds its sections and
+stores them with it, and a query's first results are then fused with the order of their
+best section's similarity to the query, the same on both engines; until then, and off,
+the ranking is the engine's."""
 
 from __future__ import annotations
 
 import pytest
 
+from batch.embed import EmbedSettings, embed_pending
 from index.semantic import reciprocal_rank_fusion
 from tests.contract.conftest import BACKENDS, doc
+
+
+def run_batch(backend, budget: int = 1000, group: int = 64):
+    """The embedding batch over ``backend`` with its own options."""
+    return embed_pending(backend, backend.semantic.match(), EmbedSettings(budget, group))
 
 FILLER = "Some words about unrelated matters, said at some length here. " * 5
 PAGES = [
@@ -37,6 +44,7 @@ def engines(request):
         backend.ensure_index()
         backend.index([doc(p.url, p.title, p.body, sections=p.sections) for p in PAGES])
         backend.refresh()
+        run_batch(backend)
     yield made
     for backend in made.values():
         backend.close()
@@ -52,6 +60,73 @@ def test_sections_are_embedded_only_when_on(engines):
     stored = engines[True].get(keys.id).vectors
     # the opening and the one section, 384 int8 values each, base64
     assert len(stored) == len("x" * (2 * 384 * 4 // 3))
+    assert engines[True].unembedded(10) == []
+    assert sorted(engines[False].unembedded(10)) == sorted(p.id for p in PAGES)
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_a_page_indexed_without_vectors_is_ranked_as_the_engine_ranks_it(request, name):
+    """Indexing embeds nothing (the crawl's path); the question keeps the engine's order
+    until the batch runs, then the fused one, and the batch's second run has nothing to
+    do."""
+    make = request.getfixturevalue(f"make_{name}_backend")
+    off, on = (make(semantic=semantic, semantic_sections=4, semantic_depth=30)
+               for semantic in (False, True))
+    for backend in (off, on):
+        backend.ensure_index()
+        backend.index([doc(p.url, p.title, p.body, sections=p.sections) for p in PAGES])
+        backend.refresh()
+    try:
+        plain = urls(off.search(QUESTION))
+        assert all(on.get(p.id).vectors == "" for p in PAGES)
+        assert sorted(on.unembedded(10)) == sorted(p.id for p in PAGES)
+        assert urls(on.search(QUESTION)) == plain
+        report = run_batch(on)
+        assert (report.embedded, report.windows, report.more) == (3, 6, False)
+        assert all(on.get(p.id).vectors for p in PAGES)
+        closest = ["http://p.test/keys", "http://p.test/myth", "http://p.test/ship"]
+        assert urls(on.search(QUESTION)) == reciprocal_rank_fusion([plain, closest])
+        assert run_batch(on).embedded == 0
+        # the page indexed again (a recrawl) has no vectors until the next run
+        on.index([doc(PAGES[1].url, PAGES[1].title, PAGES[1].body, sections=PAGES[1].sections)])
+        on.refresh()
+        assert on.unembedded(10) == [PAGES[1].id]
+        assert run_batch(on).embedded == 1 and on.unembedded(10) == []
+    finally:
+        off.close()
+        on.close()
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_the_batch_resumes_after_an_interruption(request, name):
+    """A run killed after its first group keeps that group's vectors; the next run embeds
+    the rest and only them. A budget stops a run early and says pages are left."""
+    backend = request.getfixturevalue(f"make_{name}_backend")(
+        semantic=True, semantic_sections=4, semantic_depth=30)
+    backend.ensure_index()
+    pages = [doc(f"http://r.test/{i}", f"Page {i}", f"Words of page {i} about boxes. " * 20)
+             for i in range(7)]
+    backend.index(pages)
+    backend.refresh()
+
+    class Killed(Exception):
+        pass
+
+    def kill(report):
+        raise Killed
+
+    try:
+        with pytest.raises(Killed):
+            embed_pending(backend, backend.semantic.match(), EmbedSettings(1000, 3), kill)
+        assert len(backend.unembedded(10)) == 4
+        partial = run_batch(backend, budget=2, group=3)
+        assert (partial.embedded, partial.more) == (2, True)
+        assert len(backend.unembedded(10)) == 2
+        assert run_batch(backend, group=3).embedded == 2
+        assert backend.unembedded(10) == []
+        assert all(backend.get(p.id).vectors for p in pages)
+    finally:
+        backend.close()
 
 
 def test_the_page_whose_section_answers_moves_up(engines):
@@ -84,6 +159,7 @@ def static_engines(request):
         backend.ensure_index()
         backend.index([doc(p.url, p.title, p.body, sections=p.sections) for p in PAGES])
         backend.refresh()
+        run_batch(backend)
     yield made
     for backend in made:
         backend.close()

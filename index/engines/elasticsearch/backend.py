@@ -63,6 +63,7 @@ from index.engines.elasticsearch.requests import SearchRequests, outages_unavail
 from index.engines.elasticsearch.search import EsSearch
 from index.engines.elasticsearch.suggest import completions
 from index.engines.elasticsearch.tiers import Tier1
+from index.engines.elasticsearch.vectors import read_versioned, unembedded_ids
 from index.fields import completion_prefix
 from index.query import Query, parse
 from index.semantic import SemanticOptions
@@ -128,6 +129,8 @@ class ElasticsearchBackend(SearchBackend):
             on_reconnect=self._ensure_index,
         )
         self._rank_feature: bool | None = None
+        #: The version each document :meth:`get_many` read was at (:meth:`write_vectors`).
+        self._read_at: dict[str, int] = {}
         self.tier1 = Tier1.of(o, self.client, self.pager, self._index_body, self._replicas,
                               self.writer.spool_dir, self.stats_)
         self._search = EsSearch(o, self.ranker, self.ranking, self.semantic, self.requests,
@@ -200,12 +203,13 @@ class ElasticsearchBackend(SearchBackend):
 
     # --- writes -----------------------------------------------------------------------
 
-    def index(self, docs: Iterable[Document]) -> int:
-        """Queue documents by id (blocks while the queue is full); tier 1 gets its own."""
+    def index(self, docs: Iterable[Document], versions: Mapping[str, int] | None = None) -> int:
+        """Queue documents by id (blocks while the queue is full), each under a new version
+        or ``versions``' one; tier 1 gets its own."""
         rank_feature = self.uses_rank_feature()
         count = 0
-        for doc in self.semantic.embedded(docs):
-            version = action_version()
+        for doc in docs:
+            version = versions[doc.id] if versions is not None else action_version()
             source = document_source(doc, rank_feature, self.options.suggest_body_chars)
             source["indexed_at"] = version
             self.writer.add(bulk_action("index", self.alias, doc.id, version), source)
@@ -266,6 +270,27 @@ class ElasticsearchBackend(SearchBackend):
     def get(self, doc_id: str) -> Document | None:
         """The stored document with this id, or ``None``."""
         return next(self._get_many([doc_id]), None)
+
+    def get_many(self, ids: Sequence[str]) -> list[Document]:
+        """The stored documents of ``ids`` that exist, each version remembered for
+        :meth:`write_vectors`."""
+        read = read_versioned(self.client, self.alias, ids)
+        self._read_at.update((doc.id, version) for doc, version in read)
+        return [doc for doc, _ in read]
+
+    def unembedded(self, limit: int) -> list[str]:
+        """Ids of up to ``limit`` documents indexed without section vectors (:mod:`.vectors`)."""
+        self.refresh()
+        return unembedded_ids(self.client, self.alias, limit)
+
+    def write_vectors(self, docs: Sequence[Document]) -> int:
+        """Index ``docs`` again, one version past the one :meth:`get_many` read (a page
+        the crawl wrote since is newer and stays), not a partial update: ``_source`` lacks
+        the analyzed fields, which an update would lose."""
+        count = self.index(docs, {d.id: (self._read_at.pop(d.id, 0) or action_version()) + 1
+                                  for d in docs})
+        self.refresh()
+        return count
 
     def stats(self) -> dict:
         """``docs`` (searchable), ``bytes`` of primaries, ``total_bytes``, the writer's state."""

@@ -52,7 +52,8 @@ ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024},
                 "headings": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
                 "lang_copy": {"type": "integer"},
                 "snippet": {"type": "text", "index": False, "norms": False},
-                "sections": {"type": "text", "index": False, "norms": False}}
+                "sections": {"type": "text", "index": False, "norms": False},
+                "embedded": {"type": "boolean"}}
 
 
 #: An index's settings while it is bulk loaded (Elasticsearch's "tune for indexing speed"):
@@ -154,6 +155,8 @@ def document_source(doc: Document, rank_feature: bool, suggest_body_chars: int) 
         "snippet": snippet_text(stored),
         "sections": fields.sections,
     }
+    if doc.vectors:  # what the embedding batch looks for the pages without
+        source["embedded"] = True
     if rank_feature and doc.pagerank > 0:
         source["pagerank_rf"] = float(doc.pagerank)
     return source

@@ -42,10 +42,17 @@ from index.base import (
 )
 from index.completion import PrefixIndex, RebuiltPrefixIndex
 from index.engines.embedded.options import EmbeddedOptions
-from index.engines.embedded.schema import TOKENIZER, schema, stored_document, to_tantivy
+from index.engines.embedded.schema import (
+    TOKENIZER,
+    schema,
+    stored_document,
+    stored_shown,
+    to_tantivy,
+)
 from index.engines.embedded.search import TantivySearch
 from index.engines.embedded.suggest import EditSuggester
 from index.fields import completion_prefix, completion_text
+from index.hits import VECTORS_FIELD
 from index.plan import SearchPlan, Thresholds
 from index.query import Query, parse
 from index.semantic import SemanticOptions
@@ -157,7 +164,7 @@ class EmbeddedBackend(SearchBackend):
         count = 0
         with self._lock:
             writer = self._writer_()
-            for doc in self.semantic.embedded(docs):
+            for doc in docs:
                 writer.delete_documents_by_term("id", doc.id)
                 writer.add_document(to_tantivy(doc))
                 count += 1
@@ -243,6 +250,30 @@ class EmbeddedBackend(SearchBackend):
     def get(self, doc_id: str) -> Document | None:
         """The stored document with this id (committed and refreshed), or ``None``."""
         return next(self._get_many([doc_id]), None)
+
+    def get_many(self, ids: Sequence[str]) -> list[Document]:
+        """The stored documents of ``ids`` that exist (committed and refreshed)."""
+        return list(self._get_many(list(ids)))
+
+    def unembedded(self, limit: int) -> list[str]:
+        """Ids of up to ``limit`` documents stored without section vectors, in index order:
+        a walk of the stored hit fields (no index field marks them, so the schema and the
+        indexes written with it stay as they are)."""
+        with self._lock:
+            self.refresh()
+            searcher = self._tantivy().searcher()
+            if limit < 1 or not searcher.num_docs:
+                return []
+            found = searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs,
+                                    count=False)
+            ids = []
+            for _, address in found.hits:
+                shown = stored_shown(searcher, address)
+                if not shown.get(VECTORS_FIELD):
+                    ids.append(shown["id"])
+                    if len(ids) >= limit:
+                        break
+            return ids
 
     def iter_documents(self) -> Iterator[Document]:
         """Every searchable document (committed and refreshed), in index order."""

@@ -35,6 +35,7 @@ from index.hits import HIT_FIELDS, VECTORS_FIELD, snippet_text
 from index.snippets import SnippetSource
 
 __all__ = ["TOKENIZER", "address_key", "fast_name", "schema", "stored_document", "stored_hit",
+           "stored_shown",
            "to_tantivy"]
 
 #: The name the whitespace tokenizer of the text fields is registered under.
@@ -134,6 +135,16 @@ def stored_hit(searcher: tantivy.Searcher,
     at = 1 + _HIT_HEADER.size
     hit = json.loads(data[at : at + size].decode("utf-8", "surrogatepass"))
     return hit, SnippetSource.decode(data[at + size :])
+
+
+def stored_shown(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> dict:
+    """The stored fields a hit at ``address`` shows, without its snippet source."""
+    data = searcher.doc(address).get_first("hit")
+    if data[:1] != _HIT_FORMAT:
+        return json.loads(data)
+    (size,) = _HIT_HEADER.unpack_from(data, 1)
+    at = 1 + _HIT_HEADER.size
+    return json.loads(data[at : at + size].decode("utf-8", "surrogatepass"))
 
 
 def address_key(address: tantivy.DocAddress) -> tuple[int, int]:
