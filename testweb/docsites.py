@@ -270,6 +270,26 @@ DOC_SITES: tuple[DocSite, ...] = (
     # Chez Scheme: a Scheme implementation's user's guide, a chapter a page, most long
     # (system.html 0.25 MB, io.html 0.23 MB), with its summary of forms and index, 24.
     DocSite("chezscheme.test", "chezscheme-doc", Path("/usr/share/doc/chezscheme-doc/html")),
+    # The eleventh sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # H2O: an HTTP server's configuration directives, a group of directives a page
+    # (configure/), with its install guide, FAQ and benchmarks, 30.
+    DocSite("h2o.test", "h2o-doc", Path("/usr/share/doc/h2o"), marker="configure.html"),
+    # GNU cflow: a C call-graph tool's texinfo manual, a node a page, 39; 22 are reached
+    # from the root (the invocation's option nodes are linked from none).
+    DocSite("cflow.test", "cflow-doc", Path("/usr/share/doc/cflow/html")),
+    # libusb: a C library's API reference made by doxygen (a group of functions a page,
+    # a struct a page, its guides on I/O, hotplug and caveats), 42.
+    DocSite("libusb.test", "libusb-1.0-doc", Path("/usr/share/doc/libusb-1.0-doc/api-1.0")),
+    # structlog: a Python logging library's guides and API reference (Sphinx), 22 pages
+    # besides its module sources.
+    DocSite("structlog.test", "python-structlog-doc",
+            Path("/usr/share/doc/python-structlog-doc/html")),
+    # crmsh: a cluster shell's web site as asciidoc HTML, a directory a page: its guides,
+    # FAQ, news and its command reference, one long page for each of five versions, 34.
+    DocSite("crmsh.test", "crmsh-doc", Path("/usr/share/doc/crmsh-doc/html")),
+    # Xapian: a search library's hand-written guides (query parser, sorting, facets,
+    # stemming, replication, ...), 26, and its C++ API made by doxygen (apidoc/), 298.
+    DocSite("xapian.test", "xapian-doc", Path("/usr/share/doc/xapian-doc")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
