@@ -274,14 +274,16 @@ class DocumentFields:
     sections: str = ""
 
 
-def document_fields(doc: Document) -> DocumentFields:
-    """The fields of ``doc`` every engine stores; sets ``doc.host`` from the URL if empty."""
+def document_fields(doc: Document, body_terms: str | None = None) -> DocumentFields:
+    """The fields of ``doc`` every engine stores; sets ``doc.host`` from the URL if empty.
+    ``body_terms``: ``analyze_joined`` of its body (its description when the body is
+    empty) where the caller has it already."""
     if not doc.host:
         doc.host = normalize_host(doc.url)
     body = doc.body or doc.description
     text = {
         "title": analyze_joined(doc.title),
-        "body": analyze_joined(body),
+        "body": analyze_joined(body) if body_terms is None else body_terms,
         "anchors": analyze_joined(doc.anchors),
         "url": analyze_joined(doc.url.split("://", 1)[-1]),
         "idents": " ".join(identifier_terms(f"{doc.title}\n{body}")),

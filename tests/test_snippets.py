@@ -6,12 +6,13 @@ import unicodedata
 
 import pytest
 
-from index.analysis import analyze
+from index.analysis import WORD_RE, analyze, analyze_joined
 from index.snippets import (
     FIRST_BLOCK_CHARS,
     SCAN_CHARS,
     SNIPPET_CHARS,
     SnippetSource,
+    _ascii_words,
     _fold,
     _fold_char,
     _unlike_lower_re,
@@ -277,3 +278,31 @@ def test_a_prepared_source_survives_storage():
     stored = SnippetSource.decode(source.encode())
     assert stored == source
     assert stored.matches(terms("words strasse")) == find_matches(text, terms("words strasse"))
+
+
+ASCII_WORDS = ["", "'", "''", "a", "a'", "'a", "a'b", "a''b", "a'b'c", "'a'b'", "don't'",
+               "os.path_join(x, y)-z", "Rock'n'roll, it's 3'4\" x'", "  two\n\twords  ",
+               "x" * 70 + " tail", "CamelCase v1.2.3 __init__ a-b a--b"]
+
+
+@pytest.mark.parametrize("text", ASCII_WORDS)
+def test_ascii_text_is_split_into_the_words_word_re_finds(text):
+    words, starts, ends = _ascii_words(text)
+    found = list(WORD_RE.finditer(text))
+    assert words == [m.group() for m in found]
+    assert starts.tolist() == [m.start() for m in found]
+    assert ends.tolist() == [m.end() for m in found]
+
+
+@pytest.mark.parametrize("text", [
+    *ASCII_WORDS, "Running pythons run fast.", "Le Café et le RÉSUMÉ", "the ﬁle and ½ sign",
+    "filler text. " * 2_000 + "The end."])
+def test_a_source_gives_the_text_terms_only_where_they_are_the_analyzers(text):
+    source, joined = SnippetSource.with_terms(text)
+    assert source == SnippetSource.of(text) == SnippetSource._of_words(text[:SCAN_CHARS])
+    if joined is not None:
+        assert joined == analyze_joined(text)
+    # ASCII without an apostrophe, within SCAN_CHARS, each word one term
+    plain = text.isascii() and "'" not in text and len(text) <= SCAN_CHARS
+    assert (joined is not None) == (plain and all(
+        len(analyze(w)) == 1 for w in WORD_RE.findall(text)))

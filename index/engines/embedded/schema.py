@@ -31,7 +31,7 @@ from index.fields import (
     document_fields,
     keyword_key,
 )
-from index.hits import HIT_FIELDS, VECTORS_FIELD, snippet_text
+from index.hits import HIT_FIELDS, VECTORS_FIELD
 from index.snippets import SnippetSource
 
 __all__ = ["TOKENIZER", "address_key", "fast_name", "schema", "stored_document", "stored_hit",
@@ -75,8 +75,11 @@ def schema() -> tantivy.Schema:
 
 
 def to_tantivy(doc: Document) -> tantivy.Document:
-    """The tantivy document for ``doc``: its analyzed fields and its JSON ``source``."""
-    fields = document_fields(doc)
+    """The tantivy document for ``doc``: its analyzed fields and its JSON ``source``. The
+    snippet source (of ``index.hits.snippet_text``, the body's first ``SCAN_CHARS``) analyzes the
+    body's words for the body field too where it can (``SnippetSource.with_terms``)."""
+    snippet, body_terms = SnippetSource.with_terms(doc.body or doc.description or "")
+    fields = document_fields(doc, body_terms)
     tdoc = tantivy.Document()
     tdoc.add_text("id", doc.id)
     for suffix in fields.site:
@@ -98,7 +101,7 @@ def to_tantivy(doc: Document) -> tantivy.Document:
         shown[VECTORS_FIELD] = doc.vectors
     # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
     fields = vars(doc)
-    tdoc.add_bytes("hit", _stored_hit_bytes(shown, SnippetSource.of(snippet_text(fields))))
+    tdoc.add_bytes("hit", _stored_hit_bytes(shown, snippet))
     tdoc.add_bytes("source", zlib.compress(json.dumps(fields, ensure_ascii=False).encode(), 1))
     return tdoc
 
