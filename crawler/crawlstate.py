@@ -16,7 +16,7 @@ import sqlite3
 import struct
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,14 @@ from crawler.recrawl import CrawlState, RecrawlPolicy
 DUE_SCAN_FACTOR = 4
 
 
+#: The fields of a ``CrawlState``, in order.
+_FIELDS = tuple(f.name for f in fields(CrawlState))
+
+
 def _dump(state: CrawlState) -> str:
-    return json.dumps(asdict(state), separators=(",", ":"))
+    # its fields read as they are: the JSON dataclasses.asdict(state) gave, without a deep
+    # copy of each value
+    return json.dumps({name: getattr(state, name) for name in _FIELDS}, separators=(",", ":"))
 
 
 def _load(data: str | bytes) -> CrawlState:

@@ -99,13 +99,16 @@ class MemoryLSH:
         self.h = num_perm
         self.b, self.r = lsh_params(threshold, num_perm)
         self.hashranges = [(i * self.r, (i + 1) * self.r) for i in range(self.b)]
+        self.byteranges = [(4 * start, 4 * end) for start, end in self.hashranges]
         self.hashtables: list[dict[bytes, set[str]]] = [{} for _ in range(self.b)]
 
     def _bands(self, signature: Signature) -> list[bytes]:
         if len(signature) != self.h:
             raise ValueError(f"expecting a signature of {self.h} values, got {len(signature)}")
-        values = signature.hashvalues
-        return [values[start:end].tobytes() for start, end in self.hashranges]
+        # the bytes of each band, sliced from the signature's bytes (the same bytes as each
+        # band's array's tobytes(), without a NumPy view a band)
+        data = signature.hashvalues.tobytes()
+        return [data[start:end] for start, end in self.byteranges]
 
     def insert(self, key: str, signature: Signature) -> None:
         for band, table in zip(self._bands(signature), self.hashtables, strict=True):
