@@ -29,8 +29,9 @@ import json
 import math
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -142,6 +143,12 @@ class Candidate:
         return default if value is None else value
 
 
+def _column(candidates: Sequence[Candidate], name: str, default: Any = 0) -> list:
+    """``Candidate.get(name, default)`` of each candidate, in order."""
+    return [default if (value := c.fields.get(name)) is None else value
+            for c in candidates]
+
+
 @dataclass(frozen=True)
 class EsParts:
     """The parts of an Elasticsearch query that signals filter on: the strict query (every
@@ -175,6 +182,21 @@ class Signal(ABC):
     def value(self, candidate: Candidate, context: RankContext) -> float:
         """The signal's value for ``candidate`` (before weighting)."""
 
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        """``value`` of each candidate, in order (a signal may compute them in one pass:
+        the same values, without a call a candidate)."""
+        value = self.value
+        return [value(c, context) for c in candidates]
+
+    def column(self) -> Callable[[Sequence[Candidate], RankContext], list[float]]:
+        """How the ranker reads the signal's values: ``values``, unless a subclass
+        overrides ``value`` below the class that computes ``values`` in one pass (then
+        ``value`` a candidate, as it says)."""
+        owner = next(c for c in type(self).__mro__ if "value" in vars(c))
+        if "values" in vars(owner):
+            return self.values
+        return partial(Signal.values, self)
+
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         """This signal as ``function_score`` functions (``filter`` + ``weight``, or a
         function of a field), for Elasticsearch; ``[]`` when the query does not call for
@@ -197,6 +219,10 @@ class TextRelevance(Signal):
             return 0.0
         return max(0.0, candidate.text_score) / candidate.text_top
 
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        return [0.0 if c.text_top <= 0 else max(0.0, c.text_score) / c.text_top
+                for c in candidates]
+
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         return []  # the engine's own score, boosted by the weight
 
@@ -210,6 +236,9 @@ class StaticRank(Signal):
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return float(candidate.get("pagerank", 0.0))
+
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        return [float(v) for v in _column(candidates, "pagerank", 0.0)]
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         return [{"field_value_factor": {"field": "pagerank", "missing": 0}, "weight": weight}]
@@ -252,6 +281,12 @@ class SiteHome(Signal):
         return float(candidate.get("url_depth", -1) == 0
                      and candidate.get("site_name") in context.named_keys)
 
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        keys = context.named_keys
+        return [float(depth == 0 and site in keys) for depth, site in zip(
+            _column(candidates, "url_depth", -1), _column(candidates, "site_name"),
+            strict=True)]
+
     @staticmethod
     def es_filter(context: RankContext) -> dict | None:
         """The home pages of the sites the query names (``None`` when it names none)."""
@@ -274,6 +309,9 @@ class LabelMatch(Signal):
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return 1.0 if candidate.labelled else 0.0
 
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        return [1.0 if c.labelled else 0.0 for c in candidates]
+
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         if not parts.label_filters:
             return []
@@ -289,6 +327,9 @@ class Defines(Signal):
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return 1.0 if candidate.defines else 0.0
+
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        return [1.0 if c.defines else 0.0 for c in candidates]
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         if not parts.define_filters:
@@ -307,6 +348,9 @@ class Proximity(Signal):
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return float(candidate.near)
 
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        return [float(c.near) for c in candidates]
+
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         if not parts.near_filters:
             return []
@@ -323,6 +367,10 @@ class SiteMention(Signal):
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return float(candidate.get("site_name") in context.mentioned_keys)
+
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        keys = context.mentioned_keys
+        return [float(site in keys) for site in _column(candidates, "site_name")]
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         if not context.mentioned:
@@ -345,6 +393,11 @@ class LanguageMatch(Signal):
             return 0.5
         return 1.0 if key == context.language_key else 0.0
 
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        language = context.language_key
+        return [(1.0 if key == language else 0.0) if key else 0.5
+                for key in _column(candidates, "lang")]
+
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         return [
             {"filter": {"term": {"lang": context.language}}, "weight": weight},
@@ -361,6 +414,9 @@ class Original(Signal):
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return 0.0 if candidate.get("lang_copy", 0) else 1.0
+
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        return [0.0 if copy else 1.0 for copy in _column(candidates, "lang_copy")]
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         return [{"filter": {"term": {"lang_copy": 0}}, "weight": weight}]
@@ -379,6 +435,9 @@ class AllWords(Signal):
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return max(0.0, min(1.0, float(candidate.coverage)))
+
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        return [max(0.0, min(1.0, float(c.coverage))) for c in candidates]
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         if not parts.others_compete:
@@ -413,6 +472,9 @@ class SpamDemotion(Signal):
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
         return min(1.0, max(0.0, float(candidate.get("spam", 0.0))))
+
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        return [min(1.0, max(0.0, float(spam))) for spam in _column(candidates, "spam", 0.0)]
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         keep = 1.0 - demotion_weight(weight)  # the factor at spam 1 (decay must be > 0)
@@ -523,6 +585,7 @@ class Ranker:
         self.staged: Staged = self.formula.staged(self.weighted)
         self._active = [(s, w) for s, w in self.weighted if w]
         self._stages = [s.stage for s, _ in self._active]
+        self._columns = [s.column() for s, _ in self._active]
         self._weights = np.array([w for _, w in self._active], dtype=float)
         self._by_name = {s.name: w for s, w in self.weighted}
         self._fields = tuple(dict.fromkeys(f for s, w in self.weighted if w for f in s.fields))
@@ -560,8 +623,10 @@ class Ranker:
         top = max(c.text_score for c in candidates)
         for c in candidates:
             c.text_top = top
-        values = np.array([[s.value(c, context) for s, _ in self._active] for c in candidates],
-                          dtype=float).reshape(len(candidates), len(self._active))
+        # Signal by signal (``Signal.values``), laid out candidate by candidate as before.
+        values = np.ascontiguousarray(
+            np.array([values(candidates, context) for values in self._columns],
+                     dtype=float).reshape(len(self._active), len(candidates)).T)
         text = np.array([c.text_score for c in candidates], dtype=float)
         scores = self.formula.scores(self._stages, self._weights, values, text)
         for c, score in zip(candidates, scores.tolist(), strict=True):

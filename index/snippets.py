@@ -411,6 +411,15 @@ class SnippetSource:
         postings = data[at : at + postings_len].decode("utf-8", "surrogatepass")
         return cls(text, postings, data[at + postings_len :])
 
+    def _offsets(self) -> Sequence[int]:
+        """The words' offsets as numbers: a view of ``offsets`` (not a copy of them all,
+        of which a search reads a few terms' pairs); a copy where bytes are big-endian."""
+        if sys.byteorder == "little":
+            return memoryview(self.offsets).cast(_offset_code(self.text))
+        offsets = array(_offset_code(self.text), self.offsets)
+        offsets.byteswap()
+        return offsets
+
     def matches(self, wanted: Iterable[str]) -> list[Match]:
         """``(start, end, term)`` of each word whose analyzed term is in ``wanted``, in text
         order (a word of several terms matches by the first wanted one, as ``find_matches``)."""
@@ -427,9 +436,7 @@ class SnippetSource:
             if at < 0:
                 continue
             if offsets is None:
-                offsets = array(_offset_code(self.text), self.offsets)
-                if sys.byteorder != "little":
-                    offsets.byteswap()
+                offsets = self._offsets()
             end = postings.index(_TERM, at + len(key))
             first, count = map(int, postings[at + len(key) : end].split(","))
             pairs = offsets[2 * first : 2 * (first + count)]
@@ -532,8 +539,12 @@ def _render(
 ) -> str:
     out = [_ELLIPSIS] if start > 0 else []
     pos = start
-    for m_start, m_end, _ in matches:
-        if m_start < start or m_end > end:
+    # ``matches`` are in text order: those of the window from the first starting in it
+    # until one starts past its end (a page's matches may be thousands).
+    for m_start, m_end, _ in matches[bisect_left(matches, start, key=itemgetter(0)):]:
+        if m_start > end:
+            break
+        if m_end > end:
             continue
         out.append(_clean(text[pos:m_start]))
         out.append("<mark>" + escape(text[m_start:m_end], quote=False) + "</mark>")
