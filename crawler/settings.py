@@ -369,11 +369,11 @@ SEARCH_CACHE_SIZE = 10_000
 # SEARCH_SEMANTIC_MODEL: "transformer" runs the model on CPU (onnxruntime, ~0.5 s a page);
 # "static" sums token vectors distilled from it once an installation (index/static_vectors.py).
 # SEARCH_SEMANTIC_QUERIES: the queries re-ranked, "all", or "questions" (Query.question) only.
-SEARCH_SEMANTIC = False
+SEARCH_SEMANTIC = True
 SEARCH_SEMANTIC_SECTIONS = 16
 SEARCH_SEMANTIC_DEPTH = 30
 SEARCH_SEMANTIC_MODEL = "transformer"
-SEARCH_SEMANTIC_QUERIES = "all"
+SEARCH_SEMANTIC_QUERIES = "questions"
 # The embedding batch: pages a run embeds at most, pages embedded and written back together,
 # and seconds between the Celery beat's runs.
 SEARCH_SEMANTIC_BUDGET = 2000
