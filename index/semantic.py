@@ -44,7 +44,6 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -121,9 +120,6 @@ def reciprocal_rank_fusion(rankings: Iterable[Sequence[str]], k: int = RRF_K) ->
             scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
     return sorted(scores, key=lambda d: -scores[d])
 
-
-#: Queries encoded while the engine searches (:meth:`SectionMatch.encode_ahead`).
-_AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="semantic-query")
 
 #: Pages embedded together (their windows batched by length).
 EMBED_BATCH_DOCS = 32
@@ -282,30 +278,16 @@ class SectionMatch:
         vectors = unpack(stored, self.encoder.dim, self.tag)
         return float((vectors @ query).max()) if len(vectors) else None
 
-    def encode_ahead(self, text: str) -> tuple[str, Future] | None:
-        """``text`` being encoded in a helper thread while the engine searches (the model
-        runs outside the GIL), for :meth:`rerank`; ``None`` until the model is loaded, so
-        a process whose searches never met a page with vectors never loads it."""
-        encoder = self._encoder
-        if encoder is None:
-            return None
-        return text, _AHEAD.submit(encoder.encode, [text])
-
-    def rerank(self, ranked: Sequence[Pending], text: str,
-               ahead: tuple[str, Future] | None = None) -> list[Pending]:
+    def rerank(self, ranked: Sequence[Pending], text: str) -> list[Pending]:
         """``ranked`` (the engine's order) fused by reciprocal rank with the order of their
-        best sections' similarity to ``text`` (its vector from ``ahead`` when that is
-        ``text``'s, :meth:`encode_ahead`); pages without vectors keep the engine's rank
-        alone, and so does every page when none has vectors (the query is then not
+        best sections' similarity to ``text``; pages without vectors keep the engine's
+        rank alone, and so does every page when none has vectors (the query is then not
         encoded)."""
         stored = [p for p in ranked if p.vectors]
         if not stored:
             return list(ranked)
         try:
-            if ahead is not None and ahead[0] == text:
-                query = ahead[1].result()[0]
-            else:
-                query = self.encoder.encode([text])[0]
+            query = self.encoder.encode([text])[0]
         except ModelMissing as exc:  # the engine's order, said once a process
             if not self._missing_logged:
                 self._missing_logged = True

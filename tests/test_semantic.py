@@ -176,30 +176,3 @@ def test_the_model_loads_on_first_use_and_a_missing_one_keeps_the_engines_order(
     lines = [r.getMessage() for r in caplog.records if r.name == "index.semantic"]
     assert len(lines) == 1 and "not installed" in lines[0] and "engine's order" in lines[0]
 
-
-def test_a_question_is_encoded_while_the_engine_searches_once_the_model_is_loaded():
-    from index.hits import Pending
-
-    class Stub:
-        dim = 384
-
-        def __init__(self):
-            self.texts = []
-
-        def encode(self, texts):
-            self.texts += texts
-            return np.ones((len(texts), 384), np.float32) / 384**0.5
-
-    stub = Stub()
-    match = semantic.SectionMatch(None, sections=4, depth=30, load=lambda: stub)
-    assert match.encode_ahead("how do I plot") is None  # not loaded: nothing started
-    stored = semantic.pack(np.ones((1, 384), np.float32) / 384**0.5)
-    ranked = [Pending(i, stored, lambda: None) for i in "ab"]
-    assert match.rerank(ranked, "how do I plot") == ranked and stub.texts == ["how do I plot"]
-    ahead = match.encode_ahead("how do I save")
-    assert ahead is not None and ahead[0] == "how do I save"
-    assert match.rerank(ranked, "how do I save", ahead) == ranked
-    assert stub.texts == ["how do I plot", "how do I save"]  # encoded once, ahead
-    other = match.encode_ahead("how do I print")
-    match.rerank(ranked, "how do I print it", other)  # another text: encoded again
-    assert stub.texts[-1] == "how do I print it"
