@@ -511,6 +511,11 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     ("tool 1000 -c", "tool 1000 c", True),
     ("$(CC) -o out", "cc o out", True),
     ("blame -log", "blame log", False),
+    # an option given a value that is no word, or a value and then another option
+    ("fs setacl -dir . -acl pat rlidwk", "fs setacl dir acl pat rlidwk", True),
+    ("fs setquota -path /afs/x/pat -max 3000", 'fs setquota path "af x pat" max 3000', True),
+    ("openssl req -newkey rsa:2048", 'openssl req newkey "rsa 2048"', True),
+    ("jaguar -car speed", "jaguar car speed", False),
     ('"quick fox" -site:a.test', '"quick fox"', False),
     ("python tutorial", None, False),
 ])

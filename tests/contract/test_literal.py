@@ -147,6 +147,27 @@ def test_a_one_dash_option_written_as_no_word_is_an_option(backend):
     assert urls(backend.search("gs -sDEVICE=pdfwrite"))[:1] == ["http://f.test/gs"]
 
 
+def test_a_command_line_of_one_dash_words_given_values_is_read_literally(backend):
+    # "-dir", "-acl", "-path": an option given a value before another option, or given a
+    # value that is no word; read as exclusions they drop the one page holding the other
+    # words, so the query found nothing at all
+    backend.index(
+        [doc("http://o.test/acl", "Setting ACL entries",
+             "Grant read: fs setacl -dir . -acl pat rlidwk gives pat those rights"),
+         doc("http://o.test/quota", "Setting the quota",
+             "fs setquota -path /afs/example.com/usr/pat -max 3000 sets the quota")]
+        + [doc(f"http://o.test/{n}", f"fs commands {n}", "fs lists the acl of a dir")
+           for n in range(4)]
+    )
+    backend.refresh()
+    for query, page in (("fs setacl -dir . -acl pat rlidwk", "http://o.test/acl"),
+                        ("fs setquota -path /afs/example.com/usr/pat -max 3000",
+                         "http://o.test/quota")):
+        found = backend.search(query)
+        assert urls(found)[:1] == [page], query
+        assert found.extra.get("reading") == "literal"
+
+
 @pytest.mark.parametrize("query, page", [
     ("$(basename $file .txt)", "http://w.test/shell"),
     ("echo ${HOME} (see basename)", "http://w.test/shell"),
