@@ -131,6 +131,8 @@ _WORDS = re.compile(r"[^\W_]+")
 #: file name followed by an option (``gcc myprog.c -lmpfr``), an option given a value
 #: that is no word (``-path /afs/x``, ``-newkey rsa:2048``) or a value and then another
 #: option (``fs setacl -dir . -acl pat``).
+#: A word led by a sign (``!adm``, ``~``, ``:set``, ``%option``, ``#,``, ``<VirtualHost>``).
+_SIGNED = re.compile(r"[^\w\s'\"(){}\[\]-]")
 _PASTED = re.compile(r"(?:^|\s)-[^\W_]{1,2}(?=\s|$)|\$|\w\(|\)\w|\w\.[a-z]{1,4}\s(?:.*\s)?-\w"
                      r"|(?:^|\s)-[^\W\d_][\w-]*\s+(?:[^\s\w\"-]|\w+[^\s\w\"]"
                      r"|[^\s-]\S*\s+-[^\W\d_])")
@@ -924,11 +926,17 @@ def looks_pasted(query: Query) -> bool:
 def names_identifier(query: Query) -> bool:
     """Whether a plain query typed without quotes names an identifier: a word that is a
     punctuated name or that analyzes to several terms (``std.healthy``, ``LIBVIRT_DEBUG=1``,
-    ``.htaccess``). Plain any-word BM25 reads its parts as words, and finds the pages
-    holding them apart (a reference page defining ``healthy`` under ``vmod_std``)."""
+    ``.htaccess``), or a word led by a sign, as a configuration line or an editor command
+    is written (``DefaultRoot ~ !adm``, ``:set hlsearch``, ``%option reentrant``). Plain
+    any-word BM25 reads its parts as words, and finds the pages holding them apart (a
+    reference page defining ``healthy`` under ``vmod_std``, ``DefaultRoot`` with another
+    group)."""
     if any(t.kind == _PHRASE for t in query.tokens):
         return False
-    return any(isinstance(w, Phrase) or w.whole for w in query.plain_words)
+    if not query.plain_words:
+        return False
+    return (any(isinstance(w, Phrase) or w.whole for w in query.plain_words)
+            or any(t.kind == _WORD and _SIGNED.match(t.value) for t in query.tokens))
 
 
 def excludes(query: Query) -> bool:

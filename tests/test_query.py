@@ -22,6 +22,7 @@ from index.query import (
     Term,
     literal_reading,
     looks_pasted,
+    names_identifier,
     parse,
     relaxations,
 )
@@ -531,6 +532,21 @@ def test_the_literal_reading_makes_every_token_a_word(text, literal, pasted):
         else:
             assert str(reading.root) == literal
     assert looks_pasted(parsed) is pasted
+
+
+@pytest.mark.parametrize("text, named", [
+    ("std.healthy", True),
+    ("DefaultRoot ~ !adm", True),  # a configuration line's signed words
+    (":set hlsearch", True),
+    ("%option reentrant", True),
+    ("DefaultRoot adm", False),
+    ("don't stop-words here", True),  # a hyphenated word: the phrase of its parts
+    ("don't stop", False),
+    ('"DefaultRoot ~ !adm"', False),  # typed quotes keep their meaning
+    ("packets -tshark", False),
+])
+def test_a_query_names_an_identifier(text, named):
+    assert names_identifier(parse(text)) is named
 
 
 def test_the_query_language_is_guessed_once():

@@ -268,3 +268,23 @@ def test_an_identifier_on_few_pages_is_followed_by_its_parts_apart(backend):
     assert set(found[:3]) == {f"http://v.test/notes-{n}" for n in range(3)}
     assert found[3:] == ["http://v.test/vmod-std"]
     assert found != urls(backend.search('"std healthy"'))  # typed quotes keep their meaning
+
+
+def test_a_configuration_line_on_few_pages_is_followed_by_its_words_apart(backend):
+    # "DefaultRoot ~ !adm": a directive as a configuration file writes it, its signed words
+    # a group and the home directory; one page holds both words, the reference page
+    # defining DefaultRoot writes another group: plain any-word BM25 finds it, so must we
+    backend.index(
+        [doc("http://p.test/mod_auth", "mod_auth",
+             "DefaultRoot directory [group-expression] sets the root of a chroot jail: "
+             "DefaultRoot ~ !staff keeps every user but staff in their home directory."),
+         doc("http://p.test/nonroot", "Running as a non-root user",
+             "DefaultRoot and the adm group need root privileges.")]
+        + [doc(f"http://p.test/{n}", f"Other {n}", "nothing to see") for n in range(3)]
+    )
+    backend.refresh()
+    found = backend.search("DefaultRoot ~ !adm")
+    assert urls(found) == ["http://p.test/nonroot", "http://p.test/mod_auth"]
+    assert found.extra.get("reading") == "words"
+    # typed as words, the two words: the page holding both, none other
+    assert urls(backend.search("DefaultRoot adm")) == ["http://p.test/nonroot"]
