@@ -45,7 +45,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from index.analysis import WORD_RE, analyze
+from index.analysis import WORD_RE, analyze, ascii_words, unicode_words
 
 __all__ = ["SCAN_CHARS", "SNIPPET_CHARS", "SnippetSource", "build_snippet", "find_matches",
            "highlight", "located_snippet"]
@@ -70,7 +70,7 @@ _word_term: dict[str, str] = {}
 # The text split into separators and words, alternately: the words and their offsets
 # without a Python step per word.
 _WORD_SPLIT_RE = re.compile(f"({WORD_RE.pattern})")
-# ASCII text is split in NumPy instead (``_ascii_words``).
+# Most texts are split in NumPy instead (``analysis.ascii_words``, ``unicode_words``).
 
 Match = tuple[int, int, str]
 
@@ -290,32 +290,6 @@ def _offset_code(text: str) -> str:
     return "H" if len(text) <= 0xFFFF else "I"
 
 
-#: 1 for the ASCII letters and digits, the characters of ``WORD_RE``'s words in ASCII text
-#: (besides an apostrophe between two of them), 0 for every other byte.
-_ASCII_ALNUM = np.array([chr(b).isalnum() for b in range(128)] + [False] * 128, np.int8)
-#: The same as a ``bytes.translate`` table: a letter or digit stays, any other byte is a space.
-_ASCII_SPACES = bytes(b if chr(b).isalnum() else 32 for b in range(128)) + b" " * 128
-
-
-def _ascii_words(text: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The words of ASCII ``text`` as ``WORD_RE`` finds them (runs of letters and digits,
-    an apostrophe inside one between two of them), with their start and end offsets, in
-    NumPy: a quarter of the CPU of splitting the text with a regex."""
-    raw = text.encode("ascii")
-    data = np.frombuffer(raw, np.uint8)
-    inside = np.zeros(len(raw) + 2, np.int8)  # a non-word byte before and after the text
-    inside[1:-1] = _ASCII_ALNUM[data]
-    apostrophes = "'" in text
-    if apostrophes:
-        inside[1:-1] |= (data == ord("'")) & (inside[:-2] != 0) & (inside[2:] != 0)
-    edges = np.flatnonzero(inside[1:] != inside[:-1])
-    if apostrophes:
-        raw = np.where(inside[1:-1] != 0, data, ord(" ")).astype(np.uint8).tobytes()
-    else:
-        raw = raw.translate(_ASCII_SPACES)
-    return raw.decode("ascii").split(), edges[0::2], edges[1::2]
-
-
 @dataclass(frozen=True)
 class SnippetSource:
     """A page's snippet text prepared at index time: ``text`` (at most ``SCAN_CHARS``) and,
@@ -343,8 +317,9 @@ class SnippetSource:
         ``text`` within ``SCAN_CHARS``, ASCII without an apostrophe (``analyze`` then
         splits it into the same words) and each word of one term; else None."""
         cut = text[:SCAN_CHARS]
-        if cut.isascii():
-            words, starts, ends = _ascii_words(cut)
+        split = ascii_words(cut) if cut.isascii() else unicode_words(cut)
+        if split is not None:
+            words, starts, ends = split
         else:
             # separator, word, separator, ..., separator; a word starts where the
             # separator before it ends

@@ -6,13 +6,12 @@ import unicodedata
 
 import pytest
 
-from index.analysis import WORD_RE, analyze, analyze_joined
+from index.analysis import WORD_RE, analyze, analyze_joined, ascii_words, unicode_words
 from index.snippets import (
     FIRST_BLOCK_CHARS,
     SCAN_CHARS,
     SNIPPET_CHARS,
     SnippetSource,
-    _ascii_words,
     _fold,
     _fold_char,
     _unlike_lower_re,
@@ -287,15 +286,31 @@ ASCII_WORDS = ["", "'", "''", "a", "a'", "'a", "a'b", "a''b", "a'b'c", "'a'b'", 
 
 @pytest.mark.parametrize("text", ASCII_WORDS)
 def test_ascii_text_is_split_into_the_words_word_re_finds(text):
-    words, starts, ends = _ascii_words(text)
+    found = list(WORD_RE.finditer(text))
+    for words, starts, ends in (ascii_words(text), unicode_words(text)):
+        assert words == [m.group() for m in found]
+        assert starts.tolist() == [m.start() for m in found]
+        assert ends.tolist() == [m.end() for m in found]
+
+
+UNICODE_WORDS = ["Le Café et le RÉSUMÉ, Straße", "e\u0301t\u0301e\u0301 \u0301x", "a'\u0301b",
+                 "a\u0301'b c\u2019d e\u2019 \u02bcf", "नमस्ते दुनिया", "日本語のテキスト",
+                 "x_y ½ ﬁle", "\U00020000\u0300a", "lone \ud800 surrogate", "٣٤ ١٢"]
+
+
+@pytest.mark.parametrize("text", UNICODE_WORDS)
+def test_any_text_is_split_into_the_words_word_re_finds(text):
+    words, starts, ends = unicode_words(text)
     found = list(WORD_RE.finditer(text))
     assert words == [m.group() for m in found]
     assert starts.tolist() == [m.start() for m in found]
     assert ends.tolist() == [m.end() for m in found]
+    assert unicode_words(text, offsets=False) == (words, None, None)
+    assert unicode_words("past the classed code points \U000e0100") is None
 
 
 @pytest.mark.parametrize("text", [
-    *ASCII_WORDS, "Running pythons run fast.", "Le Café et le RÉSUMÉ", "the ﬁle and ½ sign",
+    *ASCII_WORDS, *UNICODE_WORDS, "Running pythons run fast.", "the ﬁle and ½ sign",
     "filler text. " * 2_000 + "The end."])
 def test_a_source_gives_the_text_terms_only_where_they_are_the_analyzers(text):
     source, joined = SnippetSource.with_terms(text)
