@@ -231,16 +231,18 @@ class TantivySearch:
         addresses = [address for _, address in hits]
         if not addresses:
             return []
-        names = dict.fromkeys((*self.ranker.fields, "cluster", "shown", "lang"))
+        names = tuple(dict.fromkeys((*self.ranker.fields, "cluster", "shown", "lang")))
         columns = [searcher.fast_field_values(fast_name(n), addresses) for n in names]
         label, near, defines = (marks[m] for m in ("label", "near", "defines"))
         candidates = []
-        for (score, address), *values in zip(hits, *columns, strict=True):
+        append = candidates.append
+        # A row of the columns a hit (each column holds a value an address); the
+        # candidate's fields by position: ref, text_score, fields, labelled, near, defines.
+        for (score, address), values in zip(hits, zip(*columns, strict=True), strict=True):
             key = address_key(address)
-            candidates.append(Candidate(address, score, dict(zip(names, values, strict=True)),
-                                        labelled=label.get(key, 0.0) == 1,
-                                        near=near.get(key, 0.0),
-                                        defines=defines.get(key, 0.0) == 1))
+            append(Candidate(address, score, dict(zip(names, values, strict=True)),
+                             label.get(key, 0.0) == 1, near.get(key, 0.0),
+                             defines.get(key, 0.0) == 1))
         return candidates
 
     @staticmethod
