@@ -395,8 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--semantic", action=argparse.BooleanOptionalAction,
                         default=bool(setting_default("SEARCH_SEMANTIC")),
                         help="semantic matching on both engines (SEARCH_SEMANTIC; default "
-                             "%(default)s): sections embedded at index time, first results "
-                             "fused with their best section's similarity")
+                             "%(default)s): sections embedded by the batch after indexing "
+                             "(batch/embed.py, timed apart as embed_s), first results fused "
+                             "with their best section's similarity")
     parser.add_argument("--semantic-model", choices=("transformer", "static"),
                         default=setting_default("SEARCH_SEMANTIC_MODEL"),
                         help="the encoder of semantic matching (SEARCH_SEMANTIC_MODEL; default "
