@@ -1,0 +1,53 @@
+"""Each signal's one-pass ``values`` (what ``Ranker.rank`` reads, ``Signal.column``) gives,
+candidate by candidate, what its ``value`` says: the two are written apart for speed, so
+this keeps them one definition."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from index.fields import keyword_key
+from index.query import parse
+from index.signals import DEFAULT_SIGNALS, Candidate, RankContext, Signal
+
+NOW = 1_800_000_000.0
+
+
+def candidates() -> list[Candidate]:
+    """Candidates over every field value the signals tell apart, missing fields included."""
+    made = []
+    sites = [None, keyword_key("django.test"), keyword_key("other.test")]
+    langs = [None, keyword_key("en"), keyword_key("de")]
+    for n, (site, lang, depth, flag) in enumerate(
+            itertools.product(sites, langs, [None, 0, 3], [False, True])):
+        fields = {"site_name": site, "lang": lang, "url_depth": depth,
+                  "pagerank": [None, 0.0, 0.4][n % 3],
+                  "fetched_at": [None, NOW - 86_400 * n][n % 2],
+                  "lang_copy": [None, 0, 1][n % 3], "spam": [None, -0.5, 0.3, 2.0][n % 4]}
+        made.append(Candidate(ref=n, text_score=[0.0, 3.5, -1.0][n % 3],
+                              fields={k: v for k, v in fields.items() if v is not None or n % 5},
+                              labelled=flag, near=[0.0, 0.5, 1.0][n % 3], defines=not flag,
+                              coverage=[1.0, 0.7, 0.0][n % 3], text_top=[0.0, 7.0][n % 2]))
+    return made
+
+
+@pytest.mark.parametrize("signal", DEFAULT_SIGNALS, ids=lambda s: s.name)
+@pytest.mark.parametrize("text", ["django sessions", "django docs site:django.test",
+                                  "wie installiere ich django", "how do I ignore files"])
+def test_values_in_one_pass_equal_value_a_candidate_at_a_time(signal: Signal, text: str):
+    context = RankContext.of(parse(text), now=NOW)
+    cands = candidates()
+    assert signal.column()(cands, context) == [signal.value(c, context) for c in cands]
+
+
+def test_a_subclass_overriding_value_alone_is_asked_a_candidate_at_a_time():
+    base = next(s for s in DEFAULT_SIGNALS if type(s).values is not Signal.values)
+
+    class Halved(type(base)):
+        def value(self, candidate, context):
+            return super().value(candidate, context) / 2
+
+    halved, context, cands = Halved(), RankContext.of(parse("django"), now=NOW), candidates()
+    assert halved.column()(cands, context) == [base.value(c, context) / 2 for c in cands]
