@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from crawler.options import setting, setting_default
 from index.base import SearchBackend
 from index.semantic import SectionMatch, SemanticOptions, windows
 
@@ -43,12 +44,8 @@ class EmbedSettings:
     def from_settings(cls, settings=None, **overrides) -> EmbedSettings:
         """From a settings object (Scrapy's, Django's, Celery's conf), the defaults of
         crawler/settings.py for what it lacks, then ``overrides`` (``None`` ignored)."""
-        from crawler.options import setting_default
-
         def get(name):
-            value = getattr(settings, name, None) if settings is not None else None
-            if value is None and hasattr(settings, "get"):
-                value = settings.get(name)
+            value = setting(settings, name)
             return setting_default(name) if value is None else value
 
         values = {"budget": int(get("SEARCH_SEMANTIC_BUDGET")),
@@ -107,15 +104,7 @@ def embed_pending(backend: SearchBackend, match: SectionMatch | None, settings: 
 def open_match(settings=None) -> SectionMatch | None:
     """The process's :class:`SectionMatch` of the ``SEARCH_SEMANTIC_*`` settings (``None``
     when semantic matching is off)."""
-    return SemanticOptions.of(*(_setting(settings, name) for name in (
+    return SemanticOptions.of(*(setting(settings, name) for name in (
         "SEARCH_SEMANTIC", "SEARCH_SEMANTIC_SECTIONS", "SEARCH_SEMANTIC_DEPTH",
         "SEARCH_SEMANTIC_MODEL", "SEARCH_SEMANTIC_QUERIES"))).match()
 
-
-def _setting(settings, name):
-    if settings is None:
-        return None
-    value = getattr(settings, name, None)
-    if value is None and hasattr(settings, "get"):
-        value = settings.get(name)
-    return value
