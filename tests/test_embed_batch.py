@@ -109,3 +109,26 @@ def test_settings_default():
     assert EmbedSettings.from_settings(None) == EmbedSettings(2000, 64)
     assert EmbedSettings.from_settings({"SEARCH_SEMANTIC_BUDGET": 5}, group=2) == \
         EmbedSettings(5, 2)
+
+
+def test_bench_relevance_times_the_batch_as_its_report_does(monkeypatch):
+    """``harness.relevance.embed_all`` reports the batch's own ``seconds``, not a second
+    clock around it."""
+    import time
+
+    import batch.embed
+    from batch.embed import EmbedReport
+    from harness.relevance import embed_all
+
+    def timed_batch(backend, match, settings, progress=None):
+        time.sleep(0.05)  # what a clock of its own around the batch would add
+        return EmbedReport(embedded=3, windows=6, seconds=12.34)
+
+    class Backend:
+        class semantic:  # noqa: N801  (SemanticOptions' one method the harness calls)
+            @staticmethod
+            def match():
+                return object()
+
+    monkeypatch.setattr(batch.embed, "embed_pending", timed_batch)
+    assert embed_all(Backend()) == 12.3
