@@ -174,9 +174,9 @@ class SearchBackend(ABC):
         return [doc for doc in map(self.get, ids) if doc is not None]
 
     def write_vectors(self, docs: Sequence[Document]) -> int:
-        """Store ``docs`` (as :meth:`get_many` read them) with the section vectors set on
-        them, visible at once; a document written again since it was read keeps the newer
-        write (it is embedded at the next run). Returns how many were sent."""
+        """Store ``docs`` (as the last :meth:`get_many` read them) with the section vectors
+        set on them, visible at once; a document written again since it was read keeps the
+        newer write (it is embedded at the next run). Returns how many were sent."""
         count = self.index(docs)
         self.refresh()
         return count

@@ -524,3 +524,29 @@ def test_an_index_made_before_completion_takes_the_new_field(make_backend, es_ur
     reopened.refresh()
     assert reopened.complete("quo") == ["Quokka notes"]
     reopened.close()
+
+
+def test_the_versions_read_for_the_embedding_batch_are_forgotten(make_backend):
+    """``get_many`` remembers each page's version for ``write_vectors`` (written one past
+    it); a page written forgets it, and so does the next read for a page read and not
+    written (the batch skips a page that has its vectors by then, a run fails midway), so
+    a backend that lives on (a Celery worker's) keeps one read's versions at most."""
+    backend = make_backend()
+    pages = [doc(f"http://read.test/{i}", f"Page {i}", f"Words of page {i}.") for i in range(6)]
+    backend.index(pages)
+    backend.refresh()
+    ids = [p.id for p in pages]
+    first = backend.get_many(ids[:3])
+    for page in first[:2]:
+        page.vectors = "AAAA"
+    assert backend.write_vectors(first[:2]) == 2
+    assert set(backend._read_at) == {ids[2]}  # read, not written
+    for _ in range(20):  # reads the batch never writes back
+        backend.get_many(ids[3:])
+    assert set(backend._read_at) == set(ids[3:])
+    second = backend.get_many(ids[3:])
+    for page in second:
+        page.vectors = "AAAA"
+    backend.write_vectors(second)
+    assert backend._read_at == {}
+    assert backend.unembedded(10) == [ids[2]]

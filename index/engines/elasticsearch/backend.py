@@ -129,7 +129,8 @@ class ElasticsearchBackend(SearchBackend):
             on_reconnect=self._ensure_index,
         )
         self._rank_feature: bool | None = None
-        #: The version each document :meth:`get_many` read was at (:meth:`write_vectors`).
+        #: The version each document the last :meth:`get_many` read was at, until
+        #: :meth:`write_vectors` writes it (so it holds one read's documents at most).
         self._read_at: dict[str, int] = {}
         self.tier1 = Tier1.of(o, self.client, self.pager, self._index_body, self._replicas,
                               self.writer.spool_dir, self.stats_)
@@ -273,9 +274,10 @@ class ElasticsearchBackend(SearchBackend):
 
     def get_many(self, ids: Sequence[str]) -> list[Document]:
         """The stored documents of ``ids`` that exist, each version remembered for
-        :meth:`write_vectors`."""
+        :meth:`write_vectors` until it writes the document or the next read (what a
+        read left unwritten, a page the batch skips or a run that failed, is forgotten)."""
         read = read_versioned(self.client, self.alias, ids)
-        self._read_at.update((doc.id, version) for doc, version in read)
+        self._read_at = {doc.id: version for doc, version in read}
         return [doc for doc, _ in read]
 
     def unembedded(self, limit: int) -> list[str]:

@@ -1,7 +1,6 @@
 """python manage.py embed [--budget N] [--group N] [--json]"""
 
 import json
-import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -36,11 +35,10 @@ class Command(BaseCommand):
                                                   " nothing to embed")
             return
         backend = open_backend(RankSettings.from_settings(settings))
-        started = time.monotonic()
 
         def progress(report):
             if not opts["json"]:
-                rate = report.embedded / max(time.monotonic() - started, 1e-9)
+                rate = report.embedded / max(report.seconds, 1e-9)
                 self.stdout.write(f"  {report.embedded} pages embedded ({report.windows} "
                                   f"sections, {rate:.1f} pages/s)")
         try:
