@@ -20,6 +20,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from crawler import sqlitedb
+
 PAGE = "page"
 HOST = "host"
 
@@ -256,8 +258,7 @@ class SQLiteScoreStore(ScoreStore):
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
+            db = sqlitedb.connect(self.path)
             self._local.db = db
         return db
 

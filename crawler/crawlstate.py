@@ -12,7 +12,6 @@ from __future__ import annotations
 import email.utils
 import json
 import re
-import sqlite3
 import struct
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
@@ -23,6 +22,7 @@ from typing import Any
 
 import xxhash
 
+from crawler import sqlitedb
 from crawler.config import Config
 from crawler.options import setting
 from crawler.recrawl import CrawlState, RecrawlPolicy
@@ -254,10 +254,7 @@ class LocalCrawlStateStore(CrawlStateStore):
     def __init__(self, path: str | Path | None):
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path) if path else ":memory:", timeout=30,
-                                  isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db = sqlitedb.connect(path or None, synchronous="NORMAL", check_same_thread=False)
         self.db.execute("CREATE TABLE IF NOT EXISTS state (url TEXT PRIMARY KEY, "
                         "next REAL NOT NULL, data TEXT NOT NULL)")
         self.db.execute("CREATE INDEX IF NOT EXISTS state_next ON state (next)")

@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import socket
-import sqlite3
 import threading
 import time
 import weakref
@@ -38,6 +37,7 @@ from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
+from crawler import sqlitedb
 from crawler.config import Config, config_from_settings, get_config
 from crawler.items import Link, PageItem
 from crawler.options import enabled, setting
@@ -227,9 +227,8 @@ class SQLiteLinkStore(LinkStore):
         super().__init__(batch_size, background, on_error)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db = sqlitedb.connect(self.path, timeout=5.0, synchronous="NORMAL",
+                                    isolation_level="", check_same_thread=False)
         self._db.executescript(_SCHEMA)
         # src -> (src host, its links or rows, fetched at)
         self._pending: dict[str, tuple[str, list, float]] = {}

@@ -24,6 +24,8 @@ from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 
+from crawler import sqlitedb
+
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS cache "
            "(key TEXT PRIMARY KEY, value, expires REAL NOT NULL) WITHOUT ROWID")
 _NEVER = float("inf")
@@ -43,10 +45,8 @@ class SQLiteCache(BaseCache):
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
-                                 check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            db = sqlitedb.connect(self.path, timeout=10, synchronous="NORMAL",
+                                  check_same_thread=False)
             db.execute(_SCHEMA)
             self._local.db = db
         return db

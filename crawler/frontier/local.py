@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from crawler import sqlitedb
 from crawler.frontier.base import (
     HOST_AGE_S,
     HOST_WINDOW,
@@ -101,14 +102,7 @@ class LocalFrontier(Frontier):
         self.clock = clock
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(
-            ":memory:" if path is None else str(path),
-            isolation_level=None,
-            timeout=30.0,
-            check_same_thread=False,
-        )
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db = sqlitedb.connect(path, synchronous="NORMAL", check_same_thread=False)
         self.db.executescript(SCHEMA)
         bloom_path = None if path is None else path.with_suffix(".bloom")
         self.bloom = LocalBloom(bloom_path, self.options.bloom_capacity, self.options.bloom_fpr)

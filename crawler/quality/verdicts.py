@@ -13,12 +13,12 @@ how many of the mirror's pages link to their twin on the original and the revers
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from crawler import sqlitedb
 from crawler.config import Config
 
 #: Verdict kinds
@@ -125,9 +125,7 @@ class LocalVerdictStore(VerdictStore):
     """Verdicts in a SQLite file (``None``: in memory)."""
 
     def __init__(self, path):
-        self.db = sqlite3.connect(":memory:" if path is None else str(path), timeout=30.0,
-                                  isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db = sqlitedb.connect(path, check_same_thread=False)
         self.db.execute("CREATE TABLE IF NOT EXISTS verdicts (host TEXT NOT NULL, kind TEXT "
                         "NOT NULL, data TEXT NOT NULL, updated REAL NOT NULL, "
                         "PRIMARY KEY (host, kind))")
