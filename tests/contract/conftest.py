@@ -3,10 +3,14 @@
 A backend joins by appending its name to ``BACKENDS`` and providing a session-scoped
 fixture ``make_<name>_backend``: a callable returning a new, empty backend (its own index)
 that the suite may fill, query and ``close()``; keyword arguments are constructor options
-every backend takes (``signals``, ``rank_weights``).
+every backend takes (``signals``, ``rank_weights``). The tests' shared setup: ``holding``
+(a backend with pages written and searchable), ``others`` (pages sharing a query's words
+without answering it), ``urls`` (a search's result URLs).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import pytest
 
@@ -61,6 +65,24 @@ def _open(request, name):
     backend = request.getfixturevalue(f"make_{name}_backend")()
     backend.ensure_index()
     return backend
+
+
+def holding(backend, pages: Iterable[Document]):
+    """``backend`` with ``pages`` written and searchable (refreshed)."""
+    backend.index(list(pages))
+    backend.refresh()
+    return backend
+
+
+def others(host: str, title: str, body: str, count: int = 4) -> list[Document]:
+    """``count`` pages of ``host`` (``http://host/0`` ...) titled ``title 0`` ..., all
+    holding ``body``: the pages that share a query's words without answering it."""
+    return [doc(f"http://{host}/{n}", f"{title} {n}", body) for n in range(count)]
+
+
+def urls(results) -> list[str]:
+    """The URLs of a search's hits, in order."""
+    return [h.url for h in results.hits]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -129,9 +151,7 @@ CORPUS = {
 @pytest.fixture(scope="module", params=BACKENDS)
 def corpus(request):
     """A backend of each kind holding ``CORPUS``, shared read-only by a module's tests."""
-    backend = _open(request, request.param)
-    backend.index(list(CORPUS.values()))
-    backend.refresh()
+    backend = holding(_open(request, request.param), CORPUS.values())
     yield backend
     backend.close()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.contract.conftest import doc
+from tests.contract.conftest import doc, holding, others, urls
 
 PAGES = [
     doc("http://w.test/tshark", "tshark manual",
@@ -30,13 +30,8 @@ PAGES = [
 
 @pytest.fixture(scope="module")
 def pasted(corpus):
-    corpus.index(PAGES)
-    corpus.refresh()
+    holding(corpus, PAGES)
     return corpus
-
-
-def urls(results) -> list[str]:
-    return [h.url for h in results.hits]
 
 
 @pytest.mark.parametrize("query, page", [
@@ -55,13 +50,12 @@ def test_a_pasted_command_line_is_read_literally(pasted, query, page):
 def test_a_short_option_right_after_a_command_is_an_option(backend):
     # "cmp -l" is cmp's option, not "cmp" without "l": read as an exclusion it leaves
     # enough other pages that the literal reading would never run, and loses the answer
-    backend.index(
+    holding(
+        backend,
         [doc("http://d.test/invoking-cmp", "Invoking cmp",
              "cmp -l prints the byte number and the values of each differing byte")]
-        + [doc(f"http://d.test/{n}", f"Comparing files {n}", "cmp compares two files")
-           for n in range(4)]
+        + others("d.test", "Comparing files", "cmp compares two files"),
     )
-    backend.refresh()
     found = backend.search("cmp -l")
     assert urls(found) == ["http://d.test/invoking-cmp"]
 
@@ -80,16 +74,15 @@ def test_a_short_option_after_another_or_given_a_number_is_an_option(backend):
     # "-l" after "-A", "-crf" given 23: a command line's options; read as exclusions of
     # "l" and "crf" they drop the pages documenting them while the others still match, so
     # the literal reading never runs
-    backend.index(
+    holding(
+        backend,
         [doc("http://c.test/workers", "Workers guide",
              "Start a worker: celery -A proj worker -l INFO prints its log at level INFO"),
          doc("http://c.test/codecs", "Codecs",
              "Encode with libx264 -crf 23: crf sets the quality, 23 by default")]
-        + [doc(f"http://c.test/{n}", f"celery worker {n}",
-               "celery runs proj tasks in a worker; info on libx264 encoding: 23 presets")
-           for n in range(4)]
+        + others("c.test", "celery worker",
+                 "celery runs proj tasks in a worker; info on libx264 encoding: 23 presets"),
     )
-    backend.refresh()
     assert urls(backend.search("celery -A proj worker -l INFO"))[:1] == [
         "http://c.test/workers"]
     assert urls(backend.search("libx264 -crf 23"))[:1] == ["http://c.test/codecs"]
@@ -99,15 +92,15 @@ def test_a_call_finds_the_page_documenting_its_function(backend):
     # "cairo_pattern_add_color_stop_rgb(pat, 0, 1, 1, 1)": the function's name glued to
     # its first argument was one phrase, "... rgb pat", that no page holds, and the pages
     # holding only "0" and "1" ranked first; the name is a word of its own
-    backend.index(
+    holding(
+        backend,
         [doc("http://g.test/pattern", "cairo_pattern_t",
              "void cairo_pattern_add_color_stop_rgb (cairo_pattern_t *pattern, double "
              "offset, double red, double green, double blue); adds a color stop at an "
              "offset from 0 to 1. Example: pat = cairo_pattern_create_linear (0, 0, 1, 1);")]
         + [doc(f"http://g.test/index-1.{n}", f"Index of new symbols in 1.{n}",
-               f"version 1.{n}.0: cairo_pattern_t pat 1 0 new symbols") for n in range(4)]
+               f"version 1.{n}.0: cairo_pattern_t pat 1 0 new symbols") for n in range(4)],
     )
-    backend.refresh()
     found = urls(backend.search("cairo_pattern_add_color_stop_rgb(pat, 0, 1, 1, 1)"))
     assert found[:1] == ["http://g.test/pattern"]
 
@@ -115,16 +108,16 @@ def test_a_call_finds_the_page_documenting_its_function(backend):
 def test_a_long_option_with_its_value_is_an_option(backend):
     # "--encryption=repokey" as pasted from a command line: read as an exclusion of the
     # phrase "encryption repokey" it leaves the other pages, and loses the answer
-    backend.index(
+    holding(
+        backend,
         [doc("http://b.test/usage/init", "borg init",
              "Use repokey: borg init --encryption repokey /path/to/repo"),
          doc("http://b.test/usage/prune", "borg prune",
              "borg prune --list --keep-daily=7 --keep-weekly=4 /path/to/repo")]
         + [doc(f"http://b.test/usage/{n}", f"borg command {n}",
                "borg init creates a repository; see init and encryption")
-           for n in range(4)]
+           for n in range(4)],
     )
-    backend.refresh()
     assert urls(backend.search("borg init --encryption=repokey"))[:1] == [
         "http://b.test/usage/init"]
     assert urls(backend.search("borg prune --keep-daily=7"))[:1] == [
@@ -134,15 +127,14 @@ def test_a_long_option_with_its_value_is_an_option(backend):
 def test_a_one_dash_option_written_as_no_word_is_an_option(backend):
     # "-show_streams" as pasted from a command line: read as an exclusion it drops the
     # page documenting it, while the other pages still match, so no fallback runs
-    backend.index(
+    holding(
+        backend,
         [doc("http://f.test/ffprobe", "ffprobe",
              "ffprobe -show_streams prints every stream of the input, one section each"),
          doc("http://f.test/gs", "Ghostscript devices",
              "Write a PDF: gs -sDEVICE=pdfwrite -o out.pdf in.pdf")]
-        + [doc(f"http://f.test/{n}", f"ffprobe tool {n}", "ffprobe shows streams; gs renders")
-           for n in range(4)]
+        + others("f.test", "ffprobe tool", "ffprobe shows streams; gs renders"),
     )
-    backend.refresh()
     assert urls(backend.search("ffprobe -show_streams"))[:1] == ["http://f.test/ffprobe"]
     assert urls(backend.search("gs -sDEVICE=pdfwrite"))[:1] == ["http://f.test/gs"]
 
@@ -151,15 +143,14 @@ def test_a_command_line_of_one_dash_words_given_values_is_read_literally(backend
     # "-dir", "-acl", "-path": an option given a value before another option, or given a
     # value that is no word; read as exclusions they drop the one page holding the other
     # words, so the query found nothing at all
-    backend.index(
+    holding(
+        backend,
         [doc("http://o.test/acl", "Setting ACL entries",
              "Grant read: fs setacl -dir . -acl pat rlidwk gives pat those rights"),
          doc("http://o.test/quota", "Setting the quota",
              "fs setquota -path /afs/example.com/usr/pat -max 3000 sets the quota")]
-        + [doc(f"http://o.test/{n}", f"fs commands {n}", "fs lists the acl of a dir")
-           for n in range(4)]
+        + others("o.test", "fs commands", "fs lists the acl of a dir"),
     )
-    backend.refresh()
     for query, page in (("fs setacl -dir . -acl pat rlidwk", "http://o.test/acl"),
                         ("fs setquota -path /afs/example.com/usr/pat -max 3000",
                          "http://o.test/quota")):
@@ -235,15 +226,15 @@ def test_keywords_on_few_pages_are_followed_by_the_pages_holding_some(backend):
     # four pages hold "aptitude" and "libc6" ("why" is a question word, optional); the
     # reference page of "aptitude why" names no libc6: plain any-word BM25 finds it, so
     # must we, after the pages holding every word
-    backend.index(
+    holding(
+        backend,
         [doc("http://a.test/why", "aptitude why",
              "aptitude why explains why a package is installed, from the packages that "
              "depend on it")]
         + [doc(f"http://a.test/notes-{n}", f"Notes {n}",
                "aptitude upgraded libc6 in this release") for n in range(4)]
-        + [doc(f"http://o.test/{n}", f"Other {n}", "nothing to see") for n in range(3)]
+        + others("o.test", "Other", "nothing to see", 3),
     )
-    backend.refresh()
     found = backend.search("aptitude why libc6")
     assert set(urls(found)[:4]) == {f"http://a.test/notes-{n}" for n in range(4)}
     assert urls(found)[4:] == ["http://a.test/why"]
@@ -256,14 +247,14 @@ def test_keywords_on_few_pages_are_followed_by_the_pages_holding_some(backend):
 def test_an_identifier_on_few_pages_is_followed_by_its_parts_apart(backend):
     # std.healthy is written whole only in notes that mention it; the reference page
     # defines "healthy" under the std module: plain any-word BM25 finds it, so must we
-    backend.index(
+    holding(
+        backend,
         [doc("http://v.test/vmod-std", "vmod std",
              "BOOL healthy(BACKEND be) Returns true if the backend be is healthy. "
              "The std module holds the standard functions.")]
         + [doc(f"http://v.test/notes-{n}", f"Upgrade notes {n}",
-               "Replace req.backend.healthy with std.healthy in your VCL.") for n in range(3)]
+               "Replace req.backend.healthy with std.healthy in your VCL.") for n in range(3)],
     )
-    backend.refresh()
     found = urls(backend.search("std.healthy"))
     assert set(found[:3]) == {f"http://v.test/notes-{n}" for n in range(3)}
     assert found[3:] == ["http://v.test/vmod-std"]
@@ -274,15 +265,15 @@ def test_a_configuration_line_on_few_pages_is_followed_by_its_words_apart(backen
     # "DefaultRoot ~ !adm": a directive as a configuration file writes it, its signed words
     # a group and the home directory; one page holds both words, the reference page
     # defining DefaultRoot writes another group: plain any-word BM25 finds it, so must we
-    backend.index(
+    holding(
+        backend,
         [doc("http://p.test/mod_auth", "mod_auth",
              "DefaultRoot directory [group-expression] sets the root of a chroot jail: "
              "DefaultRoot ~ !staff keeps every user but staff in their home directory."),
          doc("http://p.test/nonroot", "Running as a non-root user",
              "DefaultRoot and the adm group need root privileges.")]
-        + [doc(f"http://p.test/{n}", f"Other {n}", "nothing to see") for n in range(3)]
+        + others("p.test", "Other", "nothing to see", 3),
     )
-    backend.refresh()
     found = backend.search("DefaultRoot ~ !adm")
     assert urls(found) == ["http://p.test/nonroot", "http://p.test/mod_auth"]
     assert found.extra.get("reading") == "words"

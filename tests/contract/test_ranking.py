@@ -7,33 +7,29 @@ import pytest
 
 from index.query import QUESTION_COVERAGE
 from index.signals import SiteHome, TextRelevance
-from tests.contract.conftest import BACKENDS, doc
-
-
-def urls(results) -> list[str]:
-    return [h.url for h in results.hits]
+from tests.contract.conftest import BACKENDS, doc, holding, urls
 
 
 def test_pages_in_the_query_language_rank_first(backend):
-    backend.index(
+    holding(
+        backend,
         [
             doc("http://h.test/fr/nfs", "NFS", "serveur nfs nfs nfs", lang="fr"),
             doc("http://h.test/en/nfs", "NFS", "nfs file server", lang="en"),
-        ]
+        ],
     )
-    backend.refresh()
     assert urls(backend.search("nfs"))[0] == "http://h.test/en/nfs"
 
 
 def test_a_compound_of_query_words_in_a_title_ranks_the_page_first(backend):
-    backend.index(
+    holding(
+        backend,
         [
             doc("http://g.test/check-ignore", "git-check-ignore", "git ignore files " * 5),
             doc("http://g.test/gitignore", "gitignore", "files git should ignore"),
         ]
-        + [doc(f"http://g.test/{n}", f"git-{n}", "git") for n in range(20)]
+        + [doc(f"http://g.test/{n}", f"git-{n}", "git") for n in range(20)],
     )
-    backend.refresh()
     assert urls(backend.search("ignore files git"))[0] == "http://g.test/gitignore"
 
 
@@ -43,8 +39,7 @@ def test_a_navigational_query_finds_the_home_page(backend):
         doc(f"http://django.test/topics/{n}.html", f"Django topic {n}", "django docs " * 5)
         for n in range(20)
     ]
-    backend.index(pages)
-    backend.refresh()
+    holding(backend, pages)
     assert urls(backend.search("django docs"))[0] == "http://django.test/"
     assert urls(backend.search("django topic"))[0] != "http://django.test/"
 
@@ -57,15 +52,14 @@ def test_a_named_home_page_is_found_past_the_rescored_window(backend):
     pages += [doc(f"http://widget.test/api/{n}.html", f"widget {n}", "widget widget " * 5)
               for n in range(130)]
     pages += [doc(f"http://other.test/{n}.html", f"other {n}", "gadget") for n in range(300)]
-    backend.index(pages)
-    backend.refresh()
+    holding(backend, pages)
     assert urls(backend.search("widget"))[0] == "http://widget.test/"
 
 
 def test_a_page_shows_in_the_query_language_among_its_translations(backend):
     # The German translation scores more by text (short, the name repeated); the English
     # one stands for the pair, at the pair's place.
-    backend.index([
+    holding(backend, [
         doc("http://t.test/de/mod/core.html", "Kern", "AllowOverride AllowOverride Regel",
             lang="de"),
         doc("http://t.test/en/mod/core.html", "Core features",
@@ -74,20 +68,19 @@ def test_a_page_shows_in_the_query_language_among_its_translations(backend):
             "them few and small when the site is busy", lang="en"),
         doc("http://t.test/en/howto.html", "How to", "AllowOverride All", lang="en"),
     ])
-    backend.refresh()
     found = backend.search("AllowOverride")
     assert "http://t.test/de/mod/core.html" not in urls(found)
     assert "http://t.test/en/mod/core.html" in urls(found)
 
 
 def test_pages_of_a_site_the_query_mentions_rank_first(backend):
-    backend.index(
+    holding(
+        backend,
         [
             doc("http://django.test/sessions", "Sessions", "session requests"),
             doc("http://requests.test/sessions", "Sessions", "session requests"),
-        ]
+        ],
     )
-    backend.refresh()
     assert urls(backend.search("requests session"))[0] == "http://requests.test/sessions"
     assert urls(backend.search("django session"))[0] == "http://django.test/sessions"
 
@@ -97,8 +90,7 @@ def test_a_page_lacking_a_minor_word_of_a_long_query_competes(backend):
     pages += [doc(f"http://p.test/{n}", "faq", f"python for beginners, tutorial {n}, git")
               for n in range(3)]
     pages += [doc(f"http://o.test/{n}", "other", "beginners") for n in range(20)]
-    backend.index(pages)
-    backend.refresh()
+    holding(backend, pages)
     found = backend.search("git tutorial beginners")
     assert urls(found)[0] == "http://g.test/tutorial"
     # the four compete; the pages holding only "beginners" follow them (fewer than a page
@@ -117,37 +109,36 @@ def test_without_a_page_holding_every_word_one_lacking_a_minor_word_ranks_first(
     # pages) ranks before the any-word pages, however often these repeat the words they
     # hold (index/plan.py, SearchPlan.first); ranked in one any-word pass, the page
     # repeating "maximise" and "score" came first on Elasticsearch
-    backend.index(
+    holding(
+        backend,
         [doc("http://t.test/answer", "Search strategies",
              "a targeted search tries to maximise a value by moving towards it")]
         + [doc(f"http://t.test/score-{n}", f"Scores {n}", "the score table lists each score")
            for n in range(12)]
         + [doc("http://t.test/other", "Maximise",
                "maximise maximise the score score score score maximise score")]
-        + [doc(f"http://t.test/search-{n}", f"Search {n}", "search the pages") for n in range(3)]
+        + [doc(f"http://t.test/search-{n}", f"Search {n}", "search the pages") for n in range(3)],
     )
-    backend.refresh()
     found = backend.search("targeted search maximise score")
     assert urls(found)[:2] == ["http://t.test/answer", "http://t.test/other"]
     assert found.total == 17  # every page holding a word, as plain any-word BM25 finds
 
 
 def test_without_a_page_holding_every_word_any_word_matches(backend):
-    backend.index(
+    holding(
+        backend,
         [
             doc("http://a.test/blame", "git-blame", "show what revision last modified each line"),
             doc("http://a.test/log", "git-log", "show commit logs"),
-        ]
+        ],
     )
-    backend.refresh()
     assert urls(backend.search("who modified this line"))[0] == "http://a.test/blame"
     assert backend.search("blame -log").total == 1
     assert backend.search("blame log").total == 2  # neither page has both words
 
 
 def test_snippets_mark_a_phrase_only_where_it_occurs(backend):
-    backend.index([doc("http://f.test/", "Foxes", "The quick fox is quick. A fox runs.")])
-    backend.refresh()
+    holding(backend, [doc("http://f.test/", "Foxes", "The quick fox is quick. A fox runs.")])
     (hit,) = backend.search('"quick fox"').hits
     assert "<mark>quick</mark> <mark>fox</mark> is quick." in hit.snippet
     assert "A fox runs" in hit.snippet  # the words alone, outside the phrase, stay plain
@@ -156,9 +147,8 @@ def test_snippets_mark_a_phrase_only_where_it_occurs(backend):
 
 
 def test_an_unknown_word_gets_a_suggestion(backend):
-    backend.index([doc(f"http://z.test/{n}", "Zebra", "the striped zebra of africa")
-                   for n in range(3)])
-    backend.refresh()
+    holding(backend, [doc(f"http://z.test/{n}", "Zebra", "the striped zebra of africa")
+                      for n in range(3)])
     assert backend.search("zebar").suggestion == "zebra"
     assert backend.search("striped zebar").suggestion == "striped zebra"
     assert backend.search("zebra").suggestion is None
@@ -167,11 +157,11 @@ def test_an_unknown_word_gets_a_suggestion(backend):
 
 
 def test_near_copies_are_counted_on_every_page(backend):
-    backend.index(
+    holding(
+        backend,
         [doc(f"http://m{n}.test/page", "Mirror", "mirror text", cluster_id="c") for n in range(4)]
-        + [doc(f"http://o{n}.test/", "Other", "mirror other") for n in range(3)]
+        + [doc(f"http://o{n}.test/", "Other", "mirror other") for n in range(3)],
     )
-    backend.refresh()
     results = backend.search("mirror", size=2)
     assert results.hits[0].similar == 3 and results.hits[0].cluster_id == "c"
     rest = backend.search("mirror", page=2, size=2).hits
@@ -179,11 +169,11 @@ def test_near_copies_are_counted_on_every_page(backend):
 
 
 def test_explain_gives_each_signal_its_value_and_contribution(backend):
-    backend.index(
+    holding(
+        backend,
         [doc("http://django.test/", "Welcome", "the web framework", lang="en"),
-         doc("http://django.test/topics/docs", "Django docs", "django docs", lang="fr")]
+         doc("http://django.test/topics/docs", "Django docs", "django docs", lang="fr")],
     )
-    backend.refresh()
     plain = backend.search("django docs")
     assert all(h.explain is None for h in plain.hits)
     hits = {h.url: h.explain for h in backend.search("django docs", explain=True).hits}
@@ -202,11 +192,11 @@ def test_explain_gives_each_signal_its_value_and_contribution(backend):
 def test_question_words_score_in_the_text_not_in_what_a_page_is_called(backend):
     # "what" frames the question: a page holding it in its title is not about it, one
     # holding it in its text may answer it (both hold "tuple" alike)
-    backend.index(
+    holding(
+        backend,
         [doc("http://q.test/whatsnew", "What's new in what", "tuple notes"),
-         doc("http://q.test/sequences", "Notes", "what tuple notes")]
+         doc("http://q.test/sequences", "Notes", "what tuple notes")],
     )
-    backend.refresh()
     urls = [h.url for h in backend.search("what tuple").hits]
     assert urls == ["http://q.test/sequences", "http://q.test/whatsnew"]
 
@@ -228,9 +218,8 @@ def test_custom_signals_work_on_every_engine(request, backend_name):
     backend = request.getfixturevalue(f"make_{backend_name}_backend")(
         signals=[TextRelevance(), Shortest()], rank_weights={"shallow": 5.0})
     backend.ensure_index()
-    backend.index([doc("http://s.test/a/b/c", "shallow deep", "word " * 9),
-                   doc("http://s.test/", "home", "word")])
-    backend.refresh()
+    holding(backend, [doc("http://s.test/a/b/c", "shallow deep", "word " * 9),
+                      doc("http://s.test/", "home", "word")])
     assert [h.url for h in backend.search("word").hits][0] == "http://s.test/"
     backend.close()
 
@@ -254,8 +243,7 @@ def test_a_spam_page_ranks_below_an_ordinary_page_it_would_beat(with_and_without
                  "how cheap loans work and what they cost")]
     demoting, plain = with_and_without_spam
     for backend in (demoting, plain):
-        backend.index(pages)
-        backend.refresh()
+        holding(backend, pages)
     assert urls(plain.search("cheap loans"))[0] == "http://spam.test/loans"  # text alone
     results = demoting.search("cheap loans", explain=True)
     assert urls(results) == ["http://bank.test/loans", "http://spam.test/loans"]
@@ -269,8 +257,7 @@ def test_pages_without_spam_keep_their_order_and_scores(with_and_without_spam):
                  pagerank=i / 4) for i in range(4)]
     demoting, plain = with_and_without_spam
     for backend in (demoting, plain):
-        backend.index(pages)
-        backend.refresh()
+        holding(backend, pages)
     ranked = [(h.url, round(h.score, 4)) for h in demoting.search("garden roses").hits]
     assert ranked == [(h.url, round(h.score, 4)) for h in plain.search("garden roses").hits]
     assert len(ranked) == 4
@@ -282,9 +269,8 @@ def test_a_question_finds_the_answer_lacking_its_question_words(backend):
     index_page = doc("http://g.test/faq", "Questions",
                      "how do I clone? how do I ignore whitespace? files in git, should I? "
                      "what are hooks?")
-    backend.index([answer, index_page]
-                  + [doc(f"http://g.test/{n}", f"git-{n}", "git files") for n in range(10)])
-    backend.refresh()
+    holding(backend, [answer, index_page]
+                     + [doc(f"http://g.test/{n}", f"git-{n}", "git files") for n in range(10)])
     found = backend.search("how do I ignore files in git")
     assert urls(found)[0] == "http://g.test/gitignore"
     # the question words still score: of two pages with the topic, the one that has them
@@ -295,11 +281,10 @@ def test_a_question_finds_the_answer_lacking_its_question_words(backend):
 
 def test_query_words_near_each_other_rank_first(backend):
     filler = " ".join(f"w{n}" for n in range(30))
-    backend.index([
+    holding(backend, [
         doc("http://p.test/apart", "page", f"proxy {filler} cache {filler} server"),
         doc("http://p.test/near", "page", f"{filler} proxy cache server {filler}"),
     ])
-    backend.refresh()
     found = backend.search("proxy cache server", explain=True)
     assert urls(found) == ["http://p.test/near", "http://p.test/apart"]
     near = {h.url: h.explain["near"]["value"] for h in found.hits}
@@ -312,14 +297,13 @@ def test_nearness_is_the_share_of_adjacent_word_pairs_a_page_holds_together(back
     # each other, though its other words are far away; one with every word apart holds
     # none, one with the words together all of them
     filler = " ".join(f"w{n}" for n in range(30))
-    backend.index([
+    holding(backend, [
         doc("http://n.test/together", "page",
             f"test {filler} the command line program {filler} quickly"),
         doc("http://n.test/apart", "page",
             f"test {filler} command {filler} line {filler} program {filler} quickly"),
         doc("http://n.test/all", "page", f"{filler} test a command line program quickly"),
     ])
-    backend.refresh()
     found = backend.search("how do I test a command line program quickly", explain=True)
     near = {h.url: h.explain["near"]["value"] for h in found.hits}
     assert near == {"http://n.test/all": 1.0, "http://n.test/together": round(2 / 3, 6),
@@ -328,12 +312,11 @@ def test_nearness_is_the_share_of_adjacent_word_pairs_a_page_holds_together(back
 
 def test_a_long_query_matches_pages_lacking_a_few_of_its_words(backend):
     words = "configure apache virtual hosts ssl certificates redirect port".split()
-    backend.index([
+    holding(backend, [
         doc("http://a.test/all", "all", " ".join(words)),
         doc("http://a.test/most", "most", " ".join(words[:-2]) + " other words"),
         doc("http://a.test/few", "few", " ".join(words[:3])),
     ])
-    backend.refresh()
     found = backend.search(" ".join(words))
     assert urls(found) == ["http://a.test/all", "http://a.test/most"]
     # an operator query matches as written (a short option like -x would be a word: the
@@ -343,7 +326,7 @@ def test_a_long_query_matches_pages_lacking_a_few_of_its_words(backend):
 
 
 def test_identifiers_match_whole_and_split(backend):
-    backend.index([
+    holding(backend, [
         doc("http://c.test/join", "path functions", "Call os.path.join(a, b) to join paths."),
         doc("http://c.test/prose", "about paths", "The os has a path; join them together."),
         doc("http://c.test/conf", "Directives", "Set AllowOverride None in the config."),
@@ -351,7 +334,6 @@ def test_identifiers_match_whole_and_split(backend):
         doc("http://c.test/json", "JSON operators", "Use ->> to get a field as text."),
         doc("http://c.test/mod", "Modules", "Load mod_rewrite and define __init__ here."),
     ])
-    backend.refresh()
     assert urls(backend.search("os.path.join"))[0] == "http://c.test/join"
     assert urls(backend.search("allow override"))[0] == "http://c.test/conf"  # split
     assert urls(backend.search("AllowOverride")) == ["http://c.test/conf"]  # whole
@@ -362,14 +344,13 @@ def test_identifiers_match_whole_and_split(backend):
 
 
 def test_the_page_defining_an_identifier_ranks_above_mentions(backend):
-    backend.index([
+    holding(backend, [
         doc("http://d.test/mentions", "Recipes",
             "Path names for recipes: os.path.join(a, *p) joins paths."),
         doc("http://d.test/reference", "Path functions",
             "Functions for path names. os.path.join(a, *p) joins paths.",
             headings="Path functions\nos.path.join(a, *p)\nos.path.split(p)"),
     ])
-    backend.refresh()
     found = backend.search("os.path.join", explain=True)
     assert urls(found)[0] == "http://d.test/reference"
     assert {h.url: h.explain["defines"]["value"] for h in found.hits} == {
@@ -377,14 +358,13 @@ def test_the_page_defining_an_identifier_ranks_above_mentions(backend):
 
 
 def test_translations_of_a_page_are_shown_once(backend):
-    backend.index([
+    holding(backend, [
         doc("http://h.test/en-US/nfs.html", "NFS server", "nfs file server share", lang="en"),
         doc("http://h.test/fr-FR/nfs.html", "Serveur NFS", "serveur nfs partage", lang="fr"),
         doc("http://h.test/de-DE/nfs.html", "NFS-Server", "nfs server freigabe", lang="de"),
         doc("http://h.test/ko-KR/nfs.html", "NFS server", "nfs file server share", lang="en"),
         doc("http://h.test/en-US/samba.html", "Samba", "samba nfs file share", lang="en"),
     ])
-    backend.refresh()
     found = backend.search("nfs", explain=True)
     # the original, not its English copy in the Korean tree, then the other page
     assert urls(found) == ["http://h.test/en-US/nfs.html", "http://h.test/en-US/samba.html"]
@@ -395,14 +375,14 @@ def test_translations_of_a_page_are_shown_once(backend):
 
 
 def test_a_page_lacking_one_minor_word_of_a_five_word_query_competes_not_two(backend):
-    backend.index(
+    holding(
+        backend,
         [doc("http://v.test/all", "all", "make some apache virtual hosts"),
          doc("http://v.test/answer", "Virtual hosts", "make apache virtual hosts explained"),
          doc("http://v.test/two", "Virtual hosts", "apache virtual hosts explained"),
          doc("http://v.test/apache", "Apache", "apache alone")]
-        + [doc(f"http://o.test/{n}", "other", "make some other things") for n in range(20)]
+        + [doc(f"http://o.test/{n}", "other", "make some other things") for n in range(20)],
     )
-    backend.refresh()
     found = urls(backend.search("make some apache virtual hosts"))
     assert set(found[:2]) == {"http://v.test/all", "http://v.test/answer"}
     # the page lacking two words does not compete: it follows, as the any-word reading
@@ -418,8 +398,7 @@ def test_url_depth_favours_pages_near_the_root_once_weighted(request, backend_na
     unweighted, weighted = make(), make(rank_weights={"depth": 50.0})
     for backend in (unweighted, weighted):
         backend.ensure_index()
-        backend.index(pages)
-        backend.refresh()
+        holding(backend, pages)
     assert urls(unweighted.search("widget"))[0] == "http://d.test/a/b/c.html"
     hits = weighted.search("widget", explain=True).hits
     assert hits[0].url == "http://d.test/guide.html"
@@ -444,8 +423,7 @@ def test_freshness_favours_recently_fetched_pages_once_weighted(request, backend
         rank_weights={"freshness": 50.0})
     for backend in (unweighted, weighted):
         backend.ensure_index()
-        backend.index(pages)
-        backend.refresh()
+        holding(backend, pages)
     assert urls(unweighted.search("release notes"))[0] == "http://f.test/old"
     hits = weighted.search("release notes", explain=True).hits
     assert hits[0].url == "http://f.test/new"
@@ -461,16 +439,16 @@ def test_a_page_lacking_only_a_common_word_keeps_most_of_the_all_words_bonus(bac
     # "python" is on nearly every page: the page about dataclass tables that does not say
     # it outranks one that holds every word only in passing, and keeps the bonus but for
     # the common word's share of the query (its text score's coordination factor too)
-    backend.index(
+    holding(
+        backend,
         [doc("http://d.test/dataclasses", "Declarative mapping",
              "dataclass mapped to a table: each dataclass field becomes a table column "
              "of the dataclass table"),
          doc("http://d.test/changes", "Changes",
              "python " + "release notes and fixes " * 12 + "dataclass " + "more notes " * 8
              + "table")]
-        + [doc(f"http://d.test/{n}", f"Chapter {n}", f"python chapter {n}") for n in range(20)]
+        + [doc(f"http://d.test/{n}", f"Chapter {n}", f"python chapter {n}") for n in range(20)],
     )
-    backend.refresh()
     found = backend.search("python dataclass table", explain=True)
     assert urls(found)[:2] == ["http://d.test/dataclasses", "http://d.test/changes"]
     lacking, every = (h.explain["allwords"]["value"] for h in found.hits[:2])
@@ -482,14 +460,14 @@ def test_a_question_finds_its_answer_worded_otherwise(backend):
     # A question is worded as its asker speaks: the answer lacks two of its words ("throw
     # away"; a keyword query lets a page lack one minor word at most), yet it is found,
     # keeping part of the all-words bonus, beside the page holding every word.
-    backend.index(
+    holding(
+        backend,
         [doc("http://v.test/purging", "Purging",
              "purge an old page from the cache: the cache drops the old page"),
          doc("http://v.test/changes", "Changes",
              "release notes " * 30 + "throw away old page from cache")]
-        + [doc(f"http://o.test/{n}", f"Other {n}", f"other page {n}") for n in range(20)]
+        + [doc(f"http://o.test/{n}", f"Other {n}", f"other page {n}") for n in range(20)],
     )
-    backend.refresh()
     found = backend.search("how do I throw away an old page from the cache", explain=True)
     allwords = {h.url: h.explain["allwords"]["value"] for h in found.hits[:2]}
     assert allwords == {"http://v.test/changes": 1.0,
