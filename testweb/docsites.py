@@ -290,6 +290,28 @@ DOC_SITES: tuple[DocSite, ...] = (
     # Xapian: a search library's hand-written guides (query parser, sorting, facets,
     # stemming, replication, ...), 26, and its C++ API made by doxygen (apidoc/), 298.
     DocSite("xapian.test", "xapian-doc", Path("/usr/share/doc/xapian-doc")),
+    # The twelfth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Knot Resolver: a DNS resolver's configuration reference (Lua), a module or a group
+    # of settings a page, with its quick start and upgrading notes (Sphinx), 63.
+    DocSite("knot-resolver.test", "knot-resolver-doc", Path("/usr/share/doc/knot-resolver"),
+            marker="index.html"),
+    # GNU AutoGen: a program generator's texinfo manual (AutoGen, AutoOpts, its tools),
+    # a node a page, 480; 76 of them only redirect to an anchor.
+    DocSite("autogen.test", "autogen-doc", Path("/usr/share/doc/autogen/autogen.html")),
+    # Fontconfig: a font library's developers reference (DocBook), a C function a page
+    # with its overview and data types, 222.
+    DocSite("fontconfig.test", "libfontconfig-doc",
+            Path("/usr/share/doc/libfontconfig-dev/fontconfig-devel")),
+    # Whoosh: a Python search library's guides and API reference, a module a page
+    # (Sphinx), 61.
+    DocSite("whoosh.test", "python-whoosh-doc", Path("/usr/share/doc/python-whoosh-doc/html")),
+    # dblatex: a DocBook-to-LaTeX tool's manual (DocBook), its XSL parameters and
+    # processing instructions a page each, and its release notes, 264; the root is a
+    # directory listing of the two.
+    DocSite("dblatex.test", "dblatex-doc", Path("/usr/share/doc/dblatex/xhtml")),
+    # JSON-GLib: a JSON library's GObject API reference made by gi-docgen, a class,
+    # method or function a page, 274.
+    DocSite("json-glib.test", "libjson-glib-doc", Path("/usr/share/doc/json-glib-1.0")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
