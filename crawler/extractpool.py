@@ -8,15 +8,16 @@ real-web crawl). Threads do not help CPU-bound Python under the GIL, so the work
 comes back as plain data, the page and its ``PageItem``. The reactor thread only hands the
 body over and reads the result, and stays free to schedule fetches meanwhile.
 
-- At most ``2 x workers`` pages are in the workers' queue; later ones wait here, in the
-  order they came (a bounded queue: the pipe to the workers holds a few bodies, not every
-  response Scrapy keeps in memory).
+- Each worker has a pipe of its own: the calling thread writes a page's pickled arguments
+  to it, one thread of the pool reads the answers. A worker holds at most 2 pages, the
+  one it extracts and the next (written only if it fits in the pipe's buffer, so a write
+  never waits); later ones wait here, in the order they came.
 - An exception raised by the extraction of a page (``NotAPage``, a bug) is raised to its
-  caller, as inline; the other pages go on.
-- A worker that dies (a crash in a C library, the OOM killer) breaks its pool: the pool is
-  replaced and the pages that were in it are submitted again, one at a time, so the page
-  that kills its worker is found (it fails with ``BrokenProcessPool``, counted as
-  ``extract/pool/killed_worker``) and no other page is lost.
+  caller, as inline, with the worker's traceback as a note; the other pages go on.
+- A worker that dies (a crash in a C library, the OOM killer) fails the page it was
+  extracting with ``BrokenProcessPool`` (counted as ``extract/pool/killed_worker``): a new
+  worker takes its place, and the page written after it goes to a worker, so no other
+  page is lost.
 - With the dedup or quality pipeline on, a worker also computes what they read of the
   page's text (``crawler.quality.features.item_with_features``: MinHash signatures,
   shingles, word counts: on real documentation pages as much reactor CPU as the
@@ -34,10 +35,12 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import pickle
+import selectors
 import threading
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from typing import Any
@@ -46,13 +49,17 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from crawler.extract import item_from_response
-from crawler.poolworker import exit_with_parent
+from crawler.poolworker import serve
 
 logger = logging.getLogger(__name__)
 
-#: Pages in the workers' queue per worker: enough that a worker never waits for the reactor
-#: thread to hand it the next page, few enough that the pipe holds a few bodies only.
+#: Pages handed to a worker at a time: the one it extracts and the next, so that it never
+#: waits for this process to hand it one.
 QUEUED_PER_WORKER = 2
+#: A worker's next page is written to its pipe while it extracts another only if its
+#: message is at most this long: it then fits in the pipe's buffer (64 KiB on Linux), so
+#: the write never waits for the worker; a longer one waits until the worker is idle.
+SMALL_MESSAGE = 48 * 1024
 
 
 def _deferred_of(future: Future) -> Deferred:
@@ -65,34 +72,62 @@ def _deferred_of(future: Future) -> Deferred:
 
 
 class _Job:
-    __slots__ = ("alone", "function", "kwargs", "result")
+    __slots__ = ("kwargs", "message", "result")
 
-    def __init__(self, function: Callable[..., Any], kwargs: dict[str, Any]):
-        self.function = function
+    def __init__(self, message: bytes, kwargs: dict[str, Any]):
+        self.message = message
         self.kwargs = kwargs
         self.result: Future = Future()
-        self.alone = False  # submitted alone in its pool, after a pool broke
+
+
+class _Worker:
+    """A worker process, the pool's end of its pipe and the jobs written to it, in order."""
+
+    __slots__ = ("conn", "gone", "jobs", "process")
+
+    def __init__(self, process, conn):
+        self.process = process
+        self.conn = conn
+        self.jobs: deque[_Job] = deque()
+        self.gone = False  # its pipe refused a write: it is dying
 
 
 class ExtractPool:
     """Runs ``function(**kwargs)`` (``item_from_response``) in ``workers`` processes, at
-    most ``2 x workers`` queued there at a time; ``run`` returns a ``Future`` of its
-    result. Thread-safe; ``workers = 0`` runs inline."""
+    most ``2 x workers`` handed to them at a time; ``run`` returns a ``Future`` of its
+    result. Thread-safe; ``workers = 0`` runs inline.
+
+    Each worker has a pipe of its own: the calling thread writes a page's pickled
+    arguments to an idle worker (``crawler.poolworker.serve``) and one thread of the pool
+    reads the answers: no manager or feeder thread, shared call queue or result queue as
+    ``ProcessPoolExecutor`` has (docs/crawl-speed.md: their CPU a page).
+    """
 
     def __init__(self, workers: int, function: Callable[..., Any] = item_from_response,
                  stats=None):
         self.workers = max(0, int(workers))
         self.function = function
         self.stats = stats
-        self._limit = QUEUED_PER_WORKER * self.workers
-        self._lock = threading.RLock()  # a broken pool's callbacks may run inside _pump
+        self._lock = threading.RLock()
         self._waiting: deque[_Job] = deque()
-        self._suspects: deque[_Job] = deque()  # were in a pool that broke
-        self._running = 0
+        self._pool: list[_Worker] = []
         self._closed = False
-        self._executor: ProcessPoolExecutor | None = None
+        self._reader: threading.Thread | None = None
         if self.workers:
-            self._executor = self._new_executor()
+            self._wake_r, self._wake_w = os.pipe()
+            os.set_blocking(self._wake_w, False)
+            self._selector = selectors.DefaultSelector()  # the reader thread's, kept
+            self._selector.register(self._wake_r, selectors.EVENT_READ)
+            # Every function a worker runs lives in a module that imports neither Scrapy
+            # nor Twisted: a worker that unpickled a function of this module imported both,
+            # 0.3 s of CPU a worker for nothing. The language model loads on a worker's
+            # first page that declares no language (0.6 s of CPU a worker): pages that
+            # declare theirs, the test web's and most real sites', never need it. A worker
+            # exits with the crawl process, even one killed without closing its pool.
+            self._pool = [self._start_worker() for _ in range(self.workers)]
+            self._reader = threading.Thread(target=self._read, name="extract-pool",
+                                            daemon=True)
+            self._reader.start()
 
     @classmethod
     def from_settings(cls, settings, stats=None) -> ExtractPool:
@@ -115,34 +150,37 @@ class ExtractPool:
             function = partial(item_with_features, features=spec)
         return cls(setting(settings, "EXTRACT_WORKERS", int), function, stats=stats)
 
-    def _new_executor(self) -> ProcessPoolExecutor:
-        # Every function a worker runs lives in a module that imports neither Scrapy nor
-        # Twisted: a worker that unpickled a function of this module imported both, 0.3 s
-        # of CPU a worker for nothing. The language model loads on a worker's first page
-        # that declares no language (0.6 s of CPU a worker, off the reactor thread): pages
-        # that declare theirs, the test web's and most real sites', never need it.
-        # A worker exits with the crawl process, even one killed without closing its pool.
-        executor = ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=exit_with_parent)
-        for _ in range(self.workers):  # start them now, not when the first page comes
-            executor.submit(os.getpid)
-        return executor
+    def _start_worker(self) -> _Worker:
+        context = multiprocessing.get_context("spawn")  # the crawl process runs threads
+        ours, theirs = context.Pipe()
+        process = context.Process(target=serve, args=(theirs, self.function),
+                                  name="extract-worker", daemon=True)
+        process.start()
+        theirs.close()
+        worker = _Worker(process, ours)
+        self._selector.register(ours, selectors.EVENT_READ, (worker, False))
+        self._selector.register(process.sentinel, selectors.EVENT_READ, (worker, True))
+        return worker
 
     def run(self, **kwargs: Any) -> Future:
         """A future of ``function(**kwargs)``: its result, or the exception it raised."""
-        return self.call(self.function, **kwargs)
+        return self._submit(None, self.function, kwargs)
 
     def call(self, function: Callable[..., Any], /, **kwargs: Any) -> Future:
         """A future of ``function(**kwargs)`` run like the pool's own function (a
         module-level function the workers can import)."""
-        job = _Job(function, kwargs)
+        return self._submit(function, function, kwargs)
+
+    def _submit(self, sent: Callable[..., Any] | None, function: Callable[..., Any],
+                kwargs: dict[str, Any]) -> Future:
         if not self.workers:
+            result: Future = Future()
             try:
-                job.result.set_result(function(**kwargs))
+                result.set_result(function(**kwargs))
             except Exception as exc:  # noqa: BLE001 - handed to the caller, as pooled
-                job.result.set_exception(exc)
-            return job.result
+                result.set_exception(exc)
+            return result
+        job = _Job(pickle.dumps((sent, kwargs), protocol=5), kwargs)
         with self._lock:
             if self._closed:
                 raise RuntimeError("the extraction pool is closed")
@@ -151,53 +189,93 @@ class ExtractPool:
         return job.result
 
     def _pump(self) -> None:
-        """Submit waiting jobs while the workers' queue has room (lock held). The pages
-        that were in a pool when it broke go first, one at a time, each alone in the pool:
-        the one that kills its worker then breaks nobody else's page."""
-        while not self._closed:
-            if self._suspects:
-                if self._running:
-                    return
-                job = self._suspects.popleft()
-                job.alone = True
-            elif self._waiting and self._running < self._limit:
-                job = self._waiting.popleft()
-            else:
+        """Write waiting jobs to the workers (lock held): to an idle one, or as its next
+        to one extracting a page when the job's message fits in the pipe's buffer."""
+        while self._waiting and not self._closed:
+            if len(self._pool) < self.workers:  # one died: replaced once there is work
+                self._pool.append(self._start_worker())
+            job = self._waiting[0]
+            worker = min((w for w in self._pool if not w.gone),
+                         key=lambda w: len(w.jobs), default=None)
+            if worker is None or worker.jobs and (len(worker.jobs) >= QUEUED_PER_WORKER
+                                                  or len(job.message) > SMALL_MESSAGE):
                 return
-            executor = self._executor
-            self._running += 1
             try:
-                future = executor.submit(job.function, **job.kwargs)
-            except BrokenProcessPool as exc:
-                future = Future()
-                future.set_exception(exc)
-            future.add_done_callback(
-                lambda done, job=job, executor=executor: self._finished(job, executor, done))
+                worker.conn.send_bytes(job.message)
+            except OSError:  # it died: the reader thread sees it go and replaces it
+                worker.gone = True
+                continue
+            self._waiting.popleft()
+            worker.jobs.append(job)
 
-    def _finished(self, job: _Job, executor: ProcessPoolExecutor, done: Future) -> None:
-        error = None if done.cancelled() else done.exception()
-        with self._lock:
-            self._running -= 1
-            if isinstance(error, BrokenProcessPool) and not self._closed:
-                if executor is self._executor:
-                    logger.warning("an extraction worker died: starting new workers")
-                    self._inc("extract/pool/broken")
-                    executor.shutdown(wait=False, cancel_futures=True)
-                    self._executor = self._new_executor()
-                if not job.alone:
-                    self._suspects.append(job)
-                    self._pump()
+    def _read(self) -> None:
+        """The reader thread: each worker's answers, in order, and its death."""
+        while True:
+            with self._lock:
+                if self._closed and not self._pool:
                     return
-                self._inc("extract/pool/killed_worker")
-                logger.error("the extraction of %s killed its worker: page left out",
-                             job.kwargs.get("url", "?"))
-            self._pump()
-        if done.cancelled():
+            for key, _ in self._selector.select():
+                if key.data is None:
+                    os.read(self._wake_r, 4096)
+                else:
+                    self._answer(*key.data)
+
+    def _answer(self, worker: _Worker, dead: bool) -> None:
+        """Read the answers ``worker`` has sent; its death, once it is gone (``dead``: its
+        process has ended, or its pipe is closed)."""
+        with self._lock:
+            if worker not in self._pool:
+                return
+        while True:
+            try:
+                if not worker.conn.poll():
+                    break
+                data = worker.conn.recv_bytes()
+            except (EOFError, OSError):
+                dead = True
+                break
+            try:
+                ok, value = pickle.loads(data)
+            except Exception as exc:  # noqa: BLE001 - an answer that does not unpickle
+                ok, value = False, exc
+            with self._lock:
+                job = worker.jobs.popleft()
+                self._pump()
+            if ok:
+                job.result.set_result(value)
+            else:
+                job.result.set_exception(value)
+        if dead:
+            self._lost(worker)
+
+    def _lost(self, worker: _Worker) -> None:
+        """``worker`` died: the page it was extracting fails with ``BrokenProcessPool``
+        (the page that kills its worker), the one written after it is handed to another,
+        and a new worker takes its place."""
+        worker.process.join()
+        with self._lock:
+            self._selector.unregister(worker.conn)
+            self._selector.unregister(worker.process.sentinel)
+            worker.conn.close()
+            self._pool.remove(worker)
+            jobs = list(worker.jobs)
+            cancelled = []
+            if self._closed:
+                cancelled, jobs = jobs, []
+            else:
+                logger.warning("an extraction worker died: a new one starts with the next page")
+                self._inc("extract/pool/broken")
+                if jobs:
+                    self._inc("extract/pool/killed_worker")
+                    logger.error("the extraction of %s killed its worker: page left out",
+                                 jobs[0].kwargs.get("url", "?"))
+                    self._waiting.extendleft(reversed(jobs[1:]))
+                self._pump()
+        for job in cancelled:
             job.result.cancel()
-        elif error is not None:
-            job.result.set_exception(error)
-        else:
-            job.result.set_result(done.result())
+        if jobs:
+            jobs[0].result.set_exception(BrokenProcessPool(
+                f"an extraction worker died (exit code {worker.process.exitcode})"))
 
     async def extract(self, **kwargs: Any) -> Any:
         """``function(**kwargs)`` awaited on the reactor thread: the reactor runs on while a
@@ -212,14 +290,27 @@ class ExtractPool:
             self.stats.inc_value(key)
 
     def close(self) -> None:
-        """Stop the workers (pages still waiting fail with ``CancelledError``) and wait
-        for them to exit."""
+        """Stop the workers once they have answered the pages written to them (pages still
+        waiting fail with ``CancelledError``) and wait for them to exit."""
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            executor, self._executor = self._executor, None
-            waiting = [*self._suspects, *self._waiting]
-            self._waiting, self._suspects = deque(), deque()
+            waiting, self._waiting = list(self._waiting), deque()
+            pool = list(self._pool)
         for job in waiting:
             job.result.cancel()
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+        if not self.workers:
+            return
+        for worker in pool:
+            try:
+                worker.conn.send_bytes(b"")
+            except OSError:
+                pass
+        for worker in pool:
+            worker.process.join()
+        os.write(self._wake_w, b"x")
+        self._reader.join()
+        self._selector.close()
+        os.close(self._wake_r)
+        os.close(self._wake_w)

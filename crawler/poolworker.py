@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import threading
+import traceback
+from collections.abc import Callable
 from multiprocessing.connection import wait
+from typing import Any
 
 
 def exit_with_parent() -> None:
     """Start a daemon thread that ends this process as soon as its parent process is gone
-    (the ``ProcessPoolExecutor`` initializer of the extraction pool; a no-op in a process
+    (the first thing ``serve`` does in an extraction worker; a no-op in a process
     that multiprocessing did not start)."""
     parent = multiprocessing.parent_process()
     if parent is None or parent.sentinel is None:
@@ -30,3 +34,37 @@ def exit_with_parent() -> None:
         os._exit(0)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def serve(conn, function: Callable[..., Any]) -> None:
+    """An extraction worker's loop (``crawler.extractpool``): each message on ``conn`` is a
+    pickled ``(function, kwargs)`` (None: the pool's ``function``), answered with the
+    pickled ``(True, result)`` or ``(False, exception)``, in order; an empty message or
+    the pool's end of the pipe closed ends it."""
+    exit_with_parent()
+    try:
+        while True:
+            try:
+                message = conn.recv_bytes()
+            except EOFError:
+                return
+            if not message:
+                return
+            called, kwargs = pickle.loads(message)
+            try:
+                answer = pickle.dumps((True, (called or function)(**kwargs)), protocol=5)
+            except Exception as exc:  # noqa: BLE001 - handed to the caller
+                answer = _error(exc)
+            conn.send_bytes(answer)
+    except KeyboardInterrupt:  # a Ctrl-C to the crawl's process group: the crawl stops us
+        return
+
+
+def _error(exc: Exception) -> bytes:
+    """``(False, exc)`` pickled, its traceback in this process as a note; an exception
+    that does not pickle goes as a ``RuntimeError`` naming it."""
+    exc.add_note("".join(traceback.format_exception(exc)).rstrip())
+    try:
+        return pickle.dumps((False, exc), protocol=5)
+    except Exception:  # noqa: BLE001 - an exception of a type pickle cannot carry
+        return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), protocol=5)

@@ -16,7 +16,7 @@ from scrapy.utils.test import get_crawler
 
 import testweb
 from crawler.extract import NotAPage, item_from_response
-from crawler.extractpool import ExtractPool
+from crawler.extractpool import SMALL_MESSAGE, ExtractPool
 from harness import ROOT
 from harness.crawlrun import crawl_env, migrate, run_crawl, start_crawl
 
@@ -64,6 +64,24 @@ def test_an_error_reaches_its_caller_only(pool):
     with pytest.raises(NotAPage):
         bad.result(timeout=60)
     assert [f.result(timeout=60)[1].title for f in good] == [f"Page {n}" for n in range(2, 6)]
+
+
+def test_large_and_small_pages_in_any_order_each_get_their_own_result(pool):
+    """A body longer than a pipe's buffer is written to an idle worker only; the small ones
+    queue behind pages being extracted: every page gets its own item, errors keep the
+    worker's traceback."""
+    filler = "<p>" + "filler words here " * 20_000 + "</p>"
+    pages = [page(n) for n in range(10)]
+    for n in (2, 5, 6):
+        pages[n]["body"] = pages[n]["body"].replace(b"</main>", filler.encode() + b"</main>")
+    assert len(pages[2]["body"]) > SMALL_MESSAGE * 4
+    futures = [pool.run(**p) for p in pages]
+    assert [f.result(timeout=60)[1].title for f in futures] == [f"Page {n}" for n in range(10)]
+    assert len(futures[5].result()[1].text) > len(futures[4].result()[1].text) * 100
+    with pytest.raises(NotAPage) as raised:
+        pool.run(**page(1, body=b"\x00\x01binary")).result(timeout=60)
+    assert any("Traceback" in note for note in raised.value.__notes__)
+    assert pool.call(os.getpid).result(timeout=60) != os.getpid()
 
 
 def test_a_page_that_kills_its_worker_loses_no_other_page():
@@ -129,7 +147,7 @@ def _survivors(workers: list[psutil.Process], within: float) -> list[psutil.Proc
 
 KILLED_OWNER = """
 import os, signal, sys
-from crawler.extractpool import ExtractPool
+from crawler.extractpool import SMALL_MESSAGE, ExtractPool
 pool = ExtractPool(2)
 assert pool.call(os.getpid).result(timeout=60)
 print(os.getpid(), flush=True)
