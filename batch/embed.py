@@ -1,12 +1,15 @@
 """The embedding batch: section vectors for the pages indexed without them.
 
 The crawl indexes a page without embedding it (the model's ~0.15 s of CPU a page stays off
-the crawl's path); this batch finds the pages stored without vectors
-(``SearchBackend.unembedded``), embeds their sections (:class:`index.semantic.SectionMatch`)
+the crawl's path); this batch asks the engine for the pages stored without vectors of the
+configured model (``SearchBackend.unembedded``: none yet, or another model's, the setting
+changed since), embeds their sections (:class:`index.semantic.SectionMatch`)
 ``SEARCH_SEMANTIC_BATCH_PAGES`` at a time and writes each group back at once
 (``SearchBackend.write_vectors``): the embedded engine adds the stored document again with
 its vectors, Elasticsearch indexes it again from its stored copy one version past the one
 read, so a page the crawl wrote meanwhile keeps its newer copy and is embedded next time.
+A page listed that holds the model's vectors already (indexed by Elasticsearch before the
+model was recorded) is written back as it is, which records it.
 A run stops after ``SEARCH_SEMANTIC_BUDGET`` pages; a killed run loses at most the group
 it was embedding, and the next run starts with the pages still without vectors. Until a
 page has vectors it is ranked as before, in the engine's order.
@@ -56,9 +59,9 @@ class EmbedSettings:
 
 @dataclass
 class EmbedReport:
-    """What a run did: ``embedded`` pages written back, their ``windows``, whether pages
-    without vectors are left (``more``: the budget ran out), ``seconds``; ``enabled``
-    false when semantic matching is off (nothing done)."""
+    """What a run did: ``embedded`` pages given vectors and written back, their
+    ``windows``, whether pages without vectors are left (``more``: the budget ran out),
+    ``seconds``; ``enabled`` false when semantic matching is off (nothing done)."""
 
     embedded: int = 0
     windows: int = 0
@@ -81,22 +84,23 @@ def embed_pending(backend: SearchBackend, match: SectionMatch | None, settings: 
         return report
     asked = 0
     while asked < settings.budget:
-        # one walk of the index lists a run's pages (the embedded engine has no field to
-        # ask for them), at most LISTED at a time (Elasticsearch's window is 10,000)
-        ids = backend.unembedded(min(LISTED, settings.budget - asked))
+        # at most LISTED at a time (Elasticsearch's window is 10,000)
+        ids = backend.unembedded(min(LISTED, settings.budget - asked), match.version)
         if not ids:
             break
         asked += len(ids)
         for at in range(0, len(ids), settings.group):
-            docs = [doc for doc in backend.get_many(ids[at:at + settings.group])
-                    if not doc.vectors]
-            report.windows += sum(len(windows(doc, match.sections)) for doc in docs)
-            list(match.embed(docs))
-            report.embedded += backend.write_vectors(docs) if docs else 0
+            docs = backend.get_many(ids[at:at + settings.group])
+            todo = [doc for doc in docs if not match.holds(doc.vectors)]
+            report.windows += sum(len(windows(doc, match.sections)) for doc in todo)
+            list(match.embed(todo))
+            if docs:
+                backend.write_vectors(docs)
+            report.embedded += len(todo)
             report.seconds = round(time.monotonic() - started, 2)
             if progress is not None:
                 progress(report)
-    report.more = asked >= settings.budget and bool(backend.unembedded(1))
+    report.more = asked >= settings.budget and bool(backend.unembedded(1, match.version))
     report.seconds = round(time.monotonic() - started, 2)
     return report
 

@@ -163,10 +163,11 @@ class SearchBackend(ABC):
                 docs.append(doc)
         return self.index(docs) if docs else 0
 
-    def unembedded(self, limit: int) -> list[str]:
-        """The ids of up to ``limit`` stored documents without section vectors
-        (``Document.vectors`` empty: indexed, or indexed again, since the embedding batch,
-        ``batch.embed``, last wrote theirs), after the writes so far."""
+    def unembedded(self, limit: int, version: str) -> list[str]:
+        """The ids of up to ``limit`` stored documents without section vectors of model
+        ``version`` (``index.semantic.MODEL_VERSIONS``): ``Document.vectors`` empty
+        (indexed, or indexed again, since the embedding batch, ``batch.embed``, last wrote
+        theirs) or another model's; after the writes so far."""
         raise NotImplementedError(f"{type(self).__name__} does not store section vectors")
 
     def get_many(self, ids: Sequence[str]) -> list[Document]:

@@ -277,9 +277,9 @@ class CachedBackend(SearchBackend):
         self.publish()
         return written
 
-    def unembedded(self, limit: int) -> list[str]:
+    def unembedded(self, limit: int, version: str) -> list[str]:
         """The backend's ``unembedded``."""
-        return self.backend.unembedded(limit)
+        return self.backend.unembedded(limit, version)
 
     def get_many(self, ids: Sequence[str]) -> list[Document]:
         """The backend's ``get_many``."""

@@ -27,13 +27,15 @@ and costs is measured by ``python -m bench.semantic`` (docs/semantic-figures.md)
 :class:`SectionMatch` is how the search uses it, the same for both engines: at index time
 each page's sections are embedded, at most ``SEARCH_SEMANTIC_SECTIONS`` windows a page
 spread over the whole page (:func:`windows`), and stored with the page as int8 vectors
-(:func:`pack`; ``Document.vectors``); at query time the search plan
+(:func:`pack`; ``Document.vectors``) after the version of the model that made them
+(:data:`MODEL_VERSIONS`); at query time the search plan
 (:class:`index.plan.SearchPlan`) re-ranks the first ``SEARCH_SEMANTIC_DEPTH`` results: a
 page's semantic score is its best section's cosine similarity to the query, fused with
 the engine's ranking (its page-level signals) by reciprocal rank (:meth:`SectionMatch.rerank`),
 for every query with words or, with ``SEARCH_SEMANTIC_QUERIES = "questions"``, for
 question-shaped ones only (``Query.question``; :meth:`SectionMatch.applies`), the rest
-keeping the engine's order.
+keeping the engine's order. A page whose vectors another model made (the setting changed
+since) is ranked as one without vectors, and the embedding batch embeds it again.
 """
 
 from __future__ import annotations
@@ -60,15 +62,22 @@ if TYPE_CHECKING:
     from index.query import Query
     from index.static_vectors import StaticEncoder
 
-__all__ = ["MODELS", "MODEL_PACKAGE", "QUERY_SCOPES", "WINDOW_WORDS", "Encoder", "ModelMissing",
-           "SectionMatch", "SemanticOptions",
+__all__ = ["MODELS", "MODEL_PACKAGE", "MODEL_VERSIONS", "QUERY_SCOPES", "TRANSFORMER",
+           "WINDOW_WORDS", "Encoder", "ModelMissing", "SectionMatch", "SemanticOptions",
            "encoder", "model_zip", "pack", "quantize", "reciprocal_rank_fusion", "section_match",
-           "section_text", "unpack", "windows"]
+           "section_text", "unpack", "vectors_version", "windows"]
 
 #: Words of a section's text embedded after its title and heading.
 WINDOW_WORDS = 64
 #: Longest input in tokens (the model's ``max_seq_length``).
 MAX_TOKENS = 256
+#: The version of each encoder of ``MODELS`` (its name and its vectors' width), stored
+#: with the vectors it makes (:func:`pack`) and indexed with the page (``embedded_by``),
+#: so a query is never compared with another model's vectors and the embedding batch
+#: finds the pages another model embedded. A new model, or new weights, is a new version.
+MODEL_VERSIONS = {"transformer": "minilm-l6-v2-384", "static": "static-256"}
+#: The transformer's version: the default, and the model of vectors stored without one.
+TRANSFORMER = MODEL_VERSIONS["transformer"]
 #: Reciprocal rank fusion's constant (Cormack et al. 2009).
 RRF_K = 60
 #: Windows whose vectors a process remembers by their text (the most recently used; ~0.5 kB
@@ -166,21 +175,30 @@ def quantize(vectors: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(vectors.astype(np.float32) * 127), -127, 127).astype(np.int8)
 
 
-def pack(vectors: np.ndarray, tag: str = "") -> str:
+def pack(vectors: np.ndarray, version: str = TRANSFORMER) -> str:
     """Unit vectors (rows; float, or int8 from :func:`quantize`) as stored with a page:
-    int8 (x 127), base64, after ``tag:`` when the encoder has a tag (the static one), so a
-    page's vectors are never compared with another model's."""
+    ``version:`` (the model's, :data:`MODEL_VERSIONS`), then the vectors as int8 (x 127)
+    in base64, so a page's vectors are never compared with another model's."""
     packed = base64.b64encode(quantize(vectors).tobytes()).decode("ascii")
-    return f"{tag}:{packed}" if tag else packed
+    return f"{version}:{packed}"
 
 
-def unpack(stored: str, dim: int, tag: str = "") -> np.ndarray:
-    """The vectors :func:`pack` stored with ``tag`` (rows, float32; none for ``""``, nor
-    for vectors of another model)."""
-    stored_tag, _, packed = stored.rpartition(":")
-    if not stored or stored_tag != tag:
+def vectors_version(stored: str) -> str:
+    """The version of the model that made ``stored`` vectors (``""`` for none). Vectors
+    stored without one, before versions were, are the transformer's: the other model
+    tagged its own."""
+    if not stored:
+        return ""
+    version, tagged, _ = stored.rpartition(":")
+    return version if tagged else TRANSFORMER
+
+
+def unpack(stored: str, dim: int, version: str = TRANSFORMER) -> np.ndarray:
+    """The vectors :func:`pack` stored for model ``version`` (rows, float32; none for
+    ``""``, nor for vectors of another model)."""
+    if vectors_version(stored) != version:
         return np.zeros((0, dim), np.float32)
-    raw = np.frombuffer(base64.b64decode(packed), np.int8)
+    raw = np.frombuffer(base64.b64decode(stored.rpartition(":")[2]), np.int8)
     return raw.reshape(-1, dim).astype(np.float32) / 127
 
 
@@ -193,7 +211,7 @@ class SectionMatch:
     def __init__(self, encoder: Encoder | StaticEncoder | None, sections: int, depth: int,
                  queries: str = "all", *,
                  load: Callable[[], Encoder | StaticEncoder] | None = None,
-                 tag: str | None = None):
+                 version: str = TRANSFORMER):
         if queries not in QUERY_SCOPES:
             raise ValueError(f"SEARCH_SEMANTIC_QUERIES is {queries!r}: set one of "
                              f"{', '.join(QUERY_SCOPES)}")
@@ -207,8 +225,8 @@ class SectionMatch:
         self.depth = depth
         #: The queries re-ranked (``SEARCH_SEMANTIC_QUERIES``: one of ``QUERY_SCOPES``).
         self.queries = queries
-        #: What the stored vectors are tagged with (:func:`pack`).
-        self.tag: str = getattr(encoder, "tag", "") if tag is None else tag
+        #: The encoder's version (:data:`MODEL_VERSIONS`), stored with its vectors.
+        self.version = version
         self._known: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self._missing_logged = False
@@ -242,9 +260,14 @@ class SectionMatch:
                 known.popitem(last=False)
         return np.stack(rows) if rows else np.zeros((0, encoder.dim), np.int8)
 
+    def holds(self, stored: str) -> bool:
+        """Whether ``stored`` (``Document.vectors``) are vectors of this encoder."""
+        return vectors_version(stored) == self.version
+
     def embed(self, docs: Iterable[Document]) -> Iterator[Document]:
         """``docs`` with their sections' vectors set (``Document.vectors``), embedded
-        ``EMBED_BATCH_DOCS`` pages at a time; a page already holding vectors is kept."""
+        ``EMBED_BATCH_DOCS`` pages at a time; a page already holding this encoder's vectors
+        is kept, another model's are replaced."""
         batch: list[Document] = []
         for doc in docs:
             batch.append(doc)
@@ -254,15 +277,15 @@ class SectionMatch:
         yield from self._embed(batch)
 
     def _embed(self, docs: list[Document]) -> list[Document]:
-        todo = [(doc, windows(doc, self.sections)) for doc in docs if not doc.vectors]
+        todo = [(doc, windows(doc, self.sections)) for doc in docs if not self.holds(doc.vectors)]
         flat = [text for _, texts in todo for text in texts]
         vectors = self.vectors(flat) if flat else np.zeros((0, 1), np.int8)
         at = 0
         for doc, texts in todo:
             if texts:
-                doc.vectors = pack(vectors[at:at + len(texts)], self.tag)
+                doc.vectors = pack(vectors[at:at + len(texts)], self.version)
             else:  # nothing to embed: one zero vector (similarity 0) marks it done
-                doc.vectors = pack(np.zeros((1, self.encoder.dim), np.int8), self.tag)
+                doc.vectors = pack(np.zeros((1, self.encoder.dim), np.int8), self.version)
             at += len(texts)
         return docs
 
@@ -274,16 +297,16 @@ class SectionMatch:
 
     def best(self, stored: str, query: np.ndarray) -> float | None:
         """A page's semantic score: its best section's cosine similarity to ``query``
-        (``None`` for a page stored without vectors)."""
-        vectors = unpack(stored, self.encoder.dim, self.tag)
+        (``None`` for a page stored without vectors of this encoder)."""
+        vectors = unpack(stored, self.encoder.dim, self.version)
         return float((vectors @ query).max()) if len(vectors) else None
 
     def rerank(self, ranked: Sequence[Pending], text: str) -> list[Pending]:
         """``ranked`` (the engine's order) fused by reciprocal rank with the order of their
-        best sections' similarity to ``text``; pages without vectors keep the engine's
-        rank alone, and so does every page when none has vectors (the query is then not
-        encoded)."""
-        stored = [p for p in ranked if p.vectors]
+        best sections' similarity to ``text``; pages without vectors of this encoder (none
+        yet, or another model's) keep the engine's rank alone, and so does every page when
+        none has them (the query is then not encoded)."""
+        stored = [p for p in ranked if self.holds(p.vectors)]
         if not stored:
             return list(ranked)
         try:
@@ -370,4 +393,4 @@ def section_match(sections: int, depth: int, model: str = "transformer",
     if model not in MODELS:
         raise ValueError(f"SEARCH_SEMANTIC_MODEL is {model!r}: set one of {', '.join(MODELS)}")
     return SectionMatch(None, sections, depth, queries, load=lambda: encoder(model),
-                        tag="static" if model == "static" else "")
+                        version=MODEL_VERSIONS[model])

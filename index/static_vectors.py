@@ -30,7 +30,7 @@ import re
 import sys
 import threading
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -117,9 +117,6 @@ class StaticEncoder:
     """Texts -> unit vectors (float32, ``dim`` wide): the normalized sum of the distilled
     vectors of the text's tokens (the model's tokenizer; unknown and special tokens count
     nothing; a text without a known token is the zero vector)."""
-
-    #: Stored vectors carry this tag (:func:`index.semantic.pack`).
-    tag: str = field(default="static", init=False)
 
     def __post_init__(self) -> None:
         try:

@@ -16,6 +16,7 @@ from index.engines.elasticsearch.backend import (
 )
 from index.engines.elasticsearch.mapping import ADDED_FIELDS, merge_for_serving
 from index.query import parse
+from index.semantic import TRANSFORMER
 
 pytest_plugins = ["tests.fixtures_es"]
 pytestmark = pytest.mark.services
@@ -549,4 +550,44 @@ def test_the_versions_read_for_the_embedding_batch_are_forgotten(make_backend):
         page.vectors = "AAAA"
     backend.write_vectors(second)
     assert backend._read_at == {}
-    assert backend.unembedded(10) == [ids[2]]
+    assert backend.unembedded(10, TRANSFORMER) == [ids[2]]
+
+
+def test_pages_indexed_before_the_model_was_recorded_are_written_back_once(make_backend):
+    """A page an older backend indexed has vectors but no ``embedded_by``: the batch lists
+    it, embeds again only a page whose vectors are another model's, and writes the others
+    back as they are, which records their model; the next run lists nothing."""
+    import numpy as np
+
+    from batch.embed import EmbedSettings, embed_pending
+    from index.engines.elasticsearch.mapping import document_source
+    from index.semantic import MODEL_VERSIONS, TRANSFORMER, SectionMatch, pack
+
+    class Unit:  # an encoder of the transformer's width, without the model
+        dim = 384
+
+        def encode(self, texts):
+            return np.full((len(texts), self.dim), self.dim**-0.5, np.float32)
+
+    backend = make_backend()
+    pages = [doc(f"http://older.test/{i}", f"Page {i}", f"Words of page {i}.") for i in range(3)]
+    unit = np.full((1, 384), 384**-0.5)
+    pages[0].vectors = pack(unit).partition(":")[2]  # stored before versions: the transformer's
+    pages[1].vectors = pack(unit)
+    pages[2].vectors = pack(unit, MODEL_VERSIONS["static"])
+    for page in pages:  # as a backend before embedded_by indexed them
+        source = document_source(page, False, 1000)
+        del source["embedded_by"]
+        source["indexed_at"] = 1000
+        backend.client.index(index=backend.alias, id=page.id, document=source, version=1000,
+                             version_type="external", refresh=True)
+    ids = sorted(p.id for p in pages)
+    assert sorted(backend.unembedded(10, TRANSFORMER)) == ids
+    report = embed_pending(backend, SectionMatch(Unit(), 4, 30), EmbedSettings(100, 64))
+    assert (report.embedded, report.more) == (1, False)
+    assert backend.unembedded(10, TRANSFORMER) == [] and backend._read_at == {}
+    stored = {p.id: backend.get(p.id).vectors for p in pages}
+    assert stored[pages[0].id] == pages[0].vectors and stored[pages[1].id] == pages[1].vectors
+    assert stored[pages[2].id].startswith(f"{TRANSFORMER}:")
+    assert embed_pending(backend, SectionMatch(Unit(), 4, 30), EmbedSettings(100, 64)
+                         ).embedded == 0

@@ -289,6 +289,43 @@ def test_index_with_another_schema_gets_a_clear_error(tmp_path):
         EmbeddedBackend(tmp_path).ensure_index()
 
 
+@pytest.mark.parametrize("before_embedded_by", [False, True])
+def test_pages_without_the_models_vectors_are_found(tmp_path, monkeypatch, before_embedded_by):
+    """``unembedded`` asks tantivy for the documents without the model's ``embedded_by``
+    term; an index written before the field opens with the schema it has, takes writes
+    and is walked instead."""
+    import numpy as np
+    import tantivy
+
+    from index.engines.embedded.schema import schema
+    from index.semantic import MODEL_VERSIONS, TRANSFORMER, pack
+
+    if before_embedded_by:
+        tantivy.Index(schema(embedded_by=False), path=str(tmp_path))
+    else:
+        def walk(*args):
+            raise AssertionError("the index has the field: no walk")
+
+        monkeypatch.setattr(EmbeddedBackend, "_walk_unembedded", walk)
+    backend = EmbeddedBackend(tmp_path)
+    pages = [doc(f"http://old.test/{i}", f"Page {i}", f"Words of page {i}.") for i in range(5)]
+    backend.index(pages)
+    backend.refresh()
+    ids = [p.id for p in pages]
+    assert sorted(backend.unembedded(10, TRANSFORMER)) == sorted(ids)
+    read = sorted(backend.get_many(ids[:3]), key=lambda d: ids.index(d.id))
+    unit = np.full((1, 384), 384**-0.5)
+    read[0].vectors = pack(unit)  # the transformer's
+    read[1].vectors = pack(unit, MODEL_VERSIONS["static"])
+    read[2].vectors = pack(unit).partition(":")[2]  # stored before versions: the transformer's
+    backend.write_vectors(read)
+    assert sorted(backend.unembedded(10, TRANSFORMER)) == sorted([ids[1], *ids[3:]])
+    assert sorted(backend.unembedded(10, MODEL_VERSIONS["static"])) == sorted(
+        [ids[0], ids[2], *ids[3:]])
+    assert len(backend.unembedded(2, TRANSFORMER)) == 2
+    backend.close()
+
+
 def test_phrase_snippet_marks_the_phrase_not_its_words_elsewhere(tmp_path):
     backend = EmbeddedBackend(tmp_path)
     backend.index([doc("http://c.test/fox", "Foxes", "The quick fox is quick.")])

@@ -60,9 +60,16 @@ def test_windows_cover_the_whole_page_within_the_budget():
 def test_vectors_pack_to_int8_and_back():
     rows = np.random.default_rng(1).normal(size=(3, 384)).astype(np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    back = semantic.unpack(semantic.pack(rows), 384)
+    stored = semantic.pack(rows)
+    assert semantic.vectors_version(stored) == semantic.TRANSFORMER == "minilm-l6-v2-384"
+    back = semantic.unpack(stored, 384)
     assert back.shape == (3, 384) and np.abs(back - rows).max() <= 0.5 / 127 + 1e-6
-    assert semantic.unpack("", 384).shape == (0, 384)
+    assert semantic.unpack("", 384).shape == (0, 384) and semantic.vectors_version("") == ""
+    # stored before versions were, without one: the transformer's, read as they are
+    untagged = stored.partition(":")[2]
+    assert semantic.vectors_version(untagged) == semantic.TRANSFORMER
+    assert np.array_equal(semantic.unpack(untagged, 384), back)
+    assert semantic.unpack(untagged, 256, semantic.MODEL_VERSIONS["static"]).shape == (0, 256)
 
 
 def test_pages_without_vectors_keep_the_engines_order(encoder):

@@ -1,11 +1,16 @@
 """Backends under contract: every test in this package runs once per entry of BACKENDS.
 
-A backend joins by appending its name to ``BACKENDS`` and providing a session-scoped
-fixture ``make_<name>_backend``: a callable returning a new, empty backend (its own index)
-that the suite may fill, query and ``close()``; keyword arguments are constructor options
-every backend takes (``signals``, ``rank_weights``). The tests' shared setup: ``holding``
-(a backend with pages written and searchable), ``others`` (pages sharing a query's words
-without answering it), ``urls`` (a search's result URLs).
+A backend joins by appending its name to ``BACKENDS`` and providing two session-scoped
+fixtures: ``make_<name>_backend``, a callable returning a new, empty backend (its own
+index) that the suite may fill, query and ``close()``, whose keyword arguments are
+constructor options every backend takes (``signals``, ``rank_weights``); and
+``reopen_<name>_backend(backend, **options)``, another backend on the index of one it made
+(after ``backend`` is closed: the embedded engine has one writer), as a process started
+with other settings opens it.
+
+The tests' shared setup: ``holding`` (a backend with pages written and searchable),
+``others`` (pages sharing a query's words without answering it), ``urls`` (a search's
+result URLs).
 """
 
 from __future__ import annotations
@@ -30,6 +35,29 @@ def make_embedded_backend(tmp_path_factory):
         return EmbeddedBackend(tmp_path_factory.mktemp("index"), **options)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def reopen_embedded_backend():
+    """Each call: an embedded backend on the directory of ``backend``."""
+
+    def reopen(backend, **options):
+        return EmbeddedBackend(backend.path, **options)
+
+    return reopen
+
+
+@pytest.fixture(scope="session")
+def reopen_elasticsearch_backend(es_url):  # noqa: F811
+    """Each call: an Elasticsearch backend on the alias of ``backend`` (dropped with it)."""
+    from index.engines.elasticsearch.backend import ElasticsearchBackend
+
+    def reopen(backend, **options):
+        return ElasticsearchBackend(es_url, index_prefix=backend.alias,
+                                    spool_dir=backend.writer.spool_dir, bulk_interval_s=0.05,
+                                    **options)
+
+    return reopen
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from batch.embed import EmbedSettings, embed_pending
-from index.semantic import reciprocal_rank_fusion
-from tests.contract.conftest import BACKENDS, doc
+from index.semantic import TRANSFORMER, reciprocal_rank_fusion
+from tests.contract.conftest import BACKENDS, doc, urls
 
 
 def run_batch(backend, budget: int = 1000, group: int = 64):
@@ -50,18 +50,15 @@ def engines(request):
         backend.close()
 
 
-def urls(results) -> list[str]:
-    return [h.url for h in results.hits]
-
-
 def test_sections_are_embedded_only_when_on(engines):
     keys = PAGES[1]
     assert engines[False].get(keys.id).vectors == ""
     stored = engines[True].get(keys.id).vectors
-    # the opening and the one section, 384 int8 values each, base64
-    assert len(stored) == len("x" * (2 * 384 * 4 // 3))
-    assert engines[True].unembedded(10) == []
-    assert sorted(engines[False].unembedded(10)) == sorted(p.id for p in PAGES)
+    # the model's version, then the opening and the one section, 384 int8 values each, base64
+    version, _, packed = stored.partition(":")
+    assert version == TRANSFORMER and len(packed) == 2 * 384 * 4 // 3
+    assert engines[True].unembedded(10, TRANSFORMER) == []
+    assert sorted(engines[False].unembedded(10, TRANSFORMER)) == sorted(p.id for p in PAGES)
 
 
 @pytest.mark.parametrize("name", BACKENDS)
@@ -79,7 +76,7 @@ def test_a_page_indexed_without_vectors_is_ranked_as_the_engine_ranks_it(request
     try:
         plain = urls(off.search(QUESTION))
         assert all(on.get(p.id).vectors == "" for p in PAGES)
-        assert sorted(on.unembedded(10)) == sorted(p.id for p in PAGES)
+        assert sorted(on.unembedded(10, TRANSFORMER)) == sorted(p.id for p in PAGES)
         assert urls(on.search(QUESTION)) == plain
         report = run_batch(on)
         assert (report.embedded, report.windows, report.more) == (3, 6, False)
@@ -90,11 +87,48 @@ def test_a_page_indexed_without_vectors_is_ranked_as_the_engine_ranks_it(request
         # the page indexed again (a recrawl) has no vectors until the next run
         on.index([doc(PAGES[1].url, PAGES[1].title, PAGES[1].body, sections=PAGES[1].sections)])
         on.refresh()
-        assert on.unembedded(10) == [PAGES[1].id]
-        assert run_batch(on).embedded == 1 and on.unembedded(10) == []
+        assert on.unembedded(10, TRANSFORMER) == [PAGES[1].id]
+        assert run_batch(on).embedded == 1 and on.unembedded(10, TRANSFORMER) == []
     finally:
         off.close()
         on.close()
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_a_model_switch_is_embedded_again_and_never_mixed(request, name):
+    """Pages embedded by one model (the static vectors), then the setting switched to the
+    transformer: the batch lists every page and embeds it again. Until it has, a question
+    keeps the engine's order (its vector, the transformer's, is never compared with the
+    static ones); half-way, only the pages embedded again are re-ranked."""
+    make = request.getfixturevalue(f"make_{name}_backend")
+    reopen = request.getfixturevalue(f"reopen_{name}_backend")
+    options = {"semantic": True, "semantic_sections": 4, "semantic_depth": 30}
+    off, static = make(semantic=False), make(**options, semantic_model="static")
+    for backend in (off, static):
+        backend.ensure_index()
+        backend.index([doc(p.url, p.title, p.body, sections=p.sections) for p in PAGES])
+        backend.refresh()
+    assert run_batch(static).embedded == 3
+    static.close()
+    switched = reopen(static, **options)  # SEARCH_SEMANTIC_MODEL = "transformer"
+    switched.ensure_index()
+    try:
+        plain = urls(off.search(QUESTION))
+        assert all(switched.get(p.id).vectors.startswith("static-256:") for p in PAGES)
+        assert sorted(switched.unembedded(10, TRANSFORMER)) == sorted(p.id for p in PAGES)
+        assert switched.unembedded(10, "static-256") == []
+        assert urls(switched.search(QUESTION)) == plain
+        partial = run_batch(switched, budget=1)
+        assert (partial.embedded, partial.more) == (1, True)
+        (first,) = [p for p in PAGES if switched.get(p.id).vectors.startswith(TRANSFORMER)]
+        assert urls(switched.search(QUESTION)) == reciprocal_rank_fusion([plain, [first.url]])
+        assert run_batch(switched).embedded == 2
+        assert switched.unembedded(10, TRANSFORMER) == []
+        closest = ["http://p.test/keys", "http://p.test/myth", "http://p.test/ship"]
+        assert urls(switched.search(QUESTION)) == reciprocal_rank_fusion([plain, closest])
+    finally:
+        off.close()
+        switched.close()
 
 
 @pytest.mark.parametrize("name", BACKENDS)
@@ -118,12 +152,12 @@ def test_the_batch_resumes_after_an_interruption(request, name):
     try:
         with pytest.raises(Killed):
             embed_pending(backend, backend.semantic.match(), EmbedSettings(1000, 3), kill)
-        assert len(backend.unembedded(10)) == 4
+        assert len(backend.unembedded(10, TRANSFORMER)) == 4
         partial = run_batch(backend, budget=2, group=3)
         assert (partial.embedded, partial.more) == (2, True)
-        assert len(backend.unembedded(10)) == 2
+        assert len(backend.unembedded(10, TRANSFORMER)) == 2
         assert run_batch(backend, group=3).embedded == 2
-        assert backend.unembedded(10) == []
+        assert backend.unembedded(10, TRANSFORMER) == []
         assert all(backend.get(p.id).vectors for p in pages)
     finally:
         backend.close()
@@ -172,7 +206,7 @@ def test_static_vectors_rerank_alike_on_every_engine(static_engines):
     match = section_match(4, 30, "static")
     stored = {p.url: on.get(p.id).vectors for p in PAGES}
     # tagged, 256 int8 values a window: never read as the transformer's vectors
-    assert all(v.startswith("static:") for v in stored.values())
+    assert all(v.startswith("static-256:") for v in stored.values())
     assert unpack(stored[PAGES[1].url], 384).shape == (0, 384)
     query = match.encoder.encode([QUESTION])[0]
     closest = sorted(stored, key=lambda url: -match.best(stored[url], query))

@@ -280,10 +280,11 @@ class ElasticsearchBackend(SearchBackend):
         self._read_at = {doc.id: version for doc, version in read}
         return [doc for doc, _ in read]
 
-    def unembedded(self, limit: int) -> list[str]:
-        """Ids of up to ``limit`` documents indexed without section vectors (:mod:`.vectors`)."""
+    def unembedded(self, limit: int, version: str) -> list[str]:
+        """Ids of up to ``limit`` documents indexed without section vectors of model
+        ``version`` (:mod:`.vectors`)."""
         self.refresh()
-        return unembedded_ids(self.client, self.alias, limit)
+        return unembedded_ids(self.client, self.alias, limit, version)
 
     def write_vectors(self, docs: Sequence[Document]) -> int:
         """Index ``docs`` again, one version past the one :meth:`get_many` read (a page

@@ -31,6 +31,7 @@ from index.fields import (
     document_fields,
 )
 from index.hits import snippet_text
+from index.semantic import vectors_version
 
 __all__ = ["ADDED_FIELDS", "BULK_LOAD_SETTINGS", "HIT_SOURCE", "bulk_action", "bulk_loading",
            "cluster_sizing", "document_source", "index_body", "index_has_rank_feature",
@@ -53,7 +54,7 @@ ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024},
                 "lang_copy": {"type": "integer"},
                 "snippet": {"type": "text", "index": False, "norms": False},
                 "sections": {"type": "text", "index": False, "norms": False},
-                "embedded": {"type": "boolean"}}
+                "embedded_by": {"type": "keyword"}}
 
 
 #: An index's settings while it is bulk loaded (Elasticsearch's "tune for indexing speed"):
@@ -155,8 +156,8 @@ def document_source(doc: Document, rank_feature: bool, suggest_body_chars: int) 
         "snippet": snippet_text(stored),
         "sections": fields.sections,
     }
-    if doc.vectors:  # what the embedding batch looks for the pages without
-        source["embedded"] = True
+    if doc.vectors:  # the embedding batch looks for the pages without the model's
+        source["embedded_by"] = vectors_version(doc.vectors)
     if rank_feature and doc.pagerank > 0:
         source["pagerank_rf"] = float(doc.pagerank)
     return source

@@ -43,6 +43,7 @@ from index.base import (
 from index.completion import PrefixIndex, RebuiltPrefixIndex
 from index.engines.embedded.options import EmbeddedOptions
 from index.engines.embedded.schema import (
+    EMBEDDED_BY,
     TOKENIZER,
     schema,
     stored_document,
@@ -55,7 +56,7 @@ from index.fields import completion_prefix, completion_text
 from index.hits import VECTORS_FIELD
 from index.plan import SearchPlan, Thresholds
 from index.query import Query, parse
-from index.semantic import SemanticOptions
+from index.semantic import SemanticOptions, vectors_version
 from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["EmbeddedBackend", "EmbeddedOptions"]
@@ -93,6 +94,8 @@ class EmbeddedBackend(SearchBackend):
         self.semantic = SemanticOptions(o.semantic, o.semantic_sections, o.semantic_depth,
                                         o.semantic_model, o.semantic_queries)
         self._index: tantivy.Index | None = None
+        #: Whether the index has the ``embedded_by`` field (one written before it has not).
+        self._embedded_by = True
         self._writer: tantivy.IndexWriter | None = None
         self._pending = 0
         self._last_commit = time.monotonic()
@@ -113,14 +116,19 @@ class EmbeddedBackend(SearchBackend):
             if self._index is not None:
                 return
             self.path.mkdir(parents=True, exist_ok=True)
-            index_schema = schema()
             try:
-                index = tantivy.Index(index_schema, path=str(self.path), reuse=True)
+                index = tantivy.Index(schema(), path=str(self.path), reuse=True)
+                self._embedded_by = True
             except ValueError as exc:
-                raise RuntimeError(
-                    f"The search index at {self.path} was written with another schema ({exc}); "
-                    "move it away and rebuild it (re-crawl or reindex)."
-                ) from exc
+                try:  # written before the embedded_by field: read and written as it is
+                    index = tantivy.Index(schema(embedded_by=False), path=str(self.path),
+                                          reuse=True)
+                    self._embedded_by = False
+                except ValueError:
+                    raise RuntimeError(
+                        f"The search index at {self.path} was written with another schema "
+                        f"({exc}); move it away and rebuild it (re-crawl or reindex)."
+                    ) from exc
             index.register_tokenizer(
                 TOKENIZER,
                 tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build(),
@@ -255,25 +263,39 @@ class EmbeddedBackend(SearchBackend):
         """The stored documents of ``ids`` that exist (committed and refreshed)."""
         return list(self._get_many(list(ids)))
 
-    def unembedded(self, limit: int) -> list[str]:
-        """Ids of up to ``limit`` documents stored without section vectors, in index order:
-        a walk of the stored hit fields (no index field marks them, so the schema and the
-        indexes written with it stay as they are)."""
+    def unembedded(self, limit: int, version: str) -> list[str]:
+        """Ids of up to ``limit`` documents stored without section vectors of model
+        ``version`` (none, or another model's), in index order: the documents without that
+        ``embedded_by`` term; in an index written before the field, a walk of the stored
+        hit fields."""
         with self._lock:
             self.refresh()
             searcher = self._tantivy().searcher()
             if limit < 1 or not searcher.num_docs:
                 return []
-            found = searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs,
-                                    count=False)
-            ids = []
-            for _, address in found.hits:
-                shown = stored_shown(searcher, address)
-                if not shown.get(VECTORS_FIELD):
-                    ids.append(shown["id"])
-                    if len(ids) >= limit:
-                        break
-            return ids
+            if not self._embedded_by:
+                return self._walk_unembedded(searcher, limit, version)
+            index = self._tantivy()
+            query = tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, tantivy.Query.all_query()),
+                (tantivy.Occur.MustNot, tantivy.Query.term_query(index.schema, EMBEDDED_BY,
+                                                                 version))])
+            found = searcher.search(query, limit=limit, count=False)
+            return [stored_shown(searcher, address)["id"] for _, address in found.hits]
+
+    @staticmethod
+    def _walk_unembedded(searcher: tantivy.Searcher, limit: int, version: str) -> list[str]:
+        """:meth:`unembedded` by reading every document's stored hit fields in turn."""
+        found = searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs,
+                                count=False)
+        ids = []
+        for _, address in found.hits:
+            shown = stored_shown(searcher, address)
+            if vectors_version(shown.get(VECTORS_FIELD) or "") != version:
+                ids.append(shown["id"])
+                if len(ids) >= limit:
+                    break
+        return ids
 
     def iter_documents(self) -> Iterator[Document]:
         """Every searchable document (committed and refreshed), in index order."""

@@ -5,6 +5,10 @@ through its whitespace tokenizer (``TOKENIZER``), so this index and Elasticsearc
 same terms. The ranking fields of :mod:`index.fields` are fast columns (keywords as their
 64-bit keys).
 
+``embedded_by`` holds the version of the model that made the page's section vectors
+(:func:`index.semantic.vectors_version`; none without vectors), so the embedding batch asks
+tantivy for the pages without the current model's (:data:`EMBEDDED_BY`).
+
 Two stored fields: ``hit``, what a hit shows (:data:`index.hits.HIT_FIELDS`) and the
 :class:`~index.snippets.SnippetSource` its snippets are drawn from, prepared here once; and
 ``source``, the whole :class:`~index.base.Document` as zlib-compressed JSON, for ``get``
@@ -32,11 +36,11 @@ from index.fields import (
     keyword_key,
 )
 from index.hits import HIT_FIELDS, VECTORS_FIELD
+from index.semantic import vectors_version
 from index.snippets import SnippetSource
 
-__all__ = ["TOKENIZER", "address_key", "fast_name", "schema", "stored_document", "stored_hit",
-           "stored_shown",
-           "to_tantivy"]
+__all__ = ["EMBEDDED_BY", "TOKENIZER", "address_key", "fast_name", "schema", "stored_document",
+           "stored_hit", "stored_shown", "to_tantivy"]
 
 #: The name the whitespace tokenizer of the text fields is registered under.
 TOKENIZER = "terms"
@@ -45,6 +49,9 @@ TOKENIZER = "terms"
 _FAST_NAMES = {"site_name": "site_key", "lang": "lang_key", "cluster": "cluster_key"}
 #: Ranking fields that can be searched as terms, not only read per document.
 _INDEXED_FAST = frozenset({"site_name", "url_depth", "lang"})
+#: The model version of a page's section vectors, as a term (added to the schema after
+#: indexes were written without it: such an index opens with the schema it has).
+EMBEDDED_BY = "embedded_by"
 
 
 def fast_name(field: str) -> str:
@@ -52,8 +59,9 @@ def fast_name(field: str) -> str:
     return _FAST_NAMES.get(field, field)
 
 
-def schema() -> tantivy.Schema:
-    """The index schema; an index written with another one does not open."""
+def schema(embedded_by: bool = True) -> tantivy.Schema:
+    """The index schema (``embedded_by`` false: the one before :data:`EMBEDDED_BY`); an
+    index written with another one does not open."""
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("site", tokenizer_name="raw", index_option="basic")
@@ -71,6 +79,8 @@ def schema() -> tantivy.Schema:
             builder.add_unsigned_field(fast_name(name), fast=True, indexed=indexed)
     builder.add_bytes_field("hit", stored=True)
     builder.add_bytes_field("source", stored=True)
+    if embedded_by:
+        builder.add_text_field(EMBEDDED_BY, tokenizer_name="raw", index_option="basic")
     return builder.build()
 
 
@@ -99,6 +109,8 @@ def to_tantivy(doc: Document) -> tantivy.Document:
     shown["sections"] = fields.sections
     if doc.vectors:
         shown[VECTORS_FIELD] = doc.vectors
+        # an index without the field (``schema(embedded_by=False)``) drops it
+        tdoc.add_text(EMBEDDED_BY, vectors_version(doc.vectors))
     # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
     fields = vars(doc)
     tdoc.add_bytes("hit", _stored_hit_bytes(shown, snippet))
