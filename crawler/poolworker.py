@@ -14,6 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
 import traceback
 from collections.abc import Callable
@@ -40,24 +41,24 @@ def serve(conn, function: Callable[..., Any]) -> None:
     """An extraction worker's loop (``crawler.extractpool``): each message on ``conn`` is a
     pickled ``(function, kwargs)`` (None: the pool's ``function``), answered with the
     pickled ``(True, result)`` or ``(False, exception)``, in order; an empty message or
-    the pool's end of the pipe closed ends it."""
+    the pool's end of the pipe closed ends it. A Ctrl-C reaches the whole process group:
+    a worker ignores it and goes on with the pages of the crawl's graceful stop, which
+    closes the pool (a second Ctrl-C kills the crawl, and its workers exit with it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_with_parent()
-    try:
-        while True:
-            try:
-                message = conn.recv_bytes()
-            except EOFError:
-                return
-            if not message:
-                return
-            called, kwargs = pickle.loads(message)
-            try:
-                answer = pickle.dumps((True, (called or function)(**kwargs)), protocol=5)
-            except Exception as exc:  # noqa: BLE001 - handed to the caller
-                answer = _error(exc)
-            conn.send_bytes(answer)
-    except KeyboardInterrupt:  # a Ctrl-C to the crawl's process group: the crawl stops us
-        return
+    while True:
+        try:
+            message = conn.recv_bytes()
+        except EOFError:
+            return
+        if not message:
+            return
+        called, kwargs = pickle.loads(message)
+        try:
+            answer = pickle.dumps((True, (called or function)(**kwargs)), protocol=5)
+        except Exception as exc:  # noqa: BLE001 - handed to the caller
+            answer = _error(exc)
+        conn.send_bytes(answer)
 
 
 def _error(exc: Exception) -> bytes:

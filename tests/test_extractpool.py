@@ -84,6 +84,17 @@ def test_large_and_small_pages_in_any_order_each_get_their_own_result(pool):
     assert pool.call(os.getpid).result(timeout=60) != os.getpid()
 
 
+def test_a_worker_goes_on_after_a_ctrl_c(pool):
+    """Ctrl-C reaches the crawl's process group: the workers go on with the pages of the
+    crawl's graceful stop."""
+    worker = pool.call(os.getpid).result(timeout=60)
+    os.kill(worker, signal.SIGINT)
+    time.sleep(0.2)
+    assert psutil.pid_exists(worker)
+    assert pool.run(**page(3)).result(timeout=60)[1].title == "Page 3"
+    assert pool.stats.get_value("extract/pool/broken") is None
+
+
 def test_a_page_that_kills_its_worker_loses_no_other_page():
     pool = ExtractPool(1, function=dies_on_crash, stats=MemoryStatsCollector(get_crawler()))
     before = [pool.run(**page(n)) for n in range(3)]
