@@ -10,8 +10,9 @@ body over and reads the result, and stays free to schedule fetches meanwhile.
 
 - Each worker has a pipe of its own: the calling thread writes a page's pickled arguments
   to it, one thread of the pool reads the answers. A worker holds at most 2 pages, the
-  one it extracts and the next (written only if it fits in the pipe's buffer, so a write
-  never waits); later ones wait here, in the order they came.
+  one it extracts and the next (written only if both fit in the pipe's buffer); later
+  ones wait here, in the order they came. A page too long for the buffer is written by
+  the pool's thread, to an idle worker: the reactor thread never waits on a pipe.
 - An exception raised by the extraction of a page (``NotAPage``, a bug) is raised to its
   caller, as inline, with the worker's traceback as a note; the other pages go on.
 - A worker that dies (a crash in a C library, the OOM killer) fails the page it was
@@ -188,18 +189,34 @@ class ExtractPool:
             self._pump()
         return job.result
 
-    def _pump(self) -> None:
-        """Write waiting jobs to the workers (lock held): to an idle one, or as its next
-        to one extracting a page when the job's message fits in the pipe's buffer."""
+    def _pump(self, large: bool = False) -> list[tuple[_Worker, _Job]]:
+        """Write waiting jobs to the workers (lock held): to an idle one, or as its next to
+        one extracting a page when both messages fit in the pipe's buffer. A message longer
+        than that is written by the reader thread, out of the lock (``large``: the writes
+        returned for it to make): the write may wait for the worker to read it, on a busy
+        box as long as the worker waits for a core, and the reactor thread must not."""
+        sends = []
         while self._waiting and not self._closed:
             if len(self._pool) < self.workers:  # one died: replaced once there is work
                 self._pool.append(self._start_worker())
             job = self._waiting[0]
-            worker = min((w for w in self._pool if not w.gone),
-                         key=lambda w: len(w.jobs), default=None)
-            if worker is None or worker.jobs and (len(worker.jobs) >= QUEUED_PER_WORKER
-                                                  or len(job.message) > SMALL_MESSAGE):
-                return
+            small = len(job.message) <= SMALL_MESSAGE
+            worker = min((w for w in self._pool if not w.gone and (not w.jobs or small and (
+                len(w.jobs) < QUEUED_PER_WORKER and len(w.jobs[0].message) <= SMALL_MESSAGE))),
+                key=lambda w: len(w.jobs), default=None)
+            if worker is None:
+                break
+            if not small:
+                if not large:
+                    try:
+                        os.write(self._wake_w, b"x")  # the reader thread writes it
+                    except BlockingIOError:  # it has been woken already
+                        pass
+                    break
+                self._waiting.popleft()
+                worker.jobs.append(job)  # nothing else is written to it meanwhile
+                sends.append((worker, job))
+                continue
             try:
                 worker.conn.send_bytes(job.message)
             except OSError:  # it died: the reader thread sees it go and replaces it
@@ -207,6 +224,18 @@ class ExtractPool:
                 continue
             self._waiting.popleft()
             worker.jobs.append(job)
+        return sends
+
+    def _send(self, sends: list[tuple[_Worker, _Job]]) -> None:
+        """Write the long messages ``_pump`` handed to the reader thread (lock not held)."""
+        for worker, job in sends:
+            try:
+                worker.conn.send_bytes(job.message)
+            except OSError:
+                with self._lock:
+                    worker.gone = True
+                    worker.jobs.remove(job)
+                    self._waiting.appendleft(job)
 
     def _read(self) -> None:
         """The reader thread: each worker's answers, in order, and its death."""
@@ -217,6 +246,9 @@ class ExtractPool:
             for key, _ in self._selector.select():
                 if key.data is None:
                     os.read(self._wake_r, 4096)
+                    with self._lock:
+                        sends = self._pump(large=True)
+                    self._send(sends)
                 else:
                     self._answer(*key.data)
 
@@ -240,11 +272,12 @@ class ExtractPool:
                 ok, value = False, exc
             with self._lock:
                 job = worker.jobs.popleft()
-                self._pump()
+                sends = self._pump(large=True)
             if ok:
                 job.result.set_result(value)
             else:
                 job.result.set_exception(value)
+            self._send(sends)
         if dead:
             self._lost(worker)
 
@@ -259,7 +292,7 @@ class ExtractPool:
             worker.conn.close()
             self._pool.remove(worker)
             jobs = list(worker.jobs)
-            cancelled = []
+            cancelled, sends = [], []
             if self._closed:
                 cancelled, jobs = jobs, []
             else:
@@ -270,7 +303,8 @@ class ExtractPool:
                     logger.error("the extraction of %s killed its worker: page left out",
                                  jobs[0].kwargs.get("url", "?"))
                     self._waiting.extendleft(reversed(jobs[1:]))
-                self._pump()
+                sends = self._pump(large=True)
+        self._send(sends)
         for job in cancelled:
             job.result.cancel()
         if jobs:

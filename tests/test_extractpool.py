@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
 
@@ -82,6 +83,31 @@ def test_large_and_small_pages_in_any_order_each_get_their_own_result(pool):
         pool.run(**page(1, body=b"\x00\x01binary")).result(timeout=60)
     assert any("Traceback" in note for note in raised.value.__notes__)
     assert pool.call(os.getpid).result(timeout=60) != os.getpid()
+
+
+def test_the_caller_never_waits_for_a_worker_to_read_a_long_page():
+    """A page longer than the pipe's buffer is written by the pool's thread: a caller (the
+    reactor thread) returns at once, even while the worker it goes to is not running."""
+    pool = ExtractPool(1)
+    try:
+        worker = pool.call(os.getpid).result(timeout=60)
+        os.kill(worker, signal.SIGSTOP)  # as a worker waiting for a core on a busy box
+        resume = threading.Timer(3.0, os.kill, (worker, signal.SIGCONT))
+        resume.start()  # a caller that waits is let go, and fails the test
+        try:
+            long_page = page(7)
+            long_page["body"] = long_page["body"].replace(
+                b"</main>", b"<p>" + b"more words " * 2_000_000 + b"</p></main>")
+            started = time.monotonic()
+            future = pool.run(**long_page)
+            assert time.monotonic() - started < 1.0
+            assert not future.done()
+        finally:
+            resume.cancel()
+            os.kill(worker, signal.SIGCONT)
+        assert future.result(timeout=60)[1].title == "Page 7"
+    finally:
+        pool.close()
 
 
 def test_a_worker_goes_on_after_a_ctrl_c(pool):
