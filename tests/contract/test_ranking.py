@@ -21,6 +21,21 @@ def test_pages_in_the_query_language_rank_first(backend):
     assert urls(backend.search("nfs"))[0] == "http://h.test/en/nfs"
 
 
+def test_the_query_language_outweighs_a_better_text_score(backend):
+    # No language tree in the paths (nothing for Original to demote): only the page's
+    # language lifts the English page over the French one the words favour.
+    holding(
+        backend,
+        [
+            doc("http://h.test/serveur-nfs", "NFS", "serveur nfs nfs nfs", lang="fr"),
+            doc("http://h.test/nfs-server", "NFS", "nfs file server", lang="en"),
+            doc("http://h.test/nfs-notes", "NFS", "notes nfs nfs", lang=""),
+        ],
+    )
+    assert urls(backend.search("nfs")) == [
+        "http://h.test/nfs-server", "http://h.test/nfs-notes", "http://h.test/serveur-nfs"]
+
+
 def test_a_compound_of_query_words_in_a_title_ranks_the_page_first(backend):
     holding(
         backend,
