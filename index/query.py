@@ -127,13 +127,14 @@ NAVIGATIONAL_WORDS = frozenset(
 SITE_NAME_WORDS = 3
 _WORDS = re.compile(r"[^\W_]+")
 #: What a text pasted from a terminal or a program has and a typed query rarely does: a
-#: short option (``-r``, ``-c``), a ``$``, a word touching a parenthesis (``f(x)``), a
-#: file name followed by an option (``gcc myprog.c -lmpfr``), an option given a value
+#: short option (``-r``, ``-c``; also last in a quoted value: ``--cpp='cc -E'``), a
+#: ``$``, a word touching a parenthesis (``f(x)``), a file name followed by an option
+#: (``gcc myprog.c -lmpfr``), an option given a value
 #: that is no word (``-path /afs/x``, ``-newkey rsa:2048``) or a value and then another
 #: option (``fs setacl -dir . -acl pat``).
 #: A word led by a sign (``!adm``, ``~``, ``:set``, ``%option``, ``#,``, ``<VirtualHost>``).
 _SIGNED = re.compile(r"[^\w\s'\"(){}\[\]-]")
-_PASTED = re.compile(r"(?:^|\s)-[^\W_]{1,2}(?=\s|$)|\$|\w\(|\)\w|\w\.[a-z]{1,4}\s(?:.*\s)?-\w"
+_PASTED = re.compile(r"(?:^|\s)-[^\W_]{1,2}(?=[\s'\"]|$)|\$|\w\(|\)\w|\w\.[a-z]{1,4}\s(?:.*\s)?-\w"
                      r"|(?:^|\s)-[^\W\d_][\w-]*\s+(?:[^\s\w\"-]|\w+[^\s\w\"]"
                      r"|[^\s-]\S*\s+-[^\W\d_])")
 

@@ -517,6 +517,10 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     ("fs setquota -path /afs/x/pat -max 3000", 'fs setquota path "af x pat" max 3000', True),
     ("openssl req -newkey rsa:2048", 'openssl req newkey "rsa 2048"', True),
     ("jaguar -car speed", "jaguar car speed", False),
+    # a short option closing a quoted value, as pasted: not an exclusion of "e"
+    ("cflow --cpp='cc -E'", 'cflow "cpp cc" e', True),
+    ('gcc -D"X" -E"', 'gcc "d x" e', True),
+    ("jaguar -car' speed", "jaguar car speed", False),
     ('"quick fox" -site:a.test', '"quick fox"', False),
     ("python tutorial", None, False),
 ])

@@ -139,6 +139,22 @@ def test_a_one_dash_option_written_as_no_word_is_an_option(backend):
     assert urls(backend.search("gs -sDEVICE=pdfwrite"))[:1] == ["http://f.test/gs"]
 
 
+def test_a_short_option_closing_a_quoted_value_is_read_literally(backend):
+    # "-E'" as pasted: cflow --cpp='cc -E'. Read as an exclusion of "e", every page
+    # holding the other words says "e" somewhere, so the query found nothing at all
+    holding(
+        backend,
+        [doc("http://c.test/preprocessing", "Preprocessing",
+             "Run the preprocessor first: cflow --cpp='cc -E' main.c uses cc as the cpp"),
+         doc("http://c.test/options", "Options",
+             "cflow options: the cpp option names the preprocessor to use, cc by default")]
+        + others("c.test", "cflow", "cflow reads each source file"),
+    )
+    found = backend.search("cflow --cpp='cc -E'")
+    assert urls(found)[:1] == ["http://c.test/preprocessing"]
+    assert found.extra.get("reading") == "literal"
+
+
 def test_a_command_line_of_one_dash_words_given_values_is_read_literally(backend):
     # "-dir", "-acl", "-path": an option given a value before another option, or given a
     # value that is no word; read as exclusions they drop the one page holding the other
