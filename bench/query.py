@@ -29,6 +29,14 @@ rounds, with its ``*_range`` (lowest, highest). The 1-minute load average is sam
     python bench/query.py --real            # real pages, N = 100,000
     python bench/query.py --real --quick    # four small sites, N = 3,000
 
+``--embed-questions`` times the questions as on an index the embedding batch has run on
+(semantic matching re-ranks a question-shaped query's first results by their section
+vectors, and an index without vectors never encodes the question): before timing, the
+pages the question-shaped queries re-rank get section vectors (:func:`embed_questions`;
+hashed stand-ins, so the sizes and the work are the model's, not its ranking):
+
+    python -m bench.query --real --docs 100000 --keep COPY --reuse --no-fts5 --embed-questions
+
 Progress goes to stderr; the last stdout line is one JSON object with ``docs``, ``real``,
 ``index_docs_per_s``, ``query_p50_ms``, ``query_p95_ms``, ``snippet_p95_ms`` (the time spent
 building the snippets of one query's hits), the ``tantivy_*`` and ``fts5_*`` figures,
@@ -41,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import random
@@ -51,9 +60,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from urllib.parse import quote
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -206,6 +217,59 @@ def real_queries(pages: Sequence[Document], count: int) -> list[str]:
             k = min(len(words), 1 + (len(queries) // 2) % 3)
             queries.append(" ".join(rng.sample(words, k)))
     return queries
+
+
+class HashedVectors:
+    """A stand-in page encoder for :func:`embed_questions`: each text's unit vector drawn
+    from a hash of the text, not the model's."""
+
+    dim = 384
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), np.float32)
+        for i, text in enumerate(texts):
+            digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8)
+            vector = np.random.default_rng(int.from_bytes(digest.digest(), "little")
+                                           ).standard_normal(self.dim).astype(np.float32)
+            out[i] = vector / np.linalg.norm(vector)
+        return out
+
+
+def embed_questions(backend: EmbeddedBackend, queries: list[str]) -> dict:
+    """Section vectors for the pages ``queries``' question-shaped ones re-rank (their first
+    ``SEARCH_SEMANTIC_DEPTH`` results), written into ``backend``'s index: what the
+    embedding batch (``batch/embed.py``) gives every page, for the pages these questions
+    read, so their timing is a question's on an embedded index. The windows are the
+    batch's (``index.semantic.windows``); each window's vector comes from
+    :class:`HashedVectors`, so the sizes stored and read are the model's and the ranking
+    says nothing of relevance. The question itself is encoded by the model."""
+    from index.query import parse
+    from index.semantic import SectionMatch, SemanticOptions
+
+    started = time.perf_counter()
+    questions = [q for q in queries if parse(q).question]
+    seen: set[str] = set()
+    rerank = SectionMatch.rerank
+
+    def record(self, ranked, text):
+        seen.update(p.id for p in ranked)
+        return list(ranked)
+
+    SectionMatch.rerank = record
+    # every question's results, whether or not a page holds vectors yet
+    backend._section_match = lambda parsed: backend.semantic.match()
+    try:
+        for query in questions:
+            backend.search(query, page=1, size=10)
+    finally:
+        SectionMatch.rerank = rerank
+        del backend._section_match
+    options = SemanticOptions.of()
+    match = SectionMatch(HashedVectors(), options.sections, options.depth, options.queries)
+    backend.index(list(match.embed(backend.get_many(sorted(seen)))))
+    backend.refresh()
+    return {"embedded_questions": len(questions), "embedded_pages": len(seen),
+            "embed_questions_s": round(time.perf_counter() - started, 1)}
 
 
 # --- the two sides -----------------------------------------------------------------------
@@ -457,9 +521,11 @@ def summarize(rounds: list[dict]) -> dict:
 
 
 def run_bench(sides: list, docs, queries: list[str], warmup: int, rounds: int,
-              profile: bool = False, reuse: bool = False) -> dict:
+              profile: bool = False, reuse: bool = False,
+              prepare: Callable[[EmbeddedBackend, list[str]], dict] | None = None) -> dict:
     """Build every side from ``docs()`` (the embedded one may ``reuse`` a kept index), then
-    ``rounds`` rounds in alternating order."""
+    ``rounds`` rounds in alternating order; ``prepare(backend, queries)`` first changes the
+    embedded index (its figures added)."""
     result: dict = {}
     for side in sides:
         log(f"{side.name}: indexing")
@@ -467,6 +533,10 @@ def run_bench(sides: list, docs, queries: list[str], warmup: int, rounds: int,
             docs())
         log(f"{side.name}: {built}")
         result.update(built)
+    if prepare is not None:
+        prepared = prepare(sides[0].backend, queries)
+        log(f"prepared: {prepared}")
+        result.update(prepared)
     per_side: dict[str, list[dict]] = {side.name: [] for side in sides}
     profiler = None
     for round_no in range(rounds):
@@ -505,6 +575,11 @@ def main() -> None:
                              "django.test; the figures in docs/index-performance.md use "
                              "every site)")
     parser.add_argument("--no-fts5", action="store_true", help="skip the FTS5 baseline")
+    parser.add_argument("--embed-questions", action="store_true",
+                        help="before timing, give the pages the question-shaped queries "
+                             "re-rank section vectors (hashed stand-ins, the batch's "
+                             "windows: embed_questions), as the embedding batch would; "
+                             "changes the index timed (with --reuse, keep a copy)")
     parser.add_argument("--profile", action="store_true",
                         help="pyinstrument the first embedded round, on stderr")
     parser.add_argument("--keep", metavar="DIR", help="build the indexes in DIR and keep them")
@@ -552,7 +627,8 @@ def main() -> None:
             if not args.no_fts5:
                 sides.append(Fts5Side(work))
             result.update(run_bench(sides, docs, queries, warmup, args.rounds, args.profile,
-                                    args.reuse))
+                                    args.reuse, embed_questions if args.embed_questions
+                                    else None))
             result["snippet_p95_over_query_p95"] = round(
                 result["snippet_p95_ms"] / result["query_p95_ms"], 2)
             result["query_p95_over_tantivy_p95"] = round(
