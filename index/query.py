@@ -123,6 +123,10 @@ NAVIGATIONAL_WORDS = frozenset(
     "doc docs documentation manual home homepage site website official page web "
     "gnu apache".split()
 )
+#: The words of ``NAVIGATIONAL_WORDS`` that, ending a query, ask for the site a word of the
+#: name before them is called by (``knot dns docs``); not ``page`` or ``web``, which end a
+#: topic as often (``flask custom 404 page``), nor the umbrellas written first.
+NAMING_WORDS = NAVIGATIONAL_WORDS - {"page", "web", "gnu", "apache"}
 #: Most adjacent words joined into one site name (``debian handbook`` -> ``debianhandbook``).
 SITE_NAME_WORDS = 3
 _WORDS = re.compile(r"[^\W_]+")
@@ -490,18 +494,24 @@ class Query:
         """The site names a navigational query names: the query is a run of up to
         ``SITE_NAME_WORDS`` words that joined make the name, plus only words like ``docs``
         or ``home`` (``django docs`` -> ``django``, ``debian handbook`` ->
-        ``debianhandbook``). Other queries name no site."""
+        ``debianhandbook``). A product's name of several words followed by a word like
+        ``docs`` (``NAMING_WORDS``) names the site called by any one of them too (``knot
+        dns docs`` -> ``knot``, ``varnish cache documentation`` -> ``varnish``, ``pyca
+        cryptography documentation`` -> ``cryptography``). Other queries name no site."""
         words = self.typed_words
         n = len(words)
         # before[i]: words[:i] are all navigational; after[j]: words[j:] are.
         before = list(accumulate((w in NAVIGATIONAL_WORDS for w in words), and_, initial=True))
         after = list(accumulate((w in NAVIGATIONAL_WORDS for w in reversed(words)), and_,
                                 initial=True))[::-1]
-        return frozenset(
+        named = {
             "".join(words[i:j])
             for i in range(n) if before[i]
             for j in range(i + 1, min(n, i + SITE_NAME_WORDS) + 1) if after[j]
-        )
+        }
+        if self.navigational_words and words[-1] in NAMING_WORDS:
+            named.update(w for w in words if w not in NAVIGATIONAL_WORDS)
+        return frozenset(named)
 
     @cached_property
     def mentioned_sites(self) -> frozenset[str]:

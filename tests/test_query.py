@@ -499,6 +499,12 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     assert [w.word for w in parse("gnu mailutils manual").required_words] == ["mailutils"]
     assert "tomcat" in parse("apache tomcat docs").named_sites
     assert "tomcat" not in parse("apache tomcat access log").named_sites
+    # a product's name of several words before "docs": the site called by one of them
+    assert {"knot", "dns", "knotdns"} <= parse("knot dns docs").named_sites
+    assert "varnish" in parse("varnish cache documentation").named_sites
+    assert "cryptography" in parse("pyca cryptography documentation").named_sites
+    assert parse("flask custom 404 page").named_sites == {"flaskcustom404"}
+    assert parse("apache custom error documents").named_sites == {"customerrordocuments"}
     # alone, or beside a topic rather than a name, they are words like any other
     assert parse("docs").optional_words == ()
     assert parse("build a pdf of my sphinx documentation").navigational_words == ()

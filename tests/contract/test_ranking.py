@@ -59,6 +59,17 @@ def test_a_navigational_query_finds_the_home_page(backend):
     assert urls(backend.search("django topic"))[0] != "http://django.test/"
 
 
+def test_a_product_name_before_docs_finds_the_home_page_of_its_site(backend):
+    # "Knot DNS" is the product, knot.test its site: the name's first word names it
+    pages = [doc("http://knot.test/", "Welcome", "the authoritative server")]
+    pages += [doc(f"http://knot.test/man/{n}.html", f"knot dns tool {n}",
+                  "knot dns docs " * 5) for n in range(20)]
+    holding(backend, pages)
+    assert urls(backend.search("knot dns docs"))[0] == "http://knot.test/"
+    # a topic ending in "page" names no site
+    assert urls(backend.search("knot dns page"))[0] != "http://knot.test/"
+
+
 def test_a_named_home_page_is_found_past_the_rescored_window(backend):
     # More pages match the word far better than the home page than either engine
     # re-scores (EMBEDDED_RERANK_DEPTH, ES_RERANK_DEPTH): the home page is still a
