@@ -326,6 +326,53 @@ def test_pages_without_the_models_vectors_are_found(tmp_path, monkeypatch, befor
     backend.close()
 
 
+@pytest.mark.parametrize("before_embedded_by", [False, True])
+def test_a_question_reads_vectors_only_where_a_page_holds_them(tmp_path, monkeypatch,
+                                                               before_embedded_by):
+    """A question is re-ranked by its results' sections only once some page holds the
+    model's vectors (an ``embedded_by`` term of its version): before, the plan reads the
+    results it shows and never reaches the re-ranking. An index written before the field
+    cannot say, so its questions are read to the match's depth as before."""
+    import numpy as np
+    import tantivy
+
+    from index.engines.embedded.schema import schema
+    from index.semantic import MODEL_VERSIONS, SectionMatch, pack
+
+    if before_embedded_by:
+        tantivy.Index(schema(embedded_by=False), path=str(tmp_path))
+    reranked = []
+    monkeypatch.setattr(SectionMatch, "rerank",
+                        lambda self, ranked, text: reranked.append(text) or list(ranked))
+    backend = EmbeddedBackend(tmp_path)
+    pages = [doc(f"http://legend.test/{i}", f"Legend {i}", f"Move the plot legend {i}.")
+             for i in range(3)]
+    backend.index(pages)
+    backend.close()
+    backend = EmbeddedBackend(tmp_path)  # its first search a question
+    question, plain = parse("how do I move the plot legend"), parse("legend move")
+    assert question.question and backend.semantic.match() is not None
+    found = backend.search(question)
+    before = [h.id for h in found.hits]
+    assert len(before) == 3
+    if not before_embedded_by:  # as with semantic matching off
+        off = EmbeddedBackend(tmp_path, semantic=False).search(question)
+        assert (off.hits, off.total) == (found.hits, found.total)
+    assert reranked == ([question.raw] if before_embedded_by else [])
+    assert backend._section_match(plain) is backend.semantic.match()  # the plan drops it
+    (read,) = backend.get_many([pages[0].id])
+    read.vectors = pack(np.full((1, 384), 384**-0.5), MODEL_VERSIONS["static"])
+    backend.write_vectors([read])
+    assert (backend._section_match(question) is None) is not before_embedded_by
+    (read,) = backend.get_many([pages[0].id])
+    read.vectors = pack(np.full((1, 384), 384**-0.5))  # the transformer's
+    backend.write_vectors([read])
+    reranked.clear()
+    assert sorted(h.id for h in backend.search(question).hits) == sorted(before)
+    assert reranked == [question.raw]
+    backend.close()
+
+
 def test_phrase_snippet_marks_the_phrase_not_its_words_elsewhere(tmp_path):
     backend = EmbeddedBackend(tmp_path)
     backend.index([doc("http://c.test/fox", "Foxes", "The quick fox is quick.")])

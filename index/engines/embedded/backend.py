@@ -56,7 +56,7 @@ from index.fields import completion_prefix, completion_text
 from index.hits import VECTORS_FIELD
 from index.plan import SearchPlan, Thresholds
 from index.query import Query, parse
-from index.semantic import SemanticOptions, vectors_version
+from index.semantic import SectionMatch, SemanticOptions, vectors_version
 from index.signals import Ranker, Signal, weights_file_of
 
 __all__ = ["EmbeddedBackend", "EmbeddedOptions"]
@@ -343,6 +343,19 @@ class EmbeddedBackend(SearchBackend):
         return self._completion.get((searcher.num_docs, searcher.num_segments),
                                     lambda: searcher.terms_with_prefix("title_key", ""))
 
+    def _section_match(self, parsed: Query) -> SectionMatch | None:
+        """The semantic match for ``parsed``; ``None`` when no page holds its model's
+        vectors (no ``embedded_by`` term of its version, deleted pages counted): the plan
+        then reads the page shown, not the match's depth (an index written before that
+        field is not asked)."""
+        match = self.semantic.match()
+        if match is None or not match.applies(parsed):
+            return match
+        searcher = self._tantivy().searcher()  # the index open: whether it has the field
+        if not self._embedded_by:
+            return match
+        return match if searcher.doc_freq(EMBEDDED_BY, match.version) else None
+
     def search(self, query: str | Query, page: int = 1, size: int = 10,
                explain: bool = False, facets: bool = False) -> Results:
         """Top hits by BM25 then signals, collapsed on cluster; ``total`` counts all matches;
@@ -351,6 +364,6 @@ class EmbeddedBackend(SearchBackend):
         parsed = query if isinstance(query, Query) else parse(query)
         page, size = max(1, int(page)), max(1, min(int(size), 100))
         plan = SearchPlan.of(parsed, Thresholds.of(self.options), self.ranker,
-                             self.options.language, self.semantic.match())
+                             self.options.language, self._section_match(parsed))
         return plan.execute(lambda p, pg, sz: self._search.search(p, pg, sz, explain, facets,
                                                                   started), page, size)
