@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from index.minilm import MODEL_PACKAGE, ModelMissing, load, model_zip
+from index.query import looks_pasted
 
 logger = logging.getLogger(__name__)
 
@@ -292,8 +293,10 @@ class SectionMatch:
     def applies(self, query: Query) -> bool:
         """Whether ``query``'s first results are re-ranked: every query's, or a
         question-shaped one's only (``Query.question``) when ``queries`` is
-        ``"questions"``."""
-        return self.queries == "all" or query.question
+        ``"questions"``, not a text pasted from a terminal or a program
+        (``query.looks_pasted``): an error message framed by ``could``, ``imapd: could
+        not getenv(CYRUS_SERVICE); exiting``, is matched as written."""
+        return self.queries == "all" or (query.question and not looks_pasted(query))
 
     def best(self, stored: str, query: np.ndarray) -> float | None:
         """A page's semantic score: its best section's cosine similarity to ``query``

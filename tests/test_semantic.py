@@ -152,6 +152,9 @@ def test_the_queries_a_match_applies_to():
     match = semantic.SectionMatch(encoder=None, sections=4, depth=30, queries="questions")
     assert match.applies(parse("how do I move the legend box of my plot"))
     assert not match.applies(parse("legend box plot"))
+    # a question's words in a text pasted from a program: matched as written
+    assert parse("imapd: could not getenv(CYRUS_SERVICE); exiting").question
+    assert not match.applies(parse("imapd: could not getenv(CYRUS_SERVICE); exiting"))
     every = semantic.SectionMatch(encoder=None, sections=4, depth=30)
     assert every.applies(parse("legend box plot"))
     with pytest.raises(ValueError, match="SEARCH_SEMANTIC_QUERIES"):

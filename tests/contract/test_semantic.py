@@ -230,3 +230,16 @@ def test_questions_only_reranks_question_shaped_queries(static_engines):
     # ... and any other query keeps the engine's order, where every query's matching moves it
     assert urls(on.search(NOT_A_QUESTION)) != urls(off.search(NOT_A_QUESTION))
     assert urls(questions.search(NOT_A_QUESTION)) == urls(off.search(NOT_A_QUESTION))
+
+
+# the question's words with a call's parentheses, as a program writes them
+PASTED_QUESTION = "how do I move the legend box of my plot()"
+
+
+def test_a_question_pasted_from_a_program_keeps_the_engine_order(static_engines):
+    from index.query import looks_pasted, parse
+
+    off, on, questions = static_engines
+    assert parse(PASTED_QUESTION).question and looks_pasted(parse(PASTED_QUESTION))
+    assert urls(on.search(PASTED_QUESTION)) != urls(off.search(PASTED_QUESTION))
+    assert urls(questions.search(PASTED_QUESTION)) == urls(off.search(PASTED_QUESTION))
