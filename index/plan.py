@@ -46,8 +46,9 @@ The plan holds:
 8. **sections**: with semantic matching on (``SEARCH_SEMANTIC``; :attr:`SearchPlan.sections`,
    an :class:`~index.semantic.SectionMatch`), a page scores by its best section together
    with its page-level signals: the first ``SEARCH_SEMANTIC_DEPTH`` results of the reading
-   that answers are read at once and fused by reciprocal rank with the order of their
-   best sections' similarity to the query (:meth:`SearchPlan.execute`), and the page
+   that answers are read at once, each scored by its engine score relative to the first
+   result's plus its best section's similarity to the query
+   (:meth:`~index.semantic.SectionMatch.rerank`, :meth:`SearchPlan.execute`), and the page
    asked for is cut from that order. A page past that depth keeps the engine's order, and
    so does every result of a query the match does not apply to
    (:meth:`~index.semantic.SectionMatch.applies`: with ``SEARCH_SEMANTIC_QUERIES =
@@ -245,12 +246,13 @@ class SearchPlan:
         return self.sections is not None
 
     def take(self, results: Results, hit_id: str, vectors: str,
-             make: Callable[[], Hit]) -> None:
-        """Add the engine's next ranked result to ``results``: its hit made now, or, when
-        the plan re-orders results by their sections or is :attr:`lazy`, as a
-        :class:`~index.hits.Pending` one whose hit is made only if it is shown."""
+             make: Callable[[], Hit], score: float = 0.0) -> None:
+        """Add the engine's next ranked result (its ``score``) to ``results``: its hit made
+        now, or, when the plan re-orders results by their sections or is :attr:`lazy`, as
+        a :class:`~index.hits.Pending` one whose hit is made only if it is shown."""
         if self.reads_vectors or self.lazy:
-            results.extra.setdefault(PENDING, []).append(Pending(hit_id, vectors, make))
+            results.extra.setdefault(PENDING, []).append(Pending(hit_id, vectors, make,
+                                                                 score))
         else:
             results.hits.append(make())
 
@@ -259,8 +261,8 @@ class SearchPlan:
         """Page ``page`` of ``size`` results, run with an engine's ``run(plan, page, size)``
         (one reading's results): the operator reading, then the literal one when it finds
         too few and the words find more; then, with semantic matching, the first results
-        fused with their best sections' order, the hits of the page asked for made from
-        that order."""
+        re-ranked with their best sections' similarity, the hits of the page asked for
+        made from that order."""
         match = self.sections
         if match is None or page * size > match.depth or not self.query.words():
             results = self._read(run, page, size)

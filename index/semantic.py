@@ -30,12 +30,13 @@ spread over the whole page (:func:`windows`), and stored with the page as int8 v
 (:func:`pack`; ``Document.vectors``) after the version of the model that made them
 (:data:`MODEL_VERSIONS`); at query time the search plan
 (:class:`index.plan.SearchPlan`) re-ranks the first ``SEARCH_SEMANTIC_DEPTH`` results: a
-page's semantic score is its best section's cosine similarity to the query, fused with
-the engine's ranking (its page-level signals) by reciprocal rank (:meth:`SectionMatch.rerank`),
-for every query with words or, with ``SEARCH_SEMANTIC_QUERIES = "questions"``, for
-question-shaped ones only (``Query.question``; :meth:`SectionMatch.applies`), the rest
-keeping the engine's order. A page whose vectors another model made (the setting changed
-since) is ranked as one without vectors, and the embedding batch embeds it again.
+page's semantic score is its best section's cosine similarity to the query, added
+(times ``SEMANTIC_WEIGHT``) to its engine score (its page-level signals) relative to the
+first result's (:func:`linear_fusion`, :meth:`SectionMatch.rerank`), for every query
+with words or, with ``SEARCH_SEMANTIC_QUERIES = "questions"``, for question-shaped ones
+only (``Query.question``; :meth:`SectionMatch.applies`), the rest keeping the engine's
+order. A page whose vectors another model made (the setting changed since) is ranked as
+one without vectors, and the embedding batch embeds it again.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import hashlib
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -63,10 +64,11 @@ if TYPE_CHECKING:
     from index.query import Query
     from index.static_vectors import StaticEncoder
 
-__all__ = ["MODELS", "MODEL_PACKAGE", "MODEL_VERSIONS", "QUERY_SCOPES", "TRANSFORMER",
-           "WINDOW_WORDS", "Encoder", "ModelMissing", "SectionMatch", "SemanticOptions",
-           "encoder", "model_zip", "pack", "quantize", "reciprocal_rank_fusion", "section_match",
-           "section_text", "unpack", "vectors_version", "windows"]
+__all__ = ["MODELS", "MODEL_PACKAGE", "MODEL_VERSIONS", "QUERY_SCOPES", "SEMANTIC_WEIGHT",
+           "TRANSFORMER", "WINDOW_WORDS", "Encoder", "ModelMissing", "SectionMatch",
+           "SemanticOptions", "encoder", "linear_fusion", "model_zip", "pack", "quantize",
+           "reciprocal_rank_fusion", "section_match", "section_text", "unpack",
+           "vectors_version", "windows"]
 
 #: Words of a section's text embedded after its title and heading.
 WINDOW_WORDS = 64
@@ -81,6 +83,9 @@ MODEL_VERSIONS = {"transformer": "minilm-l6-v2-384", "static": "static-256"}
 TRANSFORMER = MODEL_VERSIONS["transformer"]
 #: Reciprocal rank fusion's constant (Cormack et al. 2009).
 RRF_K = 60
+#: What a page's best section's cosine similarity to the query adds, times this, to its
+#: engine score relative to the first result's (:func:`linear_fusion`).
+SEMANTIC_WEIGHT = 1.5
 #: Windows whose vectors a process remembers by their text (the most recently used; ~0.5 kB
 #: each), so a page indexed by two engines, or indexed again unchanged, is embedded once.
 REMEMBERED_WINDOWS = 65_536
@@ -129,6 +134,23 @@ def reciprocal_rank_fusion(rankings: Iterable[Sequence[str]], k: int = RRF_K) ->
         for rank, doc_id in enumerate(ranking, start=1):
             scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
     return sorted(scores, key=lambda d: -scores[d])
+
+
+def linear_fusion(ranked: Sequence[tuple[str, float]], similar: Mapping[str, float],
+                  weight: float = SEMANTIC_WEIGHT) -> list[str]:
+    """Ids of ``ranked`` (the engine's order, each with its score) ordered by their engine
+    score relative to the first's, never more than the share of a page before it (readings
+    ranked apart and joined keep their order), plus ``weight`` times their similarity in
+    ``similar`` (nothing for an id without one); ties keep the engine's order."""
+    if not ranked:
+        return []
+    first = ranked[0][1] if ranked[0][1] > 0 else 1.0
+    share, fused = float("inf"), []
+    for doc_id, score in ranked:
+        share = min(share, max(0.0, score) / first)
+        fused.append(share + weight * similar.get(doc_id, 0.0))
+    order = sorted(range(len(ranked)), key=lambda i: -fused[i])
+    return [ranked[i][0] for i in order]
 
 
 #: Pages embedded together (their windows batched by length).
@@ -305,10 +327,12 @@ class SectionMatch:
         return float((vectors @ query).max()) if len(vectors) else None
 
     def rerank(self, ranked: Sequence[Pending], text: str) -> list[Pending]:
-        """``ranked`` (the engine's order) fused by reciprocal rank with the order of their
-        best sections' similarity to ``text``; pages without vectors of this encoder (none
-        yet, or another model's) keep the engine's rank alone, and so does every page when
-        none has them (the query is then not encoded)."""
+        """``ranked`` (the engine's order and scores) ordered by their engine score relative
+        to the first's plus ``SEMANTIC_WEIGHT`` times their best section's similarity to
+        ``text`` (:func:`linear_fusion`): a page whose section answers moves up by how
+        close it is, not merely by its place among the others; a page without vectors of
+        this encoder (none yet, or another model's) keeps its engine score alone, and every
+        page its engine order when none has them (the query is then not encoded)."""
         stored = [p for p in ranked if self.holds(p.vectors)]
         if not stored:
             return list(ranked)
@@ -320,8 +344,7 @@ class SectionMatch:
                 logger.warning("semantic matching: the engine's order, no re-ranking: %s", exc)
             return list(ranked)
         similar = {p.id: self.best(p.vectors, query) for p in stored}
-        semantic = sorted(similar, key=lambda i: -similar[i])
-        fused = reciprocal_rank_fusion([[p.id for p in ranked], semantic])
+        fused = linear_fusion([(p.id, p.score) for p in ranked], similar)
         by_id = {p.id: p for p in ranked}
         return [by_id[i] for i in fused]
 

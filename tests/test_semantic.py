@@ -39,6 +39,51 @@ def test_section_text_and_fusion():
     assert semantic.reciprocal_rank_fusion([["a", "b"], ["a"]]) == ["a", "b"]
 
 
+def test_linear_fusion_adds_the_similarity_to_the_engine_score_share():
+    fuse = semantic.linear_fusion
+    ranked = [("a", 10.0), ("b", 9.0), ("c", 5.0)]
+    # shares 1, 0.9, 0.5: a similarity 0.1 above another's is worth 0.15 of the first score
+    assert fuse(ranked, {"a": 0.2, "b": 0.3, "c": 0.5}, weight=1.5) == ["b", "a", "c"]
+    assert fuse(ranked, {"a": 0.2, "b": 0.3, "c": 0.6}, weight=1.5) == ["c", "b", "a"]
+    # no similarity: the engine's order; ties keep it too
+    assert fuse(ranked, {}) == ["a", "b", "c"]
+    assert fuse([("a", 1.0), ("b", 1.0)], {"a": 0.5, "b": 0.5}) == ["a", "b"]
+    # a page without a similarity adds nothing; the others still move past it
+    assert fuse(ranked, {"b": 0.1, "c": 0.4}, weight=1.5) == ["c", "b", "a"]
+    # a later reading's page scored above an earlier one keeps that earlier one's share
+    joined = [("a", 4.0), ("b", 2.0), ("x", 3.0)]
+    assert fuse(joined, {"a": 0.0, "b": 0.1, "x": 0.1}, weight=1.0) == ["a", "b", "x"]
+    # scores of 0 (an engine that gave none): their order, then the similarity
+    assert fuse([("a", 0.0), ("b", 0.0)], {"a": 0.1, "b": 0.2}) == ["b", "a"]
+    assert fuse([], {}) == []
+
+
+def test_a_closer_section_moves_a_page_up_by_how_close_it_is(encoder):
+    from index.hits import Pending
+
+    match = semantic.SectionMatch(encoder, sections=4, depth=30)
+    texts = ["Shipping a box \u2014 the legend on the box says fragile",
+             "Plot options \u2014 Key \u2014 the key command moves the legend box of a plot",
+             "Folk tales \u2014 the legend of a giant who moved a box"]
+    vectors = [semantic.pack(encoder.encode([t])) for t in texts]
+    question = "how do I move the legend box of my plot"
+    query = encoder.encode([question])[0]
+    similar = {i: match.best(v, query) for i, v in zip("abc", vectors, strict=True)}
+    for scores in ((3.0, 2.9, 2.8), (3.0, 1.0, 0.9)):
+        ranked = [Pending(i, v, lambda: None, score)
+                  for i, v, score in zip("abc", vectors, scores, strict=True)]
+        expected = semantic.linear_fusion([(p.id, p.score) for p in ranked], similar)
+        assert [p.id for p in match.rerank(ranked, question)] == expected
+    # the section answering is closest; near scores let it pass, a far lower one not
+    assert max(similar, key=similar.get) == "b"
+    close = [Pending(i, v, lambda: None, s) for i, v, s in zip("abc", vectors, (3.0, 2.9, 2.8),
+                                                               strict=True)]
+    far = [Pending(i, v, lambda: None, s) for i, v, s in zip("abc", vectors, (3.0, 0.3, 0.2),
+                                                             strict=True)]
+    assert match.rerank(close, question)[0].id == "b"
+    assert match.rerank(far, question)[0].id == "a"
+
+
 def test_windows_cover_the_whole_page_within_the_budget():
     from index.base import Document
 

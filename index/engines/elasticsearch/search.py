@@ -212,7 +212,8 @@ class EsSearch:
                                         similar, parsed, self.options.snippet_chars,
                                         explained.get(hit["_id"]),
                                         text=source.get("snippet", ""), languages=languages,
-                                        sections=source.get("sections", "")))
+                                        sections=source.get("sections", "")),
+                      hit["_score"] or 0.0)
         results.took_ms = (time.perf_counter() - started) * 1000
         return results
 

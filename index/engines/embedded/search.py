@@ -134,7 +134,8 @@ class TantivySearch:
             plan.take(results, shown["id"], shown.get(VECTORS_FIELD, ""),
                       partial(make_hit, shown, candidate.score, similar, parsed,
                               o.snippet_chars, why, text=snippet, languages=len(others),
-                              sections=shown.get("sections", "")))
+                              sections=shown.get("sections", "")),
+                      candidate.score)
         if page == 1 and results.total < size:
             results.suggestion = self.suggest(parsed)
         if facets:
