@@ -2,12 +2,12 @@
 web cache, the crawl state, verdicts, the link graph, the batch store): WAL journal, a busy
 timeout, and a journal-mode switch that survives a busy database.
 
-SQLite's busy timeout does not cover ``PRAGMA journal_mode=WAL``: the switch needs the
-database to itself, and a connection opened while another one writes (a gunicorn worker's
-new thread during a burst of logins, a second crawl process starting) gets "database is
-locked" at once instead of waiting. :func:`connect` reads the mode first (a database already
-in WAL, the usual case, needs no switch: the mode is stored in the file) and retries the
-switch until the timeout.
+SQLite's busy timeout does not cover every case of ``PRAGMA journal_mode=WAL``: the switch
+needs the database to itself, and when two connections opening a new file at once (a
+gunicorn worker's new threads during a first burst of logins) both hold a shared lock and
+both want it to themselves, one gets "database is locked" at once instead of waiting.
+:func:`connect` reads the mode first (a database already in WAL, the usual case, needs no
+switch: the mode is stored in the file) and retries the switch until the timeout.
 """
 
 from __future__ import annotations
