@@ -134,11 +134,18 @@ class ReactorLag:
         self._schedule()
 
     def _watch(self, reactor_thread: int) -> None:
-        """The watchdog: the reactor thread's stack each ``stall_s`` a tick is late."""
+        """The watchdog: the reactor thread's stack each ``stall_s`` a tick is late, with the
+        CPU each thread of the process used since the tick was due (a reactor thread that
+        used little of the stall waited: for the GIL another thread held, or for a core)
+        and the stacks of the threads that used most."""
         logged_for, times = None, 0
+        before: tuple[float, dict[int, float]] = (time.monotonic(), _thread_cpu())
         while not self._stopped.wait(self.stall_s / 4):
             due = self._due
-            late = time.monotonic() - due
+            now = time.monotonic()
+            late = now - due
+            if late < 0:  # the tick is not due yet: the CPU counted in a stall starts here
+                before = (now, _thread_cpu())
             if late < self.stall_s:
                 continue
             if due != logged_for:
@@ -146,11 +153,31 @@ class ReactorLag:
             if late < self.stall_s * (times + 1):
                 continue
             times += 1
-            frame = sys._current_frames().get(reactor_thread)
+            frames = sys._current_frames()
+            frame = frames.get(reactor_thread)
             if frame is None:
                 return
+            cpu, names = _thread_cpu(), {t.ident: t.name for t in threading.enumerate()}
+            used = sorted(((cpu[t] - before[1].get(t, cpu[t]), t) for t in cpu), reverse=True)
+            lines = [f"{names.get(t, t)} {ms * 1000:.0f} ms" for ms, t in used if ms > 0.001]
             stack = "".join(traceback.format_stack(frame)[-25:])
-            logger.warning("reactor stalled %d ms, running:\n%s", round(late * 1000), stack)
+            others = "".join(
+                f"-- {names.get(t, t)}:\n" + "".join(traceback.format_stack(frames[t])[-8:])
+                for ms, t in used[:3] if t != reactor_thread and t in frames and ms > 0.01)
+            logger.warning("reactor stalled %d ms (CPU over %d ms: %s), running:\n%s%s",
+                           round(late * 1000), round((now - before[0]) * 1000),
+                           ", ".join(lines) or "none", stack, others)
+
+
+def _thread_cpu() -> dict[int, float]:
+    """CPU seconds of each live thread of this process, by ident."""
+    found = {}
+    for thread in threading.enumerate():
+        try:
+            found[thread.ident] = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+        except (OSError, TypeError, AttributeError):
+            continue
+    return found
 
 
 class ReactorFirst:
