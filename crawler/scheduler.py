@@ -141,6 +141,7 @@ class FrontierScheduler(BaseScheduler):
         self._settle_call: CallLaterResult | None = None
         self._last_poll = 0.0
         self._poll_now = True
+        self._refused = False  # a lease was refused since the last poll
         self._wake: CallLaterResult | None = None
         self._wake_at = 0.0
         self._pending_cache = (0.0, 0)
@@ -409,7 +410,7 @@ class FrontierScheduler(BaseScheduler):
         again when a host is due (a wake-up), when a lease ends, when new work was added, or
         ``poll_interval`` later (another worker's hosts), not each time the engine asks."""
         want = self._free_slots() - len(self._buffer)
-        if want > 0 and (self._poll_now
+        if want > 0 and (self._poll_now or (self._refused and not self._buffer)
                          or time.monotonic() - self._last_poll >= self.poll_interval):
             self._poll(want)
         while self._buffer:
@@ -421,6 +422,7 @@ class FrontierScheduler(BaseScheduler):
 
     def _poll(self, want: int) -> None:
         self._last_poll = time.monotonic()
+        self._refused = False
         self._settle()  # hosts whose request came back may be due again
         self.flush()  # so that hosts found since the last poll can be leased
         leases = self.frontier.next_ready(want)
@@ -508,12 +510,18 @@ class FrontierScheduler(BaseScheduler):
 
     def _refuse(self, lease: Lease, refund: bool) -> None:
         """Finish ``lease`` unfetched; with ``refund``, its host gets back the page of budget
-        its URL took when queued. The host is free again at once: the frontier is asked
-        again now, not at the next tick (a run of stale re-pushed copies at the head of a
-        host's queue cost a tick, 0.2 s, each: pauses of 20-40 s with nothing else to
-        crawl, ``bench/crawl_value.py``)."""
-        self.frontier.done(lease, Outcome(fetched=False, refund=refund))
-        self._poll_now = True
+        its URL took when queued. The host is free again at the next poll, made as soon as
+        the leases in hand are served, not at the next tick (a run of stale re-pushed
+        copies at the head of a host's queue cost a tick, 0.2 s, each: pauses of 20-40 s
+        with nothing else to crawl, ``bench/crawl_value.py``). The lease is reported with
+        the others finished since the last poll, in one frontier call before it
+        (``_settle``), or at the end of the reactor's turn: a verdict's refusals (a
+        condemned host's queue, a trap's URLs) and the stale copies of re-pushed URLs,
+        thousands in a crawl, each took a poll and a write transaction of their own on the
+        reactor thread."""
+        self._done.append((lease, Outcome(fetched=False, refund=refund), time.monotonic()))
+        self._settle_soon()
+        self._refused = True
         if refund:
             self._inc("frontier/budget_refunded")
 

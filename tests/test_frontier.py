@@ -360,6 +360,41 @@ def test_a_run_of_refused_urls_gives_the_reactor_turn_back(sched, monkeypatch):
     assert sched.stats["frontier/refusals_yielded"] == 2
 
 
+def test_urls_refused_in_one_turn_reach_the_frontier_in_one_call(sched, monkeypatch):
+    """Each refused lease is reported with the other leases finished since the last poll,
+    in one frontier call before the next poll, not a write transaction of its own: a
+    verdict's refusals ran to thousands a crawl on the reactor thread."""
+    turn = Turn()
+    monkeypatch.setattr("crawler.scheduler.call_later", turn.call_later)
+    monkeypatch.setattr(sched, "poll_interval", 60.0)  # polled when there is cause only
+    sched.crawler = object()  # in a crawl: reports wait for the reactor's turn
+    spider, frontier = sched.spider, sched.frontier
+    for host in ("trap1.test", "trap2.test", "trap3.test"):
+        for n in (1, 2):
+            sched.enqueue_request(scrapy.Request(f"http://{host}/cal/{n}",
+                                                 callback=spider.parse))
+    sched.flush()
+    robots = [sched.next_request() for _ in range(3)]
+    for request in robots:
+        fetch(sched, request, robots_response(request))
+    turn.end()
+    for host in ("trap1.test", "trap2.test", "trap3.test"):
+        sched.feedback.trap_pattern(url_pattern(f"http://{host}/cal/1"), host)
+    calls = []
+    done, done_many = frontier.done, frontier.done_many
+    frontier.done = lambda lease, outcome: calls.append(1) or done(lease, outcome)
+    frontier.done_many = lambda reports: calls.append(len(reports)) or done_many(reports)
+    assert sched.next_request() is None
+    assert sched.stats["frontier/dropped/template_trap"] == 6
+    # a lease a host at each poll, polled again once they are refused: each poll reports
+    # the refusals of the one before
+    assert calls == [3, 3]
+    turn.end()  # nothing left to report
+    assert calls == [3, 3]
+    assert not sched.has_pending_requests()
+    sched.crawler = None
+
+
 def test_a_template_trap_url_keeps_its_page_of_budget(sched):
     """A URL of a pattern found to be a template trap since it was queued is dropped when
     leased and keeps its page of the budget: a trap's URLs are what the budget bounds.
