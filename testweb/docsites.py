@@ -312,6 +312,27 @@ DOC_SITES: tuple[DocSite, ...] = (
     # JSON-GLib: a JSON library's GObject API reference made by gi-docgen, a class,
     # method or function a page, 274.
     DocSite("json-glib.test", "libjson-glib-doc", Path("/usr/share/doc/json-glib-1.0")),
+    # The thirteenth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # awesome: a window manager's Lua API reference made by ldoc, a class or module a
+    # page, with its configuration guides (the default rc.lua, themes, porting) and FAQ, 123.
+    DocSite("awesome.test", "awesome-doc", Path("/usr/share/doc/awesome/doc")),
+    # GNU Autoconf Archive: a collection of configure macros, its texinfo manual a macro a
+    # node and a page, 587.
+    DocSite("autoconf-archive.test", "autoconf-archive",
+            Path("/usr/share/doc/autoconf-archive/html")),
+    # FLAC: an audio codec's C and C++ API made by doxygen (modules, classes, structs,
+    # headers) with its porting guides, 207.
+    DocSite("flac.test", "libflac-doc", Path("/usr/share/doc/libflac-doc/api")),
+    # Pika: a Python AMQP (RabbitMQ) client's guides, usage examples a page each and its
+    # API reference (Sphinx), 51.
+    DocSite("pika.test", "python-pika-doc", Path("/usr/share/doc/python-pika-doc/html")),
+    # PLplot: a plotting library's manual (DocBook), chapters of small sections and its
+    # API a function a page, 308.
+    DocSite("plplot.test", "plplot-doc", Path("/usr/share/doc/plplot-doc/html")),
+    # The Debian Policy Manual: a distribution's packaging rules, a chapter or appendix a
+    # page (Sphinx), 27.
+    DocSite("debian-policy.test", "debian-policy",
+            Path("/usr/share/doc/debian-policy/policy.html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
