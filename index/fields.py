@@ -49,6 +49,7 @@ __all__ = [
     "NEAR_FIELDS",
     "FACET_FIELDS",
     "IDF_FIELD",
+    "JOINED_FIELDS",
     "OPTIONAL_FIELDS",
     "IDENTS",
     "IDENT_PARTS_WEIGHT",
@@ -145,6 +146,11 @@ DEFINE_FIELDS = FieldWeights(title=0.0, anchors=0.0, url=0.0, body=0.0, idents=0
 OPTIONAL_FIELDS = ("body",)
 #: Where the proximity signal looks for the query's words near each other.
 NEAR_FIELDS = ("title", "body")
+#: Where a page lacking a word of the query scores the compounds that word forms with its
+#: other words (``query.joined_compounds``): running text writes some words as one
+#: (``fulltext`` for ``full text``), which a page holding the words apart does not need.
+JOINED_FIELDS = FieldWeights(title=0.0, anchors=0.0, url=0.0, body=1.0, idents=0.0,
+                             tie_breaker=0.0)
 #: The field whose document frequencies give a query word's IDF (pages lacking a word).
 IDF_FIELD = "body"
 #: Where a compound of the query's words scores (names are written as one word in titles,

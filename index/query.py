@@ -59,6 +59,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "QUESTION_COVERAGE",
     "QUESTION_WORDS",
+    "SENTENCE_WORDS",
     "MAX_TERMS",
     "And",
     "Node",
@@ -73,6 +74,7 @@ __all__ = [
     "Site",
     "Term",
     "excludes",
+    "is_sentence",
     "literal_reading",
     "looks_pasted",
     "names_identifier",
@@ -97,6 +99,13 @@ MAX_MISSING_SHARE = 0.5
 #: Fewest required words of a question-shaped query (``Query.question``: a plain query
 #: with a word that frames a question, ``how``, ``my``, ``should``, beside its topic).
 QUESTION_WORDS = 3
+#: Fewest required words of a query written as a sentence without a word framing it as a
+#: question (``is_sentence``: ``list the callers of each function rather than the
+#: functions it calls``), read as a question is; a keyword query is shorter.
+SENTENCE_WORDS = 6
+#: What a sentence typed in a user's words never holds and an error message, a
+#: configuration line or a path does (``WARNING: Number of errors: 0``, ``a=1, b``).
+_NOT_SENTENCE = re.compile(r"[:;,=\"<>{}\[\]|/\\]")
 #: The share of the ``allwords`` bonus (``Candidate.coverage``) a page holding some but not
 #: all of a question's required words keeps (``Query.partial_coverage``): a question is
 #: worded as its asker speaks, not as its answer is written, so a page lacking one of its
@@ -355,12 +364,13 @@ class Query:
     def question(self) -> bool:
         """Whether the query is shaped as a question: a plain query with words that frame
         a question (``optional_words``: ``how do I``, ``my``, ``should``) beside at least
-        ``QUESTION_WORDS`` required words. Its asker words it as they speak, not as its
-        answer is written (``throw away`` where the page says ``purge``), so any of its
-        words matches (``min_words``), scored in the page's text (``FieldWeights.question``),
-        a page lacking some of them keeping ``partial_coverage`` of the ``allwords`` bonus."""
-        return (bool(self.optional_words)
-                and len(self.required_words) >= QUESTION_WORDS)
+        ``QUESTION_WORDS`` required words, or a sentence without them (``is_sentence``).
+        Its asker words it as they speak, not as its answer is written (``throw away``
+        where the page says ``purge``), so any of its words matches (``min_words``), scored
+        in the page's text (``FieldWeights.question``), a page lacking some of them keeping
+        ``partial_coverage`` of the ``allwords`` bonus."""
+        return ((bool(self.optional_words) and len(self.required_words) >= QUESTION_WORDS)
+                or is_sentence(self))
 
     @cached_property
     def min_words(self) -> int:
@@ -583,6 +593,21 @@ def relaxations(query: Query) -> list[tuple[str, str]]:
                     for t in tokens)):
         out.append(("Any of the words", " OR ".join(words)))
     return out
+
+
+def joined_compounds(query: Query, index: int) -> tuple[str, ...]:
+    """The compounds (``Query.compounds``) required word ``index`` forms with another word
+    of the query: what a page lacking that word may write in its place, joined to its
+    neighbour (``fulltext`` for the ``full`` of ``mailbox full text search index``). A
+    page holding every word does not score them: in its text a compound is as often a
+    class named by the words (``ConnectionPool``, ``JsonRequest``) as the words."""
+    if not query.compounds:
+        return ()
+    own = set(query.compounds)
+    words = [w.word for w in query.required_words]
+    return tuple(dict.fromkeys(
+        c for i, other in enumerate(words) if i != index
+        for c in compound_terms([words[index], other]) if c in own))
 
 
 def navigational(words: tuple) -> tuple[Term, ...]:
@@ -932,6 +957,24 @@ def looks_pasted(query: Query) -> bool:
     such as ``-r``, ``$``, a word touching a parenthesis, a file name followed by an option
     such as ``gcc myprog.c -lmpfr``): its operators may be words."""
     return bool(_PASTED.search(query.raw))
+
+
+def is_sentence(query: Query) -> bool:
+    """Whether a plain query is a sentence in a user's words with no word framing it as a
+    question (``add a request id to every log line of a web request``): at least
+    ``SENTENCE_WORDS`` required words, an English function word (a stopword, dropped
+    beside them; ``à`` is not ``a``) among them, none of the punctuation of a message or
+    a configuration line (``_NOT_SENTENCE``), not an identifier (``names_identifier``)
+    nor a pasted text (``looks_pasted``). It is read as a question (``Query.question``): a
+    keyword query is shorter and holds no function words (``restrict default kod limited
+    nomodify nopeer noquery``, a configuration line, stays one)."""
+    words = query.required_words
+    if (len(words) < SENTENCE_WORDS or query.optional_words or _NOT_SENTENCE.search(query.raw)
+            or any(isinstance(w, Term) and is_stopword(w.term) for w in words)
+            or names_identifier(query) or looks_pasted(query)):
+        return False
+    return any(t.kind == _WORD and t.value.isascii() and (terms := analyze(t.value))
+               and all(map(is_stopword, terms)) for t in query.tokens)
 
 
 def names_identifier(query: Query) -> bool:

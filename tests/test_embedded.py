@@ -343,7 +343,8 @@ def test_a_question_reads_vectors_only_where_a_page_holds_them(tmp_path, monkeyp
         tantivy.Index(schema(embedded_by=False), path=str(tmp_path))
     reranked = []
     monkeypatch.setattr(SectionMatch, "rerank",
-                        lambda self, ranked, text: reranked.append(text) or list(ranked))
+                        lambda self, ranked, text, ahead=None:
+                        reranked.append(text) or list(ranked))
     backend = EmbeddedBackend(tmp_path)
     pages = [doc(f"http://legend.test/{i}", f"Legend {i}", f"Move the plot legend {i}.")
              for i in range(3)]
@@ -435,6 +436,24 @@ def test_a_compound_of_query_words_in_a_title_ranks_the_page_first(tmp_path):
     assert backend.search("ignore files git").hits[0].url == "http://g.test/gitignore"
     off = EmbeddedBackend(tmp_path, compound_fields=FieldWeights(0, 0, 0, 0))
     assert off.search("ignore files git").hits[0].url == "http://g.test/check-ignore"
+    backend.close()
+
+
+def test_a_page_lacking_a_word_scores_it_joined_to_another(tmp_path):
+    # "fulltext" where the query says "full text": the page lacking "full" leads the
+    # page holding every word apart only by the compound in its text.
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([
+        doc("http://c.test/squatter", "SQUATTER",
+            "squatter creates a text index of each mailbox for search; reindex changed "
+            "mailboxes (fulltext) every three hours, and the settings of the indexer " * 2),
+        doc("http://c.test/imapd.conf", "IMAPD.CONF",
+            "a full mailbox, the search engine, the index and the text of a message; " * 3
+            + "and more settings " * 5),
+    ] + [doc(f"http://c.test/{n}", f"notes {n}", "full mailbox") for n in range(8)])
+    backend.refresh()
+    query = "mailbox full text search index"
+    assert backend.search(query).hits[0].url == "http://c.test/squatter"
     backend.close()
 
 

@@ -20,6 +20,7 @@ from index.query import (
     QueryTooLong,
     Site,
     Term,
+    is_sentence,
     literal_reading,
     looks_pasted,
     names_identifier,
@@ -566,3 +567,39 @@ def test_the_query_language_is_guessed_once():
     before = query_module._language.cache_info().misses
     assert parsed.language() == parsed.language() == parse(parsed.raw).language()
     assert query_module._language.cache_info().misses == before + 1
+
+
+def test_a_lacking_word_joined_to_another_is_a_compound_of_the_query():
+    from index.query import joined_compounds
+
+    query = parse("mailbox full text search index")
+    assert "fulltext" in joined_compounds(query, 1)  # full
+    assert "fulltext" in joined_compounds(query, 2)  # text
+    assert "fulltext" not in joined_compounds(query, 0)  # mailbox
+    assert set(joined_compounds(query, 0)) <= set(query.compounds)
+    assert joined_compounds(parse('"full text" search index'), 1) == ()  # a phrase
+
+
+def test_a_sentence_without_question_words_is_read_as_a_question():
+    # six required words or more, a function word among them, no message punctuation
+    for text in ("list the callers of each function rather than the functions it calls",
+                 "add a request id to every log line of a web request",
+                 "is there a graphical web tool for the cluster instead of the command line"):
+        q = parse(text)
+        assert is_sentence(q) and q.question and not q.optional_words
+        assert q.min_words == 1 and q.partial_coverage == QUESTION_COVERAGE
+        assert FieldWeights().for_query(q) == FieldWeights().question()
+    # keywords (no function word), a short sentence, a message, a configuration line, an
+    # identifier, French, stopwords alone, a pasted command, a quoted phrase: as before
+    for text in ("configure apache virtual hosts ssl certificates redirect port",
+                 "restrict default kod limited nomodify nopeer noquery",
+                 "git set user name and email",
+                 "WARNING: Number of errors: 0, skipped probes: 5",
+                 "current transaction is aborted, commands ignored until end of transaction block",
+                 "the os.path module joins a path to the name of a file",
+                 "mettre à jour vers la version suivante de debian",
+                 "to be or not to be",
+                 "tar -x the archive into a directory of the same name",
+                 '"list the callers" of each function rather than the functions it calls'):
+        q = parse(text)
+        assert not is_sentence(q) and not q.question, text

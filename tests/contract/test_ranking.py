@@ -7,7 +7,7 @@ import pytest
 
 from index.query import QUESTION_COVERAGE
 from index.signals import SiteHome, TextRelevance
-from tests.contract.conftest import BACKENDS, doc, holding, urls
+from tests.contract.conftest import BACKENDS, doc, holding, others, urls
 
 
 def test_pages_in_the_query_language_rank_first(backend):
@@ -46,6 +46,26 @@ def test_a_compound_of_query_words_in_a_title_ranks_the_page_first(backend):
         + [doc(f"http://g.test/{n}", f"git-{n}", "git") for n in range(20)],
     )
     assert urls(backend.search("ignore files git"))[0] == "http://g.test/gitignore"
+
+
+def test_a_compound_of_query_words_in_the_text_counts_for_the_page(backend):
+    # The indexer's man page writes "fulltext" where the query says "full text" (so it
+    # lacks "full"); the reference page holds every word apart, and by text alone leads.
+    holding(
+        backend,
+        [
+            doc("http://c.test/man/squatter", "SQUATTER",
+                "squatter creates a text index of each mailbox for search; reindex "
+                "changed mailboxes (fulltext) every three hours, and the settings of "
+                "the indexer " * 2),
+            doc("http://c.test/man/imapd.conf", "IMAPD.CONF",
+                "a full mailbox, the search engine, the index and the text of a message; "
+                * 3 + "and more settings " * 5),
+        ]
+        + others("c.test", "notes", "full mailbox", 8),
+    )
+    assert urls(backend.search("mailbox full text search index"))[:2] == [
+        "http://c.test/man/squatter", "http://c.test/man/imapd.conf"]
 
 
 def test_a_navigational_query_finds_the_home_page(backend):
@@ -503,3 +523,8 @@ def test_a_question_finds_its_answer_worded_otherwise(backend):
     found = backend.search("throw away old page cache")
     assert urls(found)[0] == "http://v.test/changes"
     assert found.extra.get("reading") == "words"
+    # a sentence without a word framing it as a question (query.is_sentence) reads as one
+    found = backend.search("throw away an old page from the cache", explain=True)
+    allwords = {h.url: h.explain["allwords"]["value"] for h in found.hits[:2]}
+    assert allwords == {"http://v.test/changes": 1.0,
+                        "http://v.test/purging": pytest.approx(QUESTION_COVERAGE)}

@@ -31,12 +31,25 @@ from index.fields import (
     DEFINE_FIELDS,
     IDENT_PARTS_WEIGHT,
     IDENTS,
+    JOINED_FIELDS,
     LABEL_FIELDS,
     NEAR_FIELDS,
     OPTIONAL_FIELDS,
     FieldWeights,
 )
-from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
+from index.query import (
+    And,
+    AtLeast,
+    Lang,
+    Node,
+    Not,
+    Or,
+    Phrase,
+    Query,
+    Site,
+    Term,
+    joined_compounds,
+)
 from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
 
 __all__ = ["HOME_FIRST", "QueryCompiler", "RankingQuery", "blend_terms", "word_idf"]
@@ -76,14 +89,16 @@ class QueryCompiler:
         fields = [f"{f}^{w:g}" for f, w in self.field_weights.only(OPTIONAL_FIELDS).items()]
         return self._multi_match(node.term, "best_fields", fields) if fields else None
 
-    def compound(self, term: str) -> dict:
-        """A compound term of the query's words in the compound fields, scored."""
+    def compound(self, term: str, fields: FieldWeights | None = None) -> dict:
+        """A compound term of the query's words in the compound fields (or ``fields``),
+        scored."""
+        fields = fields or self.compound_fields
         return {
             "multi_match": {
                 "query": term,
                 "type": "best_fields",
-                "fields": [f"{f}^{w:g}" for f, w in self.compound_fields.items()],
-                "tie_breaker": self.compound_fields.tie_breaker,
+                "fields": [f"{f}^{w:g}" for f, w in fields.items()],
+                "tie_breaker": fields.tie_breaker,
                 "analyzer": "whitespace",
             }
         }
@@ -311,11 +326,19 @@ class RankingQuery:
         """The pages lacking one minor word (``Query.lacking``), each a filter with that
         word's share of the query's IDF; they exclude each other and the pages holding
         every word."""
-        compiled = [self.compiler_for(parsed).compile(w) for w in parsed.required_words]
-        return tuple(
-            ({"bool": {"must": [c for j, c in enumerate(compiled) if j not in missing],
-                       "must_not": [compiled[j] for j in missing]}}, share)
-            for missing, share in parsed.lacking(idf))
+        compiler = self.compiler_for(parsed)
+        compiled = [compiler.compile(w) for w in parsed.required_words]
+        out = []
+        for missing, share in parsed.lacking(idf):
+            clause = {"must": [c for j, c in enumerate(compiled) if j not in missing],
+                      "must_not": [compiled[j] for j in missing]}
+            # scored where the text writes the missing word joined to another
+            joined = [compiler.compound(c, JOINED_FIELDS)
+                      for j in missing for c in joined_compounds(parsed, j)]
+            if joined:
+                clause["should"] = joined
+            out.append(({"bool": clause}, share))
+        return tuple(out)
 
     def _retrieval(self, query: dict, context: RankContext, home_boost: float = 1.0) -> dict:
         """``query`` plus optional words and compounds scoring up (same pages) and the home

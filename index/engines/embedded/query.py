@@ -19,12 +19,25 @@ from index.fields import (
     IDENT_PARTS_WEIGHT,
     IDENTS,
     IDF_FIELD,
+    JOINED_FIELDS,
     LABEL_FIELDS,
     NEAR_FIELDS,
     OPTIONAL_FIELDS,
     FieldWeights,
 )
-from index.query import And, AtLeast, Lang, Node, Not, Or, Phrase, Query, Site, Term
+from index.query import (
+    And,
+    AtLeast,
+    Lang,
+    Node,
+    Not,
+    Or,
+    Phrase,
+    Query,
+    Site,
+    Term,
+    joined_compounds,
+)
 
 __all__ = ["TantivyCompiler"]
 
@@ -294,9 +307,19 @@ class TantivyCompiler:
             clauses = [(Occur.Must, w) for j, w in enumerate(compiled) if j not in missing]
             for j in missing:
                 clauses += self.absent(words[j])
+                clauses += self.joined(parsed, j)
             out.append((tantivy.Query.boost_query(tantivy.Query.boolean_query(clauses),
                                                   1.0 - share), share))
         return out
+
+    def joined(self, parsed: Query, index: int) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+        """Clauses scoring a page lacking required word ``index`` up where its text writes
+        that word joined to another of the query (``query.joined_compounds``,
+        ``JOINED_FIELDS``); none for a compound no page holds there."""
+        nodes = [Term(c, c) for c in joined_compounds(parsed, index)]
+        compiled = [(node, self.word(node, JOINED_FIELDS, scoring=True)) for node in nodes]
+        return [(Occur.Should, q) for node, q in compiled
+                if (node, JOINED_FIELDS, True) not in self._nothing]
 
     def idf(self, searcher: tantivy.Searcher, node: Term | Phrase) -> float:
         """BM25's IDF of a query word in the body field (a phrase: its rarest term)."""
