@@ -251,7 +251,7 @@ def embed_questions(backend: EmbeddedBackend, queries: list[str]) -> dict:
     seen: set[str] = set()
     rerank = SectionMatch.rerank
 
-    def record(self, ranked, text):
+    def record(self, ranked, text, ahead=None):
         seen.update(p.id for p in ranked)
         return list(ranked)
 

@@ -268,11 +268,12 @@ class SearchPlan:
             results = self._read(run, page, size)
             results.hits += [p.make() for p in results.extra.pop(PENDING, ())]
             return results
+        ahead = match.encode_ahead(self.query.raw)  # while the engine searches
         results = self._read(run, 1, match.depth)
         pending = results.extra.pop(PENDING, [])
         offset = (page - 1) * size
         results.hits = [p.make() for p in
-                        match.rerank(pending, results.query)[offset:offset + size]]
+                        match.rerank(pending, results.query, ahead)[offset:offset + size]]
         results.page, results.size = page, size
         if results.total >= size:  # the engine offered one for fewer than ``depth``
             results.suggestion = None

@@ -47,6 +47,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -234,6 +235,7 @@ class SectionMatch:
     def __init__(self, encoder: Encoder | StaticEncoder | None, sections: int, depth: int,
                  queries: str = "all", *,
                  load: Callable[[], Encoder | StaticEncoder] | None = None,
+                 load_query: Callable[[], Encoder | StaticEncoder] | None = None,
                  version: str = TRANSFORMER):
         if queries not in QUERY_SCOPES:
             raise ValueError(f"SEARCH_SEMANTIC_QUERIES is {queries!r}: set one of "
@@ -242,6 +244,12 @@ class SectionMatch:
         #: Loads the encoder on first use (``encoder`` is then ``None``): a search whose
         #: results hold no vectors never loads the model.
         self._load = load
+        #: Loads the encoder of queries on first use (``None``: :attr:`encoder`): the same
+        #: model on one onnxruntime thread, so a query encoded while the engine searches
+        #: (:meth:`encode_ahead`) leaves the engine's thread the other core.
+        self._load_query = load_query
+        self._query_encoder: Encoder | StaticEncoder | None = None
+        self._ahead: ThreadPoolExecutor | None = None
         #: Most windows embedded a page (``SEARCH_SEMANTIC_SECTIONS``).
         self.sections = sections
         #: Results re-ranked (``SEARCH_SEMANTIC_DEPTH``).
@@ -263,6 +271,34 @@ class SectionMatch:
                 if self._encoder is None:
                     self._encoder = self._load()
         return self._encoder
+
+    @property
+    def query_encoder(self) -> Encoder | StaticEncoder:
+        """The encoder of queries, loaded on first use: :attr:`encoder`'s model on one
+        onnxruntime thread (its vectors the same), or :attr:`encoder` itself."""
+        if self._load_query is None:
+            return self.encoder
+        if self._query_encoder is None:
+            with self._lock:
+                if self._query_encoder is None:
+                    self._query_encoder = self._load_query()
+        return self._query_encoder
+
+    def encode_ahead(self, text: str) -> tuple[str, Future] | None:
+        """``text`` being encoded in a helper thread while the engine searches (the model
+        runs outside the GIL, on one thread), for :meth:`rerank`; ``None`` without an
+        encoder of queries of its own (``load_query``) and until it is loaded by a first
+        query, so a process whose searches never met a page with vectors never loads the
+        model."""
+        encoder = self._query_encoder
+        if encoder is None:
+            return None
+        if self._ahead is None:
+            with self._lock:
+                if self._ahead is None:
+                    self._ahead = ThreadPoolExecutor(max_workers=2,
+                                                     thread_name_prefix="semantic-query")
+        return text, self._ahead.submit(encoder.encode, [text])
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """The unit vectors of ``texts``, in order, as stored (int8, :func:`quantize`);
@@ -323,21 +359,26 @@ class SectionMatch:
     def best(self, stored: str, query: np.ndarray) -> float | None:
         """A page's semantic score: its best section's cosine similarity to ``query``
         (``None`` for a page stored without vectors of this encoder)."""
-        vectors = unpack(stored, self.encoder.dim, self.version)
+        vectors = unpack(stored, len(query), self.version)
         return float((vectors @ query).max()) if len(vectors) else None
 
-    def rerank(self, ranked: Sequence[Pending], text: str) -> list[Pending]:
+    def rerank(self, ranked: Sequence[Pending], text: str,
+               ahead: tuple[str, Future] | None = None) -> list[Pending]:
         """``ranked`` (the engine's order and scores) ordered by their engine score relative
         to the first's plus ``SEMANTIC_WEIGHT`` times their best section's similarity to
         ``text`` (:func:`linear_fusion`): a page whose section answers moves up by how
         close it is, not merely by its place among the others; a page without vectors of
         this encoder (none yet, or another model's) keeps its engine score alone, and every
-        page its engine order when none has them (the query is then not encoded)."""
+        page its engine order when none has them (the query is then not encoded). The
+        query's vector is ``ahead``'s when that encodes ``text`` (:meth:`encode_ahead`)."""
         stored = [p for p in ranked if self.holds(p.vectors)]
         if not stored:
             return list(ranked)
         try:
-            query = self.encoder.encode([text])[0]
+            if ahead is not None and ahead[0] == text:
+                query = ahead[1].result()[0]
+            else:
+                query = self.query_encoder.encode([text])[0]
         except ModelMissing as exc:  # the engine's order, said once a process
             if not self._missing_logged:
                 self._missing_logged = True
@@ -419,4 +460,5 @@ def section_match(sections: int, depth: int, model: str = "transformer",
     if model not in MODELS:
         raise ValueError(f"SEARCH_SEMANTIC_MODEL is {model!r}: set one of {', '.join(MODELS)}")
     return SectionMatch(None, sections, depth, queries, load=lambda: encoder(model),
+                        load_query=(lambda: encoder(model, 1)) if model == "transformer" else None,
                         version=MODEL_VERSIONS[model])

@@ -231,3 +231,44 @@ def test_the_model_loads_on_first_use_and_a_missing_one_keeps_the_engines_order(
     lines = [r.getMessage() for r in caplog.records if r.name == "index.semantic"]
     assert len(lines) == 1 and "not installed" in lines[0] and "engine's order" in lines[0]
 
+
+
+def test_a_question_is_encoded_while_the_engine_searches_once_its_encoder_is_loaded():
+    """The query encoder (the model on one thread) is loaded by a first question that
+    meets vectors; after it a question is encoded ahead, in a helper thread, and the
+    re-ranking takes that vector; the batch's encoder is never loaded for it."""
+    from index.hits import Pending
+
+    class Stub:
+        dim = 384
+
+        def __init__(self):
+            self.texts = []
+
+        def encode(self, texts):
+            self.texts += texts
+            return np.ones((len(texts), 384), np.float32) / 384**0.5
+
+    stub, batch = Stub(), []
+    match = semantic.SectionMatch(None, sections=4, depth=30,
+                                  load=lambda: batch.append(1), load_query=lambda: stub)
+    assert match.encode_ahead("how do I plot") is None  # not loaded: nothing started
+    stored = semantic.pack(np.ones((1, 384), np.float32) / 384**0.5)
+    ranked = [Pending(i, stored, lambda: None) for i in "ab"]
+    assert match.rerank(ranked, "how do I plot") == ranked and stub.texts == ["how do I plot"]
+    ahead = match.encode_ahead("how do I save")
+    assert ahead is not None and ahead[0] == "how do I save"
+    assert match.rerank(ranked, "how do I save", ahead) == ranked
+    assert stub.texts == ["how do I plot", "how do I save"]  # encoded once, ahead
+    other = match.encode_ahead("how do I print")
+    match.rerank(ranked, "how do I print it", other)  # another text: encoded again
+    assert stub.texts[-1] == "how do I print it" and batch == []
+
+
+def test_the_query_encoder_is_the_model_on_one_thread(encoder):
+    """The encoder of queries gives the batch encoder's vectors (one onnxruntime thread
+    against two)."""
+    two = semantic.Encoder(threads=2)
+    texts = ["how do I change the legend of a plot", "what does git rebase do"]
+    assert np.array_equal(encoder.encode(texts[:1]), two.encode(texts[:1]))
+    assert np.array_equal(encoder.encode(texts[1:]), two.encode(texts[1:]))

@@ -267,3 +267,20 @@ def test_a_question_pasted_from_a_program_keeps_the_engine_order(static_engines)
     assert parse(PASTED_QUESTION).question and looks_pasted(parse(PASTED_QUESTION))
     assert urls(on.search(PASTED_QUESTION)) != urls(off.search(PASTED_QUESTION))
     assert urls(questions.search(PASTED_QUESTION)) == urls(off.search(PASTED_QUESTION))
+
+
+# the question's topic written as a sentence, with no word framing it as a question
+# (query.is_sentence), and the same words typed as keywords
+SENTENCE = "the box explaining each curve is drawn over the plot"
+KEYWORDS = "box explaining each curve drawn over plot"
+
+
+def test_a_sentence_is_reranked_as_a_question(static_engines):
+    from index.query import is_sentence, parse
+
+    off, on, questions = static_engines
+    assert is_sentence(parse(SENTENCE)) and parse(SENTENCE).question
+    assert not parse(KEYWORDS).question
+    assert urls(questions.search(SENTENCE)) == urls(on.search(SENTENCE)) != urls(
+        off.search(SENTENCE))
+    assert urls(questions.search(KEYWORDS)) == urls(off.search(KEYWORDS))
