@@ -155,29 +155,58 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
     refuse_sealed(sorted(scored), "a miss listing")
     with pytest.raises(ValueError, match="scored once"):
         sealed_sites("sixth")
-    with pytest.raises(ValueError, match="no sealed set 'fourteenth'"):
-        sealed_sites("fourteenth")
+    with pytest.raises(ValueError, match="no sealed set 'fifteenth'"):
+        sealed_sites("fifteenth")
 
 
-def test_the_thirteenth_set_is_sealed_until_it_is_scored():
-    """The newest set, not scored yet: the harness as it stands never looks into it."""
-    thirteenth = SEALED_SETS["thirteenth"]
-    assert "thirteenth" not in SCORED_SETS and list(UNSCORED_SETS) == ["thirteenth"]
-    assert SEALED_SITES == thirteenth == sealed_sites("thirteenth") == sealed_sites()
-    sealed = load_queries(part="sealed")
-    assert sealed == [j for j in load_queries(part="all") if j.site in thirteenth]
-    assert len(sealed) >= 100 and {j.site for j in sealed} == thirteenth
-    assert not {j.site for j in load_queries()} & thirteenth
-    assert load_queries(hosts=thirteenth) == []
-    with pytest.raises(SealedSitesError, match="flac.test, pika.test"):
-        refuse_sealed(["pika.test", "flask.test", "flac.test"], "explain output")
-    for site in sorted(thirteenth):
+def test_two_sets_wait_for_their_scoring_and_both_are_sealed():
+    """The thirteenth and the fourteenth, neither scored yet: the harness refuses both and
+    scores each alone (``--sealed --set NAME``) or both together (``--sealed``)."""
+    thirteenth, fourteenth = SEALED_SETS["thirteenth"], SEALED_SETS["fourteenth"]
+    assert list(UNSCORED_SETS) == ["thirteenth", "fourteenth"]
+    assert not {"thirteenth", "fourteenth"} & SCORED_SETS
+    assert SEALED_SITES == thirteenth | fourteenth == sealed_sites()
+    assert sealed_sites("thirteenth") == thirteenth
+    assert sealed_sites("fourteenth") == fourteenth
+    assert (default_cache(sealed=True, sealed_set="thirteenth").name
+            == "relevance-sealed-thirteenth")
+    assert (default_cache(sealed=True, sealed_set="fourteenth").name
+            == "relevance-sealed-fourteenth")
+
+
+@pytest.mark.parametrize(("name", "pair"), [
+    ("thirteenth", ("flac.test", "pika.test")),
+    ("fourteenth", ("libssh.test", "maxima.test")),
+])
+def test_each_unscored_set_is_sealed_until_it_is_scored(name, pair):
+    """A set not scored yet: the harness as it stands never looks into it."""
+    sites = SEALED_SETS[name]
+    everything = load_queries(part="all")
+    sealed = [j for j in load_queries(part="sealed") if j.site in sites]
+    assert sealed == [j for j in everything if j.site in sites]
+    assert len(sealed) >= 100 and {j.site for j in sealed} == sites
+    assert not {j.site for j in load_queries()} & sites
+    assert load_queries(hosts=sites) == []
+    with pytest.raises(SealedSitesError, match=", ".join(pair)):
+        refuse_sealed([pair[1], "flask.test", pair[0]], "explain output")
+    for site in sorted(sites):
         with pytest.raises(SealedSitesError, match=site):
             refuse_sealed(["sphinx.test", site], "a tuning run")
     with pytest.raises(SealedSitesError):
         miss_lines(sealed[:3], Scores({j.query: None for j in sealed[:3]}), lambda query: [])
-    assert (default_cache(sealed=True, sealed_set="thirteenth").name
-            == "relevance-sealed-thirteenth")
+
+
+def test_the_fourteenth_set_has_seventeen_queries_a_site_of_each_kind():
+    """7 identifiers or pasted commands, 6 questions of six or more words, 4 keyword or
+    navigational queries on each of its six sites: 102 in all."""
+    judged = [j for j in load_queries(part="sealed") if j.site in SEALED_SETS["fourteenth"]]
+    assert len(judged) == 102
+    for site in SEALED_SETS["fourteenth"]:
+        kinds = Counter("keywords" if j.cls == "navigational" else j.cls
+                        for j in judged if j.site == site)
+        assert kinds == {"identifier": 7, "question": 6, "keywords": 4}, (site, kinds)
+    assert all(len(j.query.split()) >= 6 for j in judged if j.cls == "question")
+    assert sum(j.cls == "navigational" for j in judged) == 6
 
 
 @pytest.mark.parametrize("name", ["seventh", "eighth", "ninth", "tenth", "eleventh",
@@ -201,8 +230,13 @@ def test_the_sets_scored_once_are_open_now(name):
     ["--sites", "debian-policy.test", "--cache", "x", "--check-answers"],
     ["--sites", "autoconf-archive.test,flac.test,plplot.test", "--cache", "x",
      "--check-answers"],
+    ["--sites", "kombu.test", "--cache", "x"],
+    ["--sites", "flask.test,libsoup.test", "--cache", "x"],
+    ["--sites", "graphicsmagick.test", "--cache", "x", "--check-answers"],
+    ["--sites", "libssh.test,maxima.test,xlib.test", "--cache", "x", "--check-answers"],
+    ["--sealed", "--set", "fourteenth", "--show-misses"],
 ])
-def test_the_harness_refuses_to_look_into_the_thirteenth_set(args):
+def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
     """Refused before anything is crawled: the argument check fails first."""
     run = subprocess.run([sys.executable, "-m", "bench.relevance", *args], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
@@ -210,19 +244,23 @@ def test_the_harness_refuses_to_look_into_the_thirteenth_set(args):
     assert "sealed" in run.stderr and not run.stdout
 
 
-def test_the_thirteenth_set_is_reported_alone_by_site_and_class_only():
+def test_the_unscored_sets_are_reported_apart_by_site_and_class_only():
     judged = load_queries(part="sealed")
-    awesome = {j.query for j in judged if j.site == "awesome.test"}
-    ours = Scores({j.query: 1 if j.query in awesome else None for j in judged})
+    firsts = {j.query for j in judged if j.site in ("awesome.test", "kombu.test")}
+    ours = Scores({j.query: 1 if j.query in firsts else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, SEALED_SITES, []), base, judged)
-    assert list(sets) == ["thirteenth"]
-    figures = sets["thirteenth"]
-    assert figures["queries"] == len(judged) and figures["sites"] == sorted(SEALED_SITES)
-    assert figures["per_site"].keys() == SEALED_SETS["thirteenth"]
-    assert figures["per_site"]["awesome.test"]["mrr_at_10"] == 1.0
-    assert figures["per_site"]["pika.test"]["mrr_at_10"] == 0.0
-    assert figures["baseline_mrr_at_10"] == 0.5
+    assert list(sets) == ["thirteenth", "fourteenth"]
+    for name, first, other in (("thirteenth", "awesome.test", "pika.test"),
+                               ("fourteenth", "kombu.test", "xlib.test")):
+        figures = sets[name]
+        part = [j for j in judged if j.site in SEALED_SETS[name]]
+        assert figures["queries"] == len(part)
+        assert figures["sites"] == sorted(SEALED_SETS[name])
+        assert figures["per_site"].keys() == SEALED_SETS[name]
+        assert figures["per_site"][first]["mrr_at_10"] == 1.0
+        assert figures["per_site"][other]["mrr_at_10"] == 0.0
+        assert figures["baseline_mrr_at_10"] == 0.5
     assert not {j.query for j in judged} & set(json.dumps(sets).split('"'))
 
 

@@ -333,6 +333,36 @@ DOC_SITES: tuple[DocSite, ...] = (
     # page (Sphinx), 27.
     DocSite("debian-policy.test", "debian-policy",
             Path("/usr/share/doc/debian-policy/policy.html")),
+    # The fourteenth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Kombu: a Python messaging library's user guide (connections, producers, consumers,
+    # pools, serialization, failover), FAQ and API reference, a module a page (Sphinx),
+    # 87.
+    DocSite("kombu.test", "python-kombu-doc", Path("/usr/share/doc/python-kombu-doc/html")),
+    # libssh: an SSH library's C API made by doxygen (a group of functions a page, its
+    # classes and headers) with its tutorial a chapter a page, 164 (the PKCS #11 chapter is
+    # linked only from doxygen's script menu); /search/ is doxygen's script search, kept
+    # out as a build by-product.
+    DocSite("libssh.test", "libssh-doc", Path("/usr/share/doc/libssh-dev/html"),
+            (*DEFAULT_DISALLOW, "/search/")),
+    # Maxima: a computer algebra system's texinfo manual, a node a page (the functions and
+    # variables of a topic or a share package on one page), with the whole manual again on
+    # one 5 MB page; the root has no index.html, so it is a listing, 385.
+    DocSite("maxima.test", "maxima-doc", Path("/usr/share/doc/maxima-doc/html")),
+    # libsoup: an HTTP library's GObject API made by gi-docgen, a class, method, property
+    # or signal a page, with its client, TLS, thread-safety, server and porting guides,
+    # 628.
+    DocSite("libsoup.test", "libsoup-3.0-doc", Path("/usr/share/doc/libsoup-3.0")),
+    # Xlib: the X11 client library's specifications in DocBook, each one page (the Xlib
+    # C interface on 2.4 MB, the keyboard extension, the input method protocol, the locale
+    # database) and a compose key chart a locale; libx11-dev's own files share the
+    # directory, whose root is a listing, 78.
+    DocSite("xlib.test", "libx11-doc", Path("/usr/share/doc/libx11-dev"),
+            marker="libX11/libX11.html"),
+    # GraphicsMagick: an image processing toolkit's web site, its gm utility's man pages
+    # as HTML (the whole of it on one page, a subcommand a page; gm.html, the same on
+    # 0.9 MB, is linked from no page), FAQ, guides and its Wand C API, 72.
+    DocSite("graphicsmagick.test", "graphicsmagick",
+            Path("/usr/share/doc/graphicsmagick/www")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
