@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from itertools import accumulate
 from operator import and_
@@ -336,9 +336,22 @@ class Query:
         such words (``django docs``: ``navigational_words``). ``()`` when nothing else would
         be left, or for other queries."""
         navigational = set(self.navigational_words)
-        optional = tuple(w for w in self.plain_words if isinstance(w, Term) and (
-            is_optional_word(w.term) or w in navigational))
+        arguments = set(self.call_arguments)
+        optional = tuple(w for w in self.plain_words if w in arguments or (
+            isinstance(w, Term) and (is_optional_word(w.term) or w in navigational)))
         return optional if len(optional) < len(self.plain_words) else ()
+
+    @cached_property
+    def call_arguments(self) -> tuple[Term | Phrase, ...]:
+        """The words of a plain query written as a call's arguments or given to a command
+        line's option as a number, the user's own values (``gen, TRUE`` of
+        ``json_generator_set_pretty (gen, TRUE)``, ``cr`` of ``cairo_set_source_rgb(cr, 0,
+        0, 0)``, ``72`` of ``columns -W 72``): the page documenting the call or the option
+        names none of them, so they are optional words (``optional_words``), scoring where
+        a page holds them (an example, a parameter's name) without being asked for."""
+        typed = {t.value for t in self.tokens if t.argument}
+        return tuple(w for w in self.plain_words
+                     if (w.word if isinstance(w, Term) else w.text) in typed)
 
     @cached_property
     def navigational_words(self) -> tuple[Term, ...]:
@@ -369,8 +382,9 @@ class Query:
         where the page says ``purge``), so any of its words matches (``min_words``), scored
         in the page's text (``FieldWeights.question``), a page lacking some of them keeping
         ``partial_coverage`` of the ``allwords`` bonus."""
-        return ((bool(self.optional_words) and len(self.required_words) >= QUESTION_WORDS)
-                or is_sentence(self))
+        arguments = set(self.call_arguments)
+        framed = any(w not in arguments for w in self.optional_words)
+        return (framed and len(self.required_words) >= QUESTION_WORDS) or is_sentence(self)
 
     @cached_property
     def min_words(self) -> int:
@@ -651,6 +665,9 @@ class _Token:
     negated: bool = False
     start: int = 0
     end: int = 0
+    #: A word or phrase written as a call's argument, or a number given to a command
+    #: line's option: the user's own value (``Query.call_arguments``).
+    argument: bool = False
 
 
 #: A long command-line option, with its value when pasted with one (``--amend``,
@@ -671,6 +688,8 @@ _NUMBER = re.compile(r"\d[\d.,:]*")
 #: A function's name and the parenthesis of its call, an argument written after it
 #: (``cairo_set_source_rgb(cr,``, ``f(x``): the name is one word and the argument another.
 _CALL = re.compile(r"([A-Za-z_][\w.:]*)\((?=\w)(?![\w.]*=)")
+#: A capital after a small letter: a CamelCase name (``FcFontMatch``, ``optionProcess``).
+_CAMEL = re.compile(r"[a-z][A-Z]")
 #: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``).
 _COMMAND = re.compile(r"[a-z][a-z0-9_.+-]*")
 
@@ -724,7 +743,8 @@ def _words(word: str, start: int) -> list[_Token]:
         return [_Token(_WORD, word, False, start, start + len(word))]
     name = call.group(1)
     return [_Token(_WORD, name, False, start, start + len(name)),
-            _Token(_WORD, word[call.end():], False, start + call.end(), start + len(word))]
+            _Token(_WORD, word[call.end():], False, start + call.end(), start + len(word),
+                   argument=True)]
 
 
 def _lex(text: str) -> list[_Token]:
@@ -789,7 +809,43 @@ def _lex(text: str) -> list[_Token]:
                 tokens.extend(_words(word, begin))
             else:
                 tokens.append(_Token(_WORD, word, negated, begin, i))
-    return tokens
+    return _mark_arguments(tokens)
+
+
+def _names_code(word: str) -> bool:
+    """Whether ``word`` is written as a name in code: a dotted or snake name
+    (``json_generator_set_pretty``, ``net.listen``) or a CamelCase one (``FcFontMatch``)."""
+    return bool(identifier_form(word)) or bool(_CAMEL.search(word))
+
+
+def _mark_arguments(tokens: list[_Token]) -> list[_Token]:
+    """``tokens`` with the words and phrases written as a call's arguments marked
+    (``_Token.argument``): those after a name glued to its parenthesis
+    (``cairo_set_source_rgb(cr,``, ``_CALL``), or inside the parentheses written after a
+    name in code (``json_generator_set_pretty (gen, TRUE)``), up to the closing one; and
+    the number given to a command line's option (``72`` of ``columns -W 72``)."""
+    out: list[_Token] = []
+    depth = 0  # parentheses open inside the call's
+    inside = False
+    for i, token in enumerate(tokens):
+        if inside:
+            if token.kind == _OPEN or token.argument:  # a call inside: ``sizeof(buf)``
+                depth += 1
+            elif token.kind == _CLOSE:
+                depth -= 1
+                inside = depth >= 0
+            elif token.kind in (_WORD, _PHRASE) and not token.negated:
+                token = replace(token, argument=True)
+        elif token.argument:
+            inside, depth = True, 0
+        elif (token.kind == _WORD and not token.negated and i and _NUMBER.fullmatch(token.value)
+              and out[-1].kind == _WORD and _VALUED_OPTION.fullmatch(out[-1].value)):
+            token = replace(token, argument=True)  # an option's number: ``-c 1000``
+        elif (token.kind == _OPEN and not token.negated and i and out[-1].kind == _WORD
+              and not out[-1].negated and _names_code(out[-1].value)):
+            inside, depth = True, 0
+        out.append(token)
+    return out
 
 
 # --- parsing ------------------------------------------------------------------------------

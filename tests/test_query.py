@@ -237,6 +237,30 @@ def test_a_call_is_its_name_and_its_arguments():
         "TCPConnector(limit_per_host=10", ("tcpconnector", "limit", "per", "host", "10"))
 
 
+def test_a_calls_arguments_and_an_options_number_are_optional_words():
+    # the user's own values: the page documenting the call or the option names none of
+    # them, so only the name (and the options) must match; the values still score
+    def words(text):
+        q = parse(text)
+        return ([str(w) for w in q.required_words], [str(w) for w in q.optional_words],
+                q.question)
+
+    assert words("json_generator_set_pretty (gen, TRUE)") == (
+        ["json_generator_set_pretty"], ["gen", "true"], False)
+    assert words("cairo_set_source_rgb(cr, 0, 0, 0)") == (
+        ["cairo_set_source_rgb"], ["cr", "0", "0", "0"], False)
+    # a call inside the arguments closes its own parenthesis, not the call's
+    assert words("f_x(x, sizeof(buf), 10) tail") == (
+        ["f_x", "tail"], ["x", "sizeof", "buf", "10"], False)
+    assert words("columns -W 72 -c 3") == (["column", "w", "c"], ["72", "3"], False)
+    # more words beside a call than a question frames are not a question
+    assert words("read values with foo_bar(x)")[2] is False
+    # parentheses after a word that is no name in code group words, as typed
+    assert words("jaguar (car)") == (["jaguar", "car"], [], False)
+    assert parse("git (log OR show)").call_arguments == ()
+    assert words("foo_bar(x)") == (["foo_bar"], ["x"], False)
+
+
 def test_double_minus_is_one_exclusion():
     assert root("x --y") == And((Term("x", "x"), Not(Term("y", "y"))))
 

@@ -105,6 +105,32 @@ def test_a_call_finds_the_page_documenting_its_function(backend):
     assert found[:1] == ["http://g.test/pattern"]
 
 
+def test_a_calls_arguments_are_the_users_own_values(backend):
+    # "json_generator_set_pretty (gen, TRUE)": the page documenting the function names
+    # neither "gen" nor "TRUE"; required, they left it to the any-word pages, after a
+    # page lacking only "gen" and pages lacking the function's name
+    holding(
+        backend,
+        [doc("http://j.test/method.Generator.set_pretty", "Json.Generator.set_pretty",
+             "void json_generator_set_pretty (JsonGenerator* generator, gboolean "
+             "is_pretty) Sets whether the generated JSON should be pretty printed."),
+         doc("http://j.test/method.Generator.get_pretty", "Json.Generator.get_pretty",
+             "gboolean json_generator_get_pretty (JsonGenerator* generator) Retrieves the "
+             "value set using json_generator_set_pretty(). Returns TRUE if the generated "
+             "JSON should be pretty-printed.")]
+        + [doc(f"http://a.test/opt-{n}", f"Option {n}",
+               f"gen {n}: the gen attribute is TRUE when the option is set")
+           for n in range(6)],
+    )
+    found = urls(backend.search("json_generator_set_pretty (gen, TRUE)"))
+    assert found[:1] == ["http://j.test/method.Generator.set_pretty"]
+    # an option's number is the user's value too
+    holding(backend, [doc("http://a.test/columns", "columns Invocation",
+                          "columns -W, --width=num sets the line width; -c, --columns=num "
+                          "the number of columns")])
+    assert urls(backend.search("columns -W 72 -c 3"))[:1] == ["http://a.test/columns"]
+
+
 def test_a_long_option_with_its_value_is_an_option(backend):
     # "--encryption=repokey" as pasted from a command line: read as an exclusion of the
     # phrase "encryption repokey" it leaves the other pages, and loses the answer

@@ -83,11 +83,15 @@ class QueryCompiler:
             return _label_match(node.term, "best_fields")
         return _label_match(" ".join(node.terms), "phrase")
 
-    def optional(self, node: Term) -> dict | None:
-        """An optional word scored where it says something (``OPTIONAL_FIELDS``); ``None``
-        when those fields weigh nothing."""
+    def optional(self, node: Term | Phrase) -> dict | None:
+        """An optional word or phrase (a call's argument: ``net.eth0``) scored where it
+        says something (``OPTIONAL_FIELDS``); ``None`` when those fields weigh nothing."""
         fields = [f"{f}^{w:g}" for f, w in self.field_weights.only(OPTIONAL_FIELDS).items()]
-        return self._multi_match(node.term, "best_fields", fields) if fields else None
+        if not fields:
+            return None
+        if isinstance(node, Term):
+            return self._multi_match(node.term, "best_fields", fields)
+        return self._multi_match(" ".join(node.terms), "phrase", fields)
 
     def compound(self, term: str, fields: FieldWeights | None = None) -> dict:
         """A compound term of the query's words in the compound fields (or ``fields``),
