@@ -487,9 +487,25 @@ def page_language(declared: str, content_language: str, url: str, text: str) -> 
 
 
 def _headings(node) -> str:
-    """The text of ``node``'s headings and definition terms, one a line."""
-    lines = (_clean(el.text_content()) for el in node.iter(*HEADING_TAGS))
+    """The text of ``node``'s headings and definition terms, one a line; not the terms
+    that are a table of contents' entries (:func:`_lists_another_page`)."""
+    lines = (_clean(el.text_content()) for el in node.iter(*HEADING_TAGS)
+             if el.tag != "dt" or not _lists_another_page(el))
     return "\n".join(line for line in lines if line)[:HEADINGS_CHARS]
+
+
+def _lists_another_page(dt) -> bool:
+    """Whether a definition term is an entry of a table of contents: it begins with its
+    first link, and that link leads to another page (DocBook's contents: ``<dt><a
+    href="fcpatternreference.html">FcPatternReference</a> -- Increment pattern reference
+    count</dt>``). What it names is defined on that page, not on this one; a term
+    defined here holds no link or begins otherwise (Sphinx's ``[source]`` link ends a
+    signature)."""
+    link = next((a for a in dt.iter("a") if a.get("href")), None)
+    if link is None or link.get("href", "").startswith("#"):
+        return False
+    text = _clean(link.text_content())
+    return bool(text) and _clean(dt.text_content()).startswith(text)
 
 
 def extract(html: str | bytes, url: str, x_robots_tag: str = "",

@@ -213,6 +213,19 @@ def test_headings_and_definition_terms_are_kept():
     assert extract(html, "http://h.test/").headings == "os.path\nos.path.join(a, b)\nNotes"
 
 
+def test_a_table_of_contents_entry_is_no_definition_term():
+    # DocBook's contents: each term a link to the page that defines it
+    html = ("<html><body><main><h1>Functions</h1><dl><dt><span><a href='fcpatternreference."
+            "html'>FcPatternReference</a></span> -- Increment pattern reference count</dt>"
+            "<dt><a href='x19.html'>2.2. Font properties</a></dt>"
+            "<dt id='fcfini'>FcFini <a href='#fcfini'>#</a></dt>"
+            "<dt>create_in(dirname) <a href='../_modules/index.html'>[source]</a></dt>"
+            "</dl><p>Every function of the library, by the type it works on.</p>"
+            "</main></body></html>")
+    assert extract(html, "http://h.test/x.html").headings == (
+        "Functions\nFcFini #\ncreate_in(dirname) [source]")
+
+
 def test_a_page_item_carries_every_field_the_extractor_read():
     """A page's fields are declared once (``crawler.items.PageContent``): the extractor's
     result and the item made of it share them."""
