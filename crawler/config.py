@@ -34,6 +34,9 @@ class Config:
     pagerank_engine: str | None = None
     #: ``SPARK_MASTER``: the Spark master URL of the ranking batch; ``None`` = its default.
     spark_master: str | None = None
+    #: What any run on this machine may reuse (a model decompressed once):
+    #: ``$XDG_CACHE_HOME/websearch``, else ``~/.cache/websearch``; ``None`` = nothing kept.
+    cache_dir: Path | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -57,6 +60,7 @@ class Config:
             log_json=(get("LOG_FORMAT") or "text").lower() == "json",
             pagerank_engine=get("PAGERANK_ENGINE"),
             spark_master=get("SPARK_MASTER"),
+            cache_dir=_cache_dir(get("XDG_CACHE_HOME"), get("HOME")),
         )
 
     @property
@@ -76,6 +80,11 @@ class Config:
         p = self.data_dir.joinpath(*parts)
         p.parent.mkdir(parents=True, exist_ok=True)
         return p
+
+
+def _cache_dir(xdg_cache_home: str | None, home: str | None) -> Path | None:
+    base = xdg_cache_home or (str(Path(home) / ".cache") if home else None)
+    return Path(base) / "websearch" if base else None
 
 
 def _url_list(value: str | None) -> tuple[str, ...]:
@@ -103,4 +112,5 @@ def config_from_settings(settings) -> Config:
         ),
         pagerank_engine=base.pagerank_engine,
         spark_master=base.spark_master,
+        cache_dir=base.cache_dir,
     )

@@ -105,9 +105,10 @@ class ExtractPool:
     """
 
     def __init__(self, workers: int, function: Callable[..., Any] = item_from_response,
-                 stats=None):
+                 stats=None, initializer: Callable[[], Any] | None = None):
         self.workers = max(0, int(workers))
         self.function = function
+        self.initializer = initializer
         self.stats = stats
         self._lock = threading.RLock()
         self._waiting: deque[_Job] = deque()
@@ -121,10 +122,9 @@ class ExtractPool:
             self._selector.register(self._wake_r, selectors.EVENT_READ)
             # Every function a worker runs lives in a module that imports neither Scrapy
             # nor Twisted: a worker that unpickled a function of this module imported both,
-            # 0.3 s of CPU a worker for nothing. The language model loads on a worker's
-            # first page that declares no language (0.6 s of CPU a worker): pages that
-            # declare theirs, the test web's and most real sites', never need it. A worker
-            # exits with the crawl process, even one killed without closing its pool.
+            # 0.3 s of CPU a worker for nothing. A worker runs ``initializer`` (the
+            # language model's load, from its decompressed copy) before its first page. A
+            # worker exits with the crawl process, even one killed without closing its pool.
             self._pool = [self._start_worker() for _ in range(self.workers)]
             self._reader = threading.Thread(target=self._read, name="extract-pool",
                                             daemon=True)
@@ -132,9 +132,12 @@ class ExtractPool:
 
     @classmethod
     def from_settings(cls, settings, stats=None) -> ExtractPool:
-        """The pool ``EXTRACT_WORKERS`` asks for (default in ``crawler/settings.py``). With
-        the dedup or quality pipeline on, a page's item comes with the ``text_features``
-        they read (``crawler.quality.features``), computed by the worker."""
+        """The pool ``EXTRACT_WORKERS`` asks for (default in ``crawler/settings.py``), each
+        worker loading the language model as it starts (``LANGUAGE_MODEL_CACHE``), before
+        the crawl's first pages reach it. With the dedup or quality pipeline on, a page's
+        item comes with the ``text_features`` they read (``crawler.quality.features``),
+        computed by the worker."""
+        from crawler.extract import load_language_model
         from crawler.options import enabled, setting
 
         function: Callable[..., Any] = item_from_response
@@ -149,12 +152,14 @@ class ExtractPool:
                 if setting(settings, "DEDUP_METHOD") in METHODS:
                     spec = Deduplicator.spec_from_settings(settings)
             function = partial(item_with_features, features=spec)
-        return cls(setting(settings, "EXTRACT_WORKERS", int), function, stats=stats)
+        return cls(setting(settings, "EXTRACT_WORKERS", int), function, stats=stats,
+                   initializer=partial(load_language_model,
+                                       setting(settings, "LANGUAGE_MODEL_CACHE") or None))
 
     def _start_worker(self) -> _Worker:
         context = multiprocessing.get_context("spawn")  # the crawl process runs threads
         ours, theirs = context.Pipe()
-        process = context.Process(target=serve, args=(theirs, self.function),
+        process = context.Process(target=serve, args=(theirs, self.function, self.initializer),
                                   name="extract-worker", daemon=True)
         process.start()
         theirs.close()

@@ -37,15 +37,22 @@ def exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def serve(conn, function: Callable[..., Any]) -> None:
-    """An extraction worker's loop (``crawler.extractpool``): each message on ``conn`` is a
-    pickled ``(function, kwargs)`` (None: the pool's ``function``), answered with the
+def serve(conn, function: Callable[..., Any],
+          initializer: Callable[[], Any] | None = None) -> None:
+    """An extraction worker's loop (``crawler.extractpool``): ``initializer()`` first (an
+    exception it raises is printed and the worker goes on), then each message on ``conn``
+    is a pickled ``(function, kwargs)`` (None: the pool's ``function``), answered with the
     pickled ``(True, result)`` or ``(False, exception)``, in order; an empty message or
     the pool's end of the pipe closed ends it. A Ctrl-C reaches the whole process group:
     a worker ignores it and goes on with the pages of the crawl's graceful stop, which
     closes the pool (a second Ctrl-C kills the crawl, and its workers exit with it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_with_parent()
+    if initializer is not None:
+        try:
+            initializer()
+        except Exception:  # noqa: BLE001 - what it prepares is made on first use instead
+            traceback.print_exc()
     while True:
         try:
             message = conn.recv_bytes()

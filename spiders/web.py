@@ -83,7 +83,7 @@ class WebSpider(scrapy.Spider):
         if not setting(settings, "EXTRACT_WORKERS", int):
             # before the first response, not on the reactor mid-crawl; with workers, they
             # load it and this process never uses it (0.6 s of CPU)
-            load_language_model()
+            load_language_model(setting(settings, "LANGUAGE_MODEL_CACHE") or None)
         crawler.signals.connect(spider.open_extractor, signal=signals.spider_opened)
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
