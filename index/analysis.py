@@ -130,7 +130,10 @@ _ASCII_WORD_TABLE = bytes(
     b if chr(b).isalnum() or b == ord("'") else ord(" ") for b in range(128)
 ) + b" " * 128
 
-_stem_words = Stemmer.Stemmer("english").stemWords
+# Without PyStemmer's own cache (maxCacheSize 0): it is asked only for the words missing
+# from _stem_cache below, and kept each of its 10,000 words as a list, objects every full
+# garbage collection walks (docs/crawl-speed.md).
+_stem_words = Stemmer.Stemmer("english", 0).stemWords
 # word -> stem. Looking words up with map() runs at C speed, 5x faster than stemWords even
 # with its own cache; Zipf-distributed text makes the hit rate high. Started over at
 # _STEM_CACHE_MAX words: a crawl's vocabulary never stops growing, and a crawler worker

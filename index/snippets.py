@@ -63,7 +63,9 @@ READ_MATCHES = 500
 _ELLIPSIS = "\u2026"
 _SPACES_RE = re.compile(r"\s+")
 _WORD_TERMS_MAX = 100_000
-_word_terms: dict[str, list[str]] = {}
+# A word's terms as a tuple: a tuple of strings is not tracked by the garbage collector,
+# where 100,000 lists were most of what a crawl's full collections walked.
+_word_terms: dict[str, tuple[str, ...]] = {}
 # The one term of a word that has one (nearly every word): looked up for a page's distinct
 # words at once, at C speed. Started over when full, like ``_word_terms``.
 _word_term: dict[str, str] = {}
@@ -209,13 +211,13 @@ def _one_term_per_word(words: list[str]) -> list[str] | None:
     return terms
 
 
-def _terms_of(word: str) -> list[str]:
+def _terms_of(word: str) -> tuple[str, ...]:
     """``analyze(word)``, memoized: the same words recur on every page."""
     terms = _word_terms.get(word)
     if terms is None:
         if len(_word_terms) >= _WORD_TERMS_MAX:
             _word_terms.clear()
-        terms = _word_terms[word] = analyze(word)
+        terms = _word_terms[word] = tuple(analyze(word))
     return terms
 
 

@@ -1,3 +1,4 @@
+import gc
 import random
 from itertools import chain
 
@@ -12,7 +13,13 @@ from crawler.items import PageItem
 from crawler.quality.dedup.compact import BitSignatures, CompactRedisStore, partition_bits_for
 from crawler.quality.dedup.core import Deduplicator
 from crawler.quality.dedup.evaluate import evaluate
-from crawler.quality.dedup.minhash import MemoryLSH, MinHasher, MinHashIndex, lsh_params
+from crawler.quality.dedup.minhash import (
+    SMALL_BUCKET,
+    MemoryLSH,
+    MinHasher,
+    MinHashIndex,
+    lsh_params,
+)
 from crawler.quality.dedup.pipeline import DedupPipeline, signal_budget_cut
 from crawler.quality.dedup.simhash import SimHashIndex, hamming, simhash
 from crawler.quality.dedup.text import exact_key, fold32, shingle_hashes, word_hashes, words
@@ -92,6 +99,27 @@ def test_memory_lsh_and_signatures_equal_datasketchs():
         theirs.insert(f"k{key}", reference)
     assert sorted(ours.query(signatures[0])) == sorted(theirs.query(lean[0]))
     assert len(ours.query(signatures[0])) >= 5  # some candidates to compare
+
+
+def test_memory_lsh_buckets_leave_the_garbage_collector_alone():
+    """A small bucket is a tuple, untracked once collected; a bucket of many keys (copies
+    of one page) becomes a set and still answers every key, each once."""
+    rng = random.Random(7)
+    hasher = MinHasher()
+    lsh = MemoryLSH(0.6, 128)
+    copy = hasher.signature(shingle_hashes(word_hashes(words(_article(rng))), 3))
+    for n in range(200):
+        lsh.insert(f"other{n}", hasher.signature(
+            shingle_hashes(word_hashes(words(_article(rng))), 3)))
+    for n in range(SMALL_BUCKET * 3):
+        lsh.insert(f"copy{n}", copy)
+        lsh.insert(f"copy{n}", copy)  # again: no second entry
+    gc.collect()
+    buckets = [bucket for table in lsh.hashtables for bucket in table.values()]
+    small = [b for b in buckets if len(b) <= SMALL_BUCKET]
+    assert len(small) >= 200 * lsh.b * 0.9
+    assert not any(gc.is_tracked(b) for b in small)
+    assert sorted(lsh.query(copy)) == sorted(f"copy{n}" for n in range(SMALL_BUCKET * 3))
 
 
 def test_minhash_index_confirms_candidates_by_similarity():

@@ -1,5 +1,6 @@
 """Snippets: best window, highlighting by analyzed terms, and escaping of everything else."""
 
+import gc
 import re
 import sys
 import unicodedata
@@ -14,6 +15,7 @@ from index.snippets import (
     SnippetSource,
     _fold,
     _fold_char,
+    _terms_of,
     _unlike_lower_re,
     build_snippet,
     find_matches,
@@ -321,3 +323,18 @@ def test_a_source_gives_the_text_terms_only_where_they_are_the_analyzers(text):
     plain = text.isascii() and "'" not in text and len(text) <= SCAN_CHARS
     assert (joined is not None) == (plain and all(
         len(analyze(w)) == 1 for w in WORD_RE.findall(text)))
+
+
+def test_the_word_caches_hold_nothing_the_garbage_collector_walks():
+    """A crawl's vocabulary fills the stem and word-terms caches; what they hold is not
+    tracked by the garbage collector, whose full collections stop the crawl's reactor
+    (docs/crawl-speed.md): a list per word there was most of what they walked."""
+    words = [f"zq{n}unseenwording" for n in range(5_000)]
+    gc.collect()
+    before = len(gc.get_objects())
+    assert analyze(" ".join(words))[:2] == ["zq0unseenword", "zq1unseenword"]
+    assert [_terms_of(w) for w in words[:2]] == [("zq0unseenword",), ("zq1unseenword",)]
+    for word in words:
+        _terms_of(word)
+    gc.collect()
+    assert len(gc.get_objects()) - before < 500

@@ -90,17 +90,27 @@ def lsh_params(threshold: float, num_perm: int, false_positive_weight: float = 0
     return params
 
 
+#: A bucket of the in-memory LSH holds up to this many keys as a tuple, more as a set.
+SMALL_BUCKET = 16
+
+
 class MemoryLSH:
     """datasketch's in-memory ``MinHashLSH``: ``b`` bands of ``r`` values each
     (``lsh_params``); the keys whose signature has one band equal to a query's are its
-    candidates."""
+    candidates.
+
+    A bucket of up to ``SMALL_BUCKET`` keys is a tuple, not a set: nearly every bucket
+    holds one key, and a tuple of strings is not tracked by the garbage collector, where a
+    set is. A crawl keeps ``b`` buckets a page, and as sets they were a third of what its
+    full collections walked, each of which stops the reactor (docs/crawl-speed.md)."""
 
     def __init__(self, threshold: float, num_perm: int):
         self.h = num_perm
         self.b, self.r = lsh_params(threshold, num_perm)
         self.hashranges = [(i * self.r, (i + 1) * self.r) for i in range(self.b)]
         self.byteranges = [(4 * start, 4 * end) for start, end in self.hashranges]
-        self.hashtables: list[dict[bytes, set[str]]] = [{} for _ in range(self.b)]
+        self.hashtables: list[dict[bytes, tuple[str, ...] | set[str]]] = [
+            {} for _ in range(self.b)]
 
     def _bands(self, signature: Signature) -> list[bytes]:
         if len(signature) != self.h:
@@ -112,7 +122,15 @@ class MemoryLSH:
 
     def insert(self, key: str, signature: Signature) -> None:
         for band, table in zip(self._bands(signature), self.hashtables, strict=True):
-            table.setdefault(band, set()).add(key)
+            bucket = table.get(band, ())
+            if key in bucket:
+                continue
+            if len(bucket) < SMALL_BUCKET:
+                table[band] = (*bucket, key)
+            elif type(bucket) is tuple:
+                table[band] = {*bucket, key}
+            else:
+                bucket.add(key)
 
     def query(self, signature: Signature) -> list[str]:
         found: set[str] = set()
