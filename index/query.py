@@ -73,6 +73,7 @@ __all__ = [
     "QueryTooLong",
     "Site",
     "Term",
+    "call_arguments",
     "excludes",
     "is_sentence",
     "literal_reading",
@@ -330,11 +331,10 @@ class Query:
 
     @cached_property
     def optional_words(self) -> tuple[Term, ...]:
-        """Words of a plain query that frame a question rather than name its topic (``how``,
-        ``should``, ``them``: ``analysis.OPTIONAL_WORDS``): they score where they occur but
-        need not match; so do the words like ``docs`` of a query that is a site's name plus
-        such words (``django docs``: ``navigational_words``). ``()`` when nothing else would
-        be left, or for other queries."""
+        """Words of a plain query that frame a question (``how``, ``should``, ``them``:
+        ``analysis.OPTIONAL_WORDS``), a site's name's ``docs`` (``navigational_words``) or
+        the user's values (``call_arguments``): they score where they occur but need not
+        match. ``()`` when nothing else would be left, or for other queries."""
         navigational = set(self.navigational_words)
         arguments = set(self.call_arguments)
         optional = tuple(w for w in self.plain_words if w in arguments or (
@@ -343,15 +343,8 @@ class Query:
 
     @cached_property
     def call_arguments(self) -> tuple[Term | Phrase, ...]:
-        """The words of a plain query written as a call's arguments or given to a command
-        line's option as a number, the user's own values (``gen, TRUE`` of
-        ``json_generator_set_pretty (gen, TRUE)``, ``cr`` of ``cairo_set_source_rgb(cr, 0,
-        0, 0)``, ``72`` of ``columns -W 72``): the page documenting the call or the option
-        names none of them, so they are optional words (``optional_words``), scoring where
-        a page holds them (an example, a parameter's name) without being asked for."""
-        typed = {t.value for t in self.tokens if t.argument}
-        return tuple(w for w in self.plain_words
-                     if (w.word if isinstance(w, Term) else w.text) in typed)
+        """The user's own values among the plain words (:func:`call_arguments`)."""
+        return call_arguments(self)
 
     @cached_property
     def navigational_words(self) -> tuple[Term, ...]:
@@ -378,10 +371,9 @@ class Query:
         """Whether the query is shaped as a question: a plain query with words that frame
         a question (``optional_words``: ``how do I``, ``my``, ``should``) beside at least
         ``QUESTION_WORDS`` required words, or a sentence without them (``is_sentence``).
-        Its asker words it as they speak, not as its answer is written (``throw away``
-        where the page says ``purge``), so any of its words matches (``min_words``), scored
-        in the page's text (``FieldWeights.question``), a page lacking some of them keeping
-        ``partial_coverage`` of the ``allwords`` bonus."""
+        Worded as its asker speaks (``throw away`` for ``purge``), any of its words matches
+        (``min_words``), in the page's text (``FieldWeights.question``), with
+        ``partial_coverage`` of the ``allwords`` bonus for a page lacking some."""
         arguments = set(self.call_arguments)
         framed = any(w not in arguments for w in self.optional_words)
         return (framed and len(self.required_words) >= QUESTION_WORDS) or is_sentence(self)
@@ -607,6 +599,18 @@ def relaxations(query: Query) -> list[tuple[str, str]]:
                     for t in tokens)):
         out.append(("Any of the words", " OR ".join(words)))
     return out
+
+
+def call_arguments(query: Query) -> tuple[Term | Phrase, ...]:
+    """The words of a plain query written as a call's arguments or given to a command
+    line's option as a number, the user's own values (``gen, TRUE`` of
+    ``json_generator_set_pretty (gen, TRUE)``, ``cr`` of ``cairo_set_source_rgb(cr, 0,
+    0, 0)``, ``72`` of ``columns -W 72``): the page documenting the call or the option
+    names none of them, so they are optional words (``Query.optional_words``), scoring
+    where a page holds them (an example, a parameter's name) without being asked for."""
+    typed = {t.value for t in query.tokens if t.argument}
+    return tuple(w for w in query.plain_words
+                 if (w.word if isinstance(w, Term) else w.text) in typed)
 
 
 def joined_compounds(query: Query, index: int) -> tuple[str, ...]:
