@@ -48,6 +48,7 @@ from index.formula import (
     demotion_weight,
     formula_for,
 )
+from index.query import names_identifier
 
 if TYPE_CHECKING:
     from index.query import Query
@@ -59,6 +60,7 @@ __all__ = [
     "AllWords",
     "Candidate",
     "Defines",
+    "DefinesName",
     "EsParts",
     "Freshness",
     "LabelMatch",
@@ -337,6 +339,29 @@ class Defines(Signal):
         return [{"filter": {"bool": {"filter": list(parts.define_filters)}}, "weight": weight}]
 
 
+class DefinesName(Signal):
+    """1 when the page's headings or definition terms hold the identifier a query names
+    (``query.names_identifier``: ``GENERATE_TREEVIEW``, ``psycopg2.extras.execute_values``),
+    on top of ``Defines``: a reference that defines hundreds of names on one long page
+    scores a low text score for any one of them (BM25's length normalisation), below the
+    short pages that merely mention it."""
+
+    name = "defines_name"
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 1.0 if candidate.defines and names_identifier(context.query) else 0.0
+
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        if not names_identifier(context.query):
+            return [0.0] * len(candidates)
+        return [1.0 if c.defines else 0.0 for c in candidates]
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        if not parts.define_filters or not names_identifier(context.query):
+            return []
+        return [{"filter": {"bool": {"filter": list(parts.define_filters)}}, "weight": weight}]
+
+
 class Proximity(Signal):
     """The share of the query's proximity runs (``Query.near_groups``: each pair of adjacent
     required words) the page holds within ``Query.near_slop`` in its title or body: the page
@@ -509,6 +534,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     SiteHome(),
     LabelMatch(),
     Defines(),
+    DefinesName(),
     Proximity(),
     SiteMention(),
     LanguageMatch(),

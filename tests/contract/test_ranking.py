@@ -403,6 +403,29 @@ def test_the_page_defining_an_identifier_ranks_above_mentions(backend):
         "http://d.test/reference": 1.0, "http://d.test/mentions": 0.0}
 
 
+def test_a_long_reference_defining_a_named_identifier_ranks_above_mentions(backend):
+    # a configuration reference defines hundreds of parameters on one page: BM25's length
+    # normalisation gives it a low text score for any one of them, below the short pages
+    # that mention the name; the page defining the identifier the query names wins
+    params = "\n".join(f"param_{n}" for n in range(10))
+    holding(backend, [
+        doc("http://p.test/postconf", "Postfix configuration parameters",
+            " ".join(f"param_{n} sets option {n} of the mail system, default {n}."
+                     for n in range(10)) + " message_size_limit sets the largest message.",
+            headings=f"Postfix configuration parameters\n{params}\nmessage_size_limit"),
+        *[doc(f"http://p.test/faq-{n}", f"Mail FAQ {n}",
+              "Raise message_size_limit when a large mail bounces back to its sender with "
+              "an error saying the message is too big for the server to take.")
+          for n in range(3)],
+    ])
+    found = backend.search("message_size_limit", explain=True)
+    assert urls(found)[0] == "http://p.test/postconf"
+    assert found.hits[0].explain["defines_name"]["value"] == 1.0
+    # a query naming no identifier: the words' own pages, the signal says nothing
+    found = backend.search("largest message", explain=True)
+    assert all(h.explain["defines_name"]["value"] == 0.0 for h in found.hits)
+
+
 def test_translations_of_a_page_are_shown_once(backend):
     holding(backend, [
         doc("http://h.test/en-US/nfs.html", "NFS server", "nfs file server share", lang="en"),

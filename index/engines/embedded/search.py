@@ -40,6 +40,12 @@ __all__ = ["TantivySearch"]
 _SCORE_TOLERANCE = 1e-5
 
 
+#: The signals that read each mark of ``TantivySearch._marks``: the mark is searched for
+#: when one of them is weighted.
+_MARKS_READ_BY = {"label": ("label",), "near": ("near",),
+                  "defines": ("defines", "defines_name")}
+
+
 def _shares(sets: list[set[tuple]]) -> dict[tuple, float]:
     """Each key's share of ``sets`` holding it (keys in none are left out)."""
     if len(sets) == 1:
@@ -220,7 +226,7 @@ class TantivySearch:
         return {
             name: _shares([{address_key(a) for _, a in searcher.search(
                 query, limit=limit, count=False).hits} for query in group if query is not None])
-            if self.ranker.weight(name) else {}
+            if any(map(self.ranker.weight, _MARKS_READ_BY[name])) else {}
             for name, group in queries.items()
         }
 
