@@ -76,7 +76,8 @@ REACTOR_THREADPOOL_MAXSIZE = 10
 # reactor thread's CPU per page) runs in worker processes, off the reactor thread
 # (crawler/extractpool.py)
 EXTRACT_WORKERS = 2  # extraction processes per crawl process; 0 = inline, on the reactor thread
-LANGUAGE_MODEL_CACHE = str(_config.cache_dir / "langmodel") if _config.cache_dir else ""  # where py3langid's model is decompressed once and mapped from by every worker (crawler/langmodel.py; default ~/.cache/websearch/langmodel); "" = each process decompresses it (0.6 s of CPU)
+LANGUAGE_MODEL_CACHE = (  # workers map the language model from here; "" = each unpacks it
+    str(_config.cache_dir / "langmodel") if _config.cache_dir else "")
 # Scrapy's download slots stay permissive: the frontier's lease is the politeness guarantee
 # (one request per host in flight across every worker), see docs/frontier.md.
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
