@@ -339,27 +339,27 @@ class Defines(Signal):
         return [{"filter": {"bool": {"filter": list(parts.define_filters)}}, "weight": weight}]
 
 
-class DefinesName(Signal):
+class DefinesName(Defines):
     """1 when the page's headings or definition terms hold the identifier a query names
     (``query.names_identifier``: ``GENERATE_TREEVIEW``, ``psycopg2.extras.execute_values``),
     on top of ``Defines``: a reference that defines hundreds of names on one long page
     scores a low text score for any one of them (BM25's length normalisation), below the
-    short pages that merely mention it."""
+    short pages that merely mention it. ``Defines`` gated on the query."""
 
     name = "defines_name"
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
-        return 1.0 if candidate.defines and names_identifier(context.query) else 0.0
+        return super().value(candidate, context) if names_identifier(context.query) else 0.0
 
     def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
         if not names_identifier(context.query):
             return [0.0] * len(candidates)
-        return [1.0 if c.defines else 0.0 for c in candidates]
+        return super().values(candidates, context)
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
-        if not parts.define_filters or not names_identifier(context.query):
+        if not names_identifier(context.query):
             return []
-        return [{"filter": {"bool": {"filter": list(parts.define_filters)}}, "weight": weight}]
+        return super().es_functions(context, weight, parts)
 
 
 class Proximity(Signal):
