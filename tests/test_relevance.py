@@ -155,22 +155,28 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
     refuse_sealed(sorted(scored), "a miss listing")
     with pytest.raises(ValueError, match="scored once"):
         sealed_sites("sixth")
-    with pytest.raises(ValueError, match="no sealed set 'fifteenth'"):
-        sealed_sites("fifteenth")
+    with pytest.raises(ValueError, match="no sealed set 'sixteenth'"):
+        sealed_sites("sixteenth")
 
 
-def test_the_fourteenth_set_is_sealed_until_it_is_scored():
-    """The fourteenth, not scored yet, the one set sealed since the thirteenth was scored:
-    the harness refuses it and scores it alone (``--sealed --set fourteenth``)."""
-    fourteenth = SEALED_SETS["fourteenth"]
-    assert list(UNSCORED_SETS) == ["fourteenth"] and "fourteenth" not in SCORED_SETS
-    assert SEALED_SITES == fourteenth == sealed_sites() == sealed_sites("fourteenth")
+def test_two_sets_wait_for_their_scoring_and_both_are_sealed():
+    """The fourteenth and the fifteenth, neither scored yet: the harness refuses both and
+    scores each alone (``--sealed --set NAME``) or both together (``--sealed``)."""
+    fourteenth, fifteenth = SEALED_SETS["fourteenth"], SEALED_SETS["fifteenth"]
+    assert list(UNSCORED_SETS) == ["fourteenth", "fifteenth"]
+    assert not {"fourteenth", "fifteenth"} & SCORED_SETS
+    assert SEALED_SITES == fourteenth | fifteenth == sealed_sites()
+    assert sealed_sites("fourteenth") == fourteenth
+    assert sealed_sites("fifteenth") == fifteenth
     assert (default_cache(sealed=True, sealed_set="fourteenth").name
             == "relevance-sealed-fourteenth")
+    assert (default_cache(sealed=True, sealed_set="fifteenth").name
+            == "relevance-sealed-fifteenth")
 
 
 @pytest.mark.parametrize(("name", "pair"), [
     ("fourteenth", ("libssh.test", "maxima.test")),
+    ("fifteenth", ("libpqxx.test", "mit-scheme.test")),
 ])
 def test_each_unscored_set_is_sealed_until_it_is_scored(name, pair):
     """A set not scored yet: the harness as it stands never looks into it."""
@@ -190,12 +196,13 @@ def test_each_unscored_set_is_sealed_until_it_is_scored(name, pair):
         miss_lines(sealed[:3], Scores({j.query: None for j in sealed[:3]}), lambda query: [])
 
 
-def test_the_fourteenth_set_has_seventeen_queries_a_site_of_each_kind():
+@pytest.mark.parametrize("name", ["fourteenth", "fifteenth"])
+def test_each_unscored_set_has_seventeen_queries_a_site_of_each_kind(name):
     """7 identifiers or pasted commands, 6 questions of six or more words, 4 keyword or
     navigational queries on each of its six sites: 102 in all."""
-    judged = [j for j in load_queries(part="sealed") if j.site in SEALED_SETS["fourteenth"]]
+    judged = [j for j in load_queries(part="sealed") if j.site in SEALED_SETS[name]]
     assert len(judged) == 102
-    for site in SEALED_SETS["fourteenth"]:
+    for site in SEALED_SETS[name]:
         kinds = Counter("keywords" if j.cls == "navigational" else j.cls
                         for j in judged if j.site == site)
         assert kinds == {"identifier": 7, "question": 6, "keywords": 4}, (site, kinds)
@@ -224,6 +231,12 @@ def test_the_sets_scored_once_are_open_now(name):
     ["--sites", "graphicsmagick.test", "--cache", "x", "--check-answers"],
     ["--sites", "libssh.test,maxima.test,xlib.test", "--cache", "x", "--check-answers"],
     ["--sealed", "--set", "fourteenth", "--show-misses"],
+    ["--sites", "gevent.test", "--cache", "x"],
+    ["--sites", "flask.test,pango.test", "--cache", "x"],
+    ["--sites", "tcllib.test", "--cache", "x", "--check-answers"],
+    ["--sites", "libpqxx.test,mit-scheme.test,libmm-glib.test", "--cache", "x",
+     "--check-answers"],
+    ["--sealed", "--set", "fifteenth", "--show-misses"],
 ])
 def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -235,12 +248,13 @@ def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
 
 def test_the_unscored_sets_are_reported_apart_by_site_and_class_only():
     judged = load_queries(part="sealed")
-    firsts = {j.query for j in judged if j.site == "kombu.test"}
+    firsts = {j.query for j in judged if j.site in ("kombu.test", "gevent.test")}
     ours = Scores({j.query: 1 if j.query in firsts else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, SEALED_SITES, []), base, judged)
-    assert list(sets) == ["fourteenth"]
-    for name, first, other in (("fourteenth", "kombu.test", "xlib.test"),):
+    assert list(sets) == ["fourteenth", "fifteenth"]
+    for name, first, other in (("fourteenth", "kombu.test", "xlib.test"),
+                               ("fifteenth", "gevent.test", "pango.test")):
         figures = sets[name]
         part = [j for j in judged if j.site in SEALED_SETS[name]]
         assert figures["queries"] == len(part)

@@ -363,6 +363,30 @@ DOC_SITES: tuple[DocSite, ...] = (
     # 0.9 MB, is linked from no page), FAQ, guides and its Wand C API, 72.
     DocSite("graphicsmagick.test", "graphicsmagick",
             Path("/usr/share/doc/graphicsmagick/www")),
+    # The fifteenth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # gevent: a Python coroutine networking library's guides (the event loop, monkey
+    # patching, configuration, DNS resolvers, monitoring), examples and API, a module a
+    # page under /api/ (Sphinx), 97 (robots.txt keeps out its 45 highlighted sources).
+    DocSite("gevent.test", "python-gevent-doc", Path("/usr/share/doc/python-gevent-doc/html")),
+    # libpqxx: the C++ client library of PostgreSQL, its reference made by doxygen (a class
+    # or a group a page, named a00923.html and the like, and the headers as source pages)
+    # and its DocBook tutorial under /Tutorial/; the root is a listing, 300 (the group
+    # page of notifications, a00263.html, is linked from no page).
+    DocSite("libpqxx.test", "libpqxx-doc", Path("/usr/share/doc/libpqxx-doc/html")),
+    # MIT/GNU Scheme: its reference, user, SOS and foreign function interface manuals,
+    # texinfo, a node a page, each manual also whole on one page, 351.
+    DocSite("mit-scheme.test", "mit-scheme-doc", Path("/usr/share/doc/mit-scheme-doc/html")),
+    # libmm-glib: ModemManager's GLib client library, made by gtk-doc (DocBook): an object
+    # a page (MMModem.html, MMSim.html, ...) with its contents and symbol indexes, 152.
+    DocSite("libmm-glib.test", "libmm-glib-doc", Path("/usr/share/gtk-doc/html/libmm-glib")),
+    # Tcllib: the Tcl standard library's man pages as HTML made by doctools, a package a
+    # page under /html/ (aes.html, csv.html, ...), listed by category on the root page,
+    # 425.
+    DocSite("tcllib.test", "tcllib", Path("/usr/share/doc/tcllib")),
+    # Pango: a text layout library's API made by gi-docgen, a class, method, function or
+    # enumeration a page, in one directory per namespace (/Pango/, /PangoCairo/, ...) under
+    # a root that is a listing, with its markup, fonts, rendering and bidi guides, 761.
+    DocSite("pango.test", "libpango1.0-doc", Path("/usr/share/doc/libpango1.0-doc/reference")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
