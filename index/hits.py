@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TypeVar
 
 from index import sections as page_sections
@@ -27,17 +26,53 @@ PENDING = "pending"
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
 class Pending:
     """A ranked result whose hit is not made yet: its id, the section vectors stored with
     it (``""``: none), how to make its hit and the engine's score of it. The snippet and
     sections are most of what a hit costs, so a plan that re-orders more results than it
-    shows makes only the hits it shows."""
+    shows makes only the hits it shows. One made by :meth:`stored` reads the result's
+    stored fields only when its id, vectors or hit is first asked for: the words reading
+    asks for more results than it shows past those it follows (``SearchPlan._filled``)."""
 
-    id: str
-    vectors: str
-    make: Callable[[], Hit]
-    score: float = 0.0
+    __slots__ = ("_fields", "_read", "score")
+
+    def __init__(self, id: str, vectors: str, make: Callable[[], Hit], score: float = 0.0):
+        self._fields: tuple[str, str, Callable[[], Hit]] | None = (id, vectors, make)
+        self._read: Callable[[], tuple[str, str, Callable[[], Hit]]] | None = None
+        self.score = score
+
+    @classmethod
+    def stored(cls, read: Callable[[], tuple[str, str, Callable[[], Hit]]],
+               score: float = 0.0) -> Pending:
+        """A pending result whose id, vectors and hit maker ``read()`` gives, called once,
+        when one of them is first asked for."""
+        pending = cls.__new__(cls)
+        pending._fields, pending._read, pending.score = None, read, score
+        return pending
+
+    def _stored(self) -> tuple[str, str, Callable[[], Hit]]:
+        if self._fields is None:
+            self._fields, self._read = self._read(), None
+        return self._fields
+
+    @property
+    def id(self) -> str:
+        """The result's document id."""
+        return self._stored()[0]
+
+    @property
+    def vectors(self) -> str:
+        """The section vectors stored with it (``""``: none)."""
+        return self._stored()[1]
+
+    @property
+    def make(self) -> Callable[[], Hit]:
+        """Makes its hit."""
+        return self._stored()[2]
+
+    def __repr__(self) -> str:
+        shown = self._fields[0] if self._fields is not None else "(not read)"
+        return f"Pending({shown!r}, score={self.score!r})"
 
 
 def snippet_text(doc: Mapping) -> str:

@@ -256,6 +256,17 @@ class SearchPlan:
         else:
             results.hits.append(make())
 
+    def take_stored(self, results: Results,
+                    read: Callable[[], tuple[str, str, Callable[[], Hit]]],
+                    score: float = 0.0) -> None:
+        """:meth:`take` for an engine that reads a result's id, vectors and hit maker with
+        one read of its stored fields (``read()``): made now when the hit is, else read
+        only when the plan asks the pending result for one of them."""
+        if self.reads_vectors or self.lazy:
+            results.extra.setdefault(PENDING, []).append(Pending.stored(read, score))
+        else:
+            results.hits.append(read()[2]())
+
     def execute(self, run: Callable[[SearchPlan, int, int], Results], page: int = 1,
                 size: int = 10) -> Results:
         """Page ``page`` of ``size`` results, run with an engine's ``run(plan, page, size)``
@@ -345,7 +356,7 @@ class SearchPlan:
             words, _ = words._tiered(run, 1, page * size + len(seen))
         if words.total <= results.total:
             return results
-        ranked = first + [entry for entry in _ranked(words) if entry.id not in seen]
+        ranked, total = _joined(first, seen, _ranked(words), page * size, words.total)
         shown = ranked[(page - 1) * size:page * size]
         if not self.reads_vectors:  # the words reading's hits are made as they are shown
             shown = [e.make() if isinstance(e, Pending) else e for e in shown]
@@ -354,7 +365,7 @@ class SearchPlan:
             words.extra[PENDING] = [e for e in shown if isinstance(e, Pending)]
         else:
             words.extra.pop(PENDING, None)
-        words.total = max(words.total, len(ranked))
+        words.total = total
         words.page, words.size = page, size
         words.extra["reading"] = "words"
         words.query = self.query.raw
@@ -365,6 +376,25 @@ def _ranked(results: Results) -> list:
     """A reading's ranked results: its hits, or, re-ordered by sections later, its
     pending ones."""
     return [*results.hits, *results.extra.get(PENDING, ())]
+
+
+def _joined(first: list, seen: set[str], then: list, need: int,
+            total: int) -> tuple[list, int]:
+    """``first`` (the ids ``seen``), then the entries of ``then`` not among them, as far
+    as ``need`` entries; with how many entries the whole join holds, or ``total`` when
+    that is more. A pending entry's id is read only when it is reached (its stored
+    fields: ``Pending.stored``), and the others' only when the count needs them."""
+    ranked = list(first)
+    rest = iter(then)
+    for entry in rest:
+        if entry.id not in seen:
+            ranked.append(entry)
+            if len(ranked) >= need:
+                break
+    left = list(rest)
+    if len(ranked) + len(left) > total:
+        total = max(total, len(ranked) + sum(entry.id not in seen for entry in left))
+    return ranked, total
 
 
 def _rest(context: RankContext) -> tuple:

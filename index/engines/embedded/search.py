@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import tantivy
 
-from index.base import FACET_SIZE, Results
+from index.base import FACET_SIZE, Hit, Results
 from index.engines.embedded.query import TantivyCompiler
 from index.engines.embedded.schema import address_key, fast_name, stored_hit
 from index.fields import FACET_FIELDS
@@ -52,6 +52,15 @@ def _shares(sets: list[set[tuple]]) -> dict[tuple, float]:
         return dict.fromkeys(sets[0], 1.0)
     counts = Counter(key for s in sets for key in s)
     return {key: n / len(sets) for key, n in counts.items()}
+
+
+def _read_hit(searcher: tantivy.Searcher, address: tantivy.DocAddress,
+              make: Callable[..., Hit]) -> tuple[str, str, Callable[[], Hit]]:
+    """The id, section vectors and hit maker (``make`` given the stored fields) of the
+    result at ``address``: one read of its stored hit fields."""
+    shown, snippet = stored_hit(searcher, address)
+    return (shown["id"], shown.get(VECTORS_FIELD, ""),
+            partial(make, shown, text=snippet, sections=shown.get("sections", "")))
 
 
 class TantivySearch:
@@ -134,14 +143,12 @@ class TantivySearch:
                                            prefer)[
             offset : offset + size
         ]:
-            shown, snippet = stored_hit(searcher, candidate.ref)
             why = ranker.explain(candidate, context) if explain else None
             others = languages[group(candidate)] - {candidate.get("lang")}
-            plan.take(results, shown["id"], shown.get(VECTORS_FIELD, ""),
-                      partial(make_hit, shown, candidate.score, similar, parsed,
-                              o.snippet_chars, why, text=snippet, languages=len(others),
-                              sections=shown.get("sections", "")),
-                      candidate.score)
+            plan.take_stored(results, partial(_read_hit, searcher, candidate.ref, partial(
+                make_hit, score=candidate.score, similar=similar, query=parsed,
+                snippet_chars=o.snippet_chars, explain=why, languages=len(others))),
+                candidate.score)
         if page == 1 and results.total < size:
             results.suggestion = self.suggest(parsed)
         if facets:
