@@ -195,6 +195,7 @@ REACTOR_LAG_INTERVAL = 0.05  # seconds between probes of the reactor's lateness 
 REACTOR_STALL_STACKS = False  # log the reactor thread's stack while it is 0.1 s or more late
 REACTOR_GC_FREEZE = True  # gc.freeze() once the spider is open: full collections skip start-up
 REACTOR_SWITCH_INTERVAL = 0.001  # sys.setswitchinterval in a crawl (Python: 0.005); 0 = keep
+REACTOR_GC_THRESHOLD = [20000, 20, 10]  # gc.set_threshold in a crawl (Python's: 700, 10, 10)
 
 # --- worker memory (crawler/memory.py, docs/operations.md "Worker memory") ---
 MEMORY_SAMPLE_INTERVAL = 60.0  # seconds between memory/* stats samples; 0 = off

@@ -80,19 +80,40 @@ def test_the_watchdog_logs_what_holds_a_stalled_reactor(caplog):
 def test_reactor_first_freezes_start_up_and_shortens_the_switch_interval():
     from crawler.extensions import ReactorFirst
 
-    before = sys.getswitchinterval()
+    before, thresholds = sys.getswitchinterval(), gc.get_threshold()
     try:
         crawler = get_crawler(settings_dict={"REACTOR_SWITCH_INTERVAL": 0.002})
         ext = ReactorFirst.from_crawler(crawler)
         assert sys.getswitchinterval() == pytest.approx(0.002)
         ext.spider_opened()
         assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (20000, 20, 10)  # REACTOR_GC_THRESHOLD's default
     finally:
         gc.unfreeze()
         sys.setswitchinterval(before)
+        gc.set_threshold(*thresholds)
     with pytest.raises(NotConfigured):
         ReactorFirst.from_crawler(get_crawler(settings_dict={
-            "REACTOR_GC_FREEZE": False, "REACTOR_SWITCH_INTERVAL": 0}))
+            "REACTOR_GC_FREEZE": False, "REACTOR_SWITCH_INTERVAL": 0, "REACTOR_GC_THRESHOLD": ""}))
+
+
+def test_reactor_first_sets_the_collector_thresholds_it_is_given():
+    from crawler.extensions import ReactorFirst
+
+    thresholds = gc.get_threshold()
+    try:
+        ext = ReactorFirst.from_crawler(get_crawler(settings_dict={
+            "REACTOR_GC_FREEZE": False, "REACTOR_SWITCH_INTERVAL": 0,
+            "REACTOR_GC_THRESHOLD": "5000,15,12"}))
+        assert gc.get_threshold() == thresholds  # not before the spider is open
+        ext.spider_opened()
+        assert gc.get_threshold() == (5000, 15, 12)
+    finally:
+        gc.set_threshold(*thresholds)
+    ext = ReactorFirst.from_crawler(get_crawler(settings_dict={"REACTOR_GC_THRESHOLD": []}))
+    ext.spider_opened()
+    gc.unfreeze()
+    assert gc.get_threshold() == thresholds  # empty: Python's are kept
 
 
 def test_full_collections_are_timed_while_the_probe_runs():
