@@ -198,8 +198,8 @@ class ReactorFirst:
       (700 allocations, 10 and 10 collections) and end in full collections: at Python's
       thresholds a 30 s ``bench/crawl.py`` round spent 3.3-3.5 s in the collector (every
       thread stopped), ~11% of the crawl's CPU with its workers'; at 20,000, 20 and 10
-      it spent 0.8-0.9 s, with no full collection after start-up's
-      (docs/crawl-speed.md).
+      0.7-0.9 s, start-up's full collection included and none after it, the longest
+      pause 50 ms (docs/crawl-speed.md).
     """
 
     def __init__(self, gc_freeze: bool, switch_interval: float,
