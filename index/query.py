@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from itertools import accumulate
@@ -140,6 +140,9 @@ NAMING_WORDS = NAVIGATIONAL_WORDS - {"page", "web", "gnu", "apache"}
 #: Most adjacent words joined into one site name (``debian handbook`` -> ``debianhandbook``).
 SITE_NAME_WORDS = 3
 _WORDS = re.compile(r"[^\W_]+")
+#: A project's name written with the language it is for: the name, a dot, the language's
+#: file suffix (``coverage.py``, ``node.js``).
+_NAME_WITH_LANGUAGE = re.compile(r"([^\W_][\w-]*)\.(?:py|js)")
 #: What a text pasted from a terminal or a program has and a typed query rarely does: a
 #: short option (``-r``, ``-c``; also last in a quoted value: ``--cpp='cc -E'``), a
 #: ``$``, a word touching a parenthesis (``f(x)``), a file name followed by an option
@@ -513,21 +516,12 @@ class Query:
         ``debianhandbook``). A product's name of several words followed by a word like
         ``docs`` (``NAMING_WORDS``) names the site called by any one of them too (``knot
         dns docs`` -> ``knot``, ``varnish cache documentation`` -> ``varnish``, ``pyca
-        cryptography documentation`` -> ``cryptography``). Other queries name no site."""
-        words = self.typed_words
-        n = len(words)
-        # before[i]: words[:i] are all navigational; after[j]: words[j:] are.
-        before = list(accumulate((w in NAVIGATIONAL_WORDS for w in words), and_, initial=True))
-        after = list(accumulate((w in NAVIGATIONAL_WORDS for w in reversed(words)), and_,
-                                initial=True))[::-1]
-        named = {
-            "".join(words[i:j])
-            for i in range(n) if before[i]
-            for j in range(i + 1, min(n, i + SITE_NAME_WORDS) + 1) if after[j]
-        }
-        if self.navigational_words and words[-1] in NAMING_WORDS:
-            named.update(w for w in words if w not in NAVIGATIONAL_WORDS)
-        return frozenset(named)
+        cryptography documentation`` -> ``cryptography``), and a project's name written
+        with its language the site called by the name (``coverage.py`` -> ``coverage``,
+        :func:`project_words`). Other queries name no site."""
+        naming = bool(self.navigational_words)
+        return (named_sites(self.typed_words, naming)
+                | named_sites(project_words(self.tokens), naming))
 
     @cached_property
     def mentioned_sites(self) -> frozenset[str]:
@@ -599,6 +593,42 @@ def relaxations(query: Query) -> list[tuple[str, str]]:
                     for t in tokens)):
         out.append(("Any of the words", " OR ".join(words)))
     return out
+
+
+def named_sites(words: tuple[str, ...], naming: bool) -> frozenset[str]:
+    """The site names typed ``words`` name (``Query.named_sites``); ``naming``: the query's
+    words like ``docs`` follow a name of several words (``Query.navigational_words``)."""
+    n = len(words)
+    # before[i]: words[:i] are all navigational; after[j]: words[j:] are.
+    before = list(accumulate((w in NAVIGATIONAL_WORDS for w in words), and_, initial=True))
+    after = list(accumulate((w in NAVIGATIONAL_WORDS for w in reversed(words)), and_,
+                            initial=True))[::-1]
+    named = {
+        "".join(words[i:j])
+        for i in range(n) if before[i]
+        for j in range(i + 1, min(n, i + SITE_NAME_WORDS) + 1) if after[j]
+    }
+    if naming and words and words[-1] in NAMING_WORDS:
+        named.update(w for w in words if w not in NAVIGATIONAL_WORDS)
+    return frozenset(named)
+
+
+def project_words(tokens: Iterable[_Token]) -> tuple[str, ...]:
+    """``Query.typed_words`` of ``tokens`` with a project's name written with the language
+    it is for read as the name alone: ``coverage.py``, ``node.js`` are the projects, and
+    the sites, ``coverage`` and ``node``, as people name them; ``()`` when no word is
+    written so."""
+    words: list[str] = []
+    found = False
+    for token in tokens:
+        if token.negated or token.kind not in (_WORD, _PHRASE):
+            continue
+        for word in token.value.lower().split():
+            if word != "or":
+                project = _NAME_WITH_LANGUAGE.fullmatch(word)
+                found = found or project is not None
+                words.extend(_WORDS.findall(project.group(1) if project else word))
+    return tuple(words) if found else ()
 
 
 def call_arguments(query: Query) -> tuple[Term | Phrase, ...]:

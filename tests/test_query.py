@@ -530,6 +530,11 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     assert "cryptography" in parse("pyca cryptography documentation").named_sites
     assert parse("flask custom 404 page").named_sites == {"flaskcustom404"}
     assert parse("apache custom error documents").named_sites == {"customerrordocuments"}
+    # a project's name written with its language names the site called by the name
+    assert "coverage" in parse("coverage.py").named_sites
+    assert "node" in parse("node.js docs").named_sites
+    assert parse("__init__.py").named_sites == {"initpy"}
+    assert "conf" not in parse("conf.py settings").named_sites
     # alone, or beside a topic rather than a name, they are words like any other
     assert parse("docs").optional_words == ()
     assert parse("build a pdf of my sphinx documentation").navigational_words == ()

@@ -90,6 +90,20 @@ def test_a_product_name_before_docs_finds_the_home_page_of_its_site(backend):
     assert urls(backend.search("knot dns page"))[0] != "http://knot.test/"
 
 
+def test_a_project_written_with_its_language_finds_the_home_page_of_its_site(backend):
+    # coverage.py is the project, coverage.test its site; pages writing "coverage.py"
+    # more often rank below its home page, which names it once
+    pages = [doc("http://coverage.test/", "Coverage", "measures code coverage of programs")]
+    pages += [doc(f"http://coverage.test/{n}.html", f"coverage.py topic {n}",
+                  "run coverage.py " * 5) for n in range(20)]
+    holding(backend, pages)
+    assert urls(backend.search("coverage.py"))[0] == "http://coverage.test/"
+    # a file of the project is no project: conf.py names no site
+    holding(backend, [doc("http://conf.test/", "Conf", "a meeting"),
+                      doc("http://sphinx.test/conf.html", "The conf.py file", "conf.py")])
+    assert urls(backend.search("conf.py settings"))[:1] != ["http://conf.test/"]
+
+
 def test_a_named_home_page_is_found_past_the_rescored_window(backend):
     # More pages match the word far better than the home page than either engine
     # re-scores (EMBEDDED_RERANK_DEPTH, ES_RERANK_DEPTH): the home page is still a
