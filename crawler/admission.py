@@ -74,7 +74,7 @@ class Admission:
         s = crawler.settings
         overrides = parse_overrides(s.get("RESOLVE_OVERRIDES"))
         return cls(
-            HostRules.from_settings(s),
+            HostRules.from_crawler(crawler),
             TrapGuard.from_settings(s),
             DeadSubtrees.from_settings(s),
             host_budget=setting(s, "FRONTIER_HOST_PAGE_BUDGET", int) or None,

@@ -4,7 +4,10 @@ The crawl reads what the operator set (host rules, seeds) through ``ControlStore
 setting ``CONTROL_STORE`` names by dotted path; the Django app implements it
 (``webui.control.rules.DjangoControlStore``), so importing the crawl imports no Django and a
 crawl runs without it (``CONTROL_STORE = ""``). ``HostRules`` caches the rules and reloads
-them every ``ttl`` seconds, so a database outage keeps the last known values.
+them every ``ttl`` seconds, so a database outage keeps the last known values; a load that
+fails is tried again within seconds (``RETRY_S``, doubling up to the TTL), not after a whole
+TTL. A crawl holds one ``HostRules`` (``HostRules.from_crawler``): the spider's scope, the
+frontier's admission and the quality pipelines read the same rules, loaded at the same time.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import time
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,6 +26,10 @@ from scrapy.utils.misc import load_object
 from crawler.options import setting
 
 logger = logging.getLogger(__name__)
+
+#: Seconds before a failed load of the rules is tried again; doubled after each failure in
+#: a row, up to the TTL.
+RETRY_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -104,7 +112,18 @@ class HostRules:
         self.max_cached = max_cached
         self._rules: list[HostRule] = []
         self._loaded_at = float("-inf")
+        self._retry_at = float("-inf")
+        self._failures = 0
         self._cache: dict[str, HostPolicy] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> HostRules:
+        """The crawl's one ``HostRules`` (built from its settings on first use): every
+        component of a crawl applies the same rules, with one load per TTL."""
+        rules = _PER_CRAWLER.get(crawler)
+        if rules is None:
+            rules = _PER_CRAWLER[crawler] = cls.from_settings(crawler.settings)
+        return rules
 
     @classmethod
     def from_settings(cls, settings: Any) -> HostRules:
@@ -122,18 +141,22 @@ class HostRules:
 
     def _maybe_reload(self) -> None:
         now = time.monotonic()
-        if now - self._loaded_at < self._ttl:
+        if now - self._loaded_at < self._ttl or now < self._retry_at:
             return
         try:
             rules = list(self._loader())
         except Exception as exc:  # keep last known rules when the store is down
+            retry = min(RETRY_S * 2 ** self._failures, self._ttl)
+            self._failures += 1
+            self._retry_at = now + retry
             logger.warning(
-                "host rules unavailable (%s): keeping the last %d rules", exc, len(self._rules)
+                "host rules unavailable (%s): keeping the last %d rules, trying again in "
+                "%.0f s", exc, len(self._rules), retry
             )
-            self._loaded_at = now
             return
         rules.sort(key=lambda r: ("*" in r.pattern or "?" in r.pattern, -len(r.pattern)))
         self._rules, self._cache, self._loaded_at = rules, {}, now
+        self._failures = 0
 
     @property
     def has_allow_rules(self) -> bool:
@@ -168,3 +191,7 @@ class HostRules:
             self._cache.clear()
         self._cache[host] = result
         return result
+
+
+#: ``HostRules.from_crawler``'s instances, one per crawler (gone with the crawler).
+_PER_CRAWLER: weakref.WeakKeyDictionary[Any, HostRules] = weakref.WeakKeyDictionary()

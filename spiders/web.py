@@ -79,7 +79,7 @@ class WebSpider(scrapy.Spider):
             except ControlNotReady as exc:
                 spider.logger.error("%s", exc)
                 raise SystemExit(str(exc)) from None  # one sentence, not a traceback
-        spider.host_rules = HostRules.from_settings(settings)
+        spider.host_rules = HostRules.from_crawler(crawler)
         if not setting(settings, "EXTRACT_WORKERS", int):
             # before the first response, not on the reactor mid-crawl; with workers, they
             # load it and this process never uses it (0.6 s of CPU)

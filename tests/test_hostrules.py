@@ -81,3 +81,44 @@ def test_the_crawl_reads_rules_and_seeds_through_the_control_store_it_is_given()
         ListedStore.ready = True
     bare = WebSpider.from_crawler(get_crawler(WebSpider, {"CONTROL_STORE": ""}))
     assert bare.control is None and not bare.host_rules.policy("blocked.test").blocked
+
+
+def test_a_failed_first_load_is_tried_again_within_seconds_not_a_ttl(monkeypatch):
+    import crawler.hostrules as hostrules
+
+    now = {"t": 1000.0}
+    monkeypatch.setattr(hostrules.time, "monotonic", lambda: now["t"])
+    calls = {"n": 0}
+
+    def loader():
+        calls["n"] += 1
+        if calls["n"] <= 2:
+            raise ConnectionError("database starting")
+        return [HostRule("a.test", "allow", page_budget=5)]
+
+    rules = HostRules(loader, ttl=30.0)
+    assert rules.policy("a.test").page_budget is None  # nothing loaded yet
+    now["t"] += 0.5
+    assert rules.policy("a.test").page_budget is None and calls["n"] == 1  # no busy retry
+    now["t"] += 0.6  # 1 s after the first failure: tried again, fails, next in 2 s
+    assert rules.policy("a.test").page_budget is None and calls["n"] == 2
+    now["t"] += 1.5
+    assert rules.policy("a.test").page_budget is None and calls["n"] == 2
+    now["t"] += 0.6
+    assert rules.policy("a.test").page_budget == 5 and calls["n"] == 3
+    now["t"] += 29.0  # loaded: the next load waits for the TTL
+    assert rules.policy("a.test").page_budget == 5 and calls["n"] == 3
+
+
+def test_one_crawl_reads_one_set_of_rules():
+    from scrapy.utils.test import get_crawler
+
+    from crawler.admission import Admission
+    from spiders.web import WebSpider
+
+    crawler = get_crawler(WebSpider, {"CONTROL_STORE": f"{__name__}.ListedStore"})
+    spider = WebSpider.from_crawler(crawler)
+    assert Admission.from_crawler(crawler).host_rules is spider.host_rules
+    assert HostRules.from_crawler(crawler) is spider.host_rules
+    other = get_crawler(WebSpider, {"CONTROL_STORE": f"{__name__}.ListedStore"})
+    assert HostRules.from_crawler(other) is not spider.host_rules

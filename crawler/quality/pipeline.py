@@ -140,7 +140,7 @@ class QualityPipeline:
             stats=crawler.stats,
             send=send,
             verdicts=open_verdicts(config_from_settings(s), crawl),
-            host_rules=HostRules.from_settings(s),
+            host_rules=HostRules.from_crawler(crawler),
             probe=probe if enabled(s, "QUALITY_CLOAKING_PROBE") else None,
             max_hosts=setting(s, "QUALITY_MAX_HOSTS", int),
             max_probes=setting(s, "QUALITY_MAX_PENDING_PROBES", int),

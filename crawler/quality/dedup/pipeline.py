@@ -163,7 +163,7 @@ class DedupPipeline:
             raise NotConfigured(f"DEDUP_METHOD must be one of {METHODS}, not {method!r}")
         redis_url = settings.get("REDIS_URL") or get_config().redis_url
         dedup = Deduplicator.from_settings(settings, redis_url=redis_url)
-        rules = HostRules.from_settings(settings)
+        rules = HostRules.from_crawler(crawler)
         crawl = settings.get("FRONTIER_CRAWL") or crawler.spidercls.name
         pipeline = cls(dedup, stats=crawler.stats, cut_budget=signal_budget_cut(crawler),
                        condemn=signal_condemned(crawler),
