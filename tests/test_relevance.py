@@ -155,22 +155,28 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
     refuse_sealed(sorted(scored), "a miss listing")
     with pytest.raises(ValueError, match="scored once"):
         sealed_sites("sixth")
-    with pytest.raises(ValueError, match="no sealed set 'sixteenth'"):
-        sealed_sites("sixteenth")
+    with pytest.raises(ValueError, match="no sealed set 'seventeenth'"):
+        sealed_sites("seventeenth")
 
 
-def test_the_fifteenth_set_is_sealed_until_it_is_scored():
-    """The fifteenth, not scored yet, the one set sealed since the fourteenth was scored:
-    the harness refuses it and scores it alone (``--sealed --set fifteenth``)."""
-    fifteenth = SEALED_SETS["fifteenth"]
-    assert list(UNSCORED_SETS) == ["fifteenth"] and "fifteenth" not in SCORED_SETS
-    assert SEALED_SITES == fifteenth == sealed_sites() == sealed_sites("fifteenth")
+def test_two_sets_wait_for_their_scoring_and_both_are_sealed():
+    """The fifteenth and the sixteenth, neither scored yet: the harness refuses both and
+    scores each alone (``--sealed --set NAME``) or both together (``--sealed``)."""
+    fifteenth, sixteenth = SEALED_SETS["fifteenth"], SEALED_SETS["sixteenth"]
+    assert list(UNSCORED_SETS) == ["fifteenth", "sixteenth"]
+    assert not {"fifteenth", "sixteenth"} & SCORED_SETS
+    assert SEALED_SITES == fifteenth | sixteenth == sealed_sites()
+    assert sealed_sites("fifteenth") == fifteenth
+    assert sealed_sites("sixteenth") == sixteenth
     assert (default_cache(sealed=True, sealed_set="fifteenth").name
             == "relevance-sealed-fifteenth")
+    assert (default_cache(sealed=True, sealed_set="sixteenth").name
+            == "relevance-sealed-sixteenth")
 
 
 @pytest.mark.parametrize(("name", "pair"), [
     ("fifteenth", ("libpqxx.test", "mit-scheme.test")),
+    ("sixteenth", ("alsa.test", "mailfromd.test")),
 ])
 def test_each_unscored_set_is_sealed_until_it_is_scored(name, pair):
     """A set not scored yet: the harness as it stands never looks into it."""
@@ -190,7 +196,7 @@ def test_each_unscored_set_is_sealed_until_it_is_scored(name, pair):
         miss_lines(sealed[:3], Scores({j.query: None for j in sealed[:3]}), lambda query: [])
 
 
-@pytest.mark.parametrize("name", ["fifteenth"])
+@pytest.mark.parametrize("name", ["fifteenth", "sixteenth"])
 def test_each_unscored_set_has_seventeen_queries_a_site_of_each_kind(name):
     """7 identifiers or pasted commands, 6 questions of six or more words, 4 keyword or
     navigational queries on each of its six sites: 102 in all."""
@@ -227,6 +233,12 @@ def test_the_sets_scored_once_are_open_now(name):
     ["--sites", "libpqxx.test,mit-scheme.test,libmm-glib.test", "--cache", "x",
      "--check-answers"],
     ["--sealed", "--set", "fifteenth", "--show-misses"],
+    ["--sites", "openvswitch.test", "--cache", "x"],
+    ["--sites", "flask.test,yard.test", "--cache", "x"],
+    ["--sites", "mpich.test", "--cache", "x", "--check-answers"],
+    ["--sites", "alsa.test,mailfromd.test,libadwaita.test", "--cache", "x",
+     "--check-answers"],
+    ["--sealed", "--set", "sixteenth", "--show-misses"],
 ])
 def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -238,12 +250,13 @@ def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
 
 def test_the_unscored_sets_are_reported_apart_by_site_and_class_only():
     judged = load_queries(part="sealed")
-    firsts = {j.query for j in judged if j.site == "gevent.test"}
+    firsts = {j.query for j in judged if j.site in ("gevent.test", "openvswitch.test")}
     ours = Scores({j.query: 1 if j.query in firsts else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, SEALED_SITES, []), base, judged)
-    assert list(sets) == ["fifteenth"]
-    for name, first, other in (("fifteenth", "gevent.test", "pango.test"),):
+    assert list(sets) == ["fifteenth", "sixteenth"]
+    for name, first, other in (("fifteenth", "gevent.test", "pango.test"),
+                               ("sixteenth", "openvswitch.test", "yard.test")):
         figures = sets[name]
         part = [j for j in judged if j.site in SEALED_SETS[name]]
         assert figures["queries"] == len(part)

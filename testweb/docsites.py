@@ -387,6 +387,34 @@ DOC_SITES: tuple[DocSite, ...] = (
     # enumeration a page, in one directory per namespace (/Pango/, /PangoCairo/, ...) under
     # a root that is a listing, with its markup, fonts, rendering and bidi guides, 761.
     DocSite("pango.test", "libpango1.0-doc", Path("/usr/share/doc/libpango1.0-doc/reference")),
+    # The sixteenth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Open vSwitch: a virtual switch's tutorials, how-tos (QoS, VLANs, IPsec, sFlow, DPDK),
+    # FAQ a topic a page, deep dives and its tools' man pages under /ref/ (Sphinx), 122.
+    DocSite("openvswitch.test", "openvswitch-doc", Path("/usr/share/doc/openvswitch-doc/html")),
+    # alsa-lib: the ALSA sound library's C API made by doxygen: the PCM, plugins,
+    # configuration, mixer, sequencer and rawmidi overviews, a group of functions a page
+    # (group___p_c_m___h_w___params.html, ...), structs and source files, 247 (the indexes
+    # are reached only through doxygen's script menu); /search/ is its script search.
+    DocSite("alsa.test", "libasound2-doc", Path("/usr/share/doc/libasound2/html"),
+            (*DEFAULT_DISALLOW, "/search/")),
+    # mailfromd: a mail filter's manual, texinfo, a chapter a page (the tutorial, the
+    # filtering language, its library of 0.36 MB, the configuration, the MTAs, each tool),
+    # 22; each node and anchor is also a small page redirecting into its chapter.
+    DocSite("mailfromd.test", "mailfromd-doc", Path("/usr/share/doc/mailfromd/html")),
+    # MPICH: the MPI library's man pages as HTML, a routine a page under /www3/
+    # (MPI_Send.html, ...) and its commands under /www1/, listed on the root page; each
+    # constant is also a small page (MPI_INT.htm) redirecting into Constants.html, 629
+    # (MPI_Wtime.html and the full listing www3/index.htm are linked from no page).
+    DocSite("mpich.test", "mpich-doc", Path("/usr/share/doc/mpich-doc/html")),
+    # libadwaita: the GNOME widget library's API made by gi-docgen, a class, method,
+    # property or signal a page, with its guides (styles and dark mode, named colors,
+    # style classes, adaptive layouts, boxed lists, migrating from libhandy), 1,021.
+    DocSite("libadwaita.test", "libadwaita-1-doc", Path("/usr/share/doc/libadwaita-1")),
+    # YARD: the Ruby documentation tool's own documentation made by YARD: its README,
+    # getting started guide, tags reference and architecture guides, and its API a class
+    # or module a page under /YARD/, 275 (file.README.html, a copy of index.html, is linked
+    # from no page).
+    DocSite("yard.test", "yard-doc", Path("/usr/share/doc/yard/doc")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
