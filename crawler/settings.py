@@ -181,6 +181,7 @@ EXTENSIONS = {
     "crawler.extensions.CrawlProgress": 500,
     "crawler.extensions.ReactorLag": 505,
     "crawler.extensions.ReactorFirst": 506,
+    "crawler.extensions.LogLevelFloor": 507,  # no LogRecord that no handler writes
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
     "crawler.metrics.CrawlMetrics": 540,

@@ -49,6 +49,25 @@ def test_add_reports_new_and_persists(tmp_path):
         LocalBloom(path, 20_000, 0.01)
 
 
+@pytest.mark.parametrize("capacity", [50_000, 300])  # a filter sparse, and one saturated
+def test_add_each_finds_what_adding_one_by_one_finds(tmp_path, capacity):
+    # repeats within a batch and across batches, batches below and above ADD_EACH_VECTOR
+    sample = [f"http://h{j % 13}.test/p/{j}" for j in ((i * 7919) % 2500 for i in range(6000))]
+    one_by_one = LocalBloom(None, capacity, 0.01)
+    batched = LocalBloom(tmp_path / "b", capacity, 0.01)
+    expected = [one_by_one.add(url) for url in sample]
+    found, at = [], 0
+    for size in [1, 5, 23, 24, 30, 200, 1000] * 20:
+        found += batched.add_each(sample[at:at + size])
+        at += size
+        if at >= len(sample):
+            break
+    assert found == expected[:len(found)] and len(found) == len(sample)
+    assert 0 < sum(found) < len(found)
+    assert bytes(batched.array) == bytes(one_by_one.array)
+    assert batched.add_each([]) == []
+
+
 def test_sync_soon_writes_the_file_on_its_own_thread_and_close_waits(tmp_path, monkeypatch):
     import os
     import threading

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 import time
 
@@ -130,3 +131,47 @@ def test_full_collections_are_timed_while_the_probe_runs():
     assert stats["reactor/gc_full"] == 1
     assert 0 <= stats["reactor/gc_full_max_ms"] == stats["reactor/gc_full_ms"]
     assert probe._on_gc not in gc.callbacks
+
+
+def test_log_level_floor_creates_no_record_that_no_handler_writes(tmp_path):
+    from crawler.extensions import LogLevelFloor, raise_to_handlers_floor
+
+    root, scrapy_logger = logging.getLogger(), logging.getLogger("scrapy")
+    saved = root.level, scrapy_logger.level, root.handlers[:]
+    handler = logging.FileHandler(tmp_path / "crawl.log")
+    handler.setLevel(logging.INFO)
+    try:
+        root.handlers[:] = [handler]
+        root.setLevel(logging.NOTSET)
+        scrapy_logger.setLevel(logging.DEBUG)  # as Scrapy's logging leaves them
+        engine = logging.getLogger("scrapy.core.engine")
+        assert engine.isEnabledFor(logging.DEBUG)
+        LogLevelFloor.from_crawler(get_crawler()).spider_opened()
+        assert not engine.isEnabledFor(logging.DEBUG)
+        assert (root.level, scrapy_logger.level) == (logging.INFO, logging.INFO)
+        engine.info("kept")
+        engine.debug("never made")
+        handler.flush()
+        written = (tmp_path / "crawl.log").read_text().splitlines()
+        assert "kept" in written and "never made" not in written
+        # a handler that takes every level: nothing is raised
+        root.setLevel(logging.NOTSET)
+        everything = logging.StreamHandler()
+        root.addHandler(everything)
+        raise_to_handlers_floor()
+        assert root.level == logging.NOTSET
+        # a handler that a logger's records reach at a lower level keeps that level
+        scrapy_logger.setLevel(logging.DEBUG)
+        root.removeHandler(everything)
+        own = logging.StreamHandler()
+        own.setLevel(logging.DEBUG)
+        logging.getLogger("scrapy.core").addHandler(own)
+        raise_to_handlers_floor()
+        assert engine.isEnabledFor(logging.DEBUG)
+        assert scrapy_logger.level == logging.DEBUG
+        logging.getLogger("scrapy.core").removeHandler(own)
+    finally:
+        handler.close()
+        root.handlers[:] = saved[2]
+        root.setLevel(saved[0])
+        scrapy_logger.setLevel(saved[1])

@@ -18,6 +18,8 @@ import xxhash
 from crawler.frontier.base import bloom_size
 
 _MASK64 = (1 << 64) - 1
+#: ``LocalBloom.add_each`` adds this many URLs or more at once in numpy, fewer one by one.
+ADD_EACH_VECTOR = 24
 
 
 class BloomHasher:
@@ -40,12 +42,9 @@ class BloomHasher:
 
     def positions_many(self, urls: Sequence[str]) -> np.ndarray:
         """Bit positions of many URLs, shape ``(len(urls), hashes)``, vectorized."""
-        h1 = np.empty(len(urls), dtype=np.uint64)
-        h2 = np.empty(len(urls), dtype=np.uint64)
-        for n, url in enumerate(urls):
-            h = xxhash.xxh3_128_intdigest(url.encode())
-            h1[n] = h & _MASK64
-            h2[n] = (h >> 64) | 1
+        hashes = [xxhash.xxh3_128_intdigest(url.encode()) for url in urls]
+        h1 = np.array([h & _MASK64 for h in hashes], dtype=np.uint64)
+        h2 = np.array([(h >> 64) | 1 for h in hashes], dtype=np.uint64)
         i = np.arange(self.hashes, dtype=np.uint64)
         # modular arithmetic on 64-bit wrap-around matches Python's only below 2**64, so
         # reduce each term first: (h1 % m + i * (h2 % m)) % m, all < 2**64 for m < 2**32.
@@ -107,6 +106,25 @@ class LocalBloom:
                 a[byte] |= bit
                 new = True
         return new
+
+    def add_each(self, urls: Sequence[str]) -> list[bool]:
+        """``[add(url) for url in urls]``, vectorized from ``ADD_EACH_VECTOR`` URLs on (a
+        frontier's batch of links: ~2 us a URL against ~4): a URL is new when one of its
+        bits was neither set before the call nor first set by an earlier URL of
+        ``urls``, which is what adding them one by one finds."""
+        if len(urls) < ADD_EACH_VECTOR:
+            return [self.add(url) for url in urls]
+        k = self.hasher.hashes
+        pos = self.hasher.positions_many(urls).ravel()
+        byte = (pos >> np.uint64(3)).astype(np.intp)
+        bit = np.left_shift(np.uint8(1), (pos & np.uint64(7)).astype(np.uint8))
+        unset = (self.array[byte] & bit) == 0
+        row = np.repeat(np.arange(len(urls)), k)
+        _, first, where = np.unique(pos, return_index=True, return_inverse=True)
+        # a bit unset before the call is found unset by the first URL that has it only
+        found_unset = unset & (row[first][where] == row)
+        np.bitwise_or.at(self.array, byte, bit)
+        return found_unset.reshape(len(urls), k).any(axis=1).tolist()
 
     def __contains__(self, url: str) -> bool:
         a = self._bytes

@@ -154,9 +154,12 @@ class LocalFrontier(Frontier):
         # host -> [lease, next, added, cut, tier or None, pages on its waiting list or None]
         hosts: dict[str, list] = {}
         rows: list[tuple] = []
+        entries = list(entries)
         with self._tx():
+            # the seen filter's verdicts on the whole batch at once, in order
+            new = iter(self.bloom.add_each([e.url for e in entries if e.filter]))
             for e in entries:
-                if e.filter and not self.bloom.add(e.url):
+                if e.filter and not next(new):
                     counts["seen"] += 1
                     continue
                 state = hosts.get(e.host)
