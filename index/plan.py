@@ -28,7 +28,9 @@ The plan holds:
    more: ``tool -r file -Y filter`` is a command line, not ``tool file`` without ``y``
    (a short option right after the first word, ``cmp -l``, is read as a word already:
    ``index.query``). A query typed with operators (``"a phrase"``, ``-word``,
-   ``a OR b``) keeps its meaning here;
+   ``a OR b``) keeps its meaning here, unless its exclusions leave nothing while pages
+   hold every word of its literal reading (``gm compare -metric PSNR``: an option the
+   lexer cannot tell from an exclusion, every page on the command saying ``metric``);
 7. **words**: when the reading that answers still finds fewer than ``words_below`` pages
    (by default none; for a query naming an identifier, ``query.names_identifier``, fewer
    than ``identifier_words_below``, a page of results: ``std.healthy`` written whole on
@@ -41,8 +43,8 @@ The plan holds:
    matching while fewer than ``words_below`` pages hold them all) fills the results after
    them, so no query finds fewer pages than plain any-word BM25 does:
    ``statsmodels.api.OLS`` written nowhere whole, ``"a phrase"`` no page holds,
-   ``Rule('/<int:id>')``. A query typed with exclusions (``-word``) keeps its meaning,
-   even when it finds nothing;
+   ``Rule('/<int:id>')``. A query typed with exclusions (``-word``) keeps its meaning
+   here, even when it finds nothing;
 8. **sections**: with semantic matching on (``SEARCH_SEMANTIC``; :attr:`SearchPlan.sections`,
    an :class:`~index.semantic.SectionMatch`), a page scores by its best section together
    with its page-level signals: the first ``SEARCH_SEMANTIC_DEPTH`` results of the reading
@@ -235,9 +237,29 @@ class SearchPlan:
                 and not all(isinstance(w, Term) and is_stopword(w.term) for w in words))
 
     def falls_back(self, total: int) -> bool:
-        """Whether ``total`` results of the operator reading call for the literal one."""
-        return (total < self.thresholds.literal_below and looks_pasted(self.query)
-                and not self.query.matches_nothing and self.literal is not None)
+        """Whether ``total`` results of the operator reading call for the literal one:
+        fewer than ``literal_below`` of a query that looks pasted, or none of a query whose
+        typed exclusions leave nothing (:meth:`_answers_literally` then decides)."""
+        if self.query.matches_nothing or self.literal is None:
+            return False
+        if looks_pasted(self.query):
+            return total < self.thresholds.literal_below
+        return total == 0 and excludes(self.query)
+
+    def _answers_literally(self, run: Callable[[SearchPlan, int, int], Results]) -> bool:
+        """Whether the literal reading answers a query :meth:`falls_back` for: it looks
+        pasted, or its literal reading finds pages without its any-word fallback (pages
+        holding every word). An exclusion that leaves no page among those holding the
+        other words is a command line's option no rule reads as one (``gm compare -metric
+        PSNR``: every page on ``gm compare`` and ``PSNR`` says ``metric``); one that leaves
+        none because no page holds the other words (``xyzzy -python``) is not, and the
+        query finds nothing, as typed."""
+        if looks_pasted(self.query):
+            return True
+        t = self.thresholds
+        every_word = replace(self.literal, thresholds=replace(t, min_strict_hits=0,
+                                                               blend_words=0), lazy=True)
+        return run(every_word, 1, 1).total > 0
 
     @property
     def reads_vectors(self) -> bool:
@@ -295,7 +317,7 @@ class SearchPlan:
         """The operator reading's results, or the literal reading's when they are more;
         the words reading's after them when they are still too few."""
         plan, (results, strict) = self, self._tiered(run, page, size)
-        if self.falls_back(results.total):
+        if self.falls_back(results.total) and self._answers_literally(run):
             literal, literal_strict = self.literal._tiered(run, page, size)
             if literal.total > results.total:
                 literal.extra["reading"] = "literal"

@@ -715,9 +715,10 @@ _DASH_OPTION = re.compile(
     r"-(?=\S*(?:[_=]|[a-z][A-Z]|\d[A-Za-z])|[A-Za-z]\d+$)[A-Za-z][\w.+:-]*(?:=\S+)?")
 #: A short command-line option (``-l``, ``-p1``), as ``_PASTED`` finds one.
 _SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
-#: A command-line option given a number (``-c 1000``, ``-crf 23``, ``-t 00:10``): up to
-#: three letters or digits, the value the next token.
-_VALUED_OPTION = re.compile(r"-[^\W_]{1,3}")
+#: A command-line option given a number (``-c 1000``, ``-crf 23``, ``-t 00:10``,
+#: ``-duration 10``): a letter or digit, then any word characters or dashes; the value
+#: the next token.
+_VALUED_OPTION = re.compile(r"-[^\W_][\w-]*")
 _NUMBER = re.compile(r"\d[\d.,:]*")
 #: A function's name and the parenthesis of its call, an argument written after it
 #: (``cairo_set_source_rgb(cr,``, ``f(x``): the name is one word and the argument another.
@@ -746,10 +747,11 @@ def _command_option(text: str, i: int, tokens: list[_Token]) -> str:
     as a command line: its first word names a command, and the option follows it or
     its options (``cmp -l``, ``diff -r --brief``), or comes after another option of the
     line (``celery -A proj worker -l INFO``, ``tshark -r file.pcap -Y http``), or is
-    given a number (``editcap file -c 1000``, ``libx264 -crf 23``); else ``""``. A
-    command line's option, not the exclusion of a one-letter word: nobody leaves out
-    ``l`` and then writes ``INFO``. A plain-letter option with none of these stays an
-    exclusion (``tool file -c``, ``flask tutorial -video``)."""
+    given a number (``editcap file -c 1000``, ``libx264 -crf 23``, ``gm benchmark
+    -duration 10``); else ``""``. A command line's option, not the exclusion of a word:
+    nobody leaves out ``l`` and then writes ``INFO``, or ``duration`` and then ``10``. A
+    plain-letter option with none of these stays an exclusion (``tool file -c``, ``flask
+    tutorial -video``)."""
     if not tokens or tokens[0].kind != _WORD or tokens[0].negated:
         return ""
     if not _COMMAND.fullmatch(tokens[0].value):

@@ -317,6 +317,10 @@ def test_a_short_option_of_a_command_line_is_a_word():
                                           Term("23", "23")))
     assert root("ping host -c 1000") == And((Term("ping", "ping"), Term("host", "host"),
                                              Term("-c", "c"), Term("1000", "1000")))
+    # an option of any length given a number: nobody leaves out "duration", then writes 10
+    assert root("gm benchmark -duration 10 convert") == And((
+        Term("gm", "gm"), Term("benchmark", "benchmark"), Term("-duration", "durat"),
+        Term("10", "10"), Term("convert", "convert")))
     # three letters without a number, or a word as words are written: exclusions
     assert root("libx264 -crf") == And((Term("libx264", "libx264"), Not(Term("crf", "crf"))))
     assert root("git log -v -video") == And((Term("git", "git"), Term("log", "log"),

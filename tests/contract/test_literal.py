@@ -201,6 +201,45 @@ def test_a_command_line_of_one_dash_words_given_values_is_read_literally(backend
         assert found.extra.get("reading") == "literal"
 
 
+def test_an_exclusion_that_leaves_nothing_is_read_literally(backend):
+    # "-metric" is gm compare's option, and no rule of the lexer reads it as one: as an
+    # exclusion it drops every page holding the other words (each says "metric"), so the
+    # query found nothing where plain any-word BM25 ranks the answer first
+    holding(
+        backend,
+        [doc("http://m.test/compare", "gm compare",
+             "gm compare -metric PSNR reports the peak signal to noise ratio; the metric "
+             "may be MAE, MSE or PSNR"),
+         doc("http://m.test/news", "News",
+             "gm compare: the PSNR metric is computed in double precision")]
+        + others("m.test", "Utilities", "gm convert and gm mogrify"),
+    )
+    found = backend.search("gm compare -metric PSNR")
+    assert urls(found)[:1] == ["http://m.test/compare"]
+    assert found.extra.get("reading") == "literal"
+    # an exclusion leaving nothing because no page holds the other words keeps its meaning
+    assert backend.search("xyzzy -metric").total == 0
+    # and one leaving some pages keeps its meaning too
+    found = backend.search("gm -metric")
+    assert set(urls(found)) == {f"http://m.test/{n}" for n in range(4)}
+    assert found.extra.get("reading") is None
+
+
+def test_an_option_of_any_length_given_a_number_is_an_option(backend):
+    # "-duration 10": read as an exclusion of "duration" it dropped the page documenting
+    # the option while the change logs holding the other words still matched
+    holding(
+        backend,
+        [doc("http://b.test/benchmark", "gm benchmark",
+             "gm benchmark -duration 10 convert in.jpg out.png repeats the convert command "
+             "for the duration given in seconds")]
+        + [doc(f"http://b.test/changes-{n}", f"Changes {n}",
+               "gm benchmark now reports 10 iterations of convert") for n in range(3)],
+    )
+    found = backend.search("gm benchmark -duration 10 convert")
+    assert urls(found)[:1] == ["http://b.test/benchmark"]
+
+
 @pytest.mark.parametrize("query, page", [
     ("$(basename $file .txt)", "http://w.test/shell"),
     ("echo ${HOME} (see basename)", "http://w.test/shell"),
