@@ -126,11 +126,12 @@ NEAR_WINDOW = 2
 #: its topic follows the words that frame it; each run is one sloppy phrase an engine reads
 #: over the whole index.
 MAX_NEAR_GROUPS = 3
-#: Words that, next to a site's name, still ask for the site itself (``django docs``),
-#: the umbrella a project's name is written after among them (``gnu mailutils manual``,
+#: Words that, next to a site's name, still ask for the site itself (``django docs``,
+#: ``libsoup api reference``: a C library's reference is its manual's home page), the
+#: umbrella a project's name is written after among them (``gnu mailutils manual``,
 #: ``apache tomcat docs``: the GNU and Apache projects' manuals are titled so).
 NAVIGATIONAL_WORDS = frozenset(
-    "doc docs documentation manual home homepage site website official page web "
+    "doc docs documentation manual reference home homepage site website official page web "
     "gnu apache".split()
 )
 #: The words of ``NAVIGATIONAL_WORDS`` that, ending a query, ask for the site a word of the

@@ -90,6 +90,18 @@ def test_a_product_name_before_docs_finds_the_home_page_of_its_site(backend):
     assert urls(backend.search("knot dns page"))[0] != "http://knot.test/"
 
 
+def test_a_library_name_before_api_reference_finds_the_home_page_of_its_site(backend):
+    # a C library's API reference is its manual's home page; the pages naming every word
+    # of "libsoup api reference" are class pages and guides
+    pages = [doc("http://libsoup.test/", "libsoup-3.0", "an HTTP client and server library")]
+    pages += [doc(f"http://libsoup.test/class.{n}.html", f"libsoup class {n}",
+                  "libsoup api reference " * 5) for n in range(20)]
+    holding(backend, pages)
+    assert urls(backend.search("libsoup api reference"))[0] == "http://libsoup.test/"
+    # a reference named among other words is a topic: "pattern reference count"
+    assert urls(backend.search("libsoup class reference count"))[0] != "http://libsoup.test/"
+
+
 def test_a_project_written_with_its_language_finds_the_home_page_of_its_site(backend):
     # coverage.py is the project, coverage.test its site; pages writing "coverage.py"
     # more often rank below its home page, which names it once
