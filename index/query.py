@@ -138,6 +138,9 @@ NAVIGATIONAL_WORDS = frozenset(
 #: name before them is called by (``knot dns docs``); not ``page`` or ``web``, which end a
 #: topic as often (``flask custom 404 page``), nor the umbrellas written first.
 NAMING_WORDS = NAVIGATIONAL_WORDS - {"page", "web", "gnu", "apache"}
+#: Words that name a kind of documentation right before a word of ``NAMING_WORDS`` (``api
+#: reference``, ``api docs``): navigational there, and a topic elsewhere (``flask api``).
+DOCUMENTATION_KINDS = frozenset({"api"})
 #: Most adjacent words joined into one site name (``debian handbook`` -> ``debianhandbook``).
 SITE_NAME_WORDS = 3
 _WORDS = re.compile(r"[^\W_]+")
@@ -600,17 +603,17 @@ def named_sites(words: tuple[str, ...], naming: bool) -> frozenset[str]:
     """The site names typed ``words`` name (``Query.named_sites``); ``naming``: the query's
     words like ``docs`` follow a name of several words (``Query.navigational_words``)."""
     n = len(words)
+    marked = navigational_marks(words)
     # before[i]: words[:i] are all navigational; after[j]: words[j:] are.
-    before = list(accumulate((w in NAVIGATIONAL_WORDS for w in words), and_, initial=True))
-    after = list(accumulate((w in NAVIGATIONAL_WORDS for w in reversed(words)), and_,
-                            initial=True))[::-1]
+    before = list(accumulate(marked, and_, initial=True))
+    after = list(accumulate(reversed(marked), and_, initial=True))[::-1]
     named = {
         "".join(words[i:j])
         for i in range(n) if before[i]
         for j in range(i + 1, min(n, i + SITE_NAME_WORDS) + 1) if after[j]
     }
     if naming and words and words[-1] in NAMING_WORDS:
-        named.update(w for w in words if w not in NAVIGATIONAL_WORDS)
+        named.update(w for w, nav in zip(words, marked, strict=True) if not nav)
     return frozenset(named)
 
 
@@ -659,6 +662,15 @@ def joined_compounds(query: Query, index: int) -> tuple[str, ...]:
         for c in compound_terms([words[index], other]) if c in own))
 
 
+def navigational_marks(words: Sequence[str]) -> list[bool]:
+    """For each of lower-case ``words``, whether it is navigational: one of
+    ``NAVIGATIONAL_WORDS``, or of ``DOCUMENTATION_KINDS`` before one of ``NAMING_WORDS``
+    (the ``api`` of ``libsoup api reference``)."""
+    return [w in NAVIGATIONAL_WORDS or (w in DOCUMENTATION_KINDS and i + 1 < len(words)
+                                        and words[i + 1] in NAMING_WORDS)
+            for i, w in enumerate(words)]
+
+
 def navigational(words: tuple) -> tuple[Term, ...]:
     """The words like ``docs`` or ``home`` (``NAVIGATIONAL_WORDS``) of plain query words
     whose other words are one run of up to ``SITE_NAME_WORDS`` (a site's name, as
@@ -666,7 +678,7 @@ def navigational(words: tuple) -> tuple[Term, ...]:
     (every page of a documentation site is titled "... documentation"); ``()`` otherwise."""
     if not words or not all(isinstance(w, Term) for w in words):
         return ()
-    marked = [w.word.lower() in NAVIGATIONAL_WORDS for w in words]
+    marked = navigational_marks([w.word.lower() for w in words])
     others = [i for i, nav in enumerate(marked) if not nav]
     if not others or len(others) == len(words) or len(others) > SITE_NAME_WORDS:
         return ()

@@ -533,8 +533,13 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     assert "varnish" in parse("varnish cache documentation").named_sites
     assert "cryptography" in parse("pyca cryptography documentation").named_sites
     assert "libsoup" in parse("libsoup api reference").named_sites
-    assert [w.word for w in parse("cairo API reference").optional_words] == ["reference"]
+    assert [w.word for w in parse("cairo API reference").optional_words] == ["API", "reference"]
     assert parse("pattern reference count").navigational_words == ()
+    # "api" before such a word names the kind of documentation; elsewhere it is a topic
+    assert [w.word for w in parse("libssh api documentation").required_words] == ["libssh"]
+    assert "jsonglib" in parse("json-glib api reference").named_sites
+    assert parse("flask api").named_sites == {"flaskapi"}
+    assert parse("api changes between versions").navigational_words == ()
     assert parse("flask custom 404 page").named_sites == {"flaskcustom404"}
     assert parse("apache custom error documents").named_sites == {"customerrordocuments"}
     # a project's name written with its language names the site called by the name

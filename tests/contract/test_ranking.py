@@ -98,6 +98,12 @@ def test_a_library_name_before_api_reference_finds_the_home_page_of_its_site(bac
                   "libsoup api reference " * 5) for n in range(20)]
     holding(backend, pages)
     assert urls(backend.search("libsoup api reference"))[0] == "http://libsoup.test/"
+    # a name written with a hyphen too
+    pages = [doc("http://json-glib.test/", "Json", "a JSON parser and generator")]
+    pages += [doc(f"http://json-glib.test/class.{n}.html", f"json-glib class {n}",
+                  "json-glib api reference " * 5) for n in range(20)]
+    holding(backend, pages)
+    assert urls(backend.search("json-glib api reference"))[0] == "http://json-glib.test/"
     # a reference named among other words is a topic: "pattern reference count"
     assert urls(backend.search("libsoup class reference count"))[0] != "http://libsoup.test/"
 
