@@ -14,6 +14,13 @@ Punctuation splits words, so ``os.path`` and ``os_path`` both become ``os``, ``p
 adjacent positions; the query parser turns such a word into a phrase, so it still matches
 exactly.
 
+Block breaks: a text's lines are its blocks (extraction ends a paragraph, list item, table
+cell, heading, ``<dt>`` or ``<dd>`` with a newline), and :func:`analyze_blocks` leaves
+``BLOCK_GAP`` empty positions between the terms of two of them, as Elasticsearch's
+``position_increment_gap`` does between the values of an array, so a phrase or a proximity
+match never spans two blocks: the last word of one table cell and the first of the next are
+not the phrase of an identifier's parts.
+
 Stopword policy: nothing is dropped at index time, so phrases like "to be or not to be"
 keep their positions and match. The query parser drops stopwords from free (non-phrase)
 terms only when something else is left to search for (``the who`` still works).
@@ -34,8 +41,12 @@ __all__ = [
     "OPTIONAL_WORDS",
     "STOPWORDS",
     "WORD_RE",
+    "BLOCK_BREAK",
+    "BLOCK_GAP",
     "analyze",
+    "analyze_blocks",
     "analyze_joined",
+    "join_blocks",
     "analyze_query_term",
     "ascii_words",
     "compound_terms",
@@ -319,6 +330,65 @@ def analyze(text: str) -> list[str]:
 def analyze_joined(text: str) -> str:
     """``analyze(text)`` joined by single spaces: the form a whitespace tokenizer indexes."""
     return " ".join(analyze(text))
+
+
+#: The token :func:`analyze_blocks` writes between two blocks' terms, ``BLOCK_GAP`` times in
+#: a row: a control character, never a term of any text or query (extraction turns control
+#: characters into spaces, and analysis drops them). An engine indexes it as a position
+#: left empty (tantivy: a stop word of the tokenizer) or splits the text there (an
+#: Elasticsearch array); it is never a term of the index.
+BLOCK_BREAK = "\x01"
+#: Empty positions between two blocks: more than any slop a query searches a phrase with
+#: (the proximity signal's, ``index.query.Query.near_slop``: 2), since a phrase with slop
+#: ``s`` matches across ``s`` empty positions.
+BLOCK_GAP = 3
+_GAP = " ".join([BLOCK_BREAK] * BLOCK_GAP)
+# _ASCII_TABLE with the break kept: a word of its own where spaces surround it.
+_ASCII_BLOCK_TABLE = _ASCII_TABLE[:1] + BLOCK_BREAK.encode() + _ASCII_TABLE[2:]
+_BREAK_WORD = f" {BLOCK_BREAK} "
+_NEWLINE_RE = re.compile("\n")
+_BREAK_LETTER = "\u00aa"
+_BREAKS_RE = re.compile(f"{BLOCK_BREAK}(?: {BLOCK_BREAK})*")
+
+
+def _line_starts(text: str, starts: np.ndarray) -> list[int]:
+    """The indexes of the words (starting at ``starts`` in ``text``) that begin a line after
+    the first word: where a block break goes."""
+    newlines = [m.start() for m in _NEWLINE_RE.finditer(text)]
+    at = np.unique(np.searchsorted(starts, newlines)).tolist()
+    return [i for i in at if 0 < i < len(starts)]
+
+
+def join_blocks(terms: list[str], starts: np.ndarray, text: str) -> str:
+    """``terms`` joined as :func:`analyze_blocks` joins them: one term per word of ``text``
+    (its words starting at ``starts``), ``BLOCK_GAP`` breaks between two lines' terms."""
+    pieces, at = [], 0
+    for i in _line_starts(text, starts):
+        pieces.append(" ".join(terms[at:i]))
+        at = i
+    pieces.append(" ".join(terms[at:]))
+    return f" {_GAP} ".join(pieces)
+
+
+def analyze_blocks(text: str) -> str:
+    """``analyze_joined(text)`` with ``BLOCK_GAP`` ``BLOCK_BREAK`` tokens between the terms
+    of two of its lines (its blocks; a line without terms is no block): the form the engines
+    index a page's body, anchor texts and headings in."""
+    if "\n" not in text:
+        return analyze_joined(text)
+    if not text.isascii():
+        text = normalize(text)
+    if text.isascii():
+        spaced = text.replace(BLOCK_BREAK, " ").replace("\n", _BREAK_WORD)
+        words = spaced.encode("ascii").translate(_ASCII_BLOCK_TABLE).decode("ascii").split()
+        terms = _finish(words, "'" in text)
+    else:
+        # a letter normalize() leaves in no text (NFKC: ª -> a), a word of its own here
+        words = _words_of(text.replace("\n", f" {_BREAK_LETTER} "))
+        joined = " ".join(_finish(words)).replace(_BREAK_LETTER, BLOCK_BREAK)
+        return _BREAKS_RE.sub(_GAP, joined).strip(_BREAK_WORD)
+    # one gap between two blocks with terms, none before the first or after the last
+    return _BREAKS_RE.sub(_GAP, " ".join(terms)).strip(_BREAK_WORD)
 
 
 def tokens_with_offsets(text: str) -> Iterator[tuple[str, int, int]]:

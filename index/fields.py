@@ -27,6 +27,7 @@ import xxhash
 from crawler.extract import url_language, url_without_language
 from index.analysis import (
     analyze,
+    analyze_blocks,
     analyze_joined,
     host_suffixes,
     identifier_terms,
@@ -282,18 +283,21 @@ class DocumentFields:
 
 def document_fields(doc: Document, body_terms: str | None = None) -> DocumentFields:
     """The fields of ``doc`` every engine stores; sets ``doc.host`` from the URL if empty.
-    ``body_terms``: ``analyze_joined`` of its body (its description when the body is
-    empty) where the caller has it already."""
+    ``body_terms``: ``analyze_blocks`` of its body (its description when the body is
+    empty) where the caller has it already. The body, the anchor texts and the headings,
+    whose lines are blocks (cells, items, paragraphs; one link's text; one heading), keep
+    a gap of positions between two (``analysis.BLOCK_GAP``), so no phrase spans two."""
     if not doc.host:
         doc.host = normalize_host(doc.url)
     body = doc.body or doc.description
     text = {
         "title": analyze_joined(doc.title),
-        "body": analyze_joined(body) if body_terms is None else body_terms,
-        "anchors": analyze_joined(doc.anchors),
+        "body": analyze_blocks(body) if body_terms is None else body_terms,
+        "anchors": analyze_blocks(doc.anchors),
         "url": analyze_joined(doc.url.split("://", 1)[-1]),
         "idents": " ".join(identifier_terms(f"{doc.title}\n{body}")),
-        "headings": " ".join((*analyze(doc.headings), *identifier_terms(doc.headings))),
+        "headings": " ".join(filter(None, (analyze_blocks(doc.headings),
+                                           *identifier_terms(doc.headings)))),
     }
     return DocumentFields(
         text=text,

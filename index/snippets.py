@@ -45,7 +45,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from index.analysis import WORD_RE, analyze, ascii_words, unicode_words
+from index.analysis import WORD_RE, analyze, ascii_words, join_blocks, unicode_words
 
 __all__ = ["SCAN_CHARS", "SNIPPET_CHARS", "SnippetSource", "build_snippet", "find_matches",
            "highlight", "located_snippet"]
@@ -315,7 +315,7 @@ class SnippetSource:
 
     @classmethod
     def with_terms(cls, text: str) -> tuple[SnippetSource, str | None]:
-        """``of(text)``, and ``analyze_joined(text)`` when the source gives it for free:
+        """``of(text)``, and ``analyze_blocks(text)`` when the source gives it for free:
         ``text`` within ``SCAN_CHARS``, ASCII without an apostrophe (``analyze`` then
         splits it into the same words) and each word of one term; else None."""
         cut = text[:SCAN_CHARS]
@@ -348,7 +348,8 @@ class SnippetSource:
                                           counts, strict=False))
         joined = None
         if len(cut) == len(text) and cut.isascii() and "'" not in cut:
-            joined = " ".join(map(dict(zip(distinct, terms, strict=True)).__getitem__, words))
+            term_of = dict(zip(distinct, terms, strict=True))
+            joined = join_blocks(list(map(term_of.__getitem__, words)), starts, cut)
         return cls(cut, directory + _TERM, pairs.tobytes()), joined
 
     @classmethod

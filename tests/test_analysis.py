@@ -3,9 +3,13 @@
 import pytest
 
 from index.analysis import (
+    BLOCK_BREAK,
+    BLOCK_GAP,
     MAX_TOKEN_CHARS,
     STOPWORDS,
     analyze,
+    analyze_blocks,
+    analyze_joined,
     analyze_query_term,
     host_suffixes,
     is_stopword,
@@ -98,6 +102,27 @@ def test_offsets_agree_with_analyze(text):
     assert [t for t, _, _ in with_offsets] == analyze(text)
     for term, start, end in with_offsets:
         assert analyze(text[start:end])[0] == term or term in analyze(text[start:end])
+
+
+@pytest.mark.parametrize("text", [
+    "one block only", "a cell\nthe next cell", "\n\nfirst\n\n\nsecond\n",
+    "Café au\nlait ½ x\n东京 e\u0301cole", "don't\nit's", "x" * 70 + "\ny\n-- \nz",
+    "past the classed code points\n\U000e0100 a\nb", "a\x01b\nc",
+])
+def test_blocks_are_the_terms_with_a_gap_between_two_lines(text):
+    blocks = analyze_blocks(text)
+    assert [t for t in blocks.split() if t != BLOCK_BREAK] == analyze(text)
+    gap = " ".join([BLOCK_BREAK] * BLOCK_GAP)
+    lines = [analyze_joined(line) for line in text.split("\n")]
+    assert blocks == f" {gap} ".join(line for line in lines if line)
+
+
+def test_the_gap_is_wider_than_any_phrase_slop():
+    from index.query import NEAR_WINDOW, parse
+
+    long = parse("how do I lookup a value in the table of members quickly")
+    assert len(long.near_terms) > NEAR_WINDOW
+    assert long.near_slop < BLOCK_GAP
 
 
 def test_offsets_point_at_original_text():

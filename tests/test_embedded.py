@@ -16,7 +16,7 @@ from harness.documents import document as doc
 from index import get_backend
 from index.base import Document
 from index.engines.embedded.backend import EmbeddedBackend
-from index.fields import FieldWeights, keyword_key, site_name, url_depth
+from index.fields import FieldWeights, document_fields, keyword_key, site_name, url_depth
 from index.query import parse
 from index.signals import (
     DEFAULT_SIGNALS,
@@ -566,3 +566,20 @@ def test_a_word_is_compiled_only_for_the_fields_some_page_holds_it_in(tmp_path):
     assert held.doc_freq("url", "widget") == 0
     assert backend.search("configure widgets").total == 1
     backend.close()
+
+
+def test_blocks_of_body_anchors_and_headings_keep_a_gap_between_them():
+    from index.analysis import BLOCK_BREAK
+    from index.engines.elasticsearch.mapping import blocks
+
+    page = doc("http://d.test/a/b", "Class\nmembers", "get the value\nlookup a key",
+               anchors="the value\nlookup", headings="value\nlookup()")
+    text = document_fields(page).text
+    for name in ("body", "anchors", "headings"):
+        assert BLOCK_BREAK in text[name], name
+    assert BLOCK_BREAK not in text["title"] + text["url"] + text["idents"]
+    # Elasticsearch indexes the blocks as an array, its position_increment_gap between two
+    assert blocks(text["body"]) == [block for block in blocks(text["body"]) if block.strip()]
+    assert [b.split() for b in blocks(text["body"])] == [["get", "the", "valu"],
+                                                        ["lookup", "a", "key"]]
+    assert blocks(text["title"]) == text["title"] == "class member"

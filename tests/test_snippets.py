@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from index.analysis import WORD_RE, analyze, analyze_joined, ascii_words, unicode_words
+from index.analysis import WORD_RE, analyze, analyze_blocks, ascii_words, unicode_words
 from index.snippets import (
     FIRST_BLOCK_CHARS,
     SCAN_CHARS,
@@ -313,12 +313,13 @@ def test_any_text_is_split_into_the_words_word_re_finds(text):
 
 @pytest.mark.parametrize("text", [
     *ASCII_WORDS, *UNICODE_WORDS, "Running pythons run fast.", "the ﬁle and ½ sign",
-    "filler text. " * 2_000 + "The end."])
+    "filler text. " * 2_000 + "The end.", "a table cell\nthe next cell\n\n\nthird\n",
+    "\nfirst item\nsecond item"])
 def test_a_source_gives_the_text_terms_only_where_they_are_the_analyzers(text):
     source, joined = SnippetSource.with_terms(text)
     assert source == SnippetSource.of(text) == SnippetSource._of_words(text[:SCAN_CHARS])
     if joined is not None:
-        assert joined == analyze_joined(text)
+        assert joined == analyze_blocks(text)
     # ASCII without an apostrophe, within SCAN_CHARS, each word one term
     plain = text.isascii() and "'" not in text and len(text) <= SCAN_CHARS
     assert (joined is not None) == (plain and all(

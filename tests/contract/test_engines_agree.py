@@ -34,6 +34,10 @@ PAGES = list(CORPUS.values()) + [
     *[doc(f"http://g.test/cmd/{n}", f"git-{n}", "git command reference") for n in range(8)],
     doc("http://m1.test/copy", "Mirror page", "mirror copy text", cluster_id="mirror"),
     doc("http://m2.test/copy", "Mirror page", "mirror copy text", cluster_id="mirror"),
+    # "value" ends a table cell and "lookup" starts the next: no phrase spans the two
+    doc("http://d.test/cells", "Class members",
+        "Public functions\nreturns the value\nlookup a key in the table"),
+    doc("http://d.test/prose", "Lookups", "A value lookup finds a key in the table."),
 ]
 
 QUERIES = [
@@ -42,7 +46,8 @@ QUERIES = [
     "git tutorial beginners", "quick fox", '"quick brown fox"', "os.path", "cafe",
     "requests", "mirror copy", "session -django", "git site:g.test log", "java OR snake",
     "how do I ignore files in git", "what should I use to show commit logs", "os.path.join",
-    "how can I see who modified each line of a file in git",
+    "how can I see who modified each line of a file in git", "value lookup",
+    '"value lookup"', "value_lookup",
 ]
 
 
@@ -67,7 +72,7 @@ def test_same_pages_same_top_results(engines, query):
 
 
 @pytest.mark.parametrize("query", ["django docs", "requests session", "nfs", "git tutorial",
-                                   "how do I ignore files in git"])
+                                   "how do I ignore files in git", "value lookup"])
 def test_signal_values_agree(engines, query):
     """What each signal says of a page is the same on both engines, every signal (text
     relevance aside: each engine's own BM25)."""

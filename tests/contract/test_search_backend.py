@@ -8,6 +8,7 @@ import pytest
 
 from index.base import Results
 from index.query import QueryError
+from tests.contract.conftest import holding
 
 
 def names(results: Results, corpus_docs) -> set[str]:
@@ -64,6 +65,23 @@ def test_an_identifier_matches_whole_first_then_its_parts_apart(corpus, corpus_d
     by_id = {d.id: name for name, d in corpus_docs.items()}
     found = [by_id[h.id] for h in corpus.search("os.path", size=20).hits]
     assert found == ["ospath", "os_apart"]
+
+
+def test_a_phrase_never_matches_across_a_block_break(backend, make_doc):
+    # a doxygen member table: "value" ends one cell, "lookup" starts the next; the two
+    # words are adjacent in the text but not a phrase of it (analysis.BLOCK_GAP)
+    cells = make_doc("http://d.test/cells", "Class members",
+                     "Public functions\nreturns the value\nlookup a key in the table")
+    prose = make_doc("http://d.test/prose", "Lookups",
+                     "A value lookup finds a key in the table, in one step.")
+    holding(backend, [cells, prose])
+    assert [h.url for h in backend.search('"value lookup"').hits] == [prose.url]
+    assert [h.url for h in backend.search('"lookup a key"').hits] == [cells.url]
+    assert [h.url for h in backend.search("value_lookup").hits][:1] == [prose.url]
+    # both pages hold both words; only the prose holds them near each other
+    near = {h.url: h.explain["near"]["value"]
+            for h in backend.search("value lookup", explain=True).hits}
+    assert near == {prose.url: 1.0, cells.url: 0.0}
 
 
 @pytest.mark.parametrize(

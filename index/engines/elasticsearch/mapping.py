@@ -8,7 +8,10 @@ keeps the whole :class:`~index.base.Document` (not indexed) for ``get`` and rebu
 (:func:`index.hits.snippet_text`) and ``sections`` (not indexed) the sections within it
 (:func:`index.sections.encode`), so a hit reads a few fields and at most
 ``index.snippets.SCAN_CHARS`` of text, never a whole page. The analyzed fields are left out
-of ``_source`` to keep it small.
+of ``_source`` to keep it small. A text field whose terms hold block breaks
+(``analysis.BLOCK_BREAK``: a body's cells, items, paragraphs) is an array of its blocks, so
+Elasticsearch leaves its ``position_increment_gap`` (100 positions, a text field's default)
+between two and no phrase matches across them.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from contextlib import contextmanager
 
 from elasticsearch import Elasticsearch
 
-from index.analysis import normalize, words
+from index.analysis import BLOCK_BREAK, normalize, words
 from index.base import Document
 from index.fields import (
     DOC_FIELDS,
@@ -139,13 +142,21 @@ def suggest_words(doc: Document, body_chars: int) -> list[str]:
     return words(normalize(text))
 
 
+def blocks(terms: str) -> str | list[str]:
+    """Analyzed text as Elasticsearch indexes it: as it is, or, where it holds block breaks,
+    the array of its blocks."""
+    if BLOCK_BREAK not in terms:
+        return terms
+    return [block for block in terms.split(BLOCK_BREAK) if not block.isspace() and block]
+
+
 def document_source(doc: Document, rank_feature: bool, suggest_body_chars: int) -> dict:
     """The ``_source`` Elasticsearch indexes for ``doc``."""
     fields = document_fields(doc)
     stored = doc.to_dict()
     source = {
         "id": doc.id,
-        **fields.text,
+        **{name: blocks(terms) for name, terms in fields.text.items()},
         "suggest": " ".join(suggest_words(doc, suggest_body_chars)),
         "site": fields.site,
         "host": doc.host,

@@ -48,6 +48,7 @@ from index.engines.embedded.schema import (
     schema,
     stored_document,
     stored_shown,
+    terms_analyzer,
     to_tantivy,
 )
 from index.engines.embedded.search import TantivySearch
@@ -131,7 +132,7 @@ class EmbeddedBackend(SearchBackend):
                     ) from exc
             index.register_tokenizer(
                 TOKENIZER,
-                tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build(),
+                terms_analyzer(),
             )
             index.config_reader(reload_policy="OnCommit")
             self._index = index

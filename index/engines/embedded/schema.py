@@ -2,8 +2,10 @@
 
 Text is analyzed in Python (:mod:`index.analysis`) and reaches tantivy as space-joined terms
 through its whitespace tokenizer (``TOKENIZER``), so this index and Elasticsearch hold the
-same terms. The ranking fields of :mod:`index.fields` are fast columns (keywords as their
-64-bit keys).
+same terms. The tokenizer drops the block breaks (``analysis.BLOCK_BREAK``) between a body's
+blocks and keeps their positions empty: no phrase matches across two blocks, and a page's
+length (BM25's) counts its terms only. The ranking fields of :mod:`index.fields` are fast
+columns (keywords as their 64-bit keys).
 
 ``embedded_by`` holds the version of the model that made the page's section vectors
 (:func:`index.semantic.vectors_version`; none without vectors), so the embedding batch asks
@@ -25,6 +27,7 @@ import zlib
 
 import tantivy
 
+from index.analysis import BLOCK_BREAK
 from index.base import Document
 from index.fields import (
     DOC_FIELDS,
@@ -40,7 +43,7 @@ from index.semantic import vectors_version
 from index.snippets import SnippetSource
 
 __all__ = ["EMBEDDED_BY", "TOKENIZER", "address_key", "fast_name", "schema", "stored_document",
-           "stored_hit", "stored_shown", "to_tantivy"]
+           "stored_hit", "stored_shown", "terms_analyzer", "to_tantivy"]
 
 #: The name the whitespace tokenizer of the text fields is registered under.
 TOKENIZER = "terms"
@@ -52,6 +55,13 @@ _INDEXED_FAST = frozenset({"site_name", "url_depth", "lang"})
 #: The model version of a page's section vectors, as a term (added to the schema after
 #: indexes were written without it: such an index opens with the schema it has).
 EMBEDDED_BY = "embedded_by"
+
+
+def terms_analyzer() -> tantivy.TextAnalyzer:
+    """The analyzer of the text fields (registered as ``TOKENIZER``): terms split at spaces,
+    a block break a position left empty."""
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
+            .filter(tantivy.Filter.custom_stopword([BLOCK_BREAK])).build())
 
 
 def fast_name(field: str) -> str:
