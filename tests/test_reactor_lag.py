@@ -133,10 +133,15 @@ def test_full_collections_are_timed_while_the_probe_runs():
     assert probe._on_gc not in gc.callbacks
 
 
-def test_log_level_floor_creates_no_record_that_no_handler_writes(tmp_path):
+def test_log_level_floor_creates_no_record_that_no_handler_writes(tmp_path, monkeypatch):
     from crawler.extensions import LogLevelFloor, raise_to_handlers_floor
 
     root, scrapy_logger = logging.getLogger(), logging.getLogger("scrapy")
+    # only Scrapy's loggers: another test's or library's logger with a handler of its own
+    # would rightly keep the root logger low, and no other logger's level is changed here
+    names = ("scrapy", "scrapy.core", "scrapy.core.engine")
+    own_loggers = {name: logging.getLogger(name) for name in names}
+    monkeypatch.setattr(logging.root.manager, "loggerDict", own_loggers)
     saved = root.level, scrapy_logger.level, root.handlers[:]
     handler = logging.FileHandler(tmp_path / "crawl.log")
     handler.setLevel(logging.INFO)
