@@ -233,8 +233,7 @@ def test_an_option_of_any_length_given_a_number_is_an_option(backend):
         [doc("http://b.test/benchmark", "gm benchmark",
              "gm benchmark -duration 10 convert in.jpg out.png repeats the convert command "
              "for the duration given in seconds")]
-        + [doc(f"http://b.test/changes-{n}", f"Changes {n}",
-               "gm benchmark now reports 10 iterations of convert") for n in range(3)],
+        + others("b.test", "Changes", "gm benchmark now reports 10 iterations of convert", 3),
     )
     found = backend.search("gm benchmark -duration 10 convert")
     assert urls(found)[:1] == ["http://b.test/benchmark"]

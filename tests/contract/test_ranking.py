@@ -94,14 +94,12 @@ def test_a_library_name_before_api_reference_finds_the_home_page_of_its_site(bac
     # a C library's API reference is its manual's home page; the pages naming every word
     # of "libsoup api reference" are class pages and guides
     pages = [doc("http://libsoup.test/", "libsoup-3.0", "an HTTP client and server library")]
-    pages += [doc(f"http://libsoup.test/class.{n}.html", f"libsoup class {n}",
-                  "libsoup api reference " * 5) for n in range(20)]
+    pages += others("libsoup.test", "libsoup class", "libsoup api reference " * 5, 20)
     holding(backend, pages)
     assert urls(backend.search("libsoup api reference"))[0] == "http://libsoup.test/"
     # a name written with a hyphen too
     pages = [doc("http://json-glib.test/", "Json", "a JSON parser and generator")]
-    pages += [doc(f"http://json-glib.test/class.{n}.html", f"json-glib class {n}",
-                  "json-glib api reference " * 5) for n in range(20)]
+    pages += others("json-glib.test", "json-glib class", "json-glib api reference " * 5, 20)
     holding(backend, pages)
     assert urls(backend.search("json-glib api reference"))[0] == "http://json-glib.test/"
     # a reference named among other words is a topic: "pattern reference count"
@@ -112,8 +110,7 @@ def test_a_project_written_with_its_language_finds_the_home_page_of_its_site(bac
     # coverage.py is the project, coverage.test its site; pages writing "coverage.py"
     # more often rank below its home page, which names it once
     pages = [doc("http://coverage.test/", "Coverage", "measures code coverage of programs")]
-    pages += [doc(f"http://coverage.test/{n}.html", f"coverage.py topic {n}",
-                  "run coverage.py " * 5) for n in range(20)]
+    pages += others("coverage.test", "coverage.py topic", "run coverage.py " * 5, 20)
     holding(backend, pages)
     assert urls(backend.search("coverage.py"))[0] == "http://coverage.test/"
     # a file of the project is no project: conf.py names no site
