@@ -45,6 +45,7 @@ from crawler.options import Option, enabled, settings_to_options
 from crawler.signals import cluster_elected, documents_removed, host_condemned
 from crawler.urls import doc_id_for
 from index.base import Document, SearchBackend
+from pipelines import awaited
 
 logger = logging.getLogger(__name__)
 
@@ -203,7 +204,7 @@ class IndexPipeline:
             self.flush()
             backlog = self._backlog()
             if backlog is not None:
-                return backlog.addCallback(lambda _: item)
+                return awaited(backlog.addCallback(lambda _: item))
         return item
 
     def remove(self, ids, reason: str = "", **kwargs) -> None:
@@ -293,7 +294,7 @@ class IndexPipeline:
 
     def close_spider(self, spider=None):
         """Write what is pending, make it visible and close the backend; in a crawl, a
-        Deferred that fires once the writer thread is done."""
+        coroutine that ends once the writer thread is done."""
         try:
             self.flush()
             self._write(self.backend.refresh)
@@ -303,8 +304,8 @@ class IndexPipeline:
         if not self._writes:
             self._close()
             return None
-        return defer.DeferredList(list(self._writes), consumeErrors=True).addBoth(
-            lambda _: self._close())
+        return awaited(defer.DeferredList(list(self._writes), consumeErrors=True).addBoth(
+            lambda _: self._close()))
 
     def _close(self) -> None:
         if self._pool is not None:

@@ -46,6 +46,7 @@ from crawler.config import config_from_settings
 from crawler.fetch import TRUNCATED
 from crawler.items import PageItem
 from crawler.options import Option, enabled, setting, settings_to_options
+from pipelines import awaited
 
 logger = logging.getLogger(__name__)
 
@@ -382,11 +383,11 @@ class WarcPipeline:
             # The record is being written, or waits for disk space: the item waits for it.
             waiter = defer.Deferred()
             self._waiting.setdefault(url, []).append(waiter)
-            return waiter.addCallback(self._locate, item)
+            return awaited(waiter.addCallback(self._locate, item))
         return self._locate(location, item)
 
     def close_spider(self, spider=None):
-        """Write what waits and close the file; in a crawl, a Deferred that fires once the
+        """Write what waits and close the file; in a crawl, a coroutine that ends once the
         writer thread is done."""
         if self._writing is None:
             self._close()
@@ -402,7 +403,7 @@ class WarcPipeline:
             return result
 
         self._writing.addBoth(after_batch)
-        return closed
+        return awaited(closed)
 
     # -- internals ------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 import asyncio
 import gzip
+import inspect
 import json
 import random
 
@@ -478,16 +479,22 @@ def test_full_disk_pauses_holds_items_and_resumes_when_space_returns(tmp_path):
     item = PageItem(url="http://a.test/", fetched_url="http://a.test/", status=200,
                     host="a.test", fetched_at=0.0)
     waiting = pipeline.process_item(item)
-    done = []
-    waiting.addCallback(done.append)
-    assert done == []  # the item waits for its record
+    assert inspect.iscoroutine(waiting)  # what Scrapy awaits (a Deferred is deprecated)
 
-    pipeline._drain()  # still full: nothing changes
-    assert pipeline.paused and done == []
-    writer.min_free_bytes = 0
-    pipeline._drain()
-    assert not pipeline.paused and events == ["pause", "resume"]
-    assert done == [item] and item.warc_file and item.warc_offset == writer_offset(tmp_path)
+    async def crawl():
+        waited = asyncio.ensure_future(waiting)
+        await asyncio.sleep(0)
+        assert not waited.done()  # the item waits for its record
+        pipeline._drain()  # still full: nothing changes
+        await asyncio.sleep(0)
+        assert pipeline.paused and not waited.done()
+        writer.min_free_bytes = 0
+        pipeline._drain()
+        assert not pipeline.paused and events == ["pause", "resume"]
+        return await waited
+
+    assert asyncio.run(crawl()) is item
+    assert item.warc_file and item.warc_offset == writer_offset(tmp_path)
     pipeline.close_spider()
 
 
