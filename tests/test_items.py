@@ -1,9 +1,10 @@
 """A page's fields are declared once (``crawler.items``): the extractor's result, the crawl's
 item and the index's document share the declarations instead of repeating them."""
 
+import pickle
 from dataclasses import fields
 
-from crawler.items import PageItem, PageRecord, PageSummary, Section
+from crawler.items import Link, PageItem, PageRecord, PageSummary, Section
 from crawler.urls import doc_id_for
 from index.base import Document
 from pipelines.index import document_from_item
@@ -32,3 +33,12 @@ def test_the_document_of_an_item_carries_every_shared_field_as_it_is():
     assert (doc.id, doc.body, doc.sections) == (
         doc_id_for(url), "Setup\nInstall it.", ((0, "setup", "Setup"),))
     assert Document.from_dict(doc.to_dict()) == doc
+
+
+def test_a_link_pickles_as_its_fields():
+    # the extraction workers send every page's links to the crawl process pickled
+    links = [Link("http://a.test/x", "X", True), Link("http://a.test/"), Link("u", nofollow=True)]
+    back = pickle.loads(pickle.dumps(links, protocol=5))
+    assert back == links and all(type(link) is Link for link in back)
+    assert [vars(link) for link in back] == [vars(link) for link in links]
+    assert b"__dict__" not in pickle.dumps(links[0]) and b"nofollow" not in pickle.dumps(links[0])
