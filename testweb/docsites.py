@@ -415,6 +415,32 @@ DOC_SITES: tuple[DocSite, ...] = (
     # or module a page under /YARD/, 275 (file.README.html, a copy of index.html, is linked
     # from no page).
     DocSite("yard.test", "yard-doc", Path("/usr/share/doc/yard/doc")),
+    # The seventeenth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # kitty: a GPU terminal emulator's Sphinx guides, its kitty.conf reference on one
+    # 0.38 MB page, its FAQ, protocols and a kitten (plugin) a page under /kittens/, 52.
+    DocSite("kitty.test", "kitty-doc", Path("/usr/share/doc/kitty/html")),
+    # RapidJSON: a C++ JSON library's guides (tutorial, DOM, SAX, streams, pointer, schema,
+    # FAQ) written in Markdown and its API, both made by doxygen, 217; /zh-cn/ is the same
+    # site in Chinese and /search/ its script search.
+    DocSite("rapidjson.test", "rapidjson-doc", Path("/usr/share/doc/rapidjson-doc/html"),
+            (*DEFAULT_DISALLOW, "/search/", "/zh-cn/")),
+    # FreeTDS: the client libraries for Sybase and Microsoft SQL Server, its user guide in
+    # DocBook, a section a page (installation, freetds.conf, ODBC, troubleshooting), 87.
+    DocSite("freetds.test", "freetds-doc", Path("/usr/share/doc/freetds-doc/userguide")),
+    # GtkSourceView: the GTK source code editing widget's API made by gi-docgen, a class,
+    # method, property or signal a page, with its language definition, style scheme and
+    # snippet file format references and its porting guides, 741.
+    DocSite("gtksourceview.test", "libgtksourceview-5-doc",
+            Path("/usr/share/doc/gtksourceview5")),
+    # FreeType: the font engine's hand-written overview, FAQ, tutorial, design and glyph
+    # conventions pages, and its API reference made by docwriter with MkDocs, a section a
+    # page under /reference/, 78 (the directory also holds libfreetype-dev's own files).
+    DocSite("freetype.test", "freetype2-doc", Path("/usr/share/doc/libfreetype-dev"),
+            marker="documentation.html"),
+    # SWIG: the interface compiler's hand-written HTML manual, a chapter a page (SWIG.html,
+    # Typemaps.html, a target language a page: Python.html 0.5 MB, ...), and the whole
+    # manual again on one page (SWIGDocumentation.html, 2.4 MB), 44.
+    DocSite("swig.test", "swig4.0-doc", Path("/usr/share/doc/swig4.0-doc/Manual")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
