@@ -28,16 +28,18 @@ T = TypeVar("T")
 
 class Pending:
     """A ranked result whose hit is not made yet: its id, the section vectors stored with
-    it (``""``: none), how to make its hit and the engine's score of it. The snippet and
-    sections are most of what a hit costs, so a plan that re-orders more results than it
-    shows makes only the hits it shows. One made by :meth:`stored` reads the result's
+    it (``""``: none; ``bytes``: in binary, :func:`index.semantic.vectors_version`), how
+    to make its hit and the engine's score of it. The snippet and sections are most of
+    what a hit costs, so a plan that re-orders more results than it shows makes only the
+    hits it shows. One made by :meth:`stored` reads the result's
     stored fields only when its id, vectors or hit is first asked for: the words reading
     asks for more results than it shows past those it follows (``SearchPlan._filled``)."""
 
     __slots__ = ("_fields", "_read", "score")
 
-    def __init__(self, id: str, vectors: str, make: Callable[[], Hit], score: float = 0.0):
-        self._fields: tuple[str, str, Callable[[], Hit]] | None = (id, vectors, make)
+    def __init__(self, id: str, vectors: str | bytes, make: Callable[[], Hit],
+                 score: float = 0.0):
+        self._fields: tuple[str, str | bytes, Callable[[], Hit]] | None = (id, vectors, make)
         self._read: Callable[[], tuple[str, str, Callable[[], Hit]]] | None = None
         self.score = score
 
@@ -61,7 +63,7 @@ class Pending:
         return self._stored()[0]
 
     @property
-    def vectors(self) -> str:
+    def vectors(self) -> str | bytes:
         """The section vectors stored with it (``""``: none)."""
         return self._stored()[1]
 

@@ -267,7 +267,7 @@ class SearchPlan:
         (the engine hands them over with :meth:`take`)."""
         return self.sections is not None
 
-    def take(self, results: Results, hit_id: str, vectors: str,
+    def take(self, results: Results, hit_id: str, vectors: str | bytes,
              make: Callable[[], Hit], score: float = 0.0) -> None:
         """Add the engine's next ranked result (its ``score``) to ``results``: its hit made
         now, or, when the plan re-orders results by their sections or is :attr:`lazy`, as

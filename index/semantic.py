@@ -207,22 +207,29 @@ def pack(vectors: np.ndarray, version: str = TRANSFORMER) -> str:
     return f"{version}:{packed}"
 
 
-def vectors_version(stored: str) -> str:
+def vectors_version(stored: str | bytes) -> str:
     """The version of the model that made ``stored`` vectors (``""`` for none). Vectors
     stored without one, before versions were, are the transformer's: the other model
-    tagged its own."""
+    tagged its own. ``bytes`` are vectors in binary: the version, ``:``, the int8 rows
+    (an engine's own storage of :func:`pack`'s)."""
     if not stored:
         return ""
+    if isinstance(stored, bytes):
+        return stored.partition(b":")[0].decode("ascii")
     version, tagged, _ = stored.rpartition(":")
     return version if tagged else TRANSFORMER
 
 
-def unpack(stored: str, dim: int, version: str = TRANSFORMER) -> np.ndarray:
+def unpack(stored: str | bytes, dim: int, version: str = TRANSFORMER) -> np.ndarray:
     """The vectors :func:`pack` stored for model ``version`` (rows, float32; none for
-    ``""``, nor for vectors of another model)."""
+    ``""``, nor for vectors of another model), or those in binary (``bytes``, as
+    :func:`vectors_version` reads them)."""
     if vectors_version(stored) != version:
         return np.zeros((0, dim), np.float32)
-    raw = np.frombuffer(base64.b64decode(stored.rpartition(":")[2]), np.int8)
+    if isinstance(stored, bytes):
+        raw = np.frombuffer(stored, np.int8, offset=stored.index(b":") + 1)
+    else:
+        raw = np.frombuffer(base64.b64decode(stored.rpartition(":")[2]), np.int8)
     return raw.reshape(-1, dim).astype(np.float32) / 127
 
 
@@ -319,8 +326,9 @@ class SectionMatch:
                 known.popitem(last=False)
         return np.stack(rows) if rows else np.zeros((0, encoder.dim), np.int8)
 
-    def holds(self, stored: str) -> bool:
-        """Whether ``stored`` (``Document.vectors``) are vectors of this encoder."""
+    def holds(self, stored: str | bytes) -> bool:
+        """Whether ``stored`` (``Document.vectors``, or their binary form) are vectors of
+        this encoder."""
         return vectors_version(stored) == self.version
 
     def embed(self, docs: Iterable[Document]) -> Iterator[Document]:
@@ -356,7 +364,7 @@ class SectionMatch:
         not getenv(CYRUS_SERVICE); exiting``, is matched as written."""
         return self.queries == "all" or (query.question and not looks_pasted(query))
 
-    def best(self, stored: str, query: np.ndarray) -> float | None:
+    def best(self, stored: str | bytes, query: np.ndarray) -> float | None:
         """A page's semantic score: its best section's cosine similarity to ``query``
         (``None`` for a page stored without vectors of this encoder)."""
         vectors = unpack(stored, len(query), self.version)

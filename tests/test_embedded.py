@@ -583,3 +583,117 @@ def test_blocks_of_body_anchors_and_headings_keep_a_gap_between_them():
     assert [b.split() for b in blocks(text["body"])] == [["get", "the", "valu"],
                                                         ["lookup", "a", "key"]]
     assert blocks(text["title"]) == text["title"] == "class member"
+
+
+def _unit_rows(count: int, seed: int):
+    import numpy as np
+
+    rows = np.random.default_rng(seed).standard_normal((count, 384))
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("before_vectors_at", [False, True])
+def test_section_vectors_are_read_alike_from_their_file_or_the_stored_fields(
+        tmp_path, before_vectors_at):
+    """A page's section vectors live in the file beside the index (found by its
+    ``vectors_at`` column, never in its stored fields); an index written before the column
+    keeps them in its stored fields. Both give the same documents back and the same
+    questions re-ranked, pages with any count of windows; writing a page again with the
+    same vectors adds no record."""
+    import tantivy
+
+    from index.engines.embedded.schema import schema, stored_hit
+    from index.engines.embedded.vectors import VECTOR_FILE
+    from index.semantic import pack
+
+    if before_vectors_at:
+        tantivy.Index(schema(vectors_at=False), path=str(tmp_path))
+    backend = EmbeddedBackend(tmp_path)
+    pages = [doc(f"http://legend.test/{i}", f"Legend {i}", f"Move the plot legend {i}. " * 5)
+             for i in range(6)]
+    backend.index(pages)
+    backend.refresh()
+    read = sorted(backend.get_many([p.id for p in pages[:4]]), key=lambda d: d.url)
+    for i, page in enumerate(read):
+        page.vectors = pack(_unit_rows(1 + 7 * i, i))  # 1, 8, 15 and 22 windows
+    backend.write_vectors(read)
+    assert (backend._vectors is None) is before_vectors_at
+    vectors = {d.id: d.vectors for d in read}
+    again = {d.id: d.vectors for d in backend.get_many([p.id for p in pages])}
+    assert again == {p.id: vectors.get(p.id, "") for p in pages}
+    assert sorted(backend.unembedded(10, "minilm-l6-v2-384")) == sorted(
+        p.id for p in pages[4:])
+    searcher = backend._tantivy().searcher()
+    stored = [stored_hit(searcher, a)[0] for _, a in searcher.search(
+        tantivy.Query.all_query(), 10).hits]
+    assert sum("vectors" in s for s in stored) == (4 if before_vectors_at else 0)
+    file = tmp_path / VECTOR_FILE
+    size = file.stat().st_size if file.exists() else 0
+    backend.update_rank({p.id: 0.5 for p in pages})  # every page written again
+    assert {d.id: d.vectors for d in backend.get_many([p.id for p in pages])} == again
+    assert (file.stat().st_size if file.exists() else 0) == size
+    assert (size > 0) is not before_vectors_at
+    question = parse("how do I move the plot legend")
+    found = backend.search(question)
+    backend.close()
+    reopened = EmbeddedBackend(tmp_path)
+    assert [(h.id, h.score, h.snippet) for h in reopened.search(question).hits] == [
+        (h.id, h.score, h.snippet) for h in found.hits]
+    reopened.close()
+
+
+def test_both_formats_rank_a_question_alike(tmp_path, monkeypatch):
+    """The same pages and vectors in an index of each format: every question's re-ranked
+    order (its engine's scores and each page's best section) is the same."""
+    import tantivy
+
+    from index.engines.embedded.schema import schema
+    from index.semantic import SectionMatch, pack
+
+    similar = []
+    best = SectionMatch.best
+    monkeypatch.setattr(SectionMatch, "best", lambda self, stored, query: similar.append(
+        best(self, stored, query)) or similar[-1])
+    (tmp_path / "old").mkdir()
+    tantivy.Index(schema(vectors_at=False), path=str(tmp_path / "old"))
+    pages = [doc(f"http://plot.test/{i}", f"Plot legend {i}",
+                 f"Legend {'key ' * i}of a plot. " * (3 + i)) for i in range(12)]
+    for i, page in enumerate(pages):
+        page.vectors = pack(_unit_rows(1 + i % 5, i)) if i % 4 else ""
+    orders = []
+    for name in ("old", "new"):
+        backend = EmbeddedBackend(tmp_path / name)
+        backend.index(pages)
+        backend.refresh()
+        similar.clear()
+        orders.append(([(h.id, h.score) for h in backend.search(
+            "how do I move the plot legend").hits], list(similar)))
+        backend.close()
+    assert orders[0] == orders[1]
+    assert len(orders[0][1]) == 9
+
+
+def test_the_vector_file_survives_a_record_cut_short(tmp_path):
+    """A record cut short (a crash before the commit of its page) is dropped when the file
+    is next written; a reader that mapped the file sees the records written after."""
+    from index.engines.embedded.vectors import VECTOR_FILE, VectorFile
+    from index.semantic import pack
+
+    writer = VectorFile(tmp_path)
+    first = writer.append("a", pack(_unit_rows(2, 1)))
+    writer.sync()
+    reader = VectorFile(tmp_path)
+    assert reader.packed(first) == pack(_unit_rows(2, 1))
+    writer.close()
+    with open(tmp_path / VECTOR_FILE, "ab") as f:
+        f.write(b"\xff\x00\x00\x00\x01")
+    writer = VectorFile(tmp_path)
+    assert writer.append("a", pack(_unit_rows(2, 1))) == first
+    second = writer.append("b", pack(_unit_rows(3, 2)))
+    writer.sync()
+    assert second == (tmp_path / VECTOR_FILE).stat().st_size - len(
+        "minilm-l6-v2-384:b") - 3 * 384 - 14 + 1
+    assert reader.read(second)[0] == "b"
+    assert reader.packed(second) == pack(_unit_rows(3, 2))
+    assert reader.read(0) is None and reader.read(None) is None
+    writer.close()

@@ -45,7 +45,7 @@ from index.engines.embedded.options import EmbeddedOptions
 from index.engines.embedded.schema import (
     EMBEDDED_BY,
     TOKENIZER,
-    schema,
+    open_index,
     stored_document,
     stored_shown,
     terms_analyzer,
@@ -53,6 +53,7 @@ from index.engines.embedded.schema import (
 )
 from index.engines.embedded.search import TantivySearch
 from index.engines.embedded.suggest import EditSuggester
+from index.engines.embedded.vectors import VectorFile
 from index.fields import completion_prefix, completion_text
 from index.hits import VECTORS_FIELD
 from index.plan import SearchPlan, Thresholds
@@ -97,12 +98,16 @@ class EmbeddedBackend(SearchBackend):
         self._index: tantivy.Index | None = None
         #: Whether the index has the ``embedded_by`` field (one written before it has not).
         self._embedded_by = True
+        #: The file of the pages' section vectors (``None``: an index written before it,
+        #: whose stored fields hold them).
+        self._vectors: VectorFile | None = None
         self._writer: tantivy.IndexWriter | None = None
         self._pending = 0
         self._last_commit = time.monotonic()
         self._lock = threading.RLock()
         self._completion = RebuiltPrefixIndex(_COMPLETION_REBUILD_SHARE)
-        self._search = TantivySearch(self.options, self.ranker, self._tantivy, self.suggest)
+        self._search = TantivySearch(self.options, self.ranker, self._tantivy, self.suggest,
+                                     self._vector_file)
 
     @classmethod
     def from_config(cls, config: Config, settings: Any = None, **options) -> EmbeddedBackend:
@@ -117,23 +122,9 @@ class EmbeddedBackend(SearchBackend):
             if self._index is not None:
                 return
             self.path.mkdir(parents=True, exist_ok=True)
-            try:
-                index = tantivy.Index(schema(), path=str(self.path), reuse=True)
-                self._embedded_by = True
-            except ValueError as exc:
-                try:  # written before the embedded_by field: read and written as it is
-                    index = tantivy.Index(schema(embedded_by=False), path=str(self.path),
-                                          reuse=True)
-                    self._embedded_by = False
-                except ValueError:
-                    raise RuntimeError(
-                        f"The search index at {self.path} was written with another schema "
-                        f"({exc}); move it away and rebuild it (re-crawl or reindex)."
-                    ) from exc
-            index.register_tokenizer(
-                TOKENIZER,
-                terms_analyzer(),
-            )
+            index, self._embedded_by, vectors_at = open_index(self.path)
+            self._vectors = VectorFile(self.path) if vectors_at else None
+            index.register_tokenizer(TOKENIZER, terms_analyzer())
             index.config_reader(reload_policy="OnCommit")
             self._index = index
 
@@ -142,6 +133,12 @@ class EmbeddedBackend(SearchBackend):
         if self._index is None:
             self.ensure_index()
         return self._index
+
+    def _vector_file(self) -> VectorFile | None:
+        """The open index's file of section vectors (``None``: an index written before
+        it)."""
+        self._tantivy()
+        return self._vectors
 
     def _writer_(self) -> tantivy.IndexWriter:
         """This process's writer, taking tantivy's one-writer lock on first use."""
@@ -164,6 +161,8 @@ class EmbeddedBackend(SearchBackend):
                 self._commit()
                 self._writer.wait_merging_threads()
                 self._writer = None
+            if self._vectors is not None:
+                self._vectors.close()
             self._index = None
 
     # --- writes -----------------------------------------------------------------------
@@ -175,7 +174,7 @@ class EmbeddedBackend(SearchBackend):
             writer = self._writer_()
             for doc in docs:
                 writer.delete_documents_by_term("id", doc.id)
-                writer.add_document(to_tantivy(doc))
+                writer.add_document(to_tantivy(doc, self._vectors))
                 count += 1
                 self._pending += 1
                 if self._pending >= self.options.commit_every_docs:
@@ -236,6 +235,8 @@ class EmbeddedBackend(SearchBackend):
 
     def _commit(self) -> None:
         if self._writer is not None and self._pending:
+            if self._vectors is not None:  # the records the pages point at, first
+                self._vectors.sync()
             self._writer.commit()
         self._pending = 0
         self._last_commit = time.monotonic()
@@ -254,7 +255,7 @@ class EmbeddedBackend(SearchBackend):
         searcher = self._tantivy().searcher()
         query = tantivy.Query.term_set_query(self._tantivy().schema, "id", list(ids))
         for _, address in searcher.search(query, limit=len(ids), count=False).hits:
-            yield stored_document(searcher, address)
+            yield stored_document(searcher, address, self._vectors)
 
     def get(self, doc_id: str) -> Document | None:
         """The stored document with this id (committed and refreshed), or ``None``."""
@@ -304,7 +305,7 @@ class EmbeddedBackend(SearchBackend):
         found = searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs),
                                 count=False)
         for _, address in found.hits:
-            yield stored_document(searcher, address)
+            yield stored_document(searcher, address, self._vectors)
 
     def stats(self) -> dict:
         """``docs`` (searchable), ``bytes`` on disk, ``segments`` and ``pending`` writes."""

@@ -11,6 +11,10 @@ columns (keywords as their 64-bit keys).
 (:func:`index.semantic.vectors_version`; none without vectors), so the embedding batch asks
 tantivy for the pages without the current model's (:data:`EMBEDDED_BY`).
 
+``vectors_at`` points at the page's section vectors in the file beside the index
+(:mod:`index.engines.embedded.vectors`), read by address without the document store; an
+index written before the field holds them in its stored fields, as it always did.
+
 Two stored fields: ``hit``, what a hit shows (:data:`index.hits.HIT_FIELDS`) and the
 :class:`~index.snippets.SnippetSource` its snippets are drawn from, prepared here once; and
 ``source``, the whole :class:`~index.base.Document` as zlib-compressed JSON, for ``get``
@@ -24,11 +28,14 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tantivy
 
 from index.analysis import BLOCK_BREAK
 from index.base import Document
+from index.engines.embedded.vectors import VECTORS_AT
 from index.fields import (
     DOC_FIELDS,
     DOUBLE,
@@ -42,8 +49,11 @@ from index.hits import HIT_FIELDS, VECTORS_FIELD
 from index.semantic import vectors_version
 from index.snippets import SnippetSource
 
-__all__ = ["EMBEDDED_BY", "TOKENIZER", "address_key", "fast_name", "schema", "stored_document",
-           "stored_hit", "stored_shown", "terms_analyzer", "to_tantivy"]
+if TYPE_CHECKING:
+    from index.engines.embedded.vectors import VectorFile
+
+__all__ = ["EMBEDDED_BY", "TOKENIZER", "address_key", "fast_name", "open_index", "schema",
+           "stored_document", "stored_hit", "stored_shown", "terms_analyzer", "to_tantivy"]
 
 #: The name the whitespace tokenizer of the text fields is registered under.
 TOKENIZER = "terms"
@@ -69,9 +79,12 @@ def fast_name(field: str) -> str:
     return _FAST_NAMES.get(field, field)
 
 
-def schema(embedded_by: bool = True) -> tantivy.Schema:
-    """The index schema (``embedded_by`` false: the one before :data:`EMBEDDED_BY`); an
+def schema(embedded_by: bool = True, vectors_at: bool | None = None) -> tantivy.Schema:
+    """The index schema (``vectors_at`` false: the one before ``VECTORS_AT``;
+    ``embedded_by`` false: the one before :data:`EMBEDDED_BY`, which had neither); an
     index written with another one does not open."""
+    if vectors_at is None:
+        vectors_at = embedded_by
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("site", tokenizer_name="raw", index_option="basic")
@@ -91,13 +104,33 @@ def schema(embedded_by: bool = True) -> tantivy.Schema:
     builder.add_bytes_field("source", stored=True)
     if embedded_by:
         builder.add_text_field(EMBEDDED_BY, tokenizer_name="raw", index_option="basic")
+    if vectors_at:
+        builder.add_unsigned_field(VECTORS_AT, fast=True)
     return builder.build()
 
 
-def to_tantivy(doc: Document) -> tantivy.Document:
+def open_index(path: Path) -> tuple[tantivy.Index, bool, bool]:
+    """The index at ``path`` (created when there is none) and whether its schema has
+    :data:`EMBEDDED_BY` and ``VECTORS_AT``: an index written before a field is read and
+    written with the schema it has; one of another schema is an error saying what to do."""
+    errors = []
+    for embedded_by, vectors_at in ((True, True), (True, False), (False, False)):
+        try:
+            index = tantivy.Index(schema(embedded_by, vectors_at), path=str(path), reuse=True)
+            return index, embedded_by, vectors_at
+        except ValueError as exc:
+            errors.append(exc)
+    error = errors[0]
+    raise RuntimeError(f"The search index at {path} was written with another schema "
+                       f"({error}); move it away and rebuild it (re-crawl or reindex).") from error
+
+
+def to_tantivy(doc: Document, vectors: VectorFile | None = None) -> tantivy.Document:
     """The tantivy document for ``doc``: its analyzed fields and its JSON ``source``. The
     snippet source (of ``index.hits.snippet_text``, the body's first ``SCAN_CHARS``) analyzes the
-    body's words for the body field too where it can (``SnippetSource.with_terms``)."""
+    body's words for the body field too where it can (``SnippetSource.with_terms``). With
+    ``vectors`` (an index with ``VECTORS_AT``), the page's section vectors are a record
+    there, not stored fields."""
     snippet, body_terms = SnippetSource.with_terms(doc.body or doc.description or "")
     fields = document_fields(doc, body_terms)
     tdoc = tantivy.Document()
@@ -117,21 +150,30 @@ def to_tantivy(doc: Document) -> tantivy.Document:
             tdoc.add_unsigned(fast_name(name), keyword_key(value) if kind == KEYWORD else value)
     shown = {name: getattr(doc, name) for name in HIT_FIELDS}
     shown["sections"] = fields.sections
-    if doc.vectors:
-        shown[VECTORS_FIELD] = doc.vectors
-        # an index without the field (``schema(embedded_by=False)``) drops it
-        tdoc.add_text(EMBEDDED_BY, vectors_version(doc.vectors))
     # vars(), not to_dict(): asdict() deep-copies and costs more than the JSON encoding.
     fields = vars(doc)
+    if doc.vectors:
+        # an index without the field (``schema(embedded_by=False)``) drops it
+        tdoc.add_text(EMBEDDED_BY, vectors_version(doc.vectors))
+        if vectors is None:
+            shown[VECTORS_FIELD] = doc.vectors
+        else:
+            tdoc.add_unsigned(VECTORS_AT, vectors.append(doc.id, doc.vectors))
+            fields = {**fields, "vectors": ""}
     tdoc.add_bytes("hit", _stored_hit_bytes(shown, snippet))
     tdoc.add_bytes("source", zlib.compress(json.dumps(fields, ensure_ascii=False).encode(), 1))
     return tdoc
 
 
-def stored_document(searcher: tantivy.Searcher, address: tantivy.DocAddress) -> Document:
-    """The stored :class:`~index.base.Document` at ``address``."""
+def stored_document(searcher: tantivy.Searcher, address: tantivy.DocAddress,
+                    vectors: VectorFile | None = None) -> Document:
+    """The stored :class:`~index.base.Document` at ``address`` (its section vectors read
+    from ``vectors`` in an index with ``VECTORS_AT``)."""
     source = searcher.doc(address).get_first("source")
-    return Document.from_dict(json.loads(zlib.decompress(source)))
+    doc = Document.from_dict(json.loads(zlib.decompress(source)))
+    if vectors is not None:
+        doc.vectors = vectors.packed(searcher.fast_field_values(VECTORS_AT, [address])[0])
+    return doc
 
 
 #: The first byte of a ``hit`` field: its format (an index of the first format, a JSON

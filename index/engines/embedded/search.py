@@ -22,6 +22,7 @@ import tantivy
 from index.base import FACET_SIZE, Hit, Results
 from index.engines.embedded.query import TantivyCompiler
 from index.engines.embedded.schema import address_key, fast_name, stored_hit
+from index.engines.embedded.vectors import VECTORS_AT
 from index.fields import FACET_FIELDS
 from index.hits import VECTORS_FIELD, collapse, group_languages, make_hit
 from index.plan import SearchPlan
@@ -30,6 +31,7 @@ from index.signals import Candidate
 
 if TYPE_CHECKING:
     from index.engines.embedded.options import EmbeddedOptions
+    from index.engines.embedded.vectors import VectorFile
     from index.signals import Ranker
 
 __all__ = ["TantivySearch"]
@@ -63,18 +65,26 @@ def _read_hit(searcher: tantivy.Searcher, address: tantivy.DocAddress,
             partial(make, shown, text=snippet, sections=shown.get("sections", "")))
 
 
+def _made(read: Callable[[], tuple[str, str, Callable[[], Hit]]]) -> Hit:
+    """The hit of :func:`_read_hit`'s result ``read``."""
+    return read()[2]()
+
+
 class TantivySearch:
     """The search path of the embedded engine: executes a :class:`SearchPlan` on the index
     ``index()`` opens, with the engine's options (read at each search, so they can be
-    tuned live) and ranker."""
+    tuned live) and ranker; ``vectors()`` is the index's file of section vectors (``None``:
+    its stored fields hold them)."""
 
     def __init__(self, options: EmbeddedOptions, ranker: Ranker,
                  index: Callable[[], tantivy.Index],
-                 suggest: Callable[[Query], str | None]):
+                 suggest: Callable[[Query], str | None],
+                 vectors: Callable[[], VectorFile | None] = lambda: None):
         self.options = options
         self.ranker = ranker
         self.index = index
         self.suggest = suggest
+        self.vectors = vectors
 
     def compiler(self, searcher: tantivy.Searcher | None = None,
                  parsed: Query | None = None) -> TantivyCompiler:
@@ -139,16 +149,20 @@ class TantivySearch:
         in_language = context.language_key
         # of a page's translations, the one in the query's language, when language counts
         prefer = (lambda c: c.get("lang") == in_language) if ranker.weight("lang") else None
-        for candidate, similar in collapse(ranked, group, lambda c: c.get("shown", 1) != 0,
-                                           prefer)[
+        shown = collapse(ranked, group, lambda c: c.get("shown", 1) != 0, prefer)[
             offset : offset + size
-        ]:
+        ]
+        records = self._records(searcher, plan, [candidate.ref for candidate, _ in shown])
+        for (candidate, similar), record in zip(shown, records, strict=True):
             why = ranker.explain(candidate, context) if explain else None
             others = languages[group(candidate)] - {candidate.get("lang")}
-            plan.take_stored(results, partial(_read_hit, searcher, candidate.ref, partial(
+            read = partial(_read_hit, searcher, candidate.ref, partial(
                 make_hit, score=candidate.score, similar=similar, query=parsed,
-                snippet_chars=o.snippet_chars, explain=why, languages=len(others))),
-                candidate.score)
+                snippet_chars=o.snippet_chars, explain=why, languages=len(others)))
+            if record is None:
+                plan.take_stored(results, read, candidate.score)
+            else:  # the stored fields are read only if the hit is shown
+                plan.take(results, *record, partial(_made, read), candidate.score)
         if page == 1 and results.total < size:
             results.suggestion = self.suggest(parsed)
         if facets:
@@ -258,6 +272,16 @@ class TantivySearch:
                              label.get(key, 0.0) == 1, near.get(key, 0.0),
                              defines.get(key, 0.0) == 1))
         return candidates
+
+    def _records(self, searcher: tantivy.Searcher, plan: SearchPlan,
+                 addresses: list) -> list[tuple[str, bytes] | None]:
+        """The id and section vectors of each result at ``addresses`` from the index's file
+        of them, for a plan that re-ranks by them (one read of the ``vectors_at`` column);
+        ``None`` for a result without (its stored fields are read instead)."""
+        vectors = self.vectors() if plan.reads_vectors else None
+        if vectors is None or not addresses:
+            return [None] * len(addresses)
+        return [vectors.read(at) for at in searcher.fast_field_values(VECTORS_AT, addresses)]
 
     @staticmethod
     def _facets(searcher: tantivy.Searcher, query: tantivy.Query) -> dict:
