@@ -297,6 +297,7 @@ def test_pages_without_the_models_vectors_are_found(tmp_path, monkeypatch, befor
     import numpy as np
     import tantivy
 
+    from index.engines.embedded import backend as embedded_backend
     from index.engines.embedded.schema import schema
     from index.semantic import MODEL_VERSIONS, TRANSFORMER, pack
 
@@ -306,7 +307,7 @@ def test_pages_without_the_models_vectors_are_found(tmp_path, monkeypatch, befor
         def walk(*args):
             raise AssertionError("the index has the field: no walk")
 
-        monkeypatch.setattr(EmbeddedBackend, "_walk_unembedded", walk)
+        monkeypatch.setattr(embedded_backend, "_walk_unembedded", walk)
     backend = EmbeddedBackend(tmp_path)
     pages = [doc(f"http://old.test/{i}", f"Page {i}", f"Words of page {i}.") for i in range(5)]
     backend.index(pages)
@@ -697,3 +698,77 @@ def test_the_vector_file_survives_a_record_cut_short(tmp_path):
     assert reader.packed(second) == pack(_unit_rows(3, 2))
     assert reader.read(0) is None and reader.read(None) is None
     writer.close()
+
+
+def test_vectors_no_page_points_at_are_compacted(tmp_path, monkeypatch):
+    """A page's earlier vectors and a deleted page's are records no page points at: the
+    compaction leaves them while they are under half the file, and once asked (or once the
+    vectors replaced are half of it, as the embedding batch writes) writes every page's
+    vectors to a new generation's file and deletes the old one; the pages read the same
+    vectors and rank a question the same, in this process and in a reader's next reload."""
+    import tantivy
+
+    from index.engines.embedded import vectors as embedded
+    from index.engines.embedded.vectors import (
+        VECTOR_FILE,
+        VECTORS_AT,
+        VectorFile,
+        vector_file_name,
+    )
+    from index.semantic import pack
+
+    backend = EmbeddedBackend(tmp_path)
+    pages = [doc(f"http://legend.test/{i}", f"Legend {i}", f"Move the plot legend {i}. " * 5)
+             for i in range(8)]
+    for i, page in enumerate(pages):
+        page.vectors = pack(_unit_rows(4, i))
+    backend.index(pages)
+    backend.refresh()
+    assert backend.compact_vectors() == {"compacted": False, "vector_bytes": (
+        tmp_path / VECTOR_FILE).stat().st_size, "live_bytes": (
+        tmp_path / VECTOR_FILE).stat().st_size}
+    record = (tmp_path / VECTOR_FILE).stat().st_size // 8  # the ids are of one length
+
+    monkeypatch.setattr(embedded, "COMPACT_MIN_BYTES", 1)
+    backend.delete([pages[7].id])
+    replaced = backend.get_many([p.id for p in pages[:4]])
+    for page in replaced:
+        page.vectors = pack(_unit_rows(4, 100 + int(page.url.rsplit("/", 1)[1])))
+    backend.write_vectors(replaced)  # 4 of 12 records replaced: not half
+    left = backend.compact_vectors()  # 5 of 12 dead, the deleted page's counted
+    assert not left["compacted"]
+    assert (left["vector_bytes"], left["live_bytes"]) == (12 * record, 7 * record)
+
+    expected = {d.id: d.vectors for d in backend.get_many([p.id for p in pages])}
+    assert len(expected) == 7
+    reader = EmbeddedBackend(tmp_path)
+    question = parse("how do I move the plot legend")
+    ranked = [(h.id, h.score) for h in reader.search(question).hits]
+    stale = reader._tantivy().searcher()  # a searcher from before the compaction
+    done = backend.compact_vectors(force=True)
+    assert done == {"compacted": True, "vector_bytes": 12 * record,
+                    "live_bytes": 7 * record, "pages": 7, "vector_bytes_after": 7 * record}
+    assert sorted(p.name for p in tmp_path.glob("section-vectors*")) == [vector_file_name(1)]
+    assert {d.id: d.vectors for d in backend.get_many([p.id for p in pages])} == expected
+    assert [(h.id, h.score) for h in backend.search(question).hits] == ranked
+    reader.refresh()
+    assert [(h.id, h.score) for h in reader.search(question).hits] == ranked
+    # the old file is gone: a value of its generation reads nothing, never another record
+    old = stale.fast_field_values(VECTORS_AT, [a for _, a in stale.search(
+        tantivy.Query.all_query(), 10).hits])
+    assert all(VectorFile(tmp_path).read(at) is None for at in old)
+
+    again = backend.get_many(list(expected))
+    for i, page in enumerate(again):
+        page.vectors = pack(_unit_rows(4, 200 + i))
+    backend.write_vectors(again)  # every page's vectors replaced: half the file
+    assert sorted(p.name for p in tmp_path.glob("section-vectors*")) == [vector_file_name(2)]
+    assert (tmp_path / vector_file_name(2)).stat().st_size == 7 * record
+    backend.close()
+    reopened = EmbeddedBackend(tmp_path)
+    reopened.update_rank({page_id: 0.5 for page_id in expected})  # the same vectors: no record
+    assert (tmp_path / vector_file_name(2)).stat().st_size == 7 * record
+    assert {d.id: d.vectors for d in reopened.get_many(list(expected))} == {
+        d.id: d.vectors for d in again}
+    reopened.close()
+    reader.close()

@@ -53,7 +53,7 @@ from index.engines.embedded.schema import (
 )
 from index.engines.embedded.search import TantivySearch
 from index.engines.embedded.suggest import EditSuggester
-from index.engines.embedded.vectors import VectorFile
+from index.engines.embedded.vectors import VECTORS_AT, VectorFile, compact
 from index.fields import completion_prefix, completion_text
 from index.hits import VECTORS_FIELD
 from index.plan import SearchPlan, Thresholds
@@ -209,11 +209,8 @@ class EmbeddedBackend(SearchBackend):
                 else tantivy.Query.all_query()
             )
             found = searcher.search(query, limit=max(1, searcher.num_docs), count=False)
-            ids = [
-                doc.id
-                for doc in (stored_document(searcher, address) for _, address in found.hits)
-                if host_matches(doc.host, pattern)
-            ]
+            ids = [doc.id for doc in (stored_document(searcher, a) for _, a in found.hits)
+                   if host_matches(doc.host, pattern)]
             self.delete(ids)
             self.refresh()
         return len(ids)
@@ -231,7 +228,25 @@ class EmbeddedBackend(SearchBackend):
                     docs.append(doc)
                 changed += self.index(docs)
             self.refresh()
+            self.compact_vectors()  # a pass over the pages already: the check is cheap
         return changed
+
+    def write_vectors(self, docs: Sequence[Document]) -> int:
+        """:meth:`SearchBackend.write_vectors`, then :meth:`compact_vectors` when due."""
+        count = super().write_vectors(docs)
+        if self._vectors is not None and self._vectors.due():
+            self.compact_vectors()
+        return count
+
+    def compact_vectors(self, force: bool = False) -> dict:
+        """Drop the section vectors' records no page points at, when due or ``force``d
+        (:func:`index.engines.embedded.vectors.compact`: its report)."""
+        with self._lock:
+            self.refresh()
+            searcher = self._tantivy().searcher()
+            return compact(self._vector_file(), lambda: searcher.fast_field_values(
+                VECTORS_AT, _addresses(searcher)), lambda ids: self.index(
+                    list(self._get_many(ids))), self.refresh, force)
 
     def _commit(self) -> None:
         if self._writer is not None and self._pending:
@@ -276,7 +291,7 @@ class EmbeddedBackend(SearchBackend):
             if limit < 1 or not searcher.num_docs:
                 return []
             if not self._embedded_by:
-                return self._walk_unembedded(searcher, limit, version)
+                return _walk_unembedded(searcher, limit, version)
             index = self._tantivy()
             query = tantivy.Query.boolean_query([
                 (tantivy.Occur.Must, tantivy.Query.all_query()),
@@ -285,26 +300,10 @@ class EmbeddedBackend(SearchBackend):
             found = searcher.search(query, limit=limit, count=False)
             return [stored_shown(searcher, address)["id"] for _, address in found.hits]
 
-    @staticmethod
-    def _walk_unembedded(searcher: tantivy.Searcher, limit: int, version: str) -> list[str]:
-        """:meth:`unembedded` by reading every document's stored hit fields in turn."""
-        found = searcher.search(tantivy.Query.all_query(), limit=searcher.num_docs,
-                                count=False)
-        ids = []
-        for _, address in found.hits:
-            shown = stored_shown(searcher, address)
-            if vectors_version(shown.get(VECTORS_FIELD) or "") != version:
-                ids.append(shown["id"])
-                if len(ids) >= limit:
-                    break
-        return ids
-
     def iter_documents(self) -> Iterator[Document]:
         """Every searchable document (committed and refreshed), in index order."""
         searcher = self._tantivy().searcher()
-        found = searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs),
-                                count=False)
-        for _, address in found.hits:
+        for address in _addresses(searcher):
             yield stored_document(searcher, address, self._vectors)
 
     def stats(self) -> dict:
@@ -369,3 +368,23 @@ class EmbeddedBackend(SearchBackend):
                              self.options.language, self._section_match(parsed))
         return plan.execute(lambda p, pg, sz: self._search.search(p, pg, sz, explain, facets,
                                                                   started), page, size)
+
+
+def _addresses(searcher: tantivy.Searcher) -> list:
+    """The address of every document ``searcher`` sees, in index order."""
+    found = searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs),
+                            count=False)
+    return [address for _, address in found.hits]
+
+
+def _walk_unembedded(searcher: tantivy.Searcher, limit: int, version: str) -> list[str]:
+    """:meth:`EmbeddedBackend.unembedded` by reading every document's stored hit fields in
+    turn (an index written before the ``embedded_by`` field)."""
+    ids = []
+    for address in _addresses(searcher):
+        shown = stored_shown(searcher, address)
+        if vectors_version(shown.get(VECTORS_FIELD) or "") != version:
+            ids.append(shown["id"])
+            if len(ids) >= limit:
+                break
+    return ids
