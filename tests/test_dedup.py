@@ -216,6 +216,27 @@ def test_empty_and_short_texts_are_not_near_duplicates():
     assert dedup.check("e", "h", "Page not found there").kind == "new"
 
 
+def test_short_texts_are_exact_duplicates_only_under_the_same_title():
+    # Two books' entry pages whose table of contents extraction leaves out read "Next Next":
+    # a few words do not make them copies of each other; the same page twice still is one.
+    dedup = Deduplicator.from_settings(None)
+    manual = dedup.check("manual", "h", "Next\nNext", title="Network UPS Tools User Manual")
+    guide = dedup.check("guide", "h", "Next Next", title="Network UPS Tools Developer Guide")
+    again = dedup.check("again", "h", "next next", title="Network UPS Tools User  manual")
+    assert (manual.kind, guide.kind) == ("new", "new")
+    assert (again.kind, again.match) == ("exact", "manual")
+    article = _article(random.Random(3), 40)  # at least min_tokens words: the text decides
+    assert dedup.check("one", "h", article, title="One").kind == "new"
+    assert dedup.check("two", "h", article, title="Two").kind == "exact"
+
+
+def test_pipeline_reads_the_title_of_a_short_page():
+    pipeline = DedupPipeline.from_crawler(get_crawler())
+    pages = [_item(f"http://a.test/{name}/", "a.test", "Next Next") for name in ("faq", "guide")]
+    pages[1].title = "Developer Guide"
+    assert [pipeline.process_item(page).dup_of for page in pages] == ["", ""]
+
+
 def test_default_method_meets_targets_on_labelled_set():
     pages = generate(articles=150, short_pages=60, seed=11)
     score = evaluate(Deduplicator.from_settings(None), pages)

@@ -71,11 +71,16 @@ class TextFeatures:
 
 
 def dedup_features(text: str, spec: DedupSpec,
-                   words: tuple[list[str], str] | None = None) -> DedupFeatures:
-    """What ``Deduplicator.check`` computes of ``text`` before it looks anything up
-    (``words``: ``first_words(text, spec.max_tokens)``, when already split)."""
+                   words: tuple[list[str], str] | None = None, title: str = "") -> DedupFeatures:
+    """What ``Deduplicator.check`` computes of a page's ``text`` and ``title`` before it
+    looks anything up (``words``: ``first_words(text, spec.max_tokens)``, when already
+    split). The exact key of a text under ``spec.min_tokens`` words covers the title too."""
     tokens, rest = words or first_words(text, spec.max_tokens)
-    key = exact_key(tokens, rest) if tokens else None
+    # A few words (a book's entry page whose table of contents extraction leaves out: "Next
+    # Next", a doxygen member list's heading) do not tell one page from another: such pages
+    # are copies only under the same title too.
+    short = len(tokens) < spec.min_tokens
+    key = exact_key(tokens, rest, title if short else None) if tokens else None
     fingerprint = None
     if len(tokens) >= spec.min_tokens:
         shingles = shingle_hashes(word_hashes(tokens), spec.shingle_size)
@@ -98,7 +103,7 @@ def text_features(title: str, text: str, dedup: DedupSpec | None) -> TextFeature
     # without a rest, the dedup's tokens are every word of the text, as the spam rules
     # and the template check read them (``\w+`` of the lower-cased text): split once
     every = None if rest else tokens
-    return TextFeatures(dedup_features(text, dedup, first),
+    return TextFeatures(dedup_features(text, dedup, first, title),
                         template_shingles(text, words=every), text_stats(title, text, every))
 
 

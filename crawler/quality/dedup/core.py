@@ -50,7 +50,8 @@ class Deduplicator:
     """Classifies documents as new, exact duplicates or near-duplicates, in arrival order.
 
     Texts shorter than ``min_tokens`` words are only checked for exact duplicates (shingle
-    similarity means little on a few words); empty texts are never duplicates. Only the
+    similarity means little on a few words), and only under the same title (a few words do
+    not tell one page from another); empty texts are never duplicates. Only the
     first ``max_tokens`` words are shingled, so a page costs the same bounded work however
     long its text (a 9 MiB page of short words has ~2 million). A text's features
     (``crawler.quality.features.dedup_features``) are computed in one place, here or in an
@@ -177,19 +178,20 @@ class Deduplicator:
         hasher = MinHasher(num_perm=o["num_perm"]) if o["method"] == "minhash" else None
         return _spec(o["method"], o["shingle_size"], o["min_tokens"], o["max_tokens"], hasher)
 
-    def features(self, text: str) -> DedupFeatures:
+    def features(self, text: str, title: str = "") -> DedupFeatures:
         """The exact key, token count and fingerprint ``check`` reads of ``text``."""
-        return dedup_features(text, self.spec())
+        return dedup_features(text, self.spec(), title=title)
 
     def check(self, doc_id: str, host: str, text: str,
-              features: DedupFeatures | None = None) -> Verdict:
+              features: DedupFeatures | None = None, title: str = "") -> Verdict:
         """Classify ``doc_id`` and record it; checking the same id again returns ``known``.
 
-        The exact key covers the whole text; the near-duplicate fingerprint its first
-        ``max_tokens`` words. ``features``: ``features(text)``, when already computed (by
-        an extraction worker; ignored unless computed under this deduplicator's ``spec``)."""
+        The exact key covers the whole text, and the ``title`` of a text under
+        ``min_tokens`` words; the near-duplicate fingerprint its first ``max_tokens``
+        words. ``features``: ``features(text, title)``, when already computed (by an
+        extraction worker; ignored unless computed under this deduplicator's ``spec``)."""
         if features is None or features.spec != self.spec():
-            features = self.features(text)
+            features = self.features(text, title)
         key = features.exact_key
         if isinstance(self.store, CompactRedisStore):
             return self._check_compact(doc_id, host, features)

@@ -194,7 +194,8 @@ class DedupPipeline:
             item.doc_id = doc_id_for(item.url)
         features = item.text_features
         verdict = self.dedup.check(item.doc_id, item.host, item.text,
-                                   features.dedup if features is not None else None)
+                                   features.dedup if features is not None else None,
+                                   title=item.title)
         item.cluster_id = verdict.cluster_id
         self._inc("dedup/checked")
         if verdict.kind == "exact":

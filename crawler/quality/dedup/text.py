@@ -53,13 +53,17 @@ def first_words(text: str, limit: int) -> tuple[list[str], str]:
     return tokens, rest
 
 
-def exact_key(tokens: list[str], rest: str = "") -> str:
+def exact_key(tokens: list[str], rest: str = "", title: str | None = None) -> str:
     """A 128-bit hex digest of the normalized text: equal iff the token sequences are equal.
-    ``rest``: the (lower-cased) text after ``tokens``, hashed as it is (``first_words``)."""
+    ``rest``: the (lower-cased) text after ``tokens``, hashed as it is (``first_words``);
+    ``title``: a title the key covers too (its words, lower-cased), where not None."""
     digest = xxhash.xxh3_128(" ".join(tokens).encode("utf-8"))
     if rest:
         digest.update(b"\x00")
         digest.update(rest.encode("utf-8", "surrogatepass"))
+    if title is not None:
+        digest.update(b"\x01")
+        digest.update(" ".join(_WORD.findall(title.lower())).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
