@@ -62,7 +62,9 @@ __all__ = [
     "collapse_key",
     "completion_text",
     "document_fields",
+    "is_directory_listing",
     "keyword_key",
+    "page_depth",
     "site_name",
     "url_depth",
 ]
@@ -162,6 +164,7 @@ DEFAULT_COMPOUND_FIELDS = FieldWeights(title=3.0, anchors=2.0, url=1.5, body=0.0
 _INDEX_FILES = frozenset({"index.html", "index.htm", "index.php", "default.aspx"})
 _GENERIC_LABELS = frozenset({"www", "m", "web", "docs", "doc", "home"})
 _WORDS = re.compile(r"[^\W_]+")
+_LISTING_TITLE = re.compile(r"\s*(?:index of|directory listing for) /", re.IGNORECASE)
 
 
 def collapse_key(doc: Document) -> str:
@@ -188,6 +191,19 @@ def url_depth(url: str) -> int:
     if segments and segments[-1].lower() in _INDEX_FILES:
         segments.pop()
     return len(segments) + (1 if parts.query else 0)
+
+
+def is_directory_listing(title: str) -> bool:
+    """Whether a page's title is a web server's generated directory listing's ("Index of
+    /", "Directory listing for /"): a list of files, never a site's home page."""
+    return bool(_LISTING_TITLE.match(title))
+
+
+def page_depth(doc: Document) -> int:
+    """How deep a page lies below its site's home (``url_depth``: 0 for the home page); a
+    directory listing one level more, so a site served as a listing of its manuals has no
+    home page the ``sitehome`` signal would rank above the manuals' own entry pages."""
+    return url_depth(doc.url) + is_directory_listing(doc.title)
 
 
 def site_name(host: str) -> str:
@@ -230,7 +246,7 @@ DOC_FIELDS: dict[str, DocField] = {
         DocField("pagerank", FLOAT, lambda d: float(d.pagerank)),
         DocField("fetched_at", DOUBLE, lambda d: float(d.fetched_at)),
         DocField("cluster", KEYWORD, lambda d: collapse_key(d)),
-        DocField("url_depth", INTEGER, lambda d: url_depth(d.url)),
+        DocField("url_depth", INTEGER, page_depth),
         DocField("site_name", KEYWORD, lambda d: site_name(d.host)),
         DocField("lang", KEYWORD, lambda d: language_of(d.lang)),
         DocField("shown", INTEGER, lambda d: int(bool(d.shown))),

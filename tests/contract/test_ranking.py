@@ -119,6 +119,23 @@ def test_a_project_written_with_its_language_finds_the_home_page_of_its_site(bac
     assert urls(backend.search("conf.py settings"))[:1] != ["http://conf.test/"]
 
 
+def test_a_directory_listing_is_no_home_page(backend):
+    # A site served as its server's listing of the manuals it holds ("Index of /"): the
+    # listing names no manual, so a query naming the site and its manual asks for the
+    # manual's entry page, not the listing (nut.test, aspell.test, haproxy.test).
+    listing = doc("http://nut.test/", "Index of /", "FAQ/ developer-guide/ user-manual/")
+    manual = doc("http://nut.test/user-manual/index.html", "NUT User Manual",
+                 "the nut user manual")
+    pages = [listing, manual, *others("nut.test", "nut user manual chapter",
+                                      "the nut user manual " * 3, 20)]
+    holding(backend, pages)
+    assert urls(backend.search("nut user manual"))[0] == manual.url
+    # a home page of its own is still the site's home
+    home = doc("http://nut.test/", "Network UPS Tools", "the nut project")
+    holding(backend, [home, *pages[1:]])
+    assert urls(backend.search("nut user manual"))[0] == home.url
+
+
 def test_a_named_home_page_is_found_past_the_rescored_window(backend):
     # More pages match the word far better than the home page than either engine
     # re-scores (EMBEDDED_RERANK_DEPTH, ES_RERANK_DEPTH): the home page is still a
