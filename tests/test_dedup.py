@@ -813,3 +813,16 @@ def test_the_pipeline_remembers_off_host_links_in_fixed_memory():
     assert pipe.links(first.doc_id, doc_id_for("http://b0.test/q"))
     assert not pipe.links(last.doc_id, doc_id_for("http://a299.test/x"))  # same host
     assert pipe._inlinks.get(doc_key(doc_id_for("http://b7.test/q"))) == 1
+
+
+def test_the_evaluation_reads_a_pages_title_as_a_crawl_does():
+    """Two entry pages whose few words are the same ("Next Next") under other titles are
+    not copies in the crawl (the exact key of a short text covers its title): the
+    evaluation counts no false match there either."""
+    from types import SimpleNamespace
+
+    pages = [SimpleNamespace(url=f"http://nut.test/{name}.html", host="nut.test", label=name,
+                             text="Next Next", title=title)
+             for name, title in (("user", "NUT User Manual"), ("faq", "NUT FAQ"))]
+    score = evaluate(Deduplicator.from_settings(None), pages)
+    assert (score.true_pos, score.false_pos) == (0, 0)

@@ -31,7 +31,8 @@ class Score:
 def evaluate(
     dedup: Deduplicator, pages: Iterable, text: Callable[[object], str] = lambda p: p.text
 ) -> Score:
-    """Feed ``pages`` (with ``url``, ``host``, ``label`` and ``text(page)``), score the matches."""
+    """Feed ``pages`` (with ``url``, ``host``, ``label``, ``text(page)`` and a ``title`` if
+    they have one, as a crawl's dedup reads them), score the matches."""
     label_of: dict[str, str] = {}
     seen_labels: set[str] = set()
     true_pos = false_pos = positives = 0
@@ -40,7 +41,7 @@ def evaluate(
         label_of[doc_id] = page.label
         positives += page.label in seen_labels
         seen_labels.add(page.label)
-        verdict = dedup.check(doc_id, page.host, text(page))
+        verdict = dedup.check(doc_id, page.host, text(page), title=getattr(page, "title", ""))
         if verdict.kind in ("exact", "near"):
             if label_of[verdict.match] == page.label:
                 true_pos += 1
