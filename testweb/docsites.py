@@ -441,6 +441,30 @@ DOC_SITES: tuple[DocSite, ...] = (
     # Typemaps.html, a target language a page: Python.html 0.5 MB, ...), and the whole
     # manual again on one page (SWIGDocumentation.html, 2.4 MB), 44.
     DocSite("swig.test", "swig4.0-doc", Path("/usr/share/doc/swig4.0-doc/Manual")),
+    # The eighteenth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Qt's tools: the Qt Designer, Linguist, Assistant, Help and UI Tools manuals and the
+    # QDoc manual, made by qdoc, a topic, class or command group a page, 191; the root and
+    # each manual's directory have no index.html, so they are listings (the directory is
+    # shared by every Qt 5 documentation package).
+    DocSite("qttools.test", "qttools5-doc-html", Path("/usr/share/qt5/doc"),
+            marker="qtdesigner/qtdesigner-manual.html"),
+    # Xen: the hypervisor's man pages as HTML (xl, xl.cfg with every guest option, ...),
+    # its Markdown guides and feature pages (the boot command line on one 0.18 MB page) and
+    # its public C headers as hyperlinked HTML under /hypercall/ (208), 295.
+    DocSite("xen.test", "xen-doc", Path("/usr/share/doc/xen/html")),
+    # Request Tracker: the issue tracker's guides, its utilities' and its Perl modules'
+    # POD as HTML, a page each (RT/Action/LinearEscalate.html, ...), none with a title,
+    # RT_Config.html with every setting on one page, 317.
+    DocSite("rt.test", "rt5-doc-html", Path("/usr/share/doc/rt5-doc-html")),
+    # UDisks: the disk manager's D-Bus interfaces, its client library's C API and its man
+    # pages, made by gtk-doc, an interface or class a page, 118.
+    DocSite("udisks.test", "udisks2-doc", Path("/usr/share/gtk-doc/html/udisks2")),
+    # hwloc: the hardware topology library's guides (FAQ, environment variables, tools) and
+    # its C API a group a page, made by doxygen with pages named a00166.html, 138.
+    DocSite("hwloc.test", "libhwloc-doc", Path("/usr/share/doc/libhwloc-dev/html")),
+    # peewee: a small Python ORM's guides and API reference (Sphinx; api.html 0.6 MB), 21.
+    DocSite("peewee.test", "python-peewee-doc",
+            Path("/usr/share/doc/python-peewee-doc/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
