@@ -674,6 +674,64 @@ def test_both_formats_rank_a_question_alike(tmp_path, monkeypatch):
     assert len(orders[0][1]) == 9
 
 
+@pytest.mark.parametrize("one_search,proximity,searches", [
+    (False, True, 4), (True, True, 3), (False, False, 2), (True, False, 1)])
+def test_a_question_reranked_by_its_sections_may_ask_one_search_and_no_proximity_run(
+        tmp_path, monkeypatch, one_search, proximity, searches):
+    """A question the plan re-ranks by its sections is searched, with
+    ``EMBEDDED_QUESTION_ONE_SEARCH``, as the pages holding any of its words in one search,
+    each ranked as matching it as asked (a page lacking a word keeps the whole ``allwords``
+    bonus), and, with ``EMBEDDED_QUESTION_PROXIMITY`` off, without a proximity run (``near``
+    0 where its words are next to each other). By default it is searched as with semantic
+    matching off: a strict and a coordinated search, two runs."""
+    from index.semantic import SectionMatch, pack
+
+    monkeypatch.setattr(SectionMatch, "rerank", lambda self, ranked, text, ahead=None:
+                        list(ranked))
+    pages = [doc("http://plot.test/a", "Plots", "Move the plot legend out of the axes."),
+             doc("http://plot.test/b", "Legends", "A legend names each line."),
+             doc("http://plot.test/c", "Axes", "The axes hold the lines.")]
+    for i, page in enumerate(pages):
+        page.vectors = pack(_unit_rows(1, i))
+    backend = EmbeddedBackend(tmp_path, question_one_search=one_search,
+                              question_proximity=proximity)
+    backend.index(pages)
+    backend.refresh()
+    asked = []
+
+    class Counted:
+        def __init__(self, searcher):
+            self.searcher = searcher
+
+        def __getattr__(self, name):
+            return getattr(self.searcher, name)
+
+        def search(self, query, **kwargs):
+            asked.append(query)
+            return self.searcher.search(query, **kwargs)
+
+    index = backend._search.index
+    counted = type("Index", (), {"schema": index().schema,
+                                 "searcher": lambda self: Counted(index().searcher())})()
+    monkeypatch.setattr(backend._search, "index", lambda: counted)
+    question = "how do I move the plot legend"
+    assert parse(question).question
+    found = backend.search(question, explain=True)
+    signals = {h.url[-1]: h.explain for h in found.hits}
+    assert sorted(signals) == ["a", "b"] and found.total == 2
+    assert len(asked) == searches
+    assert signals["b"]["allwords"]["value"] == (1.0 if one_search else 0.5)
+    assert signals["a"]["near"]["value"] == (1.0 if proximity else 0.0)
+    off = EmbeddedBackend(tmp_path, semantic=False, question_one_search=one_search,
+                          question_proximity=proximity)
+    off._search.index = backend._search.index
+    asked.clear()  # not re-ranked: as by default
+    found = off.search(question, explain=True)
+    assert len(asked) == 4 and found.total == 2
+    assert found.hits[0].explain["near"]["value"] == 1.0
+    backend.close()
+
+
 def test_the_vector_file_survives_a_record_cut_short(tmp_path):
     """A record cut short (a crash before the commit of its page) is dropped when the file
     is next written; a reader that mapped the file sees the records written after."""

@@ -7,6 +7,15 @@ Two phases: tantivy returns the top candidates by BM25 over title, anchors, URL 
 and results collapse on ``fields.collapse_key`` (near-copies and translations). Pages
 lacking a minor word of a longer query compete when few pages have them all (a long query
 needs only most of its words); pages with any word follow when none has them all.
+
+A question the plan re-ranks by its sections' similarity (``SearchPlan.reads_vectors``)
+may ask tantivy for less: with ``EMBEDDED_QUESTION_ONE_SEARCH`` its pages holding any of
+its words come from one search (the coordinated one, which holds the pages holding every
+word with the same scores), not a strict search and a coordinated one, each page ranked
+as matching it as asked; with ``EMBEDDED_QUESTION_PROXIMITY`` off no proximity run is read
+over the index for it (three phrases of common words, a third of its engine's time), its
+best section's similarity to the question saying where its words meet. Both are off by
+default; their cost and relevance are in docs/index-performance.md.
 """
 
 from __future__ import annotations
@@ -109,18 +118,23 @@ class TantivySearch:
         compiler = self.compiler(searcher, parsed)
         offset = (page - 1) * size
         depth = min(offset + size + o.rerank_depth, o.max_window)
-        matching = compiler.compile(plan.strict)
+        # a question re-ranked by its sections (see the module)
+        reranked = plan.reads_vectors and parsed.question
+        one_pass = reranked and o.question_one_search
+        matching = ((one_pass and compiler.coordinated(parsed, strict=False))
+                    or compiler.compile(plan.strict))
         found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
         results.total = found.count
-        marks = self._marks(searcher, compiler, parsed, depth)
+        marks = self._marks(searcher, compiler, parsed, depth,
+                            near=not reranked or o.question_proximity)
         hits = found.hits + self._named_homes(searcher, compiler, plan, found.hits)
         # Pages lacking a minor word of a longer query compete with those having them all,
         # when few pages have them all (each with the share of the query it covers);
         # those of a long query lacking a few, and of a question lacking any, always.
         # Not counted in full (a count visits every match): the total grows by the pages
         # ranked.
-        more = self._blended(searcher, compiler, plan, found,
-                             min(depth, offset + size + o.blend_depth))
+        more = [] if one_pass else self._blended(searcher, compiler, plan, found,
+                                                 min(depth, offset + size + o.blend_depth))
         results.total += len(more)
         # One read of the ranking columns for both.
         candidates = self._candidates(searcher, hits + [(score, a) for score, a, _ in more],
@@ -128,7 +142,7 @@ class TantivySearch:
         for candidate, (_, _, share) in zip(candidates[len(hits):], more, strict=True):
             candidate.coverage = 1.0 - share
         ranked = ranker.rank(candidates, context)
-        if plan.relaxes(found.count):
+        if not one_pass and plan.relaxes(found.count):
             relaxed = compiler.relaxed(parsed)
             # Pages with every word stay first; pages with some of them follow.
             more = searcher.search(compiler.scored(relaxed, parsed), limit=depth,
@@ -236,13 +250,15 @@ class TantivySearch:
         ]
 
     def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-               parsed: Query, limit: int) -> dict[str, dict[tuple, float]]:
+               parsed: Query, limit: int, near: bool = True) -> dict[str, dict[tuple, float]]:
         """The best pages (up to ``limit`` each) whose title, anchor text or URL hold every
         label word of the query (``label``), of those holding its required words near each
-        other, one search per proximity run (``near``), and of those whose headings hold its
-        defined words (``defines``), for the signals that weigh them: each page's address
-        key with the share of the check's searches that found it."""
-        queries = {"label": [compiler.label(parsed)], "near": compiler.near_groups(parsed),
+        other, one search per proximity run (``near``; none when ``near`` is false), and of
+        those whose headings hold its defined words (``defines``), for the signals that
+        weigh them: each page's address key with the share of the check's searches that
+        found it."""
+        queries = {"label": [compiler.label(parsed)],
+                   "near": compiler.near_groups(parsed) if near else [],
                    "defines": [compiler.defines(parsed)]}
         return {
             name: _shares([{address_key(a) for _, a in searcher.search(
