@@ -26,7 +26,8 @@ Last line, one JSON object: ``sites``, ``real_sites_judged`` (real host -> verdi
 empty: a template-trap, spam or mirror verdict on a real site, acted on), ``min_site_coverage``
 (must be >= 0.99), ``per_site``, ``span_s`` (first request start to last response end, from
 the test web's log), ``politeness_bound_s``, ``span_over_bound``, ``due_lag_ms`` (p50/p95
-of how long after a host was due and had work its request started,
+of how long after a host was due and had work its request started, the p95 after the
+crawl's first 10 s and the requests over 50 ms late, in those 10 s and in all,
 ``harness.politeness.gap_report``) and ``gap_median_within_10pct`` (hosts whose median gap
 after a response, where they had work, is within 10% of their delay; per site
 ``gap_median_s`` and ``promised_s``), ``useful_fetch_share``
@@ -51,11 +52,14 @@ obeyed, same-host links only, the same per-host page budget (``--budget``, else
 ``baseline_politeness_bound_s`` and ``baseline_span_over_bound`` (its own bound, computed
 the same way from its own requests), ``baseline_crawl_cpu_s``,
 ``baseline_cpu_ms_per_request``, ``baseline_requests``, ``baseline_pages`` (distinct pages
-answered 200), ``baseline_violations`` and ``span_over_baseline_span``: whether any Scrapy
+answered 200), ``baseline_violations``, ``baseline_due_lag_ms`` and
+``baseline_gap_median_within_10pct`` (from its own request log, defined as the project's),
+``baseline_due_lag_own_ms`` (due ``DOWNLOAD_DELAY`` after the previous request started,
+Scrapy's own promise) and ``span_over_baseline_span``: whether any Scrapy
 crawler meets the politeness bound on this box, beside the project.
 
     python -m bench.realweb [--quick] [--sites a.test,b.test] [--budget N] [--timeout S]
-                            [--baseline]
+                            [--baseline] [--set NAME=VALUE] [--save DIR]
 
 ``--quick``: three small real sites, ``httpd.test`` (the Apache manual: a meta-refresh root
 and thin language indexes, the case that was once judged a doorway), the mirror pair and a
@@ -74,7 +78,7 @@ from urllib.parse import urljoin, urlsplit
 
 import testweb
 from harness import log
-from harness.baseline import polite_figures, run_polite
+from harness.baseline import polite_figures, polite_lags, run_polite
 from harness.crawlrun import final_stats, migrate, run_crawl
 from harness.politeness import (
     HTML,
@@ -141,8 +145,10 @@ def reachable_pages(web, host: str, budget: int = 0) -> set[str]:
     return pages
 
 
-def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) -> dict:
-    """The crawl: request-log lines, stats, items (url, skip_index), wall time."""
+def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float,
+          extra: dict | None = None) -> dict:
+    """The crawl: request-log lines, stats, items (url, skip_index), wall time; ``extra``
+    more settings (``--set``)."""
     migrate(data_dir)
     settings = {
         "FRONTIER_DELAY": DELAY,
@@ -155,6 +161,7 @@ def crawl(web, hosts: list[str], data_dir: Path, budget: int, timeout: float) ->
     }
     if budget:
         settings["FRONTIER_HOST_PAGE_BUDGET"] = budget
+    settings.update(extra or {})
     seeds = [web.home_url(h) for h in hosts]
     before = len(web.read_log())
     started, cpu_before = time.monotonic(), _children_cpu()
@@ -189,6 +196,18 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def save(directory: Path, run: dict, base: dict | None, crawl_log: Path) -> None:
+    """``--save``: the request logs (one JSON object a line, as the test web logs them)
+    and the crawl's log, to read the lags by time and the stall stacks afterwards."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, lines in (("requests.jsonl", run["lines"]),
+                        ("baseline.jsonl", base["lines"] if base else None)):
+        if lines is not None:
+            (directory / name).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    if crawl_log.exists():
+        (directory / "crawl.log").write_bytes(crawl_log.read_bytes())
+
+
 def verdicts_of(data_dir: Path) -> dict[str, list]:
     from crawler.quality.verdicts import LocalVerdictStore
 
@@ -214,6 +233,12 @@ def main() -> None:
     parser.add_argument("--baseline", action="store_true",
                         help="also crawl the real sites with plain Scrapy at the same "
                              "politeness, after the project's crawl (baseline_* keys)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of the project's crawl (e.g. "
+                             "REACTOR_STALL_STACKS=True); repeatable")
+    parser.add_argument("--save", type=Path,
+                        help="keep the request logs (requests.jsonl, baseline.jsonl) and "
+                             "the crawl's log (crawl.log) in this directory")
     args = parser.parse_args()
     from testweb.docsites import available_doc_sites
     from testweb.quality import SPAM_HOSTS
@@ -241,7 +266,8 @@ def main() -> None:
         reachable = {host: reachable_pages(truth, host, args.budget) for host in real}
         log(f"ground truth: {sum(map(len, reachable.values()))} reachable pages on "
             f"{len(real)} real sites ({time.monotonic() - started:.0f} s)")
-        run = crawl(web, hosts, Path(tmp) / "crawl", args.budget, args.timeout)
+        run = crawl(web, hosts, Path(tmp) / "crawl", args.budget, args.timeout,
+                    dict(item.split("=", 1) for item in args.set))
         verdicts = verdicts_of(Path(tmp) / "crawl")
         crawl_delay_of = crawl_delays(web)
         base = run_polite(web, real, Path(tmp) / "baseline", DELAY,
@@ -314,7 +340,10 @@ def main() -> None:
         }
         if base is not None:
             out.update(polite_figures(base, DELAY, crawl_delay_of))
+            out.update(polite_lags(base["lines"], web, DELAY, crawl_delay_of))
             out["span_over_baseline_span"] = ratio(span, crawl_span(base["lines"]))
+        if args.save:
+            save(args.save, run, base, Path(tmp) / "crawl" / "crawl.log")
     out["load_avg"] = load.summary()
     print(json.dumps(out))
 

@@ -20,7 +20,13 @@ from pathlib import Path
 
 from harness import ROOT, log
 from harness.crawlrun import crawl_env
-from harness.politeness import crawl_delays, politeness_bound, politeness_violations, span
+from harness.politeness import (
+    crawl_delays,
+    gap_report,
+    politeness_bound,
+    politeness_violations,
+    span,
+)
 from harness.rounds import ratio
 
 #: The baseline spider, a script: ``SEEDS_FILE SECONDS SETTINGS_JSON [--same-host]
@@ -110,3 +116,20 @@ def polite_figures(run: dict, delay: float,
         "baseline_pages": len(pages),
         "baseline_violations": politeness_violations(lines, delay, crawl_delay_of)["total"],
     }
+
+
+def polite_lags(lines: list[dict], web, delay: float,
+                crawl_delay_of: Callable[[str], float | None]) -> dict:
+    """Plain Scrapy's due lag from the request log ``lines`` of its :func:`run_polite`
+    run on the test web ``web``, measured as the project's is (``baseline_due_lag_ms``:
+    due the previous response's end + max(``delay``, Crawl-delay, k x latency)), and
+    against its own promise (``baseline_due_lag_own_ms``: due ``delay`` after the previous
+    request started); a request sooner than due counts with a negative lag."""
+    def promised(host: str) -> float:
+        return max(delay, crawl_delay_of(host) or 0.0)
+
+    same, _ = gap_report(lines, web, promised)
+    own, _ = gap_report(lines, web, promised, start_to_start=True)
+    return {"baseline_due_lag_ms": same["due_lag_ms"],
+            "baseline_gap_median_within_10pct": same["gap_median_within_10pct"],
+            "baseline_due_lag_own_ms": own["due_lag_ms"]}

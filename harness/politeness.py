@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import pairwise
 
 #: A sitemap's ``<loc>`` and robots.txt's ``Sitemap:`` lines (links for ``found_times``).
@@ -136,18 +136,34 @@ def idle_waits(rows: Iterable[dict], delay: float,
 
 def due_lags(rows: Iterable[dict], promised_of: Callable[[str], float],
              found_at: Callable[[str, str], float | None], latency_factor: float = 0.0,
-             latency_alpha: float = 0.3) -> dict[str, list[tuple[float, float, float]]]:
+             latency_alpha: float = 0.3, *, start_to_start: bool = False,
+             ) -> dict[str, list[tuple[float, float, float]]]:
     """Per host, for each request after its first: (lag, gap, promised). ``promised`` is
     max(``promised_of(host)``, ``latency_factor`` x the moving average of the host's
     response times, as ``crawler.frontier.Politeness`` keeps it); the host is *due* its
-    previous response's end + ``promised``, and *has work* from the earliest time
-    ``found_at(host, path)`` (a link to it was answered) of this request and the host's
-    later ones: the frontier could have sent any of them. ``lag`` is how long after the
-    later of the two the request started (a work-conserving crawl keeps it near 0);
-    ``gap`` the time from the previous response's end (``nan`` when the host had no work
-    by its due time: the gap then measures the discovery, not the scheduler). Requests
-    whose work has no known finding time are left out."""
-    lags: dict[str, list[tuple[float, float, float]]] = {}
+    previous response's end + ``promised`` (its previous request's start + ``promised``
+    with ``start_to_start``: Scrapy's ``DOWNLOAD_DELAY``), and *has work* from the
+    earliest time ``found_at(host, path)`` (a link to it was answered) of this request and
+    the host's later ones: the frontier could have sent any of them. ``lag`` is how long
+    after the later of the two the request started (a work-conserving crawl keeps it near
+    0); ``gap`` the time from the previous response's end (``nan`` when the host had no
+    work by its due time: the gap then measures the discovery, not the scheduler).
+    Requests whose work has no known finding time are left out."""
+    lags: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    for host, _, lag, gap, promised in timed_due_lags(
+            rows, promised_of, found_at, latency_factor, latency_alpha,
+            start_to_start=start_to_start):
+        lags[host].append((lag, gap, promised))
+    return dict(lags)
+
+
+def timed_due_lags(rows: Iterable[dict], promised_of: Callable[[str], float],
+                   found_at: Callable[[str, str], float | None], latency_factor: float = 0.0,
+                   latency_alpha: float = 0.3, *, start_to_start: bool = False,
+                   ) -> Iterator[tuple[str, float, float, float, float]]:
+    """:func:`due_lags`' rows one by one as (host, start, lag, gap, promised), ``start``
+    the request's start in the log's clock: which moments of a crawl the late requests
+    fall in."""
     for host, reqs in _by_host(rows).items():
         found = [found_at(host, r["path"]) for r in reqs]
         # the earliest finding time of this request or a later one
@@ -156,7 +172,7 @@ def due_lags(rows: Iterable[dict], promised_of: Callable[[str], float],
             soonest = min(soonest, float("inf") if t is None else t)
             avail.append(soonest)
         avail.reverse()
-        latency, out = None, []
+        latency = None
         for k in range(1, len(reqs)):
             prev = reqs[k - 1]
             took = prev["end"] - prev["start"]
@@ -164,12 +180,14 @@ def due_lags(rows: Iterable[dict], promised_of: Callable[[str], float],
                 latency_alpha * took + (1 - latency_alpha) * latency)
             if avail[k] == float("inf"):
                 continue
-            promised = max(promised_of(host), latency_factor * latency)
-            due = prev["end"] + promised
+            if start_to_start:
+                promised = promised_of(host)
+                due = prev["start"] + promised
+            else:
+                promised = max(promised_of(host), latency_factor * latency)
+                due = prev["end"] + promised
             gap = reqs[k]["start"] - prev["end"] if avail[k] <= due else float("nan")
-            out.append((reqs[k]["start"] - max(due, avail[k]), gap, promised))
-        lags[host] = out
-    return lags
+            yield host, reqs[k]["start"], reqs[k]["start"] - max(due, avail[k]), gap, promised
 
 
 def found_times(web, lines: list[dict]) -> dict[tuple[str, str], float]:
@@ -218,17 +236,28 @@ def found_times(web, lines: list[dict]) -> dict[tuple[str, str], float]:
     return found
 
 
-def gap_report(lines: list[dict], web, promised_of: Callable[[str], float]) -> tuple[dict, dict]:
+def gap_report(lines: list[dict], web, promised_of: Callable[[str], float], *,
+               start_to_start: bool = False, first_s: float = 10.0) -> tuple[dict, dict]:
     """The crawl's lag from "due with work" to request start (``due_lags``; p50/p95 ms over
-    every host) and per host its median gap after a response, where it had work, against
-    its delay (``promised_of(host)``, or k x latency when longer) for the log ``lines`` of
-    the running test web ``web``."""
+    every host, the p95 of the requests after the crawl's first ``first_s`` seconds, and
+    how many requests started over 50 ms late, in those first seconds and in all) and per
+    host its median gap after a response, where it had work, against its delay
+    (``promised_of(host)``, or k x latency when longer) for the log ``lines`` of the
+    running test web ``web``. ``start_to_start``: a host is due ``promised_of(host)``
+    after its previous request started (Scrapy's ``DOWNLOAD_DELAY``, for a baseline)."""
     from crawler import settings as defaults
 
     found = found_times(web, lines)
-    lags = due_lags(lines, promised_of, lambda host, path: found.get((host, path)),
-                    latency_factor=defaults.FRONTIER_LATENCY_FACTOR)
-    every = sorted(lag for rows in lags.values() for lag, _, _ in rows)
+    timed = list(timed_due_lags(lines, promised_of, lambda host, path: found.get((host, path)),
+                                latency_factor=defaults.FRONTIER_LATENCY_FACTOR,
+                                start_to_start=start_to_start))
+    began = min((line["start"] for line in lines), default=0.0)
+    every = sorted(lag for _, _, lag, _, _ in timed)
+    later = sorted(lag for _, start, lag, _, _ in timed if start - began >= first_s)
+    late = [start - began for _, start, lag, _, _ in timed if lag > 0.05]
+    lags: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    for host, _, lag, gap, promised in timed:
+        lags[host].append((lag, gap, promised))
     per_host = {}
     for host, rows in lags.items():
         gaps = sorted(gap for _, gap, _ in rows if gap == gap)
@@ -239,7 +268,10 @@ def gap_report(lines: list[dict], web, promised_of: Callable[[str], float]) -> t
     within = [h for h, row in per_host.items()
               if row["gap_median_s"] <= 1.1 * row["promised_s"]]
     summary = {
-        "due_lag_ms": {"p50": _ms(every, 0.5), "p95": _ms(every, 0.95), "n": len(every)},
+        "due_lag_ms": {"p50": _ms(every, 0.5), "p95": _ms(every, 0.95), "n": len(every),
+                       f"p95_after_{first_s:g}s": _ms(later, 0.95),
+                       "over_50ms": len(late),
+                       f"over_50ms_first_{first_s:g}s": sum(1 for t in late if t < first_s)},
         "gap_median_within_10pct": f"{len(within)}/{len(per_host)}",
     }
     return summary, per_host

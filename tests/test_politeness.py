@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.politeness import due_lags, politeness_violations
+from harness.politeness import due_lags, politeness_violations, timed_due_lags
 
 
 def req(start: float, end: float, host: str = "a.test:8080") -> dict:
@@ -101,3 +101,17 @@ def test_due_lag_promises_k_times_the_moving_latency_when_it_is_longer():
     # latency 0.5 s: due 1 s after each response's end
     assert [(round(lag, 3), round(p, 3)) for lag, _, p in lags["s.test"]] == [
         (0.5, 1.0), (0.5, 1.0)]
+
+
+def test_due_lag_against_scrapys_own_promise_counts_from_the_previous_start():
+    rows = [{"host": "s.test", "path": f"/{i}", "start": i * 0.3, "end": i * 0.3 + 0.1}
+            for i in range(3)]
+    found = lambda host, path: 0.0  # noqa: E731
+    # due 0.25 after the previous start: 50 ms late; after the previous end: 50 ms early
+    own = due_lags(rows, lambda host: 0.25, found, start_to_start=True)["s.test"]
+    same = due_lags(rows, lambda host: 0.25, found)["s.test"]
+    assert [round(lag, 3) for lag, _, _ in own] == [0.05, 0.05]
+    assert [round(lag, 3) for lag, _, _ in same] == [-0.05, -0.05]
+    timed = list(timed_due_lags(rows, lambda host: 0.25, found))
+    assert [(host, round(start, 3)) for host, start, *_ in timed] == [
+        ("s.test", 0.3), ("s.test", 0.6)]

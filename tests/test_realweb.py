@@ -15,7 +15,7 @@ import pytest
 
 import testweb
 from harness import ROOT
-from harness.baseline import polite_figures, run_polite
+from harness.baseline import polite_figures, polite_lags, run_polite
 from harness.crawlrun import final_stats, migrate, run_crawl
 from harness.politeness import crawl_delays, politeness_violations
 from testweb.docsites import available_doc_sites
@@ -87,6 +87,7 @@ def test_plain_scrapy_baseline_crawls_one_real_site_politely(tmp_path):
     with testweb.run(hosts=1, pages=10, log=tmp_path / "web.log", real_docs=True) as web:
         run = run_polite(web, ["click.test"], tmp_path / "baseline", delay, budget, 60)
         out = polite_figures(run, delay, crawl_delays(web))
+        lags = polite_lags(run["lines"], web, delay, crawl_delays(web))
     lines = sorted(run["lines"], key=lambda line: line["start"])
     assert {line["host"].rsplit(":", 1)[0] for line in lines} == {"click.test"}, lines
     assert lines[0]["path"] == "/robots.txt", lines[:3]
@@ -102,3 +103,8 @@ def test_plain_scrapy_baseline_crawls_one_real_site_politely(tmp_path):
     # spaced by the delay: no faster than the bound allows, and not idling far past it
     assert 0.85 <= out["baseline_span_over_bound"] < 3, out
     assert out["baseline_crawl_cpu_s"] > 0 and out["baseline_cpu_ms_per_request"] > 0, out
+    # its due lag from its own log: against its own promise (start to start) near 0, and
+    # against the project's (end to start, later by each response's time) no later
+    own, same = lags["baseline_due_lag_own_ms"], lags["baseline_due_lag_ms"]
+    assert own["n"] == same["n"] >= budget - 2, lags
+    assert abs(own["p50"]) < 50 and same["p50"] <= own["p50"], lags
