@@ -26,13 +26,13 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable
-from functools import partial
+from functools import cache, partial
 from typing import ClassVar
 
 import redis.exceptions
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
-from scrapy.spidermiddlewares.referer import RefererMiddleware
+from scrapy.spidermiddlewares.referer import RefererMiddleware, ReferrerPolicy
 from scrapy.utils.asyncio import CallLaterResult, call_later
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
@@ -302,7 +302,8 @@ class FrontierScheduler(BaseScheduler):
         base = {**self._template(template), "meta": meta}
         tier = self.ordering.tier(request_tier(meta))
         valued = "frontier_tier" not in meta
-        policy = self.referrer.policy(response, template) if self.referrer else None
+        policy = _remembering(self.referrer.policy(response, template)) if self.referrer \
+            else None
         # origin -> the fields of its links and, once encoded, their payload: a link queued
         # as itself (canonical) is stored without its URL, so one origin's links share it
         by_origin: dict[str, list] = {}
@@ -819,6 +820,16 @@ def _took_budget(meta: dict) -> bool:
     """Whether a queued request took a page of its host's budget: a recrawl or a cloaking
     probe is no new page (``Admission.admit``)."""
     return not (meta.get("recrawl") or meta.get("quality_probe"))
+
+
+def _remembering(policy: ReferrerPolicy) -> ReferrerPolicy:
+    """``policy`` (made for one page) remembering what it reads of a URL: it is asked once
+    per origin the page's links reach and strips and parses the page's own URL each time
+    (each strip a parse of the URL with urllib)."""
+    for name in ("stripped_referrer", "origin_referrer", "strip_url", "origin",
+                 "tls_protected", "potentially_trustworthy"):
+        setattr(policy, name, cache(getattr(policy, name)))
+    return policy
 
 
 def _origin(url: str) -> str:

@@ -211,6 +211,7 @@ def host_of(url: str) -> str:
     return _host_of_origin(_origin_part(url))
 
 
+@lru_cache(maxsize=65536)
 def netloc_of(url: str) -> str:
     """Host plus non-default port: the politeness key of ``url`` (an IPv6 host keeps its
     brackets, so the key is also a valid URL authority)."""

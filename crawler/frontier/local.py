@@ -88,6 +88,10 @@ CREATE INDEX IF NOT EXISTS waiting_queue ON waiting (host, rank, id);
 """
 
 
+#: Host names bound in one ``IN (...)`` (SQLite allows 32,766 parameters since 3.32).
+_IN_CHUNK = 500
+
+
 class LocalFrontier(Frontier):
     """``Frontier`` on SQLite (``path``; ``None`` = in memory, for tests).
 
@@ -158,15 +162,19 @@ class LocalFrontier(Frontier):
         with self._tx():
             # the seen filter's verdicts on the whole batch at once, in order
             new = iter(self.bloom.add_each([e.url for e in entries if e.filter]))
+            kept = []
             for e in entries:
                 if e.filter and not next(new):
                     counts["seen"] += 1
-                    continue
+                else:
+                    kept.append(e)
+            # the rows of the batch's hosts in one statement, not one each: a batch's
+            # links reach dozens of hosts
+            known = self._host_rows({e.host for e in kept})
+            for e in kept:
                 state = hosts.get(e.host)
                 if state is None:
-                    row = self.db.execute(
-                        "SELECT lease, next, added, cut FROM hosts WHERE host = ?", (e.host,)
-                    ).fetchone()
+                    row = known.get(e.host)
                     if row is None:
                         # eligible from now on: a host's priority grows with the time it waits
                         self.db.execute("INSERT INTO hosts (host, ip, next) VALUES (?, ?, ?)",
@@ -204,6 +212,18 @@ class LocalFrontier(Frontier):
             self._inc("dropped/budget", counts["budget"])
             self._inc("budget_waiting", counts["waiting"])
         return counts
+
+    def _host_rows(self, hosts: set[str]) -> dict[str, tuple]:
+        """host -> its ``(lease, next, added, cut)`` row, for those of ``hosts`` known."""
+        rows: dict[str, tuple] = {}
+        names = list(hosts)
+        for start in range(0, len(names), _IN_CHUNK):
+            chunk = names[start:start + _IN_CHUNK]
+            for host, *row in self.db.execute(
+                    "SELECT host, lease, next, added, cut FROM hosts WHERE host IN "
+                    f"({', '.join('?' * len(chunk))})", chunk):
+                rows[host] = tuple(row)
+        return rows
 
     def _refused(self, e: Entry, state: list, counts: dict[str, int]) -> None:
         """A page over its host's budget: set aside on the host's waiting list when its own
