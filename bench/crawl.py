@@ -8,6 +8,8 @@ every 5 s (``load_avg``) and each side's settings are written beside its figures
 stdout line: one JSON object with pages_per_s, baseline_pages_per_s, ratio (of the
 medians), cpu_s_per_page (and the baseline's) and cpu_ratio: the project's pages per
 CPU-second over the baseline's (the baseline's CPU seconds per page over the project's).
+The project's modules are compiled to bytecode first, as an installed package's are
+(``harness.crawlrun.compile_project``).
 
     python -m bench.crawl [--seconds 30] [--hosts 400] [--rounds 2] [--quick]
 """
@@ -27,7 +29,7 @@ from pathlib import Path
 import testweb
 from harness import ROOT, log
 from harness.baseline import BASELINE, SHARED, SPIDER
-from harness.crawlrun import crawl_env, migrate
+from harness.crawlrun import compile_project, crawl_env, migrate
 from harness.rounds import DEFAULT_ROUNDS, LoadSampler, ratio, run_rounds, side_by_side
 
 PROJECT = {
@@ -125,6 +127,7 @@ def main() -> None:
     opts = parser.parse_args()
     if opts.quick:
         opts.seconds = 8.0
+    compile_project()  # both sides run compiled code: Scrapy's was compiled when installed
     with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp, LoadSampler() as load:
         def side(kind: str):
             def one(round_no: int) -> dict:

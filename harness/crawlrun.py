@@ -26,6 +26,20 @@ def final_stats(log_text: str) -> dict[str, int | str]:
     return {k: int(v) if v.isdigit() else v.strip("'") for k, v in _STAT.findall(dump)}
 
 
+#: The repository's packages a crawl imports (the control store's Django app included).
+CRAWL_PACKAGES = ("crawler", "spiders", "pipelines", "index", "webui")
+
+
+def compile_project() -> None:
+    """Compile the repository's ``CRAWL_PACKAGES`` to bytecode (``__pycache__``, ignored by
+    git) as ``pip install`` compiles an installed package's modules, Scrapy's among them:
+    in a checkout without it, under ``PYTHONDONTWRITEBYTECODE`` (or in a read-only one)
+    every start of a crawl compiles each project module again, in the crawl process and
+    in each extraction worker, a cost a crawler of an installed package never pays."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *CRAWL_PACKAGES], cwd=ROOT,
+                   check=True, capture_output=True, timeout=600)
+
+
 def crawl_env(data_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Environment for a child process with its own DATA_DIR and no service URLs."""
     env = dict(os.environ)
