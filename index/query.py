@@ -143,6 +143,11 @@ NAMING_WORDS = NAVIGATIONAL_WORDS - {"page", "web", "gnu", "apache"}
 DOCUMENTATION_KINDS = frozenset({"api"})
 #: Most adjacent words joined into one site name (``debian handbook`` -> ``debianhandbook``).
 SITE_NAME_WORDS = 3
+#: A C library's name is its project's with ``lib`` before it or after it as a word of its
+#: own (``libflac``, ``alsa-lib``), so a site is searched by either; a remainder shorter than
+#: this is no project's name (``libc``, ``zlib``), nor is the rest of an English word.
+LIBRARY_PREFIX, LIBRARY_NAME_CHARS = "lib", 3
+_LIB_WORDS = frozenset({"library", "libraries", "liberty", "libre"})
 _WORDS = re.compile(r"[^\W_]+")
 #: A project's name written with the language it is for: the name, a dot, the language's
 #: file suffix (``coverage.py``, ``node.js``).
@@ -522,10 +527,13 @@ class Query:
         dns docs`` -> ``knot``, ``varnish cache documentation`` -> ``varnish``, ``pyca
         cryptography documentation`` -> ``cryptography``), and a project's name written
         with its language the site called by the name (``coverage.py`` -> ``coverage``,
-        :func:`project_words`). Other queries name no site."""
+        :func:`project_words`), and a C library's name the site called by its project's
+        (``libflac api documentation`` -> ``flac``, ``alsa-lib api documentation`` ->
+        ``alsa``, :func:`library_words`). Other queries name no site."""
         naming = bool(self.navigational_words)
         return (named_sites(self.typed_words, naming)
-                | named_sites(project_words(self.tokens), naming))
+                | named_sites(project_words(self.tokens), naming)
+                | named_sites(library_words(self.typed_words), naming))
 
     @cached_property
     def mentioned_sites(self) -> frozenset[str]:
@@ -633,6 +641,18 @@ def project_words(tokens: Iterable[_Token]) -> tuple[str, ...]:
                 found = found or project is not None
                 words.extend(_WORDS.findall(project.group(1) if project else word))
     return tuple(words) if found else ()
+
+
+def library_words(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Lower-case ``words`` with a C library's name read as its project's: ``libflac`` as
+    ``flac``, the ``lib`` of ``alsa-lib`` (typed as the words ``alsa lib``) left out, as a
+    library's project and its site are called (``LIBRARY_PREFIX``); ``()`` when no word is
+    written so, or when only ``lib`` would be left."""
+    prefix = LIBRARY_PREFIX
+    read = tuple(w[len(prefix):] if w.startswith(prefix)
+                 and len(w) >= len(prefix) + LIBRARY_NAME_CHARS and w not in _LIB_WORDS else w
+                 for w in words if w != prefix)
+    return read if read != words else ()
 
 
 def call_arguments(query: Query) -> tuple[Term | Phrase, ...]:

@@ -539,6 +539,11 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     assert [w.word for w in parse("libssh api documentation").required_words] == ["libssh"]
     assert "jsonglib" in parse("json-glib api reference").named_sites
     assert parse("flask api").named_sites == {"flaskapi"}
+    # a C library's name names its project's site: "lib" first, or a word after it
+    assert "flac" in parse("libflac api documentation").named_sites
+    assert "alsa" in parse("alsa-lib api documentation").named_sites
+    assert "rary" not in parse("kombu messaging library docs").named_sites
+    assert "c" not in parse("libc docs").named_sites
     assert parse("api changes between versions").navigational_words == ()
     assert parse("flask custom 404 page").named_sites == {"flaskcustom404"}
     assert parse("apache custom error documents").named_sites == {"customerrordocuments"}

@@ -106,6 +106,20 @@ def test_a_library_name_before_api_reference_finds_the_home_page_of_its_site(bac
     assert urls(backend.search("libsoup class reference count"))[0] != "http://libsoup.test/"
 
 
+def test_a_library_named_with_lib_finds_the_home_page_of_its_project_site(backend):
+    # libflac is the FLAC project's library, flac.test its site; alsa-lib ALSA's: the
+    # pages naming every word are the API's headers and groups
+    pages = [doc("http://flac.test/", "FLAC", "the free lossless audio codec")]
+    pages += others("flac.test", "FLAC export.h", "libflac api documentation " * 5, 20)
+    pages += [doc("http://alsa.test/", "ALSA project", "the sound library")]
+    pages += others("alsa.test", "ALSA sequencer", "alsa-lib api documentation " * 5, 20)
+    holding(backend, pages)
+    assert urls(backend.search("libflac api documentation"))[0] == "http://flac.test/"
+    assert urls(backend.search("alsa-lib api documentation"))[0] == "http://alsa.test/"
+    # a topic naming the library is no navigational query
+    assert urls(backend.search("libflac export symbols"))[0] != "http://flac.test/"
+
+
 def test_a_project_written_with_its_language_finds_the_home_page_of_its_site(backend):
     # coverage.py is the project, coverage.test its site; pages writing "coverage.py"
     # more often rank below its home page, which names it once
