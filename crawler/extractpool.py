@@ -39,6 +39,7 @@ import os
 import pickle
 import selectors
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -47,7 +48,7 @@ from functools import partial
 from typing import Any
 
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, DeferredList, succeed
 
 from crawler.extract import item_from_response
 from crawler.poolworker import serve
@@ -61,6 +62,21 @@ QUEUED_PER_WORKER = 2
 #: message is at most this long: it then fits in the pipe's buffer (64 KiB on Linux), so
 #: the write never waits for the worker; a longer one waits until the worker is idle.
 SMALL_MESSAGE = 48 * 1024
+
+
+#: The page each worker extracts before the crawl's first (``ExtractPool.warm``): a few
+#: paragraphs of English, no declared language, links, a heading and a list.
+WARM_PAGE = (
+    b"<!DOCTYPE html><html><head><title>Getting started</title>"
+    b'<meta name="description" content="How to install and configure the tool.">'
+    b"</head><body><nav><a href='/'>Home</a> <a href='/docs/'>Docs</a></nav>"
+    b"<h1>Getting started</h1><p>This guide explains how to install the package, write a "
+    b"configuration file and run the first command. Each section links to the reference "
+    b"pages of the options it uses.</p><h2>Installation</h2><ul><li><a href='install.html'>"
+    b"Install from source</a></li><li><a href='packages.html'>Binary packages</a></li></ul>"
+    b"<p>Run <code>tool --help</code> to see every option and its default value.</p>"
+    b"</body></html>"
+)
 
 
 def _deferred_of(future: Future) -> Deferred:
@@ -315,6 +331,36 @@ class ExtractPool:
         if jobs:
             jobs[0].result.set_exception(BrokenProcessPool(
                 f"an extraction worker died (exit code {worker.process.exitcode})"))
+
+    def warm(self) -> Deferred:
+        """A Deferred fired once every worker has extracted a small page (``WARM_PAGE``):
+        started, its language model loaded and its extraction's first-call costs paid, so
+        that the crawl's first pages, whose links a crawl's hosts wait for, do not pay them
+        (the spider returns it from ``spider_opened``, which Scrapy awaits before the first
+        request; ``extract/pool/warm_ms`` says how long it took). A worker's failure is
+        logged, not raised: the crawl goes on without the warm-up."""
+        started, futures = time.monotonic(), self.warm_up()
+        if not futures:
+            return succeed(None)
+        return DeferredList([_deferred_of(f) for f in futures]).addCallback(
+            lambda _: self._warmed(futures, time.monotonic() - started))
+
+    def warm_up(self) -> list[Future]:
+        """``WARM_PAGE`` written to each worker, one page each (none inline): the futures
+        of their answers."""
+        if not self.workers:
+            return []
+        kwargs = {"url": "http://warm.invalid/", "status": 200, "body": WARM_PAGE,
+                  "fetched_at": 0.0, "content_type": "text/html"}
+        with self._lock:  # written together, to the idle workers, the fewest jobs first
+            return [self.run(**kwargs) for _ in range(self.workers)]
+
+    def _warmed(self, futures: list[Future], took: float) -> None:
+        for future in futures:
+            if future.exception() is not None:
+                logger.warning("an extraction worker's warm-up failed: %r", future.exception())
+        if self.stats is not None:
+            self.stats.set_value("extract/pool/warm_ms", round(took * 1000))
 
     async def extract(self, **kwargs: Any) -> Any:
         """``function(**kwargs)`` awaited on the reactor thread: the reactor runs on while a

@@ -12,6 +12,7 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from crawler.bounded import RecentSet
 from crawler.extract import NotAPage, cut_words, load_language_model
@@ -85,6 +86,7 @@ class WebSpider(scrapy.Spider):
             # load it and this process never uses it (0.6 s of CPU)
             load_language_model(setting(settings, "LANGUAGE_MODEL_CACHE") or None)
         crawler.signals.connect(spider.open_extractor, signal=signals.spider_opened)
+        crawler.signals.connect(spider.warm_extractor, signal=signals.spider_opened)
         spider.retry_codes = {int(c) for c in settings.getlist("RETRY_HTTP_CODES")}
         spider.render_enabled = enabled(settings, "RENDER_JS_ENABLED")
         spider.max_words = setting(settings, "PAGE_MAX_WORDS", int)
@@ -114,6 +116,13 @@ class WebSpider(scrapy.Spider):
         self.extractor = ExtractPool.from_settings(self.crawler.settings,
                                                    stats=self.crawler.stats)
         self.crawler.signals.connect(self.extractor.close, signal=signals.spider_closed)
+
+    async def warm_extractor(self, spider=None) -> None:
+        """Done once every extraction worker has extracted a first page
+        (``ExtractPool.warm``): Scrapy awaits ``spider_opened``'s handlers before the first
+        request, so the crawl's first pages, whose links its hosts wait for, meet started
+        workers."""
+        await maybe_deferred_to_future(self.extractor.warm())
 
     def keep_running(self, spider=None) -> None:
         """``spider_idle`` handler in continuous mode: due URLs will come (RecrawlFeeder)."""

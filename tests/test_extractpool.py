@@ -231,3 +231,23 @@ def test_no_worker_outlives_a_finished_crawl(tmp_path):
                 crawl.wait()
     assert len(workers) == 2
     assert _survivors(list(workers.values()), within=0) == []
+
+
+def pid_and_page(**kwargs):
+    """``item_from_response``'s page and the process that made it."""
+    return os.getpid(), item_from_response(**kwargs)
+
+
+def test_a_warm_up_extracts_a_page_in_every_worker():
+    """``ExtractPool.warm_up`` (awaited by the spider before the crawl's first request)
+    has each worker extract one page, so none meets its first-call costs on the crawl's
+    first pages."""
+    pool = ExtractPool(2, function=pid_and_page)
+    try:
+        answers = [future.result(timeout=60) for future in pool.warm_up()]
+    finally:
+        pool.close()
+    assert len({pid for pid, _ in answers}) == 2
+    for _, (found, item) in answers:
+        assert item.title == "Getting started" and found.links
+    assert ExtractPool(0).warm_up() == []
