@@ -22,6 +22,7 @@ from harness import ROOT, log
 from harness.crawlrun import crawl_env
 from harness.politeness import (
     crawl_delays,
+    found_times,
     gap_report,
     politeness_bound,
     politeness_violations,
@@ -128,8 +129,9 @@ def polite_lags(lines: list[dict], web, delay: float,
     def promised(host: str) -> float:
         return max(delay, crawl_delay_of(host) or 0.0)
 
-    same, _ = gap_report(lines, web, promised)
-    own, _ = gap_report(lines, web, promised, start_to_start=True)
+    found = found_times(web, lines)  # every answered page rendered and read once, for both
+    same, _ = gap_report(lines, web, promised, found=found)
+    own, _ = gap_report(lines, web, promised, start_to_start=True, found=found)
     return {"baseline_due_lag_ms": same["due_lag_ms"],
             "baseline_gap_median_within_10pct": same["gap_median_within_10pct"],
             "baseline_due_lag_own_ms": own["due_lag_ms"]}

@@ -149,10 +149,15 @@ def due_lags(rows: Iterable[dict], promised_of: Callable[[str], float],
     0); ``gap`` the time from the previous response's end (``nan`` when the host had no
     work by its due time: the gap then measures the discovery, not the scheduler).
     Requests whose work has no known finding time are left out."""
+    return _per_host(timed_due_lags(rows, promised_of, found_at, latency_factor,
+                                    latency_alpha, start_to_start=start_to_start))
+
+
+def _per_host(timed: Iterable[tuple[str, float, float, float, float]],
+              ) -> dict[str, list[tuple[float, float, float]]]:
+    """:func:`timed_due_lags`' rows grouped by host as :func:`due_lags` gives them."""
     lags: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
-    for host, _, lag, gap, promised in timed_due_lags(
-            rows, promised_of, found_at, latency_factor, latency_alpha,
-            start_to_start=start_to_start):
+    for host, _, lag, gap, promised in timed:
         lags[host].append((lag, gap, promised))
     return dict(lags)
 
@@ -237,17 +242,20 @@ def found_times(web, lines: list[dict]) -> dict[tuple[str, str], float]:
 
 
 def gap_report(lines: list[dict], web, promised_of: Callable[[str], float], *,
-               start_to_start: bool = False, first_s: float = 10.0) -> tuple[dict, dict]:
+               start_to_start: bool = False, first_s: float = 10.0,
+               found: dict[tuple[str, str], float] | None = None) -> tuple[dict, dict]:
     """The crawl's lag from "due with work" to request start (``due_lags``; p50/p95 ms over
     every host, the p95 of the requests after the crawl's first ``first_s`` seconds, and
     how many requests started over 50 ms late, in those first seconds and in all) and per
     host its median gap after a response, where it had work, against its delay
     (``promised_of(host)``, or k x latency when longer) for the log ``lines`` of the
     running test web ``web``. ``start_to_start``: a host is due ``promised_of(host)``
-    after its previous request started (Scrapy's ``DOWNLOAD_DELAY``, for a baseline)."""
+    after its previous request started (Scrapy's ``DOWNLOAD_DELAY``, for a baseline).
+    ``found``: the log's :func:`found_times`, when the caller has them already."""
     from crawler import settings as defaults
 
-    found = found_times(web, lines)
+    if found is None:
+        found = found_times(web, lines)
     timed = list(timed_due_lags(lines, promised_of, lambda host, path: found.get((host, path)),
                                 latency_factor=defaults.FRONTIER_LATENCY_FACTOR,
                                 start_to_start=start_to_start))
@@ -255,9 +263,7 @@ def gap_report(lines: list[dict], web, promised_of: Callable[[str], float], *,
     every = sorted(lag for _, _, lag, _, _ in timed)
     later = sorted(lag for _, start, lag, _, _ in timed if start - began >= first_s)
     late = [start - began for _, start, lag, _, _ in timed if lag > 0.05]
-    lags: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
-    for host, _, lag, gap, promised in timed:
-        lags[host].append((lag, gap, promised))
+    lags = _per_host(timed)
     per_host = {}
     for host, rows in lags.items():
         gaps = sorted(gap for _, gap, _ in rows if gap == gap)
