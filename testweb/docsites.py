@@ -465,6 +465,27 @@ DOC_SITES: tuple[DocSite, ...] = (
     # peewee: a small Python ORM's guides and API reference (Sphinx; api.html 0.6 MB), 21.
     DocSite("peewee.test", "python-peewee-doc",
             Path("/usr/share/doc/python-peewee-doc/html")),
+    # The nineteenth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # xonsh: the Python-powered shell's guides, tutorials, environment variable reference
+    # (envvars.html) and API (Sphinx), 231 (84 of them source pages under /_modules/).
+    DocSite("xonsh.test", "xonsh-doc", Path("/usr/share/doc/xonsh-doc/html")),
+    # SFML: the multimedia library's C++ API made by doxygen, a class a page with a usage
+    # example, every page titled "SFML - Simple and Fast Multimedia Library", 411.
+    DocSite("sfml.test", "libsfml-doc", Path("/usr/share/doc/libsfml-dev/html")),
+    # Asymptote: the vector graphics language's manual made by texinfo, a section a page,
+    # with a stub page redirecting each index entry (circle.html, ...), 147.
+    DocSite("asymptote.test", "asymptote-doc", Path("/usr/share/doc/asymptote/html")),
+    # MPlayer: the movie player's English manual made from DocBook, a section a page, the
+    # FAQ on one page (the package's nine translations are not served), 86.
+    DocSite("mplayer.test", "mplayer-doc", Path("/usr/share/doc/mplayer/HTML/en")),
+    # POV-Ray: the ray tracer's Unix guide, tutorial and reference exported from its wiki,
+    # a chapter section a page (r3_4.html, the scene elements, 0.8 MB), each titled by
+    # its number ("Reference Section 4"), 21.
+    DocSite("povray.test", "povray-doc", Path("/usr/share/doc/povray/html")),
+    # VTE: the terminal widget's C API made by gi-docgen, a method, property, signal or
+    # enumeration a page, 273.
+    DocSite("vte.test", "libvte-2.91-doc", Path("/usr/share/doc/vte-2.91"),
+            marker="index.html"),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
