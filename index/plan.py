@@ -54,7 +54,11 @@ The plan holds:
    asked for is cut from that order. A page past that depth keeps the engine's order, and
    so does every result of a query the match does not apply to
    (:meth:`~index.semantic.SectionMatch.applies`: with ``SEARCH_SEMANTIC_QUERIES =
-   "questions"``, a query that is not question-shaped).
+   "questions"``, a query that is not question-shaped). A question it re-ranks is asked
+   of the embedded engine in one search (:attr:`SearchPlan.one_search`): the pages
+   holding any of its words, each ranked as matching it as asked, without proximity runs
+   over the index; its best section's similarity says where its words meet
+   (Elasticsearch weighs proximity on its candidates in the rescore of its own passes).
 
 The per-query context the signals read (:class:`~index.signals.RankContext`: the query's
 language, the sites it names, the time it runs at) is computed here, once.
@@ -260,6 +264,17 @@ class SearchPlan:
         every_word = replace(self.literal, thresholds=replace(t, min_strict_hits=0,
                                                                blend_words=0), lazy=True)
         return run(every_word, 1, 1).total > 0
+
+    @property
+    def one_search(self) -> bool:
+        """Whether the engine finds the pages in one search of the pages holding any word,
+        each ranked as matching the query as asked (``allwords`` 1), and reads no proximity
+        mark: a question re-ranked by its sections. Those holding every word are among
+        them with the same scores, so a strict search and a coordinated one find the same
+        pages twice, and the proximity runs (phrases of its common words, read over the
+        whole index) are a third of its engine's time while its sections' similarity
+        ranks it (docs/index-performance.md: the cost and relevance)."""
+        return self.reads_vectors and self.query.question
 
     @property
     def reads_vectors(self) -> bool:
