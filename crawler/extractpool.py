@@ -152,11 +152,14 @@ class ExtractPool:
         worker loading the language model as it starts (``LANGUAGE_MODEL_CACHE``), before
         the crawl's first pages reach it. With the dedup or quality pipeline on, a page's
         item comes with the ``text_features`` they read (``crawler.quality.features``),
-        computed by the worker."""
+        computed by the worker. A page's text is cut at ``PAGE_MAX_WORDS``, read here: a
+        worker that read the setting itself would import ``crawler/settings.py`` and with
+        it Scrapy and Twisted (0.2 s of CPU a worker, at its warm-up page)."""
         from crawler.extract import load_language_model
         from crawler.options import enabled, setting
 
-        function: Callable[..., Any] = item_from_response
+        function: Callable[..., Any] = partial(
+            item_from_response, max_words=setting(settings, "PAGE_MAX_WORDS", int))
         dedup, quality = enabled(settings, "DEDUP_ENABLED"), enabled(settings, "QUALITY_ENABLED")
         if dedup or quality:
             from crawler.quality.features import item_with_features
@@ -167,7 +170,7 @@ class ExtractPool:
 
                 if setting(settings, "DEDUP_METHOD") in METHODS:
                     spec = Deduplicator.spec_from_settings(settings)
-            function = partial(item_with_features, features=spec)
+            function = partial(item_with_features, features=spec, **function.keywords)
         return cls(setting(settings, "EXTRACT_WORKERS", int), function, stats=stats,
                    initializer=partial(load_language_model,
                                        setting(settings, "LANGUAGE_MODEL_CACHE") or None))

@@ -138,4 +138,6 @@ def test_the_pool_computes_features_only_for_the_pipelines_that_run():
 
     assert function().keywords["features"] == Deduplicator.from_settings(None).spec()
     assert function(DEDUP_ENABLED=False).keywords["features"] is None
-    assert function(DEDUP_ENABLED=False, QUALITY_ENABLED=False) is item_from_response
+    plain = function(DEDUP_ENABLED=False, QUALITY_ENABLED=False, PAGE_MAX_WORDS=7)
+    # the setting is read here, not in a worker (which would import Scrapy with it)
+    assert plain.func is item_from_response and plain.keywords == {"max_words": 7}
