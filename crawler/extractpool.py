@@ -4,9 +4,12 @@ responses into pages and items (``crawler.extract.item_from_response``).
 Extraction (one lxml parse per page: text, links, sections, language, hidden words) is
 about half of what the crawl process's reactor thread spends per page (py-spy over a
 real-web crawl). Threads do not help CPU-bound Python under the GIL, so the work goes to
-``EXTRACT_WORKERS`` processes (spawned, not forked: the crawl process runs threads) and
-comes back as plain data, the page and its ``PageItem``. The reactor thread only hands the
-body over and reads the result, and stays free to schedule fetches meanwhile.
+``EXTRACT_WORKERS`` processes and comes back as plain data, the page and its ``PageItem``.
+The reactor thread only hands the body over and reads the result, and stays free to
+schedule fetches meanwhile. The workers are forked by multiprocessing's fork server, not
+by the crawl process (which runs threads), and the fork server imports what they run
+(``WORKER_MODULES``) once, before it forks them: each spawned worker imported it again,
+~0.15 s of CPU a worker.
 
 - Each worker has a pipe of its own: the calling thread writes a page's pickled arguments
   to it, one thread of the pool reads the answers. A worker holds at most 2 pages, the
@@ -58,6 +61,8 @@ logger = logging.getLogger(__name__)
 #: Pages handed to a worker at a time: the one it extracts and the next, so that it never
 #: waits for this process to hand it one.
 QUEUED_PER_WORKER = 2
+#: The modules a worker runs, imported by the fork server before it forks the workers.
+WORKER_MODULES = ("crawler.poolworker", "crawler.quality.features")
 #: A worker's next page is written to its pipe while it extracts another only if its
 #: message is at most this long: it then fits in the pipe's buffer (64 KiB on Linux), so
 #: the write never waits for the worker; a longer one waits until the worker is idle.
@@ -77,6 +82,27 @@ WARM_PAGE = (
     b"<p>Run <code>tool --help</code> to see every option and its default value.</p>"
     b"</body></html>"
 )
+
+
+def _worker_context():
+    """multiprocessing's fork server context, ``WORKER_MODULES`` preloaded (spawn on a
+    platform without a fork server)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(WORKER_MODULES))
+    return context
+
+
+def _stop_fork_server() -> None:
+    """Stop the fork server and wait for it to exit, so that its CPU, and that of the
+    workers it waited for, counts in this process's children's, as spawned workers' did
+    (``bench/crawl.py`` counts a crawl's CPU so). The next pool starts it again."""
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)  # Python's own, for its tests
+    if stop is not None:
+        stop()
 
 
 def _deferred_of(future: Future) -> Deferred:
@@ -120,6 +146,11 @@ class ExtractPool:
     ``ProcessPoolExecutor`` has (docs/crawl-speed.md: their CPU a page).
     """
 
+    #: Pools of this process with workers, not closed: the last one closed stops the fork
+    #: server (``_stop_fork_server``).
+    _open = 0
+    _open_lock = threading.Lock()
+
     def __init__(self, workers: int, function: Callable[..., Any] = item_from_response,
                  stats=None, initializer: Callable[[], Any] | None = None):
         self.workers = max(0, int(workers))
@@ -141,6 +172,8 @@ class ExtractPool:
             # 0.3 s of CPU a worker for nothing. A worker runs ``initializer`` (the
             # language model's load, from its decompressed copy) before its first page. A
             # worker exits with the crawl process, even one killed without closing its pool.
+            with ExtractPool._open_lock:
+                ExtractPool._open += 1
             self._pool = [self._start_worker() for _ in range(self.workers)]
             self._reader = threading.Thread(target=self._read, name="extract-pool",
                                             daemon=True)
@@ -176,7 +209,7 @@ class ExtractPool:
                                        setting(settings, "LANGUAGE_MODEL_CACHE") or None))
 
     def _start_worker(self) -> _Worker:
-        context = multiprocessing.get_context("spawn")  # the crawl process runs threads
+        context = _worker_context()
         ours, theirs = context.Pipe()
         process = context.Process(target=serve, args=(theirs, self.function, self.initializer),
                                   name="extract-worker", daemon=True)
@@ -397,6 +430,10 @@ class ExtractPool:
                 pass
         for worker in pool:
             worker.process.join()
+        with ExtractPool._open_lock:
+            ExtractPool._open -= 1
+            if not ExtractPool._open:
+                _stop_fork_server()
         os.write(self._wake_w, b"x")
         self._reader.join()
         self._selector.close()

@@ -160,13 +160,24 @@ def test_a_crawl_keeps_the_same_pages_inline_and_pooled(tmp_path):
     assert kept[0] == kept[2]
 
 
-def _workers_of(process: psutil.Process) -> list[psutil.Process]:
-    """The extraction workers ``process`` started (spawned: ``spawn_main``)."""
+def _fork_servers_of(process: psutil.Process) -> list[psutil.Process]:
+    """The fork server ``process`` started for its extraction workers."""
     found = []
     for child in process.children():
         try:
-            if "spawn_main" in " ".join(child.cmdline()):
+            if "multiprocessing.forkserver" in " ".join(child.cmdline()):
                 found.append(child)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def _workers_of(process: psutil.Process) -> list[psutil.Process]:
+    """The extraction workers ``process`` started: its fork server's children."""
+    found = []
+    for server in _fork_servers_of(process):
+        try:
+            found.extend(server.children())
         except psutil.NoSuchProcess:
             pass
     return found
@@ -200,27 +211,62 @@ def test_workers_exit_with_a_process_killed_without_closing_its_pool(tmp_path):
                              env=crawl_env(tmp_path), stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        workers = _workers_of(psutil.Process(int(owner.stdout.readline())))
+        process = psutil.Process(int(owner.stdout.readline()))
+        servers, workers = _fork_servers_of(process), _workers_of(process)
     finally:
         owner.stdin.close()  # its workers hold stdout, not stdin
         owner.stdout.close()
         assert owner.wait(60) == -signal.SIGKILL
-    assert len(workers) == 2
-    assert _survivors(workers, within=10) == []
+    assert len(servers) == 1 and len(workers) == 2
+    assert _survivors(workers + servers, within=10) == []
+
+
+def spin(seconds: float) -> bool:
+    """Use ``seconds`` of CPU."""
+    started = time.process_time()
+    while time.process_time() - started < seconds:
+        pass
+    return True
+
+
+CPU_COUNTED = """
+import resource
+from crawler.extractpool import ExtractPool
+from tests.test_extractpool import spin
+pool = ExtractPool(2)
+for future in [pool.call(spin, seconds=0.5) for _ in range(2)]:
+    future.result(timeout=60)
+pool.close()
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(usage.ru_utime + usage.ru_stime)
+"""
+
+
+def test_a_closed_pool_counts_its_workers_cpu_in_its_process(tmp_path):
+    """Closing the last pool stops the fork server and waits for it, so the CPU of its
+    workers (which it waited for) counts in the pool's process's children's, as
+    ``bench/crawl.py`` counts a crawl's."""
+    done = subprocess.run([sys.executable, "-c", CPU_COUNTED], cwd=ROOT,
+                          env=crawl_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert float(done.stdout) >= 1.0
 
 
 @pytest.mark.slow
 def test_no_worker_outlives_a_finished_crawl(tmp_path):
-    """A crawl that ends closes its pool (``spider_closed``) and its workers exit with it."""
+    """A crawl that ends closes its pool (``spider_closed``): its workers and their fork
+    server exit with it."""
     with testweb.run(hosts=1, pages=12, log=tmp_path / "web.log") as web:
         crawl = start_crawl(tmp_path, [web.home_url("site1.test")], settings={
             "EXTRACT_WORKERS": 2, "CONTROL_STORE": "", "FRONTIER_DELAY": 0.1},
             args={"allowed_hosts": "site1.test"})
         workers: dict[int, psutil.Process] = {}
+        servers: dict[int, psutil.Process] = {}
         try:
             process = psutil.Process(crawl.pid)
             while crawl.poll() is None:
                 try:
+                    servers.update((s.pid, s) for s in _fork_servers_of(process))
                     workers.update((w.pid, w) for w in _workers_of(process))
                 except psutil.NoSuchProcess:
                     break
@@ -230,8 +276,9 @@ def test_no_worker_outlives_a_finished_crawl(tmp_path):
             if crawl.poll() is None:
                 crawl.kill()
                 crawl.wait()
-    assert len(workers) == 2
-    assert _survivors(list(workers.values()), within=0) == []
+    assert len(servers) == 1 and len(workers) == 2
+    # the crawl stopped its fork server and waited for it (so its CPU counts in the crawl's)
+    assert _survivors([*workers.values(), *servers.values()], within=0) == []
 
 
 def pid_and_page(**kwargs):
