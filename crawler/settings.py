@@ -375,7 +375,7 @@ SEARCH_CACHE_SIZE = 10_000
 # SEARCH_SEMANTIC_QUERIES: the queries re-ranked, "all", or "questions" (Query.question) only.
 SEARCH_SEMANTIC = True
 SEARCH_SEMANTIC_SECTIONS = 16
-SEARCH_SEMANTIC_DEPTH = 30
+SEARCH_SEMANTIC_DEPTH = 60
 SEARCH_SEMANTIC_MODEL = "transformer"
 SEARCH_SEMANTIC_QUERIES = "questions"
 # The embedding batch: pages a run embeds at most, pages embedded and written back together,

@@ -284,3 +284,51 @@ def test_a_sentence_is_reranked_as_a_question(static_engines):
     assert urls(questions.search(SENTENCE)) == urls(on.search(SENTENCE)) != urls(
         off.search(SENTENCE))
     assert urls(questions.search(KEYWORDS)) == urls(off.search(KEYWORDS))
+
+
+# Forty pages holding a question's words, each a little more often than the one after it
+# (the engine ranks them about in that order), and a page answering it in other words.
+DEEP_PAGES = [
+    doc(f"http://deep.test/tale{i}", f"Tale {i}: the legend of the box",
+        f"Tale {i}. " + "The legend tells how a giant had to move a box; the plot turns on "
+        "the box. " * (40 - i) + FILLER)
+    for i in range(40)
+] + [doc("http://deep.test/key", "Graph options",
+         "Graph options. The key command sets where the box explaining each curve is drawn: "
+         "use it to move that legend outside, below or left of the plot. " + FILLER)]
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_the_first_search_semantic_depth_results_are_reranked(request, name):
+    """A question's first ``SEARCH_SEMANTIC_DEPTH`` (60) results are re-ranked, on both
+    engines: its first four pages of 10 are ordered by :func:`linear_fusion` over all 41
+    results, where a depth of 30 re-ranks the first 30 and leaves the 31st to 40th in the
+    engine's order."""
+    from crawler.settings import SEARCH_SEMANTIC_DEPTH
+
+    make = request.getfixturevalue(f"make_{name}_backend")
+    shallow, deep = make(semantic=True, semantic_depth=30), make(semantic=True)
+    try:
+        for backend in (shallow, deep):
+            backend.ensure_index()
+            backend.index([doc(p.url, p.title, p.body) for p in DEEP_PAGES])
+            backend.refresh()
+            run_batch(backend)
+        assert SEARCH_SEMANTIC_DEPTH == deep.semantic.depth == 60
+        match = section_match(4, 30, "transformer")
+        encoded = match.encoder.encode([QUESTION])[0]
+        for backend, depth in ((shallow, 30), (deep, 60)):
+            pages = [backend.search(QUESTION, page=page, size=10) for page in (1, 2, 3, 4, 5)]
+            hits = [h for results in pages for h in results.hits]
+            assert len(hits) == len(DEEP_PAGES)
+            engine = sorted(hits, key=lambda h: -h.score)
+            similar = {h.url: match.best(backend.get(h.id).vectors, encoded) for h in hits}
+            expected = linear_fusion([(h.url, h.score) for h in engine[:depth]], similar)
+            expected += [h.url for h in engine[depth:]]
+            assert [h.url for h in hits[:40]] == expected[:40]
+            if depth == 30:
+                shallow_order = expected
+        assert expected != shallow_order and expected[30:] != shallow_order[30:]
+    finally:
+        for backend in (shallow, deep):
+            backend.close()
