@@ -13,7 +13,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from scrapy.settings import default_settings as scrapy_defaults
 
@@ -48,8 +48,7 @@ BACKOFF_STATUSES = frozenset({429, 500, 502, 503, 504})
 BACKOFF_ERRORS = frozenset({"timeout", "connection"})
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """A URL to crawl: its canonical ``url``, ``host``, and the serialized request.
 
     ``rank`` is the front-queue tier (0 = most important) or ``ROBOTS_RANK``; it may be
@@ -59,7 +58,8 @@ class Entry:
     (``None`` = unlimited; a page refused by it waits on the host's waiting list, see
     ``Frontier.add``); an entry with neither (a copy of a page queued before, as the value
     order's re-push) takes none of the budget; ``ip`` groups hosts that share a per-IP
-    concurrency limit.
+    concurrency limit. A named tuple: one is made for each URL queued, at a fifth of a
+    frozen dataclass's cost.
     """
 
     url: str
