@@ -105,6 +105,9 @@ def sched():
                   RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(),
                   buffer_size=6, poll_interval=0)
     s.spider = Spider()
+    # a turn of refusals ends after REFUSING_TURN_S (10 ms) of wall time, which a loaded
+    # box takes for a lease or two: the tests that refuse leases would get None
+    s.refusing_turn_s = 60.0
     yield s
     frontier.close()
 
