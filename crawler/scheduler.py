@@ -26,8 +26,8 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable
-from functools import cache, partial
-from typing import ClassVar
+from functools import partial
+from typing import Any, ClassVar
 
 import redis.exceptions
 from scrapy import Request, signals
@@ -828,8 +828,25 @@ def _remembering(policy: ReferrerPolicy) -> ReferrerPolicy:
     (each strip a parse of the URL with urllib)."""
     for name in ("stripped_referrer", "origin_referrer", "strip_url", "origin",
                  "tls_protected", "potentially_trustworthy"):
-        setattr(policy, name, cache(getattr(policy, name)))
+        setattr(policy, name, _remembered(getattr(policy, name)))
     return policy
+
+
+def _remembered(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` answering each call it was made before from memory: ``functools.cache``
+    without its wrapper's making (``update_wrapper`` copies six attributes, ~2 us, six
+    times for each page)."""
+    memo: dict = {}
+
+    def remembered(*args, **kwargs):
+        key = (args, *kwargs.items())
+        try:
+            return memo[key]
+        except KeyError:
+            value = memo[key] = method(*args, **kwargs)
+            return value
+
+    return remembered
 
 
 def _origin(url: str) -> str:
