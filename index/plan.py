@@ -30,7 +30,9 @@ The plan holds:
    ``index.query``). A query typed with operators (``"a phrase"``, ``-word``,
    ``a OR b``) keeps its meaning here, unless its exclusions leave nothing while pages
    hold every word of its literal reading (``gm compare -metric PSNR``: an option the
-   lexer cannot tell from an exclusion, every page on the command saying ``metric``);
+   lexer cannot tell from an exclusion, every page on the command saying ``metric``), or
+   it excludes a word right after a command's name and more pages hold both words than
+   the name alone (``mpicc -show``: the page on ``mpicc`` documents its ``-show``);
 7. **words**: when the reading that answers still finds fewer than ``words_below`` pages
    (by default none; for a query naming an identifier, ``query.names_identifier``, fewer
    than ``identifier_words_below``, a page of results: ``std.healthy`` written whole on
@@ -81,6 +83,7 @@ from index.query import (
     literal_reading,
     looks_pasted,
     names_identifier,
+    option_after_command,
     words_reading,
 )
 from index.signals import RankContext
@@ -242,13 +245,16 @@ class SearchPlan:
 
     def falls_back(self, total: int) -> bool:
         """Whether ``total`` results of the operator reading call for the literal one:
-        fewer than ``literal_below`` of a query that looks pasted, or none of a query whose
-        typed exclusions leave nothing (:meth:`_answers_literally` then decides)."""
+        fewer than ``literal_below`` of a query that looks pasted, none of a query whose
+        typed exclusions leave nothing, or any number of a query excluding a word right
+        after a command's name (``query.option_after_command``: ``mpicc -show``, its
+        option when the literal reading finds more pages); :meth:`_answers_literally`
+        then decides."""
         if self.query.matches_nothing or self.literal is None:
             return False
         if looks_pasted(self.query):
             return total < self.thresholds.literal_below
-        return total == 0 and excludes(self.query)
+        return excludes(self.query) and (total == 0 or option_after_command(self.query))
 
     def _answers_literally(self, run: Callable[[SearchPlan, int, int], Results]) -> bool:
         """Whether the literal reading answers a query :meth:`falls_back` for: it looks

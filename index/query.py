@@ -79,6 +79,7 @@ __all__ = [
     "literal_reading",
     "looks_pasted",
     "names_identifier",
+    "option_after_command",
     "parse",
     "relaxations",
     "words_reading",
@@ -742,10 +743,12 @@ class _Token:
 _LONG_OPTION = re.compile(r"--[A-Za-z][\w-]+(?:=\S+)?")
 #: A one-dash option written as no word is (``-show_streams``, ``-sDEVICE=pdfwrite``,
 #: ``-dNOPAUSE``, ``-Xmx512m``, ``-O2``, ``-r300``): an underscore or ``=`` in it, a capital
-#: after a small letter, a letter after a digit, or one letter and digits): a word, not an
+#: after a small letter, a letter after a digit, or one letter and digits); or a negative
+#: constant in capitals, as C returns an error (``-EPIPE``, ``-EINVAL``): a word, not an
 #: exclusion, as nobody writes one to leave a word out.
 _DASH_OPTION = re.compile(
-    r"-(?=\S*(?:[_=]|[a-z][A-Z]|\d[A-Za-z])|[A-Za-z]\d+$)[A-Za-z][\w.+:-]*(?:=\S+)?")
+    r"-(?=\S*(?:[_=]|[a-z][A-Z]|\d[A-Za-z])|[A-Za-z]\d+$|[A-Z]{3}[A-Z\d]*$)"
+    r"[A-Za-z][\w.+:-]*(?:=\S+)?")
 #: A short command-line option (``-l``, ``-p1``), as ``_PASTED`` finds one.
 _SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
 #: A command-line option given a number (``-c 1000``, ``-crf 23``, ``-t 00:10``,
@@ -753,6 +756,8 @@ _SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
 #: the next token.
 _VALUED_OPTION = re.compile(r"-[^\W_][\w-]*")
 _NUMBER = re.compile(r"\d[\d.,:]*")
+#: A file name a command line is given (``example.i``, ``myprog.c``, ``in.jpg``).
+_FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z\d]{0,3}")
 #: A function's name and the parenthesis of its call, an argument written after it
 #: (``cairo_set_source_rgb(cr,``, ``f(x``): the name is one word and the argument another.
 _CALL = re.compile(r"([A-Za-z_][\w.:]*)\((?=\w)(?![\w.]*=)")
@@ -780,9 +785,10 @@ def _command_option(text: str, i: int, tokens: list[_Token]) -> str:
     as a command line: its first word names a command, and the option follows it or
     its options (``cmp -l``, ``diff -r --brief``), or comes after another option of the
     line (``celery -A proj worker -l INFO``, ``tshark -r file.pcap -Y http``), or is
-    given a number (``editcap file -c 1000``, ``libx264 -crf 23``, ``gm benchmark
-    -duration 10``); else ``""``. A command line's option, not the exclusion of a word:
-    nobody leaves out ``l`` and then writes ``INFO``, or ``duration`` and then ``10``. A
+    given a number or a file name (``editcap file -c 1000``, ``libx264 -crf 23``, ``gm
+    benchmark -duration 10``, ``swig -python example.i``); else ``""``. A command line's
+    option, not the exclusion of a word: nobody leaves out ``l`` and then writes ``INFO``,
+    ``duration`` and then ``10``, or ``python`` and then ``example.i``. A
     plain-letter option with none of these stays an exclusion (``tool file -c``, ``flask
     tutorial -video``)."""
     if not tokens or tokens[0].kind != _WORD or tokens[0].negated:
@@ -798,7 +804,8 @@ def _command_option(text: str, i: int, tokens: list[_Token]) -> str:
             for t in tokens[1:])):
         return word
     value = text[end:].split(None, 1)
-    if _VALUED_OPTION.fullmatch(word) and value and _NUMBER.fullmatch(value[0]):
+    if _VALUED_OPTION.fullmatch(word) and value and (_NUMBER.fullmatch(value[0])
+                                                      or _FILE_NAME.fullmatch(value[0])):
         return word
     return ""
 
@@ -887,12 +894,20 @@ def _names_code(word: str) -> bool:
     return bool(identifier_form(word)) or bool(_CAMEL.search(word))
 
 
+def _names_setting(word: str) -> bool:
+    """Whether ``word`` names a setting a configuration line gives a value to: a name in
+    code (``_names_code``: ``background_opacity``, ``PassivePorts``), not an operator
+    (``==``)."""
+    return _names_code(word) and any(c.isalpha() for c in word)
+
+
 def _mark_arguments(tokens: list[_Token]) -> list[_Token]:
     """``tokens`` with the words and phrases written as a call's arguments marked
     (``_Token.argument``): those after a name glued to its parenthesis
     (``cairo_set_source_rgb(cr,``, ``_CALL``), or inside the parentheses written after a
     name in code (``json_generator_set_pretty (gen, TRUE)``), up to the closing one; and
-    the number given to a command line's option (``72`` of ``columns -W 72``)."""
+    the number given to a command line's option or to a setting (``72`` of ``columns -W
+    72``, ``0.8`` of ``background_opacity 0.8``)."""
     out: list[_Token] = []
     depth = 0  # parentheses open inside the call's
     inside = False
@@ -908,8 +923,12 @@ def _mark_arguments(tokens: list[_Token]) -> list[_Token]:
         elif token.argument:
             inside, depth = True, 0
         elif (token.kind == _WORD and not token.negated and i and _NUMBER.fullmatch(token.value)
-              and out[-1].kind == _WORD and _VALUED_OPTION.fullmatch(out[-1].value)):
-            token = replace(token, argument=True)  # an option's number: ``-c 1000``
+              and out[-1].kind == _WORD and not out[-1].negated
+              and (_VALUED_OPTION.fullmatch(out[-1].value) or _names_setting(out[-1].value)
+                   or (out[-1].argument and _NUMBER.fullmatch(out[-1].value)))):
+            # an option's number (``-c 1000``) or a setting's (``background_opacity 0.8``,
+            # ``PassivePorts 49152 65534``)
+            token = replace(token, argument=True)
         elif (token.kind == _OPEN and not token.negated and i and out[-1].kind == _WORD
               and not out[-1].negated and _names_code(out[-1].value)):
             inside, depth = True, 0
@@ -1122,6 +1141,19 @@ def excludes(query: Query) -> bool:
     """Whether the query excludes something as typed (``-word``, ``-"a phrase"``,
     ``-(a OR b)``; ``-site:`` and ``-lang:`` are filters)."""
     return any(t.negated and t.kind not in (_SITE, _LANG) for t in query.tokens)
+
+
+def option_after_command(query: Query) -> bool:
+    """Whether the query's second token is an exclusion written right after a first word
+    that may name a command (``mpicc -show``, ``couriertcpd -maxprocs``): that command's
+    option or the exclusion of a word, which only the pages tell apart
+    (``SearchPlan.falls_back``: more pages hold both words than the first without the
+    second, and no user leaves out the word most pages on the command hold)."""
+    tokens = query.tokens
+    return (len(tokens) > 1 and tokens[0].kind == _WORD and not tokens[0].negated
+            and bool(_COMMAND.fullmatch(tokens[0].value))
+            and tokens[1].kind == _WORD and tokens[1].negated
+            and query.raw[tokens[1].start:tokens[1].start + 2] != "--")
 
 
 def literal_reading(query: Query) -> Query | None:

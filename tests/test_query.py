@@ -24,6 +24,7 @@ from index.query import (
     literal_reading,
     looks_pasted,
     names_identifier,
+    option_after_command,
     parse,
     relaxations,
 )
@@ -259,6 +260,36 @@ def test_a_calls_arguments_and_an_options_number_are_optional_words():
     assert words("jaguar (car)") == (["jaguar", "car"], [], False)
     assert parse("git (log OR show)").call_arguments == ()
     assert words("foo_bar(x)") == (["foo_bar"], ["x"], False)
+    # a setting's value, as a configuration line gives it; an operator names no setting
+    assert words("background_opacity 0.8") == (["background_opacity"], ["\"0 8\""], False)
+    assert words("PassivePorts 49152 65534") == (["passiveport"], ["49152", "65534"], False)
+    assert words("x == 0.3")[1] == []
+
+
+@pytest.mark.parametrize("text, root_text", [
+    # an option given a file name, a negative constant in capitals: words
+    ("swig -python example.i", "swig python example.i"),
+    ("snd_pcm_writei returns -EPIPE", "snd_pcm_writei return epip"),
+    # an option given a plain word stays an exclusion (the plan may read it as an option)
+    ("swig -python example", "swig -python exampl"),
+    ("jaguar -car speed", "jaguar -car speed"),
+])
+def test_an_option_given_a_file_name_and_a_negative_constant_are_words(text, root_text):
+    assert str(parse(text).root) == root_text
+
+
+@pytest.mark.parametrize("text, after", [
+    ("mpicc -show", True),
+    ("couriertcpd -maxprocs", True),
+    ("couriertcpd -maxprocs 10", False),  # given a number: an option already
+    ("python -snake", True),  # which one, only the pages tell (SearchPlan.falls_back)
+    ("mpicc --show", False),  # a long option is a word already
+    ("flask tutorial -video", False),
+    ("-show mpicc", False),
+    ("Python -snake", False),  # a capital: no command's name
+])
+def test_an_exclusion_right_after_a_command_name(text, after):
+    assert option_after_command(parse(text)) is after
 
 
 def test_double_minus_is_one_exclusion():

@@ -225,6 +225,56 @@ def test_an_exclusion_that_leaves_nothing_is_read_literally(backend):
     assert found.extra.get("reading") is None
 
 
+def test_an_exclusion_right_after_a_command_most_of_its_pages_hold_is_its_option(backend):
+    # "-show" is mpicc's option: as an exclusion it dropped the page documenting it and
+    # kept the one page on mpicc that never says "show"; more pages hold both words than
+    # "mpicc" alone, so no user meant to leave "show" out
+    holding(
+        backend,
+        [doc("http://p.test/mpicc", "mpicc",
+             "mpicc -show shows the commands that would be used without running them"),
+         doc("http://p.test/index", "Web pages for MPI", "mpicc mpicxx mpif77 mpiexec")]
+        + others("p.test", "Compiling", "mpicc compiles a program; show the flags", 2),
+    )
+    found = backend.search("mpicc -show")
+    assert urls(found)[:1] == ["http://p.test/mpicc"]
+    assert found.extra.get("reading") == "literal"
+    # a word that no more pages on the first word hold than lack stays an exclusion
+    found = backend.search("mpicc -compiles")
+    assert set(urls(found)) == {"http://p.test/mpicc", "http://p.test/index"}
+    assert found.extra.get("reading") is None
+
+
+def test_an_option_given_a_file_name_is_an_option(backend):
+    # "-python example.i": read as an exclusion of "python" it dropped the page on SWIG's
+    # Python module and ranked the other languages' pages
+    holding(
+        backend,
+        [doc("http://s.test/python", "SWIG and Python",
+             "swig -python example.i writes example_wrap.c and example.py")]
+        + others("s.test", "SWIG and Tcl", "swig -tcl example.i writes example_wrap.c", 3),
+    )
+    assert urls(backend.search("swig -python example.i"))[:1] == ["http://s.test/python"]
+
+
+def test_a_setting_given_a_number_finds_the_page_defining_it(backend):
+    # "0.8" is the user's value of background_opacity: required, it matched only the
+    # change log holding a version 0.8 and left the reference defining the setting to
+    # the pages holding some of the words
+    holding(
+        backend,
+        [doc("http://k.test/conf", "kitty.conf",
+             "background_opacity 1.0 The opacity of the background, between zero and one",
+             headings="background_opacity"),
+         doc("http://k.test/changelog", "Changelog",
+             "0.8 released: background_opacity now works on macOS. 0.7 released: "
+             "font_size may be fractional. 0.6 released: cursor_shape adds underline. "
+             "0.5 released: scrollback_lines may be negative")]
+        + others("k.test", "Notes", "the background of a window", 3),
+    )
+    assert urls(backend.search("background_opacity 0.8"))[:1] == ["http://k.test/conf"]
+
+
 def test_an_option_of_any_length_given_a_number_is_an_option(backend):
     # "-duration 10": read as an exclusion of "duration" it dropped the page documenting
     # the option while the change logs holding the other words still matched
