@@ -756,6 +756,9 @@ _SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
 #: the next token.
 _VALUED_OPTION = re.compile(r"-[^\W_][\w-]*")
 _NUMBER = re.compile(r"\d[\d.,:]*")
+#: A field's name and its colon, as a control file or a header writes it
+#: (``Standards-Version:``, ``Content-Length:``).
+_FIELD_NAME = re.compile(r"[A-Za-z][\w-]*:")
 #: A file name a command line is given (``example.i``, ``myprog.c``, ``in.jpg``).
 _FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z\d]{0,3}")
 #: A function's name and the parenthesis of its call, an argument written after it
@@ -897,8 +900,9 @@ def _names_code(word: str) -> bool:
 def _names_setting(word: str) -> bool:
     """Whether ``word`` names a setting a configuration line gives a value to: a name in
     code (``_names_code``: ``background_opacity``, ``PassivePorts``), not an operator
-    (``==``)."""
-    return _names_code(word) and any(c.isalpha() for c in word)
+    (``==``), or a field's name and its colon (``Standards-Version:``, ``Port:``)."""
+    return (_names_code(word) and any(c.isalpha() for c in word)) or bool(
+        _FIELD_NAME.fullmatch(word))
 
 
 def _mark_arguments(tokens: list[_Token]) -> list[_Token]:

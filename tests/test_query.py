@@ -264,6 +264,8 @@ def test_a_calls_arguments_and_an_options_number_are_optional_words():
     assert words("background_opacity 0.8") == (["background_opacity"], ["\"0 8\""], False)
     assert words("PassivePorts 49152 65534") == (["passiveport"], ["49152", "65534"], False)
     assert words("x == 0.3")[1] == []
+    assert words("Standards-Version: 4.6.2.0") == (['"standard version"'], ['"4 6 2 0"'],
+                                                   False)
 
 
 @pytest.mark.parametrize("text, root_text", [

@@ -273,6 +273,21 @@ def test_a_setting_given_a_number_finds_the_page_defining_it(backend):
         + others("k.test", "Notes", "the background of a window", 3),
     )
     assert urls(backend.search("background_opacity 0.8"))[:1] == ["http://k.test/conf"]
+    # a field's name and its colon, as a control file writes it, is given a value too
+    holding(
+        backend,
+        [doc("http://d.test/controlfields", "Control fields - Debian Policy v4.6.2.0",
+             "Standards-Version The most recent version of the standards with which the "
+             "package complies; a package updates its Standards-Version when it complies",
+             headings="Standards-Version"),
+         doc("http://d.test/source", "Source packages - Debian Policy v4.6.2.0",
+             "A source package holds debian/control, debian/rules, debian/changelog and "
+             "debian/copyright; its control file names the maintainer, the section, the "
+             "priority, the build dependencies and Standards-Version: 4.6.2.0")]
+        + others("d.test", "Debian Policy v4.6.2.0", "packaging rules", 3),
+    )
+    assert urls(backend.search("Standards-Version: 4.6.2.0"))[:1] == [
+        "http://d.test/controlfields"]
 
 
 def test_an_option_of_any_length_given_a_number_is_an_option(backend):
