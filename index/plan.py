@@ -32,7 +32,8 @@ The plan holds:
    hold every word of its literal reading (``gm compare -metric PSNR``: an option the
    lexer cannot tell from an exclusion, every page on the command saying ``metric``), or
    it excludes a word right after a command's name and more pages hold both words than
-   the name alone (``mpicc -show``: the page on ``mpicc`` documents its ``-show``);
+   the name alone, or the first of them is titled by the name (``mpicc -show``,
+   ``couriertcpd -maxprocs``: the page on the command documents the option);
 7. **words**: when the reading that answers still finds fewer than ``words_below`` pages
    (by default none; for a query naming an identifier, ``query.names_identifier``, fewer
    than ``identifier_words_below``, a page of results: ``std.healthy`` written whole on
@@ -73,7 +74,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from index.analysis import is_stopword
+from index.analysis import analyze, is_stopword
 from index.hits import PENDING, Pending
 from index.query import (
     Node,
@@ -248,8 +249,8 @@ class SearchPlan:
         fewer than ``literal_below`` of a query that looks pasted, none of a query whose
         typed exclusions leave nothing, or any number of a query excluding a word right
         after a command's name (``query.option_after_command``: ``mpicc -show``, its
-        option when the literal reading finds more pages); :meth:`_answers_literally`
-        then decides."""
+        option when the literal reading finds more pages or its first page is titled by
+        the name, :meth:`_names_its_page`); :meth:`_answers_literally` then decides."""
         if self.query.matches_nothing or self.literal is None:
             return False
         if looks_pasted(self.query):
@@ -270,6 +271,21 @@ class SearchPlan:
         every_word = replace(self.literal, thresholds=replace(t, min_strict_hits=0,
                                                                blend_words=0), lazy=True)
         return run(every_word, 1, 1).total > 0
+
+    def _names_its_page(self, run: Callable[[SearchPlan, int, int], Results]) -> bool:
+        """Whether the literal reading's first page, of a query excluding a word right
+        after a command's name (``option_after_command``), is titled by that name: the
+        page on ``couriertcpd`` documenting its ``-maxprocs``, an option however many
+        other pages on the command lack the word (``python -snake``: the page on snakes
+        is no page on ``python``, and the word stays excluded)."""
+        if not option_after_command(self.query):
+            return False
+        name = analyze(self.query.tokens[0].value)
+        top = _ranked(self.literal._tiered(run, 1, 1)[0])[:1] if name else []
+        if not top:
+            return False
+        hit = top[0].make() if isinstance(top[0], Pending) else top[0]
+        return name[0] in analyze(hit.title)
 
     @property
     def one_search(self) -> bool:
@@ -340,7 +356,7 @@ class SearchPlan:
         plan, (results, strict) = self, self._tiered(run, page, size)
         if self.falls_back(results.total) and self._answers_literally(run):
             literal, literal_strict = self.literal._tiered(run, page, size)
-            if literal.total > results.total:
+            if literal.total > results.total or self._names_its_page(run):
                 literal.extra["reading"] = "literal"
                 literal.query = self.query.raw
                 plan, results, strict = self.literal, literal, literal_strict

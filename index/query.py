@@ -1152,7 +1152,8 @@ def option_after_command(query: Query) -> bool:
     that may name a command (``mpicc -show``, ``couriertcpd -maxprocs``): that command's
     option or the exclusion of a word, which only the pages tell apart
     (``SearchPlan.falls_back``: more pages hold both words than the first without the
-    second, and no user leaves out the word most pages on the command hold)."""
+    second, as no user leaves out the word most pages on the command hold, or the first
+    page holding both is titled by the command's name)."""
     tokens = query.tokens
     return (len(tokens) > 1 and tokens[0].kind == _WORD and not tokens[0].negated
             and bool(_COMMAND.fullmatch(tokens[0].value))

@@ -219,10 +219,15 @@ def test_an_exclusion_that_leaves_nothing_is_read_literally(backend):
     assert found.extra.get("reading") == "literal"
     # an exclusion leaving nothing because no page holds the other words keeps its meaning
     assert backend.search("xyzzy -metric").total == 0
-    # and one leaving some pages keeps its meaning too
-    found = backend.search("gm -metric")
+    # and one leaving some pages keeps its meaning too, where no page holds both words
+    found = backend.search("mogrify -metric")
     assert set(urls(found)) == {f"http://m.test/{n}" for n in range(4)}
     assert found.extra.get("reading") is None
+    # but right after a command's name, the page titled by the name holding the word
+    # documents the option (SearchPlan._names_its_page)
+    found = backend.search("gm -metric")
+    assert urls(found)[:1] == ["http://m.test/compare"]
+    assert found.extra.get("reading") == "literal"
 
 
 def test_an_exclusion_right_after_a_command_most_of_its_pages_hold_is_its_option(backend):
@@ -243,6 +248,25 @@ def test_an_exclusion_right_after_a_command_most_of_its_pages_hold_is_its_option
     found = backend.search("mpicc -compiles")
     assert set(urls(found)) == {"http://p.test/mpicc", "http://p.test/index"}
     assert found.extra.get("reading") is None
+
+
+def test_an_exclusion_right_after_a_command_its_page_holds_is_its_option(backend):
+    # "-maxprocs" is couriertcpd's option: the one page holding both words is the page
+    # titled by the command, while more pages on the command never say "maxprocs"
+    holding(
+        backend,
+        [doc("http://c.test/couriertcpd", "couriertcpd",
+             "couriertcpd -maxprocs=n limits the number of processes it starts")]
+        + others("c.test", "esmtpd", "esmtpd runs under couriertcpd", 4),
+    )
+    found = backend.search("couriertcpd -maxprocs")
+    assert urls(found) == ["http://c.test/couriertcpd"]
+    assert found.extra.get("reading") == "literal"
+    # a page on another topic holding both words leaves the exclusion as typed
+    holding(backend, [doc("http://c.test/snakes", "Snakes of the world",
+                          "the python is a large snake")]
+            + others("c.test", "Python tutorial", "python programs", 2))
+    assert backend.search("python -snake").extra.get("reading") is None
 
 
 def test_an_option_given_a_file_name_is_an_option(backend):
