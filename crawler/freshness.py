@@ -28,7 +28,7 @@ from crawler.crawlstate import CrawlStateStore, open_crawl_state
 from crawler.frontier.base import request_tier
 from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
-from crawler.scheduler import STORE_DOWN
+from crawler.scheduler import store_down
 from crawler.signals import documents_removed
 from crawler.urls import InvalidURL, canonicalize, doc_id_for
 
@@ -212,7 +212,7 @@ class RecrawlFeeder:
         # a store outage (Redis restarting) skips a round; it must not stop the timer
         try:
             self.feed()
-        except STORE_DOWN as exc:
+        except store_down() as exc:
             logger.warning("recrawl feed skipped, crawl state store unavailable: %s", exc)
 
     def spider_closed(self, spider) -> None:
@@ -223,7 +223,7 @@ class RecrawlFeeder:
         """Nothing new left: feed due URLs now, and keep the spider open if there were any."""
         try:
             fed = self.feed()
-        except STORE_DOWN as exc:
+        except store_down() as exc:
             logger.warning("recrawl feed skipped, crawl state store unavailable: %s", exc)
             raise DontCloseSpider from exc
         if fed:

@@ -23,13 +23,13 @@ import dataclasses
 import email.utils
 import logging
 import sqlite3
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
 from functools import partial
 from typing import Any, ClassVar
 
-import redis.exceptions
 from scrapy import Request, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.spidermiddlewares.referer import RefererMiddleware, ReferrerPolicy
@@ -52,10 +52,19 @@ from crawler.urls import InvalidURL, canonicalize, host_of, netloc_of
 
 logger = logging.getLogger(__name__)
 
-#: The frontier's store is unreachable for now (Redis restarting, SQLite locked): the
-#: scheduler keeps what it holds, retries, and the crawl goes on when the store is back.
-STORE_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
-              sqlite3.OperationalError)
+
+def store_down() -> tuple[type[Exception], ...]:
+    """The exceptions that say the frontier's or crawl state's store is unreachable for now
+    (Redis restarting, SQLite locked): the scheduler keeps what it holds, retries, and the
+    crawl goes on when the store is back. Evaluated in ``except store_down()``, i.e. only
+    when an exception is raised: Redis' are among them once ``redis`` is imported, which a
+    Redis store does before it can raise one; a local crawl does not import ``redis``."""
+    errors = sys.modules.get("redis.exceptions")
+    if errors is None:
+        return (sqlite3.OperationalError,)
+    return (errors.ConnectionError, errors.TimeoutError, sqlite3.OperationalError)
+
+
 #: A lease kept in this process is served only while it has at least this long left.
 SERVE_LEASE_MARGIN_S = 1.0
 #: The soonest a wake-up for a due host is set (a host due "now" that could not be leased,
@@ -226,7 +235,7 @@ class FrontierScheduler(BaseScheduler):
             for lease in [*self._buffer, *self._inflight.values()]:
                 self.frontier.done(lease, Outcome(requeue=True))
             self.update_stats()
-        except STORE_DOWN as exc:  # the leases expire and go back to the queue on their own
+        except store_down() as exc:  # the leases expire and go back to the queue on their own
             logger.error("frontier store unavailable at close (%s): leases left to expire", exc)
         self._buffer.clear()
         self._inflight.clear()
@@ -234,7 +243,7 @@ class FrontierScheduler(BaseScheduler):
             logger.info("FRONTIER_PERSIST is off: clearing the frontier of this crawl")
             try:
                 self.frontier.clear()
-            except STORE_DOWN as exc:
+            except store_down() as exc:
                 logger.error("frontier store unavailable at close (%s): not cleared", exc)
         self.frontier.close()
 
@@ -247,7 +256,7 @@ class FrontierScheduler(BaseScheduler):
             try:
                 self.flush()
                 pending = self.frontier.pending()
-            except STORE_DOWN as exc:
+            except store_down() as exc:
                 self._store_down(exc)
                 return True  # unknown: the crawl must not end because the store is away
             self._pending_cache = (now, pending)
@@ -283,7 +292,7 @@ class FrontierScheduler(BaseScheduler):
                     self._inc("frontier/refusals_yielded")
                     self._wake_in(0)
                     return None
-        except STORE_DOWN as exc:  # a lease in hand expires and returns to the queue
+        except store_down() as exc:  # a lease in hand expires and returns to the queue
             self._store_down(exc)
             return None
 
@@ -657,7 +666,7 @@ class FrontierScheduler(BaseScheduler):
             try:
                 for reason in list(drops):
                     self.frontier.count(f"dropped/{reason}", drops.pop(reason))
-            except STORE_DOWN:
+            except store_down():
                 for reason, n in drops.items():
                     self._drops[reason] = self._drops.get(reason, 0) + n
                 raise
@@ -665,7 +674,7 @@ class FrontierScheduler(BaseScheduler):
             adds, self._adds = self._adds, []
             try:
                 counts = self.frontier.add(adds)
-            except STORE_DOWN:
+            except store_down():
                 # kept for the next flush; a part the store took already counts as seen then
                 self._adds = adds + self._adds
                 raise
@@ -690,7 +699,7 @@ class FrontierScheduler(BaseScheduler):
         if values:
             try:
                 self.frontier.set_host_values(values)
-            except STORE_DOWN:
+            except store_down():
                 self.ordering.not_sent(values)
                 raise
             self._inc("frontier/host_values", len(values))
@@ -734,7 +743,7 @@ class FrontierScheduler(BaseScheduler):
             # a wake-up for the host due first, whichever it is, keeps the due hosts' gaps
             # from waiting on that
             due = self.frontier.due_in()
-        except STORE_DOWN as exc:
+        except store_down() as exc:
             self._store_down(exc)
             return
         for _ in reports:
@@ -746,7 +755,7 @@ class FrontierScheduler(BaseScheduler):
         """Run a timer's ``fn``; a store outage is logged once and the timer keeps going."""
         try:
             fn()
-        except STORE_DOWN as exc:
+        except store_down() as exc:
             self._store_down(exc)
             return
         if self._down_since is not None:

@@ -35,8 +35,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from index.base import Document, Hit, Results, SearchBackend
 from index.query import Query, parse
 
@@ -163,8 +161,13 @@ class RedisResultCache(ResultCache):
     shared by every process of the deployment."""
 
     def __init__(self, client: Any, ttl: float, prefix: str = "search-cache"):
+        # imported here, not with the module: a process without a Redis cache (a local
+        # crawl, which imports this module through index.open_backend) loads no redis
+        from redis.exceptions import RedisError
+
         super().__init__(ttl)
         self.client = client
+        self._down = RedisError
         self.prefix = f"{prefix}:v{_FORMAT}"
         self._version_key = f"{self.prefix}:version"
 
@@ -180,13 +183,13 @@ class RedisResultCache(ResultCache):
     def version(self) -> int:
         try:
             return int(self.client.get(self._version_key) or 0)
-        except RedisError:
+        except self._down:
             return -1
 
     def bump(self) -> int:
         try:
             return int(self.client.incr(self._version_key))
-        except RedisError:
+        except self._down:
             logger.warning("result cache: Redis unreachable, version not bumped; cached pages "
                            "may be served until they expire (%.0f s)", self.ttl)
             return -1
@@ -196,7 +199,7 @@ class RedisResultCache(ResultCache):
             return None
         try:
             return self.client.get(f"{self.prefix}:{key}")
-        except RedisError:
+        except self._down:
             return None
 
     def _put(self, key: str, value: str) -> None:
@@ -204,7 +207,7 @@ class RedisResultCache(ResultCache):
             return
         try:
             self.client.set(f"{self.prefix}:{key}", value, px=max(1, int(self.ttl * 1000)))
-        except RedisError:
+        except self._down:
             pass
 
     def close(self) -> None:

@@ -181,3 +181,15 @@ def test_reindex_swap_empties_the_cache_and_a_hit_costs_no_request(es_url, tmp_p
     finally:
         es.drop()
         es.close()
+
+
+def test_a_redis_cache_that_is_down_misses_and_searches_still_answer(embedded):
+    """Redis unreachable (nothing listens on port 1): its errors are caught by the cache,
+    which imports them only when a Redis cache is made; every search answers uncached."""
+    cache = RedisResultCache.from_url("redis://127.0.0.1:1", ttl=60)
+    backend = CachedBackend(embedded, cache)
+    assert cache.version() == -1 and cache.bump() == -1
+    for _ in range(2):
+        results = backend.search("zebra")
+        assert results.total == 2 and results.extra.get("cached") is None
+    cache.close()
