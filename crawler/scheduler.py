@@ -145,6 +145,8 @@ class FrontierScheduler(BaseScheduler):
         self._buffer: deque[Lease] = deque()
         self._inflight: dict[Request, Lease] = {}
         self._responses: dict[Request, Outcome] = {}
+        # when each in-flight request's response last had bytes read (monotonic)
+        self._read_at: dict[Request, float] = {}
         # finished leases not reported yet, each with its response's arrival (monotonic)
         self._done: deque[tuple[Lease, Outcome, float]] = deque()
         self._settle_call: CallLaterResult | None = None
@@ -193,6 +195,8 @@ class FrontierScheduler(BaseScheduler):
                 "the frontier's leases; set ROBOTSTXT_OBEY = False, FrontierScheduler obeys "
                 "robots.txt itself"
             )
+        crawler.signals.connect(scheduler.response_read, signal=signals.headers_received)
+        crawler.signals.connect(scheduler.response_read, signal=signals.bytes_received)
         crawler.signals.connect(scheduler.response_downloaded, signal=signals.response_downloaded)
         crawler.signals.connect(scheduler.response_received, signal=signals.response_received)
         crawler.signals.connect(
@@ -552,10 +556,21 @@ class FrontierScheduler(BaseScheduler):
 
     # -- outcomes (signals) ------------------------------------------------------------
 
+    def response_read(self, request, spider=None, **kwargs) -> None:
+        """Handler of ``headers_received`` and ``bytes_received``: note when the response
+        of ``request`` was last read. The host's delay runs from its last read (its end),
+        not from the response's leaving the downloader: between the two the reactor
+        resumes the download's coroutines, a turn of the event loop or more, 10-100 ms on
+        a busy box, and each host's next request waited as long."""
+        if request in self._inflight:
+            self._read_at[request] = time.monotonic()
+
     def response_downloaded(self, response, request, spider=None) -> None:
         """Record status, latency and Retry-After; store robots.txt before the lease ends."""
         if request not in self._inflight:
             return
+        if response.flags:  # cut short (a size limit, lost data): the server may write on
+            self._read_at.pop(request, None)
         self._responses[request] = Outcome(
             status=response.status,
             latency=request.meta.get("download_latency"),
@@ -573,13 +588,16 @@ class FrontierScheduler(BaseScheduler):
 
     def request_left_downloader(self, request, spider=None) -> None:
         """Release the lease of ``request`` with what happened to it. The host's delay runs
-        from here, as the response arrives, not from the end of its processing; the report
-        goes to the frontier with the others of this turn of the reactor (``_settle``)."""
+        from the response's last read (``response_read``; from here for a failed or cut
+        short one), not from the end of its processing; the report goes to the frontier
+        with the others of this turn of the reactor (``_settle``)."""
         lease = self._inflight.pop(request, None)
+        read_at = self._read_at.pop(request, None)
         if lease is None:
             return
         outcome = self._responses.pop(request, None)
         if outcome is None:
+            read_at = None  # no whole response: its end is now, as far as is known
             outcome = Outcome(error="timeout")
             netloc = request.meta.get("frontier_robots")
             if netloc and self.robots is not None:
@@ -596,7 +614,7 @@ class FrontierScheduler(BaseScheduler):
         )
         if not lease.is_robots and outcome.status:
             self.admission.fetched(lease.url, outcome.status)
-        self._done.append((lease, outcome, time.monotonic()))
+        self._done.append((lease, outcome, read_at or time.monotonic()))
         self._settle_soon()
         self._poll_now = True  # the host may be due at once (no delay), or sooner than others
         self._inc("frontier/done")
@@ -621,6 +639,7 @@ class FrontierScheduler(BaseScheduler):
         for request in orphans:
             lease = self._inflight.pop(request)
             self._responses.pop(request, None)
+            self._read_at.pop(request, None)
             self._inc("frontier/dropped/before_download")
             self._refuse(lease, not lease.is_robots and _took_budget(request.meta))
         if orphans:

@@ -122,6 +122,35 @@ def robots_response(request, body=b"User-agent: *\nDisallow: /private/\n", statu
     return TextResponse(request.url, status=status, body=body, request=request)
 
 
+@pytest.mark.parametrize(("flags", "waited"), [((), 0.4), (("partial",), 0.0)])
+def test_a_hosts_delay_runs_from_its_responses_last_read(monkeypatch, flags, waited):
+    """The delay runs from the last bytes read of the response (``response_read``), not
+    from its leaving the downloader, a turn of the reactor or more later; from there
+    for a response cut short, whose server may write on."""
+    import crawler.scheduler as module
+
+    frontier = LocalFrontier(None, **options(
+        bloom_capacity=10_000, politeness=politeness(default_delay=1.0, latency_factor=0)))
+    s = scheduler(frontier, HostRules.static([]), TrapGuard.from_settings(None), None,
+                  stats=Stats(), buffer_size=6, poll_interval=0)
+    s.spider = Spider()
+    s.enqueue_request(scrapy.Request("http://a.test/x", callback=s.spider.parse))
+    request = s.next_request()
+    clock = [100.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: clock[0])
+    s.response_read(request)  # headers
+    clock[0] += 0.1
+    s.response_read(request, data=b"...")  # the body's last bytes
+    clock[0] += 0.4  # the reactor's turns until the download's coroutines resume
+    fetch(s, request, Response(request.url, status=200, flags=list(flags), request=request))
+    monkeypatch.undo()
+    s._settle()
+    assert not s._read_at
+    left = frontier.host_state("a.test").next_eligible - time.time()
+    assert 1.0 - waited - 0.05 < left <= 1.0 - waited + 0.01
+    frontier.close()
+
+
 def test_enqueue_drops_by_reason(sched):
     spider = sched.spider
     assert not sched.enqueue_request(scrapy.Request("http://blocked.test/", callback=spider.parse))
