@@ -152,8 +152,9 @@ class ExtractPool:
     _open_lock = threading.Lock()
 
     def __init__(self, workers: int, function: Callable[..., Any] = item_from_response,
-                 stats=None, initializer: Callable[[], Any] | None = None):
+                 stats=None, initializer: Callable[[], Any] | None = None, nice: int = 0):
         self.workers = max(0, int(workers))
+        self.nice = nice
         self.function = function
         self.initializer = initializer
         self.stats = stats
@@ -206,12 +207,14 @@ class ExtractPool:
             function = partial(item_with_features, features=spec, **function.keywords)
         return cls(setting(settings, "EXTRACT_WORKERS", int), function, stats=stats,
                    initializer=partial(load_language_model,
-                                       setting(settings, "LANGUAGE_MODEL_CACHE") or None))
+                                       setting(settings, "LANGUAGE_MODEL_CACHE") or None),
+                   nice=setting(settings, "EXTRACT_WORKER_NICE", int))
 
     def _start_worker(self) -> _Worker:
         context = _worker_context()
         ours, theirs = context.Pipe()
-        process = context.Process(target=serve, args=(theirs, self.function, self.initializer),
+        process = context.Process(target=serve,
+                                  args=(theirs, self.function, self.initializer, self.nice),
                                   name="extract-worker", daemon=True)
         process.start()
         theirs.close()

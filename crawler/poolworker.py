@@ -38,8 +38,9 @@ def exit_with_parent() -> None:
 
 
 def serve(conn, function: Callable[..., Any],
-          initializer: Callable[[], Any] | None = None) -> None:
-    """An extraction worker's loop (``crawler.extractpool``): ``initializer()`` first (an
+          initializer: Callable[[], Any] | None = None, nice: int = 0) -> None:
+    """An extraction worker's loop (``crawler.extractpool``): ``nice`` added to its
+    niceness (``EXTRACT_WORKER_NICE``) and ``initializer()`` first (an
     exception it raises is printed and the worker goes on), then each message on ``conn``
     is a pickled ``(function, kwargs)`` (None: the pool's ``function``), answered with the
     pickled ``(True, result)`` or ``(False, exception)``, in order; an empty message or
@@ -48,6 +49,8 @@ def serve(conn, function: Callable[..., Any],
     closes the pool (a second Ctrl-C kills the crawl, and its workers exit with it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_with_parent()
+    if nice:
+        os.nice(nice)
     if initializer is not None:
         try:
             initializer()

@@ -76,6 +76,7 @@ REACTOR_THREADPOOL_MAXSIZE = 10
 # reactor thread's CPU per page) runs in worker processes, off the reactor thread
 # (crawler/extractpool.py)
 EXTRACT_WORKERS = 2  # extraction processes per crawl process; 0 = inline, on the reactor thread
+EXTRACT_WORKER_NICE = 0  # niceness each extraction worker adds to its own (os.nice); 0 = none
 LANGUAGE_MODEL_CACHE = (  # workers map the language model from here; "" = each unpacks it
     str(_config.cache_dir / "langmodel") if _config.cache_dir else "")
 # Scrapy's download slots stay permissive: the frontier's lease is the politeness guarantee
