@@ -37,6 +37,8 @@ def test_quick_real_web_crawl_judges_no_real_site():
     assert out["violations"] == 0 and out["finished"], out
     # the lag from "due with work" is measured for (nearly) every request after a host's first
     assert out["due_lag_ms"]["n"] >= 0.9 * (out["requests"] - len(out["per_site"])), out
+    # and over the real sites' requests alone, as plain Scrapy's (--baseline)
+    assert 0 < out["due_lag_sites_ms"]["n"] < out["due_lag_ms"]["n"], out
     assert out["stats"]["reactor/ticks"] > 0, out  # the reactor's lateness is probed
     verdicts = {host: row["verdicts"] for host, row in out["per_site"].items()}
     assert verdicts["httpd.test"] == [] and verdicts["postgresql.test"] == []
