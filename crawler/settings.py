@@ -335,6 +335,8 @@ EMBEDDED_MIN_STRICT_HITS = 1  # fewer pages with every word of a plain query: an
 EMBEDDED_BLEND_WORDS = 3  # fewest words of a plain query whose pages lacking a minor word compete
 EMBEDDED_BLEND_BELOW = 300  # pages lacking a minor word compete while fewer hold every word
 EMBEDDED_BLEND_DEPTH = 20  # how many of them join the ranking beyond the page
+EMBEDDED_QUESTION_ONE_SEARCH = False  # a question re-ranked by its sections: one any-word search
+EMBEDDED_QUESTION_PROXIMITY = True  # a question re-ranked by its sections: its proximity runs read
 # The Elasticsearch engine (index/engines/elasticsearch/, docs/elasticsearch.md).
 ES_REFRESH_INTERVAL = "1s"  # index.refresh_interval of a new index
 ES_REQUEST_TIMEOUT_S = 30.0  # client timeout of one request (bulk requests: at least 60)

@@ -57,11 +57,7 @@ The plan holds:
    asked for is cut from that order. A page past that depth keeps the engine's order, and
    so does every result of a query the match does not apply to
    (:meth:`~index.semantic.SectionMatch.applies`: with ``SEARCH_SEMANTIC_QUERIES =
-   "questions"``, a query that is not question-shaped). A question it re-ranks is asked
-   of the embedded engine in one search (:attr:`SearchPlan.one_search`): the pages
-   holding any of its words, each ranked as matching it as asked, without proximity runs
-   over the index; its best section's similarity says where its words meet
-   (Elasticsearch weighs proximity on its candidates in the rescore of its own passes).
+   "questions"``, a query that is not question-shaped).
 
 The per-query context the signals read (:class:`~index.signals.RankContext`: the query's
 language, the sites it names, the time it runs at) is computed here, once.
@@ -286,17 +282,6 @@ class SearchPlan:
             return False
         hit = top[0].make() if isinstance(top[0], Pending) else top[0]
         return name[0] in analyze(hit.title)
-
-    @property
-    def one_search(self) -> bool:
-        """Whether the engine finds the pages in one search of the pages holding any word,
-        each ranked as matching the query as asked (``allwords`` 1), and reads no proximity
-        mark: a question re-ranked by its sections. Those holding every word are among
-        them with the same scores, so a strict search and a coordinated one find the same
-        pages twice, and the proximity runs (phrases of its common words, read over the
-        whole index) are a third of its engine's time while its sections' similarity
-        ranks it (docs/index-performance.md: the cost and relevance)."""
-        return self.reads_vectors and self.query.question
 
     @property
     def reads_vectors(self) -> bool:

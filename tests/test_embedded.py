@@ -674,13 +674,16 @@ def test_both_formats_rank_a_question_alike(tmp_path, monkeypatch):
     assert len(orders[0][1]) == 9
 
 
-def test_a_question_reranked_by_its_sections_is_one_search_without_proximity_runs(
-        tmp_path, monkeypatch):
-    """A question the plan re-ranks by its sections (``SearchPlan.one_search``) is searched
-    as the pages holding any of its words in one search, each ranked as matching it as
-    asked (a page lacking a word keeps the whole ``allwords`` bonus), without a proximity
-    run (``near`` 0 where its words are next to each other). With semantic matching off it
-    is searched as a strict and a coordinated search, with its proximity runs."""
+@pytest.mark.parametrize("one_search,proximity,searches", [
+    (False, True, 4), (True, True, 3), (False, False, 2), (True, False, 1)])
+def test_a_question_reranked_by_its_sections_may_ask_one_search_and_no_proximity_run(
+        tmp_path, monkeypatch, one_search, proximity, searches):
+    """A question the plan re-ranks by its sections is searched, with
+    ``EMBEDDED_QUESTION_ONE_SEARCH``, as the pages holding any of its words in one search,
+    each ranked as matching it as asked (a page lacking a word keeps the whole ``allwords``
+    bonus), and, with ``EMBEDDED_QUESTION_PROXIMITY`` off, without a proximity run (``near``
+    0 where its words are next to each other). By default it is searched as with semantic
+    matching off: a strict and a coordinated search, two runs."""
     from index.semantic import SectionMatch, pack
 
     monkeypatch.setattr(SectionMatch, "rerank", lambda self, ranked, text, ahead=None:
@@ -690,7 +693,8 @@ def test_a_question_reranked_by_its_sections_is_one_search_without_proximity_run
              doc("http://plot.test/c", "Axes", "The axes hold the lines.")]
     for i, page in enumerate(pages):
         page.vectors = pack(_unit_rows(1, i))
-    backend = EmbeddedBackend(tmp_path)
+    backend = EmbeddedBackend(tmp_path, question_one_search=one_search,
+                              question_proximity=proximity)
     backend.index(pages)
     backend.refresh()
     asked = []
@@ -715,17 +719,16 @@ def test_a_question_reranked_by_its_sections_is_one_search_without_proximity_run
     found = backend.search(question, explain=True)
     signals = {h.url[-1]: h.explain for h in found.hits}
     assert sorted(signals) == ["a", "b"] and found.total == 2
-    assert len(asked) == 1
-    assert signals["b"]["allwords"]["value"] == 1.0
-    assert signals["a"]["near"]["value"] == 0.0
-    off = EmbeddedBackend(tmp_path, semantic=False)
+    assert len(asked) == searches
+    assert signals["b"]["allwords"]["value"] == (1.0 if one_search else 0.5)
+    assert signals["a"]["near"]["value"] == (1.0 if proximity else 0.0)
+    off = EmbeddedBackend(tmp_path, semantic=False, question_one_search=one_search,
+                          question_proximity=proximity)
     off._search.index = backend._search.index
-    asked.clear()  # not re-ranked: a strict search, the coordinated one, two runs
+    asked.clear()  # not re-ranked: as by default
     found = off.search(question, explain=True)
-    signals = {h.url[-1]: h.explain for h in found.hits}
     assert len(asked) == 4 and found.total == 2
-    assert signals["b"]["allwords"]["value"] == 0.5
-    assert signals["a"]["near"]["value"] == 1.0
+    assert found.hits[0].explain["near"]["value"] == 1.0
     backend.close()
 
 

@@ -31,6 +31,8 @@ class EmbeddedOptions(SearchOptions):
     blend_below: int
     blend_depth: int
     writer_threads: int
+    question_one_search: bool
+    question_proximity: bool
 
     #: Setting -> field; the defaults are in crawler/settings.py.
     SETTINGS: ClassVar[dict[str, Option]] = {
@@ -48,4 +50,6 @@ class EmbeddedOptions(SearchOptions):
         "EMBEDDED_BLEND_WORDS": ("blend_words", int),
         "EMBEDDED_BLEND_BELOW": ("blend_below", int),
         "EMBEDDED_BLEND_DEPTH": ("blend_depth", int),
+        "EMBEDDED_QUESTION_ONE_SEARCH": ("question_one_search", bool),
+        "EMBEDDED_QUESTION_PROXIMITY": ("question_proximity", bool),
     }

@@ -8,11 +8,14 @@ and results collapse on ``fields.collapse_key`` (near-copies and translations). 
 lacking a minor word of a longer query compete when few pages have them all (a long query
 needs only most of its words); pages with any word follow when none has them all.
 
-A question the plan re-ranks by its sections' similarity is asked in one search
-(``SearchPlan.one_search``): its pages holding any of its words (the coordinated search,
-which holds the pages holding every word with the same scores), not a strict search and a
-coordinated one, each page ranked as matching it as asked, and no proximity run over the
-index (three phrases of common words, a third of its engine's time).
+A question the plan re-ranks by its sections' similarity (``SearchPlan.reads_vectors``)
+may ask tantivy for less: with ``EMBEDDED_QUESTION_ONE_SEARCH`` its pages holding any of
+its words come from one search (the coordinated one, which holds the pages holding every
+word with the same scores), not a strict search and a coordinated one, each page ranked
+as matching it as asked; with ``EMBEDDED_QUESTION_PROXIMITY`` off no proximity run is read
+over the index for it (three phrases of common words, a third of its engine's time), its
+best section's similarity to the question saying where its words meet. Both are off by
+default; their cost and relevance are in docs/index-performance.md.
 """
 
 from __future__ import annotations
@@ -115,13 +118,15 @@ class TantivySearch:
         compiler = self.compiler(searcher, parsed)
         offset = (page - 1) * size
         depth = min(offset + size + o.rerank_depth, o.max_window)
-        one_pass = plan.one_search  # a question re-ranked by its sections (see the module)
+        # a question re-ranked by its sections (see the module)
+        reranked = plan.reads_vectors and parsed.question
+        one_pass = reranked and o.question_one_search
         matching = ((one_pass and compiler.coordinated(parsed, strict=False))
                     or compiler.compile(plan.strict))
         found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
         results.total = found.count
         marks = self._marks(searcher, compiler, parsed, depth,
-                            near=not one_pass)
+                            near=not reranked or o.question_proximity)
         hits = found.hits + self._named_homes(searcher, compiler, plan, found.hits)
         # Pages lacking a minor word of a longer query compete with those having them all,
         # when few pages have them all (each with the share of the query it covers);
