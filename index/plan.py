@@ -268,16 +268,23 @@ class SearchPlan:
                                                                blend_words=0), lazy=True)
         return run(every_word, 1, 1).total > 0
 
-    def _names_its_page(self, run: Callable[[SearchPlan, int, int], Results]) -> bool:
+    def _names_its_page(self, run: Callable[[SearchPlan, int, int], Results],
+                        first_page: Results | None) -> bool:
         """Whether the literal reading's first page, of a query excluding a word right
         after a command's name (``option_after_command``), is titled by that name: the
         page on ``couriertcpd`` documenting its ``-maxprocs``, an option however many
         other pages on the command lack the word (``python -snake``: the page on snakes
-        is no page on ``python``, and the word stays excluded)."""
+        is no page on ``python``, and the word stays excluded). ``first_page``: the
+        literal reading's first page of results when the caller has it (searched again
+        otherwise)."""
         if not option_after_command(self.query):
             return False
         name = analyze(self.query.tokens[0].value)
-        top = _ranked(self.literal._tiered(run, 1, 1)[0])[:1] if name else []
+        if not name:
+            return False
+        if first_page is None:
+            first_page = self.literal._tiered(run, 1, 1)[0]
+        top = _ranked(first_page)[:1]
         if not top:
             return False
         hit = top[0].make() if isinstance(top[0], Pending) else top[0]
@@ -341,7 +348,8 @@ class SearchPlan:
         plan, (results, strict) = self, self._tiered(run, page, size)
         if self.falls_back(results.total) and self._answers_literally(run):
             literal, literal_strict = self.literal._tiered(run, page, size)
-            if literal.total > results.total or self._names_its_page(run):
+            if literal.total > results.total or self._names_its_page(
+                    run, literal if page == 1 and size else None):
                 literal.extra["reading"] = "literal"
                 literal.query = self.query.raw
                 plan, results, strict = self.literal, literal, literal_strict
