@@ -486,6 +486,32 @@ DOC_SITES: tuple[DocSite, ...] = (
     # enumeration a page, 273.
     DocSite("vte.test", "libvte-2.91-doc", Path("/usr/share/doc/vte-2.91"),
             marker="index.html"),
+    # The twentieth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # IPython: the interactive shell's guides, configuration, extensions and kernel pages
+    # (Sphinx; the magics and options pages are left empty in this build), 84.
+    DocSite("ipython.test", "python-ipython-doc",
+            Path("/usr/share/doc/python-ipython-doc/html")),
+    # TagLib: the audio tag library's C++ API made by doxygen, a class a page
+    # (classTagLib_1_1MPEG_1_1File.html, ...) and its headers as source pages, 614.
+    DocSite("taglib.test", "libtag1-doc", Path("/usr/share/doc/libtag1-dev/html")),
+    # HarfBuzz: the text shaping engine's manual (shaping, clusters, fonts, integration)
+    # and its C API a header a page (harfbuzz-hb-buffer.html, ...), made by gtk-doc, 93.
+    DocSite("harfbuzz.test", "libharfbuzz-doc", Path("/usr/share/gtk-doc/html/harfbuzz")),
+    # libtorrent: the BitTorrent library's hand-written reStructuredText manual and
+    # reference a topic a page (reference-Settings.html, ...), every page titled
+    # "libtorrent"; single-page-ref.html repeats the reference on one 1.2 MB page, 51.
+    DocSite("libtorrent.test", "libtorrent-rasterbar-doc",
+            Path("/usr/share/doc/libtorrent-rasterbar-doc/html")),
+    # Augeas: the configuration editing tool's lens reference (a lens a page,
+    # lenses/files/sshd-aug.html, ...) and its C API on one page, made by Natural Docs;
+    # each part's index.html a meta refresh into it, the root a listing; its search
+    # result pages disallowed, 462 (142 of them under /lenses/search/ and /c_api/search/).
+    DocSite("augeas.test", "augeas-doc", Path("/usr/share/doc/augeas-doc"),
+            DEFAULT_DISALLOW + ("/lenses/search/", "/c_api/search/"),
+            marker="lenses/index.html"),
+    # WirePlumber: the PipeWire session manager's guides and Lua configuration reference
+    # (configuration/alsa.html, ...), its Lua API and its C API (Sphinx with breathe), 65.
+    DocSite("wireplumber.test", "wireplumber-doc", Path("/usr/share/doc/wireplumber/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
