@@ -44,6 +44,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -87,6 +88,10 @@ RRF_K = 60
 #: What a page's best section's cosine similarity to the query adds, times this, to its
 #: engine score relative to the first result's (:func:`linear_fusion`).
 SEMANTIC_WEIGHT = 1.5
+#: A message as a program prints it: a name (``Error``, ``fs``,
+#: ``gevent.exceptions.LoopExit``), or a name and a code (``Error 2006``), then a colon and
+#: the message's text (:meth:`SectionMatch.applies`).
+_PRINTED = re.compile(r"^\W*[^\W\d][\w.-]*(?:\s+\d+)?:\s")
 #: Windows whose vectors a process remembers by their text (the most recently used; ~0.5 kB
 #: each), so a page indexed by two engines, or indexed again unchanged, is embedded once.
 REMEMBERED_WINDOWS = 65_536
@@ -360,9 +365,12 @@ class SectionMatch:
         """Whether ``query``'s first results are re-ranked: every query's, or a
         question-shaped one's only (``Query.question``) when ``queries`` is
         ``"questions"``, not a text pasted from a terminal or a program
-        (``query.looks_pasted``): an error message framed by ``could``, ``imapd: could
-        not getenv(CYRUS_SERVICE); exiting``, is matched as written."""
-        return self.queries == "all" or (query.question and not looks_pasted(query))
+        (``query.looks_pasted``) nor a message as a program prints it (a name, or a name
+        and a code, then a colon: :data:`_PRINTED`): an error message framed by ``could``
+        or ``has``, ``imapd: could not getenv(CYRUS_SERVICE); exiting``, ``Error 2006:
+        MySQL server has gone away``, is matched as written."""
+        return self.queries == "all" or (query.question and not looks_pasted(query)
+                                         and not _PRINTED.match(query.raw))
 
     def best(self, stored: str | bytes, query: np.ndarray) -> float | None:
         """A page's semantic score: its best section's cosine similarity to ``query``

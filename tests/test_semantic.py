@@ -200,6 +200,12 @@ def test_the_queries_a_match_applies_to():
     # a question's words in a text pasted from a program: matched as written
     assert parse("imapd: could not getenv(CYRUS_SERVICE); exiting").question
     assert not match.applies(parse("imapd: could not getenv(CYRUS_SERVICE); exiting"))
+    # a message as a program prints it, framed by "has": matched as written
+    for printed in ("Error 2006: MySQL server has gone away",
+                    "fs: You don't have the required access rights on 'notes.txt'",
+                    "gevent.exceptions.LoopExit: This operation would block forever"):
+        assert parse(printed).question and not match.applies(parse(printed))
+    assert match.applies(parse("my save fails: how do I see why the database has gone away"))
     every = semantic.SectionMatch(encoder=None, sections=4, depth=30)
     assert every.applies(parse("legend box plot"))
     with pytest.raises(ValueError, match="SEARCH_SEMANTIC_QUERIES"):

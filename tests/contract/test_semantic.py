@@ -269,6 +269,20 @@ def test_a_question_pasted_from_a_program_keeps_the_engine_order(static_engines)
     assert urls(questions.search(PASTED_QUESTION)) == urls(off.search(PASTED_QUESTION))
 
 
+# the question's words after a program's name and an error code and a colon, as a message
+# is printed
+PRINTED_QUESTION = "Error 12: how do I move the legend box of my plot"
+
+
+def test_a_message_as_a_program_prints_it_keeps_the_engine_order(static_engines):
+    from index.query import looks_pasted, parse
+
+    off, on, questions = static_engines
+    assert parse(PRINTED_QUESTION).question and not looks_pasted(parse(PRINTED_QUESTION))
+    assert urls(on.search(PRINTED_QUESTION)) != urls(off.search(PRINTED_QUESTION))
+    assert urls(questions.search(PRINTED_QUESTION)) == urls(off.search(PRINTED_QUESTION))
+
+
 # the question's topic written as a sentence, with no word framing it as a question
 # (query.is_sentence), and the same words typed as keywords
 SENTENCE = "the box explaining each curve is drawn over the plot"
