@@ -115,8 +115,20 @@ class FrontierFeedback(Feedback):
             return
         if netloc:
             self.frontier.set_host_budget(netloc, 0)
+            if self.admission.host_rules.policy(host).quality != "trusted":
+                self._drop_queue(netloc, reason)
         self._inc("frontier/budget_cuts")
         self._inc(f"frontier/condemned/{reason}")
+
+    def _drop_queue(self, netloc: str, reason: str) -> None:
+        """The queue of a condemned host dropped in one frontier call: leased one by one
+        only to be refused (``Admission.not_worth``), a few spam hosts' queues made 1,500
+        leases and their reports in one second of the reactor thread
+        (``bench/realweb.py``), as their verdicts came, in the crawl's busiest seconds."""
+        dropped = self.frontier.drop_queue(netloc)
+        if dropped:
+            self.frontier.count(f"dropped/{reason}", dropped)
+            self._inc(f"frontier/dropped/{reason}", dropped)
 
     def acquit_host(self, host: str, netloc: str, reason: str = "") -> None:
         if not self.admission.acquit(host):
@@ -138,9 +150,9 @@ class FrontierFeedback(Feedback):
     def has_slack(self) -> bool:
         return bool(self.slack)
 
-    def _inc(self, key: str) -> None:
+    def _inc(self, key: str, n: int = 1) -> None:
         if self.stats is not None:
-            self.stats.inc_value(key)
+            self.stats.inc_value(key, n)
 
 
 class CrawlFeedback(Feedback):

@@ -596,8 +596,10 @@ def test_an_acquitted_host_is_queued_again_within_its_own_budget(sched):
     sched.feedback.acquit_host("a.test", "a.test", reason="spam")
     assert sched.enqueue_request(scrapy.Request("http://a.test/2", callback=spider.parse))
     sched.flush()
-    assert sched.stats["frontier/dropped/spam"] == 1 and sched.stats["frontier/acquitted"] == 1
+    # /0 dropped from the queue at the verdict, /1 refused
+    assert sched.stats["frontier/dropped/spam"] == 2 and sched.stats["frontier/acquitted"] == 1
     assert sched.frontier.stats()["added"] == 2  # the budget cut is lifted
+    assert sched.frontier.pending() == 1  # /2
     sched.feedback.acquit_host("a.test", "a.test")  # not condemned: nothing to do
     assert sched.stats["frontier/acquitted"] == 1
 

@@ -412,6 +412,13 @@ class Frontier(ABC):
         raised (a host acquitted) lets waiting pages in up to the new budget."""
 
     @abstractmethod
+    def drop_queue(self, host: str) -> int:
+        """Drop every entry queued for ``host`` but the one leased, and its waiting list,
+        in one operation (a condemned host: its queue is not leased entry by entry only to
+        be refused); the host keeps its politeness state and budget. Returns the entries
+        dropped (waiting pages not counted)."""
+
+    @abstractmethod
     def set_host_values(self, values: dict[str, float]) -> None:
         """Set hosts' standing (0..1; a host never set has 1): within a front tier, of the
         ``HOST_WINDOW`` hosts eligible longest, the one of highest ``host_priority`` (its

@@ -468,6 +468,18 @@ class LocalFrontier(Frontier):
             if row is not None and self._promote(host) and row[0] is None:
                 self._make_ready(host, row[1])
 
+    def drop_queue(self, host: str) -> int:
+        with self._tx():
+            dropped = self.db.execute(
+                "DELETE FROM entries WHERE host = ? AND id NOT IN "
+                "(SELECT entry_id FROM leases WHERE host = ?)", (host, host)).rowcount
+            self.db.execute("DELETE FROM waiting WHERE host = ?", (host,))
+            row = self.db.execute("SELECT lease, next FROM hosts WHERE host = ?",
+                                  (host,)).fetchone()
+            if row is not None and row[0] is None:
+                self._make_ready(host, row[1])
+        return dropped
+
     def set_host_values(self, values: dict[str, float]) -> None:
         if not values:
             return

@@ -114,6 +114,9 @@ class PartitionedFrontier(Frontier):
     def set_host_budget(self, host: str, budget: int) -> None:
         self._of(host).set_host_budget(host, budget)
 
+    def drop_queue(self, host: str) -> int:
+        return self._of(host).drop_queue(host)
+
     def set_host_values(self, values: dict[str, float]) -> None:
         groups: dict[int, dict[str, float]] = defaultdict(dict)
         for host, value in values.items():

@@ -91,7 +91,8 @@ class RedisFrontier(Frontier):
         self._check_bloom_size()
         self._scripts = {
             name: _script(client, name)
-            for name in ("add", "lease", "due", "done", "expire", "stats", "budget")
+            for name in ("add", "lease", "due", "done", "expire", "stats", "budget",
+                         "drop")
         }
 
     def _check_bloom_size(self) -> None:
@@ -211,6 +212,9 @@ class RedisFrontier(Frontier):
 
     def set_host_budget(self, host: str, budget: int) -> None:
         self._call("budget", host, budget)
+
+    def drop_queue(self, host: str) -> int:
+        return int(self._call("drop", host))
 
     def set_host_values(self, values: dict[str, float]) -> None:
         if values:

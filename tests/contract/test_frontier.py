@@ -677,3 +677,34 @@ def test_a_host_of_low_value_is_served_after_waiting(backend):
         backend.clock.advance(HOST_AGE_S / 30)
     # value 0.5 equals a fresh host of value 1 after HOST_AGE_S: 30 steps
     assert served_at is not None and 25 <= served_at <= 35
+
+
+def test_a_hosts_queue_is_dropped_in_one_call_but_its_lease(any_store):
+    """``drop_queue`` (a condemned host): every entry queued for the host goes, its head
+    and its tail past ``HOST_HEAD`` on Redis, and its waiting list, but the leased one,
+    whose report still ends the lease; the host is not leased again until new work comes,
+    and other hosts keep their queues."""
+    f = any_store.open(budget_waiting=5)
+    f.add([page(f"http://gone.test/{i}", budget=100) for i in range(103)])
+    f.add([page(f"http://kept.test/{i}") for i in range(3)])
+    assert f.host_state("gone.test").waiting == 3
+    leases = {lease.host: lease for lease in f.next_ready(2)}
+    assert f.drop_queue("gone.test") == 99
+    state = f.host_state("gone.test")
+    assert (state.queued, state.leased, state.waiting) == (1, True, 0)
+    assert f.pending() == 1 + 3
+    assert f.stats()["waiting"] == 0
+    assert f.done(leases["gone.test"], DONE) and f.done(leases["kept.test"], DONE)
+    assert sorted(_drain(any_store, f)) == ["http://kept.test/1", "http://kept.test/2"]
+    assert f.stats()["queue_depth"] == 0
+    assert f.drop_queue("gone.test") == 0
+    assert f.add([page("http://gone.test/new", filter=False)])["added"] == 1
+    assert _drain(any_store, f) == ["http://gone.test/new"]
+
+
+def test_an_unleased_hosts_dropped_queue_leaves_it_unready(any_store):
+    """A host dropped while not leased is eligible no more: no lease, no due time."""
+    f = any_store.open()
+    f.add([page(f"http://gone.test/{i}") for i in range(3)])
+    assert f.drop_queue("gone.test") == 3
+    assert f.next_ready(5) == [] and f.due_in() is None and f.pending() == 0
