@@ -44,6 +44,7 @@ from crawler.feedback import FrontierFeedback
 from crawler.frontier import Entry, Frontier, Lease, Outcome, frontier_options, open_frontier
 from crawler.frontier.base import ROBOTS_RANK, Politeness, request_tier
 from crawler.frontier.codec import decode_request, encode_request, request_fields
+from crawler.handlers import NOT_BEFORE
 from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.ordering import Ordering
 from crawler.robots import RobotsPolicy
@@ -103,6 +104,7 @@ class FrontierScheduler(BaseScheduler):
         "FRONTIER_STATS_INTERVAL": ("stats_interval", float),
         "FRONTIER_RESET": ("reset", bool),
         "FRONTIER_PERSIST": ("persist", bool),
+        "FRONTIER_LEASE_AHEAD": ("lease_ahead", float),
     }
 
     def __init__(
@@ -121,6 +123,7 @@ class FrontierScheduler(BaseScheduler):
         add_batch: int = 200,
         seeds_key: str | None = None,
         poll_interval: float = 0.05,
+        lease_ahead: float = 0.0,
         referrer: RefererMiddleware | None = None,
     ):
         self.frontier = frontier
@@ -133,6 +136,7 @@ class FrontierScheduler(BaseScheduler):
         self.add_batch = add_batch
         self.seeds_key = seeds_key
         self.poll_interval = poll_interval
+        self.lease_ahead = lease_ahead
         self.release_interval = release_interval
         self.stats_interval = stats_interval
         self.reset = reset
@@ -143,6 +147,8 @@ class FrontierScheduler(BaseScheduler):
         self._adds: list[Entry] = []
         self._drops: dict[str, int] = {}
         self._buffer: deque[Lease] = deque()
+        # lease id -> when (monotonic) the request of a host leased ahead may start
+        self._not_before: dict[str, float] = {}
         self._inflight: dict[Request, Lease] = {}
         self._responses: dict[Request, Outcome] = {}
         # when each in-flight request's response last had bytes read (monotonic)
@@ -286,8 +292,11 @@ class FrontierScheduler(BaseScheduler):
                 lease = self._next_lease()
                 if lease is None:
                     return None
+                not_before = self._not_before.pop(lease.id, None)
                 request = self._request_for(lease)
                 if request is not None:
+                    if not_before is not None:
+                        request.meta[NOT_BEFORE] = not_before
                     self.ordering.handed_out(lease.url)
                     self._inflight[request] = lease
                     self._inc("frontier/dequeued")
@@ -431,6 +440,7 @@ class FrontierScheduler(BaseScheduler):
             lease = self._buffer.popleft()
             if _usable(lease):
                 return lease
+            self._not_before.pop(lease.id, None)
             self._inc("frontier/buffer_expired")
         return None
 
@@ -439,7 +449,11 @@ class FrontierScheduler(BaseScheduler):
         self._refused = False
         self._settle()  # hosts whose request came back may be due again
         self.flush()  # so that hosts found since the last poll can be leased
-        leases = self.frontier.next_ready(want)
+        leases = self.frontier.next_ready(want, self.lease_ahead)
+        leased_at = time.monotonic()
+        for lease in leases:
+            if lease.wait > 0:
+                self._not_before[lease.id] = leased_at + lease.wait
         self._buffer.extend(leases)
         self._inc("frontier/leased", len(leases))
         self._poll_now = len(leases) == want
@@ -448,7 +462,7 @@ class FrontierScheduler(BaseScheduler):
             self._inc("frontier/politeness_waits")
             due = self.frontier.due_in()
             if due is not None:
-                self._wake_in(max(due, MIN_WAKE_S))
+                self._wake_in(max(due - self.lease_ahead, MIN_WAKE_S))
 
     def _wake_in(self, seconds: float) -> None:
         """Make the engine ask for requests in ``seconds`` (unless a wake-up comes sooner)."""

@@ -100,6 +100,7 @@ FRONTIER_MAX_ATTEMPTS = 3  # leases that may expire before a URL is dropped
 FRONTIER_IP_CONCURRENCY = 8  # leases at once over hosts that share an IP address
 FRONTIER_TIERS = 4  # priority front queues (by link depth or meta["frontier_tier"])
 FRONTIER_BUFFER_PER_SLOT = 3  # leased requests kept ready per concurrent request
+FRONTIER_LEASE_AHEAD = 0.1  # seconds before its due time a host is leased (sent at it)
 FRONTIER_BLOOM_CAPACITY = 10_000_000  # URLs the seen filter is sized for
 FRONTIER_BLOOM_FPR = 0.01  # its false-positive rate at that size
 FRONTIER_HOST_PAGE_BUDGET = 10_000  # pages per host unless a host rule says otherwise

@@ -10,11 +10,13 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 
 from crawler.frontier import Outcome, TierSelector
 from crawler.frontier.local import LocalFrontier
+from crawler.handlers import NOT_BEFORE
 from crawler.hostrules import HostRule, HostRules
 from crawler.quality.traps import TrapGuard, url_pattern
 from crawler.robots import RobotsPolicy
 from crawler.scheduler import MIN_WAKE_S, FrontierScheduler, _retry_after
 from crawler.signals import links_extracted
+from harness.clock import FakeClock
 from tests.frontiers import options, politeness, scheduler
 
 # -- politeness --------------------------------------------------------------------------
@@ -148,6 +150,32 @@ def test_a_hosts_delay_runs_from_its_responses_last_read(monkeypatch, flags, wai
     assert not s._read_at
     left = frontier.host_state("a.test").next_eligible - time.time()
     assert 1.0 - waited - 0.05 < left <= 1.0 - waited + 0.01
+    frontier.close()
+
+
+def test_a_host_due_soon_is_handed_out_ahead_with_its_start_time():
+    """With ``lease_ahead``, a host due within it is leased and its request handed out at
+    once, carrying when it may start (``NOT_BEFORE``, which the download handler keeps):
+    the engine, the downloader middlewares and the download slot run during the host's
+    delay, not after it. A host due later is not, and a due host's request has no wait."""
+    clock = FakeClock(time.time())  # a lease is served while its deadline is ahead
+    frontier = LocalFrontier(None, clock=clock, **options(
+        bloom_capacity=10_000, politeness=politeness(default_delay=1.0, latency_factor=0)))
+    s = scheduler(frontier, stats=Stats(), buffer_size=6, poll_interval=0, lease_ahead=0.2)
+    s.spider = Spider()
+    for path in ("/1", "/2"):
+        s.enqueue_request(scrapy.Request(f"http://a.test{path}", callback=s.spider.parse))
+    first = s.next_request()
+    assert NOT_BEFORE not in first.meta
+    fetch(s, first, HtmlResponse(first.url, body=b"", request=first))
+    s._settle()
+    clock.advance(frontier.host_state("a.test").next_eligible - clock() - 0.5)
+    assert s.next_request() is None  # due in 0.5 s
+    clock.advance(0.35)  # due in 0.15 s
+    asked = time.monotonic()
+    second = s.next_request()
+    assert second.url == "http://a.test/2"
+    assert asked + 0.1 < second.meta[NOT_BEFORE] <= time.monotonic() + 0.15 + 1e-6
     frontier.close()
 
 

@@ -1,11 +1,12 @@
 """SSRF guard: address policy, the resolver's check and the download handler's check."""
 
 import asyncio
+import time
 
 import pytest
 from twisted.internet import defer
 
-from crawler.handlers import GuardedDownloadHandler
+from crawler.handlers import NOT_BEFORE, GuardedDownloadHandler
 from crawler.resolver import OverrideResolver
 from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused
 
@@ -140,3 +141,38 @@ def test_the_renderer_is_built_on_the_first_request_to_render_only():
     assert len(renderers) == 1 and renderers[0].seen == ["http://10.2.3.4/b", "http://10.2.3.4/c"]
     assert plain.seen == ["http://10.2.3.4/a"]
 
+
+
+class LoopClock:
+    """The running asyncio loop as the handler's clock (``callLater``)."""
+
+    def callLater(self, delay, f, *args, **kwargs):  # noqa: N802 (Twisted's name)
+        return asyncio.get_running_loop().call_later(delay, lambda: f(*args, **kwargs))
+
+
+def test_a_request_leased_ahead_waits_in_the_handler_until_its_time():
+    """A request carrying ``NOT_BEFORE`` (its host leased ahead of its due time) reaches
+    the inner handler no sooner, and leaves the key behind (a retry or a redirect made
+    of it starts at once); one whose time has passed goes at once."""
+    from scrapy import Request
+
+    inner = RecordingHandler()
+    handler = GuardedDownloadHandler(inner, AddressPolicy(["10.0.0.0/8"]), RefusalLog(),
+                                     clock=LoopClock())
+    reached = {}
+
+    async def download(request):
+        await handler.download_request(request)
+        reached[request.url] = time.monotonic()
+
+    async def both():
+        now = time.monotonic()
+        later = Request("http://10.2.3.4/later", meta={NOT_BEFORE: now + 0.05})
+        past = Request("http://10.2.3.4/past", meta={NOT_BEFORE: now - 1.0})
+        await asyncio.gather(download(later), download(past))
+        return now, later, past
+
+    now, later, past = asyncio.run(both())
+    assert reached["http://10.2.3.4/later"] >= now + 0.05
+    assert inner.seen == ["http://10.2.3.4/past", "http://10.2.3.4/later"]
+    assert NOT_BEFORE not in later.meta and NOT_BEFORE not in past.meta

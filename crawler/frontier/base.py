@@ -81,7 +81,9 @@ class Lease:
 
     ``latency`` and ``backoff`` are the host's politeness state when it was leased, so the
     worker can compute the next delay without another round trip (it owns the host until
-    it reports the outcome).
+    it reports the outcome). ``wait``: seconds from the lease until the host's
+    next-eligible time (0 when it was due), for a host leased ahead of it
+    (``Frontier.next_ready``'s ``ahead``): its request must not start sooner.
     """
 
     id: str
@@ -94,6 +96,7 @@ class Lease:
     attempts: int = 0
     latency: float = 0.0
     backoff: int = 0
+    wait: float = 0.0
 
     @property
     def is_robots(self) -> bool:
@@ -324,7 +327,9 @@ class Frontier(ABC):
 
     Invariants every backend keeps:
     - at most one lease per host across all workers and processes;
-    - a host is not leased before its next-eligible time (set by ``done``);
+    - a host is not leased before its next-eligible time (set by ``done``), or
+      ``next_ready``'s ``ahead`` before it, its lease then saying how long its request
+      waits (``Lease.wait``);
     - a lease not reported by its deadline returns its entry to the queue on
       ``release_expired`` (after ``max_attempts`` expiries the entry is dropped);
     - everything added and not yet done survives a restart of the process (and of Redis,
@@ -368,11 +373,12 @@ class Frontier(ABC):
         """
 
     @abstractmethod
-    def next_ready(self, n: int) -> list[Lease]:
+    def next_ready(self, n: int, ahead: float = 0.0) -> list[Lease]:
         """Lease up to ``n`` eligible hosts (one entry each), biased by tier, never starving.
 
         A host is eligible when it has pending entries, is not leased, its next-eligible
-        time has passed and its IP group is under the per-IP limit. Within the tier picked,
+        time is at most ``ahead`` seconds away (``Lease.wait`` says how far) and its IP
+        group is under the per-IP limit. Within the tier picked,
         the host is the one of highest ``host_priority`` among the ``HOST_WINDOW`` eligible
         longest.
         """

@@ -274,12 +274,13 @@ class LocalFrontier(Frontier):
             self._inc("budget_promoted", moved)
         return moved
 
-    def next_ready(self, n: int) -> list[Lease]:
+    def next_ready(self, n: int, ahead: float = 0.0) -> list[Lease]:
         leases: list[Lease] = []
         now = self.clock()
+        by = now + ahead  # a host due by then is eligible now
         # Most polls find no host due (every host waits out its delay): they are answered
         # by a read, without the write transaction (and its commit) a lease takes.
-        if not self._eligible_tiers(now):
+        if not self._eligible_tiers(by):
             return leases
         with self._tx():
             selector = self._load_selector()
@@ -288,11 +289,11 @@ class LocalFrontier(Frontier):
             for _ in range(n * 3):
                 if len(leases) >= n:
                     break
-                tier = selector.pick(self._eligible_tiers(now))
+                tier = selector.pick(self._eligible_tiers(by))
                 if tier is None:
                     break
                 picked = True
-                host = self._most_valuable(tier, now)
+                host = self._most_valuable(tier, by)
                 lease = self._lease_host(host, now)
                 if lease is None:
                     waits += 1
@@ -340,7 +341,8 @@ class LocalFrontier(Frontier):
             "SELECT id, rank, url, payload, attempts FROM entries WHERE host = ? "
             "ORDER BY rank, id LIMIT 1", (host,)
         ).fetchone()
-        self.db.execute("DELETE FROM ready WHERE host = ?", (host,))
+        (due,) = self.db.execute("DELETE FROM ready WHERE host = ? RETURNING next",
+                                 (host,)).fetchone()
         if head is None:
             return None
         entry_id, rank, url, payload, attempts = head
@@ -350,7 +352,7 @@ class LocalFrontier(Frontier):
                         (lease_id, host, entry_id, ip, deadline, self.owner))
         self.db.execute("UPDATE hosts SET lease = ? WHERE host = ?", (lease_id, host))
         return Lease(lease_id, host, str(entry_id), url, bytes(payload), rank, deadline,
-                     attempts, latency, backoff)
+                     attempts, latency, backoff, max(0.0, due - now))
 
     def _load_selector(self) -> TierSelector:
         selector = TierSelector(self.tiers)

@@ -64,7 +64,7 @@ class PartitionedFrontier(Frontier):
                 counts[name] = counts.get(name, 0) + value
         return counts
 
-    def next_ready(self, n: int) -> list[Lease]:
+    def next_ready(self, n: int, ahead: float = 0.0) -> list[Lease]:
         """Leases from every partition in turn, starting one further each call: each gets
         an equal share of ``n``, then partitions that filled theirs get what others left."""
         count = len(self.partitions)
@@ -77,14 +77,14 @@ class PartitionedFrontier(Frontier):
             if share <= 0:
                 full.append(index)
                 continue
-            got = self.partitions[index].next_ready(share)
+            got = self.partitions[index].next_ready(share, ahead)
             leases += got
             if len(got) == share:
                 full.append(index)
         for index in full:
             if len(leases) >= n:
                 break
-            leases += self.partitions[index].next_ready(n - len(leases))
+            leases += self.partitions[index].next_ready(n - len(leases), ahead)
         return leases
 
     def due_in(self) -> float | None:

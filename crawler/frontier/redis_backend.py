@@ -151,19 +151,19 @@ class RedisFrontier(Frontier):
         counts["budget"] += over
         counts["waiting"] += waiting
 
-    def next_ready(self, n: int) -> list[Lease]:
+    def next_ready(self, n: int, ahead: float = 0.0) -> list[Lease]:
         raw = self._call("lease", n, self.lease_s, self.ip_limit, self.ip_wait, HOST_WINDOW,
-                         HOST_AGE_S)
+                         HOST_AGE_S, f"{ahead:.6f}")
         leases = []
-        for i in range(0, len(raw), 9):
-            lid, host, eid, blob, score, deadline, att, lat, bo = raw[i:i + 9]
+        for i in range(0, len(raw), 10):
+            lid, host, eid, blob, score, deadline, att, lat, bo, wait = raw[i:i + 10]
             url, _, payload = blob.partition(b"\n")
             score = float(score)
             rank = ROBOTS_RANK if score < 0 else int(score // _RANK_SCALE)
             host = host.decode()
             leases.append(Lease(lid.decode(), host, eid.decode(), unpack_url(url, host),
                                 payload, rank, float(deadline), int(att), float(lat),
-                                int(bo)))
+                                int(bo), float(wait)))
         return leases
 
     def due_in(self) -> float | None:

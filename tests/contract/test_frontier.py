@@ -708,3 +708,25 @@ def test_an_unleased_hosts_dropped_queue_leaves_it_unready(any_store):
     f.add([page(f"http://gone.test/{i}") for i in range(3)])
     assert f.drop_queue("gone.test") == 3
     assert f.next_ready(5) == [] and f.due_in() is None and f.pending() == 0
+
+
+def test_a_host_due_within_ahead_is_leased_with_its_wait(any_store):
+    """``next_ready(n, ahead)`` leases a host whose next-eligible time is at most ``ahead``
+    away, the lease saying how long its request waits (``Lease.wait``); one further away
+    is not leased, and a due host's lease waits for nothing."""
+    f, clock = any_store.open(), any_store.clock
+    f.add([page(f"http://a.test/{i}") for i in range(3)])
+    (lease,) = f.next_ready(1)
+    assert lease.wait == 0.0
+    f.done(lease, DONE)
+    due = f.host_state("a.test").next_eligible
+    clock.advance(due - clock() - 0.3)
+    assert f.next_ready(1, ahead=0.2) == []  # due in 0.3 s
+    clock.advance(0.15)
+    (lease,) = f.next_ready(1, ahead=0.2)
+    assert lease.url == "http://a.test/1" and lease.wait == pytest.approx(0.15, abs=1e-3)
+    assert f.next_ready(1, ahead=60.0) == []  # one lease per host
+    f.done(lease, DONE)
+    clock.advance(f.host_state("a.test").next_eligible - clock() + 0.5)
+    (lease,) = f.next_ready(1, ahead=0.2)
+    assert lease.wait == 0.0

@@ -1,18 +1,21 @@
--- ARGV: prefix, now, tiers, head, n, lease_s, ip_limit (0 = none), ip_wait, window, age_s.
+-- ARGV: prefix, now, tiers, head, n, lease_s, ip_limit (0 = none), ip_wait, window, age_s,
+-- ahead (a host due within that many seconds is eligible now).
 -- In the tier picked, the host is the one of highest priority (its value from hash 'val',
 -- 1 unless set, times 1 + seconds waited / age_s: base.host_priority) of the `window`
 -- hosts eligible longest.
--- Leases up to n eligible hosts; returns a flat list, 9 fields per lease:
--- lease id, host, entry id, blob, score, deadline, attempts, latency, backoff.
+-- Leases up to n eligible hosts; returns a flat list, 10 fields per lease:
+-- lease id, host, entry id, blob, score, deadline, attempts, latency, backoff, wait (seconds
+-- until the host's next-eligible time, 0 when due).
 local tiers, n = tonumber(ARGV[3]), tonumber(ARGV[5])
 local lease_s, ip_limit, ip_wait = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local window, age_s = tonumber(ARGV[9]), tonumber(ARGV[10])
+local ahead = tonumber(ARGV[11] or '0')
 local cur = {}
 local stored = redis.call('HGETALL', P .. 'sel')
 for t = 0, tiers - 1 do cur[t] = 0 end
 for j = 1, #stored, 2 do cur[tonumber(stored[j])] = tonumber(stored[j + 1]) end
 local out, leased, waits = {}, 0, 0
-local snow = fmt(now)
+local snow = fmt(now + ahead)
 for _ = 1, n * 3 do
   if leased >= n then break end
   local heads, best, total = {}, nil, 0
@@ -49,6 +52,8 @@ for _ = 1, n * 3 do
     redis.call('ZADD', P .. 'r:' .. best, fmt(now + ip_wait), host)
     waits = waits + 1
   else
+    local wait = tonumber(redis.call('ZSCORE', P .. 'r:' .. best, host)) - now
+    if wait < 0 then wait = 0 end
     redis.call('ZREM', P .. 'r:' .. best, host)
     redis.call('HDEL', hk, 'tier')
     local head = redis.call('ZRANGE', P .. 'q:' .. host, 0, 0, 'WITHSCORES')
@@ -64,7 +69,8 @@ for _ = 1, n * 3 do
       local bo = redis.call('HGET', hk, 'bo') or '0'
       local att = redis.call('HGET', P .. 'att', eid) or '0'
       local blob = redis.call('HGET', P .. 'e', eid)
-      for _, v in ipairs({lid, host, eid, blob, head[2], fmt(deadline), att, lat, bo}) do
+      for _, v in ipairs({lid, host, eid, blob, head[2], fmt(deadline), att, lat, bo,
+                          fmt(wait)}) do
         out[#out + 1] = v
       end
       leased = leased + 1
