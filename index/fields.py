@@ -47,6 +47,8 @@ __all__ = [
     "DEFINE_FIELDS",
     "DOC_FIELDS",
     "LABEL_FIELDS",
+    "LEAD_FIELD",
+    "LEAD_WORDS",
     "NEAR_FIELDS",
     "FACET_FIELDS",
     "IDF_FIELD",
@@ -63,6 +65,7 @@ __all__ = [
     "completion_text",
     "document_fields",
     "is_directory_listing",
+    "home_lead",
     "keyword_key",
     "page_depth",
     "site_name",
@@ -161,6 +164,15 @@ IDF_FIELD = "body"
 DEFAULT_COMPOUND_FIELDS = FieldWeights(title=3.0, anchors=2.0, url=1.5, body=0.0,
                                        idents=0.0, tie_breaker=0.3)
 
+#: Words of a home page's text, after its title, that say what its site is
+#: (:func:`home_lead`): its first sentence or two, before the contents it lists.
+LEAD_WORDS = 30
+#: Characters of a page's text read for its ``LEAD_WORDS`` words.
+LEAD_CHARS = 2_000
+#: The field that holds a home page's lead terms (:func:`home_lead`; other pages: none),
+#: searched only for the home pages a query describes, never scored as text.
+LEAD_FIELD = "lead"
+
 _INDEX_FILES = frozenset({"index.html", "index.htm", "index.php", "default.aspx"})
 _GENERIC_LABELS = frozenset({"www", "m", "web", "docs", "doc", "home"})
 _WORDS = re.compile(r"[^\W_]+")
@@ -204,6 +216,15 @@ def page_depth(doc: Document) -> int:
     directory listing one level more, so a site served as a listing of its manuals has no
     home page the ``sitehome`` signal would rank above the manuals' own entry pages."""
     return url_depth(doc.url) + is_directory_listing(doc.title)
+
+
+def home_lead(title: str, text: str) -> frozenset[str]:
+    """The analyzed terms of what a home page says its site is: its title and the first
+    ``LEAD_WORDS`` words of its text (kitty's home page, titled ``kitty``: "The fast,
+    feature-rich, GPU based terminal emulator"). A query naming a site and describing it
+    with these words asks for the home page (``query.described_sites``, ``SiteHome``)."""
+    lead = " ".join(text[:LEAD_CHARS].split()[:LEAD_WORDS])
+    return frozenset(analyze(title)) | frozenset(analyze(lead))
 
 
 def site_name(host: str) -> str:
@@ -295,6 +316,8 @@ class DocumentFields:
     ranking: dict[str, Any]
     keywords: dict[str, str]
     sections: str = ""
+    #: A home page's lead terms, space-joined (:func:`home_lead`); ``""`` for other pages.
+    lead: str = ""
 
 
 def document_fields(doc: Document, body_terms: str | None = None) -> DocumentFields:
@@ -322,6 +345,8 @@ def document_fields(doc: Document, body_terms: str | None = None) -> DocumentFie
         keywords={"host": doc.host, "lang": ranking["lang"],
                   "title_key": completion_key(doc.title)},
         sections=encode_sections(doc.sections),
+        lead=" ".join(sorted(home_lead(doc.title, body or ""))) if ranking["url_depth"] == 0
+        else "",
     )
 
 

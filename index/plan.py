@@ -17,8 +17,10 @@ The plan holds:
    (:attr:`SearchPlan.first`) rank before the others, on both engines (an engine that
    ranks the any-word reading in one pass says so, :data:`ANY_WORD`, and the plan
    orders them: :meth:`SearchPlan._tiered`);
-4. **named home**: the home pages of the sites a navigational query names, retrieved
-   without its words when the ``sitehome`` signal is weighted (``named_homes``);
+4. **named home**: the home pages of the sites a navigational query names, and of those
+   a short query names and describes with words their lead holds (``kitty terminal``:
+   ``query.described_sites``, ``fields.home_lead``), retrieved without its words when the
+   ``sitehome`` signal is weighted (``named_homes``);
 5. **collapse**: results collapse on :data:`COLLAPSE_FIELD` (near-copies, translations);
 6. **literal**: when the operator reading of a query that looks pasted from a terminal
    or a program (``query.looks_pasted``: short options such as ``-r``, ``$``, a word
@@ -141,7 +143,8 @@ class SearchPlan:
     query: Query
     context: RankContext
     thresholds: Thresholds
-    #: Retrieve the home pages of the sites the query names (the signal is weighted).
+    #: Retrieve the home pages of the sites the query names or describes (the signal is
+    #: weighted).
     named_homes: bool
     collapse: str = COLLAPSE_FIELD
     #: Semantic matching of pages by their best section (``None``: off).
@@ -159,7 +162,7 @@ class SearchPlan:
         if sections is not None and not sections.applies(query):
             sections = None
         return cls(query, context, thresholds,
-                   named_homes=bool(context.named) and bool(ranker.weight("sitehome")),
+                   named_homes=context.asks_for_homes and bool(ranker.weight("sitehome")),
                    sections=sections)
 
     @property
@@ -452,4 +455,5 @@ def _joined(first: list, seen: set[str], then: list, need: int,
 def _rest(context: RankContext) -> tuple:
     """A context's fields after its query (a literal reading keeps its language and time)."""
     return (context.language, context.now, context.named, context.mentioned,
-            context.named_keys, context.mentioned_keys, context.language_key)
+            context.named_keys, context.mentioned_keys, context.language_key,
+            context.described)

@@ -74,6 +74,7 @@ __all__ = [
     "Site",
     "Term",
     "call_arguments",
+    "described_sites",
     "excludes",
     "is_sentence",
     "literal_reading",
@@ -144,6 +145,13 @@ NAMING_WORDS = NAVIGATIONAL_WORDS - {"page", "web", "gnu", "apache"}
 DOCUMENTATION_KINDS = frozenset({"api"})
 #: Most adjacent words joined into one site name (``debian handbook`` -> ``debianhandbook``).
 SITE_NAME_WORDS = 3
+#: Most words describing a site after or before its name, and one more word in all
+#: (``described_sites``: ``h2o http2 server``, ``yard ruby documentation tool``).
+DESCRIBING_WORDS = 3
+#: Fewest words of a product's name before a word like ``docs`` whose initials name its
+#: site too: a project called by its initials is searched by its name written out
+#: (``request tracker documentation`` -> ``rt``, ``network ups tools manual`` -> ``nut``).
+ACRONYM_WORDS = 2
 #: A C library's name is its project's with ``lib`` before it or after it as a word of its
 #: own (``libflac``, ``alsa-lib``), so a site is searched by either; a remainder shorter than
 #: this is no project's name (``libc``, ``zlib``), nor is the rest of an English word.
@@ -526,11 +534,13 @@ class Query:
         ``debianhandbook``). A product's name of several words followed by a word like
         ``docs`` (``NAMING_WORDS``) names the site called by any one of them too (``knot
         dns docs`` -> ``knot``, ``varnish cache documentation`` -> ``varnish``, ``pyca
-        cryptography documentation`` -> ``cryptography``), and a project's name written
-        with its language the site called by the name (``coverage.py`` -> ``coverage``,
-        :func:`project_words`), and a C library's name the site called by its project's
-        (``libflac api documentation`` -> ``flac``, ``alsa-lib api documentation`` ->
-        ``alsa``, :func:`library_words`). Other queries name no site."""
+        cryptography documentation`` -> ``cryptography``) and, of ``ACRONYM_WORDS`` or more
+        words, the one called by their initials (``request tracker docs`` -> ``rt``), and
+        a project's name written with its language the site called by the name
+        (``coverage.py`` -> ``coverage``, :func:`project_words`), and a C library's name
+        the site called by its project's (``libflac api documentation`` -> ``flac``,
+        ``alsa-lib api documentation`` -> ``alsa``, :func:`library_words`). Other queries
+        name no site."""
         naming = bool(self.navigational_words)
         return (named_sites(self.typed_words, naming)
                 | named_sites(project_words(self.tokens), naming)
@@ -622,8 +632,40 @@ def named_sites(words: tuple[str, ...], naming: bool) -> frozenset[str]:
         for j in range(i + 1, min(n, i + SITE_NAME_WORDS) + 1) if after[j]
     }
     if naming and words and words[-1] in NAMING_WORDS:
-        named.update(w for w, nav in zip(words, marked, strict=True) if not nav)
+        name = [w for w, nav in zip(words, marked, strict=True) if not nav]
+        named.update(name)
+        if len(name) >= ACRONYM_WORDS:
+            named.add("".join(w[0] for w in name))
     return frozenset(named)
+
+
+def described_sites(query: Query) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The sites a short plain query names and describes (``RankContext.described``),
+    each as its name and the analyzed terms of the words describing it: the query's words
+    (words like ``docs`` left out), at most ``DESCRIBING_WORDS`` + 1, are a run of up to
+    ``SITE_NAME_WORDS`` words that joined make a name, first or last, and the others
+    (``kitty terminal``: ``kitty`` described by ``termin``; ``peewee orm``). It asks for
+    that site's home page when its title or first words hold them (``fields.home_lead``:
+    kitty's home page says "GPU based terminal emulator"); a topic of the site's (``kitty
+    graphics protocol``) is a page of its own. A query naming the site alone
+    (``Query.named_sites``), a question or anything but plain words of letters and digits
+    describes none."""
+    tokens = query.tokens
+    if query.question or not all(t.kind == _WORD and not t.negated and t.value.isalnum()
+                                for t in tokens):
+        return ()
+    words = [t.value.lower() for t in tokens]
+    words = [w for w, nav in zip(words, navigational_marks(words), strict=True)
+             if not nav]
+    if len(words) > DESCRIBING_WORDS + 1:
+        return ()
+    out: dict[str, tuple[str, ...]] = {}
+    for size in range(1, min(SITE_NAME_WORDS, len(words) - 1) + 1):
+        for name, rest in ((words[:size], words[size:]), (words[-size:], words[:-size])):
+            terms = tuple(t for w in rest for t in analyze(w) if not is_stopword(t))
+            if 0 < len(rest) <= DESCRIBING_WORDS and terms:
+                out.setdefault("".join(name), terms)
+    return tuple(out.items())
 
 
 def project_words(tokens: Iterable[_Token]) -> tuple[str, ...]:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from index.fields import keyword_key
+from index.fields import LEAD_FIELD, keyword_key
 from index.formula import (
     ADD,
     BOOST,
@@ -48,7 +48,7 @@ from index.formula import (
     demotion_weight,
     formula_for,
 )
-from index.query import names_identifier
+from index.query import described_sites, names_identifier
 
 if TYPE_CHECKING:
     from index.query import Query
@@ -100,6 +100,9 @@ class RankContext:
     named_keys: frozenset[int]
     mentioned_keys: frozenset[int]
     language_key: int
+    #: The sites the query names and describes, and the terms describing each
+    #: (``query.described_sites``): their home pages are the ones whose lead holds them.
+    described: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @classmethod
     def of(cls, query: Query, default_language: str = "en",
@@ -115,7 +118,13 @@ class RankContext:
             named_keys=frozenset(keyword_key(n) for n in query.named_sites),
             mentioned_keys=frozenset(keyword_key(n) for n in query.mentioned_sites),
             language_key=keyword_key(language),
+            described=described_sites(query),
         )
+
+    @property
+    def asks_for_homes(self) -> bool:
+        """Whether the query names or describes a site whose home page it asks for."""
+        return bool(self.named or self.described)
 
 
 @dataclass
@@ -138,6 +147,9 @@ class Candidate:
     coverage: float = 1.0
     text_top: float = 0.0
     score: float = 0.0
+    #: The engine found the page to be the home page of a site the query describes (its
+    #: lead holds the describing words: ``SiteHome.es_filter``, ``SiteHome.describes``).
+    home: bool = False
 
     def get(self, name: str, default: Any = 0) -> Any:
         """A ranking field's value (``default`` when the engine had none)."""
@@ -271,31 +283,46 @@ class Freshness(Signal):
 
 class SiteHome(Signal):
     """Navigational intent: 1 for the home page of a site the query names (``django docs``
-    -> the home page of ``django.*``), else 0. Engines also retrieve such home pages when
-    their text does not match, and rank them whatever their text score: they are always
-    among the candidates the signals rank (the embedded engine adds them to its window,
+    -> the home page of ``django.*``) or names and describes with words its lead holds
+    (``kitty terminal``: ``query.described_sites``, ``fields.home_lead``; the engine marks
+    it, ``Candidate.home``), else 0. Engines also retrieve such home pages when their text
+    does not match, and rank them whatever their text score: they are always among the
+    candidates the signals rank (the embedded engine adds them to its window,
     Elasticsearch ranks them first in the phase its rescore window is taken from)."""
 
     name = "sitehome"
     fields = ("site_name", "url_depth")
 
     def value(self, candidate: Candidate, context: RankContext) -> float:
-        return float(candidate.get("url_depth", -1) == 0
-                     and candidate.get("site_name") in context.named_keys)
+        return float(candidate.home or (candidate.get("url_depth", -1) == 0
+                                        and candidate.get("site_name") in context.named_keys))
 
     def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
         keys = context.named_keys
-        return [float(depth == 0 and site in keys) for depth, site in zip(
-            _column(candidates, "url_depth", -1), _column(candidates, "site_name"),
-            strict=True)]
+        return [float(c.home or (depth == 0 and site in keys)) for c, depth, site in zip(
+            candidates, _column(candidates, "url_depth", -1),
+            _column(candidates, "site_name"), strict=True)]
+
+    @staticmethod
+    def describes(context: RankContext, site_key: int, lead: frozenset[str]) -> bool:
+        """Whether a home page of the site keyed ``site_key`` whose lead holds the terms
+        ``lead`` (``fields.home_lead``) is one the query describes."""
+        return any(keyword_key(name) == site_key and lead.issuperset(terms)
+                   for name, terms in context.described)
 
     @staticmethod
     def es_filter(context: RankContext) -> dict | None:
-        """The home pages of the sites the query names (``None`` when it names none)."""
-        if not context.named:
+        """The home pages of the sites the query names, and of those it describes whose
+        lead holds the describing words (``None`` when it names and describes none)."""
+        homes = [{"terms": {"site_name": sorted(context.named)}}] if context.named else []
+        homes += [{"bool": {"filter": [{"term": {"site_name": name}},
+                                       *({"term": {LEAD_FIELD: t}} for t in terms)]}}
+                  for name, terms in context.described]
+        if not homes:
             return None
-        return {"bool": {"filter": [{"terms": {"site_name": sorted(context.named)}},
-                                    {"term": {"url_depth": 0}}]}}
+        site = homes[0] if len(homes) == 1 else {"bool": {"should": homes,
+                                                          "minimum_should_match": 1}}
+        return {"bool": {"filter": [site, {"term": {"url_depth": 0}}]}}
 
     def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
         home = self.es_filter(context)

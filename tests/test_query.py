@@ -551,6 +551,30 @@ def test_pages_may_lack_one_minor_word_never_two():
     assert parse("git").lacking([3.0], 0.5) == []
 
 
+def test_a_short_query_naming_a_site_and_describing_it():
+    from index.query import described_sites
+
+    assert ("kitty", ("termin",)) in described_sites(parse("kitty terminal"))
+    assert ("peewee", ("orm",)) in described_sites(parse("peewee orm"))
+    assert ("h2o", ("http2", "server")) in described_sites(parse("h2o http2 server"))
+    # a name alone, a question, operators or identifiers describe nothing
+    assert described_sites(parse("django docs")) == ()
+    assert described_sites(parse("kitty")) == ()
+    assert described_sites(parse("how do I change the font size of the terminal")) == ()
+    assert described_sites(parse("kitty -terminal")) == ()
+    assert described_sites(parse("kitty.conf font_size")) == ()
+    assert described_sites(parse("kitty terminal emulator with gpu rendering")) == ()
+
+
+def test_a_home_page_lead_is_its_title_and_first_words():
+    from index.fields import LEAD_WORDS, home_lead
+
+    lead = home_lead("kitty", "The fast, GPU based terminal emulator " + "x " * LEAD_WORDS
+                     + "ligatures")
+    assert {"kitti", "termin", "emul", "gpu"} <= lead
+    assert "ligatur" not in lead
+
+
 def test_words_like_docs_next_to_a_site_name_are_optional():
     q = parse("django docs")
     assert [w.word for w in q.optional_words] == ["docs"]
@@ -565,6 +589,11 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     assert {"knot", "dns", "knotdns"} <= parse("knot dns docs").named_sites
     assert "varnish" in parse("varnish cache documentation").named_sites
     assert "cryptography" in parse("pyca cryptography documentation").named_sites
+    # ... and the site called by their initials: Request Tracker's site is rt
+    assert "rt" in parse("request tracker documentation").named_sites
+    assert "nut" in parse("network ups tools manual").named_sites
+    assert "rt" not in parse("request tracker").named_sites  # a topic as often
+    assert "d" not in parse("django docs").named_sites  # one word is no initials
     assert "libsoup" in parse("libsoup api reference").named_sites
     assert [w.word for w in parse("cairo API reference").optional_words] == ["API", "reference"]
     assert parse("pattern reference count").navigational_words == ()

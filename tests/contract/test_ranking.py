@@ -90,6 +90,39 @@ def test_a_product_name_before_docs_finds_the_home_page_of_its_site(backend):
     assert urls(backend.search("knot dns page"))[0] != "http://knot.test/"
 
 
+def test_a_name_written_out_before_docs_finds_the_home_page_of_its_initials_site(backend):
+    # Request Tracker's site is rt.test: its pages are titled by their modules, and the
+    # words of its name are those of many pages ("request", "tracker")
+    pages = [doc("http://rt.test/", "", "install and upgrade documentation")]
+    pages += others("rt.test", "RT::Tracker", "request tracker documentation " * 5, 20)
+    holding(backend, pages)
+    assert urls(backend.search("request tracker documentation"))[0] == "http://rt.test/"
+    # the words alone are a topic
+    assert urls(backend.search("request tracker"))[0] != "http://rt.test/"
+
+
+def test_a_site_named_and_described_by_its_home_page_finds_that_home_page(backend):
+    # kitty's home page is titled "kitty" and says what kitty is in its first words; the
+    # pages titled "terminal" are about one of its features
+    home = doc("http://kitty.test/", "kitty",
+               "kitty\nThe fast, feature-rich, GPU based terminal emulator\n"
+               + "Offloads rendering to the GPU for lower system load\n" * 4
+               + "graphics protocol keyboard protocol layouts " * 20
+               + "remote control of the terminal " * 5)
+    pages = [home]
+    pages += [doc(f"http://kitty.test/kittens/{n}.html", f"kitty terminal kitten {n}",
+                  "query the terminal kitty " * 5) for n in range(20)]
+    pages += others("kitty.test", "graphics protocol", "the kitty graphics protocol " * 5, 3)
+    pages += [doc(f"http://kitty.test/rc/{n}.html", f"remote control {n}",
+                  "control kitty remote " * 3) for n in range(3)]
+    holding(backend, pages)
+    assert urls(backend.search("kitty terminal"))[0] == home.url
+    assert urls(backend.search("terminal kitty"))[0] == home.url
+    # words the home page holds past its first words are a topic of the site's
+    assert urls(backend.search("kitty remote control"))[0] != home.url
+    assert urls(backend.search("kitty graphics protocol"))[0] != home.url
+
+
 def test_a_library_name_before_api_reference_finds_the_home_page_of_its_site(backend):
     # a C library's API reference is its manual's home page; the pages naming every word
     # of "libsoup api reference" are class pages and guides

@@ -65,6 +65,7 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
                               near=sum(f"near{i}" in matched for i in range(len(near)))
                               / (len(near) or 1),
                               defines="defines" in matched,
+                              home="home" in matched,
                               coverage=_coverage(matched, lacking,
                                                  ranking.partial_coverage(parsed, relaxed)),
                               text_top=top)

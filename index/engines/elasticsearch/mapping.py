@@ -30,6 +30,7 @@ from index.fields import (
     FLOAT,
     INTEGER,
     KEYWORD,
+    LEAD_FIELD,
     TEXT_FIELDS,
     document_fields,
 )
@@ -54,6 +55,8 @@ HIT_SOURCE = [*(f"doc.{f}" for f in ("id", "url", "host", "title", "cluster_id",
 ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024},
                 "idents": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
                 "headings": {"type": "text", "analyzer": "whitespace", "similarity": "BM25"},
+                LEAD_FIELD: {"type": "text", "analyzer": "whitespace", "norms": False,
+                             "index_options": "docs"},
                 "lang_copy": {"type": "integer"},
                 "snippet": {"type": "text", "index": False, "norms": False},
                 "sections": {"type": "text", "index": False, "norms": False},
@@ -167,6 +170,8 @@ def document_source(doc: Document, rank_feature: bool, suggest_body_chars: int) 
         "snippet": snippet_text(stored),
         "sections": fields.sections,
     }
+    if fields.lead:  # a home page's (``SiteHome.es_filter``)
+        source[LEAD_FIELD] = fields.lead
     if doc.vectors:  # the embedding batch looks for the pages without the model's
         source["embedded_by"] = vectors_version(doc.vectors)
     if rank_feature and doc.pagerank > 0:

@@ -32,11 +32,11 @@ from index.base import FACET_SIZE, Hit, Results
 from index.engines.embedded.query import TantivyCompiler
 from index.engines.embedded.schema import address_key, fast_name, stored_hit
 from index.engines.embedded.vectors import VECTORS_AT
-from index.fields import FACET_FIELDS
+from index.fields import FACET_FIELDS, home_lead, keyword_key
 from index.hits import VECTORS_FIELD, collapse, group_languages, make_hit
 from index.plan import SearchPlan
 from index.query import Query
-from index.signals import Candidate
+from index.signals import Candidate, SiteHome
 
 if TYPE_CHECKING:
     from index.engines.embedded.options import EmbeddedOptions
@@ -127,7 +127,9 @@ class TantivySearch:
         results.total = found.count
         marks = self._marks(searcher, compiler, parsed, depth,
                             near=not reranked or o.question_proximity)
-        hits = found.hits + self._named_homes(searcher, compiler, plan, found.hits)
+        homes, described = self._named_homes(searcher, compiler, plan, found.hits)
+        hits = found.hits + homes
+        marks["home"] = described
         # Pages lacking a minor word of a longer query compete with those having them all,
         # when few pages have them all (each with the share of the query it covers);
         # those of a long query lacking a few, and of a question lacking any, always.
@@ -235,19 +237,32 @@ class TantivySearch:
                                limit=limit, count=False).hits
 
     def _named_homes(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-                     plan: SearchPlan, hits: list, limit: int = 5) -> list:
-        """(0.0, address) of home pages of sites the query names that ``hits`` lack, so a
-        navigational query finds the home page even when its text does not match."""
+                     plan: SearchPlan, hits: list,
+                     limit: int = 5) -> tuple[list, dict[tuple, float]]:
+        """(0.0, address) of home pages of sites the query names, or describes with words
+        their lead holds (``SiteHome.describes``, read from the page's stored title and
+        text), that ``hits`` lack, so a navigational query finds the home page even when
+        its text does not match; with the address keys of the described ones (the
+        ``home`` mark, ``Candidate.home``)."""
         if not plan.named_homes:
-            return []
+            return [], {}
+        context = plan.context
+        described = {keyword_key(name) for name, _ in context.described} - context.named_keys
+        found = [address for _, address in searcher.search(
+            compiler.named_homes(context.named_keys | described),
+            limit=limit * (1 + len(described)), count=False).hits]
+        homes, marked = [], {}
+        sites = searcher.fast_field_values(fast_name("site_name"), found) if found else []
+        for address, site in zip(found, sites, strict=True):
+            if site in described:
+                shown, snippet = stored_hit(searcher, address)
+                if not SiteHome.describes(context, site,
+                                          home_lead(shown.get("title") or "", snippet.text)):
+                    continue
+                marked[address_key(address)] = 1.0
+            homes.append(address)
         known = {address_key(a) for _, a in hits}
-        return [
-            (0.0, address)
-            for _, address in searcher.search(
-                compiler.named_homes(plan.context.named_keys), limit=limit, count=False
-            ).hits
-            if address_key(address) not in known
-        ]
+        return [(0.0, a) for a in homes if address_key(a) not in known], marked
 
     def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
                parsed: Query, limit: int, near: bool = True) -> dict[str, dict[tuple, float]]:
@@ -278,6 +293,7 @@ class TantivySearch:
         names = tuple(dict.fromkeys((*self.ranker.fields, "cluster", "shown", "lang")))
         columns = [searcher.fast_field_values(fast_name(n), addresses) for n in names]
         label, near, defines = (marks[m] for m in ("label", "near", "defines"))
+        home = marks.get("home") or {}
         candidates = []
         append = candidates.append
         # A row of the columns a hit (each column holds a value an address); the
@@ -286,7 +302,7 @@ class TantivySearch:
             key = address_key(address)
             append(Candidate(address, score, dict(zip(names, values, strict=True)),
                              label.get(key, 0.0) == 1, near.get(key, 0.0),
-                             defines.get(key, 0.0) == 1))
+                             defines.get(key, 0.0) == 1, home=key in home))
         return candidates
 
     def _records(self, searcher: tantivy.Searcher, plan: SearchPlan,
