@@ -484,6 +484,7 @@ def test_a_url_dropped_when_leased_does_not_hold_its_host_up():
     s = scheduler(frontier, robots=RobotsPolicy.from_settings(AGENT, frontier),
                   stats=Stats(), buffer_size=6, poll_interval=60)
     s.spider = Spider()
+    s.refusing_turn_s = 60.0  # as the sched fixture: a loaded box may take 10 ms a refusal
     frontier.robots_set("a.test", 200, b"User-agent: *\nDisallow: /private/\n",
                         time.time() + 100)
     for path in ("/private/1", "/private/2", "/private/3", "/page"):
