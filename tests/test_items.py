@@ -2,9 +2,10 @@
 item and the index's document share the declarations instead of repeating them."""
 
 import pickle
+import pickletools
 from dataclasses import fields
 
-from crawler.items import Link, PageItem, PageRecord, PageSummary, Section
+from crawler.items import Link, Links, PageItem, PageRecord, PageSummary, Section
 from crawler.urls import doc_id_for
 from index.base import Document
 from pipelines.index import document_from_item
@@ -42,3 +43,18 @@ def test_a_link_pickles_as_its_fields():
     assert back == links and all(type(link) is Link for link in back)
     assert [vars(link) for link in back] == [vars(link) for link in links]
     assert b"__dict__" not in pickle.dumps(links[0]) and b"nofollow" not in pickle.dumps(links[0])
+
+
+def test_a_pages_links_pickle_as_columns_and_stay_shared_with_its_item():
+    links = [Link("http://a.test/x", "X", True), Link("http://a.test/"), Link("u", nofollow=True)]
+    item = PageItem(url="http://a.test/", fetched_url="http://a.test/", host="a.test",
+                    status=200, links=Links(links))
+    assert type(PageItem(url="u", fetched_url="u", host="h", status=200).links) is Links
+    page, back = pickle.loads(pickle.dumps((item.links, item), protocol=5))
+    assert back == item and back.links == links and type(back.links) is Links
+    assert page is back.links  # the page's list and its item's are one, as before
+    assert [vars(link) for link in back.links] == [vars(link) for link in links]
+    assert all(type(link) is Link and type(link.nofollow) is bool for link in back.links)
+    # the list is made in one call on loading, not one a link
+    ops = [op.name for op, _, _ in pickletools.genops(pickle.dumps(Links(links * 20), 5))]
+    assert ops.count("REDUCE") == 1
