@@ -155,22 +155,28 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
     refuse_sealed(sorted(scored), "a miss listing")
     with pytest.raises(ValueError, match="scored once"):
         sealed_sites("sixth")
-    with pytest.raises(ValueError, match="no sealed set 'twenty-first'"):
-        sealed_sites("twenty-first")
+    with pytest.raises(ValueError, match="no sealed set 'twenty-second'"):
+        sealed_sites("twenty-second")
 
 
-def test_the_twentieth_set_is_sealed_until_it_is_scored():
-    """The twentieth, not scored yet, the one set sealed since the nineteenth was scored:
-    the harness refuses it and scores it alone (``--sealed --set twentieth``)."""
-    twentieth = SEALED_SETS["twentieth"]
-    assert list(UNSCORED_SETS) == ["twentieth"] and "twentieth" not in SCORED_SETS
-    assert SEALED_SITES == twentieth == sealed_sites() == sealed_sites("twentieth")
+def test_two_sets_wait_for_their_scoring_and_both_are_sealed():
+    """The twentieth and the twenty-first, neither scored yet: the harness refuses both and
+    scores each alone (``--sealed --set NAME``) or both together (``--sealed``)."""
+    twentieth, twenty_first = SEALED_SETS["twentieth"], SEALED_SETS["twenty-first"]
+    assert list(UNSCORED_SETS) == ["twentieth", "twenty-first"]
+    assert not {"twentieth", "twenty-first"} & SCORED_SETS
+    assert SEALED_SITES == twentieth | twenty_first == sealed_sites()
+    assert sealed_sites("twentieth") == twentieth
+    assert sealed_sites("twenty-first") == twenty_first
     assert (default_cache(sealed=True, sealed_set="twentieth").name
             == "relevance-sealed-twentieth")
+    assert (default_cache(sealed=True, sealed_set="twenty-first").name
+            == "relevance-sealed-twenty-first")
 
 
 @pytest.mark.parametrize(("name", "pair"), [
     ("twentieth", ("libtorrent.test", "taglib.test")),
+    ("twenty-first", ("gammu.test", "mongoc.test")),
 ])
 def test_each_unscored_set_is_sealed_until_it_is_scored(name, pair):
     """A set not scored yet: the harness as it stands never looks into it."""
@@ -190,7 +196,7 @@ def test_each_unscored_set_is_sealed_until_it_is_scored(name, pair):
         miss_lines(sealed[:3], Scores({j.query: None for j in sealed[:3]}), lambda query: [])
 
 
-@pytest.mark.parametrize("name", ["twentieth"])
+@pytest.mark.parametrize("name", ["twentieth", "twenty-first"])
 def test_each_unscored_set_has_seventeen_queries_a_site_of_each_kind(name):
     """7 identifiers or pasted commands, 6 questions of six or more words, 4 keyword or
     navigational queries on each of its six sites: 102 in all."""
@@ -228,6 +234,11 @@ def test_the_sets_scored_once_are_open_now(name):
     ["--sites", "augeas.test", "--cache", "x", "--check-answers"],
     ["--sites", "taglib.test,harfbuzz.test,libtorrent.test", "--cache", "x", "--check-answers"],
     ["--sealed", "--set", "twentieth", "--show-misses"],
+    ["--sites", "gammu.test", "--cache", "x"],
+    ["--sites", "flask.test,simpy.test", "--cache", "x"],
+    ["--sites", "kyotocabinet.test", "--cache", "x", "--check-answers"],
+    ["--sites", "ibus.test,mongoc.test,sqlobject.test", "--cache", "x", "--check-answers"],
+    ["--sealed", "--set", "twenty-first", "--show-misses"],
 ])
 def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -239,12 +250,13 @@ def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
 
 def test_the_unscored_sets_are_reported_apart_by_site_and_class_only():
     judged = load_queries(part="sealed")
-    firsts = {j.query for j in judged if j.site == "ipython.test"}
+    firsts = {j.query for j in judged if j.site in ("ipython.test", "gammu.test")}
     ours = Scores({j.query: 1 if j.query in firsts else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, SEALED_SITES, []), base, judged)
-    assert list(sets) == ["twentieth"]
-    for name, first, other in (("twentieth", "ipython.test", "wireplumber.test"),):
+    assert list(sets) == ["twentieth", "twenty-first"]
+    for name, first, other in (("twentieth", "ipython.test", "wireplumber.test"),
+                               ("twenty-first", "gammu.test", "simpy.test")):
         figures = sets[name]
         part = [j for j in judged if j.site in SEALED_SETS[name]]
         assert figures["queries"] == len(part)

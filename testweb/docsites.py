@@ -512,6 +512,28 @@ DOC_SITES: tuple[DocSite, ...] = (
     # WirePlumber: the PipeWire session manager's guides and Lua configuration reference
     # (configuration/alsa.html, ...), its Lua API and its C API (Sphinx with breathe), 65.
     DocSite("wireplumber.test", "wireplumber-doc", Path("/usr/share/doc/wireplumber/html")),
+    # The twenty-first sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Gammu: the mobile phone tool's Sphinx manual (its SMS daemon, configuration, FAQ,
+    # phone protocols, python-gammu and the libGammu C API a topic a page), 117.
+    DocSite("gammu.test", "gammu-doc", Path("/usr/share/doc/gammu/html")),
+    # IBus: the input method framework's C API made by gtk-doc, a class a page
+    # (IBusEngine.html, ...), a header a page and six short chapters, 43.
+    DocSite("ibus.test", "ibus-doc", Path("/usr/share/doc/ibus/html")),
+    # Kyoto Cabinet: the DBM's hand-written specification on one long page (spex.html),
+    # its command-line tools on another, and its C++ API made by doxygen under api/, 255.
+    DocSite("kyotocabinet.test", "kyotocabinet-doc", Path("/usr/share/doc/kyotocabinet-doc/doc"),
+            marker="spex.html"),
+    # libmongoc: the MongoDB C driver's Sphinx guides and API, a function a page
+    # (mongoc_client_new.html, ...), 691.
+    DocSite("mongoc.test", "libmongoc-doc", Path("/usr/share/doc/libmongoc-dev/html")),
+    # SQLObject: the Python ORM's docutils guides (SQLObject.html, SelectResults.html, ...)
+    # and its API made by Sphinx autodoc a module a page under api/, 120 (45 of them source
+    # pages under the disallowed /_modules/).
+    DocSite("sqlobject.test", "python-sqlobject-doc",
+            Path("/usr/share/doc/python-sqlobject-doc/html")),
+    # SimPy 2: the process simulation library's manuals and bank tutorials (Sphinx), a
+    # manual a page, 33.
+    DocSite("simpy.test", "python-simpy-doc", Path("/usr/share/doc/python-simpy-doc/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
