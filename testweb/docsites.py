@@ -520,11 +520,9 @@ DOC_SITES: tuple[DocSite, ...] = (
     # (IBusEngine.html, ...), a header a page and six short chapters, 43.
     DocSite("ibus.test", "ibus-doc", Path("/usr/share/doc/ibus/html")),
     # Kyoto Cabinet: the DBM's hand-written specification on one long page (spex.html),
-    # its command-line tools on another, and its C++ API made by doxygen under api/, 255;
-    # robots.txt disallows doxygen's alphabetical member indexes (/api/functions*.html, 52),
-    # pages of one template that the crawl's trap judge takes for a template trap.
+    # its command-line tools on another, and its C++ API made by doxygen under api/, 255.
     DocSite("kyotocabinet.test", "kyotocabinet-doc", Path("/usr/share/doc/kyotocabinet-doc/doc"),
-            DEFAULT_DISALLOW + ("/api/functions",), marker="spex.html"),
+            marker="spex.html"),
     # libmongoc: the MongoDB C driver's Sphinx guides and API, a function a page
     # (mongoc_client_new.html, ...), 691.
     DocSite("mongoc.test", "libmongoc-doc", Path("/usr/share/doc/libmongoc-dev/html")),
