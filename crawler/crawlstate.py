@@ -13,6 +13,7 @@ import email.utils
 import json
 import re
 import struct
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
@@ -29,6 +30,10 @@ from crawler.recrawl import CrawlState, RecrawlPolicy
 
 #: Due URLs read per slot asked for, before ordering them by priority.
 DUE_SCAN_FACTOR = 4
+#: States a crawl's store (``WriteBehind``) holds before it writes them in one call.
+WRITE_BATCH = 100
+#: Seconds a state put may wait in a crawl's store before it is written.
+WRITE_DELAY_S = 1.0
 
 
 #: The fields of a ``CrawlState``, in order.
@@ -246,6 +251,75 @@ class CrawlStateStore(ABC):
         chosen = {s.url: s for s in due[:limit]}
         claimed = self.claim(list(chosen), now, now + hold)
         return [chosen[url] for url in claimed]
+
+
+class WriteBehind(CrawlStateStore):
+    """A crawl's ``store``, its puts written ``batch`` states at a time.
+
+    The crawl puts one state a fetch (``crawler.freshness.FreshnessMiddleware``): on
+    SQLite each put was a write transaction of its own on the reactor thread, 29 us of CPU
+    a state against 12 us written 50 at a time (get and put, ``LocalCrawlStateStore``).
+    States put wait here until ``batch`` of them do, the oldest has waited ``delay``
+    seconds (checked at each put), or ``flush``; a read sees them: ``get`` answers from
+    them first (the state put, the same object), and every other read or claim writes them
+    first. Another process (another worker, the URL inspector) sees a state up to
+    ``delay`` seconds later, or at the next ``flush`` (the crawl's on ``spider_idle``);
+    ``close`` writes them. A crawl killed without closing loses the states of its last
+    ``delay`` seconds, as the link store and the index lose their pending batches.
+    """
+
+    def __init__(self, store: CrawlStateStore, batch: int = WRITE_BATCH,
+                 delay: float = WRITE_DELAY_S, clock=time.monotonic):
+        self.store = store
+        self.batch = batch
+        self.delay = delay
+        self.clock = clock
+        self._pending: dict[str, CrawlState] = {}
+        self._since = 0.0  # when the oldest pending state was put
+
+    def get(self, url: str) -> CrawlState | None:
+        state = self._pending.get(url)
+        return state if state is not None else self.store.get(url)
+
+    def put(self, states: Iterable[CrawlState]) -> None:
+        if not self._pending:
+            self._since = self.clock()
+        for state in states:
+            self._pending[state.url] = state
+        if len(self._pending) >= self.batch or self.clock() - self._since >= self.delay:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pending states in one call."""
+        if self._pending:
+            pending, self._pending = self._pending, {}
+            try:
+                self.store.put(pending.values())
+            except BaseException:
+                self._pending = {**pending, **self._pending}  # kept for the next try
+                raise
+
+    def due_urls(self, now: float, limit: int) -> list[CrawlState]:
+        self.flush()
+        return self.store.due_urls(now, limit)
+
+    def claim(self, urls: Sequence[str], now: float, until: float) -> list[str]:
+        self.flush()
+        return self.store.claim(urls, now, until)
+
+    def count_due(self, now: float) -> int:
+        self.flush()
+        return self.store.count_due(now)
+
+    def clear(self) -> None:
+        self._pending.clear()
+        self.store.clear()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self.store.close()
 
 
 class LocalCrawlStateStore(CrawlStateStore):

@@ -24,7 +24,7 @@ from twisted.internet import task
 
 from crawler import aliases
 from crawler.config import config_from_settings
-from crawler.crawlstate import CrawlStateStore, open_crawl_state
+from crawler.crawlstate import CrawlStateStore, WriteBehind, open_crawl_state
 from crawler.frontier.base import request_tier
 from crawler.options import Option, enabled, setting, settings_to_options
 from crawler.recrawl import CrawlState, RecrawlPolicy, observe
@@ -38,15 +38,17 @@ CONDITIONAL_HEADERS = ("If-None-Match", "If-Modified-Since")
 
 
 def store_from_crawler(crawler) -> CrawlStateStore:
-    """The crawl's state store, one per crawler (the middleware and the feeder share it)."""
+    """The crawl's state store, one per crawler (the middleware and the feeder share it):
+    its puts written in batches (``WriteBehind``), and at each ``spider_idle``."""
     store = getattr(crawler, "crawl_state", None)
     if store is None:
         s = crawler.settings
         crawl = s.get("FRONTIER_CRAWL") or crawler.spidercls.name
-        store = open_crawl_state(config_from_settings(s), crawl)
+        store = WriteBehind(open_crawl_state(config_from_settings(s), crawl))
         if aliases.getbool(s, "FRONTIER_RESET"):
             store.clear()
         crawler.crawl_state = store
+        crawler.signals.connect(store.flush, signal=signals.spider_idle)
         if not aliases.getbool(s, "FRONTIER_PERSIST"):
             crawler.signals.connect(store.clear, signal=signals.engine_stopped)
         crawler.signals.connect(store.close, signal=signals.engine_stopped)

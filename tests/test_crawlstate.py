@@ -2,8 +2,9 @@
 
 import pytest
 
-from crawler.crawlstate import LocalCrawlStateStore, RedisCrawlStateStore
+from crawler.crawlstate import LocalCrawlStateStore, RedisCrawlStateStore, WriteBehind
 from crawler.recrawl import CrawlState, RecrawlPolicy
+from harness.clock import FakeClock
 
 H = 3600.0
 
@@ -133,3 +134,51 @@ def test_redis_store_stays_in_compact_encodings_across_partitions(redis_url):
         -(-(len(pack(s)) + 1) // 64) for s in latest if store._where(s.url)[0] == part)
     store.clear()
     assert not list(client.scan_iter(match="crawlstate:compact:*"))
+
+
+def test_write_behind_writes_a_batch_or_after_its_delay_and_reads_see_what_waits(store):
+    clock = FakeClock()
+    behind = WriteBehind(store, batch=3, delay=1.0, clock=clock)
+    first = CrawlState("http://a.test/1", status=200, next_fetch_at=5.0)
+    behind.put([first])
+    assert store.get(first.url) is None  # waiting to be written
+    assert behind.get(first.url) is first
+    behind.put([CrawlState("http://a.test/2", next_fetch_at=50.0)])
+    behind.put([CrawlState("http://a.test/3", next_fetch_at=6.0)])  # a batch: written
+    assert store.get(first.url) == first and store.get("http://a.test/3").next_fetch_at == 6.0
+    behind.put([CrawlState("http://a.test/4", next_fetch_at=7.0)])
+    clock.advance(0.5)
+    behind.put([CrawlState("http://a.test/5", next_fetch_at=8.0)])
+    assert store.get("http://a.test/4") is None
+    clock.advance(0.5)  # the oldest has waited its delay: the next put writes them all
+    behind.put([CrawlState("http://a.test/6", next_fetch_at=60.0)])
+    assert store.get("http://a.test/4") is not None and store.get("http://a.test/6") is not None
+    behind.put([CrawlState("http://a.test/7", next_fetch_at=9.0)])
+    assert behind.count_due(10.0) == 5  # reads write what waits first
+    assert [s.url for s in behind.due_urls(10.0, 2)] == ["http://a.test/1", "http://a.test/3"]
+    behind.put([CrawlState("http://a.test/8", next_fetch_at=9.5)])
+    assert behind.claim(["http://a.test/8"], 10.0, 100.0) == ["http://a.test/8"]
+    behind.put([CrawlState("http://a.test/9", next_fetch_at=1.0)])
+    real_close, closed = store.close, []
+    store.close = lambda: closed.append(store.get("http://a.test/9"))
+    behind.close()  # writes what waits, then closes the store
+    store.close = real_close
+    assert closed and closed[0].next_fetch_at == 1.0
+
+
+def test_write_behind_keeps_what_a_failed_write_held(store):
+    behind = WriteBehind(store, batch=100)
+    behind.put([CrawlState("http://a.test/1", next_fetch_at=5.0)])
+    real_put, calls = store.put, []
+
+    def failing(states):
+        calls.append(list(states))
+        raise ConnectionError("store away")
+
+    store.put = failing
+    with pytest.raises(ConnectionError):
+        behind.flush()
+    store.put = real_put
+    assert len(calls) == 1 and behind.get("http://a.test/1") is not None
+    behind.flush()
+    assert store.get("http://a.test/1").next_fetch_at == 5.0
