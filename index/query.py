@@ -82,7 +82,9 @@ __all__ = [
     "names_identifier",
     "option_after_command",
     "parse",
+    "qualified_parts",
     "relaxations",
+    "whole_or_parts",
     "words_reading",
 ]
 
@@ -382,10 +384,11 @@ class Query:
     @cached_property
     def matching(self) -> Node | None:
         """What a page must hold to match the query as asked: the root, or for a plain
-        query with optional words, its required words."""
-        if not self.optional_words:
+        query with optional words or a qualified name, its required words (``whole_or_parts``)."""
+        words = self.required_words
+        if not self.optional_words and not any(map(qualified_parts, words)):
             return self.root
-        return _conjunction(list(self.required_words))
+        return _conjunction([whole_or_parts(w) for w in words])
 
     @cached_property
     def question(self) -> bool:
@@ -487,9 +490,12 @@ class Query:
     def defined_words(self) -> tuple[Term | Phrase, ...]:
         """The label words of a query short enough to name one thing (at most
         ``MAX_DEFINED_WORDS``): a page whose headings or definition terms hold them all
-        defines it; ``()`` for longer queries."""
+        defines it; ``()`` for longer queries. A qualified name is two: its member and the
+        name qualifying it (``qualified_parts``: ``Util``'s page defining ``del_ws_spc``)."""
         words = self.label_words
-        return words if len(words) <= MAX_DEFINED_WORDS else ()
+        if len(words) > MAX_DEFINED_WORDS:
+            return ()
+        return tuple(part for w in words for part in (qualified_parts(w) or (w,)))
 
     @cached_property
     def compounds(self) -> tuple[str, ...]:
@@ -808,8 +814,9 @@ _FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z\d]{0,3}")
 _CALL = re.compile(r"([A-Za-z_][\w.:]*)\((?=\w)(?![\w.]*=)")
 #: A capital after a small letter: a CamelCase name (``FcFontMatch``, ``optionProcess``).
 _CAMEL = re.compile(r"[a-z][A-Z]")
-#: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``).
-_COMMAND = re.compile(r"[a-z][a-z0-9_.+-]*")
+#: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``; an
+#: interactive shell's magic or an editor's command led by its sign: ``%store``, ``:set``).
+_COMMAND = re.compile(r"[%:]{0,2}[a-z][a-z0-9_.+-]*")
 
 
 def _operator_at(text: str, i: int) -> str:
@@ -1047,15 +1054,9 @@ class _Parser:
             if len(terms) > 1:
                 return Phrase(token.value, tuple(terms))
             return Term(token.value, terms[0]) if terms else None
-        terms = analyze_query_term(token.value)
-        whole = identifier_form(token.value)
-        self.count(max(1, len(terms)) if whole else len(terms))
-        if len(terms) > 1:
-            return Phrase(token.value, tuple(terms), whole)
-        if not terms:
-            return Term(token.value, whole, whole) if whole else None
-        term = Term(token.value, terms[0], whole)
-        return _Free(term) if is_stopword(term.term) else term
+        node = _word_node(token.value)
+        self.count(len(node.terms) if isinstance(node, Phrase) else int(node is not None))
+        return _Free(node) if isinstance(node, Term) and is_stopword(node.term) else node
 
     def count(self, n: int) -> None:
         self.leaves += n
@@ -1165,6 +1166,47 @@ def is_sentence(query: Query) -> bool:
         return False
     return any(t.kind == _WORD and t.value.isascii() and (terms := analyze(t.value))
                and all(map(is_stopword, terms)) for t in query.tokens)
+
+
+#: A qualified name as typed: its qualifier (a module, class or namespace) and its member,
+#: the last two names joined by ``.`` or ``::`` (``Util.del_ws_spc``, ``MPEG::File::strip``).
+_QUALIFIED = re.compile(r"(?:[A-Za-z_]\w*(?:\.|::))*([A-Za-z_]\w*)(?:\.|::)([A-Za-z_]\w*)")
+
+
+def qualified_parts(word: Term | Phrase) -> tuple[Term | Phrase, Term | Phrase] | None:
+    """The name qualifying a qualified name and its member, each a word as the parser
+    reads it (``MPEG::File::strip`` -> ``File``, ``strip``): a reference names a member in
+    a heading of the page of what qualifies it, rarely with its qualifier (a doxygen class
+    page's ``strip()``, a lens page's ``del_ws_spc`` under ``Util``); ``None`` for any
+    other word, a file name among them (``_FILE_NAME``: ``example.i``, ``sources.list``:
+    a file's page need not name its extension apart)."""
+    if not word.whole:
+        return None
+    text = word.word if isinstance(word, Term) else word.text
+    found = _QUALIFIED.fullmatch(text)
+    if found is None or _FILE_NAME.fullmatch(text):
+        return None
+    parts = tuple(_word_node(name) for name in found.groups())
+    return parts if all(parts) else None
+
+
+def whole_or_parts(word: Term | Phrase) -> Node:
+    """A word, or a qualified name written whole or as its member beside the name
+    qualifying it (``qualified_parts``): ``Util.del_ws_spc`` on the page of ``Util``
+    defining ``del_ws_spc``, where plain any-word BM25 finds it too."""
+    parts = qualified_parts(word)
+    return Or((word, And(parts))) if parts else word
+
+
+def _word_node(text: str) -> Term | Phrase | None:
+    """A word as the parser reads it: its terms (several: a phrase) and identifier form."""
+    terms = analyze_query_term(text)
+    whole = identifier_form(text)
+    if len(terms) > 1:
+        return Phrase(text, tuple(terms), whole)
+    if not terms:
+        return Term(text, whole, whole) if whole else None
+    return Term(text, terms[0], whole)
 
 
 def names_identifier(query: Query) -> bool:

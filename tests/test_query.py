@@ -26,6 +26,7 @@ from index.query import (
     names_identifier,
     option_after_command,
     parse,
+    qualified_parts,
     relaxations,
 )
 
@@ -69,6 +70,22 @@ def test_identifiers_keep_their_whole_form():
     assert root("AllowOverride") == Term("AllowOverride", "allowoverrid")
     for text in ("std::vector", "os.path.join", ".gitignore", "->> json"):
         assert str(parse(str(parse(text)))) == str(parse(text))
+
+
+def test_a_qualified_name_is_its_qualifier_and_member():
+    member = Phrase("del_ws_spc", ("del", "ws", "spc"), "del_ws_spc")
+    assert qualified_parts(root("Util.del_ws_spc")) == (Term("Util", "util"), member)
+    assert [str(w) for w in qualified_parts(root("MPEG::File::strip"))] == ["file", "strip"]
+    for text in (".gitignore", "mod_rewrite", "->>", "AllowOverride", "python", "e-mail",
+                 "example.i", "sources.list"):
+        assert qualified_parts(root(text)) is None
+    # the page holding it whole, or its member beside its qualifier, matches
+    query = parse("Util.del_ws_spc lens")
+    whole = root("Util.del_ws_spc")
+    assert query.matching == And((Or((whole, And((Term("Util", "util"), member)))),
+                                  Term("lens", "len")))
+    assert [str(w) for w in query.defined_words] == ["util", "del_ws_spc", "len"]
+    assert parse("python tutorial").matching == parse("python tutorial").root
 
 
 def test_exclusions():

@@ -413,21 +413,36 @@ def test_keywords_on_few_pages_are_followed_by_the_pages_holding_some(backend):
         f"http://a.test/notes-{n}" for n in range(4)}
 
 
-def test_an_identifier_on_few_pages_is_followed_by_its_parts_apart(backend):
+def test_a_qualified_name_matches_its_member_beside_its_qualifier(backend):
     # std.healthy is written whole only in notes that mention it; the reference page
-    # defines "healthy" under the std module: plain any-word BM25 finds it, so must we
+    # defines "healthy" under the std module: plain any-word BM25 finds it, so must we,
+    # among the pages holding the name whole (a page holding one of the two words is not
+    # one of them)
     holding(
         backend,
         [doc("http://v.test/vmod-std", "vmod std",
              "BOOL healthy(BACKEND be) Returns true if the backend be is healthy. "
              "The std module holds the standard functions.")]
         + [doc(f"http://v.test/notes-{n}", f"Upgrade notes {n}",
-               "Replace req.backend.healthy with std.healthy in your VCL.") for n in range(3)],
+               "Replace req.backend.healthy with std.healthy in your VCL.") for n in range(3)]
+        + [doc("http://v.test/probes", "Probes", "A healthy backend answers its probe.")],
     )
     found = urls(backend.search("std.healthy"))
-    assert set(found[:3]) == {f"http://v.test/notes-{n}" for n in range(3)}
-    assert found[3:] == ["http://v.test/vmod-std"]
-    assert found != urls(backend.search('"std healthy"'))  # typed quotes keep their meaning
+    notes = {f"http://v.test/notes-{n}" for n in range(3)}
+    assert set(found[:4]) == notes | {"http://v.test/vmod-std"}
+    assert set(urls(backend.search('"std healthy"'))) == notes  # typed quotes: as typed
+
+
+def test_an_identifier_on_few_pages_is_followed_by_its_parts_apart(backend):
+    # ngx_http_core is written whole on one page; another holds its parts apart: plain
+    # any-word BM25 finds it, so must we, after the page holding it whole
+    holding(
+        backend,
+        [doc("http://n.test/core", "Core module", "The ngx_http_core module sets limits."),
+         doc("http://n.test/http", "HTTP", "The core of the http server; ngx builds.")]
+        + others("n.test", "Other", "nothing to see", 3),
+    )
+    assert urls(backend.search("ngx_http_core")) == ["http://n.test/core", "http://n.test/http"]
 
 
 def test_a_configuration_line_on_few_pages_is_followed_by_its_words_apart(backend):

@@ -496,6 +496,27 @@ def test_the_page_defining_an_identifier_ranks_above_mentions(backend):
         "http://d.test/reference": 1.0, "http://d.test/mentions": 0.0}
 
 
+def test_the_qualifiers_page_defining_a_member_ranks_above_its_uses(backend):
+    # a reference names a member under a heading of its module's (class's) page, rarely
+    # with the qualifier; the pages using it write the qualified name whole
+    holding(backend, [
+        doc("http://l.test/util", "Util",
+            "Generic lenses. del_ws_spc deletes whitespace and writes one space.",
+            headings="Util\ndel_ws\ndel_ws_spc\neol"),
+        *[doc(f"http://l.test/lens-{n}", f"Lens {n}",
+              f"let sep = Util.del_ws_spc in a lens for file {n}; Util.del_ws_spc again.")
+          for n in range(3)],
+        doc("http://l.test/other", "Other", "del_ws_spc and tools for util scripts."),
+    ])
+    found = backend.search("Util.del_ws_spc", explain=True)
+    assert urls(found)[0] == "http://l.test/util"
+    assert found.hits[0].explain["defines_name"]["value"] == 1.0
+    assert set(urls(found)) == {"http://l.test/util", "http://l.test/other",
+                                *(f"http://l.test/lens-{n}" for n in range(3))}
+    found = backend.search("Lens::del_ws_spc", explain=True)  # no page of Lens defines it
+    assert all(h.explain["defines"]["value"] == 0.0 for h in found.hits)
+
+
 def test_a_long_reference_defining_a_named_identifier_ranks_above_mentions(backend):
     # a configuration reference defines hundreds of parameters on one page: BM25's length
     # normalisation gives it a low text score for any one of them, below the short pages
