@@ -250,11 +250,14 @@ class SearchPlan:
         after a command's name (``query.option_after_command``: ``mpicc -show``, its
         option when the literal reading finds more pages or its first page is titled by
         the name, :meth:`_names_its_page`); :meth:`_answers_literally` then decides."""
-        if self.query.matches_nothing or self.literal is None:
+        pasted = looks_pasted(self.query)
+        # the literal reading is parsed only for a query it may answer
+        if (self.query.matches_nothing or not (pasted or excludes(self.query))
+                or self.literal is None):
             return False
-        if looks_pasted(self.query):
+        if pasted:
             return total < self.thresholds.literal_below
-        return excludes(self.query) and (total == 0 or option_after_command(self.query))
+        return total == 0 or option_after_command(self.query)
 
     def _answers_literally(self, run: Callable[[SearchPlan, int, int], Results]) -> bool:
         """Whether the literal reading answers a query :meth:`falls_back` for: it looks

@@ -569,6 +569,40 @@ def test_a_word_is_compiled_only_for_the_fields_some_page_holds_it_in(tmp_path):
     backend.close()
 
 
+def test_a_term_seen_held_is_not_read_again_and_a_term_seen_absent_is(tmp_path):
+    """The compilers of later searches share the terms some page was seen to hold; a term
+    no page held is read again, so a page indexed since is found."""
+    backend = EmbeddedBackend(tmp_path)
+    backend.index([doc("http://h.test/a", "widgets", "configure widgets")])
+    backend.refresh()
+    reads: list[tuple[str, str]] = []
+    first = backend._search.compiler(backend._tantivy().searcher())
+    assert first.doc_freq("body", "widget") == 1
+    first.word(parse("widgets").root, first.field_weights)
+    first.word(parse("gadgets").root, first.field_weights)
+    assert ("body", "widget") in backend._search.held
+    assert ("title", "gadget") not in backend._search.held
+
+    class Counting:
+        def __init__(self, searcher):
+            self.searcher = searcher
+
+        def doc_freq(self, name, term):
+            reads.append((name, term))
+            return self.searcher.doc_freq(name, term)
+
+    later = backend._search.compiler(Counting(backend._tantivy().searcher()))
+    later.word(parse("widgets").root, later.field_weights)
+    assert ("body", "widget") not in reads and ("title", "widget") not in reads
+    backend.index([doc("http://h.test/b", "gadgets", "gadgets beside widgets")])
+    backend.refresh()
+    later = backend._search.compiler(Counting(backend._tantivy().searcher()))
+    later.word(parse("gadgets").root, later.field_weights)
+    assert ("title", "gadget") in reads and ("title", "gadget") in backend._search.held
+    assert [h.url for h in backend.search("gadgets").hits] == ["http://h.test/b"]
+    backend.close()
+
+
 def test_blocks_of_body_anchors_and_headings_keep_a_gap_between_them():
     from index.analysis import BLOCK_BREAK
     from index.engines.elasticsearch.mapping import blocks

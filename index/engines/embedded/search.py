@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import tantivy
 
 from index.base import FACET_SIZE, Hit, Results
-from index.engines.embedded.query import TantivyCompiler
+from index.engines.embedded.query import HeldTerms, TantivyCompiler
 from index.engines.embedded.schema import address_key, fast_name, stored_hit
 from index.engines.embedded.vectors import VECTORS_AT
 from index.fields import FACET_FIELDS, home_lead, keyword_key
@@ -94,15 +94,19 @@ class TantivySearch:
         self.index = index
         self.suggest = suggest
         self.vectors = vectors
+        #: The terms the index was seen to hold, for every search's compiler.
+        self.held = HeldTerms()
 
     def compiler(self, searcher: tantivy.Searcher | None = None,
                  parsed: Query | None = None) -> TantivyCompiler:
         """A query compiler for the index's schema with the engine's field weights (for
         ``parsed``, those it scores with: ``FieldWeights.for_query``); given the search's
-        ``searcher``, one that leaves out the fields where a word is in no page."""
+        ``searcher``, one that leaves out the fields where a word is in no page (the terms
+        earlier searches found held not read again)."""
         o = self.options
         weights = o.field_weights if parsed is None else o.field_weights.for_query(parsed)
-        return TantivyCompiler(self.index().schema, weights, o.compound_fields, searcher)
+        return TantivyCompiler(self.index().schema, weights, o.compound_fields, searcher,
+                               self.held)
 
     def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
                started: float) -> Results:
