@@ -25,6 +25,10 @@ the ground truth:
   time: both crawls fetch everything within the budgets).
 
     python bench/crawl_value.py [--hosts 6] [--pages 150] [--concurrency 4] [--quick]
+                                [--set NAME=VALUE]
+
+``--set``: a setting of both crawls (e.g. ``QUALITY_TEMPLATE_GROWTH_SHARE=0``, the template
+trap judge without its growth condition), to compare a judge's settings on the same web.
 """
 
 from __future__ import annotations
@@ -47,8 +51,9 @@ DELAY = 0.05
 
 
 def crawl(kind: str, web, seeds: list[str], workdir: Path, concurrency: int,
-          timeout: float) -> tuple[list[dict], dict, Path]:
-    """One crawl of the test web; returns its request-log lines, its stats and data dir."""
+          timeout: float, extra: dict[str, str] | None = None) -> tuple[list[dict], dict, Path]:
+    """One crawl of the test web (``extra``: more settings); returns its request-log lines,
+    its stats and data dir."""
     data_dir = workdir / kind
     data_dir.mkdir()
     migrate(data_dir)
@@ -62,6 +67,7 @@ def crawl(kind: str, web, seeds: list[str], workdir: Path, concurrency: int,
         "LOG_FILE": str(data_dir / "crawl.log"),
         "LOG_LEVEL": "INFO",
         "CLOSESPIDER_TIMEOUT": int(timeout),
+        **(extra or {}),
     }
     before = len(web.read_log())
     started = time.monotonic()
@@ -172,7 +178,11 @@ def main() -> None:
     parser.add_argument("--save", type=Path,
                         help="write each crawl's request log (<kind>.jsonl) and crawl log "
                              "(<kind>.log: stats, retries, timeouts) here")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of both crawls (e.g. "
+                             "QUALITY_TEMPLATE_GROWTH_SHARE=0); repeatable")
     args = parser.parse_args()
+    extra = dict(item.split("=", 1) for item in args.set)
     if args.quick:
         args.hosts, args.pages = 4, 80
     with tempfile.TemporaryDirectory(prefix="crawl-value-") as tmp, \
@@ -186,7 +196,7 @@ def main() -> None:
         results = {}
         for kind in ("depth", "value"):
             lines, stats, data_dir = crawl(kind, web, seeds, workdir, args.concurrency,
-                                           args.timeout)
+                                           args.timeout, extra)
             if args.save:
                 args.save.mkdir(parents=True, exist_ok=True)
                 (args.save / f"{kind}.jsonl").write_text(
@@ -236,6 +246,8 @@ def main() -> None:
         out["pagerank_ratio_at_25"] = round(
             out["pagerank_mass_at_25"] / max(out["baseline_pagerank_mass_at_25"], 1e-9), 3)
         out.update(hosts=args.hosts, pages=args.pages, concurrency=args.concurrency)
+        if extra:
+            out["settings"] = extra
     print(json.dumps(out))
 
 
