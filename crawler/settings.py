@@ -448,6 +448,7 @@ QUALITY_ENABLED = True
 QUALITY_TEMPLATE_MIN_NOVELTY = 0.15  # share of new shingles under which a page adds nothing
 QUALITY_TEMPLATE_MIN_PAGES = 10  # pages of a pattern before it can be called a trap
 QUALITY_TEMPLATE_TRAP_SHARE = 0.8  # share of a pattern's pages that added nothing
+QUALITY_TEMPLATE_GROWTH_SHARE = 0.5  # share of them that grew its family: an unbounded one
 # a host's spam verdict waits for SAMPLE_PAGES content pages (navigation pages left out;
 # till then its pages are crawled at normal priority) and cuts the host when the judge is
 # VERDICT_CONFIDENCE sure that SPAM_SHARE of its pages trip the rules (given its sample);
@@ -460,7 +461,7 @@ QUALITY_DRY_RUN = False  # verdicts (spam, template trap) stored and logged, nev
 QUALITY_TEMPLATE_MAX_PATTERNS = 10_000  # URL patterns followed (least recently seen forgotten)
 QUALITY_TEMPLATE_MAX_SHINGLES = 1_000  # shingles kept per pattern (its first pages' content)
 QUALITY_TEMPLATE_SHINGLE_BUDGET = 300_000  # shingles over all patterns (~25 MB); LRU beyond
-QUALITY_TEMPLATE_MAX_URLS = 200_000  # URLs remembered as counted (recrawls count once)
+QUALITY_TEMPLATE_MAX_URLS = 200_000  # URLs remembered as counted, and as known to their pattern
 QUALITY_MAX_HOSTS = 100_000  # hosts whose spam tallies, scores and probes are kept
 QUALITY_MAX_LINK_TALLY = 256  # linked hosts and link targets counted per host (most kept)
 QUALITY_LINK_TALLY_BUDGET = 150_000  # those over all hosts (~25 MB); past it, stale hosts keep 8

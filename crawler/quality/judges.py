@@ -9,8 +9,13 @@ wires them into a crawl) and keeps bounded state in this process:
   content to their *URL pattern* (``crawler.quality.traps.url_pattern``: digits folded, query
   parameter names kept). Novelty = the share of a page's word 3-shingles, digits folded,
   that the pattern has not shown before; texts of any length count (a text shorter than a
-  shingle is one shingle). A pattern with ``min_pages`` pages of which ``trap_share`` added
-  less than ``min_novelty`` is a trap.
+  shingle is one shingle). A trap is an unbounded family of such pages: a pattern with
+  ``min_pages`` pages of which ``trap_share`` added less than ``min_novelty`` and
+  ``growth_share`` *grew its family* (the page was not linked by a page of its pattern
+  before, or links a page of it that none did: a calendar's pages each link a day not
+  linked before). A finite family whose pages all link each other (a member index, a page
+  per initial, each with the same tab bar of initials) stops growing after its first page,
+  and is no trap however alike its pages read.
 - ``is_soft_404``: a 200 answer whose title or first line is a "not found" template.
 - ``SpamJudge``: content and link features per page (keyword stuffing, title-term stuffing of
   thin pages, text hidden with CSS, thin pages linking mostly off-host, a host's link
@@ -28,6 +33,7 @@ import math
 import re
 import sys
 from collections import Counter, OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import ClassVar, NamedTuple
@@ -53,6 +59,8 @@ _FOLDED_WORD = re.compile(r"[\w#]+")
 #: An odd 64-bit constant (the golden ratio's) that mixes a shingle's word hashes in order.
 _SHINGLE_MIX = np.uint64(0x9E3779B97F4A7C15)
 _DIGITS = re.compile(r"\d+")
+#: Where a URL's pattern stops being its literal text: a digit of its path, or its query.
+_PATTERN_VARIES = re.compile(r"[\d?]")
 _NOT_FOUND = re.compile(
     r"\b(404|not found|page (?:does not|doesn't|no longer) exists?|could not be found|"
     r"cannot be found|no longer available|nothing (?:was )?found)\b", re.I)
@@ -111,28 +119,47 @@ def template_shingles(text: str, size: int = 3, words: list[str] | None = None) 
 class _Pattern:
     pages: int = 0
     stale: int = 0
+    grew: int = 0
     shingles: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
 class Novelty:
-    """How much a page added to its URL pattern; ``trapped`` is set on the page that makes
-    its pattern a trap (once per pattern)."""
+    """How much a page added to its URL pattern, and whether it grew the pattern's family
+    (``grew``); ``trapped`` is set on the page that makes its pattern a trap (once per
+    pattern)."""
 
     pattern: str
     novelty: float
     stale: bool
     trapped: bool = False
+    grew: bool = False
+
+
+def _url_key(url: str) -> int:
+    return xxhash.xxh64_intdigest(url.encode("utf-8", "surrogatepass"))
+
+
+def pattern_prefix(url: str) -> str:
+    """The start of ``url`` that every URL of its pattern (``url_pattern``) shares with it
+    when written with the same scheme: up to the first digit of its path, or its query."""
+    path_at = url.find("/", url.find("//") + 2 if "//" in url else 0)
+    if path_at < 0:
+        return url
+    varies = _PATTERN_VARIES.search(url, path_at)
+    return url[:varies.start()] if varies else url
 
 
 class TemplateTraps:
-    """Per URL pattern: the share of each page's content that is new (see the module)."""
+    """Per URL pattern: the share of each page's content that is new, and whether the
+    pattern's family still grows (see the module)."""
 
     #: Setting -> option; the defaults are in crawler/settings.py.
     SETTINGS: ClassVar[dict[str, Option]] = {
         "QUALITY_TEMPLATE_MIN_NOVELTY": ("min_novelty", float),
         "QUALITY_TEMPLATE_MIN_PAGES": ("min_pages", int),
         "QUALITY_TEMPLATE_TRAP_SHARE": ("trap_share", float),
+        "QUALITY_TEMPLATE_GROWTH_SHARE": ("growth_share", float),
         "QUALITY_TEMPLATE_MAX_PATTERNS": ("max_patterns", int),
         "QUALITY_TEMPLATE_MAX_SHINGLES": ("max_shingles", int),
         "QUALITY_TEMPLATE_SHINGLE_BUDGET": ("shingle_budget", int),
@@ -140,10 +167,12 @@ class TemplateTraps:
     }
 
     def __init__(self, *, min_novelty: float, min_pages: int, trap_share: float,
-                 max_patterns: int, max_shingles: int, shingle_budget: int, max_urls: int):
+                 growth_share: float, max_patterns: int, max_shingles: int,
+                 shingle_budget: int, max_urls: int):
         self.min_novelty = min_novelty
         self.min_pages = min_pages
         self.trap_share = trap_share
+        self.growth_share = growth_share
         self.max_patterns = max_patterns
         self.max_shingles = max_shingles
         self.shingle_budget = shingle_budget
@@ -152,18 +181,21 @@ class TemplateTraps:
         self._shingles_held = 0
         # the URLs counted lately (xxh64): at least max_urls // 2, in fixed memory
         self._urls = RecentKeys(max(1, max_urls // 2))
+        # the URLs known to their pattern's family: fetched, or linked from a page of it
+        self._members = RecentKeys(max(1, max_urls // 2))
         self.trapped: set[str] = set()
 
     def _forget_oldest(self) -> None:
         _, forgotten = self._patterns.popitem(last=False)
         self._shingles_held -= len(forgotten.shingles)
 
-    def observe(self, url: str, text: str,
-                shingles: np.ndarray | None = None) -> Novelty | None:
+    def observe(self, url: str, text: str, shingles: np.ndarray | None = None,
+                links: Iterable[str] | None = None) -> Novelty | None:
         """Record one fetched page; None when this URL was already counted (a recrawl).
         ``shingles``: ``template_shingles(text)`` when already computed (by an extraction
-        worker)."""
-        if not self._urls.add(xxhash.xxh64_intdigest(url.encode("utf-8", "surrogatepass"))):
+        worker); ``links``: the page's outlinks (canonical URLs; without them a page grows
+        its family only by not being known to it)."""
+        if not self._urls.add(_url_key(url)):
             return None  # counted lately: a recrawl
         pattern = url_pattern(url)
         state = self._patterns.get(pattern)
@@ -186,14 +218,30 @@ class TemplateTraps:
             while self._shingles_held > self.shingle_budget and len(self._patterns) > 1:
                 self._forget_oldest()
         state.pages += 1
-        # the first page of a pattern is its template: new by definition, never stale
+        # the first page of a pattern is its template: new by definition, never stale, and
+        # the family it links is where the family starts
         stale = state.pages > 1 and novelty < self.min_novelty
+        grew = self._grows(url, pattern, links) and state.pages > 1
         state.stale += stale
+        state.grew += grew
         trapped = (pattern not in self.trapped and state.pages >= self.min_pages
-                   and state.stale >= self.trap_share * state.pages)
+                   and state.stale >= self.trap_share * state.pages
+                   and state.grew >= self.growth_share * state.pages)
         if trapped:
             self.trapped.add(pattern)
-        return Novelty(pattern, novelty, stale, trapped)
+        return Novelty(pattern, novelty, stale, trapped, grew)
+
+    def _grows(self, url: str, pattern: str, links: Iterable[str] | None) -> bool:
+        """Whether the page at ``url`` grows its pattern's family: no page of the pattern
+        linked it before, or it links a page of the pattern that none did. Its links of
+        the pattern are known to the family from now on."""
+        grew = self._members.add(_url_key(url))
+        if links:
+            prefix = pattern_prefix(url)
+            for link in links:
+                if link.startswith(prefix) and url_pattern(link) == pattern:
+                    grew |= self._members.add(_url_key(link))
+        return grew
 
 
 def is_soft_404(title: str, text: str, max_tokens: int = 60) -> bool:

@@ -185,7 +185,8 @@ class QualityPipeline:
 
     def _judge_template(self, item: PageItem, url: str, netloc: str, action: str) -> None:
         features = item.text_features
-        novelty = self.traps.observe(url, item.text, features and features.template_shingles)
+        novelty = self.traps.observe(url, item.text, features and features.template_shingles,
+                                     [link.url for link in item.links])
         if novelty is None:
             return
         # novelty within the host's own patterns: a copy of another host's page may be the
@@ -222,11 +223,12 @@ class QualityPipeline:
         if self.verdicts is not None:
             self.verdicts.put(Verdict(
                 netloc, TEMPLATE_TRAP, 1.0,
-                reasons=tuple(f"{p}: pages differ only in dates, numbers or a few words"
-                              for p in patterns),
+                reasons=tuple(f"{p}: pages differ only in dates, numbers or a few words, "
+                              "and keep linking to more of them" for p in patterns),
                 action=action, detail={
                     "patterns": list(patterns), "min_pages": self.traps.min_pages,
                     "trap_share": self.traps.trap_share,
+                    "growth_share": self.traps.growth_share,
                     "min_novelty": self.traps.min_novelty}))
 
     def _note_novelty(self, netloc: str, novelty: float) -> None:
