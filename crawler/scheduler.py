@@ -774,7 +774,8 @@ class FrontierScheduler(BaseScheduler):
             self.frontier.done_many(reports)
             # the engine asks again only once a response is processed (spider, pipelines):
             # a wake-up for the host due first, whichever it is, keeps the due hosts' gaps
-            # from waiting on that
+            # from waiting on that; it comes FRONTIER_LEASE_AHEAD before, as a poll's does,
+            # so that the request is in the download handler when the host is due
             due = self.frontier.due_in()
         except store_down() as exc:
             self._store_down(exc)
@@ -782,7 +783,7 @@ class FrontierScheduler(BaseScheduler):
         for _ in reports:
             self._done.popleft()
         if due is not None:
-            self._wake_in(max(due, MIN_WAKE_S))
+            self._wake_in(max(due - self.lease_ahead, MIN_WAKE_S))
 
     def _guarded(self, fn) -> None:
         """Run a timer's ``fn``; a store outage is logged once and the timer keeps going."""

@@ -370,6 +370,30 @@ def test_responses_of_one_turn_are_reported_in_one_call(sched, monkeypatch):
     sched.crawler = None
 
 
+def test_a_report_wakes_the_engine_ahead_of_its_host(monkeypatch):
+    """The wake-up after the finished leases are reported comes ``lease_ahead`` before the
+    host is due, as a poll's does: the engine asks for the host's next request after its
+    page is processed (spider, pipelines), later than that, and woken only when the host
+    is due, its request went through the engine and the download slot after it."""
+    turn = Turn()
+    monkeypatch.setattr("crawler.scheduler.call_later", turn.call_later)
+    frontier = LocalFrontier(None, **options(
+        bloom_capacity=10_000, politeness=politeness(default_delay=1.0, latency_factor=0)))
+    s = scheduler(frontier, stats=Stats(), buffer_size=6, poll_interval=0, lease_ahead=0.2)
+    s.spider = Spider()
+    for path in ("/1", "/2"):
+        s.enqueue_request(scrapy.Request(f"http://a.test{path}", callback=s.spider.parse))
+    first = s.next_request()
+    s.crawler = object()  # in a crawl: the report waits for the reactor's turn
+    reported = time.monotonic()
+    fetch(s, first, HtmlResponse(first.url, body=b"", request=first))
+    turn.end()
+    [(delay, fn, _)] = turn.calls
+    assert fn.__name__ == "wake"
+    assert 0.8 - (time.monotonic() - reported) - 0.01 < delay <= 0.8
+    s.crawler = None
+    frontier.close()
+
 def test_a_url_refused_when_leased_gives_its_page_of_budget_back(sched):
     """small.test may have 2 pages: a URL its robots.txt disallows, found before the
     robots.txt was, took one of them; refused when leased, it gives it back, and the page
