@@ -534,6 +534,29 @@ DOC_SITES: tuple[DocSite, ...] = (
     # SimPy 2: the process simulation library's manuals and bank tutorials (Sphinx), a
     # manual a page, 33.
     DocSite("simpy.test", "python-simpy-doc", Path("/usr/share/doc/python-simpy-doc/html")),
+    # The twenty-second sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # H2: the Java SQL database's API made by javadoc, a class a page
+    # (org/h2/tools/Server.html, ...), with its package, tree and index pages, 135.
+    DocSite("h2.test", "libh2-java-doc", Path("/usr/share/doc/libh2-java/api")),
+    # Calendar: an OCaml date and time library's API made by odoc, a module or module type
+    # a page, each an index.html in its own directory (calendar/CalendarLib/Date/), 84 (14
+    # of them, the CalendarLib__* alias pages, linked from no page).
+    DocSite("ocaml-calendar.test", "libcalendar-ocaml-doc",
+            Path("/usr/share/doc/libcalendar-ocaml/_html")),
+    # Scheme 48: the Scheme implementation's reference manual made by tex2page, a chapter a
+    # page titled only by the manual's name (manual-Z-H-5.html, ...); the root a listing, 12.
+    DocSite("scheme48.test", "scheme48-doc", Path("/usr/share/doc/scheme48/html"),
+            marker="manual.html"),
+    # Vala: the programming language's reference manual, a chapter a page (Classes.html,
+    # Attributes.html, ...), installed as a devhelp book, 19.
+    DocSite("vala.test", "vala-0.56-doc", Path("/usr/share/devhelp/books/vala-0.56")),
+    # GNU CLISP: the Common Lisp implementation's notes on one 3.7 MB page (impnotes.html,
+    # DocBook) and the clisp and clisp-link man pages; the root a listing, 3.
+    DocSite("clisp.test", "clisp-doc", Path("/usr/share/doc/clisp/doc"),
+            marker="impnotes.html"),
+    # GNATColl: the Ada component collection's Sphinx manual, a package a chapter
+    # (traces.html, vfs.html, ...), 26.
+    DocSite("gnatcoll.test", "libgnatcoll-doc", Path("/usr/share/doc/libgnatcoll-doc/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
