@@ -330,7 +330,23 @@ class SearchPlan:
         (one reading's results): the operator reading, then the literal one when it finds
         too few and the words find more; then, with semantic matching, the first results
         re-ranked with their best sections' similarity, the hits of the page asked for
-        made from that order."""
+        made from that order. Partial (:attr:`Results.partial`) when any search it ran
+        was: a reading chosen over another by a count that a time budget cut short is no
+        complete answer either."""
+        cut_short: list[bool] = []
+
+        def recorded(plan: SearchPlan, at: int, count: int) -> Results:
+            answer = run(plan, at, count)
+            cut_short.append(answer.partial)
+            return answer
+
+        results = self._execute(recorded, page, size)
+        results.partial = any(cut_short)
+        return results
+
+    def _execute(self, run: Callable[[SearchPlan, int, int], Results], page: int,
+                 size: int) -> Results:
+        """:meth:`execute`'s results, before it marks them partial."""
         match = self.sections
         if match is None or page * size > match.depth or not self.query.words():
             results = self._read(run, page, size)

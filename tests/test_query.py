@@ -728,3 +728,30 @@ def test_a_sentence_without_question_words_is_read_as_a_question():
                  '"list the callers" of each function rather than the functions it calls'):
         q = parse(text)
         assert not is_sentence(q) and not q.question, text
+
+
+def test_a_plan_is_partial_when_a_search_it_chose_by_was_cut_short():
+    """A pasted command's operator reading cut short by the time budget finds too few, so
+    the plan answers with its literal reading: that answer is partial too, for the
+    reading it replaced might have found enough. (The same holds for the words reading
+    run after a cut-short count: on a real cluster such a query's total differed from the
+    unhurried one, unflagged, in tests/test_elasticsearch.py's time-budget test.)"""
+    from index.base import Hit, Results
+    from index.plan import SearchPlan, Thresholds
+    from index.signals import Ranker
+
+    plan = SearchPlan.of(parse("tar -xzf archive.tar.gz"), Thresholds(),
+                         Ranker.for_engine("embedded"))
+    assert plan.literal is not None
+
+    def run(reading, page, size):
+        literal = reading is plan.literal
+        results = Results(query="", hits=[], total=5 if literal else 1, page=page,
+                          size=size, partial=not literal)
+        for i in range(min(size, results.total)):
+            reading.take(results, str(i), "", lambda i=i: Hit(
+                id=str(i), url=f"http://a.test/{i}", title="", snippet="", score=1.0))
+        return results
+
+    results = plan.execute(run)
+    assert results.total == 5 and results.partial
