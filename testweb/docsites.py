@@ -557,6 +557,28 @@ DOC_SITES: tuple[DocSite, ...] = (
     # GNATColl: the Ada component collection's Sphinx manual, a package a chapter
     # (traces.html, vfs.html, ...), 26.
     DocSite("gnatcoll.test", "libgnatcoll-doc", Path("/usr/share/doc/libgnatcoll-doc/html")),
+    # The twenty-third sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # execline: the scripting language's hand-written pages, a command a page (ifelse.html,
+    # forbacktickx.html, ...), 62.
+    DocSite("execline.test", "execline-doc", Path("/usr/share/doc/execline"),
+            marker="index.html"),
+    # cc65: the 6502 C compiler's manuals made by LinuxDoc-Tools, a tool or target machine a
+    # page (ca65.html, ld65.html, c64.html, funcref.html, ...), 48.
+    DocSite("cc65.test", "cc65-doc", Path("/usr/share/doc/cc65/html")),
+    # mod_perl 2: the Apache module's user and developer guides and its Perl API made by
+    # pod2html, a module a page (docs/2.0/api/Apache2/RequestRec.html, ...); the root an
+    # index titled "NAME", 107.
+    DocSite("modperl.test", "libapache2-mod-perl2-doc",
+            Path("/usr/share/doc/libapache2-mod-perl2-doc"), marker="index.html"),
+    # Asciidoctor: the Ruby text processor's API made by RDoc, a class or module a page
+    # (Asciidoctor/Extensions/Registry.html, ...), 111.
+    DocSite("asciidoctor.test", "asciidoctor-doc", Path("/usr/share/doc/asciidoctor-doc/html")),
+    # Gambit: the Scheme compiler's texinfo manual on one 1.6 MB page (gambit.html) and an
+    # example's page; the root a listing, 2.
+    DocSite("gambit.test", "gambc-doc", Path("/usr/share/doc/gambc"), marker="gambit.html"),
+    # dbus-python: the D-Bus binding's Sphinx tutorial and API, a module a page
+    # (tutorial.html, dbus.service.html, ...), 22.
+    DocSite("dbus-python.test", "python-dbus-doc", Path("/usr/share/doc/python-dbus-doc/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
