@@ -169,10 +169,17 @@ DOWNLOADER_MIDDLEWARES = {
     # middleware of DOWNLOADER_MIDDLEWARES_BASE and DOWNLOADER_MIDDLEWARES (None or not),
     # and its module imports tldextract (0.05 s of CPU at every start)
     "crawler.fetch.CookiesMiddleware": 700,
+    # Scrapy's, for less CPU a page (crawler/fetch.py): a page whose first bytes cannot
+    # hold a meta refresh is not decoded to look for one; a request is not written out to
+    # count its bytes
+    "crawler.fetch.MetaRefreshMiddleware": 580,
+    "crawler.fetch.DownloaderStats": 850,
 }
-DOWNLOADER_MIDDLEWARES_BASE = {  # Scrapy's but CookiesMiddleware (see DOWNLOADER_MIDDLEWARES)
+DOWNLOADER_MIDDLEWARES_BASE = {  # Scrapy's but those crawler/fetch.py stands in for
     k: v for k, v in default_settings.DOWNLOADER_MIDDLEWARES_BASE.items()
-    if k != "scrapy.downloadermiddlewares.cookies.CookiesMiddleware"
+    if k not in ("scrapy.downloadermiddlewares.cookies.CookiesMiddleware",
+                 "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware",
+                 "scrapy.downloadermiddlewares.stats.DownloaderStats")
 }
 ITEM_PIPELINES = {
     # exact + near duplicates -> cluster ids, aliases

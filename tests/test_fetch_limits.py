@@ -118,3 +118,80 @@ def test_ssrf_refusals_counted_robots_ignores_not():
     assert mw.stats.get_value("ssrf/refused") == 1
     assert mw.stats.get_value("ssrf/refused/private") == 1
     assert mw.stats.get_value("fetch/error/ignored") is None
+
+
+# -- Scrapy's meta refresh and downloader stats, for less CPU ------------------------------
+
+def _refresh_pair():
+    from scrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware as Scrapys
+    from scrapy.utils.test import get_crawler
+
+    from crawler.fetch import MetaRefreshMiddleware
+
+    crawler = get_crawler()
+    return MetaRefreshMiddleware.from_crawler(crawler), Scrapys.from_crawler(crawler)
+
+
+def _page(body: bytes, charset: str = "utf-8", url: str = "http://a.test/p") -> HtmlResponse:
+    return HtmlResponse(url, body=body, request=Request(url),
+                        headers={"Content-Type": f"text/html; charset={charset}"})
+
+
+REFRESH = '<meta http-equiv="{}" content="0; url=/next">'
+PAGES = [
+    ("<html><head><title>No refresh</title></head><body>text</body></html>", "utf-8"),
+    ("<html><head>" + REFRESH.format("refresh") + "</head></html>", "utf-8"),
+    ("<html><head>" + REFRESH.format("REFRESH") + "</head></html>", "utf-8"),
+    ("<html><head>" + REFRESH.format("ReFrEsH") + "</head></html>", "utf-8"),
+    ("<html><head><!-- " + REFRESH.format("refresh") + " --></head></html>", "utf-8"),
+    # past 4096 bytes but within Scrapy's 4096 characters: found by both
+    ("<html><head><title>" + "é" * 3000 + "</title>" + REFRESH.format("refresh"), "utf-8"),
+    ("<html><head><title>" + "x" * 5000 + "</title>" + REFRESH.format("refresh"), "utf-8"),
+    ("<html><head><title>日本語</title>" + REFRESH.format("refresh") + "</head></html>",
+     "shift_jis"),
+    ("<html><head>" + REFRESH.format("refresh") + "</head></html>", "utf-16"),
+    ("<html><head>" + REFRESH.format("refresh") + "</head></html>", "iso-2022-jp"),
+]
+PAGES = [(text.encode(charset), charset) for text, charset in PAGES] + [
+    # an escape that ISO-2022-JP drops when decoding: the bytes do not spell "refresh"
+    (b"<html><head>" + REFRESH.format("ref\x1b(Bresh").encode() + b"</head></html>",
+     "iso-2022-jp"),
+    # HZ drops "~" and the line end after it
+    (b"<html><head>" + REFRESH.format("ref~\nresh").encode() + b"</head></html>", "hz"),
+]
+
+
+@pytest.mark.parametrize(("body", "charset"), PAGES)
+def test_meta_refresh_as_scrapys(body, charset):
+    ours, scrapys = _refresh_pair()
+    request = Request("http://a.test/p")
+    mine = ours.process_response(request, _page(body, charset))
+    theirs = scrapys.process_response(request, _page(body, charset))
+    assert type(mine) is type(theirs)
+    if isinstance(theirs, Request):
+        assert mine.url == theirs.url == "http://a.test/next"
+
+
+def test_a_page_without_refresh_is_not_decoded():
+    ours, _ = _refresh_pair()
+    page = _page(b"<html><head><title>Plain</title></head><body>" + b"word " * 2000)
+    assert ours.process_response(Request(page.url), page) is page
+    assert page._cached_ubody is None  # Scrapy's decodes the whole body to look
+
+
+def test_request_size_is_its_http_representation():
+    from scrapy.utils.request import request_httprepr
+
+    from crawler.fetch import request_size
+
+    requests = [
+        Request("http://a.test/"),
+        Request("http://A.Test:8080/x/y;p=1?q=2&r=%C3%A9#frag"),
+        Request("https://b.test", method="POST", body=b"abc=1"),
+        Request("http://c.test/p", headers={"X": ["1", "2"], "User-Agent": "ua"}),
+        Request("http://d.test/ü/ä?ß=1"),
+        Request("http://e.test/a", headers={"Empty": []}),
+        Request("http://[::1]:80/v6?x", headers={"Referer": "http://x.test/"}),
+    ]
+    for request in requests:
+        assert request_size(request) == len(request_httprepr(request)), request
