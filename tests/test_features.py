@@ -65,6 +65,17 @@ def test_template_shingles_are_the_same_in_every_process():
     assert np.array_equal(theirs, template_shingles(text))
 
 
+def test_template_shingles_of_split_words_fold_digits_as_of_the_text():
+    from crawler.quality.dedup.text import words
+
+    for text in ("Calendar for 2026-03-01: nothing planned. Calendar for March, day 1, 2026.",
+                 "Release 2.19.0 of v2beta3 on x86_64, then 2.19.1", "one 2", "3 4 5", ""):
+        split = words(text)
+        assert np.array_equal(template_shingles(text, words=split), template_shingles(text))
+        assert np.array_equal(template_shingles(text, words=split),
+                              template_shingles(text, words=split))  # the cached hashes
+
+
 def test_features_from_the_workers_are_what_the_pipelines_compute(web, pool):
     dedup = Deduplicator.from_settings(None)
     for response in responses(web)[:30]:

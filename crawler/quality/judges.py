@@ -43,7 +43,7 @@ import xxhash
 
 from crawler.bounded import RecentKeys
 from crawler.options import Option
-from crawler.quality.dedup.text import word_hashes
+from crawler.quality.dedup.text import word_hash, word_hashes
 from crawler.quality.traps import url_pattern
 
 #: The User-Agent of a cloaking probe: a page fetched again as a browser asks for it.
@@ -94,19 +94,40 @@ def folded_tokens(text: str, words: list[str] | None = None) -> list[str]:
     return _FOLDED_WORD.findall(_DIGITS.sub("#", text.lower().replace("#", " ")))
 
 
+class _FoldedHashes(dict):
+    """Word -> the ``word_hash`` of its ``folded_tokens`` form, filled on first use and
+    started over at ``max_size`` words (the size of ``word_hashes``' own cache): a page's
+    split words are hashed folded without joining, folding and splitting them again."""
+
+    max_size = 16_384
+
+    def __missing__(self, word: str) -> int:
+        if len(self) >= self.max_size:
+            self.clear()
+        value = self[word] = word_hash(_DIGITS.sub("#", word))
+        return value
+
+
+_folded_hashes = _FoldedHashes()
+
+
 def template_shingles(text: str, size: int = 3, words: list[str] | None = None) -> np.ndarray:
     r"""The 64-bit hashes of the word ``size``-shingles of ``text``'s ``folded_tokens`` (one
     for a shorter text), as a ``uint64`` array: each word hashed once (xxh3, the same in
     every process, so an extraction worker computes them for the crawl process), a
     shingle's hash mixed from its words' in numpy (a hash per joined shingle cost 3 us a
     word). ``words``: the ``\w+`` words of the lower-cased text, when already split."""
-    tokens = folded_tokens(text, words)
-    if len(tokens) < size:
-        if not tokens:
-            return np.empty(0, dtype=np.uint64)
-        return np.array([xxhash.xxh3_64_intdigest(" ".join(tokens).encode("utf-8"))],
-                        dtype=np.uint64)
-    words = word_hashes(tokens)
+    if words is not None and len(words) >= size:
+        # a \w+ word holds no space: folded one by one, the words fold as the joined text
+        words = np.fromiter(map(_folded_hashes.__getitem__, words), np.uint64, len(words))
+    else:
+        tokens = folded_tokens(text, words)
+        if len(tokens) < size:
+            if not tokens:
+                return np.empty(0, dtype=np.uint64)
+            return np.array([xxhash.xxh3_64_intdigest(" ".join(tokens).encode("utf-8"))],
+                            dtype=np.uint64)
+        words = word_hashes(tokens)
     n = len(words) - size + 1
     mixed = words[:n].copy()
     for k in range(1, size):

@@ -90,6 +90,11 @@ class _HashCache(dict):
 _hash_cache = _HashCache()
 
 
+def word_hash(token: str) -> int:
+    """The stable 64-bit hash of one token, as ``word_hashes`` gives it."""
+    return _hash_cache[token]
+
+
 def word_hashes(tokens: list[str]) -> np.ndarray:
     """A stable 64-bit hash per token (xxh3 of its UTF-8 bytes), as a ``uint64`` array."""
     return np.fromiter(map(_hash_cache.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
