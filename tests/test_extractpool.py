@@ -68,6 +68,27 @@ def test_an_error_reaches_its_caller_only(pool):
     assert [f.result(timeout=60)[1].title for f in good] == [f"Page {n}" for n in range(2, 6)]
 
 
+def test_extract_awaited_on_an_asyncio_loop(pool):
+    """``extract`` awaited where an asyncio loop runs (the asyncio reactor's): each page its
+    own result, an error raised to its caller, a cancelled wait leaving the pool whole."""
+    import asyncio
+
+    inline = ExtractPool(0)
+
+    async def extract_all():
+        got = await asyncio.gather(*(pool.extract(**page(n)) for n in range(6)))
+        with pytest.raises(NotAPage):
+            await pool.extract(**page(0, body=b"\x00\x01binary"))
+        waiting = asyncio.ensure_future(pool.extract(**page(7)))
+        await asyncio.sleep(0)
+        waiting.cancel()
+        return got, await pool.extract(**page(8))
+
+    got, after = asyncio.run(extract_all())
+    assert got == [inline.run(**page(n)).result() for n in range(6)]
+    assert after == inline.run(**page(8)).result()
+
+
 def test_large_and_small_pages_in_any_order_each_get_their_own_result(pool):
     """A body longer than a pipe's buffer is written to an idle worker only; the small ones
     queue behind pages being extracted: every page gets its own item, errors keep the
