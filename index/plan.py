@@ -330,27 +330,13 @@ class SearchPlan:
         (one reading's results): the operator reading, then the literal one when it finds
         too few and the words find more; then, with semantic matching, the first results
         re-ranked with their best sections' similarity, the hits of the page asked for
-        made from that order. Partial (:attr:`Results.partial`) when any search it ran
-        was: a reading chosen over another by a count that a time budget cut short is no
-        complete answer either."""
-        cut_short: list[bool] = []
-
-        def recorded(plan: SearchPlan, at: int, count: int) -> Results:
-            answer = run(plan, at, count)
-            cut_short.append(answer.partial)
-            return answer
-
-        results = self._execute(recorded, page, size)
-        results.partial = any(cut_short)
-        return results
-
-    def _execute(self, run: Callable[[SearchPlan, int, int], Results], page: int,
-                 size: int) -> Results:
-        """:meth:`execute`'s results, before it marks them partial."""
+        made from that order. Partial when any search it ran was (:func:`_recorded`)."""
+        run, cut_short = _recorded(run)
         match = self.sections
         if match is None or page * size > match.depth or not self.query.words():
             results = self._read(run, page, size)
             results.hits += [p.make() for p in results.extra.pop(PENDING, ())]
+            results.partial = any(cut_short)
             return results
         ahead = match.encode_ahead(self.query.raw)  # while the engine searches
         results = self._read(run, 1, match.depth)
@@ -361,6 +347,7 @@ class SearchPlan:
         results.page, results.size = page, size
         if results.total >= size:  # the engine offered one for fewer than ``depth``
             results.suggestion = None
+        results.partial = any(cut_short)
         return results
 
     def _read(self, run: Callable[[SearchPlan, int, int], Results], page: int,
@@ -444,6 +431,21 @@ class SearchPlan:
         words.extra["reading"] = "words"
         words.query = self.query.raw
         return words
+
+
+def _recorded(run: Callable[[SearchPlan, int, int], Results]) -> tuple[
+        Callable[[SearchPlan, int, int], Results], list[bool]]:
+    """``run``, and whether each search it has run was cut short (``Results.partial``): a
+    plan's results are partial when any of its searches was, for a reading chosen over
+    another by a count that a time budget cut short is no complete answer either."""
+    cut_short: list[bool] = []
+
+    def recorded(plan: SearchPlan, page: int, size: int) -> Results:
+        results = run(plan, page, size)
+        cut_short.append(results.partial)
+        return results
+
+    return recorded, cut_short
 
 
 def _ranked(results: Results) -> list:
