@@ -182,8 +182,9 @@ HAND_TUNED_SITES = frozenset({"debian-handbook.test", "git.test", "python.test",
 #: library's API made by odoc a module a page, a Scheme implementation's manual made by
 #: tex2page a chapter a page, a programming language's reference manual as a devhelp book,
 #: a Common Lisp implementation's notes on one 3.7 MB page with its man pages, an Ada
-#: component collection's Sphinx manual a package a chapter). ``twenty-third``: six more
-#: added for it the same way, while the twenty-second waits for its scoring (a scripting
+#: component collection's Sphinx manual a package a chapter); scored once at 06359ce and
+#: opened once the twenty-third was added. ``twenty-third``: six more
+#: added for it the same way, while the twenty-second waited for its scoring (a scripting
 #: language's hand-written pages a command a page, a 6502 C compiler's manuals made by
 #: LinuxDoc-Tools a tool or target a page, an Apache module's guides and Perl API made by
 #: pod2html a module a page, a Ruby text processor's API made by RDoc a class a page, a Scheme
@@ -240,19 +241,18 @@ SEALED_SETS: Mapping[str, frozenset[str]] = MappingProxyType({
 #: The sealed sets scored once already and opened (``bench/relevance.py --sealed --set
 #: NAME``; each figure, with the commit it measured, is in docs/relevance-sealed.md). A set
 #: named here is open: tuning runs, miss listings and explain output may look at it, its
-#: queries load with the open sites', and a figure on it is no longer held out. The newest
-#: set is named here only once a newer one is sealed (``twenty-first``: scored once at
-#: db007da, opened as the twenty-second was sealed), so the refusals always guard a
-#: set; only a set never scored gives a sealed figure.
+#: queries load with the open sites', and a figure on it is no longer held out; only a set
+#: never scored gives a sealed figure. The newest set scored is named here once a newer one
+#: is sealed (``twenty-second``: scored once at 06359ce, opened as the twenty-third was
+#: sealed), so the refusals guard a set; with none sealed, ``--sealed`` says so.
 SCORED_SETS = frozenset({"first", "second", "third", "fourth", "fifth", "sixth", "seventh",
                          "eighth", "ninth", "tenth", "eleventh", "twelfth",
                          "thirteenth", "fourteenth", "fifteenth", "sixteenth",
                          "seventeenth", "eighteenth", "nineteenth", "twentieth",
-                         "twenty-first"})
+                         "twenty-first", "twenty-second"})
 #: The sealed sets not opened: the ones ``--sealed`` scores and the harness refuses. It may
-#: hold more than one set (``twenty-second``, not scored yet, and ``twenty-third``, sealed
-#: beside it): ``--sealed --set NAME`` scores one of them alone, and scoring one leaves the
-#: others sealed.
+#: hold more than one set, or none (``twenty-third`` alone now): ``--sealed --set NAME``
+#: scores one of them alone, and scoring one leaves the others sealed.
 UNSCORED_SETS: Mapping[str, frozenset[str]] = MappingProxyType(
     {name: sites for name, sites in SEALED_SETS.items() if name not in SCORED_SETS})
 #: Every sealed site of a set not opened: what the harness refuses to look into.
