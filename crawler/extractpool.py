@@ -319,14 +319,17 @@ class ExtractPool:
                     self._answer(*key.data)
 
     def _answer(self, worker: _Worker, dead: bool) -> None:
-        """Read the answers ``worker`` has sent; its death, once it is gone (``dead``: its
-        process has ended, or its pipe is closed)."""
+        """Read an answer of ``worker`` (its pipe is readable: one answer, the selector
+        reports the next; a poll before and after each read cost 2.7-3 us each); once it
+        is gone (``dead``: its process has ended, or its pipe is closed), every answer it
+        sent before, then its death."""
         with self._lock:
             if worker not in self._pool:
                 return
+        readable = not dead
         while True:
             try:
-                if not worker.conn.poll():
+                if not readable and not worker.conn.poll():
                     break
                 data = worker.conn.recv_bytes()
             except (EOFError, OSError):
@@ -344,6 +347,8 @@ class ExtractPool:
             else:
                 job.result.set_exception(value)
             self._send(sends)
+            if readable:
+                break
         if dead:
             self._lost(worker)
 
