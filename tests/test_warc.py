@@ -524,3 +524,17 @@ def test_a_response_record_without_http_headers_is_a_clear_error(tmp_path):
             warc_content_type="text/dns"))
     with pytest.raises(ValueError, match="without HTTP headers"):
         read_response(tmp_path, "dns.warc.gz", 0)
+
+
+def test_header_pairs_of_scrapy_headers_are_those_of_their_items():
+    from scrapy.http.headers import Headers
+
+    from pipelines.warc import _header_pairs
+
+    headers = Headers({"content-type": "text/html", "X-B3-TraceId": b"1",
+                       "set-cookie": ["a=1", "b=2"], "Empty": []})
+    assert _header_pairs(headers) == [
+        (name.decode("latin-1"), value.decode("latin-1"))
+        for name, values in headers.items() for value in values]
+    assert _header_pairs({"Plain": "1", b"Raw": [b"2", "3"]}) == [
+        ("Plain", "1"), ("Raw", "2"), ("Raw", "3")]
