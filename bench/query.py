@@ -40,7 +40,9 @@ hashed stand-ins, so the sizes and the work are the model's, not its ranking):
 Progress goes to stderr; the last stdout line is one JSON object with ``docs``, ``real``,
 ``index_docs_per_s``, ``query_p50_ms``, ``query_p95_ms``, ``snippet_p95_ms`` (the time spent
 building the snippets of one query's hits), the ``tantivy_*`` and ``fts5_*`` figures,
-``query_p95_over_tantivy_p95`` (what the layers above the engine cost, as a multiple), and
+``query_p95_over_tantivy_p95`` (what the layers above the engine cost, as a multiple),
+``query_cpu_*`` (the querying thread's CPU) and ``query_process_cpu_*`` (the process's, its
+helper threads included: a question's encoding, the embedded engine's checks), and
 ``index_docs_per_cpu_s`` (documents per CPU second of the indexing process: the machine is
 shared, so wall-clock rates mostly measure the load).
 """
@@ -95,23 +97,26 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return round(cuts[49], 3), round(cuts[94], 3)
 
 
-def time_queries(run, queries: list[str], warmup: int) -> tuple[list[float], list[float]]:
-    """Wall and CPU milliseconds of each query after ``warmup`` untimed ones.
+def time_queries(run, queries: list[str], warmup: int
+                 ) -> tuple[list[float], list[float], list[float]]:
+    """Wall, CPU and process CPU milliseconds of each query after ``warmup`` untimed ones.
 
     The CPU time (this thread's) shows the cost without the other processes that share the
-    machine; the wall time is the latency a user sees.
+    machine; the process CPU time adds the search's helper threads (a question's encoding,
+    the embedded engine's checks); the wall time is the latency a user sees.
     """
     for q in queries[:warmup]:
         run(q)
-    wall, cpu = [], []
+    wall, cpu, process = [], [], []
     for done, q in enumerate(queries[warmup:], 1):
-        t, c = time.perf_counter(), time.thread_time()
+        t, c, p = time.perf_counter(), time.thread_time(), time.process_time()
         run(q)
         wall.append((time.perf_counter() - t) * 1000)
         cpu.append((time.thread_time() - c) * 1000)
+        process.append((time.process_time() - p) * 1000)
         if done % 500 == 0:
             log(f"  {done} queries")
-    return wall, cpu
+    return wall, cpu, process
 
 
 def index_docs(backend, docs: Iterable[Document], report_every: int) -> float:
@@ -495,15 +500,19 @@ def time_round(side, queries: list[str], warmup: int) -> dict:
     """One round of ``queries`` on ``side``: wall and CPU percentiles and the side's own."""
     log(f"{side.name}: timing {len(queries) - warmup} queries")
     side.start_round()
-    wall, cpu = time_queries(side.run, queries, warmup)
+    wall, cpu, process = time_queries(side.run, queries, warmup)
     p50, p95 = percentiles(wall)
     cpu_p50, cpu_p95 = percentiles(cpu)
+    process_p50, process_p95 = percentiles(process)
     figures = {
         "query_p50_ms": p50,
         "query_p95_ms": p95,
         "query_p99_ms": round(statistics.quantiles(wall, n=100, method="inclusive")[98], 3),
         "query_cpu_p50_ms": cpu_p50,
         "query_cpu_p95_ms": cpu_p95,
+        "query_process_cpu_p50_ms": process_p50,
+        "query_process_cpu_p95_ms": process_p95,
+        "query_process_cpu_mean_ms": round(statistics.fmean(process), 3),
         **side.end_round(warmup),
     }
     log(f"{side.name}: p50 {p50} ms, p95 {p95} ms (CPU p95 {cpu_p95} ms)")

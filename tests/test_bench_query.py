@@ -29,8 +29,10 @@ def test_real_quick_prints_both_sides_over_rounds():
     assert figures["query_p50_ms"] <= figures["query_p95_ms"]
     assert figures["query_p95_over_tantivy_p95"] == round(
         figures["query_p95_ms"] / figures["tantivy_query_p95_ms"], 2)
-    # tantivy's own search is part of search(): the baseline is the floor.
-    assert figures["tantivy_query_cpu_p50_ms"] <= figures["query_cpu_p50_ms"]
+    # tantivy's own search is part of search(): the baseline is the floor (of the process's
+    # CPU: search() runs its checks in a helper thread).
+    assert figures["tantivy_query_process_cpu_p50_ms"] <= figures["query_process_cpu_p50_ms"]
+    assert figures["query_cpu_p50_ms"] <= figures["query_process_cpu_p50_ms"]
     # Snippets are part of the timed search(), so they cannot take longer than it.
     assert figures["snippet_p95_ms"] <= figures["query_p95_ms_range"][1]
     # The judged queries and title words match pages of these sites.
