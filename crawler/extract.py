@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from itertools import islice
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 import lxml.html
 from lxml import etree
@@ -60,6 +61,17 @@ WS = re.compile(r"\s+")
 _WORD_RE = re.compile(r"\w+")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 MAX_LINKS = 1000
+#: Elements whose ``src`` is an outlink, as Heritrix, Nutch and StormCrawler read them: a
+#: frameset's frames are its pages (a javadoc or edoc site links nothing else from its root).
+FRAME_TAGS = frozenset(("frame", "iframe"))
+#: Extensions of what a frame shows that is no page (Doxygen puts each class graph, an SVG,
+#: in an ``<iframe>``): a frame's ``src`` ending so is no outlink.
+FRAME_MEDIA_EXTENSIONS = frozenset(
+    "svg png gif jpg jpeg webp bmp ico pdf mp4 webm ogv ogg mp3 wav swf".split())
+#: Elements whose ``href`` (``a``, ``area``) or ``src`` (``FRAME_TAGS``) is an outlink.
+LINK_TAGS = ("a", "area", *sorted(FRAME_TAGS))
+#: Link values that name no page to fetch (``about:blank`` is an empty frame's).
+NOT_LINKS = ("#", "javascript:", "mailto:", "tel:", "data:", "about:")
 LANG_SAMPLE_CHARS = 400  # per spot; py3langid costs ~0.2 ms per 400 characters
 LANG_SAMPLE_SPOTS = 3
 LANG_MIN_CHARS = 40
@@ -392,7 +404,10 @@ def _main_node(root):
                 if el not in ancestors and el.getparent() is not None:
                     el.drop_tree()
             return node
+    # a frameset page has no body: its text is its <noframes> fallback's, not its title's
     body = root.find("body")
+    if body is None:
+        body = root.find("frameset")
     node = body if body is not None else root
     _prune_chrome(node)
     return node
@@ -421,8 +436,6 @@ _FILE_SUFFIXES = frozenset({"html", "htm", "shtml", "xhtml", "php"})
 
 def _url_language_part(url: str) -> tuple[str, str]:
     """The language a URL names and the URL without that part (``("", url)`` for none)."""
-    from urllib.parse import urlsplit, urlunsplit
-
     parts = urlsplit(url)
     segments = parts.path.split("/")
     named = [i for i, s in enumerate(segments) if s]
@@ -510,6 +523,37 @@ def _lists_another_page(dt) -> bool:
     return bool(text) and _clean(dt.text_content()).startswith(text)
 
 
+def _names_media(url: str) -> bool:
+    """Whether the path of ``url`` ends in a ``FRAME_MEDIA_EXTENSIONS`` extension."""
+    name = urlsplit(url).path.rpartition("/")[2]
+    return "." in name and name.rpartition(".")[2].lower() in FRAME_MEDIA_EXTENSIONS
+
+
+def _read_noframes(root) -> None:
+    """Parse the markup of each ``<noframes>`` fallback into elements in place: libxml2
+    keeps it as raw text, so the links of a frameset's fallback (its non-frame version) were
+    lost and its tags read as words. It is what a client without frames shows, a crawler's
+    view of the page."""
+    todo = list(root.iter("noframes"))
+    while todo:
+        el = todo.pop()
+        raw = el.text
+        if len(el) or not raw or "<" not in raw:
+            continue
+        try:
+            doc = lxml.html.document_fromstring(raw, parser=HTML_PARSER)
+        except etree.ParserError:  # no element, no text: comments alone
+            el.text = None
+            continue
+        except ValueError:
+            continue
+        body = doc.find("body")
+        content = body if body is not None else doc
+        el.text = content.text
+        el.extend(list(content))
+        todo.extend(inner for inner in el.iter("noframes") if inner is not el)
+
+
 def extract(html: str | bytes, url: str, x_robots_tag: str = "",
             content_language: str = "") -> Extracted:
     """Extract a page. Never raises on bad HTML: returns what could be read.
@@ -526,6 +570,7 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
         root = lxml.html.document_fromstring(html, parser=HTML_PARSER)
     except (etree.ParserError, ValueError):
         return out
+    _read_noframes(root)
     from crawler.quality.judges import hidden_words_in, might_hide
 
     if might_hide(html):
@@ -569,21 +614,25 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
                     pass
 
     seen: set[str] = set()
-    for a in root.iter("a", "area"):
-        href = a.get("href")
-        if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
+    for a in root.iter(*LINK_TAGS):
+        framed = a.tag in FRAME_TAGS
+        href = a.get("src" if framed else "href")
+        if not href or href.startswith(NOT_LINKS):
             continue
         try:
             target = canonicalize(href, base=base)
         except InvalidURL as exc:
             out.invalid_links[exc.reason] = out.invalid_links.get(exc.reason, 0) + 1
             continue
-        if target in seen:
+        if target in seen or (framed and _names_media(target)):
             continue
         seen.add(target)
-        rel = (a.get("rel") or "").lower().split()
-        anchor = _clean(a.text_content())[:200] or _clean(a.get("title") or a.get("alt") or "")
-        out.links.append(Link(target, anchor, "nofollow" in rel or "ugc" in rel))
+        if framed:
+            out.links.append(Link(target, _clean(a.get("title") or a.get("name") or "")[:200]))
+        else:
+            rel = (a.get("rel") or "").lower().split()
+            anchor = _clean(a.text_content())[:200] or _clean(a.get("title") or a.get("alt") or "")
+            out.links.append(Link(target, anchor, "nofollow" in rel or "ugc" in rel))
         if len(out.links) >= MAX_LINKS:
             break
 

@@ -247,3 +247,61 @@ def test_a_page_item_carries_every_field_the_extractor_read():
     assert (item.title, item.description, item.nofollow, item.url) == (
         "Guide", "d", True, "http://a.test/guide")
     assert item.sections and item.links
+
+
+#: The root of an edoc or javadoc site: a frameset, its fallback in <noframes>.
+FRAMESET = """<html><head><title>PropEr Reference Manual</title></head>
+<frameset cols="20%,80%">
+<frame src="modules-frame.html" name="modulesFrame" title="">
+<frame src="overview-summary.html" name="overviewFrame" title="Overview">
+<noframes>
+<h2>This page uses frames</h2>
+<p>Your browser does not accept frames.
+<br>You should go to the <a href="overview-summary.html">non-frame version</a> instead,
+or the <A HREF="proper.html">proper module</A>.
+</p>
+</noframes>
+</frameset>
+</html>"""
+
+
+def test_frames_and_noframes_links_are_outlinks():
+    page = extract(FRAMESET, "http://proper.test/doc/index.html")
+    assert [(link.url, link.text, link.nofollow) for link in page.links] == [
+        ("http://proper.test/doc/modules-frame.html", "modulesFrame", False),
+        ("http://proper.test/doc/overview-summary.html", "Overview", False),
+        ("http://proper.test/doc/proper.html", "proper module", False),
+    ]
+    # the fallback is the page's text, read as markup; the title stays the title
+    assert " ".join(page.text.split()) == (
+        "This page uses frames Your browser does not accept frames. You should go to the "
+        "non-frame version instead, or the proper module .")
+    assert page.title == "PropEr Reference Manual"
+
+
+def test_iframe_src_is_an_outlink_and_empty_frames_are_none():
+    html = ('<html><body><p>A demo below.</p>'
+            '<iframe src="demo/run.html" title="Live demo">no frames</iframe>'
+            '<iframe src="about:blank" name="spare"></iframe><iframe srcdoc="<p>x</p>"></iframe>'
+            '<iframe src="javascript:false"></iframe>'
+            '<iframe src="//video.test/embed/1"></iframe>'
+            '<iframe src="classX__inherit__graph.svg"></iframe><iframe src="/manual.PDF?v=2">'
+            '</iframe><a href="classX__inherit__graph.svg">graph</a></body></html>')
+    page = extract(html, "http://a.test/guide/")
+    assert [(link.url, link.text) for link in page.links] == [
+        ("http://a.test/guide/demo/run.html", "Live demo"), ("http://video.test/embed/1", ""),
+        ("http://a.test/guide/classX__inherit__graph.svg", "graph")]
+    assert page.invalid_links == {}
+    assert page.text == "A demo below."
+
+
+def test_noframes_markup_is_never_text():
+    def read(fallback):
+        page = extract(f"<html><frameset><noframes>{fallback}</noframes></frameset></html>",
+                       "http://a.test/")
+        return page.text, [link.url for link in page.links]
+
+    assert read("<!-- no fallback -->") == ("", [])
+    assert read("<noframes><p>Inner <a href=in.html>in</a></p>") == (
+        "Inner in", ["http://a.test/in.html"])
+    assert read("1 < 2") == ("1 < 2", [])

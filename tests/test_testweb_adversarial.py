@@ -58,7 +58,8 @@ def test_special_hosts_and_addresses():
         "calendar.test", "sessions.test", "redirects.test", "slow.test", "dead.test",
         "blackhole.test", "giant.test", "bomb.test", "binary.test", "broken.test",
         "charset.test", "js.test", "hostile.test", "robots500.test", "robotsjunk.test",
-        "meta.test", "sitemaps.test", "escape.test", "bigrobots.test", *QUALITY_HOSTS}
+        "meta.test", "frames.test", "sitemaps.test", "escape.test", "bigrobots.test",
+        *QUALITY_HOSTS}
     assert special["dead.test"] == "127.0.0.2" and special["blackhole.test"] == "127.0.0.3"
     addresses = web.addresses()
     assert addresses["site0.test"] == addresses["calendar.test"] == "127.0.0.1"

@@ -10,6 +10,11 @@
   ``/canonical-target``), ``/base`` (``<base href>`` under ``/sub/dir/`` with relative links),
   ``/description`` (``<meta name="description">``), ``/lang/<code>`` (en, de, fr, es text with
   ``<html lang>``).
+- ``frames.test``: a site reachable only through frames, as javadoc and edoc sites are.
+  ``/`` is a frameset of ``/menu`` and ``/intro`` and of two frames a crawl scoped to the
+  host must not fetch (``site0.test``, ``10.0.0.1``), its ``<noframes>`` linking
+  ``/noframes-only``; ``/menu`` links ``/p/<n>`` (n < 5), ``/intro`` embeds ``/embedded``
+  in an ``<iframe>``. A crawler that reads only ``<a href>`` fetches ``/`` alone.
 - ``sitemaps.test``: pages reachable only through sitemaps. robots.txt names
   ``/sitemap_index.xml``, a sitemap index of ``/sitemap-1.xml`` (plain) and
   ``/sitemap-2.xml.gz`` (gzip file, ``application/gzip``, no Content-Encoding), which list
@@ -153,6 +158,62 @@ class MetaHost(SpecialHost):
         doc = doc.replace("<html>", f'<html lang="{code}">', 1)
         return replace(info, extra={"lang": code}), doc
 
+
+
+@register
+class FramesHost(SpecialHost):
+    """``frames.test``: pages reached through frames; see the module docstring."""
+
+    kind = "frames"
+    host_name = "frames.test"
+    PAGES = 5
+    #: The articles of the host (the frameset and ``/menu`` are not articles).
+    ARTICLES = ("/intro", "/embedded", "/noframes-only")
+    #: What the frameset's ``<noframes>`` says.
+    FALLBACK = "This site uses frames. Read the introduction or the page without frames."
+
+    def frames(self) -> list[tuple[str, str]]:
+        """``(url, name)`` of the frameset's frames, in order."""
+        port = self.web.port
+        return [(self.url("/menu"), "menuFrame"), (self.url("/intro"), "Introduction"),
+                (f"http://site0.test:{port}/", "elsewhere"),
+                (f"http://10.0.0.1:{port}/", "private")]
+
+    def build(self, path: str) -> tuple[PageInfo, str] | None:
+        rng, keyword = self._rng_kw(path)
+        if path == "/":
+            return self._frameset()
+        if path == "/menu":
+            links = [(self.url(f"/p/{n}"), f"Page {n}") for n in range(self.PAGES)]
+            return article(self, path, "Contents", [("h1", "Contents")], links, "")
+        number = path[3:]
+        if path in self.ARTICLES or (path.startswith("/p/") and number.isdigit()
+                                     and int(number) < self.PAGES):
+            title = f"Framed {path}"
+            info, doc = article(self, path, title, [("h1", title), *paragraphs(rng, 2, keyword)],
+                                [], keyword)
+            if path == "/intro":
+                embedded = self.url("/embedded")
+                doc = doc.replace("</article>", f'<iframe src="{embedded}" title="Example">'
+                                  "</iframe></article>", 1)
+                info = replace(info, links=(PageLink(embedded, "Example"),))
+            return info, doc
+        return None
+
+    def _frameset(self) -> tuple[PageInfo, str]:
+        frames = "".join(f'<FRAME SRC="{url}" NAME="{name}">' for url, name in self.frames())
+        intro, only = self.url("/intro"), self.url("/noframes-only")
+        doc = ('<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Frameset//EN">\n'
+               "<HTML><HEAD><TITLE>Framed documentation</TITLE></HEAD>\n"
+               f'<FRAMESET COLS="20%,*">{frames}\n<NOFRAMES><BODY><P>This site uses frames. '
+               f'Read the <A HREF="{intro}">introduction</A> or the '
+               f'<A HREF="{only}">page without frames</A>.</P></BODY></NOFRAMES>\n'
+               "</FRAMESET></HTML>\n")
+        links = [PageLink(url, name) for url, name in self.frames()]
+        links.append(PageLink(only, "page without frames"))
+        info = PageInfo(url=self.url("/"), status=200, title="Framed documentation",
+                        main_text=self.FALLBACK, headings=(), links=tuple(links), keyword="")
+        return info, doc
 
 
 @register
