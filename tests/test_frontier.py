@@ -8,7 +8,7 @@ import pytest
 import scrapy
 from scrapy.http import HtmlResponse, Response, TextResponse
 
-from crawler.frontier import Outcome, TierSelector
+from crawler.frontier import Entry, Outcome, TierSelector
 from crawler.frontier.local import LocalFrontier
 from crawler.handlers import NOT_BEFORE
 from crawler.hostrules import HostRule, HostRules
@@ -368,6 +368,76 @@ def test_responses_of_one_turn_are_reported_in_one_call(sched, monkeypatch):
     turn.end()  # nothing left to report
     assert [len(batch) for batch in calls] == [2, 1]
     sched.crawler = None
+
+
+def _local_state(frontier: LocalFrontier) -> dict:
+    """Every table of a local frontier but the leases' random ids."""
+    q = frontier.db.execute
+    return {
+        "entries": q("SELECT host, rank, url, payload, attempts FROM entries "
+                     "ORDER BY id").fetchall(),
+        "hosts": q("SELECT * FROM hosts ORDER BY host").fetchall(),
+        "ready": q("SELECT * FROM ready ORDER BY host").fetchall(),
+        "leases": q("SELECT host, entry_id FROM leases ORDER BY host").fetchall(),
+        "waiting": q("SELECT host, rank, url FROM waiting ORDER BY id").fetchall(),
+        "counters": q("SELECT * FROM counters ORDER BY key").fetchall(),
+    }
+
+
+def test_reports_in_one_call_leave_the_frontier_as_one_at_a_time_in_few_statements():
+    """``LocalFrontier.done_many`` over reports of every kind (fetched with a Crawl-delay,
+    an age and a new address, failed, requeued, refunded with a page waiting, unfetched, a
+    host's last page, stale) leaves every table as ``done`` one report at a time does, in
+    as many statements for 31 reports as for 3 (a refund's promotion takes its own): the
+    reactor thread lets go of the GIL at each statement."""
+    def build():
+        clock = FakeClock(1_000_000.0)
+        f = LocalFrontier(None, clock=clock, **options(
+            bloom_capacity=10_000, budget_waiting=5,
+            politeness=politeness(default_delay=1.0, latency_factor=2.0)))
+        entries = [Entry(f"http://h{h}.test/{i}", f"h{h}.test", b"p", rank=h % 4 + i * 0.25,
+                         budget=2) for h in range(40) for i in range(3)]
+        f.add([Entry("http://last.test/", "last.test", b"p", rank=1.5)] + entries)
+        return f, clock
+
+    outcomes = [Outcome(status=200, latency=0.05, crawl_delay=3.0, age=0.5),
+                Outcome(status=503, latency=0.2), Outcome(requeue=True),
+                Outcome(fetched=False, refund=True), Outcome(fetched=False),
+                Outcome(status=200, latency=0.01, ip="10.0.0.1", age=2.0)]
+    states, statements = [], {}
+    for batched in (False, True):
+        f, clock = build()
+        leases = sorted(f.next_ready(41), key=lambda lease: lease.host)
+        assert len(leases) == 41
+        reports = [(lease, outcomes[n % len(outcomes)]) for n, lease in enumerate(leases)]
+        # one report stale: its lease expired and its entry went back to the queue
+        f.db.execute("UPDATE leases SET deadline = 0 WHERE host = 'h7.test'")
+        f.release_expired()
+        clock.advance(0.25)
+        if batched:
+            # three reports, then the others but the refunds (31, one stale), then the
+            # refunds (their promotions take statements of their own)
+            batches = {"three": reports[:3],
+                       "others": [r for r in reports[3:] if not r[1].refund],
+                       "refunds": [r for r in reports[3:] if r[1].refund]}
+            answer_of = {}
+            for name, batch in batches.items():
+                counted = []
+                f.db.set_trace_callback(counted.append)
+                answer_of.update(zip([lease.id for lease, _ in batch], f.done_many(batch),
+                                     strict=True))
+                f.db.set_trace_callback(None)
+                statements[name] = len(counted)
+            answers = [answer_of[lease.id] for lease, _ in reports]
+        else:
+            answers = [f.done(lease, outcome) for lease, outcome in reports]
+        assert answers == [lease.host != "h7.test" for lease, _ in reports]
+        states.append((_local_state(f), f.due_in(),
+                       sorted((lease.host, lease.url) for lease in f.next_ready(50))))
+        f.close()
+    assert states[0] == states[1]
+    assert len(batches["others"]) == 31
+    assert statements["others"] <= statements["three"]
 
 
 def test_a_report_wakes_the_engine_ahead_of_its_host(monkeypatch):
