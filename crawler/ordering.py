@@ -8,9 +8,10 @@ host of best standing first (``Frontier.set_host_values``). Ordering never holds
 a host that is due and has work is leased whenever a slot is free, whatever its standing.
 
 The frontier's seen filter keeps one entry per URL, so a URL keeps the rank it was queued
-with; when in-links found later raise it by ``REPUSH_GAIN`` or more, the URL is queued once
-more ahead (``FRONTIER_VALUE_REPUSH_URLS``, embedded frontier only), and of its copies only
-the first leased is fetched.
+with; when in-links found later raise it by ``REPUSH_GAIN`` or more, the URL is re-pushed
+(``FRONTIER_VALUE_REPUSH_URLS``, embedded frontier only): a copy with the rank it waits at
+(``Entry.was``), which the local frontier makes a move of its queued entry; of the copies
+a backend queues instead, only the first leased is fetched.
 """
 
 from __future__ import annotations
@@ -105,10 +106,10 @@ class Ordering:
         if self.value_order is not None:
             self.value_order.distribute(page_url, links, depth, outlinks)
 
-    def moved_up(self, url: str, depth: int) -> tuple[float, int] | None:
-        """``(rank, depth)`` to queue a copy of ``url``, found again at ``depth``, with,
-        when it waits and its rank rose by ``REPUSH_GAIN`` since it was queued (at most
-        ``REPUSH_COPIES`` copies); else None. The copy is recorded as queued."""
+    def moved_up(self, url: str, depth: int) -> tuple[float, int, float] | None:
+        """``(rank, depth, was)`` to queue a copy of ``url``, found again at ``depth``,
+        with, when it waits (at rank ``was``) and its rank rose by ``REPUSH_GAIN`` since
+        (at most ``REPUSH_COPIES`` copies); else None. The copy is recorded as queued."""
         waiting = self._waiting.get(url) if self.repush_urls else None
         if waiting is None:
             return None
@@ -125,7 +126,7 @@ class Ordering:
         self._copies[url] = copies
         self._copies.move_to_end(url)
         bound(self._copies, self.repush_urls)
-        return rank, depth
+        return rank, depth, queued
 
     def extra_copy(self, lease: Lease) -> bool:
         """Whether ``lease`` is a copy of a re-pushed URL (known by its rank: a probe, a

@@ -400,13 +400,15 @@ class FrontierScheduler(BaseScheduler):
 
     def _repush(self, url: str, depth: int, payload: Callable[[int], bytes]) -> None:
         """Queue a copy of ``url`` ahead when the ordering moved it up; it skips the seen
-        filter and the host's budget (it is no new page)."""
+        filter and the host's budget (it is no new page), and moves the queued page
+        where the frontier can (``Entry.was``)."""
         moved = self.ordering.moved_up(url, depth)
         if moved is None or self.admission.not_worth(url) or self.admission.dying(url):
             return
-        rank, depth = moved
+        rank, depth, was = moved
         self._add(Entry(url=url, host=netloc_of(url), payload=payload(depth), rank=rank,
-                        filter=False, budget=None, ip=self.admission.ip_of(host_of(url))))
+                        filter=False, budget=None, ip=self.admission.ip_of(host_of(url)),
+                        was=was))
         self._inc("frontier/repushed")
 
     def _add(self, entry: Entry) -> None:
@@ -723,6 +725,7 @@ class FrontierScheduler(BaseScheduler):
             self._inc("frontier/dropped/seen", counts["seen"])
             self._inc("frontier/dropped/budget", counts["budget"])
             self._inc("frontier/budget_waiting", counts["waiting"])
+            self._inc("frontier/moved", counts["moved"])
         self._push_standings()
 
     def _push_standings(self) -> None:

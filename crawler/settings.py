@@ -434,8 +434,8 @@ FRONTIER_VALUE_BASE = 16.0  # one rank lower per factor of value less
 # in-links and standing of this many hosts
 FRONTIER_VALUE_MAX_URLS = 200_000
 FRONTIER_VALUE_MAX_HOSTS = 100_000
-# a queued URL whose value in-links raised is queued once more, ahead (FrontierScheduler
-# ._repush); this many such URLs are tracked at once so that only one copy is fetched
+# a queued URL whose value in-links raised is moved up in its host's queue
+# (FrontierScheduler._repush); this many such URLs are tracked at once
 # (0 = URLs keep the rank they were queued with). Embedded frontier only: with REDIS_URL,
 # workers cannot tell which copies another worker fetched, and URLs keep their rank
 FRONTIER_VALUE_REPUSH_URLS = 100_000

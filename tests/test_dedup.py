@@ -427,7 +427,7 @@ def test_trap_host_gets_its_budget_cut_once(frontier):
     assert crawler.stats.get_value("dedup/host_trap") == 1
     # the cut is the 10 pages the trap had when it was caught: nothing more is queued
     assert _queue(frontier, [p.url for p in trap[15:]]) == {"added": 0, "seen": 0, "budget": 15,
-                                                             "waiting": 0}
+                                                             "waiting": 0, "moved": 0}
     assert _queue(frontier, [f"http://good.test/{i}" for i in range(12, 20)])["added"] == 8
 
 

@@ -58,8 +58,10 @@ class Entry(NamedTuple):
     (``None`` = unlimited; a page refused by it waits on the host's waiting list, see
     ``Frontier.add``); an entry with neither (a copy of a page queued before, as the value
     order's re-push) takes none of the budget; ``ip`` groups hosts that share a per-IP
-    concurrency limit. A named tuple: one is made for each URL queued, at a fifth of a
-    frozen dataclass's cost.
+    concurrency limit; ``was``, on a copy of a page queued before, is the rank that page
+    was queued with: a backend moves the queued page up instead of queuing the copy where
+    it can (``Frontier.add``). A named tuple: one is made for each URL queued, at a fifth
+    of a frozen dataclass's cost.
     """
 
     url: str
@@ -69,6 +71,7 @@ class Entry(NamedTuple):
     filter: bool = True
     budget: int | None = None
     ip: str = ""
+    was: float | None = None
 
     @property
     def is_robots(self) -> bool:
@@ -354,7 +357,7 @@ class Frontier(ABC):
     @abstractmethod
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:
         """Queue entries; returns counts ``{"added": n, "seen": n, "budget": n,
-        "waiting": n}``.
+        "waiting": n, "moved": n}``.
 
         Entries with ``filter`` set are dropped when the seen filter already holds their
         URL (then the URL is recorded as seen). Page entries beyond the host's budget (the
@@ -370,6 +373,13 @@ class Frontier(ABC):
         waiting pages. A backend built with ``robots_first`` puts a robots.txt fetch
         (``scheme://host/robots.txt``, empty payload, not counted as added) at the head of
         every host it sees first.
+
+        A copy of a page with ``was`` (the value order moving a queued page up) moves the
+        page's entry queued at rank ``was`` to the copy's rank and payload, counted as
+        ``"moved"``, where the backend finds entries by URL (the local one); there no copy
+        is queued, and none when that entry is gone (fetched or dropped). A backend that
+        does not (Redis) queues the copy like one without ``was``, and the worker drops
+        the stale copy when it is leased.
         """
 
     @abstractmethod

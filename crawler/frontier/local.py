@@ -175,7 +175,7 @@ class LocalFrontier(Frontier):
     # -- Frontier ----------------------------------------------------------------------
 
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:
-        counts = {"added": 0, "seen": 0, "budget": 0, "waiting": 0}
+        counts = {"added": 0, "seen": 0, "budget": 0, "waiting": 0, "moved": 0}
         now = self.clock()
         # a batch is mostly links of one page, so mostly one host: each host's row is read
         # once and written back once, and the entries inserted in one statement
@@ -186,10 +186,12 @@ class LocalFrontier(Frontier):
         with self._tx():
             # the seen filter's verdicts on the whole batch at once, in order
             new = iter(self.bloom.add_each([e.url for e in entries if e.filter]))
-            kept = []
+            kept, moves = [], []
             for e in entries:
                 if e.filter and not next(new):
                     counts["seen"] += 1
+                elif e.was is not None and not e.filter and e.budget is None:
+                    moves.append(e)
                 else:
                     kept.append(e)
             # the rows of the batch's hosts in one statement, not one each: a batch's
@@ -231,11 +233,29 @@ class LocalFrontier(Frontier):
                 "SET tier = MIN(tier, excluded.tier)",
                 [(host, state[4], state[1]) for host, state in hosts.items()
                  if state[0] is None and state[4] is not None])
+            # after the inserts: a page and its move up may come in one batch
+            counts["moved"] = self._move(moves)
             self._inc("added", counts["added"])
+            self._inc("moved", counts["moved"])
             self._inc("dropped/seen", counts["seen"])
             self._inc("dropped/budget", counts["budget"])
             self._inc("budget_waiting", counts["waiting"])
         return counts
+
+    def _move(self, moves: Sequence[Entry]) -> int:
+        """Move each entry's page, queued at rank ``was``, to the entry's rank and payload
+        (its host waits in that rank's tier if not leased); count those found. None is
+        queued as a copy: each copy was leased once more and dropped as stale, as many
+        leases as fetches in the 10-site ``bench/realweb.py`` crawl."""
+        moved = []
+        for e in moves:
+            if self.db.execute(
+                    "UPDATE entries SET rank = ?, payload = ? WHERE id = (SELECT id FROM "
+                    "entries WHERE host = ? AND rank = ? AND url = ? LIMIT 1)",
+                    (e.rank, e.payload, e.host, e.was, e.url)).rowcount:
+                moved.append((tier_of(e.rank, self.tiers), e.host))
+        self.db.executemany("UPDATE ready SET tier = MIN(tier, ?) WHERE host = ?", moved)
+        return len(moved)
 
     def _host_rows(self, hosts: set[str]) -> dict[str, tuple]:
         """host -> its ``(lease, next, added, cut)`` row, for those of ``hosts`` known."""

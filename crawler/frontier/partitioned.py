@@ -58,7 +58,7 @@ class PartitionedFrontier(Frontier):
         n = len(self.partitions)
         for e in entries:
             groups[partition_of(e.host, n)].append(e)
-        counts = {"added": 0, "seen": 0, "budget": 0, "waiting": 0}
+        counts = {"added": 0, "seen": 0, "budget": 0, "waiting": 0, "moved": 0}
         for index, group in groups.items():
             for name, value in self.partitions[index].add(group).items():
                 counts[name] = counts.get(name, 0) + value

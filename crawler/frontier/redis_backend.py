@@ -122,7 +122,8 @@ class RedisFrontier(Frontier):
         return f"{self.crawl}:start_urls"
 
     def add(self, entries: Iterable[Entry]) -> dict[str, int]:
-        counts = {"added": 0, "seen": 0, "budget": 0, "waiting": 0}
+        # a copy with ``was`` is queued as a copy: queues hold packed URLs, not found by URL
+        counts = {"added": 0, "seen": 0, "budget": 0, "waiting": 0, "moved": 0}
         batch: list = []
         size = 0
         pack = struct.Struct(f">{self.hasher.hashes}I").pack

@@ -29,8 +29,8 @@ hundred articles.
 
 The frontier's seen filter keeps one entry per URL, so a queued URL keeps the rank it was
 queued with; the scheduler hands the value order every link of a fetched page (those
-queued before too, so their cash grows) and queues a URL once more, ahead, when its rank
-rose (``FrontierScheduler._repush``, ``FRONTIER_VALUE_REPUSH_URLS``): the pages every page
+queued before too, so their cash grows) and moves a queued URL up when its rank rose
+(``FrontierScheduler._repush``, ``FRONTIER_VALUE_REPUSH_URLS``): the pages every page
 of a site links to (its sidebar) otherwise waited behind the home page's list. Cash is kept
 for at most ``max_urls`` URLs in this process (least recently touched forgotten first); a
 URL it does not know gets little cash (``base ** -(2 * depth + 2)``), so it comes after the

@@ -369,7 +369,7 @@ def test_full_head_keeps_its_leased_entry(backend):
 def test_page_budget_and_cut(backend):
     f = backend.open(budget_waiting=0)
     counts = f.add([page(f"http://a.test/{i}", budget=3) for i in range(5)])
-    assert counts == {"added": 3, "seen": 0, "budget": 2, "waiting": 0}
+    assert counts == {"added": 3, "seen": 0, "budget": 2, "waiting": 0, "moved": 0}
     f.add([page("http://b.test/1"), page("http://b.test/2")])
     f.set_host_budget("b.test", 2)
     assert f.add([page("http://b.test/3")])["budget"] == 1
@@ -393,7 +393,7 @@ def test_pages_over_the_budget_wait_for_a_page_given_back(any_store):
     ranks = {"a": 0, "b": 0.5, "c": 1.5, "d": 1.25, "e": 3, "f": 1.25}
     counts = f.add([page(f"http://w.test/{name}", rank=r, budget=2)
                     for name, r in ranks.items()])
-    assert counts == {"added": 2, "seen": 0, "budget": 0, "waiting": 4}
+    assert counts == {"added": 2, "seen": 0, "budget": 0, "waiting": 4, "moved": 0}
     state = f.host_state("w.test")
     assert (state.queued, state.pages_added, state.waiting) == (2, 2, 4)
     assert f.pending() == 2  # waiting pages are not pending work
@@ -423,7 +423,7 @@ def test_waiting_list_keeps_the_best_pages_within_its_cap(any_store):
     assert f.add([page("http://cap.test/0", budget=1)])["added"] == 1
     counts = f.add([page(f"http://cap.test/{name}", rank=r, budget=1)
                     for name, r in (("x", 2), ("y", 1), ("z", 3), ("best", 0.5))])
-    assert counts == {"added": 0, "seen": 0, "budget": 2, "waiting": 3}
+    assert counts == {"added": 0, "seen": 0, "budget": 2, "waiting": 3, "moved": 0}
     assert f.host_state("cap.test").waiting == 2
     assert f.stats()["dropped/budget"] == 2
     served = []
@@ -444,7 +444,7 @@ def test_a_cut_refuses_pages_for_good_and_a_raised_cut_lets_waiting_ones_in(any_
     assert f.host_state("cut.test").waiting == 2
     f.set_host_budget("cut.test", 1)
     assert f.add([page("http://cut.test/late", budget=2)]) == {
-        "added": 0, "seen": 0, "budget": 1, "waiting": 0}
+        "added": 0, "seen": 0, "budget": 1, "waiting": 0, "moved": 0}
     (lease,) = f.next_ready(1)
     assert f.done(lease, Outcome(fetched=False, refund=True))
     assert f.host_state("cut.test").waiting == 2  # 1 added, cut 1: no room
@@ -462,12 +462,36 @@ def test_copies_of_queued_pages_take_no_budget(backend):
     f = backend.open(budget_waiting=0)
     f.add([page("http://a.test/0", filter=False, budget=3), page("http://a.test/1", budget=3)])
     copies = f.add([page(f"http://a.test/{i}", filter=False) for i in (0, 1, 1)])
-    assert copies == {"added": 3, "seen": 0, "budget": 0, "waiting": 0}
+    assert copies == {"added": 3, "seen": 0, "budget": 0, "waiting": 0, "moved": 0}
     assert f.add([page("http://a.test/2", budget=3)])["added"] == 1  # the third page
     assert f.add([page("http://a.test/3", budget=3)])["budget"] == 1
     assert f.host_state("a.test").pages_added == 3
     f.set_host_budget("a.test", 0)  # a cut refuses copies too
     assert f.add([page("http://a.test/0", filter=False)])["budget"] == 1
+
+
+def test_a_copy_moving_a_page_up_is_leased_first_and_the_page_once_where_found(backend):
+    """A copy with ``was`` (the value order moving a queued page up) is leased ahead of the
+    host's other pages with its own payload on every backend; the local one moves the page
+    queued at ``was`` instead of queuing the copy (no stale copy to lease and drop later),
+    and queues nothing when that page is gone."""
+    f = backend.open()
+    f.add([page(f"http://a.test/{i}", rank=2.5) for i in range(3)])
+    f.add([page("http://a.test/1", rank=2.5, filter=False)])  # a probe: no move
+    move = Entry("http://a.test/2", "a.test", b"moved", rank=1.25, filter=False, was=2.5)
+    counts = f.add([move])
+    (lease,) = f.next_ready(1)
+    assert (lease.url, lease.payload) == ("http://a.test/2", b"moved")
+    urls = [lease.url]
+    f.done(lease, DONE)
+    moves = backend.kind in ("local", "memory")
+    assert counts["moved"] == int(moves) and counts["added"] == int(not moves)
+    # the page fetched: a later move of it finds nothing
+    gone = f.add([move._replace(rank=1.0, was=1.25)])
+    assert (gone["moved"], gone["added"]) == ((0, 0) if moves else (0, 1))
+    urls += _drain(backend, f)
+    expected = ["http://a.test/0", "http://a.test/1", "http://a.test/1", "http://a.test/2"]
+    assert sorted(urls) == expected + ([] if moves else ["http://a.test/2"] * 2)
 
 
 def test_a_page_dropped_unfetched_gives_its_budget_back(backend):
@@ -495,7 +519,7 @@ def test_seen_filter(backend):
     f = backend.open()
     assert f.add([page("http://a.test/1")])["added"] == 1
     assert f.add([page("http://a.test/1")]) == {"added": 0, "seen": 1, "budget": 0,
-                                                "waiting": 0}
+                                                "waiting": 0, "moved": 0}
     assert f.add([page("http://a.test/1", filter=False)])["added"] == 1
     assert f.seen(["http://a.test/1", "http://a.test/never"]) == [True, False]
 
