@@ -73,12 +73,15 @@ SERVE_LEASE_MARGIN_S = 1.0
 MIN_WAKE_S = 0.002
 #: Seconds between the scheduler's housekeeping ticks (flush adds, seeds, orphans).
 TICK_S = 0.2
-#: Seconds ``next_request`` may spend on leases it refuses (a condemned host's queue, a
-#: trap pattern's URLs, stale re-pushed copies: each a lease and its release) before it
-#: gives the reactor's turn back and asks again at the next one. Unbounded, a run of a
-#: thousand held the reactor 0.3-1.5 s (asyncio debug, ``bench/realweb.py``), and every
-#: response waiting to be read, so every host's next request, waited as long.
-REFUSING_TURN_S = 0.01
+#: Seconds ``next_request`` may spend in one turn of the reactor, on requests it hands out
+#: and leases it refuses (a condemned host's queue, a trap pattern's URLs: each a lease
+#: and its release), before it gives the turn back and the engine asks again at the next
+#: one. The engine asks until it gets None, and each request it gets goes through the
+#: downloader and its middlewares in that turn (~1.5 ms a request on a quiet box): a poll
+#: that leased 18 hosts held the reactor 30-50 ms, and the timers of hosts due meanwhile
+#: waited as long. Unbounded, a run of a thousand refusals held the reactor 0.3-1.5 s
+#: (asyncio debug, ``bench/realweb.py``).
+HANDING_TURN_S = 0.01
 #: Lease-time refusals whose URL keeps the page of budget it took: a template trap's URLs
 #: are what the host's budget bounds. Given back, they let the host's waiting pages in,
 #: and a trap host fetched its whole budget (events.test 25 of 25 in
@@ -95,8 +98,8 @@ class FrontierScheduler(BaseScheduler):
     arrive (``crawler.feedback.crawl_feedback``).
     """
 
-    #: ``REFUSING_TURN_S`` (an attribute, so that a test can shorten it).
-    refusing_turn_s: ClassVar[float] = REFUSING_TURN_S
+    #: ``HANDING_TURN_S`` (an attribute, so that a test can change it).
+    turn_s: ClassVar[float] = HANDING_TURN_S
 
     #: Setting -> keyword option of ``__init__``.
     SETTINGS: ClassVar[dict[str, Option]] = {
@@ -161,6 +164,8 @@ class FrontierScheduler(BaseScheduler):
         self._refused = False  # a lease was refused since the last poll
         self._wake: CallLaterResult | None = None
         self._wake_at = 0.0
+        # when next_request gives the reactor's current turn back (monotonic)
+        self._turn_ends: float | None = None
         self._pending_cache = (0.0, 0)
         self._down_since: float | None = None
         self._loops: list[task.LoopingCall] = []
@@ -286,7 +291,12 @@ class FrontierScheduler(BaseScheduler):
                            filter=not request.dont_filter)
 
     def next_request(self) -> Request | None:
-        deadline = time.monotonic() + self.refusing_turn_s
+        if self._turn_ends is not None and time.monotonic() >= self._turn_ends:
+            # requests handed out for a while in this turn: the rest go at the next
+            self._inc("frontier/handouts_yielded")
+            self._wake_in(0)
+            return None
+        deadline = self._turn_deadline()
         try:
             while True:
                 lease = self._next_lease()
@@ -308,6 +318,20 @@ class FrontierScheduler(BaseScheduler):
         except store_down() as exc:  # a lease in hand expires and returns to the queue
             self._store_down(exc)
             return None
+
+    def _turn_deadline(self) -> float:
+        """When ``next_request`` gives this turn of the reactor back: ``turn_s`` after its
+        first call in the turn (in a crawl; after this call's start without one)."""
+        now = time.monotonic()
+        if self.crawler is None:
+            return now + self.turn_s
+        if self._turn_ends is None:
+            self._turn_ends = now + self.turn_s
+            call_later(0, self._turn_over)  # runs at the next turn, not this one
+        return self._turn_ends
+
+    def _turn_over(self) -> None:
+        self._turn_ends = None
 
     # -- links -------------------------------------------------------------------------
 

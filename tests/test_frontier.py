@@ -107,9 +107,9 @@ def sched():
                   RobotsPolicy.from_settings(AGENT, frontier), stats=Stats(),
                   buffer_size=6, poll_interval=0)
     s.spider = Spider()
-    # a turn of refusals ends after REFUSING_TURN_S (10 ms) of wall time, which a loaded
-    # box takes for a lease or two: the tests that refuse leases would get None
-    s.refusing_turn_s = 60.0
+    # a turn ends after HANDING_TURN_S (10 ms) of wall time, which a loaded box takes for
+    # a lease or two: the tests that refuse leases would get None
+    s.turn_s = 60.0
     yield s
     frontier.close()
 
@@ -345,7 +345,7 @@ def test_responses_of_one_turn_are_reported_in_one_call(sched, monkeypatch):
     monkeypatch.setattr("crawler.scheduler.call_later", turn.call_later)
     # a refused lease is followed by the next in the same call however slow the box (the
     # turn's refusal deadline is not what this test is about)
-    monkeypatch.setattr(sched, "refusing_turn_s", 60.0)
+    monkeypatch.setattr(sched, "turn_s", 60.0)
     spider, frontier = sched.spider, sched.frontier
     calls = []
     done_many = frontier.done_many
@@ -506,7 +506,7 @@ def test_a_run_of_refused_urls_gives_the_reactor_turn_back(sched, monkeypatch):
     are settled a bounded time at a turn: ``next_request`` then answers None with work
     left (the engine asks again at the next turn) instead of holding the reactor, and
     every response waiting to be read, for the whole run."""
-    monkeypatch.setattr(sched, "refusing_turn_s", 0.0)
+    monkeypatch.setattr(sched, "turn_s", 0.0)
     spider = sched.spider
     for path in ("/cal/1", "/cal/2"):
         sched.enqueue_request(scrapy.Request(f"http://trap.test{path}", callback=spider.parse))
@@ -517,6 +517,38 @@ def test_a_run_of_refused_urls_gives_the_reactor_turn_back(sched, monkeypatch):
     assert sched.next_request() is None
     assert sched.stats["frontier/dropped/template_trap"] == 2
     assert sched.stats["frontier/refusals_yielded"] == 2
+
+
+def test_requests_handed_out_for_a_while_give_the_reactor_turn_back(monkeypatch):
+    """The engine asks for requests until it gets None, and sends each through the
+    downloader in the same turn of the reactor: once ``turn_s`` of the turn is spent,
+    ``next_request`` answers None with leases in hand and wakes the engine at the next
+    turn for them, so that the timers due meanwhile (a host's request held to its start
+    time, a response to read) are not held up by a whole poll's worth of requests."""
+    turn = Turn()
+    monkeypatch.setattr("crawler.scheduler.call_later", turn.call_later)
+    frontier = LocalFrontier(None, **options(
+        bloom_capacity=10_000, politeness=politeness(default_delay=0.0, latency_factor=0)))
+    s = scheduler(frontier, stats=Stats(), buffer_size=6, poll_interval=0)
+    s.spider = Spider()
+    s.turn_s = 0.0
+    for host in ("a.test", "b.test", "c.test"):
+        s.enqueue_request(scrapy.Request(f"http://{host}/", callback=s.spider.parse))
+    s.crawler = object()  # in a crawl: a turn lasts until the reactor runs its timers
+    first = s.next_request()
+    assert first is not None and len(s._buffer) == 2  # three hosts leased in one poll
+    assert s.next_request() is None
+    assert s.stats["frontier/handouts_yielded"] == 1
+    assert "wake" in [fn.__name__ for _, fn, _ in turn.calls]
+    turn.end()  # the next turn: the engine asks again
+    second = s.next_request()
+    assert second is not None and second.url != first.url
+    assert s.next_request() is None
+    s.turn_s = 60.0
+    turn.end()
+    assert s.next_request() is not None and s.stats["frontier/handouts_yielded"] == 2
+    s.crawler = None
+    frontier.close()
 
 
 def test_urls_refused_in_one_turn_reach_the_frontier_in_one_call(sched, monkeypatch):
@@ -580,7 +612,7 @@ def test_a_url_dropped_when_leased_does_not_hold_its_host_up():
     s = scheduler(frontier, robots=RobotsPolicy.from_settings(AGENT, frontier),
                   stats=Stats(), buffer_size=6, poll_interval=60)
     s.spider = Spider()
-    s.refusing_turn_s = 60.0  # as the sched fixture: a loaded box may take 10 ms a refusal
+    s.turn_s = 60.0  # as the sched fixture: a loaded box may take 10 ms a refusal
     frontier.robots_set("a.test", 200, b"User-agent: *\nDisallow: /private/\n",
                         time.time() + 100)
     for path in ("/private/1", "/private/2", "/private/3", "/page"):
