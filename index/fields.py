@@ -35,11 +35,12 @@ from index.analysis import (
     normalize,
     normalize_host,
 )
+from index.query import qualified_parts
 from index.sections import encode as encode_sections
 
 if TYPE_CHECKING:
     from index.base import Document
-    from index.query import Query
+    from index.query import Phrase, Query, Term
 
 __all__ = [
     "DEFAULT_COMPOUND_FIELDS",
@@ -54,6 +55,7 @@ __all__ = [
     "IDF_FIELD",
     "JOINED_FIELDS",
     "OPTIONAL_FIELDS",
+    "QUALIFIER_FIELDS",
     "IDENTS",
     "IDENT_PARTS_WEIGHT",
     "TEXT_FIELDS",
@@ -63,6 +65,7 @@ __all__ = [
     "completion_prefix",
     "collapse_key",
     "completion_text",
+    "defining_fields",
     "document_fields",
     "is_directory_listing",
     "home_lead",
@@ -146,6 +149,10 @@ LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, idents=0.
 #: Where a page names what it defines: its headings and definition terms.
 DEFINE_FIELDS = FieldWeights(title=0.0, anchors=0.0, url=0.0, body=0.0, idents=0.0,
                              headings=1.0, tie_breaker=0.0)
+#: Where a page names what qualifies a name it defines: its title and headings (the
+#: module or class a reference's page is titled by, the package or project it belongs to).
+QUALIFIER_FIELDS = FieldWeights(title=1.0, anchors=0.0, url=0.0, body=0.0, idents=0.0,
+                                headings=1.0, tie_breaker=0.0)
 #: Where a word that frames a question (``Query.optional_words``: ``how``, ``should``)
 #: scores, with the body's weight: the page's text, not what the page is called (its
 #: title, anchor text or URL), which such a word says nothing about.
@@ -353,3 +360,17 @@ def document_fields(doc: Document, body_terms: str | None = None) -> DocumentFie
 def label_terms(doc: Document) -> set[str]:
     """The analyzed terms of what a page is called and linked as (title, anchors, URL)."""
     return set(analyze(" ".join((doc.title, doc.anchors, doc.url.split("://", 1)[-1]))))
+
+
+def defining_fields(query: Query) -> list[tuple[Term | Phrase, FieldWeights]]:
+    """Each defined word of ``query`` (``Query.defined_words``) with where a page that
+    defines what the query names holds it: its headings (``DEFINE_FIELDS``), and for a
+    name qualifying a member (``query.qualified_parts``) its title too
+    (``QUALIFIER_FIELDS``): a manual's page on ``GNATCOLL.Mmap`` is headed ``Mmap`` and
+    titled ``Mmap ... GNATColl documentation``."""
+    words = query.defined_words
+    if not words:
+        return []
+    qualifiers = {parts[0] for w in query.label_words
+                  if (parts := qualified_parts(w)) is not None}
+    return [(w, QUALIFIER_FIELDS if w in qualifiers else DEFINE_FIELDS) for w in words]

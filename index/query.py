@@ -809,6 +809,9 @@ _NUMBER = re.compile(r"\d[\d.,:]*")
 _FIELD_NAME = re.compile(r"[A-Za-z][\w-]*:")
 #: A file name a command line is given (``example.i``, ``myprog.c``, ``in.jpg``).
 _FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z\d]{0,3}")
+#: A name written capitalised (``Mmap``, ``Path``), as a module or a class is named; a
+#: file's extension is written in small letters or in capitals (``example.i``, ``Build.PL``).
+_CAPITALISED = re.compile(r"[A-Z][a-z][a-z\d]*")
 #: A function's name and the parenthesis of its call, an argument written after it
 #: (``cairo_set_source_rgb(cr,``, ``f(x``): the name is one word and the argument another.
 _CALL = re.compile(r"([A-Za-z_][\w.:]*)\((?=\w)(?![\w.]*=)")
@@ -1179,12 +1182,14 @@ def qualified_parts(word: Term | Phrase) -> tuple[Term | Phrase, Term | Phrase] 
     a heading of the page of what qualifies it, rarely with its qualifier (a doxygen class
     page's ``strip()``, a lens page's ``del_ws_spc`` under ``Util``); ``None`` for any
     other word, a file name among them (``_FILE_NAME``: ``example.i``, ``sources.list``:
-    a file's page need not name its extension apart)."""
+    a file's page need not name its extension apart), unless what would be its extension
+    is a capitalised name (``_CAPITALISED``: ``GNATCOLL.Mmap``, ``click.Path``)."""
     if not word.whole:
         return None
     text = word.word if isinstance(word, Term) else word.text
     found = _QUALIFIED.fullmatch(text)
-    if found is None or _FILE_NAME.fullmatch(text):
+    if found is None or (_FILE_NAME.fullmatch(text)
+                         and not _CAPITALISED.fullmatch(found.group(2))):
         return None
     parts = tuple(_word_node(name) for name in found.groups())
     return parts if all(parts) else None

@@ -2,7 +2,7 @@
 
 import pytest
 
-from index.fields import FieldWeights
+from index.fields import DEFINE_FIELDS, QUALIFIER_FIELDS, FieldWeights, defining_fields
 from index.query import (
     MAX_DEPTH,
     MAX_NEAR_GROUPS,
@@ -86,6 +86,21 @@ def test_a_qualified_name_is_its_qualifier_and_member():
                                   Term("lens", "len")))
     assert [str(w) for w in query.defined_words] == ["util", "del_ws_spc", "len"]
     assert parse("python tutorial").matching == parse("python tutorial").root
+
+
+def test_a_capitalised_member_is_a_name_not_an_extension():
+    # a file's extension is small letters or capitals; a capitalised member names a
+    # package or class, and its qualifier defines it in a page's title or headings
+    assert qualified_parts(root("GNATCOLL.Mmap")) == (Term("GNATCOLL", "gnatcol"),
+                                                      Term("Mmap", "mmap"))
+    assert [str(w) for w in qualified_parts(root("click.Path"))] == ["click", "path"]
+    for text in ("example.i", "Build.PL", "README.TXT", "pg_hba.conf"):
+        assert qualified_parts(root(text)) is None
+    assert defining_fields(parse("GNATCOLL.Mmap")) == [
+        (Term("GNATCOLL", "gnatcol"), QUALIFIER_FIELDS), (Term("Mmap", "mmap"), DEFINE_FIELDS)]
+    assert [f for _, f in defining_fields(parse("os.path.join"))] == [QUALIFIER_FIELDS,
+                                                                      DEFINE_FIELDS]
+    assert [f for _, f in defining_fields(parse("example.i"))] == [DEFINE_FIELDS]
 
 
 def test_exclusions():

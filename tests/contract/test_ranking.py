@@ -517,6 +517,28 @@ def test_the_qualifiers_page_defining_a_member_ranks_above_its_uses(backend):
     assert all(h.explain["defines"]["value"] == 0.0 for h in found.hits)
 
 
+def test_a_package_page_titled_by_its_qualifier_defines_the_qualified_name(backend):
+    # a manual heads a package's page with the package's own name and names the library
+    # qualifying it in its title; another page's heading joins both words into a build
+    # variable, where the package is not defined
+    holding(backend, [
+        doc("http://g.test/mmap.html", "Mmap: Reading and Writing Files - GNATColl docs",
+            "GNATCOLL.Mmap maps a file into memory with the mmap system call. "
+            + "Open a file, read a region, close it. " * 3,
+            headings="Mmap: Reading and Writing Files"),
+        doc("http://g.test/building.html", "Building GNATColl - GNATColl docs",
+            "GNATCOLL_MMAP builds the mmap package of GNATColl. GNATCOLL_MADVISE builds "
+            "madvise. Set them when you build GNATColl.",
+            headings="Building GNATColl\nGNATCOLL_MMAP\nGNATCOLL_MADVISE"),
+        doc("http://g.test/other.html", "Other - GNATColl docs",
+            "Tools of GNATColl: see the mmap package for files."),
+    ])
+    found = backend.search("GNATCOLL.Mmap", explain=True)
+    assert urls(found)[0] == "http://g.test/mmap.html"
+    assert {h.url: h.explain["defines"]["value"] for h in found.hits}[
+        "http://g.test/mmap.html"] == 1.0
+
+
 def test_a_long_reference_defining_a_named_identifier_ranks_above_mentions(backend):
     # a configuration reference defines hundreds of parameters on one page: BM25's length
     # normalisation gives it a low text score for any one of them, below the short pages

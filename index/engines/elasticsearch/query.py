@@ -36,6 +36,7 @@ from index.fields import (
     NEAR_FIELDS,
     OPTIONAL_FIELDS,
     FieldWeights,
+    defining_fields,
 )
 from index.query import (
     And,
@@ -107,12 +108,13 @@ class QueryCompiler:
             }
         }
 
-    def defines(self, node: Term | Phrase) -> dict:
-        """Pages whose headings or definition terms hold a word or phrase (a filter)."""
+    def defines(self, node: Term | Phrase, fields: FieldWeights = DEFINE_FIELDS) -> dict:
+        """Pages whose headings or definition terms (or the other ``fields``) hold a word or
+        phrase (a filter)."""
         kind = "best_fields" if isinstance(node, Term) else "phrase"
         text = node.term if isinstance(node, Term) else " ".join(node.terms)
         return {"multi_match": {"query": text, "type": kind,
-                                "fields": [f for f, _ in DEFINE_FIELDS.items()],
+                                "fields": [f for f, _ in fields.items()],
                                 "analyzer": "whitespace"}}
 
     def near(self, parsed: Query) -> tuple[dict, ...]:
@@ -240,7 +242,8 @@ class RankingQuery:
             lacking=lacking,
             label_filters=tuple(compiler.label(w) for w in parsed.label_words),
             near_filters=compiler.near(parsed),
-            define_filters=tuple(compiler.defines(w) for w in parsed.defined_words),
+            define_filters=tuple(compiler.defines(w, fields)
+                                 for w, fields in defining_fields(parsed)),
             partial_coverage=self.partial_coverage(parsed, relaxed),
         )
         return self._weighted(self._retrieval(matching, context), context, parts,

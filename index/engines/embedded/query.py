@@ -15,7 +15,6 @@ import tantivy
 
 from index.fields import (
     DEFAULT_COMPOUND_FIELDS,
-    DEFINE_FIELDS,
     IDENT_PARTS_WEIGHT,
     IDENTS,
     IDF_FIELD,
@@ -24,6 +23,7 @@ from index.fields import (
     NEAR_FIELDS,
     OPTIONAL_FIELDS,
     FieldWeights,
+    defining_fields,
 )
 from index.query import (
     And,
@@ -267,13 +267,13 @@ class TantivyCompiler:
         )
 
     def defines(self, parsed: Query) -> tantivy.Query | None:
-        """Pages whose headings or definition terms hold every defined word of the query."""
-        if not parsed.defined_words or self.matches_nothing(parsed.defined_words,
-                                                            DEFINE_FIELDS):
+        """Pages whose headings hold every defined word of the query (a name qualifying
+        a member: their title or headings, ``fields.defining_fields``)."""
+        words = defining_fields(parsed)
+        if not words or any(self.matches_nothing([w], fields) for w, fields in words):
             return None
         return tantivy.Query.boolean_query(
-            [(Occur.Must, self.word(w, DEFINE_FIELDS)) for w in parsed.defined_words]
-        )
+            [(Occur.Must, self.word(w, fields)) for w, fields in words])
 
     def named_homes(self, keys: frozenset[int]) -> tantivy.Query:
         """The home pages of the sites with these name keys, all scored alike (index
