@@ -766,66 +766,6 @@ def test_a_question_reranked_by_its_sections_may_ask_one_search_and_no_proximity
     backend.close()
 
 
-def test_a_reranked_questions_checks_are_searched_beside_its_other_searches(tmp_path,
-                                                                            monkeypatch):
-    """A question the plan re-ranks by its sections has its checks (here its two proximity
-    runs) searched in the helper thread while its strict and coordinated searches run in
-    the querying thread, with the same marks and results; a query not re-ranked, or a
-    question finding the helper thread busy, has its checks searched in the querying
-    thread."""
-    import threading
-
-    from index.semantic import SectionMatch, pack
-
-    monkeypatch.setattr(SectionMatch, "rerank", lambda self, ranked, text, ahead=None:
-                        list(ranked))
-    pages = [doc("http://plot.test/a", "Plots", "Move the plot legend out of the axes."),
-             doc("http://plot.test/b", "Legends", "A legend names each line."),
-             doc("http://plot.test/c", "Axes", "The axes hold the lines.")]
-    for i, page in enumerate(pages):
-        page.vectors = pack(_unit_rows(1, i))
-    backend = EmbeddedBackend(tmp_path)
-    backend.index(pages)
-    backend.refresh()
-    threads = []
-
-    class Traced:
-        def __init__(self, searcher):
-            self.searcher = searcher
-
-        def __getattr__(self, name):
-            return getattr(self.searcher, name)
-
-        def search(self, query, **kwargs):
-            threads.append(threading.current_thread())
-            return self.searcher.search(query, **kwargs)
-
-    index = backend._search.index
-    traced = type("Index", (), {"schema": index().schema,
-                                "searcher": lambda self: Traced(index().searcher())})()
-    monkeypatch.setattr(backend._search, "index", lambda: traced)
-    question = "how do I move the plot legend"
-    here = threading.current_thread()
-    found = backend.search(question, explain=True)
-    assert [t is here for t in threads].count(True) == 2
-    assert [t.name.startswith("embedded-checks") for t in threads].count(True) == 2
-    threads.clear()
-    with backend._search._checks_busy:  # another search's checks in the helper thread
-        busy = backend.search(question, explain=True)
-    assert len(threads) == 4 and all(t is here for t in threads)
-    assert [(h.id, h.score, h.explain) for h in busy.hits] == [
-        (h.id, h.score, h.explain) for h in found.hits]
-    off = EmbeddedBackend(tmp_path, semantic=False)
-    off._search.index = backend._search.index
-    threads.clear()
-    alone = off.search(question, explain=True)
-    assert len(threads) == 4 and all(t is here for t in threads)
-    assert [(h.id, h.score, h.explain) for h in found.hits] == [
-        (h.id, h.score, h.explain) for h in alone.hits]
-    assert found.hits[0].explain["near"]["value"] == 1.0
-    backend.close()
-
-
 def test_the_vector_file_survives_a_record_cut_short(tmp_path):
     """A record cut short (a crash before the commit of its page) is dropped when the file
     is next written; a reader that mapped the file sees the records written after."""

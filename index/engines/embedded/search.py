@@ -16,24 +16,13 @@ as matching it as asked; with ``EMBEDDED_QUESTION_PROXIMITY`` off no proximity r
 over the index for it (three phrases of common words, a third of its engine's time), its
 best section's similarity to the question saying where its words meet. Both are off by
 default; their cost and relevance are in docs/index-performance.md.
-
-The checks a search marks its candidates with (label, proximity runs, definitions) do not
-depend on its other searches, so a re-ranked question's (its proximity runs phrases of
-common words, ~2.6 ms of its ~13 ms of CPU) run in a helper thread while its strict,
-named-home and coordinated searches run in the querying one (tantivy releases the GIL
-while it searches): the same searches and results. Another query's checks cost less than
-handing them over, and run in the querying thread, as do a question's while the helper
-thread searches another's.
 """
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -107,12 +96,6 @@ class TantivySearch:
         self.vectors = vectors
         #: The terms the index was seen to hold, for every search's compiler.
         self.held = HeldTerms()
-        self._checks: ThreadPoolExecutor | None = None
-        self._checks_pid = 0
-        self._checks_lock = threading.Lock()
-        #: Held while the helper thread searches: a search finding it busy (another
-        #: request's question) searches its checks itself rather than wait in line.
-        self._checks_busy = threading.Lock()
 
     def compiler(self, searcher: tantivy.Searcher | None = None,
                  parsed: Query | None = None) -> TantivyCompiler:
@@ -142,14 +125,15 @@ class TantivySearch:
         # a question re-ranked by its sections (see the module)
         reranked = plan.reads_vectors and parsed.question
         one_pass = reranked and o.question_one_search
-        checks = self._marks(searcher, compiler, parsed, depth,
-                             near=not reranked or o.question_proximity, helper=reranked)
         matching = ((one_pass and compiler.coordinated(parsed, strict=False))
                     or compiler.compile(plan.strict))
         found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
         results.total = found.count
+        marks = self._marks(searcher, compiler, parsed, depth,
+                            near=not reranked or o.question_proximity)
         homes, described = self._named_homes(searcher, compiler, plan, found.hits)
         hits = found.hits + homes
+        marks["home"] = described
         # Pages lacking a minor word of a longer query compete with those having them all,
         # when few pages have them all (each with the share of the query it covers);
         # those of a long query lacking a few, and of a question lacking any, always.
@@ -158,8 +142,6 @@ class TantivySearch:
         more = [] if one_pass else self._blended(searcher, compiler, plan, found,
                                                  min(depth, offset + size + o.blend_depth))
         results.total += len(more)
-        marks = checks.result()
-        marks["home"] = described
         # One read of the ranking columns for both.
         candidates = self._candidates(searcher, hits + [(score, a) for score, a, _ in more],
                                       marks)
@@ -286,55 +268,23 @@ class TantivySearch:
         known = {address_key(a) for _, a in hits}
         return [(0.0, a) for a in homes if address_key(a) not in known], marked
 
-    def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler, parsed: Query,
-               limit: int, near: bool = True,
-               helper: bool = False) -> Future[dict[str, dict[tuple, float]]]:
+    def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
+               parsed: Query, limit: int, near: bool = True) -> dict[str, dict[tuple, float]]:
         """The best pages (up to ``limit`` each) whose title, anchor text or URL hold every
         label word of the query (``label``), of those holding its required words near each
         other, one search per proximity run (``near``; none when ``near`` is false), and of
         those whose headings hold its defined words (``defines``), for the signals that
         weigh them: each page's address key with the share of the check's searches that
-        found it. Compiled here (the compiler is the querying thread's); searched in the
-        helper thread (:meth:`_helper`) with ``helper`` when it is idle, else now."""
+        found it."""
         queries = {"label": [compiler.label(parsed)],
                    "near": compiler.near_groups(parsed) if near else [],
                    "defines": [compiler.defines(parsed)]}
-        asked = {name: [query for query in group if query is not None]
-                 if any(map(self.ranker.weight, _MARKS_READ_BY[name])) else []
-                 for name, group in queries.items()}
-
-        def search() -> dict[str, dict[tuple, float]]:
-            return {name: _shares([{address_key(a) for _, a in searcher.search(
-                query, limit=limit, count=False).hits} for query in group]) if group else {}
-                for name, group in asked.items()}
-
-        if helper and self._checks_busy.acquire(blocking=False):
-            def searched() -> dict[str, dict[tuple, float]]:
-                try:
-                    return search()
-                finally:
-                    self._checks_busy.release()
-
-            try:
-                return self._helper().submit(searched)
-            except BaseException:
-                self._checks_busy.release()
-                raise
-        done: Future[dict[str, dict[tuple, float]]] = Future()
-        done.set_result(search())
-        return done
-
-    def _helper(self) -> ThreadPoolExecutor:
-        """The thread the checks are searched in, started on first use (and again in a
-        process forked from one that had it: a pool's thread does not survive a fork)."""
-        pid = os.getpid()
-        if self._checks is None or self._checks_pid != pid:
-            with self._checks_lock:
-                if self._checks is None or self._checks_pid != pid:
-                    self._checks = ThreadPoolExecutor(max_workers=1,
-                                                      thread_name_prefix="embedded-checks")
-                    self._checks_pid = pid
-        return self._checks
+        return {
+            name: _shares([{address_key(a) for _, a in searcher.search(
+                query, limit=limit, count=False).hits} for query in group if query is not None])
+            if any(map(self.ranker.weight, _MARKS_READ_BY[name])) else {}
+            for name, group in queries.items()
+        }
 
     def _candidates(self, searcher: tantivy.Searcher, hits: list,
                     marks: dict[str, dict[tuple, float]]) -> list[Candidate]:
