@@ -155,8 +155,8 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
     refuse_sealed(sorted(scored), "a miss listing")
     with pytest.raises(ValueError, match="scored once"):
         sealed_sites("sixth")
-    with pytest.raises(ValueError, match="no sealed set 'twenty-fourth'"):
-        sealed_sites("twenty-fourth")
+    with pytest.raises(ValueError, match="no sealed set 'twenty-fifth'"):
+        sealed_sites("twenty-fifth")
 
 
 def _unscored(monkeypatch, name: str) -> dict[str, frozenset[str]]:
@@ -196,19 +196,27 @@ def test_a_set_is_sealed_until_it_is_scored(twenty_second_unscored):
             == "relevance-sealed-twenty-second")
 
 
-def test_the_twenty_third_set_is_sealed_until_it_is_scored():
-    """The twenty-third, not scored yet, the one set sealed since the twenty-second was
-    scored: the harness refuses it and scores it alone (``--sealed --set twenty-third``)."""
-    twenty_third = SEALED_SETS["twenty-third"]
-    assert list(UNSCORED_SETS) == ["twenty-third"] and "twenty-third" not in SCORED_SETS
-    assert SEALED_SITES == twenty_third == sealed_sites() == sealed_sites("twenty-third")
+def test_two_sets_are_sealed_the_twenty_third_and_the_twenty_fourth():
+    """The twenty-third (scored once, not opened yet) and the twenty-fourth (not scored yet):
+    the harness refuses both and scores each alone (``--sealed --set NAME``) or both together
+    (``--sealed``)."""
+    twenty_third, twenty_fourth = SEALED_SETS["twenty-third"], SEALED_SETS["twenty-fourth"]
+    assert list(UNSCORED_SETS) == ["twenty-third", "twenty-fourth"]
+    assert not {"twenty-third", "twenty-fourth"} & SCORED_SETS
+    assert not twenty_third & twenty_fourth
+    assert SEALED_SITES == twenty_third | twenty_fourth == sealed_sites()
+    assert sealed_sites("twenty-third") == twenty_third
+    assert sealed_sites("twenty-fourth") == twenty_fourth
     assert (default_cache(sealed=True, sealed_set="twenty-third").name
             == "relevance-sealed-twenty-third")
+    assert (default_cache(sealed=True, sealed_set="twenty-fourth").name
+            == "relevance-sealed-twenty-fourth")
 
 
 @pytest.mark.parametrize(("name", "pair"), [
     ("twenty-second", ("clisp.test", "h2.test")),
     ("twenty-third", ("cc65.test", "gambit.test")),
+    ("twenty-fourth", ("cunit.test", "libtool.test")),
 ])
 def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
     """A set not scored yet: the harness as it stood never looks into it."""
@@ -229,7 +237,7 @@ def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
         miss_lines(sealed[:3], Scores({j.query: None for j in sealed[:3]}), lambda query: [])
 
 
-@pytest.mark.parametrize("name", ["twenty-second", "twenty-third"])
+@pytest.mark.parametrize("name", ["twenty-second", "twenty-third", "twenty-fourth"])
 def test_each_new_set_has_seventeen_queries_a_site_of_each_kind(name):
     """7 identifiers or pasted commands, 6 questions of six or more words, 4 keyword or
     navigational queries on each of its six sites: 102 in all."""
@@ -270,6 +278,12 @@ def test_the_sets_scored_once_are_open_now(name):
     ["--sites", "cc65.test,modperl.test,asciidoctor.test", "--cache", "x",
      "--check-answers"],
     ["--sealed", "--set", "twenty-third", "--show-misses"],
+    ["--sites", "fmt.test", "--cache", "x"],
+    ["--sites", "flask.test,attrs.test", "--cache", "x"],
+    ["--sites", "libtool.test", "--cache", "x", "--check-answers"],
+    ["--sites", "cunit.test,jansson.test,jopt-simple.test", "--cache", "x",
+     "--check-answers"],
+    ["--sealed", "--set", "twenty-fourth", "--show-misses"],
 ])
 def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -283,13 +297,15 @@ def test_the_unscored_sets_are_reported_apart_by_site_and_class_only(twenty_seco
     import harness.relevance as relevance
 
     judged = load_queries(part="sealed")
-    firsts = {j.query for j in judged if j.site in ("h2.test", "execline.test")}
+    firsts = {j.query for j in judged if j.site in ("h2.test", "execline.test", "fmt.test")}
     ours = Scores({j.query: 1 if j.query in firsts else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, relevance.SEALED_SITES, []), base, judged)
-    assert list(sets) == list(twenty_second_unscored) == ["twenty-second", "twenty-third"]
+    assert list(sets) == list(twenty_second_unscored) == ["twenty-second", "twenty-third",
+                                                          "twenty-fourth"]
     for name, first, other in (("twenty-second", "h2.test", "gnatcoll.test"),
-                               ("twenty-third", "execline.test", "dbus-python.test")):
+                               ("twenty-third", "execline.test", "dbus-python.test"),
+                               ("twenty-fourth", "fmt.test", "jopt-simple.test")):
         figures = sets[name]
         part = [j for j in judged if j.site in SEALED_SETS[name]]
         assert figures["queries"] == len(part)

@@ -579,6 +579,27 @@ DOC_SITES: tuple[DocSite, ...] = (
     # dbus-python: the D-Bus binding's Sphinx tutorial and API, a module a page
     # (tutorial.html, dbus.service.html, ...), 22.
     DocSite("dbus-python.test", "python-dbus-doc", Path("/usr/share/doc/python-dbus-doc/html")),
+    # The twenty-fourth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # {fmt}: the C++ formatting library's Sphinx manual with its API made by breathe from
+    # doxygen, four pages (syntax.html, api.html, ...), 7.
+    DocSite("fmt.test", "libfmt-doc", Path("/usr/share/doc/libfmt-doc"), marker="index.html"),
+    # libtool: the GNU libtool manual, texinfo, on one 0.56 MB page (libtool.html); the root
+    # a listing, 1.
+    DocSite("libtool.test", "libtool-doc", Path("/usr/share/doc/libtool-doc"),
+            marker="libtool.html"),
+    # CUnit: the C unit testing framework's hand-written user guide, a chapter a page
+    # (writing_tests.html, running_tests.html, ...), 8.
+    DocSite("cunit.test", "libcunit1-doc", Path("/usr/share/doc/libcunit1-doc/html")),
+    # Jansson: the C JSON library's Sphinx manual, its whole API on one page (apiref.html)
+    # beside a tutorial and notes, 10.
+    DocSite("jansson.test", "libjansson-doc", Path("/usr/share/doc/libjansson-dev/html")),
+    # attrs: the Python class library's Sphinx guide and API reference (init.html,
+    # hashing.html, api.html, ...), 17.
+    DocSite("attrs.test", "python-attr-doc", Path("/usr/share/doc/python-attr-doc/html")),
+    # JOpt Simple: the Java command line parser's API made by javadoc, a class a page
+    # (joptsimple/OptionParser.html, joptsimple/util/KeyValuePair.html, ...), 80.
+    DocSite("jopt-simple.test", "libjoptsimple-java-doc",
+            Path("/usr/share/doc/libjoptsimple-java/api"), marker="index.html"),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
