@@ -37,7 +37,8 @@ after a response, where they had work, is within 10% of their delay; per site
 documents, over every request), ``violations`` (politeness, all four definitions,
 ``harness.politeness``), ``hostile`` (requests per hostile host), ``stats`` (the crawl's
 quality and frontier drop counters, its budgets' refunds, waiting pages and promotions,
-and the reactor's lateness: ``reactor/*``,
+and the reactor's lateness: ``reactor/*``, the engine's refusals for the scraper's sake
+(``scraper/backout``),
 ``crawler.extensions.ReactorLag``), ``crawl_cpu_s`` (the crawl process's CPU seconds, every
 thread: a span near it is a CPU-bound crawl, not idle capacity), ``cpu_ms_per_request``
 and ``load_avg`` (the box's 1-minute load average, sampled every 5 s through the crawls).
@@ -342,7 +343,7 @@ def main() -> None:
             "cpu_ms_per_request": ratio(run["cpu"] * 1000, len(lines), 2),
             "stats": {k: v for k, v in sorted(run["stats"].items())
                       if k.startswith(("quality/", "frontier/dropped/", "frontier/condemned/",
-                                       "reactor/", "frontier/budget_",
+                                       "reactor/", "scraper/", "frontier/budget_",
                                        "frontier/cluster/budget_", "frontier/cluster/waiting",
                                        "frontier/acquitted", "dedup/mirror", "dedup/host"))},
             "budget": args.budget or None,

@@ -135,6 +135,9 @@ RETRY_TIMES = 2
 FETCH_LIMITS_ENABLED = True
 RETRY_BACKOFF_BASE = 1.0
 RETRY_BACKOFF_MAX = 60.0
+# Scrapy starts no request while the responses in the scraper count more than
+# SCRAPER_SLOT_MAX_ACTIVE_SIZE; crawler/scraperslot.py counts a response at most
+SCRAPER_SLOT_RESPONSE_CAP = 1024 * 1024  # bytes (0 = in full, as Scrapy does)
 
 # --- crawl scope ---
 DEPTH_LIMIT = 0  # 0 = unlimited; `-a max_depth=N` limits one crawl
@@ -200,6 +203,7 @@ EXTENSIONS = {
     "crawler.extensions.ReactorLag": 505,
     "crawler.extensions.ReactorFirst": 506,
     "crawler.extensions.LogLevelFloor": 507,  # no LogRecord that no handler writes
+    "crawler.scraperslot.ScraperSlotCap": 508,
     "crawler.statsexport.StatsExport": 510,
     "crawler.memory.MemoryMonitor": 530,
     "crawler.metrics.CrawlMetrics": 540,
