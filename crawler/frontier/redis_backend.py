@@ -16,9 +16,12 @@ it drains (crawler/frontier/lua/common.lua has the invariants). A blob is the UR
 ``w:<host>`` (``Frontier.add``; common.lua ``set_aside`` and ``promote``).
 
 Redis must run with ``appendonly yes``; ``appendfsync everysec`` bounds the loss on a power
-cut to one second of acknowledged operations (a Redis process crash loses nothing, the
-kernel still holds the writes), which costs far less than ``always`` (an fsync per
-command); a lost ``done`` only means a page is crawled again, a lost ``add`` one link.
+cut to about a second of acknowledged operations, which costs far less than ``always`` (an
+fsync per command). A Redis process crash loses what the kernel does not hold yet: nothing
+while the disk keeps up, up to two seconds when a slow background fsync makes Redis put
+off its AOF writes (its log says "Asynchronous AOF fsync is taking too long"). A lost
+``done`` only means a page is crawled again, a lost ``add`` one link; ``always`` loses
+neither.
 """
 
 from __future__ import annotations
