@@ -155,8 +155,8 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
     refuse_sealed(sorted(scored), "a miss listing")
     with pytest.raises(ValueError, match="scored once"):
         sealed_sites("sixth")
-    with pytest.raises(ValueError, match="no sealed set 'twenty-fifth'"):
-        sealed_sites("twenty-fifth")
+    with pytest.raises(ValueError, match="no sealed set 'twenty-sixth'"):
+        sealed_sites("twenty-sixth")
 
 
 def _unscored(monkeypatch, *names: str) -> dict[str, frozenset[str]]:
@@ -196,21 +196,27 @@ def test_a_set_is_sealed_until_it_is_scored(twenty_second_unscored):
             == "relevance-sealed-twenty-second")
 
 
-def test_the_twenty_fourth_set_is_sealed_until_it_is_scored():
-    """The twenty-fourth, not scored yet, the one set sealed since the twenty-third was
-    scored and opened: the harness refuses it and scores it alone (``--sealed --set
-    twenty-fourth``)."""
-    twenty_fourth = SEALED_SETS["twenty-fourth"]
-    assert list(UNSCORED_SETS) == ["twenty-fourth"] and "twenty-fourth" not in SCORED_SETS
-    assert SEALED_SITES == twenty_fourth == sealed_sites() == sealed_sites("twenty-fourth")
+def test_two_sets_are_sealed_the_twenty_fourth_and_the_twenty_fifth():
+    """The twenty-fourth and the twenty-fifth, neither scored yet: the harness refuses both
+    and scores each alone (``--sealed --set NAME``) or both together (``--sealed``)."""
+    twenty_fourth, twenty_fifth = SEALED_SETS["twenty-fourth"], SEALED_SETS["twenty-fifth"]
+    assert list(UNSCORED_SETS) == ["twenty-fourth", "twenty-fifth"]
+    assert not {"twenty-fourth", "twenty-fifth"} & SCORED_SETS
+    assert not twenty_fourth & twenty_fifth
+    assert SEALED_SITES == twenty_fourth | twenty_fifth == sealed_sites()
+    assert sealed_sites("twenty-fourth") == twenty_fourth
+    assert sealed_sites("twenty-fifth") == twenty_fifth
     assert (default_cache(sealed=True, sealed_set="twenty-fourth").name
             == "relevance-sealed-twenty-fourth")
+    assert (default_cache(sealed=True, sealed_set="twenty-fifth").name
+            == "relevance-sealed-twenty-fifth")
 
 
 @pytest.mark.parametrize(("name", "pair"), [
     ("twenty-second", ("clisp.test", "h2.test")),
     ("twenty-third", ("cc65.test", "gambit.test")),
     ("twenty-fourth", ("cunit.test", "libtool.test")),
+    ("twenty-fifth", ("elinks.test", "putty.test")),
 ])
 def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
     """A set not scored yet: the harness as it stood never looks into it."""
@@ -231,7 +237,8 @@ def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
         miss_lines(sealed[:3], Scores({j.query: None for j in sealed[:3]}), lambda query: [])
 
 
-@pytest.mark.parametrize("name", ["twenty-second", "twenty-third", "twenty-fourth"])
+@pytest.mark.parametrize("name", ["twenty-second", "twenty-third", "twenty-fourth",
+                                  "twenty-fifth"])
 def test_each_new_set_has_seventeen_queries_a_site_of_each_kind(name):
     """7 identifiers or pasted commands, 6 questions of six or more words, 4 keyword or
     navigational queries on each of its six sites: 102 in all."""
@@ -273,6 +280,11 @@ def test_the_sets_scored_once_are_open_now(name):
     ["--sites", "cunit.test,jansson.test,jopt-simple.test", "--cache", "x",
      "--check-answers"],
     ["--sealed", "--set", "twenty-fourth", "--show-misses"],
+    ["--sites", "putty.test", "--cache", "x"],
+    ["--sites", "flask.test,mako.test", "--cache", "x"],
+    ["--sites", "fftw.test", "--cache", "x", "--check-answers"],
+    ["--sites", "elinks.test,proper.test,lame.test", "--cache", "x", "--check-answers"],
+    ["--sealed", "--set", "twenty-fifth", "--show-misses"],
 ])
 def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -287,14 +299,17 @@ def test_the_unscored_sets_are_reported_apart_by_site_and_class_only(monkeypatch
 
     unscored = _unscored(monkeypatch, "twenty-second", "twenty-third")
     judged = load_queries(part="sealed")
-    firsts = {j.query for j in judged if j.site in ("h2.test", "execline.test", "fmt.test")}
+    firsts = {j.query for j in judged
+              if j.site in ("h2.test", "execline.test", "fmt.test", "putty.test")}
     ours = Scores({j.query: 1 if j.query in firsts else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, relevance.SEALED_SITES, []), base, judged)
-    assert list(sets) == list(unscored) == ["twenty-second", "twenty-third", "twenty-fourth"]
+    assert list(sets) == list(unscored) == ["twenty-second", "twenty-third", "twenty-fourth",
+                                            "twenty-fifth"]
     for name, first, other in (("twenty-second", "h2.test", "gnatcoll.test"),
                                ("twenty-third", "execline.test", "dbus-python.test"),
-                               ("twenty-fourth", "fmt.test", "jopt-simple.test")):
+                               ("twenty-fourth", "fmt.test", "jopt-simple.test"),
+                               ("twenty-fifth", "putty.test", "lame.test")):
         figures = sets[name]
         part = [j for j in judged if j.site in SEALED_SETS[name]]
         assert figures["queries"] == len(part)

@@ -600,6 +600,27 @@ DOC_SITES: tuple[DocSite, ...] = (
     # (joptsimple/OptionParser.html, joptsimple/util/KeyValuePair.html, ...), 80.
     DocSite("jopt-simple.test", "libjoptsimple-java-doc",
             Path("/usr/share/doc/libjoptsimple-java/api"), marker="index.html"),
+    # The twenty-fifth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # PuTTY: the SSH client's user manual made by Halibut, a chapter or appendix a page
+    # (Chapter4.html, every configuration panel on 0.23 MB; AppendixA.html, the FAQ; ...), 20.
+    DocSite("putty.test", "putty-doc", Path("/usr/share/doc/putty-doc")),
+    # ELinks: the text browser's manual made by AsciiDoc on one 0.19 MB page (manual.html)
+    # beside its hacking guide and Perl pages made by pod2html; the root a listing, 4.
+    DocSite("elinks.test", "elinks-doc", Path("/usr/share/doc/elinks"), marker="manual.html"),
+    # FFTW: the Fourier transform library's manual, texinfo, a node a page under /html/
+    # (Planner-Flags.html, Wisdom-Export.html, ...), and its FAQ a section a page under
+    # /fftw-faq.html/; the root a listing, 124.
+    DocSite("fftw.test", "libfftw3-doc", Path("/usr/share/doc/libfftw3-dev"),
+            marker="html/index.html"),
+    # PropEr: the Erlang property-based testing tool's API made by EDoc, a module a page
+    # (proper.html, proper_types.html, proper_statem.html, ...), the root a frameset, 16.
+    DocSite("proper.test", "erlang-proper-doc", Path("/usr/share/doc/erlang-proper-doc/edoc")),
+    # Mako: the Python template library's Sphinx manual, a chapter a page (syntax.html,
+    # inheritance.html, filtering.html, ...), 12.
+    DocSite("mako.test", "python-mako-doc", Path("/usr/share/doc/python-mako-doc/html")),
+    # LAME: the MP3 encoder's hand-written pages (usage.html, detailed.html with every
+    # command-line switch, vbr.html, history.html, ...), 14.
+    DocSite("lame.test", "lame-doc", Path("/usr/share/doc/lame-doc/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
