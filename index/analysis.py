@@ -351,23 +351,30 @@ _BREAK_LETTER = "\u00aa"
 _BREAKS_RE = re.compile(f"{BLOCK_BREAK}(?: {BLOCK_BREAK})*")
 
 
-def _line_starts(text: str, starts: np.ndarray) -> list[int]:
+def _line_starts(text: str, starts: np.ndarray) -> np.ndarray:
     """The indexes of the words (starting at ``starts`` in ``text``) that begin a line after
     the first word: where a block break goes."""
-    newlines = [m.start() for m in _NEWLINE_RE.finditer(text)]
-    at = np.unique(np.searchsorted(starts, newlines)).tolist()
-    return [i for i in at if 0 < i < len(starts)]
+    if text.isascii():
+        newlines = np.flatnonzero(np.frombuffer(text.encode("ascii"), np.uint8) == 10)
+    else:
+        newlines = [m.start() for m in _NEWLINE_RE.finditer(text)]
+    at = np.unique(np.searchsorted(starts, newlines))
+    return at[(at > 0) & (at < len(starts))]
 
 
-def join_blocks(terms: list[str], starts: np.ndarray, text: str) -> str:
+#: What a term that begins a block after the first starts with in :func:`join_blocks`.
+_GAP_BEFORE = f"{_GAP} "
+
+
+def join_blocks(terms: Sequence[str], starts: np.ndarray, text: str) -> str:
     """``terms`` joined as :func:`analyze_blocks` joins them: one term per word of ``text``
-    (its words starting at ``starts``), ``BLOCK_GAP`` breaks between two lines' terms."""
-    pieces, at = [], 0
-    for i in _line_starts(text, starts):
-        pieces.append(" ".join(terms[at:i]))
-        at = i
-    pieces.append(" ".join(terms[at:]))
-    return f" {_GAP} ".join(pieces)
+    (its words starting at ``starts``), ``BLOCK_GAP`` breaks between two lines' terms: the
+    first term of each line after the first carries the breaks before it, and one join
+    makes the string."""
+    terms = np.array(terms, object)  # a copy: the breaks are written into it
+    at = _line_starts(text, starts)
+    terms[at] = [_GAP_BEFORE + term for term in terms[at].tolist()]
+    return " ".join(terms.tolist())
 
 
 def analyze_blocks(text: str) -> str:

@@ -348,8 +348,8 @@ class SnippetSource:
                                           counts, strict=False))
         joined = None
         if len(cut) == len(text) and cut.isascii() and "'" not in cut:
-            term_of = dict(zip(distinct, terms, strict=True))
-            joined = join_blocks(list(map(term_of.__getitem__, words)), starts, cut)
+            # each word's term by its number: a NumPy gather, no lookup a word
+            joined = join_blocks(np.array(list(term_numbers), object)[numbers], starts, cut)
         return cls(cut, directory + _TERM, pairs.tobytes()), joined
 
     @classmethod

@@ -314,7 +314,7 @@ def test_any_text_is_split_into_the_words_word_re_finds(text):
 @pytest.mark.parametrize("text", [
     *ASCII_WORDS, *UNICODE_WORDS, "Running pythons run fast.", "the ﬁle and ½ sign",
     "filler text. " * 2_000 + "The end.", "a table cell\nthe next cell\n\n\nthird\n",
-    "\nfirst item\nsecond item"])
+    "\nfirst item\nsecond item", "", "\n\n", "one line\n", "x\ny\nz"])
 def test_a_source_gives_the_text_terms_only_where_they_are_the_analyzers(text):
     source, joined = SnippetSource.with_terms(text)
     assert source == SnippetSource.of(text) == SnippetSource._of_words(text[:SCAN_CHARS])
