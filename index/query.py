@@ -76,6 +76,7 @@ __all__ = [
     "call_arguments",
     "described_sites",
     "excludes",
+    "hash_member_dotted",
     "is_sentence",
     "literal_reading",
     "looks_pasted",
@@ -1057,7 +1058,7 @@ class _Parser:
             if len(terms) > 1:
                 return Phrase(token.value, tuple(terms))
             return Term(token.value, terms[0]) if terms else None
-        node = _word_node(token.value)
+        node = _word_node(hash_member_dotted(token.value))
         self.count(len(node.terms) if isinstance(node, Phrase) else int(node is not None))
         return _Free(node) if isinstance(node, Term) and is_stopword(node.term) else node
 
@@ -1169,6 +1170,24 @@ def is_sentence(query: Query) -> bool:
         return False
     return any(t.kind == _WORD and t.value.isascii() and (terms := analyze(t.value))
                and all(map(is_stopword, terms)) for t in query.tokens)
+
+
+#: A member written after its class with ``#`` (``hash_member_dotted``).
+_HASH_MEMBER = re.compile(r"((?:[A-Za-z_]\w*(?:\.|::))*([A-Za-z_]\w*))#([A-Za-z_]\w*)")
+
+
+def hash_member_dotted(word: str) -> str:
+    """A query word naming a member after its class with ``#``, as Ruby's and Javadoc's
+    references write an instance method (``AbstractBlock#find_by``,
+    ``OptionParser#accepts``), written as the dotted name the parser reads it as
+    (``AbstractBlock.find_by``): a qualified name (``qualified_parts``) and an identifier,
+    not a phrase of its parts. Any other word as it is, a file's name before ``#`` among
+    them (``install.html#setup``: a page and its anchor)."""
+    found = _HASH_MEMBER.fullmatch(word)
+    if found is None or (_FILE_NAME.fullmatch(found.group(1))
+                         and not _CAPITALISED.fullmatch(found.group(2).rpartition(".")[2])):
+        return word
+    return f"{found.group(1)}.{found.group(3)}"
 
 
 #: A qualified name as typed: its qualifier (a module, class or namespace) and its member,

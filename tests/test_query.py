@@ -88,6 +88,19 @@ def test_a_qualified_name_is_its_qualifier_and_member():
     assert parse("python tutorial").matching == parse("python tutorial").root
 
 
+def test_a_member_written_after_its_class_with_a_hash_is_a_qualified_name():
+    # Ruby's and Javadoc's references write an instance method Class#method: the dotted
+    # name, not a phrase of its parts; quoted, or after a file's name (a page's anchor),
+    # it stays as typed
+    assert root("AbstractBlock#find_by") == root("AbstractBlock.find_by")
+    assert [str(w) for w in qualified_parts(root("Section#sectnum"))] == ["section", "sectnum"]
+    assert [str(w) for w in qualified_parts(root("Asciidoctor::Document#doctitle"))] == [
+        "document", "doctitl"]
+    assert names_identifier(parse("OptionParser#accepts"))
+    for text in ('"AbstractBlock#find_by"', "install.html#setup", "a#b#c", "#include", "C#"):
+        assert qualified_parts(root(text)) is None
+
+
 def test_a_capitalised_member_is_a_name_not_an_extension():
     # a file's extension is small letters or capitals; a capitalised member names a
     # package or class, and its qualifier defines it in a page's title or headings

@@ -517,6 +517,24 @@ def test_the_qualifiers_page_defining_a_member_ranks_above_its_uses(backend):
     assert all(h.explain["defines"]["value"] == 0.0 for h in found.hits)
 
 
+def test_a_member_written_after_its_class_with_a_hash_finds_the_class_page(backend):
+    # Ruby's and Javadoc's references write an instance method Class#method: the class's
+    # page heads the method by its name; a page of another class names both words, one
+    # in its text, and its heading the method it calls
+    holding(backend, [
+        doc("http://r.test/Section.html", "Class: Asciidoctor::Section",
+            "A section of a document. sectnum returns the section number, as 1.2. "
+            + "It holds blocks and a title. " * 6,
+            headings="Class: Asciidoctor::Section\n#sectnum(delimiter = '.')\n#title"),
+        doc("http://r.test/Html5Converter.html", "Class: Asciidoctor::Converter::Html5Converter",
+            "Converts a section to HTML: sectnum of the section, then its title.",
+            headings="Class: Asciidoctor::Converter::Html5Converter\n#convert_section"),
+    ])
+    found = backend.search("Section#sectnum", explain=True)
+    assert urls(found)[0] == "http://r.test/Section.html"
+    assert found.hits[0].explain["defines_name"]["value"] == 1.0
+
+
 def test_a_package_page_titled_by_its_qualifier_defines_the_qualified_name(backend):
     # a manual heads a package's page with the package's own name and names the library
     # qualifying it in its title; another page's heading joins both words into a build
