@@ -798,6 +798,9 @@ _LONG_OPTION = re.compile(r"--[A-Za-z][\w-]+(?:=\S+)?")
 _DASH_OPTION = re.compile(
     r"-(?=\S*(?:[_=]|[a-z][A-Z]|\d[A-Za-z])|[A-Za-z]\d+$|[A-Z]{3}[A-Z\d]*$)"
     r"[A-Za-z][\w.+:-]*(?:=\S+)?")
+#: An option written as a minus and a colon (Gambit's runtime options, ``-:d0``,
+#: ``-:m8,h512``): no word begins with a colon, so the minus leaves no word out.
+_COLON_OPTION = re.compile(r"-:[\w.,:=+-]+")
 #: A short command-line option (``-l``, ``-p1``), as ``_PASTED`` finds one.
 _SHORT_OPTION = re.compile(r"-[^\W_]{1,2}")
 #: A command-line option given a number (``-c 1000``, ``-crf 23``, ``-t 00:10``,
@@ -831,7 +834,8 @@ def _operator_at(text: str, i: int) -> str:
     while end < len(text) and not (text[end].isspace() or text[end] in '")'):
         end += 1
     word = text[i:end]
-    if _LONG_OPTION.fullmatch(word) or _DASH_OPTION.fullmatch(word):
+    if (_LONG_OPTION.fullmatch(word) or _DASH_OPTION.fullmatch(word)
+            or _COLON_OPTION.fullmatch(word)):
         return word
     return word if len(word) > 1 and identifier_form(word) == word else ""
 

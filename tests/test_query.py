@@ -362,6 +362,9 @@ def test_a_one_dash_option_written_as_no_word_is_a_word():
     assert root("gs -dNOPAUSE") == And((Term("gs", "gs"), Term("-dNOPAUSE", "dnopaus")))
     assert root("cc file -O2") == And((Term("cc", "cc"), Term("file", "file"),
                                        Term("-O2", "o2")))
+    # a minus and a colon (Gambit's runtime options): no word begins with a colon
+    assert root("gsi -:d0") == And((Term("gsi", "gsi"), Term("-:d0", "d0")))
+    assert str(root("gsi -:m8,h512")) == 'gsi "m8 h512"'
     # a word as words are written: an exclusion
     assert root("flask tutorial -video") == And((
         Term("flask", "flask"), Term("tutorial", "tutori"), Not(Term("video", "video"))))

@@ -165,6 +165,17 @@ def test_a_one_dash_option_written_as_no_word_is_an_option(backend):
     assert urls(backend.search("gs -sDEVICE=pdfwrite"))[:1] == ["http://f.test/gs"]
 
 
+def test_an_option_written_as_a_minus_and_a_colon_is_a_word(backend):
+    # Gambit's runtime options ("-:d0"): read as an exclusion of "d0", it drops the manual
+    # documenting it and leaves the page that only runs the interpreter
+    holding(backend, [
+        doc("http://g.test/manual", "Gambit manual",
+            "gsi -:d0 starts the interpreter with the debug level 0; -:m sets the heap."),
+        doc("http://g.test/repl", "Web REPL", "The web REPL runs gsi in the browser."),
+    ])
+    assert urls(backend.search("gsi -:d0")) == ["http://g.test/manual"]
+
+
 def test_a_short_option_closing_a_quoted_value_is_read_literally(backend):
     # "-E'" as pasted: cflow --cpp='cc -E'. Read as an exclusion of "e", every page
     # holding the other words says "e" somewhere, so the query found nothing at all
