@@ -42,6 +42,17 @@ and the reactor's lateness: ``reactor/*``, the engine's refusals for the scraper
 ``crawler.extensions.ReactorLag``), ``crawl_cpu_s`` (the crawl process's CPU seconds, every
 thread: a span near it is a CPU-bound crawl, not idle capacity), ``cpu_ms_per_request``
 and ``load_avg`` (the box's 1-minute load average, sampled every 5 s through the crawls).
+Whether a late request waited for a core or beside an idle one (``harness.crawlcpu``: the
+crawl process sampled every 0.1 s, cores a whole second): ``due_lag_by_cpu`` splits the
+requests of ``due_lag_ms`` by the cores the process's main thread (the reactor's; the
+whole process's where the system gives no thread times, as its ``cpu`` says) used in the
+second each started, ``idle`` (under 0.8) and ``saturated`` (0.8 or more): each side's
+``seconds``, ``n``, ``p50``, ``p95`` (ms) and ``over_50ms``, the requests in seconds not
+sampled (``unsampled``) and the first 20 requests over 50 ms late in idle seconds
+(``late_in_idle``: ``at_s`` from the crawl's first request, host, lag, the main thread's
+and the process's cores); ``saturated_s``, the saturated seconds; ``crawl_cpu_per_s``,
+the cores a second of the ``process`` (every thread), its ``main`` thread and its
+extraction ``workers``: p50, p95 and max over the crawl's ``seconds``.
 
 ``--baseline`` also crawls the same real sites (the mirror and the hostile hosts left
 out), after the project's crawl and against the same served test web, with plain Scrapy
@@ -58,7 +69,9 @@ the same way from its own requests), ``baseline_crawl_cpu_s``,
 answered 200), ``baseline_violations``, ``baseline_due_lag_ms`` and
 ``baseline_gap_median_within_10pct`` (from its own request log, defined as the project's),
 ``baseline_due_lag_own_ms`` (due ``DOWNLOAD_DELAY`` after the previous request started,
-Scrapy's own promise) and ``span_over_baseline_span``: whether any Scrapy
+Scrapy's own promise), ``baseline_due_lag_by_cpu``, ``baseline_saturated_s`` and
+``baseline_crawl_cpu_per_s`` (its process sampled as the project's) and
+``span_over_baseline_span``: whether any Scrapy
 crawler meets the politeness bound on this box, beside the project.
 
     python -m bench.realweb [--quick] [--sites a.test,b.test] [--budget N] [--timeout S]
@@ -81,7 +94,9 @@ from urllib.parse import urljoin, urlsplit
 
 import testweb
 from harness import log
+from harness.baseline import SPIDER as BASELINE_SPIDER
 from harness.baseline import polite_figures, polite_lags, run_polite
+from harness.crawlcpu import CrawlCPUSampler, cpu_per_second, cpu_summary, lag_by_cpu
 from harness.crawlrun import final_stats, migrate, run_crawl
 from harness.politeness import (
     HTML,
@@ -91,6 +106,7 @@ from harness.politeness import (
     path_of,
     politeness_bound,
     politeness_violations,
+    report_lags,
 )
 from harness.politeness import span as crawl_span
 from harness.rounds import LoadSampler, ratio
@@ -200,10 +216,25 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def save(directory: Path, run: dict, base: dict | None, crawl_log: Path) -> None:
-    """``--save``: the request logs (one JSON object a line, as the test web logs them)
-    and the crawl's log, to read the lags by time and the stall stacks afterwards."""
+def cpu_split(timed: list, sampler: CrawlCPUSampler) -> dict:
+    """``due_lag_by_cpu``, ``saturated_s`` and ``crawl_cpu_per_s`` of one crawl: its due
+    lags (``timed``, ``harness.politeness.report_lags``) split by the CPU its process's
+    main thread used in each second (``sampler``'s samples, ``harness.crawlcpu``)."""
+    per_second = cpu_per_second(sampler.samples)
+    saturated, summary = cpu_summary(per_second)
+    return {"due_lag_by_cpu": lag_by_cpu(timed, per_second), "saturated_s": saturated,
+            "crawl_cpu_per_s": summary}
+
+
+def save(directory: Path, run: dict, base: dict | None, crawl_log: Path,
+         cpu: dict[str, CrawlCPUSampler]) -> None:
+    """``--save``: the request logs (one JSON object a line, as the test web logs them),
+    the crawl's log and each crawl's CPU a second (``cpu.json``: side -> second ->
+    ``harness.crawlcpu.cpu_per_second``'s row), to read the lags by time and the stall
+    stacks afterwards."""
     directory.mkdir(parents=True, exist_ok=True)
+    (directory / "cpu.json").write_text(json.dumps(
+        {side: cpu_per_second(sampler.samples) for side, sampler in cpu.items()}))
     for name, lines in (("requests.jsonl", run["lines"]),
                         ("baseline.jsonl", base["lines"] if base else None)):
         if lines is not None:
@@ -241,8 +272,9 @@ def main() -> None:
                         help="a setting of the project's crawl (e.g. "
                              "REACTOR_STALL_STACKS=True); repeatable")
     parser.add_argument("--save", type=Path,
-                        help="keep the request logs (requests.jsonl, baseline.jsonl) and "
-                             "the crawl's log (crawl.log) in this directory")
+                        help="keep the request logs (requests.jsonl, baseline.jsonl), "
+                             "the crawl's log (crawl.log) and both crawls' CPU a second "
+                             "(cpu.json) in this directory")
     args = parser.parse_args()
     from testweb.docsites import available_doc_sites
     from testweb.quality import SPAM_HOSTS
@@ -270,13 +302,16 @@ def main() -> None:
         reachable = {host: reachable_pages(truth, host, args.budget) for host in real}
         log(f"ground truth: {sum(map(len, reachable.values()))} reachable pages on "
             f"{len(real)} real sites ({time.monotonic() - started:.0f} s)")
-        run = crawl(web, hosts, Path(tmp) / "crawl", args.budget, args.timeout,
-                    dict(item.split("=", 1) for item in args.set))
+        with CrawlCPUSampler(("scrapy crawl web",)) as crawl_cpu:
+            run = crawl(web, hosts, Path(tmp) / "crawl", args.budget, args.timeout,
+                        dict(item.split("=", 1) for item in args.set))
         verdicts = verdicts_of(Path(tmp) / "crawl")
         crawl_delay_of = crawl_delays(web)
-        base = run_polite(web, real, Path(tmp) / "baseline", DELAY,
-                          args.budget or _default_budget(), args.timeout
-                          ) if args.baseline else None
+        base = None
+        if args.baseline:
+            with CrawlCPUSampler((BASELINE_SPIDER.name,)) as base_cpu:
+                base = run_polite(web, real, Path(tmp) / "baseline", DELAY,
+                                  args.budget or _default_budget(), args.timeout)
         lines = run["lines"]
         requests = Counter(line["host"].rsplit(":", 1)[0] for line in lines)
         ok_pages: dict[str, set[str]] = defaultdict(set)
@@ -319,6 +354,7 @@ def main() -> None:
         real_lines = [line for line in lines if line["host"].rsplit(":", 1)[0] in real]
         gaps["due_lag_sites_ms"] = gap_report(real_lines, web, promised,
                                               found=found)[0]["due_lag_ms"]
+        gaps.update(cpu_split(report_lags(lines, promised, found), crawl_cpu))
         for host, row in host_gaps.items():
             if host in per_site:
                 per_site[host].update(row)
@@ -351,10 +387,14 @@ def main() -> None:
         }
         if base is not None:
             out.update(polite_figures(base, DELAY, crawl_delay_of))
-            out.update(polite_lags(base["lines"], web, DELAY, crawl_delay_of))
+            base_found = found_times(web, base["lines"])
+            out.update(polite_lags(base["lines"], web, DELAY, crawl_delay_of, base_found))
+            out.update({"baseline_" + key: value for key, value in cpu_split(
+                report_lags(base["lines"], promised, base_found), base_cpu).items()})
             out["span_over_baseline_span"] = ratio(span, crawl_span(base["lines"]))
         if args.save:
-            save(args.save, run, base, Path(tmp) / "crawl" / "crawl.log")
+            save(args.save, run, base, Path(tmp) / "crawl" / "crawl.log",
+                 {"crawl": crawl_cpu, **({"baseline": base_cpu} if base else {})})
     out["load_avg"] = load.summary()
     print(json.dumps(out))
 

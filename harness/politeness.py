@@ -241,6 +241,18 @@ def found_times(web, lines: list[dict]) -> dict[tuple[str, str], float]:
     return found
 
 
+def report_lags(lines: list[dict], promised_of: Callable[[str], float],
+                found: dict[tuple[str, str], float], *, start_to_start: bool = False,
+                ) -> list[tuple[str, float, float, float, float]]:
+    """The :func:`timed_due_lags` rows :func:`gap_report` summarizes: ``found`` the log's
+    :func:`found_times`, the latency term ``FRONTIER_LATENCY_FACTOR``'s default."""
+    from crawler import settings as defaults
+
+    return list(timed_due_lags(lines, promised_of, lambda host, path: found.get((host, path)),
+                               latency_factor=defaults.FRONTIER_LATENCY_FACTOR,
+                               start_to_start=start_to_start))
+
+
 def gap_report(lines: list[dict], web, promised_of: Callable[[str], float], *,
                start_to_start: bool = False, first_s: float = 10.0,
                found: dict[tuple[str, str], float] | None = None) -> tuple[dict, dict]:
@@ -252,13 +264,9 @@ def gap_report(lines: list[dict], web, promised_of: Callable[[str], float], *,
     running test web ``web``. ``start_to_start``: a host is due ``promised_of(host)``
     after its previous request started (Scrapy's ``DOWNLOAD_DELAY``, for a baseline).
     ``found``: the log's :func:`found_times`, when the caller has them already."""
-    from crawler import settings as defaults
-
     if found is None:
         found = found_times(web, lines)
-    timed = list(timed_due_lags(lines, promised_of, lambda host, path: found.get((host, path)),
-                                latency_factor=defaults.FRONTIER_LATENCY_FACTOR,
-                                start_to_start=start_to_start))
+    timed = report_lags(lines, promised_of, found, start_to_start=start_to_start)
     began = min((line["start"] for line in lines), default=0.0)
     every = sorted(lag for _, _, lag, _, _ in timed)
     later = sorted(lag for _, start, lag, _, _ in timed if start - began >= first_s)

@@ -40,6 +40,13 @@ def test_quick_real_web_crawl_judges_no_real_site():
     # and over the real sites' requests alone, as plain Scrapy's (--baseline)
     assert 0 < out["due_lag_sites_ms"]["n"] < out["due_lag_ms"]["n"], out
     assert out["stats"]["reactor/ticks"] > 0, out  # the reactor's lateness is probed
+    # the crawl process is found and sampled through the crawl, and every measured lag
+    # falls in a sampled second, idle or saturated
+    split, cpu = out["due_lag_by_cpu"], out["crawl_cpu_per_s"]
+    assert split["cpu"] == "main thread" and cpu["seconds"] >= 0.8 * out["wall_s"] - 5, out
+    assert cpu["process"]["max"] > 0 and cpu["workers"]["max"] > 0, out
+    assert split["idle"]["n"] + split["saturated"]["n"] == out["due_lag_ms"]["n"], out
+    assert split["unsampled"] == 0 and 0 <= out["saturated_s"] <= cpu["seconds"], out
     verdicts = {host: row["verdicts"] for host, row in out["per_site"].items()}
     assert verdicts["httpd.test"] == [] and verdicts["postgresql.test"] == []
     # the real site's mirror may be cut as its mirror (when its copies came later), only so
