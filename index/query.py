@@ -822,8 +822,10 @@ _CALL = re.compile(r"([A-Za-z_][\w.:]*)\((?=\w)(?![\w.]*=)")
 #: A capital after a small letter: a CamelCase name (``FcFontMatch``, ``optionProcess``).
 _CAMEL = re.compile(r"[a-z][A-Z]")
 #: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``; an
-#: interactive shell's magic or an editor's command led by its sign: ``%store``, ``:set``).
-_COMMAND = re.compile(r"[%:]{0,2}[a-z][a-z0-9_.+-]*")
+#: interactive shell's magic or an editor's command led by its sign: ``%store``, ``:set``;
+#: a command given by its path, or by a script's first line: ``./configure``,
+#: ``#!/command/execlineb``).
+_COMMAND = re.compile(r"(?:#!)?(?:[\w.~+-]*/)*[%:]{0,2}[a-z][a-z0-9_.+-]*")
 
 
 def _operator_at(text: str, i: int) -> str:

@@ -376,6 +376,9 @@ def test_a_short_option_right_after_a_command_is_a_word():
     assert root("cmp -l") == And((Term("cmp", "cmp"), Term("-l", "l")))
     assert root("diff -r --brief dir") == And((Term("diff", "diff"), Term("-r", "r"),
                                                Term("--brief", "brief"), Term("dir", "dir")))
+    # a command given by its path, or by a script's first line
+    assert root("./configure -h") == And((Term("./configure", "configur"), Term("-h", "h")))
+    assert str(root("#!/bin/sh -e")) == '"bin sh" e'
     # past the command's options, after a word that names no command, or long: exclusions
     assert root("tool file -c") == And((Term("tool", "tool"), Term("file", "file"),
                                         Not(Term("c", "c"))))

@@ -60,6 +60,22 @@ def test_a_short_option_right_after_a_command_is_an_option(backend):
     assert urls(found) == ["http://d.test/invoking-cmp"]
 
 
+def test_a_short_option_after_a_command_given_by_its_path_is_an_option(backend):
+    # a script's first line names its interpreter by its path: "#!/command/execlineb -P"
+    # is execlineb's option, not the path without "p", which leaves the pages holding the
+    # path but not the option and drops the page documenting it
+    holding(backend, [
+        doc("http://e.test/execlineb", "execlineb",
+            "Start a script with #!/command/execlineb -P to read no arguments: -P skips "
+            "the push."),
+        *[doc(f"http://e.test/prog{n}", f"prog{n}",
+              f"A script of prog{n} starts with #!/command/execlineb and then its words.")
+          for n in range(4)],
+    ])
+    found = backend.search("#!/command/execlineb -P")
+    assert urls(found)[:1] == ["http://e.test/execlineb"]
+
+
 @pytest.mark.parametrize("query, page", [
     ("tshark -r capture.pcap -Y http", "http://w.test/tshark"),
     ("ping host -c 1000", "http://w.test/ping"),
