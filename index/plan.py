@@ -32,7 +32,8 @@ The plan holds:
    ``index.query``). A query typed with operators (``"a phrase"``, ``-word``,
    ``a OR b``) keeps its meaning here, unless its exclusions leave nothing while pages
    hold every word of its literal reading (``gm compare -metric PSNR``: an option the
-   lexer cannot tell from an exclusion, every page on the command saying ``metric``), or
+   lexer cannot tell from an exclusion, every page on the command saying ``metric``; a
+   query of exclusions alone, ``-no-undefined``, a linker's option), or
    it excludes a word right after a command's name and more pages hold both words than
    the name alone, or the first of them is titled by the name (``mpicc -show``,
    ``couriertcpd -maxprocs``: the page on the command documents the option);
@@ -246,14 +247,14 @@ class SearchPlan:
     def falls_back(self, total: int) -> bool:
         """Whether ``total`` results of the operator reading call for the literal one:
         fewer than ``literal_below`` of a query that looks pasted, none of a query whose
-        typed exclusions leave nothing, or any number of a query excluding a word right
-        after a command's name (``query.option_after_command``: ``mpicc -show``, its
-        option when the literal reading finds more pages or its first page is titled by
-        the name, :meth:`_names_its_page`); :meth:`_answers_literally` then decides."""
+        typed exclusions leave nothing (exclusions alone too: ``-no-undefined``, a linker's
+        option), or any number of a query excluding a word right after a command's name
+        (``query.option_after_command``: ``mpicc -show``, its option when the literal
+        reading finds more pages or its first page is titled by the name,
+        :meth:`_names_its_page`); :meth:`_answers_literally` then decides."""
         pasted = looks_pasted(self.query)
         # the literal reading is parsed only for a query it may answer
-        if (self.query.matches_nothing or not (pasted or excludes(self.query))
-                or self.literal is None):
+        if not (pasted or excludes(self.query)) or self.literal is None:
             return False
         if pasted:
             return total < self.thresholds.literal_below

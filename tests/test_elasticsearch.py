@@ -100,7 +100,7 @@ def test_phrase_exclude_or_and_site(corpus):
         "http://docs.b.test/java",
     }
     assert urls(corpus.search("language site:docs.b.test")) == ["http://docs.b.test/java"]
-    assert urls(corpus.search("-python")) == []
+    assert urls(corpus.search("-xyzzy")) == []  # exclusions alone: their words, read literally
 
 
 def test_near_copies_collapse_with_a_count(corpus):

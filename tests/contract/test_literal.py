@@ -365,7 +365,6 @@ def test_dollars_and_parentheses_find_the_page(pasted, query, page):
 
 def test_typed_operators_keep_their_meaning(pasted):
     assert urls(pasted.search("packets -tshark")) == ["http://w.test/filters"]
-    assert pasted.search("-tshark").total == 0
     # no page holds the phrase: its words answer, as plain any-word BM25 reads it
     found = pasted.search('"packets tshark"')
     assert found.extra.get("reading") == "words"
@@ -490,3 +489,18 @@ def test_a_configuration_line_on_few_pages_is_followed_by_its_words_apart(backen
     assert found.extra.get("reading") == "words"
     # typed as words, the two words: the page holding both, none other
     assert urls(backend.search("DefaultRoot adm")) == ["http://p.test/nonroot"]
+
+
+def test_a_query_of_exclusions_alone_reads_literally(backend):
+    # "-no-undefined" is a linker's option: as an exclusion it leaves no word to search,
+    # and a query of exclusions alone finds nothing whatever the pages hold
+    holding(
+        backend,
+        [doc("http://l.test/link-mode", "Link mode",
+             "Pass -no-undefined when every symbol of the library resolves at link time.")]
+        + others("l.test", "Installing", "Install the library with make install"),
+    )
+    found = backend.search("-no-undefined")
+    assert urls(found) == ["http://l.test/link-mode"]
+    assert found.extra.get("reading") == "literal"
+    assert backend.search("-xyzzy").total == 0  # nothing holds the word: nothing, as typed

@@ -85,9 +85,10 @@ def test_a_phrase_never_matches_across_a_block_break(backend, make_doc):
 
 
 @pytest.mark.parametrize(
-    "query", ["", "   ", "-python", "-site:a.test", '"', "OR", "()", "- -"]
+    "query", ["", "   ", "-site:a.test", '"', "OR", "()", "- -", "-xyzzy"]
 )
-def test_empty_or_exclusion_only_queries_find_nothing(corpus, query):
+def test_empty_or_wordless_queries_find_nothing(corpus, query):
+    # "-xyzzy": exclusions alone read literally (test_literal.py), a word no page holds
     results = corpus.search(query)
     assert results.hits == [] and results.total == 0
 
