@@ -18,12 +18,12 @@ second each request started.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Iterable
-from types import TracebackType
 
 import psutil
+
+from harness.rounds import PeriodicSampler
 
 #: Cores of the crawl's main thread at and above which a second counts as saturated.
 SATURATED_CORES = 0.8
@@ -36,21 +36,20 @@ LATE_S = 0.05
 Sample = tuple[float, float, float | None, float, float | None]
 
 
-class CrawlCPUSampler:
+class CrawlCPUSampler(PeriodicSampler):
     """Samples the CPU of this process's child whose command line contains one of
     ``match`` every ``every`` seconds while the ``with`` block runs. The workers' CPU is
     the sum over the child's own children, each counted from when it is first seen; the
     main thread's is None where the system gives no per-thread times."""
 
+    thread_name = "crawl-cpu-sampler"
+
     def __init__(self, match: Iterable[str], every: float = 0.1) -> None:
+        super().__init__(every)
         self.match = tuple(match)
-        self.every = every
         self.samples: list[Sample] = []
         self._crawl: psutil.Process | None = None
         self._workers: dict[int, float] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="crawl-cpu-sampler",
-                                        daemon=True)
 
     def _find(self) -> psutil.Process | None:
         for child in psutil.Process().children():
@@ -89,19 +88,6 @@ class CrawlCPUSampler:
             self._workers[child.pid] = used.user + used.system
         self.samples.append((now, times.user + times.system, main,
                              sum(self._workers.values()), _waited(self._crawl.pid)))
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            self._sample()
-
-    def __enter__(self) -> CrawlCPUSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def _waited(pid: int) -> float | None:

@@ -16,6 +16,7 @@ import statistics
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
+from typing import Self
 
 from harness import log
 
@@ -23,25 +24,29 @@ from harness import log
 DEFAULT_ROUNDS = 2
 
 
-class LoadSampler:
-    """Samples the 1-minute load average every ``every`` seconds from a daemon thread while
-    the ``with`` block runs (once at entry and once at exit too)."""
+class PeriodicSampler:
+    """Calls :meth:`_sample` every ``every`` seconds from a daemon thread named
+    ``thread_name`` while the ``with`` block runs, and once at entry and once at exit too
+    when ``at_edges``. A subclass's ``_sample`` may set ``_stop`` to end the sampling."""
 
-    def __init__(self, every: float = 5.0) -> None:
+    thread_name = "sampler"
+    at_edges = False
+
+    def __init__(self, every: float) -> None:
         self.every = every
-        self.samples: list[float] = []
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="load-sampler", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
 
     def _sample(self) -> None:
-        self.samples.append(os.getloadavg()[0])
+        raise NotImplementedError
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
             self._sample()
 
-    def __enter__(self) -> LoadSampler:
-        self._sample()
+    def __enter__(self) -> Self:
+        if self.at_edges:
+            self._sample()
         self._thread.start()
         return self
 
@@ -49,7 +54,23 @@ class LoadSampler:
                  tb: TracebackType | None) -> None:
         self._stop.set()
         self._thread.join()
-        self._sample()
+        if self.at_edges:
+            self._sample()
+
+
+class LoadSampler(PeriodicSampler):
+    """Samples the 1-minute load average every ``every`` seconds from a daemon thread while
+    the ``with`` block runs (once at entry and once at exit too)."""
+
+    thread_name = "load-sampler"
+    at_edges = True
+
+    def __init__(self, every: float = 5.0) -> None:
+        super().__init__(every)
+        self.samples: list[float] = []
+
+    def _sample(self) -> None:
+        self.samples.append(os.getloadavg()[0])
 
     def summary(self) -> dict[str, float | int]:
         """``min``, ``median``, ``max`` of the samples, their count and interval."""
