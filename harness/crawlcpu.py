@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 import psutil
 
+from harness.politeness import quantile_ms
 from harness.rounds import PeriodicSampler
 
 #: Cores of the crawl's main thread at and above which a second counts as saturated.
@@ -136,8 +137,7 @@ def lag_by_cpu(timed: Iterable[tuple[str, float, float, float, float]],
     requests in seconds where the main thread's cores and wait together reach
     ``threshold`` (a thread that wanted a core: the box's capacity, not the crawl's)."""
     rows = list(timed)
-    threads = all(row["main"] is not None for row in per_second.values())
-    key = "main" if threads else "process"
+    key = _cpu_key(per_second)
     began = min((start for _, start, _, _, _ in rows), default=0.0)
     lags: dict[str, list[float]] = {"idle": [], "saturated": []}
     late: list[dict] = []
@@ -162,12 +162,12 @@ def lag_by_cpu(timed: Iterable[tuple[str, float, float, float, float]],
     seconds = {side: sum(1 for row in per_second.values()
                          if (row[key] >= threshold) == (side == "saturated"))
                for side in lags}
-    out: dict[str, object] = {"cpu": "main thread" if threads else "process",
+    out: dict[str, object] = {"cpu": "main thread" if key == "main" else "process",
                               "threshold_cores": threshold}
     for side, values in lags.items():
         values.sort()
-        out[side] = {"seconds": seconds[side], "n": len(values), "p50": _ms(values, 0.5),
-                     "p95": _ms(values, 0.95),
+        out[side] = {"seconds": seconds[side], "n": len(values), "p50": quantile_ms(values, 0.5),
+                     "p95": quantile_ms(values, 0.95),
                      "over_50ms": sum(1 for v in values if v > LATE_S)}
     out["idle"]["over_50ms_waiting"] = waiting
     out["unsampled"] = unsampled
@@ -181,8 +181,7 @@ def cpu_summary(per_second: dict[int, dict[str, float | None]],
     ``threshold`` cores or more, and the cores per second of the process, its main thread
     and its workers, and the main thread's wait for a core: p50, p95 and max over the
     sampled seconds."""
-    threads = all(row["main"] is not None for row in per_second.values())
-    key = "main" if threads else "process"
+    key = _cpu_key(per_second)
     saturated = sum(1 for row in per_second.values() if row[key] >= threshold)
     summary: dict[str, object] = {"seconds": len(per_second)}
     for name in ("process", "main", "workers", "main_wait"):
@@ -196,6 +195,7 @@ def _q(values: list[float], q: float) -> float | None:
     return round(values[min(len(values) - 1, int(q * len(values)))], 2) if values else None
 
 
-def _ms(values: list[float], q: float) -> float | None:
-    return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1) if values \
-        else None
+def _cpu_key(per_second: dict[int, dict[str, float | None]]) -> str:
+    """The figure a second's saturation is read from: ``main`` (the main thread's cores)
+    where every second has per-thread times, else ``process``."""
+    return "main" if all(row["main"] is not None for row in per_second.values()) else "process"

@@ -282,8 +282,9 @@ def gap_report(lines: list[dict], web, promised_of: Callable[[str], float], *,
     within = [h for h, row in per_host.items()
               if row["gap_median_s"] <= 1.1 * row["promised_s"]]
     summary = {
-        "due_lag_ms": {"p50": _ms(every, 0.5), "p95": _ms(every, 0.95), "n": len(every),
-                       f"p95_after_{first_s:g}s": _ms(later, 0.95),
+        "due_lag_ms": {"p50": quantile_ms(every, 0.5), "p95": quantile_ms(every, 0.95),
+                       "n": len(every),
+                       f"p95_after_{first_s:g}s": quantile_ms(later, 0.95),
                        "over_50ms": len(late),
                        f"over_50ms_first_{first_s:g}s": sum(1 for t in late if t < first_s)},
         "gap_median_within_10pct": f"{len(within)}/{len(per_host)}",
@@ -291,7 +292,8 @@ def gap_report(lines: list[dict], web, promised_of: Callable[[str], float], *,
     return summary, per_host
 
 
-def _ms(values: list[float], q: float) -> float | None:
+def quantile_ms(values: list[float], q: float) -> float | None:
+    """The ``q`` quantile of the sorted seconds ``values`` in ms (None for none)."""
     return round(values[min(len(values) - 1, int(q * len(values)))] * 1000, 1) if values \
         else None
 
