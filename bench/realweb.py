@@ -349,12 +349,13 @@ def main() -> None:
             return max(DELAY, crawl_delay_of(host) or 0.0)
 
         found = found_times(web, lines)
-        gaps, host_gaps = gap_report(lines, web, promised, found=found)
+        timed = report_lags(lines, promised, found)
+        gaps, host_gaps = gap_report(lines, web, promised, timed=timed)
         # the hosts plain Scrapy crawls (--baseline): the real sites, their requests alone
         real_lines = [line for line in lines if line["host"].rsplit(":", 1)[0] in real]
         gaps["due_lag_sites_ms"] = gap_report(real_lines, web, promised,
                                               found=found)[0]["due_lag_ms"]
-        gaps.update(cpu_split(report_lags(lines, promised, found), crawl_cpu))
+        gaps.update(cpu_split(timed, crawl_cpu))
         for host, row in host_gaps.items():
             if host in per_site:
                 per_site[host].update(row)
@@ -388,9 +389,11 @@ def main() -> None:
         if base is not None:
             out.update(polite_figures(base, DELAY, crawl_delay_of))
             base_found = found_times(web, base["lines"])
-            out.update(polite_lags(base["lines"], web, DELAY, crawl_delay_of, base_found))
-            out.update({"baseline_" + key: value for key, value in cpu_split(
-                report_lags(base["lines"], promised, base_found), base_cpu).items()})
+            base_timed = report_lags(base["lines"], promised, base_found)
+            out.update(polite_lags(base["lines"], web, DELAY, crawl_delay_of, base_found,
+                                   timed=base_timed))
+            out.update({"baseline_" + key: value
+                        for key, value in cpu_split(base_timed, base_cpu).items()})
             out["span_over_baseline_span"] = ratio(span, crawl_span(base["lines"]))
         if args.save:
             save(args.save, run, base, Path(tmp) / "crawl" / "crawl.log",

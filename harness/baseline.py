@@ -121,19 +121,21 @@ def polite_figures(run: dict, delay: float,
 
 def polite_lags(lines: list[dict], web, delay: float,
                 crawl_delay_of: Callable[[str], float | None],
-                found: dict[tuple[str, str], float] | None = None) -> dict:
+                found: dict[tuple[str, str], float] | None = None,
+                timed: list[tuple[str, float, float, float, float]] | None = None) -> dict:
     """Plain Scrapy's due lag from the request log ``lines`` of its :func:`run_polite`
     run on the test web ``web``, measured as the project's is (``baseline_due_lag_ms``:
     due the previous response's end + max(``delay``, Crawl-delay, k x latency)), and
     against its own promise (``baseline_due_lag_own_ms``: due ``delay`` after the previous
     request started); a request sooner than due counts with a negative lag. ``found``:
-    the log's ``found_times``, when the caller has them already."""
+    the log's ``found_times``, and ``timed`` its ``report_lags`` rows (due after the
+    previous response), when the caller has them already."""
     def promised(host: str) -> float:
         return max(delay, crawl_delay_of(host) or 0.0)
 
     if found is None:  # every answered page rendered and read once, for both
         found = found_times(web, lines)
-    same, _ = gap_report(lines, web, promised, found=found)
+    same, _ = gap_report(lines, web, promised, found=found, timed=timed)
     own, _ = gap_report(lines, web, promised, start_to_start=True, found=found)
     return {"baseline_due_lag_ms": same["due_lag_ms"],
             "baseline_gap_median_within_10pct": same["gap_median_within_10pct"],

@@ -255,7 +255,9 @@ def report_lags(lines: list[dict], promised_of: Callable[[str], float],
 
 def gap_report(lines: list[dict], web, promised_of: Callable[[str], float], *,
                start_to_start: bool = False, first_s: float = 10.0,
-               found: dict[tuple[str, str], float] | None = None) -> tuple[dict, dict]:
+               found: dict[tuple[str, str], float] | None = None,
+               timed: list[tuple[str, float, float, float, float]] | None = None,
+               ) -> tuple[dict, dict]:
     """The crawl's lag from "due with work" to request start (``due_lags``; p50/p95 ms over
     every host, the p95 of the requests after the crawl's first ``first_s`` seconds, and
     how many requests started over 50 ms late, in those first seconds and in all) and per
@@ -263,10 +265,12 @@ def gap_report(lines: list[dict], web, promised_of: Callable[[str], float], *,
     (``promised_of(host)``, or k x latency when longer) for the log ``lines`` of the
     running test web ``web``. ``start_to_start``: a host is due ``promised_of(host)``
     after its previous request started (Scrapy's ``DOWNLOAD_DELAY``, for a baseline).
-    ``found``: the log's :func:`found_times`, when the caller has them already."""
-    if found is None:
-        found = found_times(web, lines)
-    timed = report_lags(lines, promised_of, found, start_to_start=start_to_start)
+    ``found``: the log's :func:`found_times`, and ``timed`` its :func:`report_lags` rows
+    (for the same ``start_to_start``), when the caller has them already."""
+    if timed is None:
+        if found is None:
+            found = found_times(web, lines)
+        timed = report_lags(lines, promised_of, found, start_to_start=start_to_start)
     began = min((line["start"] for line in lines), default=0.0)
     every = sorted(lag for _, _, lag, _, _ in timed)
     later = sorted(lag for _, start, lag, _, _ in timed if start - began >= first_s)

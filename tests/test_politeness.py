@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from harness.politeness import due_lags, politeness_violations, timed_due_lags
+from harness.politeness import (
+    due_lags,
+    gap_report,
+    politeness_violations,
+    report_lags,
+    timed_due_lags,
+)
 
 
 def req(start: float, end: float, host: str = "a.test:8080") -> dict:
@@ -115,3 +121,17 @@ def test_due_lag_against_scrapys_own_promise_counts_from_the_previous_start():
     timed = list(timed_due_lags(rows, lambda host: 0.25, found))
     assert [(host, round(start, 3)) for host, start, *_ in timed] == [
         ("s.test", 0.3), ("s.test", 0.6)]
+
+
+def test_gap_report_reads_the_lags_it_is_given_instead_of_computing_them_again():
+    lines = [{"host": "s.test", "path": f"/{i}", "start": i * 0.3, "end": i * 0.3 + 0.1}
+             for i in range(4)]
+    found = {("s.test", f"/{i}"): 0.0 for i in range(4)}
+    timed = report_lags(lines, lambda host: 0.25, found)
+    # no test web: with the rows given, gap_report reads neither the web nor the pages
+    given, per_host = gap_report(lines, None, lambda host: 0.25, timed=timed)
+    computed, _ = gap_report(lines, None, lambda host: 0.25, found=found)
+    assert given == computed
+    assert given["due_lag_ms"]["n"] == 3 and per_host["s.test"]["promised_s"] == 0.25
+    # the rows decide: other rows, another report
+    assert gap_report(lines, None, lambda host: 0.25, timed=timed[:1])[0] != computed
