@@ -137,7 +137,7 @@ MAX_NEAR_GROUPS = 3
 #: ``apache tomcat docs``: the GNU and Apache projects' manuals are titled so).
 NAVIGATIONAL_WORDS = frozenset(
     "doc docs documentation manual reference home homepage site website official page web "
-    "gnu apache".split()
+    "javadoc gnu apache".split()
 )
 #: The words of ``NAVIGATIONAL_WORDS`` that, ending a query, ask for the site a word of the
 #: name before them is called by (``knot dns docs``); not ``page`` or ``web``, which end a
@@ -146,6 +146,16 @@ NAMING_WORDS = NAVIGATIONAL_WORDS - {"page", "web", "gnu", "apache"}
 #: Words that name a kind of documentation right before a word of ``NAMING_WORDS`` (``api
 #: reference``, ``api docs``): navigational there, and a topic elsewhere (``flask api``).
 DOCUMENTATION_KINDS = frozenset({"api"})
+#: Words that name a manual's reader right before a word of ``GUIDE_WORDS`` (``cunit user
+#: guide``, ``chez scheme user's guide``, ``systemtap beginners guide``): navigational
+#: there; a project's guide for its users is its site's home. A possessive typed apart
+#: (``user`` ``s``) is one word. Before ``manual`` they stay words (``network ups tools
+#: user manual``: the user manual is one of the site's manuals).
+READER_WORDS = frozenset({"user", "users", "user's", "beginner", "beginners", "beginner's"})
+#: Words that ask for the site only after a word of ``READER_WORDS`` (``scons user
+#: guide``); elsewhere they end a topic (``porting guide``, ``sqlobject developer guide``:
+#: a page of its own).
+GUIDE_WORDS = frozenset({"guide"})
 #: Most adjacent words joined into one site name (``debian handbook`` -> ``debianhandbook``).
 SITE_NAME_WORDS = 3
 #: Most words describing a site after or before its name, and one more word in all
@@ -735,10 +745,21 @@ def joined_compounds(query: Query, index: int) -> tuple[str, ...]:
 def navigational_marks(words: Sequence[str]) -> list[bool]:
     """For each of lower-case ``words``, whether it is navigational: one of
     ``NAVIGATIONAL_WORDS``, or of ``DOCUMENTATION_KINDS`` before one of ``NAMING_WORDS``
-    (the ``api`` of ``libsoup api reference``)."""
-    return [w in NAVIGATIONAL_WORDS or (w in DOCUMENTATION_KINDS and i + 1 < len(words)
-                                        and words[i + 1] in NAMING_WORDS)
-            for i, w in enumerate(words)]
+    (the ``api`` of ``libsoup api reference``), or a guide's reader and the guide after
+    it (``READER_WORDS``, ``GUIDE_WORDS``: the ``user guide`` of ``cunit user guide``, the
+    ``user s guide`` of ``chez scheme user s guide`` as typed words)."""
+    n = len(words)
+    marks = [w in NAVIGATIONAL_WORDS or (w in DOCUMENTATION_KINDS and i + 1 < n
+                                         and words[i + 1] in NAMING_WORDS)
+             for i, w in enumerate(words)]
+    for i, w in enumerate(words):
+        if w not in READER_WORDS:
+            continue
+        end = i + 2 if i + 2 < n and words[i + 1] == "s" else i + 1
+        if end < n and words[end] in GUIDE_WORDS:
+            for k in range(i, end + 1):
+                marks[k] = True
+    return marks
 
 
 def navigational(words: tuple) -> tuple[Term, ...]:

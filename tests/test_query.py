@@ -660,6 +660,18 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     assert parse("api changes between versions").navigational_words == ()
     assert parse("flask custom 404 page").named_sites == {"flaskcustom404"}
     assert parse("apache custom error documents").named_sites == {"customerrordocuments"}
+    # a guide named by its reader (user guide, user's guide, beginners guide) or a
+    # javadoc asks for the site too; a guide for another reader or topic is a page
+    assert "cunit" in parse("cunit user guide").named_sites
+    assert [w.word for w in parse("cunit user guide").required_words] == ["cunit"]
+    assert "chezscheme" in parse("chez scheme user's guide").named_sites
+    assert "systemtap" in parse("systemtap beginners guide").named_sites
+    # a user manual is one of a site's manuals: "user" stays a word
+    assert parse("network ups tools user manual").navigational_words == ()
+    assert "joptsimple" in parse("jopt simple javadoc").named_sites
+    assert parse("sqlobject developer guide").named_sites == {"sqlobjectdeveloperguide"}
+    assert parse("porting guide new versions").navigational_words == ()
+    assert parse("user guide").navigational_words == ()
     # a project's name written with its language names the site called by the name
     assert "coverage" in parse("coverage.py").named_sites
     assert "node" in parse("node.js docs").named_sites

@@ -139,6 +139,21 @@ def test_a_library_name_before_api_reference_finds_the_home_page_of_its_site(bac
     assert urls(backend.search("libsoup class reference count"))[0] != "http://libsoup.test/"
 
 
+def test_a_user_guide_or_javadoc_named_after_a_project_finds_its_home_page(backend):
+    # CUnit's user guide is its site's home page; the pages naming every word of "cunit
+    # user guide" are its chapters. JOpt Simple's javadoc is its site's overview.
+    pages = [doc("http://cunit.test/", "CUnit", "a unit testing framework for C")]
+    pages += others("cunit.test", "CUnit chapter", "cunit user guide " * 5, 20)
+    pages += [doc("http://jopt-simple.test/", "Overview", "a command line parser")]
+    pages += others("jopt-simple.test", "jopt simple class", "jopt simple javadoc " * 5, 20)
+    holding(backend, pages)
+    assert urls(backend.search("cunit user guide"))[0] == "http://cunit.test/"
+    assert urls(backend.search("cunit user's guide"))[0] == "http://cunit.test/"
+    assert urls(backend.search("jopt simple javadoc"))[0] == "http://jopt-simple.test/"
+    # a guide for another reader is a page of its own: "cunit porting guide"
+    assert urls(backend.search("cunit chapter guide"))[0] != "http://cunit.test/"
+
+
 def test_a_library_named_with_lib_finds_the_home_page_of_its_project_site(backend):
     # libflac is the FLAC project's library, flac.test its site; alsa-lib ALSA's: the
     # pages naming every word are the API's headers and groups
