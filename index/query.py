@@ -556,12 +556,15 @@ class Query:
         a project's name written with its language the site called by the name
         (``coverage.py`` -> ``coverage``, :func:`project_words`), and a C library's name
         the site called by its project's (``libflac api documentation`` -> ``flac``,
-        ``alsa-lib api documentation`` -> ``alsa``, :func:`library_words`). Other queries
+        ``alsa-lib api documentation`` -> ``alsa``, :func:`library_words`), and a name
+        written with the version the user wants the site called by the name (``mod_perl
+        2.0 documentation`` -> ``modperl``, :func:`versionless_words`). Other queries
         name no site."""
         naming = bool(self.navigational_words)
         return (named_sites(self.typed_words, naming)
                 | named_sites(project_words(self.tokens), naming)
-                | named_sites(library_words(self.typed_words), naming))
+                | named_sites(library_words(self.typed_words), naming)
+                | named_sites(versionless_words(self.typed_words), naming))
 
     @cached_property
     def mentioned_sites(self) -> frozenset[str]:
@@ -713,6 +716,26 @@ def library_words(words: tuple[str, ...]) -> tuple[str, ...]:
                  and len(w) >= len(prefix) + LIBRARY_NAME_CHARS and w not in _LIB_WORDS else w
                  for w in words if w != prefix)
     return read if read != words else ()
+
+
+def versionless_words(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Lower-case typed ``words`` without the version number written between a project's
+    name and the words like ``docs`` ending them (``NAMING_WORDS``: ``mod_perl 2.0
+    documentation`` as ``mod perl documentation``, ``python 3 docs`` as ``python docs``):
+    a site is called by its project's name, not its version; ``()`` when no words are
+    written so. The name with the number stays a name too (``scheme 48 reference manual``:
+    ``scheme48``)."""
+    marks = navigational_marks(words)
+    last = max((i for i, nav in enumerate(marks) if not nav), default=-1)
+    if (last < 1 or not words[last].isdigit()
+            or not NAMING_WORDS.intersection(words[last + 1:])):
+        return ()
+    first = last
+    while first > 0 and words[first - 1].isdigit():
+        first -= 1
+    if first == 0:
+        return ()
+    return words[:first] + words[last + 1:]
 
 
 def call_arguments(query: Query) -> tuple[Term | Phrase, ...]:

@@ -672,6 +672,12 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     assert parse("sqlobject developer guide").named_sites == {"sqlobjectdeveloperguide"}
     assert parse("porting guide new versions").navigational_words == ()
     assert parse("user guide").navigational_words == ()
+    # a name written with the version wanted names the site called by the name
+    assert "modperl" in parse("mod_perl 2.0 documentation").named_sites
+    assert "python" in parse("python 3 docs").named_sites
+    assert {"scheme48", "scheme"} <= parse("scheme 48 reference manual").named_sites
+    assert parse("flask custom 404 page").named_sites == {"flaskcustom404"}
+    assert "modperl" not in parse("mod_perl 2.0 filters").named_sites
     # a project's name written with its language names the site called by the name
     assert "coverage" in parse("coverage.py").named_sites
     assert "node" in parse("node.js docs").named_sites

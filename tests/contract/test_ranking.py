@@ -154,6 +154,18 @@ def test_a_user_guide_or_javadoc_named_after_a_project_finds_its_home_page(backe
     assert urls(backend.search("cunit chapter guide"))[0] != "http://cunit.test/"
 
 
+def test_a_name_written_with_a_version_before_docs_finds_the_home_page_of_its_site(backend):
+    # mod_perl's site is modperl.test; "mod_perl 2.0 documentation" asks for its home page,
+    # not the pages naming "mod_perl", "2.0" and "documentation" most often
+    pages = [doc("http://modperl.test/", "Welcome to mod_perl", "embed a perl interpreter")]
+    pages += others("modperl.test", "mod_perl 2.0 guide",
+                    "mod_perl 2.0 documentation " * 5, 20)
+    holding(backend, pages)
+    assert urls(backend.search("mod_perl 2.0 documentation"))[0] == "http://modperl.test/"
+    # the version beside a topic names no site
+    assert urls(backend.search("mod_perl 2.0 guide"))[0] != "http://modperl.test/"
+
+
 def test_a_library_named_with_lib_finds_the_home_page_of_its_project_site(backend):
     # libflac is the FLAC project's library, flac.test its site; alsa-lib ALSA's: the
     # pages naming every word are the API's headers and groups
