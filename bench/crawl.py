@@ -9,9 +9,11 @@ stdout line: one JSON object with pages_per_s, baseline_pages_per_s, ratio (of t
 medians), cpu_s_per_page (and the baseline's) and cpu_ratio: the project's pages per
 CPU-second over the baseline's (the baseline's CPU seconds per page over the project's).
 The project's modules are compiled to bytecode first, as an installed package's are
-(``harness.crawlrun.compile_project``).
+(``harness.crawlrun.compile_project``). ``--set NAME=VALUE`` sets a setting of the project's
+crawl (not the baseline's), written under ``settings``.
 
     python -m bench.crawl [--seconds 30] [--hosts 400] [--rounds 2] [--quick]
+                          [--set NAME=VALUE]
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ def count_pages(log: Path) -> int:
     return pages
 
 
-def run_one(kind: str, hosts: int, seconds: float, workdir: Path) -> dict:
+def run_one(kind: str, hosts: int, seconds: float, workdir: Path,
+            extra: dict[str, str] | None = None) -> dict:
+    """One crawl of ``kind`` (``project`` or ``baseline``); ``extra``: more settings of
+    the project's crawl."""
     weblog = workdir / f"{kind}-testweb.log"
     data_dir = workdir / f"{kind}-data"
     data_dir.mkdir()
@@ -79,7 +84,7 @@ def run_one(kind: str, hosts: int, seconds: float, workdir: Path) -> dict:
                 "-s",
                 "CRAWL_PROGRESS_INTERVAL=0",
             ]
-            for name, value in {**SHARED, **PROJECT}.items():
+            for name, value in {**SHARED, **PROJECT, **(extra or {})}.items():
                 cmd += ["-s", f"{name}={value}"]
         else:
             cmd = [
@@ -124,7 +129,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
                         help="alternating rounds of both sides")
     parser.add_argument("--quick", action="store_true", help="8-second crawls")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of the project's crawl (e.g. EXTRACT_WORKERS=1); "
+                             "repeatable")
     opts = parser.parse_args()
+    extra = dict(item.split("=", 1) for item in opts.set)
     if opts.quick:
         opts.seconds = 8.0
     compile_project()  # both sides run compiled code: Scrapy's was compiled when installed
@@ -133,7 +142,7 @@ def main() -> None:
             def one(round_no: int) -> dict:
                 workdir = Path(tmp) / f"{kind}-{round_no}"
                 workdir.mkdir()
-                return run_one(kind, opts.hosts, opts.seconds, workdir)
+                return run_one(kind, opts.hosts, opts.seconds, workdir, extra)
             return one
 
         runs = run_rounds({"project": side("project"), "baseline": side("baseline")},
@@ -145,7 +154,7 @@ def main() -> None:
         "seconds": opts.seconds,
         "hosts": opts.hosts,
         "cores": os.cpu_count(),
-        "settings": {**SHARED, **PROJECT},
+        "settings": {**SHARED, **PROJECT, **extra},
         "baseline_settings": {**SHARED, **BASELINE},
     })
     print(json.dumps(summary))

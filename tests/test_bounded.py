@@ -54,6 +54,21 @@ def test_recent_keys_remember_a_generation_in_fixed_memory_and_forget_older_ones
         RecentKeys(0)
 
 
+def test_recent_keys_set_the_bits_of_eight_six_bit_fields_of_the_mixed_key():
+    """A key's mask in its word: the bits numbered by the eight 6-bit fields of the key
+    times the Fibonacci constant (mod 2**64), the lowest first."""
+    import random
+
+    from crawler.bounded import RecentKeys
+
+    recent = RecentKeys(1_000)
+    for key in [0, 1, 2**64 - 1, *(random.Random(5).getrandbits(64) for _ in range(2_000))]:
+        mixed = key * RecentKeys._MIX % 2**64
+        mask = sum({1 << (mixed >> shift) % 64 for shift in range(0, 48, 6)})
+        assert recent._slot(key) == (key % recent._words, mask)
+        assert 1 <= bin(mask).count("1") <= 8
+
+
 def test_recent_counts_keep_the_keys_counted_lately_with_their_counts():
     from crawler.bounded import RecentCounts
 

@@ -146,6 +146,25 @@ def test_a_finite_family_of_index_pages_is_no_template_trap():
     assert onward[-1].skip_index == "template"
 
 
+def test_a_family_grows_by_pages_and_links_of_its_pattern_none_linked_before():
+    """``TemplateTraps``' growth: a page grows its pattern's family when no page of the
+    pattern linked it, or when it links a page of the pattern none did; links known to the
+    family already, and links of other patterns that share the URL's start, grow nothing."""
+    traps = traps_for()
+    day = "http://c.test/day/{}".format
+    assert not traps.observe(day(1), "one", links=[day(2)]).grew  # a pattern's first page
+    # day 2 was linked by day 1; it links day 1 (fetched) and day 3 (new): grows
+    assert traps.observe(day(2), "two", links=[day(1), day(3)]).grew
+    # day 3 was linked; its links are known, or of another pattern ("day/#/notes"): no growth
+    assert not traps.observe(day(3), "three", links=[day(1), day(2), day("3/notes")]).grew
+    # day 4 was never linked: grows by itself, whatever its links
+    assert traps.observe(day(4), "four", links=[day(1)]).grew
+    # "day/#/notes" is a family of its own: day 3's link did not make it a member there
+    assert not traps.observe(day("3/notes"), "notes", links=[day("5/notes")]).grew  # first
+    assert not traps.observe(day("5/notes"), "five", links=[day("3/notes")]).grew
+    assert traps.observe(day("6/notes"), "six", links=[day("3/notes")]).grew
+
+
 def test_url_patterns_fold_digits_and_keep_query_names():
     assert url_pattern("http://e.test/2026/03/14/?view=week") == "e.test/#/#/#/?view"
     assert url_pattern("http://e.test/2025/1/2/?view=list") == "e.test/#/#/#/?view"

@@ -216,7 +216,8 @@ class TemplateTraps:
         ``shingles``: ``template_shingles(text)`` when already computed (by an extraction
         worker); ``links``: the page's outlinks (canonical URLs; without them a page grows
         its family only by not being known to it)."""
-        if not self._urls.add(_url_key(url)):
+        key = _url_key(url)
+        if not self._urls.add(key):
             return None  # counted lately: a recrawl
         pattern = url_pattern(url)
         state = self._patterns.get(pattern)
@@ -242,7 +243,7 @@ class TemplateTraps:
         # the first page of a pattern is its template: new by definition, never stale, and
         # the family it links is where the family starts
         stale = state.pages > 1 and novelty < self.min_novelty
-        grew = self._grows(url, pattern, links) and state.pages > 1
+        grew = self._grows(url, key, pattern, links) and state.pages > 1
         state.stale += stale
         state.grew += grew
         trapped = (pattern not in self.trapped and state.pages >= self.min_pages
@@ -252,16 +253,22 @@ class TemplateTraps:
             self.trapped.add(pattern)
         return Novelty(pattern, novelty, stale, trapped, grew)
 
-    def _grows(self, url: str, pattern: str, links: Iterable[str] | None) -> bool:
-        """Whether the page at ``url`` grows its pattern's family: no page of the pattern
-        linked it before, or it links a page of the pattern that none did. Its links of
-        the pattern are known to the family from now on."""
-        grew = self._members.add(_url_key(url))
+    def _grows(self, url: str, key: int, pattern: str, links: Iterable[str] | None) -> bool:
+        """Whether the page at ``url`` (``_url_key``: ``key``) grows its pattern's family:
+        no page of the pattern linked it before, or it links a page of the pattern that none
+        did. Its links of the pattern are known to the family from now on."""
+        members = self._members
+        grew = members.add(key)
         if links:
             prefix = pattern_prefix(url)
             for link in links:
-                if link.startswith(prefix) and url_pattern(link) == pattern:
-                    grew |= self._members.add(_url_key(link))
+                if not link.startswith(prefix):
+                    continue
+                key = _url_key(link)
+                # a member already adds nothing whatever its pattern: most links of a page
+                # are its siblings' too, and their pattern was most of the check's time
+                if key not in members and url_pattern(link) == pattern:
+                    grew |= members.add(key)
         return grew
 
 
