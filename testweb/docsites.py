@@ -621,6 +621,31 @@ DOC_SITES: tuple[DocSite, ...] = (
     # LAME: the MP3 encoder's hand-written pages (usage.html, detailed.html with every
     # command-line switch, vbr.html, history.html, ...), 14.
     DocSite("lame.test", "lame-doc", Path("/usr/share/doc/lame-doc/html")),
+    # The twenty-sixth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # Zarith: the OCaml arbitrary-precision integer and rational library's API made by
+    # ocamldoc, a module a page (Z.html, Q.html, Big_int_Z.html) with its index pages, 19.
+    DocSite("zarith.test", "libzarith-ocaml-doc",
+            Path("/usr/share/doc/libzarith-ocaml-dev/doc/html")),
+    # uriparser: the C URI parsing library's API made by doxygen, a header or struct a page
+    # (Uri_8h.html, UriBase_8h.html, ...), its tutorial on the main page (index.html), 77.
+    DocSite("uriparser.test", "liburiparser-doc", Path("/usr/share/doc/liburiparser-doc/html")),
+    # DebianDoc-SGML: the Debian SGML DTD's manual made by debiandoc2html, a chapter or
+    # appendix a page (ch-inline.en.html, ap-entities.en.html, ...; index.html a symlink to
+    # index.en.html), 13.
+    DocSite("debiandoc.test", "debiandoc-sgml-doc",
+            Path("/usr/share/doc/debiandoc-sgml-doc/debiandoc-sgml.html")),
+    # PLY: the Python lex and yacc's hand-written manual on one 0.11 MB page (ply.html)
+    # beside its internals (internal.html); the root a listing (with the examples'
+    # directories), 2.
+    DocSite("ply.test", "python-ply-doc", Path("/usr/share/doc/python-ply-doc")),
+    # bzip2: the compressor's and libbzip2's manual made by the DocBook XSL stylesheets on
+    # one 0.13 MB page (manual.html); the root a listing, 1.
+    DocSite("bzip2.test", "bzip2-doc", Path("/usr/share/doc/bzip2"), marker="manual.html"),
+    # Go: the language specification (go_spec.html, 0.26 MB), its pre-generics version
+    # (go1.17_spec.html, a near-copy), the memory model and the assembler guide, the web
+    # site's page templates served raw: no <title>, the title in a JSON comment; the root
+    # a listing, 4.
+    DocSite("golang.test", "golang-1.19-doc", Path("/usr/share/doc/golang-1.19-doc/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
