@@ -545,26 +545,8 @@ class Query:
 
     @cached_property
     def named_sites(self) -> frozenset[str]:
-        """The site names a navigational query names: the query is a run of up to
-        ``SITE_NAME_WORDS`` words that joined make the name, plus only words like ``docs``
-        or ``home`` (``django docs`` -> ``django``, ``debian handbook`` ->
-        ``debianhandbook``). A product's name of several words followed by a word like
-        ``docs`` (``NAMING_WORDS``) names the site called by any one of them too (``knot
-        dns docs`` -> ``knot``, ``varnish cache documentation`` -> ``varnish``, ``pyca
-        cryptography documentation`` -> ``cryptography``) and, of ``ACRONYM_WORDS`` or more
-        words, the one called by their initials (``request tracker docs`` -> ``rt``), and
-        a project's name written with its language the site called by the name
-        (``coverage.py`` -> ``coverage``, :func:`project_words`), and a C library's name
-        the site called by its project's (``libflac api documentation`` -> ``flac``,
-        ``alsa-lib api documentation`` -> ``alsa``, :func:`library_words`), and a name
-        written with the version the user wants the site called by the name (``mod_perl
-        2.0 documentation`` -> ``modperl``, :func:`versionless_words`). Other queries
-        name no site."""
-        naming = bool(self.navigational_words)
-        return (named_sites(self.typed_words, naming)
-                | named_sites(project_words(self.tokens), naming)
-                | named_sites(library_words(self.typed_words), naming)
-                | named_sites(versionless_words(self.typed_words), naming))
+        """The site names a navigational query names (:func:`sites_named_by`)."""
+        return sites_named_by(self)
 
     @cached_property
     def mentioned_sites(self) -> frozenset[str]:
@@ -716,6 +698,29 @@ def library_words(words: tuple[str, ...]) -> tuple[str, ...]:
                  and len(w) >= len(prefix) + LIBRARY_NAME_CHARS and w not in _LIB_WORDS else w
                  for w in words if w != prefix)
     return read if read != words else ()
+
+
+def sites_named_by(query: Query) -> frozenset[str]:
+    """The site names a navigational query names: the query is a run of up to
+    ``SITE_NAME_WORDS`` words that joined make the name, plus only words like ``docs``
+    or ``home`` (``django docs`` -> ``django``, ``debian handbook`` ->
+    ``debianhandbook``). A product's name of several words followed by a word like
+    ``docs`` (``NAMING_WORDS``) names the site called by any one of them too (``knot
+    dns docs`` -> ``knot``, ``varnish cache documentation`` -> ``varnish``, ``pyca
+    cryptography documentation`` -> ``cryptography``) and, of ``ACRONYM_WORDS`` or more
+    words, the one called by their initials (``request tracker docs`` -> ``rt``), and
+    a project's name written with its language the site called by the name
+    (``coverage.py`` -> ``coverage``, :func:`project_words`), and a C library's name
+    the site called by its project's (``libflac api documentation`` -> ``flac``,
+    ``alsa-lib api documentation`` -> ``alsa``, :func:`library_words`), and a name
+    written with the version the user wants the site called by the name (``mod_perl
+    2.0 documentation`` -> ``modperl``, :func:`versionless_words`). Other queries
+    name no site."""
+    naming = bool(query.navigational_words)
+    return (named_sites(query.typed_words, naming)
+            | named_sites(project_words(query.tokens), naming)
+            | named_sites(library_words(query.typed_words), naming)
+            | named_sites(versionless_words(query.typed_words), naming))
 
 
 def versionless_words(words: tuple[str, ...]) -> tuple[str, ...]:
