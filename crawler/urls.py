@@ -178,6 +178,21 @@ def _canonicalize_absolute(url: str) -> str:
     fast = _already_canonical(url)
     if fast is not None:
         return fast
+    canonical = _canonical_pass(url)
+    # w3lib decodes escaped unreserved characters, so a name may spell a tracking parameter
+    # or session id only once decoded ('utm%5Fsource', ';%73id='): passes until nothing
+    # changes, so the canonical form of a canonical URL is itself (the seen filter's keys)
+    for _ in range(_MAX_PASSES):
+        if "%" not in url or canonical == url:
+            break
+        url, canonical = canonical, _canonical_pass(canonical)
+    return canonical
+
+
+_MAX_PASSES = 8
+
+
+def _canonical_pass(url: str) -> str:
     try:
         parts = urlsplit(url)
     except ValueError as exc:
