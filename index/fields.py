@@ -149,9 +149,10 @@ LABEL_FIELDS = FieldWeights(title=1.0, anchors=1.0, url=1.0, body=0.0, idents=0.
 #: Where a page names what it defines: its headings and definition terms.
 DEFINE_FIELDS = FieldWeights(title=0.0, anchors=0.0, url=0.0, body=0.0, idents=0.0,
                              headings=1.0, tie_breaker=0.0)
-#: Where a page names what qualifies a name it defines: its title and headings (the
-#: module or class a reference's page is titled by, the package or project it belongs to).
-QUALIFIER_FIELDS = FieldWeights(title=1.0, anchors=0.0, url=0.0, body=0.0, idents=0.0,
+#: Where a page names what qualifies a name it defines: its title, headings and URL (the
+#: module or class a reference's page is titled by, the package or project it belongs to;
+#: Javadoc titles a class's page by the class alone and spells its package in the path).
+QUALIFIER_FIELDS = FieldWeights(title=1.0, anchors=0.0, url=1.0, body=0.0, idents=0.0,
                                 headings=1.0, tie_breaker=0.0)
 #: Where a word that frames a question (``Query.optional_words``: ``how``, ``should``)
 #: scores, with the body's weight: the page's text, not what the page is called (its
@@ -365,9 +366,11 @@ def label_terms(doc: Document) -> set[str]:
 def defining_fields(query: Query) -> list[tuple[Term | Phrase, FieldWeights]]:
     """Each defined word of ``query`` (``Query.defined_words``) with where a page that
     defines what the query names holds it: its headings (``DEFINE_FIELDS``), and for a
-    name qualifying a member (``query.qualified_parts``) its title too
+    name qualifying a member (``query.qualified_parts``) its title and URL too
     (``QUALIFIER_FIELDS``): a manual's page on ``GNATCOLL.Mmap`` is headed ``Mmap`` and
-    titled ``Mmap ... GNATColl documentation``."""
+    titled ``Mmap ... GNATColl documentation``; Javadoc's page on
+    ``joptsimple.OptionException`` is headed ``Class OptionException`` at
+    ``joptsimple/OptionException.html``."""
     words = query.defined_words
     if not words:
         return []

@@ -114,6 +114,10 @@ def test_a_capitalised_member_is_a_name_not_an_extension():
     assert [f for _, f in defining_fields(parse("os.path.join"))] == [QUALIFIER_FIELDS,
                                                                       DEFINE_FIELDS]
     assert [f for _, f in defining_fields(parse("example.i"))] == [DEFINE_FIELDS]
+    # the qualifier may be in the URL (Javadoc's joptsimple/OptionException.html), the
+    # member only in the headings
+    assert QUALIFIER_FIELDS.url > 0 and QUALIFIER_FIELDS.title > 0
+    assert DEFINE_FIELDS.url == DEFINE_FIELDS.title == 0
 
 
 def test_exclusions():

@@ -584,6 +584,37 @@ def test_a_package_page_titled_by_its_qualifier_defines_the_qualified_name(backe
         "http://g.test/mmap.html"] == 1.0
 
 
+def test_a_class_page_under_its_package_path_defines_the_qualified_name(backend):
+    # Javadoc titles a class's page by the class alone and spells its package in the
+    # URL path; the page listing the class's uses is titled and headed by the qualified
+    # name whole. A class of the same name under another package's path defines another
+    # name.
+    holding(backend, [
+        doc("http://j.test/joptsimple/OptionException.html",
+            "OptionException (JOpt Simple API)",
+            "Package joptsimple. Class OptionException. java.lang.RuntimeException. "
+            "joptsimple.OptionException. Thrown when a problem occurs during option "
+            "parsing. OptionException(options) creates it; options() gives its options.",
+            headings="Class OptionException\nConstructor Summary\nOptionException"),
+        doc("http://j.test/joptsimple/class-use/OptionException.html",
+            "Uses of Class joptsimple.OptionException (JOpt Simple API)",
+            "Uses of Class joptsimple.OptionException. "
+            "No usage of joptsimple.OptionException",
+            headings="Uses of Class joptsimple.OptionException"),
+        doc("http://j.test/other/OptionException.html", "OptionException (Other API)",
+            "Another library's exception of the same name as joptsimple's.",
+            headings="Class OptionException"),
+    ])
+    found = backend.search("joptsimple.OptionException", explain=True)
+    defines = {h.url: h.explain["defines"]["value"] for h in found.hits}
+    assert defines["http://j.test/joptsimple/OptionException.html"] == 1.0
+    assert defines["http://j.test/joptsimple/class-use/OptionException.html"] == 1.0
+    assert defines["http://j.test/other/OptionException.html"] == 0.0
+    ranked = urls(found)
+    assert (ranked.index("http://j.test/joptsimple/OptionException.html")
+            < ranked.index("http://j.test/other/OptionException.html"))
+
+
 def test_a_long_reference_defining_a_named_identifier_ranks_above_mentions(backend):
     # a configuration reference defines hundreds of parameters on one page: BM25's length
     # normalisation gives it a low text score for any one of them, below the short pages
