@@ -35,21 +35,24 @@ class Pending:
     stored fields only when its id, vectors or hit is first asked for: the words reading
     asks for more results than it shows past those it follows (``SearchPlan._filled``)."""
 
-    __slots__ = ("_fields", "_read", "score")
+    __slots__ = ("_fields", "_read", "_vectors", "score")
 
     def __init__(self, id: str, vectors: str | bytes, make: Callable[[], Hit],
                  score: float = 0.0):
         self._fields: tuple[str, str | bytes, Callable[[], Hit]] | None = (id, vectors, make)
         self._read: Callable[[], tuple[str, str, Callable[[], Hit]]] | None = None
+        self._vectors: str | bytes | None = None
         self.score = score
 
     @classmethod
     def stored(cls, read: Callable[[], tuple[str, str, Callable[[], Hit]]],
-               score: float = 0.0) -> Pending:
+               score: float = 0.0, vectors: str | bytes | None = None) -> Pending:
         """A pending result whose id, vectors and hit maker ``read()`` gives, called once,
-        when one of them is first asked for."""
+        when one of them is first asked for; ``vectors``: its vectors when the engine knows
+        them without the read (``""``: none), so asking for them reads nothing."""
         pending = cls.__new__(cls)
         pending._fields, pending._read, pending.score = None, read, score
+        pending._vectors = vectors
         return pending
 
     def _stored(self) -> tuple[str, str, Callable[[], Hit]]:
@@ -65,6 +68,8 @@ class Pending:
     @property
     def vectors(self) -> str | bytes:
         """The section vectors stored with it (``""``: none)."""
+        if self._vectors is not None and self._fields is None:
+            return self._vectors
         return self._stored()[1]
 
     @property

@@ -47,7 +47,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -142,12 +142,14 @@ def reciprocal_rank_fusion(rankings: Iterable[Sequence[str]], k: int = RRF_K) ->
     return sorted(scores, key=lambda d: -scores[d])
 
 
-def linear_fusion(ranked: Sequence[tuple[str, float]], similar: Mapping[str, float],
-                  weight: float = SEMANTIC_WEIGHT) -> list[str]:
-    """Ids of ``ranked`` (the engine's order, each with its score) ordered by their engine
-    score relative to the first's, never more than the share of a page before it (readings
-    ranked apart and joined keep their order), plus ``weight`` times their similarity in
-    ``similar`` (nothing for an id without one); ties keep the engine's order."""
+def linear_fusion(ranked: Sequence[tuple[Hashable, float]],
+                  similar: Mapping[Hashable, float],
+                  weight: float = SEMANTIC_WEIGHT) -> list[Hashable]:
+    """Ids of ``ranked`` (the engine's order, each with its score; any keys, such as
+    places) ordered by their engine score relative to the first's, never more than the
+    share of a page before it (readings ranked apart and joined keep their order), plus
+    ``weight`` times their similarity in ``similar`` (nothing for an id without one); ties
+    keep the engine's order."""
     if not ranked:
         return []
     first = ranked[0][1] if ranked[0][1] > 0 else 1.0
@@ -387,8 +389,7 @@ class SectionMatch:
         this encoder (none yet, or another model's) keeps its engine score alone, and every
         page its engine order when none has them (the query is then not encoded). The
         query's vector is ``ahead``'s when that encodes ``text`` (:meth:`encode_ahead`)."""
-        stored = [p for p in ranked if self.holds(p.vectors)]
-        if not stored:
+        if not any(self.holds(p.vectors) for p in ranked):
             return list(ranked)
         try:
             if ahead is not None and ahead[0] == text:
@@ -400,10 +401,11 @@ class SectionMatch:
                 self._missing_logged = True
                 logger.warning("semantic matching: the engine's order, no re-ranking: %s", exc)
             return list(ranked)
-        similar = {p.id: self.best(p.vectors, query) for p in stored}
-        fused = linear_fusion([(p.id, p.score) for p in ranked], similar)
-        by_id = {p.id: p for p in ranked}
-        return [by_id[i] for i in fused]
+        # by place, not id: a page without vectors is not read for its id
+        similar = {at: self.best(p.vectors, query) for at, p in enumerate(ranked)
+                   if self.holds(p.vectors)}
+        fused = linear_fusion([(at, p.score) for at, p in enumerate(ranked)], similar)
+        return [ranked[at] for at in fused]
 
 
 @dataclass(frozen=True)

@@ -708,6 +708,43 @@ def test_both_formats_rank_a_question_alike(tmp_path, monkeypatch):
     assert len(orders[0][1]) == 9
 
 
+def test_a_reranked_question_reads_the_stored_fields_of_its_shown_hits_alone(
+        tmp_path, monkeypatch):
+    """In an index with the file of section vectors, a re-ranked question's results
+    without vectors are known to have none (the stored fields hold no vectors there): the
+    re-ranking reads no stored fields, only the hits shown are read, and the order is the
+    one of the same pages in an index that keeps its vectors in its stored fields (read
+    for every result)."""
+    import tantivy
+
+    from index.engines.embedded import search as search_module
+    from index.engines.embedded.schema import schema
+    from index.semantic import pack
+
+    reads = []
+    stored_hit = search_module.stored_hit
+    monkeypatch.setattr(search_module, "stored_hit", lambda searcher, address: reads.append(
+        address) or stored_hit(searcher, address))
+    (tmp_path / "old").mkdir()
+    tantivy.Index(schema(vectors_at=False), path=str(tmp_path / "old"))
+    pages = [doc(f"http://plot.test/{i}", f"Plot legend {i}",
+                 f"Legend {'key ' * i}of a plot. " * (3 + i)) for i in range(12)]
+    for i, page in enumerate(pages):
+        page.vectors = pack(_unit_rows(1 + i % 5, i)) if i % 2 else ""  # 6 without
+    orders, shown_reads = [], []
+    for name in ("old", "new"):
+        backend = EmbeddedBackend(tmp_path / name)
+        backend.index(pages)
+        backend.refresh()
+        reads.clear()
+        found = backend.search("how do I move the plot legend", size=3)
+        orders.append([(h.id, h.score, h.snippet) for h in found.hits])
+        shown_reads.append(len(reads))
+        backend.close()
+    assert orders[0] == orders[1] and len(orders[0]) == 3
+    assert shown_reads == [12, 3]
+
+
 @pytest.mark.parametrize("one_search,proximity,searches", [
     (False, True, 4), (True, True, 3), (False, False, 2), (True, False, 1)])
 def test_a_question_reranked_by_its_sections_may_ask_one_search_and_no_proximity_run(

@@ -172,7 +172,8 @@ class TantivySearch:
         shown = collapse(ranked, group, lambda c: c.get("shown", 1) != 0, prefer)[
             offset : offset + size
         ]
-        records = self._records(searcher, plan, [candidate.ref for candidate, _ in shown])
+        records, unrecorded = self._records(searcher, plan,
+                                            [candidate.ref for candidate, _ in shown])
         for (candidate, similar), record in zip(shown, records, strict=True):
             why = ranker.explain(candidate, context) if explain else None
             others = languages[group(candidate)] - {candidate.get("lang")}
@@ -180,7 +181,7 @@ class TantivySearch:
                 make_hit, score=candidate.score, similar=similar, query=parsed,
                 snippet_chars=o.snippet_chars, explain=why, languages=len(others)))
             if record is None:
-                plan.take_stored(results, read, candidate.score)
+                plan.take_stored(results, read, candidate.score, unrecorded)
             else:  # the stored fields are read only if the hit is shown
                 plan.take(results, *record, partial(_made, read), candidate.score)
         if page == 1 and results.total < size:
@@ -309,15 +310,20 @@ class TantivySearch:
                              defines.get(key, 0.0) == 1, home=key in home))
         return candidates
 
-    def _records(self, searcher: tantivy.Searcher, plan: SearchPlan,
-                 addresses: list) -> list[tuple[str, bytes] | None]:
+    def _records(self, searcher: tantivy.Searcher, plan: SearchPlan, addresses: list
+                 ) -> tuple[list[tuple[str, bytes] | None], str | None]:
         """The id and section vectors of each result at ``addresses`` from the index's file
         of them, for a plan that re-ranks by them (one read of the ``vectors_at`` column);
-        ``None`` for a result without (its stored fields are read instead)."""
+        ``None`` for a result without (its stored fields are read for its id and hit).
+        With the vectors of a result without a record: ``""`` when the file was read (an
+        index with the file stores no vectors in its stored fields, so a page without a
+        record has none, and the re-ranking reads nothing more of it), ``None`` when it
+        was not (the stored fields hold them)."""
         vectors = self.vectors() if plan.reads_vectors else None
         if vectors is None or not addresses:
-            return [None] * len(addresses)
-        return [vectors.read(at) for at in searcher.fast_field_values(VECTORS_AT, addresses)]
+            return [None] * len(addresses), None
+        return ([vectors.read(at) for at in searcher.fast_field_values(VECTORS_AT, addresses)],
+                "")
 
     @staticmethod
     def _facets(searcher: tantivy.Searcher, query: tantivy.Query) -> dict:
