@@ -897,9 +897,11 @@ def _command_option(text: str, i: int, tokens: list[_Token]) -> str:
     its options (``cmp -l``, ``diff -r --brief``), or comes after another option of the
     line (``celery -A proj worker -l INFO``, ``tshark -r file.pcap -Y http``), or is
     given a number or a file name (``editcap file -c 1000``, ``libx264 -crf 23``, ``gm
-    benchmark -duration 10``, ``swig -python example.i``); else ``""``. A command line's
-    option, not the exclusion of a word: nobody leaves out ``l`` and then writes ``INFO``,
-    ``duration`` and then ``10``, or ``python`` and then ``example.i``. A
+    benchmark -duration 10``, ``swig -python example.i``), or is given a word and then
+    another option or follows options (``mencoder -ovc copy -oac copy -audiofile``); else
+    ``""``. A command line's option, not the exclusion of a word: nobody leaves out ``l``
+    and then writes ``INFO``, ``duration`` and then ``10``, or ``python`` and then
+    ``example.i``. A
     plain-letter option with none of these stays an exclusion (``tool file -c``, ``flask
     tutorial -video``)."""
     if not tokens or tokens[0].kind != _WORD or tokens[0].negated:
@@ -914,9 +916,13 @@ def _command_option(text: str, i: int, tokens: list[_Token]) -> str:
             t.kind == _WORD and not t.negated and t.value.startswith("-")
             for t in tokens[1:])):
         return word
-    value = text[end:].split(None, 1)
-    if _VALUED_OPTION.fullmatch(word) and value and (_NUMBER.fullmatch(value[0])
-                                                      or _FILE_NAME.fullmatch(value[0])):
+    value = text[end:].split(None, 2)
+    if _VALUED_OPTION.fullmatch(word) and (
+            (value and (_NUMBER.fullmatch(value[0]) or _FILE_NAME.fullmatch(value[0])))
+            or (len(value) > 1 and _VALUED_OPTION.match(value[1])
+                and not value[0].startswith("-"))
+            or any(t.kind == _WORD and not t.negated and _VALUED_OPTION.fullmatch(t.value)
+                   for t in tokens[1:])):
         return word
     return ""
 

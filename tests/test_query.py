@@ -324,6 +324,9 @@ def test_a_calls_arguments_and_an_options_number_are_optional_words():
     # an option given a plain word stays an exclusion (the plan may read it as an option)
     ("swig -python example", "swig -python exampl"),
     ("jaguar -car speed", "jaguar -car speed"),
+    # an option given a word and then another option, and an option after options: words
+    ("mencoder -ovc copy -oac copy -audiofile", "mencod ovc copi oac copi audiofil"),
+    ("flask tutorial -video -youtube", "flask tutori -video -youtub"),
 ])
 def test_an_option_given_a_file_name_and_a_negative_constant_are_words(text, root_text):
     assert str(parse(text).root) == root_text
@@ -700,9 +703,11 @@ def test_words_like_docs_next_to_a_site_name_are_optional():
     ("tool 1000 -c", "tool 1000 c", True),
     ("$(CC) -o out", "cc o out", True),
     ("blame -log", "blame log", False),
-    # an option given a value that is no word, or a value and then another option
-    ("fs setacl -dir . -acl pat rlidwk", "fs setacl dir acl pat rlidwk", True),
-    ("fs setquota -path /afs/x/pat -max 3000", 'fs setquota path "af x pat" max 3000', True),
+    # an option given a value that is no word, or a value and then another option: the
+    # latter, or an option after options, a word already (_command_option)
+    ("fs setacl -dir . -acl pat rlidwk", None, True),
+    ("fs setquota -path /afs/x/pat -max 3000", None, True),
+    ("Tool file -dir . -acl pat", "tool file dir acl pat", True),  # no command first
     ("openssl req -newkey rsa:2048", 'openssl req newkey "rsa 2048"', True),
     ("jaguar -car speed", "jaguar car speed", False),
     # a short option closing a quoted value, as pasted: not an exclusion of "e"

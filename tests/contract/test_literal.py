@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from index.query import parse
 from tests.contract.conftest import doc, holding, others, urls
 
 PAGES = [
@@ -208,10 +209,11 @@ def test_a_short_option_closing_a_quoted_value_is_read_literally(backend):
     assert found.extra.get("reading") == "literal"
 
 
-def test_a_command_line_of_one_dash_words_given_values_is_read_literally(backend):
-    # "-dir", "-acl", "-path": an option given a value before another option, or given a
-    # value that is no word; read as exclusions they drop the one page holding the other
-    # words, so the query found nothing at all
+def test_a_command_line_of_one_dash_words_given_values_is_read_as_words(backend):
+    # "-dir", "-acl", "-path": an option given a value before another option, or after
+    # options; read as exclusions they drop the one page holding the other words, so the
+    # query found nothing at all. The options are words from the first reading (the
+    # literal reading found the page when they were exclusions).
     holding(
         backend,
         [doc("http://o.test/acl", "Setting ACL entries",
@@ -225,7 +227,9 @@ def test_a_command_line_of_one_dash_words_given_values_is_read_literally(backend
                          "http://o.test/quota")):
         found = backend.search(query)
         assert urls(found)[:1] == [page], query
-        assert found.extra.get("reading") == "literal"
+        assert found.extra.get("reading") != "literal"
+        parsed = parse(query)  # no exclusion: every leaf is a positive one
+        assert list(parsed.leaves()) == list(parsed.leaves(positive_only=True)), query
 
 
 def test_an_exclusion_that_leaves_nothing_is_read_literally(backend):
@@ -353,6 +357,21 @@ def test_an_option_of_any_length_given_a_number_is_an_option(backend):
     )
     found = backend.search("gm benchmark -duration 10 convert")
     assert urls(found)[:1] == ["http://b.test/benchmark"]
+
+
+def test_an_option_given_a_word_before_another_option_is_an_option(backend):
+    # "mencoder -ovc copy -oac copy -audiofile": read as exclusions of "ovc", "oac" and
+    # "audiofile", it dropped the page documenting the options, and the pages holding
+    # "mencoder" and "copy" alone answered
+    holding(
+        backend,
+        [doc("http://m.test/streamcopy", "Stream copying",
+             "mencoder -ovc copy -oac copy -audiofile track.mp3 copies the streams "
+             "as they are: ovc selects the video codec, oac the audio codec")]
+        + others("m.test", "Encoding", "mencoder can copy a file to another", 3),
+    )
+    found = backend.search("mencoder -ovc copy -oac copy -audiofile")
+    assert urls(found)[:1] == ["http://m.test/streamcopy"]
 
 
 @pytest.mark.parametrize("query, page", [
