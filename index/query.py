@@ -1002,7 +1002,29 @@ def _lex(text: str) -> list[_Token]:
                 tokens.extend(_words(word, begin))
             else:
                 tokens.append(_Token(_WORD, word, negated, begin, i))
-    return _mark_arguments(tokens)
+    return _mark_arguments(_command_by_name(tokens))
+
+
+def _command_by_name(tokens: list[_Token]) -> list[_Token]:
+    """``tokens`` with a first word giving a command by its path read as the command's
+    name, its last segment: a script's first line (``#!/command/execlineb``, ``#!/bin/sh``)
+    or a path given an option (``/usr/sbin/postconf -n``, ``./configure --help``). A page
+    documents ``execlineb`` by its name, not by the directory it is installed in; a path
+    given no option, or followed by an exclusion, stays the phrase of its parts
+    (``/etc/apt/sources.list``, ``docs/intro -draft``)."""
+    if not tokens or tokens[0].kind != _WORD or tokens[0].negated:
+        return tokens
+    first = tokens[0]
+    if "/" not in first.value or not _COMMAND.fullmatch(first.value):
+        return tokens
+    if not (first.value.startswith("#!") or (
+            len(tokens) > 1 and tokens[1].kind == _WORD and not tokens[1].negated
+            and tokens[1].value.startswith("-"))):
+        return tokens
+    name = first.value.rsplit("/", 1)[1]
+    if not name:
+        return tokens
+    return [replace(first, value=name, start=first.end - len(name)), *tokens[1:]]
 
 
 def _names_code(word: str) -> bool:

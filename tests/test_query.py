@@ -384,8 +384,21 @@ def test_a_short_option_right_after_a_command_is_a_word():
     assert root("diff -r --brief dir") == And((Term("diff", "diff"), Term("-r", "r"),
                                                Term("--brief", "brief"), Term("dir", "dir")))
     # a command given by its path, or by a script's first line
-    assert root("./configure -h") == And((Term("./configure", "configur"), Term("-h", "h")))
-    assert str(root("#!/bin/sh -e")) == '"bin sh" e'
+    assert root("./configure -h") == And((Term("configure", "configur"), Term("-h", "h")))
+    assert str(root("#!/bin/sh -e")) == "sh e"
+
+
+def test_a_command_given_by_its_path_is_read_by_its_name():
+    # a script's first line, or a path given an option: the command's name, the last
+    # segment, not the phrase of the directories it is installed in
+    assert root("#!/command/execlineb -P") == And((Term("execlineb", "execlineb"),
+                                                    Term("-P", "p")))
+    assert root("#!/command/execlineb") == Term("execlineb", "execlineb")
+    assert str(root("/usr/sbin/postconf -n")) == "postconf n"
+    # a path given no option, or followed by an exclusion: the phrase of its parts
+    assert str(root("/etc/shorewall/providers")) == '"etc shorewal provid"'
+    assert str(root("/etc/apt/sources.list")) == '"etc apt sourc list"'
+    assert str(root("docs/intro -draft")) == '"doc intro" -draft'
     # past the command's options, after a word that names no command, or long: exclusions
     assert root("tool file -c") == And((Term("tool", "tool"), Term("file", "file"),
                                         Not(Term("c", "c"))))

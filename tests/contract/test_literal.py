@@ -77,6 +77,22 @@ def test_a_short_option_after_a_command_given_by_its_path_is_an_option(backend):
     assert urls(found)[:1] == ["http://e.test/execlineb"]
 
 
+def test_a_command_given_by_its_path_is_read_by_its_name(backend):
+    # "#!/command/execlineb -P" asks for execlineb's page, titled by the command's name:
+    # read as the phrase "command execlineb", the pages of scripts starting so rank first
+    holding(backend, [
+        doc("http://x.test/execlineb.html", "the execlineb command",
+            "execlineb reads a script. Scripts start with #!/command/execlineb "
+            "[ -qwWpPS ]. The -P option bypasses positional parameters."),
+        *[doc(f"http://x.test/prog{n}.html", f"pushing the environment {n}",
+              f"#!/command/execlineb -P\nemptyenv -P\n#!/command/execlineb -P\n"
+              f"prog{n} is run by #!/command/execlineb -P and emptyenv -P.")
+          for n in range(3)],
+    ])
+    found = backend.search("#!/command/execlineb -P")
+    assert urls(found)[:1] == ["http://x.test/execlineb.html"]
+
+
 @pytest.mark.parametrize("query, page", [
     ("tshark -r capture.pcap -Y http", "http://w.test/tshark"),
     ("ping host -c 1000", "http://w.test/ping"),
