@@ -868,6 +868,9 @@ _CAPITALISED = re.compile(r"[A-Z][a-z][a-z\d]*")
 #: A function's name and the parenthesis of its call, an argument written after it
 #: (``cairo_set_source_rgb(cr,``, ``f(x``): the name is one word and the argument another.
 _CALL = re.compile(r"([A-Za-z_][\w.:]*)\((?=\w)(?![\w.]*=)")
+#: A method called on a variable, as Perl and PHP write it (``$r->headers_out``): the
+#: variable and the method's name are two words, the name matching whole.
+_ARROW_CALL = re.compile(r"(\$\w+)->([A-Za-z_]\w*)")
 #: A capital after a small letter: a CamelCase name (``FcFontMatch``, ``optionProcess``).
 _CAMEL = re.compile(r"[a-z][A-Z]")
 #: A first word that may name a command (``cmp``, ``diff3``, ``pg_dump``, ``ssh-keygen``; an
@@ -1000,6 +1003,9 @@ def _lex(text: str) -> list[_Token]:
                     tokens.append(_Token(_LANG, code, negated, begin, i))
             elif not negated and _CALL.match(word):
                 tokens.extend(_words(word, begin))
+            elif not negated and (arrow := _ARROW_CALL.fullmatch(word)):
+                tokens.extend(_Token(_WORD, arrow.group(g), False, begin + arrow.start(g),
+                                     begin + arrow.end(g)) for g in (1, 2))
             else:
                 tokens.append(_Token(_WORD, word, negated, begin, i))
     return _mark_arguments(_command_by_name(tokens))

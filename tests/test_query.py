@@ -388,6 +388,18 @@ def test_a_short_option_right_after_a_command_is_a_word():
     assert str(root("#!/bin/sh -e")) == "sh e"
 
 
+def test_a_method_called_on_a_variable_is_the_variable_and_the_method():
+    # Perl's and PHP's $r->headers_out: two words, the method's name matching whole
+    assert root("$r->headers_out") == root("$r headers_out")
+    assert str(root("$r->headers_out")) == "r headers_out"
+    assert str(root("$r->pnotes")) == "r pnote"
+    # no variable before the arrow: a name of its own (Scheme's char->scalar-value), or
+    # an operator
+    assert str(root("char->scalar-value")) == '"char scalar valu"'
+    assert str(root("->> operator")) == "->> oper"
+    assert str(root("-$r->x")) == '-"r x"'
+
+
 def test_a_command_given_by_its_path_is_read_by_its_name():
     # a script's first line, or a path given an option: the command's name, the last
     # segment, not the phrase of the directories it is installed in

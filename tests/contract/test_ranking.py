@@ -562,6 +562,25 @@ def test_a_member_written_after_its_class_with_a_hash_finds_the_class_page(backe
     assert found.hits[0].explain["defines_name"]["value"] == 1.0
 
 
+def test_a_method_called_on_a_variable_finds_the_page_heading_the_method(backend):
+    # Perl's $r->headers_out: the API page heads the method by its name; a cookbook
+    # page calls it more often. Read as the phrase "r headers out", no page defined it;
+    # the API page heads the method and the variable it is called on ("obj: $r")
+    holding(backend, [
+        doc("http://p.test/RequestRec.html", "Apache2::RequestRec - Perl API",
+            "$r->headers_out returns the table of the response's headers. "
+            + "A request record holds the request and its response. " * 6,
+            headings="Apache2::RequestRec\nheaders_out\nobj: $r ( Apache2::RequestRec object )"),
+        doc("http://p.test/cooking.html", "Cooking recipes",
+            "$r->headers_out->set(Location => $url); then $r->headers_out->add(Set-Cookie);"
+            " $r->headers_out holds every header sent.",
+            headings="Cooking recipes\nRedirects"),
+    ])
+    found = backend.search("$r->headers_out", explain=True)
+    assert urls(found)[0] == "http://p.test/RequestRec.html"
+    assert found.hits[0].explain["defines_name"]["value"] == 1.0
+
+
 def test_a_package_page_titled_by_its_qualifier_defines_the_qualified_name(backend):
     # a manual heads a package's page with the package's own name and names the library
     # qualifying it in its title; another page's heading joins both words into a build
