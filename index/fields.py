@@ -154,7 +154,7 @@ DEFINE_FIELDS = FieldWeights(title=0.0, anchors=0.0, url=0.0, body=0.0, idents=0
 #: Javadoc titles a class's page by the class alone and spells its package in the path).
 QUALIFIER_FIELDS = FieldWeights(title=1.0, anchors=0.0, url=1.0, body=0.0, idents=0.0,
                                 headings=1.0, tie_breaker=0.0)
-#: Where a word that frames a question (``Query.optional_words``: ``how``, ``should``)
+#: Where an optional word (``query.scored_optional_words``: not a question's framing ``how``)
 #: scores, with the body's weight: the page's text, not what the page is called (its
 #: title, anchor text or URL), which such a word says nothing about.
 OPTIONAL_FIELDS = ("body",)

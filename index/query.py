@@ -755,6 +755,19 @@ def call_arguments(query: Query) -> tuple[Term | Phrase, ...]:
                  if (w.word if isinstance(w, Term) else w.text) in typed)
 
 
+def scored_optional_words(query: Query) -> tuple[Term | Phrase, ...]:
+    """The optional words that score where a page holds them (``OPTIONAL_FIELDS``): all of
+    them, but of a question (``Query.question``) only its values and a site's ``docs``
+    (``call_arguments``, ``navigational_words``), not the words framing it (``how do I``,
+    ``my``). Those say a question is asked, not what about: a FAQ writes them in every
+    entry, so scored they put it above the page answering (``how do I forward a port
+    from my pc``). Plain BM25 scores them nothing, a word on most pages weighing nothing."""
+    if not query.question:
+        return query.optional_words
+    kept = set(query.call_arguments) | set(query.navigational_words)
+    return tuple(w for w in query.optional_words if w in kept)
+
+
 def joined_compounds(query: Query, index: int) -> tuple[str, ...]:
     """The compounds (``Query.compounds``) required word ``index`` forms with another word
     of the query: what a page lacking that word may write in its place, joined to its

@@ -28,6 +28,7 @@ from index.query import (
     parse,
     qualified_parts,
     relaxations,
+    scored_optional_words,
 )
 
 
@@ -569,6 +570,20 @@ def test_question_words_are_optional_in_a_plain_query():
     assert [str(w) for w in q.label_words] == ["ignor", "file", "git"]
     assert q.near_terms == ("ignor", "file", "git")
     assert str(q.root) == "how do i ignor file git"  # the query as typed is unchanged
+
+
+def test_a_questions_framing_words_do_not_score_its_values_and_docs_do():
+    # "how do I" and "my" say a question is asked: a FAQ writes them in every entry
+    q = parse("how do I forward a port from my pc through the ssh server")
+    assert q.question and [w.term for w in q.optional_words] == ["how", "do", "i", "my"]
+    assert scored_optional_words(q) == ()
+    # not a question (two required words): its optional words score, as before
+    keywords = parse("how do I ignore git")
+    assert not keywords.question
+    assert scored_optional_words(keywords) == keywords.optional_words
+    # a question's values (a call's arguments) still score
+    q = parse("how do I call cairo_set_source_rgb(cr, 0, 0) in my code")
+    assert q.question and [str(w) for w in scored_optional_words(q)] == ["cr", "0", "0"]
 
 
 def test_a_query_of_question_words_only_keeps_them_all():

@@ -445,6 +445,21 @@ def test_a_question_finds_the_answer_lacking_its_question_words(backend):
         "http://g.test/gitignore", "http://g.test/faq"}
 
 
+def test_a_questions_framing_words_do_not_rank_a_page_of_questions_first(backend):
+    # A FAQ writes "how do I" in every entry; the words framing a question say a question
+    # is asked, not what about, so the page whose text answers it ranks first.
+    answer = doc("http://t.test/tunnels", "Tunnels",
+                 "to forward a port through the ssh server from your pc, add a tunnel. "
+                 "tunnel settings list source and destination ports.")
+    faq = doc("http://t.test/faq", "Questions",
+              "how do I forward a port? how do I reach my server? how do I keep my pc "
+              "awake? how do I use ssh? how do I? my my")
+    holding(backend, [answer, faq]
+                     + [doc(f"http://t.test/{n}", f"page {n}", "server notes") for n in range(8)])
+    found = urls(backend.search("how do I forward a port from my pc through the ssh server"))
+    assert found[:2] == ["http://t.test/tunnels", "http://t.test/faq"]
+
+
 def test_query_words_near_each_other_rank_first(backend):
     filler = " ".join(f"w{n}" for n in range(30))
     holding(backend, [

@@ -19,7 +19,7 @@ def run_batch(backend, budget: int = 1000, group: int = 64):
 
 FILLER = "Some words about unrelated matters, said at some length here. " * 5
 PAGES = [
-    doc("http://p.test/ship", "Shipping a box",
+    doc("http://p.test/ship", "Moving a box",
         "Move the box of my plot of land; the legend on the box says fragile. How do I ship "
         "it? " + FILLER),
     doc("http://p.test/keys", "Plot options",

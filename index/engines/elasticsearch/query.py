@@ -50,6 +50,7 @@ from index.query import (
     Site,
     Term,
     joined_compounds,
+    scored_optional_words,
 )
 from index.signals import EsParts, RankContext, Ranker, SiteHome, StaticRank
 
@@ -353,7 +354,7 @@ class RankingQuery:
         ``home_boost`` more (:data:`HOME_FIRST` in the first phase)."""
         parsed = context.query
         compiler = self.compiler_for(parsed)
-        should = [q for q in map(compiler.optional, parsed.optional_words)
+        should = [q for q in map(compiler.optional, scored_optional_words(parsed))
                   if q is not None]
         if compiler.compound_fields.items():
             should += [compiler.compound(c) for c in parsed.compounds]

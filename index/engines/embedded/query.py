@@ -37,6 +37,7 @@ from index.query import (
     Site,
     Term,
     joined_compounds,
+    scored_optional_words,
 )
 
 __all__ = ["HeldTerms", "TantivyCompiler"]
@@ -233,7 +234,7 @@ class TantivyCompiler:
         """``query`` scored up where a page holds the query's optional words (in
         ``OPTIONAL_FIELDS``), or a title, anchor text or URL a compound of its words; it
         matches the same pages."""
-        scoring = [(w, self.optional_weights) for w in parsed.optional_words
+        scoring = [(w, self.optional_weights) for w in scored_optional_words(parsed)
                    if self._items(self.optional_weights)]
         if self._items(self.compound_fields):
             scoring += [(Term(c, c), self.compound_fields) for c in parsed.compounds]
