@@ -631,7 +631,10 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
             out.links.append(Link(target, _clean(a.get("title") or a.get("name") or "")[:200]))
         else:
             rel = (a.get("rel") or "").lower().split()
-            anchor = _clean(a.text_content())[:200] or _clean(a.get("title") or a.get("alt") or "")
+            # an anchor without child nodes (most) has its text alone: text_content() is
+            # an XPath string() of it, ~5 times the CPU
+            anchor = (_clean(a.text_content() if len(a) else a.text or "")[:200]
+                      or _clean(a.get("title") or a.get("alt") or ""))
             out.links.append(Link(target, anchor, "nofollow" in rel or "ugc" in rel))
         if len(out.links) >= MAX_LINKS:
             break

@@ -1,5 +1,6 @@
 import gc
 import random
+import re
 from itertools import chain
 
 import numpy as np
@@ -22,7 +23,15 @@ from crawler.quality.dedup.minhash import (
 )
 from crawler.quality.dedup.pipeline import DedupPipeline, signal_budget_cut
 from crawler.quality.dedup.simhash import SimHashIndex, hamming, simhash
-from crawler.quality.dedup.text import exact_key, fold32, shingle_hashes, word_hashes, words
+from crawler.quality.dedup.text import (
+    _ascii_words,
+    exact_key,
+    first_words,
+    fold32,
+    shingle_hashes,
+    word_hashes,
+    words,
+)
 from crawler.urls import doc_id_for
 from harness.redisserver import running_redis
 from harness.roundtrips import count_round_trips
@@ -826,3 +835,23 @@ def test_the_evaluation_reads_a_pages_title_as_a_crawl_does():
              for name, title in (("user", "NUT User Manual"), ("faq", "NUT FAQ"))]
     score = evaluate(Deduplicator.from_settings(None), pages)
     assert (score.true_pos, score.false_pos) == (0, 0)
+
+
+def _regex_first_words(text: str, limit: int) -> tuple[list[str], str]:
+    """``first_words`` by its definition: the regex's words of the lower-cased text."""
+    tokens = re.findall(r"\w+", text.lower())
+    if len(tokens) <= limit:
+        return tokens, ""
+    return tokens[:limit], " ".join(tokens[limit:]) + " "
+
+
+def test_ascii_text_splits_into_the_words_the_regex_finds_in_it_lower_cased():
+    every_byte = "".join(chr(b) for b in range(128))
+    assert _ascii_words(every_byte) == re.findall(r"\w+", every_byte.lower())
+    rnd = random.Random(7)
+    alphabets = [every_byte, "aZ_9 \t\n\x0b\x1c\x1f'-.#"]
+    for i in range(3000):
+        text = "".join(rnd.choice(alphabets[i % 2]) for _ in range(rnd.randint(0, 120)))
+        assert _ascii_words(text) == re.findall(r"\w+", text.lower()) == words(text)
+        for limit in (15, 1000):  # 8 * 15 = 120: the whole text is read, 15 words or more
+            assert first_words(text, limit) == _regex_first_words(text, limit)

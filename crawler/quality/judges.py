@@ -29,6 +29,7 @@ wires them into a crawl) and keeps bounded state in this process:
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import sys
@@ -44,6 +45,7 @@ import xxhash
 from crawler.bounded import RecentKeys
 from crawler.options import Option
 from crawler.quality.dedup.text import word_hash, word_hashes
+from crawler.quality.dedup.text import words as lower_words
 from crawler.quality.traps import url_pattern
 
 #: The User-Agent of a cloaking probe: a page fetched again as a browser asks for it.
@@ -264,11 +266,11 @@ class TemplateTraps:
             for link in links:
                 if not link.startswith(prefix):
                     continue
-                key = _url_key(link)
+                link_key = _url_key(link)
                 # a member already adds nothing whatever its pattern: most links of a page
                 # are its siblings' too, and their pattern was most of the check's time
-                if key not in members and url_pattern(link) == pattern:
-                    grew |= members.add(key)
+                if link_key not in members and url_pattern(link) == pattern:
+                    grew |= members.add(link_key)
         return grew
 
 
@@ -355,11 +357,12 @@ def text_stats(title: str, text: str, words: list[str] | None = None) -> TextSta
     r"""The ``TextStats`` of a page's ``title`` and ``text`` (``words``: its lower-cased
     ``\w+`` words, when already split)."""
     if words is None:
-        words = _WORD.findall(text.lower())
+        words = lower_words(text)
     n = len(words)
     counts = Counter(words)
-    top_share = sum(c for _, c in counts.most_common(3)) / n if n else 0.0
-    terms = {w for w in _WORD.findall(title.lower())
+    # the three largest counts, whichever words hold them (most_common sorts the pairs)
+    top_share = sum(heapq.nlargest(3, counts.values())) / n if n else 0.0
+    terms = {w for w in lower_words(title)
              if w not in STOPWORDS and len(w) > 2 and not w.isdigit()}
     content = n - sum(counts[w] for w in STOPWORDS.intersection(counts))
     title_density = sum(counts[w] for w in terms) / content if content and terms else 0.0
