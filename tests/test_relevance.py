@@ -155,8 +155,8 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
     refuse_sealed(sorted(scored), "a miss listing")
     with pytest.raises(ValueError, match="scored once"):
         sealed_sites("sixth")
-    with pytest.raises(ValueError, match="no sealed set 'twenty-seventh'"):
-        sealed_sites("twenty-seventh")
+    with pytest.raises(ValueError, match="no sealed set 'twenty-eighth'"):
+        sealed_sites("twenty-eighth")
 
 
 def _unscored(monkeypatch, *names: str) -> dict[str, frozenset[str]]:
@@ -196,16 +196,22 @@ def test_a_set_is_sealed_until_it_is_scored(twenty_second_unscored):
             == "relevance-sealed-twenty-second")
 
 
-def test_one_set_is_sealed_the_twenty_sixth():
-    """The twenty-sixth, not scored yet: the harness refuses it and scores it alone
-    (``--sealed --set twenty-sixth``, or ``--sealed``); the twenty-fifth is scored and open."""
-    twenty_sixth = SEALED_SETS["twenty-sixth"]
-    assert list(UNSCORED_SETS) == ["twenty-sixth"]
-    assert "twenty-fifth" in SCORED_SETS and "twenty-sixth" not in SCORED_SETS
-    assert SEALED_SITES == twenty_sixth == sealed_sites()
+def test_two_sets_are_sealed_the_twenty_sixth_and_the_twenty_seventh():
+    """The twenty-sixth and the twenty-seventh, neither scored yet: the harness refuses
+    both and scores each alone (``--sealed --set NAME``) or both together (``--sealed``);
+    the twenty-fifth is scored and open."""
+    twenty_sixth, twenty_seventh = SEALED_SETS["twenty-sixth"], SEALED_SETS["twenty-seventh"]
+    assert list(UNSCORED_SETS) == ["twenty-sixth", "twenty-seventh"]
+    assert "twenty-fifth" in SCORED_SETS
+    assert not {"twenty-sixth", "twenty-seventh"} & SCORED_SETS
+    assert not twenty_sixth & twenty_seventh
+    assert SEALED_SITES == twenty_sixth | twenty_seventh == sealed_sites()
     assert sealed_sites("twenty-sixth") == twenty_sixth
+    assert sealed_sites("twenty-seventh") == twenty_seventh
     assert (default_cache(sealed=True, sealed_set="twenty-sixth").name
             == "relevance-sealed-twenty-sixth")
+    assert (default_cache(sealed=True, sealed_set="twenty-seventh").name
+            == "relevance-sealed-twenty-seventh")
 
 
 @pytest.mark.parametrize(("name", "pair"), [
@@ -214,6 +220,7 @@ def test_one_set_is_sealed_the_twenty_sixth():
     ("twenty-fourth", ("cunit.test", "libtool.test")),
     ("twenty-fifth", ("elinks.test", "putty.test")),
     ("twenty-sixth", ("bzip2.test", "golang.test")),
+    ("twenty-seventh", ("allegro.test", "rubymail.test")),
 ])
 def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
     """A set not scored yet: the harness as it stood never looks into it."""
@@ -235,7 +242,7 @@ def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
 
 
 @pytest.mark.parametrize("name", ["twenty-second", "twenty-third", "twenty-fourth",
-                                  "twenty-fifth", "twenty-sixth"])
+                                  "twenty-fifth", "twenty-sixth", "twenty-seventh"])
 def test_each_new_set_has_seventeen_queries_a_site_of_each_kind(name):
     """7 identifiers or pasted commands, 6 questions of six or more words, 4 keyword or
     navigational queries on each of its six sites: 102 in all."""
@@ -277,6 +284,11 @@ def test_the_sets_scored_once_are_open_now(name):
     ["--sites", "uriparser.test", "--cache", "x", "--check-answers"],
     ["--sites", "debiandoc.test,ply.test,bzip2.test", "--cache", "x", "--check-answers"],
     ["--sealed", "--set", "twenty-sixth", "--show-misses"],
+    ["--sites", "rubymail.test", "--cache", "x"],
+    ["--sites", "flask.test,gidocgen.test", "--cache", "x"],
+    ["--sites", "luasql.test", "--cache", "x", "--check-answers"],
+    ["--sites", "allegro.test,bisoncpp.test,gri.test", "--cache", "x", "--check-answers"],
+    ["--sealed", "--set", "twenty-seventh", "--show-misses"],
 ])
 def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -294,17 +306,19 @@ def test_the_unscored_sets_are_reported_apart_by_site_and_class_only(monkeypatch
     judged = load_queries(part="sealed")
     firsts = {j.query for j in judged
               if j.site in ("h2.test", "execline.test", "fmt.test", "putty.test",
-                            "zarith.test")}
+                            "zarith.test", "rubymail.test")}
     ours = Scores({j.query: 1 if j.query in firsts else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, relevance.SEALED_SITES, []), base, judged)
     assert list(sets) == list(unscored) == ["twenty-second", "twenty-third", "twenty-fourth",
-                                            "twenty-fifth", "twenty-sixth"]
+                                            "twenty-fifth", "twenty-sixth",
+                                            "twenty-seventh"]
     for name, first, other in (("twenty-second", "h2.test", "gnatcoll.test"),
                                ("twenty-third", "execline.test", "dbus-python.test"),
                                ("twenty-fourth", "fmt.test", "jopt-simple.test"),
                                ("twenty-fifth", "putty.test", "lame.test"),
-                               ("twenty-sixth", "zarith.test", "golang.test")):
+                               ("twenty-sixth", "zarith.test", "golang.test"),
+                               ("twenty-seventh", "rubymail.test", "gidocgen.test")):
         figures = sets[name]
         part = [j for j in judged if j.site in SEALED_SETS[name]]
         assert figures["queries"] == len(part)

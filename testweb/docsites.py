@@ -646,6 +646,32 @@ DOC_SITES: tuple[DocSite, ...] = (
     # site's page templates served raw: no <title>, the title in a JSON comment; the root
     # a listing, 4.
     DocSite("golang.test", "golang-1.19-doc", Path("/usr/share/doc/golang-1.19-doc/html")),
+    # The twenty-seventh sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # RubyMail: the Ruby mail library's API made by RDoc (Darkfish), a class or module a
+    # page (RMail/Header.html, RMail/Message.html, ...), with its guide (guide/Intro_txt.html)
+    # and README, 23.
+    DocSite("rubymail.test", "ruby-rubymail-doc",
+            Path("/usr/share/doc/ruby-rubymail-doc/html")),
+    # LuaSQL: the Lua database library's hand-written pages (manual.html: every object and
+    # method and each driver's extensions on one page; examples, history, license), its
+    # English tree only (us/; the package installs Portuguese and French trees beside it), 5.
+    DocSite("luasql.test", "lua-sql-doc", Path("/usr/share/doc/lua-sql-doc/us")),
+    # Allegro 4: the game programming library's manual made by its own makedoc tool, a
+    # chapter of functions a page (alleg000.html .. alleg048.html), with the FAQ, the
+    # help guide, the tools' and file formats' pages and a 0.24 MB changelog, 70.
+    DocSite("allegro.test", "allegro4-doc", Path("/usr/share/doc/allegro4-doc/html")),
+    # Bisonc++: the C++ parser generator's user guide made by Yodl, a chapter a page
+    # (bisonc++04.html: every directive on 0.12 MB), bisonc++.html the contents; no
+    # index.html, so the root is a listing (with the rpn demo's directory), 11.
+    DocSite("bisoncpp.test", "bisonc++-doc", Path("/usr/share/doc/bisonc++-doc/manual")),
+    # Gri: the scientific graphing language's manual made by its own texinfo-to-HTML
+    # script, a node a page (each command: Regress.html, Convert.html, ...; the concepts,
+    # the FAQ, the example scripts), 205.
+    DocSite("gri.test", "gri-html-doc", Path("/usr/share/doc/gri/html")),
+    # GI-DocGen: the GObject API reference generator's own manual (Sphinx, docutils 0.19):
+    # the tutorial, the project configuration, linking by name, the templates and each
+    # command a page under tools/, 13.
+    DocSite("gidocgen.test", "gi-docgen-doc", Path("/usr/share/doc/gi-docgen/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
