@@ -919,8 +919,13 @@ def _command_option(text: str, i: int, tokens: list[_Token]) -> str:
     and then writes ``INFO``, ``duration`` and then ``10``, or ``python`` and then
     ``example.i``. A
     plain-letter option with none of these stays an exclusion (``tool file -c``, ``flask
-    tutorial -video``)."""
-    if not tokens or tokens[0].kind != _WORD or tokens[0].negated:
+    tutorial -video``). A query beginning with a short option given a value is the option
+    (``-m j``, ``-vf scale=1280:-1``): nobody begins by leaving out a word of two letters."""
+    if not tokens:
+        word, *value = text[i:].split(None, 2)
+        return word if (_SHORT_OPTION.fullmatch(word) and not text[:i].strip()
+                        and value and not value[0].startswith("-")) else ""
+    if tokens[0].kind != _WORD or tokens[0].negated:
         return ""
     if not _COMMAND.fullmatch(tokens[0].value):
         return ""

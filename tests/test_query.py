@@ -401,6 +401,17 @@ def test_a_method_called_on_a_variable_is_the_variable_and_the_method():
     assert str(root("-$r->x")) == '-"r x"'
 
 
+def test_a_query_beginning_with_a_short_option_given_a_value_is_the_option():
+    # "-m j" pasted from a command line: lame's channel mode, not "j" without "m"
+    assert root("-m j") == And((Term("-m", "m"), Term("j", "j")))
+    assert str(root("-vf scale=1280:-1")) == 'vf "scale 1280 1"'
+    # alone, given an option, after a word, or longer than two letters: exclusions
+    assert root("-x") == Not(Term("x", "x"))
+    assert str(root("-m -j")) == "-m -j"
+    assert str(root("-python docs")) == "-python doc"
+    assert str(root("jaguar -car speed")) == "jaguar -car speed"
+
+
 def test_a_command_given_by_its_path_is_read_by_its_name():
     # a script's first line, or a path given an option: the command's name, the last
     # segment, not the phrase of the directories it is installed in

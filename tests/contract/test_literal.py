@@ -175,7 +175,7 @@ def test_a_long_option_with_its_value_is_an_option(backend):
              "borg prune --list --keep-daily=7 --keep-weekly=4 /path/to/repo")]
         + [doc(f"http://b.test/usage/{n}", f"borg command {n}",
                "borg init creates a repository; see init and encryption")
-           for n in range(4)],
+           for n in range(12)],
     )
     assert urls(backend.search("borg init --encryption=repokey"))[:1] == [
         "http://b.test/usage/init"]
@@ -539,3 +539,17 @@ def test_a_query_of_exclusions_alone_reads_literally(backend):
     assert urls(found) == ["http://l.test/link-mode"]
     assert found.extra.get("reading") == "literal"
     assert backend.search("-xyzzy").total == 0  # nothing holds the word: nothing, as typed
+
+
+def test_a_query_beginning_with_a_short_option_finds_the_page_of_the_option(backend):
+    # "-m j", lame's joint stereo mode as pasted from a command line: read as "j" without
+    # "m", it left out the page documenting the option and found the pages saying "j" alone
+    holding(
+        backend,
+        [doc("http://lame.test/detailed", "Command line switches",
+             "-m j joint stereo, -m m mono, -m s forced L/R stereo: the channel mode."),
+         doc("http://fftw.test/arrays", "Arrays", "The index j walks the rows of the array.")]
+        + [doc(f"http://fftw.test/loop{n}", f"Loop {n}", f"for (j = 0; j < {n}; ++j) loops")
+           for n in range(3)],
+    )
+    assert urls(backend.search("-m j"))[0] == "http://lame.test/detailed"
