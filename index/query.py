@@ -120,6 +120,10 @@ _NOT_SENTENCE = re.compile(r"[:;,=\"<>{}\[\]|/\\]")
 QUESTION_COVERAGE = 0.5
 #: Most words of a query that names one thing a page defines (``defined_words``).
 MAX_DEFINED_WORDS = 3
+#: The navigational words (``NAVIGATIONAL_WORDS``) a manual's entry page heads beside its
+#: site's name, so a page whose headings hold both defines the query (``fftw manual``: the
+#: page headed "FFTW User Manual", not the FAQ that merely names FFTW in its headings).
+DEFINED_KINDS = frozenset({"manual"})
 #: Words allowed between each pair of a query's words for the page to hold them "near"
 #: (the proximity signal): a phrase slop of ``NEAR_GAP`` per gap.
 NEAR_GAP = 2
@@ -502,10 +506,13 @@ class Query:
         """The label words of a query short enough to name one thing (at most
         ``MAX_DEFINED_WORDS``): a page whose headings or definition terms hold them all
         defines it; ``()`` for longer queries. A qualified name is two: its member and the
-        name qualifying it (``qualified_parts``: ``Util``'s page defining ``del_ws_spc``)."""
+        name qualifying it (``qualified_parts``: ``Util``'s page defining ``del_ws_spc``),
+        and a manual asked for by its site's name is defined with it (``DEFINED_KINDS``)."""
         words = self.label_words
         if len(words) > MAX_DEFINED_WORDS:
             return ()
+        kinds = tuple(w for w in self.navigational_words if w.word.lower() in DEFINED_KINDS)
+        words += kinds if len(words) + len(kinds) <= MAX_DEFINED_WORDS else ()
         return tuple(part for w in words for part in (qualified_parts(w) or (w,)))
 
     @cached_property

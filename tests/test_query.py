@@ -401,6 +401,16 @@ def test_a_method_called_on_a_variable_is_the_variable_and_the_method():
     assert str(root("-$r->x")) == '-"r x"'
 
 
+def test_a_manual_named_by_its_site_is_defined_with_the_name():
+    # the page heading "FFTW User Manual" defines "fftw manual"
+    assert [str(w) for w in parse("fftw manual").defined_words] == ["fftw", "manual"]
+    assert [str(w) for w in parse("gnu libtool manual").defined_words] == ["libtool", "manual"]
+    # other navigational words, or more words than a name: as the label words
+    assert [str(w) for w in parse("fftw docs").defined_words] == ["fftw"]
+    assert [str(w) for w in parse("maxima computer algebra manual").defined_words] == [
+        "maxima", "comput", "algebra"]
+
+
 def test_a_query_beginning_with_a_short_option_given_a_value_is_the_option():
     # "-m j" pasted from a command line: lame's channel mode, not "j" without "m"
     assert root("-m j") == And((Term("-m", "m"), Term("j", "j")))

@@ -210,6 +210,26 @@ def test_a_directory_listing_is_no_home_page(backend):
     assert urls(backend.search("nut user manual"))[0] == home.url
 
 
+def test_a_manual_named_by_its_site_is_the_page_heading_both(backend):
+    # "fftw manual" on a site served as a listing, so no home page: the manual's entry
+    # page heads "FFTW User Manual"; the FAQ names FFTW more often and in its headings,
+    # but heads no manual
+    listing = doc("http://fftw.test/", "Index of /", "fftw-faq.html/ html/")
+    manual = doc("http://fftw.test/html/", "Top (FFTW 3.3.10)",
+                 "This manual documents version 3.3.10 of the library, a C subroutine library"
+                 " for computing the discrete Fourier transform in one or more dimensions, of"
+                 " arbitrary input size, and of both real and complex data.",
+                 headings="FFTW 3.3.10\nFFTW User Manual\nTable of Contents")
+    faq = doc("http://fftw.test/fftw-faq.html/section3.html", "FFTW FAQ - Section 3",
+              "FFTW 3 is faster than FFTW 2, and the FFTW manual says why: FFTW 3 plans."
+              " FFTW 3 saves FFTW plans.",
+              headings="FFTW FAQ - Section 3 Using FFTW")
+    holding(backend, [listing, manual, faq])
+    found = backend.search("fftw manual", explain=True)
+    assert urls(found)[0] == manual.url
+    assert found.hits[0].explain["defines"]["value"] == 1.0
+
+
 def test_a_named_home_page_is_found_past_the_rescored_window(backend):
     # More pages match the word far better than the home page than either engine
     # re-scores (EMBEDDED_RERANK_DEPTH, ES_RERANK_DEPTH): the home page is still a
