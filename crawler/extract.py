@@ -88,6 +88,10 @@ HEADING_CHARS = 200
 #: How many levels up a heading looks for the block it opens (DocBook nests the title of a
 #: ``<div class="sect1" id>`` three divs deep).
 OPENING_DEPTH = 5
+#: The class of RDoc's (Darkfish) heading of a method or attribute, a ``<div>`` opening its
+#: ``<div class="method-detail" id="method-i-name">``, and of the toggle it holds.
+METHOD_HEADING_CLASS = "method-heading"
+METHOD_TOGGLE_CLASS = "method-click-advice"
 #: Permalink marks a heading's text ends with (Sphinx, PostgreSQL).
 HEADERLINK_MARKS = " \u00b6#"
 CHARSET_SAMPLE_BYTES = 32 * 1024
@@ -501,12 +505,27 @@ def page_language(declared: str, content_language: str, url: str, text: str) -> 
     return hinted if gap <= URL_LANGUAGE_MARGIN else guessed
 
 
-def _headings(node) -> str:
+def _headings(node, methods: bool = False) -> str:
     """The text of ``node``'s headings and definition terms, one a line; not the terms
-    that are a table of contents' entries (:func:`_lists_another_page`)."""
-    lines = (_clean(el.text_content()) for el in node.iter(*HEADING_TAGS)
-             if el.tag != "dt" or not _lists_another_page(el))
+    that are a table of contents' entries (:func:`_lists_another_page`). With ``methods``,
+    RDoc's method headings too (:func:`_method_heading`)."""
+    tags = (*HEADING_TAGS, "div") if methods else HEADING_TAGS
+    lines = (_method_heading(el) if el.tag == "div" else _clean(el.text_content())
+             for el in node.iter(*tags) if el.tag != "dt" or not _lists_another_page(el))
     return "\n".join(line for line in lines if line)[:HEADINGS_CHARS]
+
+
+def _method_heading(div) -> str:
+    """The method's name and arguments when ``div`` is RDoc's heading of a method, else
+    ``""``. RDoc (Darkfish) heads no method with ``<h1>``-``<h6>``: it writes ``<div
+    class="method-detail" id="method-c-register"><div class="method-heading"><span
+    class="method-name">register</span>``. Among the headings, the class page defines
+    the methods it documents (the ``defines`` signal: ``Extensions.register``); the
+    toggle's "click to toggle source" is left out."""
+    if METHOD_HEADING_CLASS not in (div.get("class") or "").split():
+        return ""
+    return _clean(" ".join(span.text_content() for span in div.iter("span")
+                           if METHOD_TOGGLE_CLASS not in (span.get("class") or "").split()))
 
 
 def _lists_another_page(dt) -> bool:
@@ -645,7 +664,8 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
             el.drop_tree()
     main = _main_node(root)
     out.text, out.sections = _text_of(main)
-    out.headings = _headings(main)
+    out.headings = _headings(main, methods=(METHOD_HEADING_CLASS if isinstance(html, str)
+                                            else METHOD_HEADING_CLASS.encode()) in html)
     out.client_rendered = (
         scripts > 0
         and len(out.text) < CLIENT_RENDERED_MAX_TEXT

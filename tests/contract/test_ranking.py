@@ -597,6 +597,47 @@ def test_a_member_written_after_its_class_with_a_hash_finds_the_class_page(backe
     assert found.hits[0].explain["defines_name"]["value"] == 1.0
 
 
+RDOC_CLASS_PAGE = """<html><head><title>module Asciidoctor::Extensions - RDoc Documentation</title>
+</head><body><main id="main-container" class="main">
+<h1 id="module-Asciidoctor::Extensions" class="module">module Asciidoctor::Extensions</h1>
+<section class="description"><p>Extensions provide a way to participate in parsing and
+converting a document. Extensions are added to a registry.</p></section>
+<section id="public-class-method-details" class="method-section">
+<header><h3>Public Class Methods</h3></header>
+<div id="method-c-create" class="method-detail "><div class="method-heading">
+<span class="method-name">create</span><span class="method-args">(name = nil, &amp;block)</span>
+<span class="method-click-advice">click to toggle source</span></div>
+<div class="method-description"><p>Create a new Registry.</p></div></div>
+<div id="method-c-register" class="method-detail "><div class="method-heading">
+<span class="method-name">register</span><span class="method-args">(*args, &amp;block)</span>
+<span class="method-click-advice">click to toggle source</span></div>
+<div class="method-description"><p>Public: Adds a Group of extensions under a name.</p>
+</div></div></section></main></body></html>"""
+
+
+def _extracted(url: str, html: str):
+    from crawler.extract import extract, page_item
+    from pipelines.index import document_from_item
+
+    return document_from_item(page_item(extract(html, url), url, 200, 0.0))
+
+
+def test_an_rdoc_class_page_defines_its_methods_qualified_by_the_class(backend):
+    # RDoc heads a method with <div class="method-heading"> in the method's <div
+    # class="method-detail" id="method-c-register">, no <h1>-<h6>: among the headings, the
+    # class page defines Extensions.register, which the guide calling it writes more often
+    guide = ("<html><head><title>Block macros</title></head><body><main><h1>Block macros"
+             "</h1><h2>A macro of your own</h2><p>" + "Call Extensions.register with a "
+             "block: Extensions.register do block_macro end. " * 4 + "</p></main></body></html>")
+    class_page = _extracted("http://a.test/Asciidoctor/Extensions.html", RDOC_CLASS_PAGE)
+    holding(backend, [class_page, _extracted("http://a.test/guide.html", guide)])
+    assert class_page.headings.splitlines()[-2:] == ["create (name = nil, &block)",
+                                                     "register (*args, &block)"]
+    found = backend.search("Extensions.register", explain=True)
+    assert urls(found)[0] == "http://a.test/Asciidoctor/Extensions.html"
+    assert found.hits[0].explain["defines_name"]["value"] == 1.0
+
+
 def test_a_method_called_on_a_variable_finds_the_page_heading_the_method(backend):
     # Perl's $r->headers_out: the API page heads the method by its name; a cookbook
     # page calls it more often. Read as the phrase "r headers out", no page defined it;
