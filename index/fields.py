@@ -67,6 +67,7 @@ __all__ = [
     "completion_text",
     "defining_fields",
     "document_fields",
+    "is_changelog",
     "is_directory_listing",
     "home_lead",
     "keyword_key",
@@ -184,6 +185,19 @@ LEAD_FIELD = "lead"
 _INDEX_FILES = frozenset({"index.html", "index.htm", "index.php", "default.aspx"})
 _GENERIC_LABELS = frozenset({"www", "m", "web", "docs", "doc", "home"})
 _WORDS = re.compile(r"[^\W_]+")
+#: A change log's title or title part (``is_changelog``).
+_TITLE_PARTS = re.compile(r"\s+[\u2014\u2013|/-]\s+|:\s+")
+_SECTION_NUMBER = re.compile(r"^(?:[A-Z\d]{1,2}\.)(?:\d+\.)*\s+")
+_BARE_VERSION = re.compile(r"^v?\d+(?:\.\d+)+$")
+_CHANGELOG_TITLE = re.compile(
+    r"^(?:changes|(?:[\w.+-]+\s+){0,3}(?:change\s?logs?|news|release\s+notes?|releases"
+    r"|release\s+history|change\s+history|version\s+history)"
+    r"|(?:(?:major|api|recent)\s+)?changes\s+(?:in|from|since|to)\s.*"
+    r"|(?:change|release|version)\s+history\s.*|what'?s\s+new\b.*|release\s+notes?\s.*)$",
+    re.IGNORECASE)
+_CHANGELOG_FILE = re.compile(
+    r"^(?:change_?log|changes|news|release[-_]?notes?|relnotes?|whats[-_]?new|history_of_changes)"
+    r"(?:[-_]v?[\d.]+)?$")
 _LISTING_TITLE = re.compile(r"\s*(?:index of|directory listing for) /", re.IGNORECASE)
 
 
@@ -202,6 +216,26 @@ def is_language_copy(doc: Document) -> bool:
     copied into ``/fr-FR/`` of an untranslated chapter): a copy, not the original."""
     named = url_language(doc.url)
     return bool(named) and bool(doc.lang) and named != language_of(doc.lang)
+
+
+def is_changelog(doc: Document) -> bool:
+    """Whether the page is a change log, release notes, news or a "what's new" page: its
+    title (or a part of it between `` — ``, `` - ``, ``: ``, `` | ``) is one
+    (``_CHANGELOG_TITLE``: "LAME Changelog", "Release Notes", "Changes in Varnish 7.1",
+    "What's new / Upgrading", a bare version "9.4.0"), its URL's last segment or folder is
+    (``changelog.html``, ``news.html``, ``releasenotes/``, ``whats-new/``). Such a page
+    mentions every option and function a release touched, many times: the ``changelog``
+    signal ranks it below the pages documenting them unless the query asks what
+    changed."""
+    title = doc.title.replace("\u2019", "'")
+    for part in _TITLE_PARTS.split(title):
+        part = part.strip()
+        if _BARE_VERSION.match(part) or _CHANGELOG_TITLE.match(_SECTION_NUMBER.sub("", part)):
+            return True
+    segments = [p for p in urlsplit(doc.url).path.lower().split("/") if p]
+    if segments:
+        segments[-1] = segments[-1].rsplit(".", 1)[0]
+    return any(_CHANGELOG_FILE.match(s) for s in segments)
 
 
 def url_depth(url: str) -> int:
@@ -281,6 +315,7 @@ DOC_FIELDS: dict[str, DocField] = {
         DocField("shown", INTEGER, lambda d: int(bool(d.shown))),
         DocField("spam", FLOAT, lambda d: min(1.0, max(0.0, float(d.spam_score)))),
         DocField("lang_copy", INTEGER, lambda d: int(is_language_copy(d))),
+        DocField("changelog", INTEGER, lambda d: int(is_changelog(d))),
     )
 }
 

@@ -73,6 +73,8 @@ __all__ = [
     "QueryTooLong",
     "Site",
     "Term",
+    "CHANGE_WORDS",
+    "asks_for_changes",
     "call_arguments",
     "described_sites",
     "excludes",
@@ -773,6 +775,23 @@ def scored_optional_words(query: Query) -> tuple[Term | Phrase, ...]:
         return query.optional_words
     kept = set(query.call_arguments) | set(query.navigational_words)
     return tuple(w for w in query.optional_words if w in kept)
+
+
+#: The words of a query asking what changed: a changelog, release notes, news, what is
+#: new in a version (``asks_for_changes``).
+CHANGE_WORDS = frozenset({"changelog", "changelogs", "change", "changes", "changed", "news",
+                          "release", "releases", "released", "history", "new", "whatsnew",
+                          "version", "versions", "upgrade", "upgrading", "relnotes"})
+_VERSION = re.compile(r"\bv?\d+(?:\.\d+)+\b")
+
+
+def asks_for_changes(query: Query) -> bool:
+    """Whether ``query`` asks what changed (``lame changelog``, ``what's new in 3.100``,
+    ``release notes 2.1``): one of its words is a ``CHANGE_WORDS`` word or a version
+    number. Such a query ranks the release-note pages (``fields.is_changelog``) as any
+    other; any other query ranks them below the pages documenting what they mention."""
+    raw = query.raw.lower()
+    return bool(CHANGE_WORDS.intersection(_WORDS.findall(raw))) or bool(_VERSION.search(raw))
 
 
 def joined_compounds(query: Query, index: int) -> tuple[str, ...]:

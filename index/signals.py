@@ -48,7 +48,7 @@ from index.formula import (
     demotion_weight,
     formula_for,
 )
-from index.query import described_sites, names_identifier
+from index.query import asks_for_changes, described_sites, names_identifier
 
 if TYPE_CHECKING:
     from index.query import Query
@@ -59,6 +59,7 @@ __all__ = [
     "WEIGHTS_FILE",
     "AllWords",
     "Candidate",
+    "ChangelogDemotion",
     "Defines",
     "DefinesName",
     "EsParts",
@@ -103,6 +104,9 @@ class RankContext:
     #: The sites the query names and describes, and the terms describing each
     #: (``query.described_sites``): their home pages are the ones whose lead holds them.
     described: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Whether the query asks what changed (``query.asks_for_changes``): release-note
+    #: pages then rank as any other (``ChangelogDemotion``).
+    changes: bool = False
 
     @classmethod
     def of(cls, query: Query, default_language: str = "en",
@@ -119,6 +123,7 @@ class RankContext:
             mentioned_keys=frozenset(keyword_key(n) for n in query.mentioned_sites),
             language_key=keyword_key(language),
             described=described_sites(query),
+            changes=asks_for_changes(query),
         )
 
     @property
@@ -534,6 +539,34 @@ class SpamDemotion(Signal):
                  "linear": {"spam": {"origin": 0, "scale": 1, "decay": keep}}}]
 
 
+class ChangelogDemotion(Signal):
+    """A change log, release notes or "what's new" page (``fields.is_changelog``) ranks
+    below the pages documenting what it mentions: it names every option and function a
+    release touched, many times (LAME's ``history.html`` says ``--nogap`` more often than
+    the switches page defining it), so its text score passes theirs. Its score is
+    multiplied by ``1 - weight``, unless the query asks what changed
+    (``query.asks_for_changes``: ``lame changelog``, ``what's new in 3.100``).
+    Elasticsearch: a ``filter`` on ``changelog`` with that factor as its weight."""
+
+    name = "changelog"
+    fields = ("changelog",)
+    stage = DEMOTE
+
+    def value(self, candidate: Candidate, context: RankContext) -> float:
+        return 0.0 if context.changes else float(bool(candidate.get("changelog", 0)))
+
+    def values(self, candidates: Sequence[Candidate], context: RankContext) -> list[float]:
+        if context.changes:
+            return [0.0] * len(candidates)
+        return [float(bool(v)) for v in _column(candidates, "changelog")]
+
+    def es_functions(self, context: RankContext, weight: float, parts: EsParts) -> list[dict]:
+        if context.changes:
+            return []
+        return [{"filter": {"term": {"changelog": 1}},
+                 "weight": 1.0 - demotion_weight(weight)}]
+
+
 class UrlDepth(Signal):
     """How near its site's root a page is: ``0.5 ** url_depth`` (1 for a home page, 0.5 a
     level down), so overview pages can outrank deep reference pages that hold the same
@@ -569,6 +602,7 @@ DEFAULT_SIGNALS: tuple[Signal, ...] = (
     AllWords(),
     UrlDepth(),
     SpamDemotion(),
+    ChangelogDemotion(),
 )
 
 

@@ -8,8 +8,9 @@ import itertools
 
 import pytest
 
-from index.fields import keyword_key
-from index.query import parse
+from index.base import Document
+from index.fields import is_changelog, keyword_key
+from index.query import asks_for_changes, parse
 from index.signals import DEFAULT_SIGNALS, Candidate, RankContext, Signal
 
 NOW = 1_800_000_000.0
@@ -51,3 +52,27 @@ def test_a_subclass_overriding_value_alone_is_asked_a_candidate_at_a_time():
 
     halved, context, cands = Halved(), RankContext.of(parse("django"), now=NOW), candidates()
     assert halved.column()(cands, context) == [base.value(c, context) / 2 for c in cands]
+
+
+@pytest.mark.parametrize(("url", "title", "changelog"), [
+    ("http://l.test/history.html", "LAME Changelog", True),
+    ("http://s.test/news.html", "Slurm Workload Manager - Release Notes", True),
+    ("http://v.test/whats-new/changes-7.1.html", "Changes in Varnish 7.1 — Varnish", True),
+    ("http://p.test/releasenotes/9.4.0.html", "9.4.0 — Pillow (PIL Fork)", True),
+    ("http://n.test/apis01.html", "I.1. Changes from 2.7.4 to 2.8.0", True),
+    ("http://m.test/user/Changes.html", "CHANGES", True),
+    ("http://w.test/ChSrcContribute.html", "3.10. Contribute Your Changes", False),
+    ("http://n.test/history.html", "History of NTP", False),
+    ("http://n.test/apes05.html", "E.5. News articles and Press releases", False),
+    ("http://p.test/Chapter3.html", "Using PuTTY", False),
+])
+def test_a_changelog_is_told_by_its_title_or_url(url, title, changelog):
+    assert is_changelog(Document(id="d", url=url, host="h.test", title=title)) is changelog
+
+
+@pytest.mark.parametrize(("query", "asks"), [
+    ("lame changelog", True), ("what's new in 3.100", True), ("release notes 2.1", True),
+    ("lame --nogap", False), ("track01.wav", False), ("std.healthy", False),
+])
+def test_a_query_asks_for_changes_by_its_words_or_a_version(query, asks):
+    assert asks_for_changes(parse(query)) is asks

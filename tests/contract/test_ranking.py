@@ -858,3 +858,21 @@ def test_a_question_finds_its_answer_worded_otherwise(backend):
     allwords = {h.url: h.explain["allwords"]["value"] for h in found.hits[:2]}
     assert allwords == {"http://v.test/changes": 1.0,
                         "http://v.test/purging": pytest.approx(QUESTION_COVERAGE)}
+
+
+def test_a_changelog_ranks_below_the_page_documenting_what_it_mentions(backend):
+    # The change log names the option in every release that touched it; by text alone it
+    # leads. Asked what changed, it ranks as any other page.
+    holding(
+        backend,
+        [
+            doc("http://l.test/history.html", "LAME Changelog",
+                "lame 3.90 nogap fixed; nogap tags; the nogap option; nogap again " * 3),
+            doc("http://l.test/detailed.html", "LAME switches",
+                "nogap encodes files without gaps between them, lame option"),
+        ]
+        + [doc(f"http://l.test/p{n}.html", f"page {n}", "lame mp3 encoder") for n in range(8)],
+    )
+    assert urls(backend.search("lame nogap"))[0] == "http://l.test/detailed.html"
+    assert urls(backend.search("lame nogap changelog"))[0] == "http://l.test/history.html"
+    assert urls(backend.search("nogap 3.90"))[0] == "http://l.test/history.html"

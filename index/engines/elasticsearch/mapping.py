@@ -58,6 +58,7 @@ ADDED_FIELDS = {"title_key": {"type": "keyword", "ignore_above": 1024},
                 LEAD_FIELD: {"type": "text", "analyzer": "whitespace", "norms": False,
                              "index_options": "docs"},
                 "lang_copy": {"type": "integer"},
+                "changelog": {"type": "integer"},
                 "snippet": {"type": "text", "index": False, "norms": False},
                 "sections": {"type": "text", "index": False, "norms": False},
                 "embedded_by": {"type": "keyword"}}
