@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from itertools import islice
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import lxml.html
 from lxml import etree
@@ -92,6 +92,17 @@ OPENING_DEPTH = 5
 #: ``<div class="method-detail" id="method-i-name">``, and of the toggle it holds.
 METHOD_HEADING_CLASS = "method-heading"
 METHOD_TOGGLE_CLASS = "method-click-advice"
+#: texi2html's anchor of a definition, just before the table heading it (no ``<h*>``, no
+#: ``<dt>``): ``<a name="Definition_of_mutex-lock!"><table>...``; the name is URL-quoted.
+DEFINITION_ANCHOR = "Definition_of_"
+#: texinfo's anchor of an index entry (``<span id="index-fftw_005fplan_005fdft">``, each
+#: other character as ``_`` and its code in 4 hex digits, a repeat ending ``-N``). It stands
+#: on every page whose text an index entry points to, so alone it defines nothing.
+INDEX_ANCHOR = "index-"
+_INDEX_CODE = re.compile(r"_([0-9a-f]{4})")
+_INDEX_REPEAT = re.compile(r"-\d+$")
+#: A name a C-like declaration declares.
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 #: Permalink marks a heading's text ends with (Sphinx, PostgreSQL).
 HEADERLINK_MARKS = " \u00b6#"
 CHARSET_SAMPLE_BYTES = 32 * 1024
@@ -389,6 +400,8 @@ def _prune_chrome(node) -> None:
 def _between_blocks(a) -> bool:
     """A bare link standing between paragraphs, not inside running text: navigation."""
     parent = a.getparent()
+    if (a.get("name") or "").startswith(DEFINITION_ANCHOR):
+        return False  # no link: where a definition is (_defined_by_anchor)
     if parent is None or parent.tag not in ("div", "section", "body") or (a.tail or "").strip():
         return False
     prev = a.getprevious()
@@ -505,14 +518,59 @@ def page_language(declared: str, content_language: str, url: str, text: str) -> 
     return hinted if gap <= URL_LANGUAGE_MARGIN else guessed
 
 
-def _headings(node, methods: bool = False) -> str:
+def _holds(html: str | bytes, marker: str) -> bool:
+    return (marker if isinstance(html, str) else marker.encode()) in html
+
+
+def _headings(node, methods: bool = False, anchors: bool = False) -> str:
     """The text of ``node``'s headings and definition terms, one a line; not the terms
     that are a table of contents' entries (:func:`_lists_another_page`). With ``methods``,
-    RDoc's method headings too (:func:`_method_heading`)."""
+    RDoc's method headings too (:func:`_method_heading`); with ``anchors``, after them,
+    the names texinfo's anchors define (:func:`_defined_by_anchor`), up to
+    ``HEADINGS_CHARS`` more (Gambit's manual defines 990 names on one page)."""
     tags = (*HEADING_TAGS, "div") if methods else HEADING_TAGS
     lines = (_method_heading(el) if el.tag == "div" else _clean(el.text_content())
              for el in node.iter(*tags) if el.tag != "dt" or not _lists_another_page(el))
-    return "\n".join(line for line in lines if line)[:HEADINGS_CHARS]
+    headings = "\n".join(line for line in lines if line)[:HEADINGS_CHARS]
+    if not anchors:
+        return headings
+    defined = "\n".join(filter(None, map(_defined_by_anchor, node.iter("a", "span"))))
+    return "\n".join(filter(None, (headings, defined[:HEADINGS_CHARS])))
+
+
+def _defined_by_anchor(el) -> str:
+    """The name an anchor defines, else ``""``: texi2html's ``<a
+    name="Definition_of_mutex-lock!">`` before a definition's table (Gambit), or texinfo's
+    index anchor of a name beside the ``<pre>`` declaring it (FFTW's ``<pre>int
+    fftw_export_wisdom_to_filename(const char *filename);</pre>`` then ``<span
+    id="index-fftw_005fexport_005fwisdom_005fto_005ffilename">``: an index anchor stands on
+    every page mentioning the name, the declaration on the page defining it)."""
+    name = el.get("name") or el.get("id") or ""
+    if name.startswith(DEFINITION_ANCHOR):
+        return _clean(unquote(name[len(DEFINITION_ANCHOR):]))
+    if not name.startswith(INDEX_ANCHOR) or len(el) or _clean(el.text or ""):
+        return ""
+    defined = _INDEX_REPEAT.sub("", _INDEX_CODE.sub(
+        lambda m: chr(int(m.group(1), 16)), name[len(INDEX_ANCHOR):]))
+    if not defined or not _IDENTIFIER.fullmatch(defined):
+        return ""
+    declared = re.compile(
+        rf"(?m)^[ \t]*(?!(?:return|call)\b)(?:[A-Za-z_]\w*[ \t*]+)+{re.escape(defined)}[ \t]*\(")
+    for block in (_beside(el, "getprevious"), _beside(el, "getnext")):
+        if block is not None and any(declared.search(pre.text_content())
+                                     for pre in block.iter("pre")):
+            return defined
+    return ""
+
+
+def _beside(el, step: str):
+    """The first element before (``step`` "getprevious") or after ``el`` that is not an
+    empty anchor (index anchors stand in runs), or None."""
+    node = getattr(el, step)()
+    while (node is not None and node.tag in ("a", "span") and not len(node)
+           and not _clean(node.text or "")):
+        node = getattr(node, step)()
+    return node
 
 
 def _method_heading(div) -> str:
@@ -664,8 +722,8 @@ def extract(html: str | bytes, url: str, x_robots_tag: str = "",
             el.drop_tree()
     main = _main_node(root)
     out.text, out.sections = _text_of(main)
-    out.headings = _headings(main, methods=(METHOD_HEADING_CLASS if isinstance(html, str)
-                                            else METHOD_HEADING_CLASS.encode()) in html)
+    out.headings = _headings(main, methods=_holds(html, METHOD_HEADING_CLASS),
+                             anchors=_holds(html, DEFINITION_ANCHOR) or _holds(html, INDEX_ANCHOR))
     out.client_rendered = (
         scripts > 0
         and len(out.text) < CLIENT_RENDERED_MAX_TEXT

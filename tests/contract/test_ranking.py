@@ -638,6 +638,74 @@ def test_an_rdoc_class_page_defines_its_methods_qualified_by_the_class(backend):
     assert found.hits[0].explain["defines_name"]["value"] == 1.0
 
 
+TEXI2HTML_PAGE = """<html><head><title>Gambit</title></head><body>
+<h2 class="chapter">13. Threads</h2>
+<p>Threads synchronize with mutexes and condition variables.</p>
+<a name="Definition_of_mutex-lock!"></a><a name="Procedure_mutex-lock!"></a>
+<table width="100%"><tr><td align="left"> <code>(</code><code><b>mutex-lock!</b></code><i>
+<var>mutex</var> [<var>timeout</var> [<var>thread</var>]]</i><code>)</code></td>
+<td align="right">procedure</td></tr></table>
+<p>This procedure locks mutex. If the mutex is currently locked, the current thread waits
+for the mutex to be unlocked or until the timeout is reached.</p>
+<a name="Definition_of_mutex-unlock!"></a>
+<table width="100%"><tr><td align="left"> <code>(</code><code><b>mutex-unlock!</b></code>
+<i><var>mutex</var></i><code>)</code></td><td align="right">procedure</td></tr></table>
+<p>This procedure unlocks the mutex.</p>
+<p>""" + "The thread system keeps its queues apart from the scheduler. " * 8 + """</p>
+</body></html>"""
+
+
+def test_a_texi2html_definition_table_defines_its_name(backend):
+    # texi2html heads a procedure with <a name="Definition_of_mutex-lock!"> and a table,
+    # no <h1>-<h6> or <dt>: the anchor's name is the page's definition of mutex-lock!,
+    # which a shorter page calling it more often does not define
+    example = ("<html><head><title>Examples</title></head><body><h1>Examples</h1><p>"
+               + "(mutex-lock! m) (set! count (+ count 1)) (mutex-unlock! m) " * 2
+               + "</p></body></html>")
+    manual = _extracted("http://g.test/gambit.html", TEXI2HTML_PAGE)
+    holding(backend, [manual, _extracted("http://g.test/examples.html", example)])
+    assert manual.headings.splitlines()[-2:] == ["mutex-lock!", "mutex-unlock!"]
+    found = backend.search("mutex-lock!", explain=True)
+    assert urls(found)[0] == "http://g.test/gambit.html"
+    assert found.hits[0].explain["defines"]["value"] == 1.0
+
+
+TEXINFO_DECLARING_PAGE = """<html><head><title>Wisdom Export (FFTW 3.3.10)</title></head>
+<body lang="en"><div class="subsection" id="Wisdom-Export">
+<span id="Wisdom-Export-1"></span><h4 class="subsection">4.7.1 Wisdom Export</h4>
+<div class="example"><pre class="example">int fftw_export_wisdom_to_filename(const char *filename);
+void fftw_export_wisdom_to_file(FILE *output_file);
+</pre></div>
+<span id="index-fftw_005fexport_005fwisdom_005fto_005ffilename-1"></span>
+<span id="index-fftw_005fexport_005fwisdom_005fto_005ffile"></span>
+<p>These functions export all currently accumulated wisdom in a form from which it can
+be later imported and restored.</p></div></body></html>"""
+
+TEXINFO_MENTIONING_PAGE = """<html><head><title>Saving Plans (FFTW 3.3.10)</title></head>
+<body lang="en"><div class="section" id="Saving-Plans">
+<h3 class="section">3.3 Saving Plans</h3>
+<p>To save the wisdom, call fftw_export_wisdom_to_filename with the file's name.</p>
+<span id="index-fftw_005fexport_005fwisdom_005fto_005ffilename"></span>
+<p>Then fftw_export_wisdom_to_filename writes it; fftw_export_wisdom_to_filename returns
+non-zero on success, and fftw_export_wisdom_to_filename is safe to call often.</p>
+<div class="example"><pre class="example">fftw_export_wisdom_to_filename("wisdom");
+</pre></div></div></body></html>"""
+
+
+def test_a_texinfo_index_anchor_beside_a_declaration_defines_the_name(backend):
+    # texinfo puts a name's index anchor on every page mentioning it; the page declaring
+    # it in the <pre> beside the anchor defines it, the page calling it does not
+    declaring = _extracted("http://f.test/Wisdom-Export.html", TEXINFO_DECLARING_PAGE)
+    mentioning = _extracted("http://f.test/Saving-Plans.html", TEXINFO_MENTIONING_PAGE)
+    holding(backend, [declaring, mentioning])
+    assert declaring.headings.splitlines()[1:] == ["fftw_export_wisdom_to_filename",
+                                                    "fftw_export_wisdom_to_file"]
+    assert mentioning.headings.splitlines() == ["3.3 Saving Plans"]
+    found = backend.search("fftw_export_wisdom_to_filename", explain=True)
+    assert urls(found)[0] == "http://f.test/Wisdom-Export.html"
+    assert found.hits[0].explain["defines_name"]["value"] == 1.0
+
+
 def test_a_method_called_on_a_variable_finds_the_page_heading_the_method(backend):
     # Perl's $r->headers_out: the API page heads the method by its name; a cookbook
     # page calls it more often. Read as the phrase "r headers out", no page defined it;
