@@ -103,6 +103,10 @@ _INDEX_CODE = re.compile(r"_([0-9a-f]{4})")
 _INDEX_REPEAT = re.compile(r"-\d+$")
 #: A name a C-like declaration declares.
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+#: A line of a ``<pre>`` declaring a function: type words, then the name it declares (the
+#: group) and its parenthesis; not a ``return`` or a ``call`` of it.
+_DECLARATION = re.compile(
+    r"(?m)^[ \t]*(?!(?:return|call)\b)(?:[A-Za-z_]\w*[ \t*]+)+([A-Za-z_]\w*)[ \t]*\(")
 #: Permalink marks a heading's text ends with (Sphinx, PostgreSQL).
 HEADERLINK_MARKS = " \u00b6#"
 CHARSET_SAMPLE_BYTES = 32 * 1024
@@ -554,10 +558,8 @@ def _defined_by_anchor(el) -> str:
         lambda m: chr(int(m.group(1), 16)), name[len(INDEX_ANCHOR):]))
     if not defined or not _IDENTIFIER.fullmatch(defined):
         return ""
-    declared = re.compile(
-        rf"(?m)^[ \t]*(?!(?:return|call)\b)(?:[A-Za-z_]\w*[ \t*]+)+{re.escape(defined)}[ \t]*\(")
     for block in (_beside(el, "getprevious"), _beside(el, "getnext")):
-        if block is not None and any(declared.search(pre.text_content())
+        if block is not None and any(defined in _DECLARATION.findall(pre.text_content())
                                      for pre in block.iter("pre")):
             return defined
     return ""
