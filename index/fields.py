@@ -35,7 +35,7 @@ from index.analysis import (
     normalize,
     normalize_host,
 )
-from index.query import qualified_parts
+from index.query import VERSION_NUMBER, qualified_parts
 from index.sections import encode as encode_sections
 
 if TYPE_CHECKING:
@@ -188,7 +188,6 @@ _WORDS = re.compile(r"[^\W_]+")
 #: A change log's title or title part (``is_changelog``).
 _TITLE_PARTS = re.compile(r"\s+[\u2014\u2013|/-]\s+|:\s+")
 _SECTION_NUMBER = re.compile(r"^(?:[A-Z\d]{1,2}\.)(?:\d+\.)*\s+")
-_BARE_VERSION = re.compile(r"^v?\d+(?:\.\d+)+$")
 _CHANGELOG_TITLE = re.compile(
     r"^(?:changes|(?:[\w.+-]+\s+){0,3}(?:change\s?logs?|news|release\s+notes?|releases"
     r"|release\s+history|change\s+history|version\s+history)"
@@ -230,7 +229,7 @@ def is_changelog(doc: Document) -> bool:
     title = doc.title.replace("\u2019", "'")
     for part in _TITLE_PARTS.split(title):
         part = part.strip()
-        if _BARE_VERSION.match(part) or _CHANGELOG_TITLE.match(_SECTION_NUMBER.sub("", part)):
+        if VERSION_NUMBER.fullmatch(part) or _CHANGELOG_TITLE.match(_SECTION_NUMBER.sub("", part)):
             return True
     segments = [p for p in urlsplit(doc.url).path.lower().split("/") if p]
     if segments:

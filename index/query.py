@@ -74,6 +74,7 @@ __all__ = [
     "Site",
     "Term",
     "CHANGE_WORDS",
+    "VERSION_NUMBER",
     "asks_for_changes",
     "call_arguments",
     "described_sites",
@@ -782,7 +783,9 @@ def scored_optional_words(query: Query) -> tuple[Term | Phrase, ...]:
 CHANGE_WORDS = frozenset({"changelog", "changelogs", "change", "changes", "changed", "news",
                           "release", "releases", "released", "history", "new", "whatsnew",
                           "version", "versions", "upgrade", "upgrading", "relnotes"})
-_VERSION = re.compile(r"\bv?\d+(?:\.\d+)+\b")
+#: A version number (``3.100``, ``v2.1.0``): a query holding one asks what changed, a
+#: title that is one is a release's notes (``fields.is_changelog``).
+VERSION_NUMBER = re.compile(r"\bv?\d+(?:\.\d+)+\b")
 
 
 def asks_for_changes(query: Query) -> bool:
@@ -791,7 +794,7 @@ def asks_for_changes(query: Query) -> bool:
     number. Such a query ranks the release-note pages (``fields.is_changelog``) as any
     other; any other query ranks them below the pages documenting what they mention."""
     raw = query.raw.lower()
-    return bool(CHANGE_WORDS.intersection(_WORDS.findall(raw))) or bool(_VERSION.search(raw))
+    return bool(CHANGE_WORDS.intersection(_WORDS.findall(raw))) or bool(VERSION_NUMBER.search(raw))
 
 
 def joined_compounds(query: Query, index: int) -> tuple[str, ...]:
