@@ -548,7 +548,8 @@ def _defined_by_anchor(el) -> str:
     index anchor of a name beside the ``<pre>`` declaring it (FFTW's ``<pre>int
     fftw_export_wisdom_to_filename(const char *filename);</pre>`` then ``<span
     id="index-fftw_005fexport_005fwisdom_005fto_005ffilename">``: an index anchor stands on
-    every page mentioning the name, the declaration on the page defining it)."""
+    every page mentioning the name, the declaration on the page defining it), or one
+    beginning a list item that opens with the name (:func:`_leads_item_naming`)."""
     name = el.get("name") or el.get("id") or ""
     if name.startswith(DEFINITION_ANCHOR):
         return _clean(unquote(name[len(DEFINITION_ANCHOR):]))
@@ -562,15 +563,39 @@ def _defined_by_anchor(el) -> str:
         if block is not None and any(defined in _DECLARATION.findall(pre.text_content())
                                      for pre in block.iter("pre")):
             return defined
-    return ""
+    return defined if _leads_item_naming(el, defined) else ""
+
+
+def _leads_item_naming(el, name: str) -> bool:
+    """Whether the index anchor ``el`` begins a list item that opens with ``name`` as
+    code: texinfo's ``@item @code{FFTW_MEASURE}`` of an ``@itemize`` with its ``@vindex``,
+    ``<li><span id="index-FFTW_005fMEASURE-2"></span><code>FFTW_MEASURE</code> tells FFTW
+    to...``, the item describing the name (Planner Flags); an anchor among a paragraph's
+    words, where a page mentions the name, begins no item."""
+    item = el.getparent()
+    if item is None or item.tag != "li" or _clean(item.text or ""):
+        return False
+    after = _beside(el, "getnext")
+    if after is None or after.tag != "code" or _clean(after.text_content()) != name:
+        return False
+    run = [*el.itersiblings(preceding=True)]  # the anchors before it in the item
+    node = el
+    while node is not after:
+        run.append(node)
+        node = node.getnext()
+    return all(_is_empty_anchor(node) and not _clean(node.tail or "") for node in run)
+
+
+def _is_empty_anchor(node) -> bool:
+    """Whether ``node`` is an anchor without content (index anchors stand in runs)."""
+    return node.tag in ("a", "span") and not len(node) and not _clean(node.text or "")
 
 
 def _beside(el, step: str):
     """The first element before (``step`` "getprevious") or after ``el`` that is not an
     empty anchor (index anchors stand in runs), or None."""
     node = getattr(el, step)()
-    while (node is not None and node.tag in ("a", "span") and not len(node)
-           and not _clean(node.text or "")):
+    while node is not None and _is_empty_anchor(node):
         node = getattr(node, step)()
     return node
 

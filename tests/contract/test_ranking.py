@@ -706,6 +706,44 @@ def test_a_texinfo_index_anchor_beside_a_declaration_defines_the_name(backend):
     assert found.hits[0].explain["defines_name"]["value"] == 1.0
 
 
+TEXINFO_ITEMIZED_PAGE = """<html><head><title>Planner Flags (FFTW 3.3.10)</title></head>
+<body lang="en"><div class="subsection" id="Planner-Flags">
+<h4 class="subsection">4.3.2 Planner Flags</h4>
+<p>All of the planner routines take a flags argument, a bitwise OR of the flags below.</p>
+<h4 class="subsubheading">Planning-rigor flags</h4>
+<ul>
+<li> <span id="index-FFTW_005fESTIMATE-2"></span>
+<code>FFTW_ESTIMATE</code> specifies that a simple heuristic picks a plan quickly.
+</li><li> <span id="index-FFTW_005fMEASURE-2"></span>
+<code>FFTW_MEASURE</code> tells FFTW to find an optimized plan by actually computing
+several transforms and measuring their execution time.
+</li></ul>
+<p>""" + "Planning with more rigor takes longer and may give a faster plan. " * 6 + """</p>
+</div></body></html>"""
+
+TEXINFO_MENTIONING_ITEM_PAGE = """<html><head><title>MPI transposes (FFTW 3.3.10)</title></head>
+<body lang="en"><div class="subsection" id="Transposes">
+<h4 class="subsection">6.7.3 Transposes</h4>
+<ul><li>A transpose planned with FFTW_MEASURE runs faster: <span
+id="index-FFTW_005fMEASURE-3"></span><code>FFTW_MEASURE</code> measures it.</li></ul>
+<p>Plan it with FFTW_MEASURE once and reuse it; FFTW_MEASURE is worth it.</p>
+</div></body></html>"""
+
+
+def test_a_texinfo_item_led_by_its_index_anchor_and_name_defines_the_name(backend):
+    # an @itemize's @item @code{FFTW_MEASURE} with its @vindex: the item begins with the
+    # index anchor and the name as code, where the page describes it; an anchor among an
+    # item's words is a mention, and that shorter page names it more often
+    defining = _extracted("http://f.test/Planner-Flags.html", TEXINFO_ITEMIZED_PAGE)
+    mentioning = _extracted("http://f.test/Transposes.html", TEXINFO_MENTIONING_ITEM_PAGE)
+    holding(backend, [defining, mentioning])
+    assert defining.headings.splitlines()[-2:] == ["FFTW_ESTIMATE", "FFTW_MEASURE"]
+    assert mentioning.headings.splitlines() == ["6.7.3 Transposes"]
+    found = backend.search("FFTW_MEASURE", explain=True)
+    assert urls(found)[0] == "http://f.test/Planner-Flags.html"
+    assert found.hits[0].explain["defines_name"]["value"] == 1.0
+
+
 def test_a_method_called_on_a_variable_finds_the_page_heading_the_method(backend):
     # Perl's $r->headers_out: the API page heads the method by its name; a cookbook
     # page calls it more often. Read as the phrase "r headers out", no page defined it;
