@@ -909,7 +909,9 @@ _FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z][A-Za-z\d]{0,3}")
 _CAPITALISED = re.compile(r"[A-Z][a-z][a-z\d]*")
 #: A function's name and the parenthesis of its call, an argument written after it
 #: (``cairo_set_source_rgb(cr,``, ``f(x``): the name is one word and the argument another.
-_CALL = re.compile(r"([A-Za-z_][\w.:]*)\((?=\w)(?![\w.]*=)")
+#: A name ends in a letter, a digit or ``_``: Go's type assertion ``x.(T)`` is no call of
+#: ``x.``, its ``T`` no value of the user's but a word of the expression (one phrase).
+_CALL = re.compile(r"([A-Za-z_](?:[\w.:]*\w)?)\((?=\w)(?![\w.]*=)")
 #: A method called on a variable, as Perl and PHP write it (``$r->headers_out``): the
 #: variable and the method's name are two words, the name matching whole.
 _ARROW_CALL = re.compile(r"(\$\w+)->([A-Za-z_]\w*)")

@@ -286,6 +286,10 @@ def test_a_call_is_its_name_and_its_arguments():
     # write them
     assert root("TCPConnector(limit_per_host=10)") == Phrase(
         "TCPConnector(limit_per_host=10", ("tcpconnector", "limit", "per", "host", "10"))
+    # a name ends with a letter, a digit or "_": before "(" a dot ends no name, and Go's
+    # type assertion x.(T) is one expression, the phrase of its words, T not a value
+    assert root("x.(T)") == Phrase("x.(T", ("x", "t"))
+    assert root("v.(type)") == Phrase("v.(type", ("v", "type"))
 
 
 def test_a_calls_arguments_and_an_options_number_are_optional_words():

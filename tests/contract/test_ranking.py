@@ -744,6 +744,22 @@ def test_a_texinfo_item_led_by_its_index_anchor_and_name_defines_the_name(backen
     assert found.hits[0].explain["defines_name"]["value"] == 1.0
 
 
+def test_a_type_assertion_is_the_phrase_of_its_words_not_a_call(backend):
+    # Go's x.(T) is no call of "x.": T is not the user's value but the expression's own
+    # word, so the page writing x.(T) leads a page holding x and t apart more often
+    holding(backend, [
+        doc("http://g.test/spec.html", "The Go Programming Language Specification",
+            "Type assertions. For an expression x of interface type and a type T, the "
+            "primary expression x.(T) asserts that x is not nil and that the value stored "
+            "in x is of type T. " + "Each type has a method set and an underlying type. "
+            * 6),
+        doc("http://z.test/Z.html", "Z",
+            "val add : t -> t -> t. Addition of x and y. val neg : t -> t. Negation of x. "
+            "val abs : t -> t. Absolute value of x. type t, the type of x."),
+    ])
+    assert urls(backend.search("x.(T)"))[0] == "http://g.test/spec.html"
+
+
 def test_a_method_called_on_a_variable_finds_the_page_heading_the_method(backend):
     # Perl's $r->headers_out: the API page heads the method by its name; a cookbook
     # page calls it more often. Read as the phrase "r headers out", no page defined it;
