@@ -7,7 +7,8 @@ on the first such request: importing Playwright and its handler costs ~0.7 s of 
 most crawls render nothing.
 
 Before any connection it asks the crawler's resolver (``crawler.resolver.OverrideResolver``,
-cached) for the host's address, which raises ``SSRFRefused`` for a refused address, and
+cached: an answer from its cache is read at once, without a turn of the event loop) for
+the host's address, which raises ``SSRFRefused`` for a refused address, and
 checks literal-IP hosts itself (Twisted connects to those without asking the resolver).
 Asking here matters because Twisted's connection endpoint turns any resolver error into a
 plain "no results" DNS error, which would be retried and not told apart; the resolver's own
@@ -40,7 +41,9 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
+from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
+from twisted.python.failure import Failure
 
 from crawler.options import enabled, setting
 from crawler.ssrf import AddressPolicy, RefusalLog, SSRFRefused, is_ip_literal
@@ -126,7 +129,7 @@ class GuardedDownloadHandler:
             self._check(host, host)
         elif self.resolve is not None:
             try:
-                await maybe_deferred_to_future(self.resolve(host))
+                await _outcome(self.resolve(host))
             except SSRFRefused:
                 raise
             except Exception:
@@ -143,3 +146,16 @@ class GuardedDownloadHandler:
         await self.inner.close()
         if self._renderer is not None:
             await self._renderer.close()
+
+
+async def _outcome(deferred: Deferred) -> Any:
+    """``deferred``'s result (its error raised): read at once when it has fired, as the
+    resolver's answer from its cache has, else awaited as an asyncio future. A request
+    to a host resolved before then takes no turn of the event loop here."""
+    if deferred.called and not deferred.paused:
+        outcome: list = []
+        deferred.addBoth(outcome.append)  # runs now: the Deferred has its result
+        if isinstance(outcome[0], Failure):
+            outcome[0].raiseException()
+        return outcome[0]
+    return await maybe_deferred_to_future(deferred)

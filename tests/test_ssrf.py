@@ -105,6 +105,51 @@ def test_handler_checks_literal_ips_and_names():
     assert _download(handler, "http://93.184.216.34/") == "http://93.184.216.34/"
 
 
+def test_a_host_resolved_already_is_checked_without_an_asyncio_future(monkeypatch):
+    """The resolver's answer from its cache (a Deferred that has fired) is read at once,
+    its refusal raised; one still to come is awaited and checked the same."""
+    import crawler.handlers
+
+    inner = RecordingHandler()
+    resolver = _resolver(["10.0.0.0/8"], overrides={"*.test": "127.0.0.1",
+                                                     "*.example": "10.1.1.1"})
+    pending: list[defer.Deferred] = []
+
+    def resolve(host):
+        if host.startswith("later."):
+            pending.append(defer.Deferred())
+            return pending[-1].addCallback(lambda _: resolver.getHostByName(host))
+        return resolver.getHostByName(host)
+
+    handler = GuardedDownloadHandler(inner, resolver.policy, RefusalLog(), resolve=resolve)
+    real = crawler.handlers.maybe_deferred_to_future
+    awaited = []
+
+    def counted(d):
+        awaited.append(d)
+        return real(d)
+
+    monkeypatch.setattr(crawler.handlers, "maybe_deferred_to_future", counted)
+    with pytest.raises(SSRFRefused) as refused:
+        _download(handler, "http://site0.test/")
+    assert refused.value.reason == "loopback"
+    assert _download(handler, "http://docs.example/") == "http://docs.example/"
+    assert awaited == [] and inner.seen == ["http://docs.example/"]
+
+    async def later(url):
+        from scrapy import Request
+
+        task = asyncio.ensure_future(handler.download_request(Request(url)))
+        await asyncio.sleep(0)
+        pending[-1].callback(None)
+        return await task
+
+    assert asyncio.run(later("http://later.example/")).url == "http://later.example/"
+    with pytest.raises(SSRFRefused):
+        asyncio.run(later("http://later.test/"))
+    assert len(awaited) == 2 and inner.seen[-1] == "http://later.example/"
+
+
 def test_handler_checks_where_the_response_ended():
     inner = RecordingHandler(moves={
         "http://10.2.3.4/a": "http://127.0.0.1:8000/",  # a render redirected to loopback
