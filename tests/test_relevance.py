@@ -155,8 +155,8 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
     refuse_sealed(sorted(scored), "a miss listing")
     with pytest.raises(ValueError, match="scored once"):
         sealed_sites("sixth")
-    with pytest.raises(ValueError, match="no sealed set 'twenty-eighth'"):
-        sealed_sites("twenty-eighth")
+    with pytest.raises(ValueError, match="no sealed set 'twenty-ninth'"):
+        sealed_sites("twenty-ninth")
 
 
 def _unscored(monkeypatch, *names: str) -> dict[str, frozenset[str]]:
@@ -196,17 +196,22 @@ def test_a_set_is_sealed_until_it_is_scored(twenty_second_unscored):
             == "relevance-sealed-twenty-second")
 
 
-def test_one_set_is_sealed_the_twenty_seventh():
-    """The twenty-seventh, not scored yet: the harness refuses it and scores it alone
-    (``--sealed --set twenty-seventh``, or ``--sealed``); the twenty-sixth is scored and
-    open."""
-    twenty_seventh = SEALED_SETS["twenty-seventh"]
-    assert list(UNSCORED_SETS) == ["twenty-seventh"]
-    assert "twenty-sixth" in SCORED_SETS and "twenty-seventh" not in SCORED_SETS
-    assert SEALED_SITES == twenty_seventh == sealed_sites()
+def test_two_sets_are_sealed_the_twenty_seventh_and_the_twenty_eighth():
+    """The twenty-seventh and the twenty-eighth, neither scored yet: the harness refuses
+    both and scores each alone (``--sealed --set NAME``) or both together (``--sealed``);
+    the twenty-sixth is scored and open."""
+    twenty_seventh, twenty_eighth = SEALED_SETS["twenty-seventh"], SEALED_SETS["twenty-eighth"]
+    assert list(UNSCORED_SETS) == ["twenty-seventh", "twenty-eighth"]
+    assert "twenty-sixth" in SCORED_SETS
+    assert not {"twenty-seventh", "twenty-eighth"} & SCORED_SETS
+    assert not twenty_seventh & twenty_eighth
+    assert SEALED_SITES == twenty_seventh | twenty_eighth == sealed_sites()
     assert sealed_sites("twenty-seventh") == twenty_seventh
+    assert sealed_sites("twenty-eighth") == twenty_eighth
     assert (default_cache(sealed=True, sealed_set="twenty-seventh").name
             == "relevance-sealed-twenty-seventh")
+    assert (default_cache(sealed=True, sealed_set="twenty-eighth").name
+            == "relevance-sealed-twenty-eighth")
 
 
 @pytest.mark.parametrize(("name", "pair"), [
@@ -216,6 +221,7 @@ def test_one_set_is_sealed_the_twenty_seventh():
     ("twenty-fifth", ("elinks.test", "putty.test")),
     ("twenty-sixth", ("bzip2.test", "golang.test")),
     ("twenty-seventh", ("allegro.test", "rubymail.test")),
+    ("twenty-eighth", ("botch.test", "cfitsio.test")),
 ])
 def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
     """A set not scored yet: the harness as it stood never looks into it."""
@@ -237,7 +243,8 @@ def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
 
 
 @pytest.mark.parametrize("name", ["twenty-second", "twenty-third", "twenty-fourth",
-                                  "twenty-fifth", "twenty-sixth", "twenty-seventh"])
+                                  "twenty-fifth", "twenty-sixth", "twenty-seventh",
+                                  "twenty-eighth"])
 def test_each_new_set_has_seventeen_queries_a_site_of_each_kind(name):
     """7 identifiers or pasted commands, 6 questions of six or more words, 4 keyword or
     navigational queries on each of its six sites: 102 in all."""
@@ -280,6 +287,11 @@ def test_the_sets_scored_once_are_open_now(name):
     ["--sites", "luasql.test", "--cache", "x", "--check-answers"],
     ["--sites", "allegro.test,bisoncpp.test,gri.test", "--cache", "x", "--check-answers"],
     ["--sealed", "--set", "twenty-seventh", "--show-misses"],
+    ["--sites", "cfitsio.test", "--cache", "x"],
+    ["--sites", "flask.test,dsssl.test", "--cache", "x"],
+    ["--sites", "gnustep.test", "--cache", "x", "--check-answers"],
+    ["--sites", "botch.test,esdl.test,etsf-io.test", "--cache", "x", "--check-answers"],
+    ["--sealed", "--set", "twenty-eighth", "--show-misses"],
 ])
 def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -297,19 +309,20 @@ def test_the_unscored_sets_are_reported_apart_by_site_and_class_only(monkeypatch
     judged = load_queries(part="sealed")
     firsts = {j.query for j in judged
               if j.site in ("h2.test", "execline.test", "fmt.test", "putty.test",
-                            "zarith.test", "rubymail.test")}
+                            "zarith.test", "rubymail.test", "cfitsio.test")}
     ours = Scores({j.query: 1 if j.query in firsts else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, relevance.SEALED_SITES, []), base, judged)
     assert list(sets) == list(unscored) == ["twenty-second", "twenty-third", "twenty-fourth",
                                             "twenty-fifth", "twenty-sixth",
-                                            "twenty-seventh"]
+                                            "twenty-seventh", "twenty-eighth"]
     for name, first, other in (("twenty-second", "h2.test", "gnatcoll.test"),
                                ("twenty-third", "execline.test", "dbus-python.test"),
                                ("twenty-fourth", "fmt.test", "jopt-simple.test"),
                                ("twenty-fifth", "putty.test", "lame.test"),
                                ("twenty-sixth", "zarith.test", "golang.test"),
-                               ("twenty-seventh", "rubymail.test", "gidocgen.test")):
+                               ("twenty-seventh", "rubymail.test", "gidocgen.test"),
+                               ("twenty-eighth", "cfitsio.test", "dsssl.test")):
         figures = sets[name]
         part = [j for j in judged if j.site in SEALED_SETS[name]]
         assert figures["queries"] == len(part)

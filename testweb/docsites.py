@@ -672,6 +672,34 @@ DOC_SITES: tuple[DocSite, ...] = (
     # the tutorial, the project configuration, linking by name, the templates and each
     # command a page under tools/, 13.
     DocSite("gidocgen.test", "gi-docgen-doc", Path("/usr/share/doc/gi-docgen/html")),
+    # The twenty-eighth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # CFITSIO: the FITS file library's three manuals made by HEVEA from LaTeX, a chapter a
+    # page (cfitsio/: the C user's guide, cfitsio006.html every basic routine on 0.15 MB;
+    # fitsio/: the Fortran guide; quick/: the quick start); the root is a listing, 41.
+    DocSite("cfitsio.test", "libcfitsio-doc", Path("/usr/share/doc/libcfitsio-dev"),
+            marker="cfitsio/index.html"),
+    # ETSF_IO: the Fortran 90 library's API made by ROBODoc, a source file a page
+    # (group_level/etsf_io_main_get_f90.html, low_level/read_routines_f90.html, ...), its
+    # tutorials, the etsf_io tool's page and ROBODoc's index pages, 80.
+    DocSite("etsf-io.test", "libetsf-io-doc", Path("/usr/share/doc/libetsf-io-doc")),
+    # GNUstep Base: the Objective-C library's class reference made by autogsdoc, a class a
+    # page (Developer/Base/Reference/NSArray.html, ...; each reference's index.html a
+    # frameset), its additions' and tools' references and the Base programming manual
+    # (texinfo); the root links to GNUstep manuals not installed; the coding standards and
+    # the autogsdoc page are reached only through broken links, 187.
+    DocSite("gnustep.test", "gnustep-base-doc", Path("/usr/share/GNUstep/Documentation"),
+            marker="Developer/Base/Reference/index.html"),
+    # botch: the Debian bootstrapping toolchain's wiki pages converted from Markdown, HTML
+    # fragments without <html>, <head> or <title> (Tools.html, Terminology.html, ...); the
+    # root is a listing, 6.
+    DocSite("botch.test", "botch-doc", Path("/usr/share/doc/botch/wiki")),
+    # ESDL: the Erlang SDL binding's API made by EDoc, a module a page (sdl_video.html,
+    # sdl_events.html, sdl_ttf.html, ...) with its introduction, 12.
+    DocSite("esdl.test", "erlang-esdl-doc", Path("/usr/share/doc/erlang-esdl-doc/html")),
+    # The DocBook DSSSL stylesheets' documentation made by Jade with the stylesheets
+    # themselves (upper-case HTML 4): the guide, and each HTML and print parameter and
+    # library function a page under /html/, /print/ and /lib/, 436.
+    DocSite("dsssl.test", "docbook-dsssl-doc", Path("/usr/share/doc/docbook-dsssl-doc/doc")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
