@@ -156,9 +156,17 @@ SITEMAP_MAX_PENDING = 1_000_000  # sitemap URLs waiting in the spider, all hosts
 # Scrapy's in-memory stats without the attribute shim that costs ~5 us per update
 # (crawler/stats.py)
 STATS_CLASS = "crawler.stats.CrawlStats"
-# The spider scopes links and tracks depth itself.
+# The spider scopes links and tracks depth itself. Each spider middleware with a
+# process_spider_output wraps every page's callback in two more async generators, passed at
+# each await of the callback; these do nothing the frontier does not: it drops a URL over
+# FRONTIER_MAX_URL_LENGTH (UrlLengthMiddleware: URLLENGTH_LIMIT), ignores is_start_request
+# (StartSpiderMiddleware marks the spider's start requests for Scrapy's own scheduler), and
+# the spider copies no response meta into a request (MetaCopyDetectionMiddleware warns).
 SPIDER_MIDDLEWARES = {
     "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+    "scrapy.spidermiddlewares.start.StartSpiderMiddleware": None,
+    "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware": None,
+    "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware": None,
 }
 DOWNLOADER_MIDDLEWARES = {
     # the spider's scope (allowed hosts, host rules) for redirects and meta refreshes too

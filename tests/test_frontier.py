@@ -198,6 +198,13 @@ def test_enqueue_drops_by_reason(sched):
     assert sched.frontier.stats()["dropped/depth"] == 1
 
 
+def test_a_request_over_the_url_length_limit_is_dropped(sched):
+    """The spider's own requests (Scrapy's UrlLengthMiddleware is off) meet the trap guard."""
+    long = scrapy.Request("http://a.test/" + "p/" * 1100, callback=sched.spider.parse)
+    assert not sched.enqueue_request(long)
+    assert sched.stats["frontier/dropped/url_length"] == 1
+
+
 def test_links_batch_becomes_requests_like_the_template(tmp_path):
     from scrapy.settings import Settings
     from scrapy.spidermiddlewares.referer import RefererMiddleware

@@ -1,6 +1,7 @@
 """Scrapy's AUTOTHROTTLE_* settings drive the frontier's politeness (and Scrapy's AutoThrottle
 stays off); scrapy-redis's SCHEDULER_FLUSH_ON_START, SCHEDULER_PERSIST and
-REDIS_START_URLS_KEY work as aliases, so a scrapy-redis project switches by SCHEDULER."""
+REDIS_START_URLS_KEY work as aliases, so a scrapy-redis project switches by SCHEDULER; Scrapy's
+spider middlewares that do nothing the frontier does not stay out of a page's callback chain."""
 
 from __future__ import annotations
 
@@ -110,6 +111,47 @@ def test_scrapy_autothrottle_is_off_in_the_project_and_disconnected_elsewhere(tm
         assert crawler.stats.get_value("frontier/autothrottle_disconnected") == 1
     finally:
         scheduler.frontier.close()
+
+
+# -- spider middlewares ----------------------------------------------------------------------
+
+
+def test_a_pages_callback_output_passes_only_the_spider_middlewares_the_project_needs():
+    """Each spider middleware with process_spider_output wraps every page's callback in two
+    async generators, passed at each await: only the referrer policy's (the spider's own
+    requests: sitemap pages, renders) is left; HttpErrorMiddleware reads the response only."""
+    from scrapy.spidermiddlewares.httperror import HttpErrorMiddleware
+    from scrapy.spidermiddlewares.referer import RefererMiddleware
+    from scrapy.utils.conf import build_component_list
+    from scrapy.utils.misc import load_object
+
+    paths = build_component_list(get_project_settings().getwithbase("SPIDER_MIDDLEWARES"))
+    classes = [load_object(path) for path in paths]
+    assert classes == [HttpErrorMiddleware, RefererMiddleware]
+    assert [c for c in classes if hasattr(c, "process_spider_output")] == [RefererMiddleware]
+
+
+def test_the_frontier_drops_the_urls_scrapys_url_length_limit_dropped():
+    """UrlLengthMiddleware is off: every request reaches the frontier, which drops a URL
+    over FRONTIER_MAX_URL_LENGTH, no larger than Scrapy's URLLENGTH_LIMIT."""
+    settings = get_project_settings()
+    assert 0 < settings.getint("FRONTIER_MAX_URL_LENGTH") <= settings.getint("URLLENGTH_LIMIT")
+
+
+def test_the_spiders_requests_copy_no_internal_meta_of_the_response():
+    """MetaCopyDetectionMiddleware is off: the spider's requests made from a response's meta
+    (a render of the page) carry none of the keys it warns about."""
+    from scrapy.spidermiddlewares.metacopy import MetaCopyDetectionMiddleware
+
+    from spiders.web import WebSpider
+
+    spider = WebSpider.from_crawler(get_crawler(WebSpider, {"CONTROL_STORE": ""}),
+                                    seeds="http://a.test/")
+    internal = MetaCopyDetectionMiddleware._INTERNAL_KEYS
+    meta = {key: 1 for key in internal} | {"depth": 2, "seed": True}
+    request = spider.render_request("http://a.test/app", meta)
+    assert request.meta["depth"] == 2
+    assert not internal & request.meta.keys()
 
 
 # -- scrapy-redis aliases ----------------------------------------------------------------
