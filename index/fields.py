@@ -35,7 +35,7 @@ from index.analysis import (
     normalize,
     normalize_host,
 )
-from index.query import VERSION_NUMBER, qualified_parts
+from index.query import VERSION_NUMBER, qualified_parts, site_defined
 from index.sections import encode as encode_sections
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ __all__ = [
     "collapse_key",
     "completion_text",
     "defining_fields",
+    "defining_readings",
     "document_fields",
     "is_changelog",
     "is_directory_listing",
@@ -405,9 +406,24 @@ def defining_fields(query: Query) -> list[tuple[Term | Phrase, FieldWeights]]:
     titled ``Mmap ... GNATColl documentation``; Javadoc's page on
     ``joptsimple.OptionException`` is headed ``Class OptionException`` at
     ``joptsimple/OptionException.html``."""
-    words = query.defined_words
+    return _defining(query, query.defined_words)
+
+
+def _defining(query: Query, words: tuple[Term | Phrase, ...]
+              ) -> list[tuple[Term | Phrase, FieldWeights]]:
+    """``defining_fields`` of these defined words of ``query``."""
     if not words:
         return []
     qualifiers = {parts[0] for w in query.label_words
                   if (parts := qualified_parts(w)) is not None}
     return [(w, QUALIFIER_FIELDS if w in qualifiers else DEFINE_FIELDS) for w in words]
+
+
+def defining_readings(query: Query) -> list[tuple[str, list[tuple[Term | Phrase, FieldWeights]]]]:
+    """Each way a page defines what ``query`` names, as ``(site, defining_fields)``: its
+    headings hold every defined word (``site`` ``""``), or it is a page of the site
+    (``site_name``) a word of the query names and its headings hold the others
+    (``query.site_defined``: ``jansson custom memory allocator``). Both engines' ``defines``
+    match a page by any one of them."""
+    readings = [("", fields)] if (fields := defining_fields(query)) else []
+    return readings + [(site, _defining(query, words)) for site, words in site_defined(query)]

@@ -77,6 +77,7 @@ __all__ = [
     "VERSION_NUMBER",
     "asks_for_changes",
     "call_arguments",
+    "defined_words",
     "described_sites",
     "excludes",
     "hash_member_dotted",
@@ -88,6 +89,7 @@ __all__ = [
     "parse",
     "qualified_parts",
     "relaxations",
+    "site_defined",
     "whole_or_parts",
     "words_reading",
 ]
@@ -511,12 +513,7 @@ class Query:
         defines it; ``()`` for longer queries. A qualified name is two: its member and the
         name qualifying it (``qualified_parts``: ``Util``'s page defining ``del_ws_spc``),
         and a manual asked for by its site's name is defined with it (``DEFINED_KINDS``)."""
-        words = self.label_words
-        if len(words) > MAX_DEFINED_WORDS:
-            return ()
-        kinds = tuple(w for w in self.navigational_words if w.word.lower() in DEFINED_KINDS)
-        words += kinds if len(words) + len(kinds) <= MAX_DEFINED_WORDS else ()
-        return tuple(part for w in words for part in (qualified_parts(w) or (w,)))
+        return defined_words(self, self.label_words)
 
     @cached_property
     def compounds(self) -> tuple[str, ...]:
@@ -731,6 +728,35 @@ def sites_named_by(query: Query) -> frozenset[str]:
             | named_sites(project_words(query.tokens), naming)
             | named_sites(library_words(query.typed_words), naming)
             | named_sites(versionless_words(query.typed_words), naming))
+
+
+def defined_words(query: Query, words: tuple[Term | Phrase, ...]) -> tuple[Term | Phrase, ...]:
+    """``Query.defined_words`` of these label words of ``query``."""
+    if len(words) > MAX_DEFINED_WORDS:
+        return ()
+    kinds = tuple(w for w in query.navigational_words if w.word.lower() in DEFINED_KINDS)
+    words += kinds if len(words) + len(kinds) <= MAX_DEFINED_WORDS else ()
+    return tuple(part for w in words for part in (qualified_parts(w) or (w,)))
+
+
+def site_defined(query: Query) -> tuple[tuple[str, tuple[Term | Phrase, ...]], ...]:
+    """What a query naming a site beside what it asks for names there: each of its label
+    words that may be a site's name (a single word, ``Query.mentioned_sites``) with the
+    defined words of the others (:func:`defined_words`, at most ``MAX_DEFINED_WORDS``). A
+    page of that site whose headings hold them defines it, its site's name being in its
+    host rather than its headings (``jansson custom memory allocator``: Jansson's page
+    headed "Custom Memory Allocation"; ``vala struct declaration``); a word alone is never
+    defined by its site."""
+    words = query.label_words
+    if not 2 <= len(words) <= MAX_DEFINED_WORDS + 1:
+        return ()
+    named = []
+    for i, w in enumerate(words):
+        name = w.word.lower() if isinstance(w, Term) else ""
+        if name in query.mentioned_sites and (
+                rest := defined_words(query, words[:i] + words[i + 1:])):
+            named.append((name, rest))
+    return tuple(named)
 
 
 def versionless_words(words: tuple[str, ...]) -> tuple[str, ...]:

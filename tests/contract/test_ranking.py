@@ -998,3 +998,33 @@ def test_a_changelog_ranks_below_the_page_documenting_what_it_mentions(backend):
     assert urls(backend.search("lame nogap"))[0] == "http://l.test/detailed.html"
     assert urls(backend.search("lame nogap changelog"))[0] == "http://l.test/history.html"
     assert urls(backend.search("nogap 3.90"))[0] == "http://l.test/history.html"
+
+
+def test_a_page_of_the_named_site_headed_by_the_other_words_defines_them(backend):
+    # 'jansson custom memory allocator': the site's name is in the page's host, not in its
+    # headings; the API reference headed "Custom Memory Allocation" defines what is asked
+    # there, not the table of contents listing every title, nor another site's page
+    # headed the same way
+    holding(backend, [
+        doc("http://jansson.test/", "Jansson Documentation",
+            "This is the documentation for Jansson 2.14, last updated May 2024. Jansson is "
+            "a C library for encoding, decoding and manipulating JSON data. Contents: "
+            "getting started, tutorial, conformance, portability, API reference, custom "
+            "memory allocation, memory allocation functions, custom allocator, reference "
+            "counting, thread safety, changes in Jansson."),
+        doc("http://jansson.test/apiref.html", "API Reference - Jansson documentation",
+            "Jansson objects and arrays. " * 20 + "Custom memory allocation: by default "
+            "Jansson uses malloc and free; json_set_alloc_funcs sets a custom allocator.",
+            headings="API Reference\nCustom Memory Allocation\njson_set_alloc_funcs"),
+        doc("http://other.test/alloc.html", "Custom memory allocation - Other",
+            "Custom memory allocation in Other: an allocator of your own.",
+            headings="Custom memory allocation"),
+    ])
+    found = backend.search("jansson custom memory allocator", explain=True)
+    assert urls(found)[0] == "http://jansson.test/apiref.html"
+    assert {h.url: h.explain["defines"]["value"] for h in found.hits} == {
+        "http://jansson.test/apiref.html": 1.0, "http://jansson.test/": 0.0,
+        "http://other.test/alloc.html": 0.0}
+    # a word alone is never defined by its site's pages
+    found = backend.search("jansson", explain=True)
+    assert all(h.explain["defines"]["value"] == 0.0 for h in found.hits)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from elasticsearch import Elasticsearch
 
 from index.engines.elasticsearch.query import RankingQuery
-from index.fields import DOC_FIELDS, KEYWORD, defining_fields, keyword_key
+from index.fields import DOC_FIELDS, KEYWORD, keyword_key
 from index.signals import Candidate, RankContext, SiteHome
 
 __all__ = ["explain_hits"]
@@ -29,9 +29,9 @@ def explain_hits(client: Elasticsearch, alias: str, ranking: RankingQuery,
     compiler = ranking.compiler_for(parsed)
     ids = [h["_id"] for h in hits]
     named = {"strict": compiler.compile(parsed.matching)}
-    if parsed.defined_words:
-        named["defines"] = {"bool": {"filter": [compiler.defines(w, fields)
-                                                for w, fields in defining_fields(parsed)]}}
+    defining = compiler.defining(parsed)
+    if defining is not None:
+        named["defines"] = defining
     near = compiler.near(parsed)
     named.update({f"near{i}": q for i, q in enumerate(near)})
     home = SiteHome.es_filter(context)

@@ -36,7 +36,7 @@ from index.fields import (
     NEAR_FIELDS,
     OPTIONAL_FIELDS,
     FieldWeights,
-    defining_fields,
+    defining_readings,
 )
 from index.query import (
     And,
@@ -117,6 +117,17 @@ class QueryCompiler:
         return {"multi_match": {"query": text, "type": kind,
                                 "fields": [f for f, _ in fields.items()],
                                 "analyzer": "whitespace"}}
+
+    def defining(self, parsed: Query) -> dict | None:
+        """Pages whose headings hold every defined word of the query (a name qualifying a
+        member: their title or headings), or of a site the query names, the other words
+        (``fields.defining_readings``), a filter; ``None`` when the query defines nothing."""
+        readings = [{"bool": {"filter": [self.defines(w, fields) for w, fields in words]
+                              + ([{"term": {"site_name": site}}] if site else [])}}
+                    for site, words in defining_readings(parsed)]
+        if len(readings) < 2:
+            return readings[0] if readings else None
+        return {"bool": {"should": readings, "minimum_should_match": 1}}
 
     def near(self, parsed: Query) -> tuple[dict, ...]:
         """One filter per run of ``parsed.near_groups``: the pages holding that run's words
@@ -243,8 +254,7 @@ class RankingQuery:
             lacking=lacking,
             label_filters=tuple(compiler.label(w) for w in parsed.label_words),
             near_filters=compiler.near(parsed),
-            define_filters=tuple(compiler.defines(w, fields)
-                                 for w, fields in defining_fields(parsed)),
+            define_filters=tuple(filter(None, [compiler.defining(parsed)])),
             partial_coverage=self.partial_coverage(parsed, relaxed),
         )
         return self._weighted(self._retrieval(matching, context), context, parts,

@@ -23,7 +23,8 @@ from index.fields import (
     NEAR_FIELDS,
     OPTIONAL_FIELDS,
     FieldWeights,
-    defining_fields,
+    defining_readings,
+    keyword_key,
 )
 from index.query import (
     And,
@@ -268,13 +269,10 @@ class TantivyCompiler:
         )
 
     def defines(self, parsed: Query) -> tantivy.Query | None:
-        """Pages whose headings hold every defined word of the query (a name qualifying
-        a member: their title or headings, ``fields.defining_fields``)."""
-        words = defining_fields(parsed)
-        if not words or any(self.matches_nothing([w], fields) for w, fields in words):
-            return None
-        return tantivy.Query.boolean_query(
-            [(Occur.Must, self.word(w, fields)) for w, fields in words])
+        """Pages whose headings (a qualifier: title, URL) hold the query's defined words,
+        or a site's pages the other words (``fields.defining_readings``)."""
+        readings = [_defining(self, site, words) for site, words in defining_readings(parsed)]
+        return _any([q for q in readings if q is not None])
 
     def named_homes(self, keys: frozenset[int]) -> tantivy.Query:
         """The home pages of the sites with these name keys, all scored alike (index
@@ -369,3 +367,22 @@ class TantivyCompiler:
             df = min(searcher.doc_freq(IDF_FIELD, t) for t in terms)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
+
+def _defining(compiler: TantivyCompiler, site: str,
+              words: list[tuple[Term | Phrase, FieldWeights]]) -> tantivy.Query | None:
+    """The pages holding each of ``words`` in its fields, of the site called ``site`` when
+    given (``fields.defining_readings``); ``None`` when one of them is in no page."""
+    if any(compiler.matches_nothing([w], fields) for w, fields in words):
+        return None
+    clauses = [(Occur.Must, compiler.word(w, fields)) for w, fields in words]
+    if site:
+        clauses.append((Occur.Must, tantivy.Query.term_query(compiler.schema, "site_key",
+                                                             keyword_key(site))))
+    return tantivy.Query.boolean_query(clauses)
+
+
+def _any(queries: list[tantivy.Query]) -> tantivy.Query | None:
+    """The pages any of ``queries`` matches (``None`` for none)."""
+    if len(queries) < 2:
+        return queries[0] if queries else None
+    return tantivy.Query.boolean_query([(Occur.Should, q) for q in queries])
