@@ -220,6 +220,8 @@ class FrontierScheduler(BaseScheduler):
 
     def open(self, spider) -> None:
         self.spider = spider
+        if hasattr(spider, "links_sink"):  # the spider hands its links over without a signal
+            spider.links_sink = self.enqueue_links
         if self.reset:
             self.frontier.clear()
         for interval, fn in (
@@ -339,10 +341,10 @@ class FrontierScheduler(BaseScheduler):
         self, response, urls, depth: int, template: Request, spider=None, outlinks: int = 0,
         seen=(), **kwargs,
     ) -> bool:
-        """Handler of ``links_extracted``: queue ``urls`` found on ``response`` as copies of
-        ``template`` at ``depth``, without building a Request each (``outlinks``: how many
-        links the page has in all, for the value order's shares; ``seen``: its links queued
-        before, whose value this in-link raises)."""
+        """Handler of ``links_extracted`` (and the spider's ``links_sink``): queue ``urls``
+        found on ``response`` as copies of ``template`` at ``depth``, without building a
+        Request each (``outlinks``: how many links the page has in all, for the value
+        order's shares; ``seen``: its links queued before, whose value this in-link raises)."""
         self.ordering.links_found(response.url, [*urls, *seen], depth, outlinks)
         meta = {**template.meta, "depth": depth}
         base = {**self._template(template), "meta": meta}

@@ -12,9 +12,11 @@ signal: it goes through one typed interface, ``crawler.feedback.Feedback``.
 #: move a still-queued URL up). ``FrontierScheduler`` queues ``urls`` in one batch, each URL as a
 #: copy of ``template`` (callback, errback, meta) with its ``depth`` and the Referer that
 #: Scrapy's referrer policy gives, and returns True; with another scheduler nobody returns
-#: True and the spider yields Requests instead. A page has dozens of links: a Request object,
-#: the spider middleware chain and the engine's scheduling each, per link, were the largest
-#: part of the crawl's CPU time per page (docs/crawl-speed.md).
+#: True and the spider yields Requests instead. ``WebSpider`` calls the handler directly
+#: when the scheduler set it as the spider's ``links_sink`` (FrontierScheduler does, when it
+#: opens): a signal's dispatch costs more than the call, every page. A page has dozens of
+#: links: a Request object, the spider middleware chain and the engine's scheduling each,
+#: per link, were the largest part of the crawl's CPU time per page (docs/crawl-speed.md).
 links_extracted = object()
 
 #: Remove documents from the index: ``ids=[...]``, ``reason="deleted" | "moved"`` (sent by

@@ -312,6 +312,42 @@ def test_spider_hands_links_to_the_scheduler_or_yields_requests(tmp_path):
     assert taken == ["http://a.test/3"]
 
 
+def test_the_spider_hands_its_links_to_the_frontier_scheduler_without_a_signal(
+        sched, monkeypatch):
+    from scrapy.utils.test import get_crawler
+
+    from crawler.items import Link
+    from spiders.web import WebSpider
+
+    class Loop:  # no timers: the scheduler's loops are not what is tested
+        def __init__(self, *args):
+            pass
+
+        def start(self, *args, **kwargs):
+            pass
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr("crawler.scheduler.task.LoopingCall", Loop)
+    crawler = get_crawler(WebSpider, {"CONTROL_STORE": ""})
+    spider = WebSpider.from_crawler(crawler, seeds="http://a.test/")
+    sched.open(spider)
+    assert spider.links_sink == sched.enqueue_links
+    sent = []
+    crawler.signals.connect(lambda urls, **kw: sent.extend(urls), signal=links_extracted,
+                            weak=False)
+    page = HtmlResponse("http://a.test/", body=b"<html></html>")
+    assert list(spider.follow([Link("http://a.test/3", "three")], 1, page)) == []
+    assert sent == []  # no signal: the scheduler took them directly
+    sched.flush()
+    assert sched.frontier.pending() == 1
+    # a handler that fails is logged and its links yielded, as through the signal
+    spider.links_sink = lambda **kwargs: 1 / 0
+    assert [r.url for r in spider.follow([Link("http://a.test/4", "four")], 1, page)] == [
+        "http://a.test/4"]
+
+
 def test_robots_first_then_pages_and_disallowed_dropped(sched):
     spider = sched.spider
     sched.enqueue_request(scrapy.Request("http://a.test/private/1", callback=spider.parse))
