@@ -199,6 +199,14 @@ _CHANGELOG_FILE = re.compile(
     r"^(?:change_?log|changes|news|release[-_]?notes?|relnotes?|whats[-_]?new|history_of_changes)"
     r"(?:[-_]v?[\d.]+)?$")
 _LISTING_TITLE = re.compile(r"\s*(?:index of|directory listing for) /", re.IGNORECASE)
+#: The title of an index of names (a part of it, ``_TITLE_PARTS``; a trailing
+#: parenthesis left out): "Index", "General Index", "Python Module Index", "Library Index
+#: (FFTW 3.3.10)", "Index of values", "Index of Scanner Options"; not "Index of /".
+_NAME_INDEX_TITLE = re.compile(
+    r"(?:(?:general|alphabetical|full|library|concept|program|command|option|variable"
+    r"|function|type|class|module|python module|symbol|keyword|method|value)s?\s+)?"
+    r"index(?:\s+of\s+[a-z][a-z ]*)?", re.IGNORECASE)
+_TRAILING_PARENTHESIS = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 def collapse_key(doc: Document) -> str:
@@ -251,6 +259,15 @@ def is_directory_listing(title: str) -> bool:
     """Whether a page's title is a web server's generated directory listing's ("Index of
     /", "Directory listing for /"): a list of files, never a site's home page."""
     return bool(_LISTING_TITLE.match(title))
+
+
+def is_name_index(title: str) -> bool:
+    """Whether a page's title is an index of names' (``_NAME_INDEX_TITLE``: Sphinx's
+    "Index — Mako 1.2.4 Documentation", texinfo's "Concept Index", ocamldoc's "Index of
+    values"): each entry a name and a link to the page defining it, with that page's first
+    words at most. It points to the answer of a question rather than answering it."""
+    title = _TRAILING_PARENTHESIS.sub("", title)
+    return any(_NAME_INDEX_TITLE.fullmatch(part.strip()) for part in _TITLE_PARTS.split(title))
 
 
 def page_depth(doc: Document) -> int:

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from index.fields import is_name_index
 from index.minilm import MODEL_PACKAGE, ModelMissing, load, model_zip
 from index.query import looks_pasted
 
@@ -180,9 +181,11 @@ def windows(doc: Document, budget: int) -> list[str]:
     """What is embedded for a page: the window (:func:`section_text`) of its opening and of
     each of its sections, or, for a page without sections, of each ``WINDOW_WORDS``
     words; at most ``budget``, spread evenly over the whole page when it has more, so a
-    long page's last sections are as likely to be embedded as its first."""
+    long page's last sections are as likely to be embedded as its first. An index of names
+    (``fields.is_name_index``) has none: its entries' first words resemble every question
+    about the pages it lists, and it answers none of them."""
     body = doc.body or doc.description
-    if budget <= 0 or not (body or doc.title):
+    if budget <= 0 or not (body or doc.title) or is_name_index(doc.title):
         return []
     parts = [(start, heading) for start, _, heading in doc.sections]
     if not parts or parts[0][0] > 0:

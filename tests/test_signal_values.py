@@ -76,3 +76,15 @@ def test_a_changelog_is_told_by_its_title_or_url(url, title, changelog):
 ])
 def test_a_query_asks_for_changes_by_its_words_or_a_version(query, asks):
     assert asks_for_changes(parse(query)) is asks
+
+
+def test_an_index_of_names_is_told_by_its_title():
+    from index.fields import is_name_index
+
+    for title in ("Index — Mako 1.2.4 Documentation", "Concept Index (FFTW 3.3.10)",
+                  "Index of values", "Python Module Index — Psycopg",
+                  "GNU gettext utilities: General Index", "Index of Scanner Options"):
+        assert is_name_index(title), title
+    for title in ("Index of /", "Indexing", "CREATE INDEX", "Full text index",
+                  "The index of chapters", "Index page"):
+        assert not is_name_index(title), title

@@ -346,3 +346,33 @@ def test_the_first_search_semantic_depth_results_are_reranked(request, name):
     finally:
         for backend in (shallow, deep):
             backend.close()
+
+
+# an index of names (Sphinx's genindex): each entry a name and its page's first words,
+# close to every question about those pages, the answer to none
+NAME_INDEX = doc("http://p.test/genindex.html", "Index — Plot 1.0 documentation",
+                 "key (command): move the legend box of a plot. legend: the box of the "
+                 "plot's curves. move: see key. plot: draw a graph. box: see key.")
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_an_index_of_names_is_not_embedded(request, name):
+    import numpy as np
+
+    from index.semantic import unpack
+
+    backend = request.getfixturevalue(f"make_{name}_backend")(
+        semantic=True, semantic_sections=4, semantic_depth=30)
+    try:
+        backend.ensure_index()
+        backend.index([doc(p.url, p.title, p.body, sections=p.sections)
+                       for p in (*PAGES, NAME_INDEX)])
+        backend.refresh()
+        run_batch(backend)
+        # one zero vector marks it embedded: its similarity to any question is 0
+        stored = unpack(backend.get(NAME_INDEX.id).vectors, 384)
+        assert stored.shape == (1, 384) and not np.any(stored)
+        found = urls(backend.search(QUESTION))
+        assert found.index("http://p.test/keys") < found.index(NAME_INDEX.url)
+    finally:
+        backend.close()
