@@ -155,8 +155,8 @@ def test_a_scored_set_is_open_and_only_the_unscored_ones_are_sealed():
     refuse_sealed(sorted(scored), "a miss listing")
     with pytest.raises(ValueError, match="scored once"):
         sealed_sites("sixth")
-    with pytest.raises(ValueError, match="no sealed set 'twenty-ninth'"):
-        sealed_sites("twenty-ninth")
+    with pytest.raises(ValueError, match="no sealed set 'thirtieth'"):
+        sealed_sites("thirtieth")
 
 
 def _unscored(monkeypatch, *names: str) -> dict[str, frozenset[str]]:
@@ -196,17 +196,22 @@ def test_a_set_is_sealed_until_it_is_scored(twenty_second_unscored):
             == "relevance-sealed-twenty-second")
 
 
-def test_one_set_is_sealed_the_twenty_eighth():
-    """The twenty-eighth, not scored yet: the harness refuses it and scores it alone
-    (``--sealed --set twenty-eighth``, or ``--sealed``); the twenty-seventh is scored and
-    open."""
-    twenty_eighth = SEALED_SETS["twenty-eighth"]
-    assert list(UNSCORED_SETS) == ["twenty-eighth"]
-    assert "twenty-seventh" in SCORED_SETS and "twenty-eighth" not in SCORED_SETS
-    assert SEALED_SITES == twenty_eighth == sealed_sites()
+def test_two_sets_are_sealed_the_twenty_eighth_and_the_twenty_ninth():
+    """The twenty-eighth and the twenty-ninth, neither scored yet: the harness refuses
+    both and scores each alone (``--sealed --set NAME``) or both together (``--sealed``);
+    the twenty-seventh is scored and open."""
+    twenty_eighth, twenty_ninth = SEALED_SETS["twenty-eighth"], SEALED_SETS["twenty-ninth"]
+    assert list(UNSCORED_SETS) == ["twenty-eighth", "twenty-ninth"]
+    assert "twenty-seventh" in SCORED_SETS
+    assert not {"twenty-eighth", "twenty-ninth"} & SCORED_SETS
+    assert not twenty_eighth & twenty_ninth
+    assert SEALED_SITES == twenty_eighth | twenty_ninth == sealed_sites()
     assert sealed_sites("twenty-eighth") == twenty_eighth
+    assert sealed_sites("twenty-ninth") == twenty_ninth
     assert (default_cache(sealed=True, sealed_set="twenty-eighth").name
             == "relevance-sealed-twenty-eighth")
+    assert (default_cache(sealed=True, sealed_set="twenty-ninth").name
+            == "relevance-sealed-twenty-ninth")
 
 
 @pytest.mark.parametrize(("name", "pair"), [
@@ -217,6 +222,7 @@ def test_one_set_is_sealed_the_twenty_eighth():
     ("twenty-sixth", ("bzip2.test", "golang.test")),
     ("twenty-seventh", ("allegro.test", "rubymail.test")),
     ("twenty-eighth", ("botch.test", "cfitsio.test")),
+    ("twenty-ninth", ("bup.test", "folks.test")),
 ])
 def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
     """A set not scored yet: the harness as it stood never looks into it."""
@@ -239,7 +245,7 @@ def test_each_set_is_sealed_until_it_is_scored(monkeypatch, name, pair):
 
 @pytest.mark.parametrize("name", ["twenty-second", "twenty-third", "twenty-fourth",
                                   "twenty-fifth", "twenty-sixth", "twenty-seventh",
-                                  "twenty-eighth"])
+                                  "twenty-eighth", "twenty-ninth"])
 def test_each_new_set_has_seventeen_queries_a_site_of_each_kind(name):
     """7 identifiers or pasted commands, 6 questions of six or more words, 4 keyword or
     navigational queries on each of its six sites: 102 in all."""
@@ -283,6 +289,11 @@ def test_the_sets_scored_once_are_open_now(name):
     ["--sites", "gnustep.test", "--cache", "x", "--check-answers"],
     ["--sites", "botch.test,esdl.test,etsf-io.test", "--cache", "x", "--check-answers"],
     ["--sealed", "--set", "twenty-eighth", "--show-misses"],
+    ["--sites", "bup.test", "--cache", "x"],
+    ["--sites", "flask.test,stl.test", "--cache", "x"],
+    ["--sites", "syn.test", "--cache", "x", "--check-answers"],
+    ["--sites", "folks.test,pgbackrest.test,the-editor.test", "--cache", "x", "--check-answers"],
+    ["--sealed", "--set", "twenty-ninth", "--show-misses"],
 ])
 def test_the_harness_refuses_to_look_into_the_unscored_sets(args):
     """Refused before anything is crawled: the argument check fails first."""
@@ -300,20 +311,22 @@ def test_the_unscored_sets_are_reported_apart_by_site_and_class_only(monkeypatch
     judged = load_queries(part="sealed")
     firsts = {j.query for j in judged
               if j.site in ("h2.test", "execline.test", "fmt.test", "putty.test",
-                            "zarith.test", "rubymail.test", "cfitsio.test")}
+                            "zarith.test", "rubymail.test", "cfitsio.test", "bup.test")}
     ours = Scores({j.query: 1 if j.query in firsts else None for j in judged})
     base = Scores({j.query: 2 for j in judged})
     sets = sealed_set_report(HeldOut(ours, relevance.SEALED_SITES, []), base, judged)
     assert list(sets) == list(unscored) == ["twenty-second", "twenty-third", "twenty-fourth",
                                             "twenty-fifth", "twenty-sixth",
-                                            "twenty-seventh", "twenty-eighth"]
+                                            "twenty-seventh", "twenty-eighth",
+                                            "twenty-ninth"]
     for name, first, other in (("twenty-second", "h2.test", "gnatcoll.test"),
                                ("twenty-third", "execline.test", "dbus-python.test"),
                                ("twenty-fourth", "fmt.test", "jopt-simple.test"),
                                ("twenty-fifth", "putty.test", "lame.test"),
                                ("twenty-sixth", "zarith.test", "golang.test"),
                                ("twenty-seventh", "rubymail.test", "gidocgen.test"),
-                               ("twenty-eighth", "cfitsio.test", "dsssl.test")):
+                               ("twenty-eighth", "cfitsio.test", "dsssl.test"),
+                               ("twenty-ninth", "bup.test", "stl.test")):
         figures = sets[name]
         part = [j for j in judged if j.site in SEALED_SETS[name]]
         assert figures["queries"] == len(part)

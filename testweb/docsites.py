@@ -700,6 +700,31 @@ DOC_SITES: tuple[DocSite, ...] = (
     # themselves (upper-case HTML 4): the guide, and each HTML and print parameter and
     # library function a page under /html/, /print/ and /lib/, 436.
     DocSite("dsssl.test", "docbook-dsssl-doc", Path("/usr/share/doc/docbook-dsssl-doc/doc")),
+    # The twenty-ninth sealed set (harness.relevance.SEALED_SETS): six more kinds of manual.
+    # bup: the backup tool's man pages written in Markdown and made HTML by pandoc, a
+    # command a page (bup-save.1.html, bup-restore.1.html, ...); the root is a listing, 39.
+    DocSite("bup.test", "bup-doc", Path("/usr/share/doc/bup"), marker="bup.1.html"),
+    # pgBackRest: the PostgreSQL backup tool's site made by its own documentation tool from
+    # XML: the user guide (0.23 MB), every command's options (command.html, 0.94 MB), every
+    # configuration option (configuration.html), the FAQ, the release notes and metrics, 8.
+    DocSite("pgbackrest.test", "pgbackrest-doc", Path("/usr/share/doc/pgbackrest-doc/html")),
+    # folks: the contacts aggregation library's Vala API made by valadoc, a namespace,
+    # class, interface, method, property or signal a page (Folks.Individual.html,
+    # Folks.IndividualAggregator.prepare.html, ...), its root index.htm; the root is a
+    # listing, 486.
+    DocSite("folks.test", "libfolks-doc", Path("/usr/share/devhelp/books/folks")),
+    # syn: the Rust crates cargo builds with, their API made by rustdoc, an item a page
+    # (syn/struct.DeriveInput.html, syn/macro.parse_macro_input.html, quote/macro.quote.html,
+    # proc_macro2, ...) and their source pages under src/; the root is a listing, 671.
+    DocSite("syn.test", "cargo-doc", Path("/usr/share/doc/cargo/doc")),
+    # THE: The Hessling Editor's reference made by its own script from its sources: the
+    # commands (comm.html), the SET commands (commset.html), the SOS commands, the query
+    # and EXTRACT items, the quick reference, the glossary and the appendices, 17.
+    DocSite("the-editor.test", "the-doc", Path("/usr/share/doc/the/html")),
+    # The SGI Standard Template Library's hand-written reference: a concept, container,
+    # algorithm, iterator or function object a page (lower_bound.html, Vector.html,
+    # ForwardIterator.html, ...), with its index, table of contents and design notes, 236.
+    DocSite("stl.test", "stl-manual", Path("/usr/share/doc/stl-manual/html")),
     # A mirror: a second host serving a copy of the PostgreSQL manual, as mirrors do.
     DocSite("pgdocs-mirror.test", "postgresql-doc-15",
             Path("/usr/share/doc/postgresql-doc-15/html"), mirror_of="postgresql.test"),
