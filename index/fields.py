@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_FIELD_WEIGHTS",
     "DEFINE_FIELDS",
     "DOC_FIELDS",
+    "EMPTY_FIELD",
     "LABEL_FIELDS",
     "LEAD_FIELD",
     "LEAD_WORDS",
@@ -84,6 +85,13 @@ __all__ = [
 #: page that defines what the query names (not scored as text by default).
 TEXT_FIELDS = ("title", "body", "anchors", "url", "idents", "headings")
 IDENTS = "idents"
+#: The one term a text field holds where the page gives it none (no title, no anchor text,
+#: no identifier ...): a control character, like ``analysis.BLOCK_BREAK`` never a term of a
+#: text or a query, so it matches nothing. BM25 reads a field's statistics (its number of
+#: documents, for IDF and the average length) over the documents holding a term in it in
+#: Elasticsearch, over every document in tantivy; with every field of every page holding a
+#: term, both count the same documents and the same lengths, and score alike.
+EMPTY_FIELD = "\x02"
 #: How much a query word scores where only ``idents`` holds it (a word of a CamelCase name:
 #: ``allow`` in ``AllowOverride``): it matches there, but the page's own text decides the
 #: score; an identifier's whole form scores by ``FieldWeights.idents``.
@@ -399,7 +407,7 @@ def document_fields(doc: Document, body_terms: str | None = None) -> DocumentFie
                                            *identifier_terms(doc.headings)))),
     }
     return DocumentFields(
-        text=text,
+        text={name: terms or EMPTY_FIELD for name, terms in text.items()},
         site=host_suffixes(doc.host),
         ranking=(ranking := {name: f.value(doc) for name, f in DOC_FIELDS.items()}),
         keywords={"host": doc.host, "lang": ranking["lang"],
