@@ -901,3 +901,47 @@ def test_vectors_no_page_points_at_are_compacted(tmp_path, monkeypatch):
         d.id: d.vectors for d in again}
     reopened.close()
     reader.close()
+
+
+def test_a_check_a_later_reading_asks_again_is_searched_once(tmp_path, monkeypatch):
+    """The words reading that follows a reading with few results (index/plan.py) asks the
+    same proximity runs again when its words are the query's: they are searched once a
+    query (``SearchMemo``), the first reading asking a page deeper, with the same
+    results as each reading searching its own."""
+    import index.engines.embedded.search as search
+
+    backend = EmbeddedBackend(tmp_path)
+    backend.index(_blend_pages())
+    backend.refresh()
+    asked: list[str] = []
+
+    class Counting:
+        def __init__(self, searcher):
+            self.searcher = searcher
+
+        def __getattr__(self, name):
+            return getattr(self.searcher, name)
+
+        def search(self, query, **kwargs):
+            asked.append(repr(query))
+            return self.searcher.search(query, **kwargs)
+
+    index = backend._search.index
+    backend._search.index = lambda: type("Index", (), {
+        "schema": index().schema, "searcher": lambda self: Counting(index().searcher())})()
+    shared = backend.search("git tutorial beginners")
+    assert shared.extra.get("reading") == "words"
+    runs = [query for query in asked if "PhraseQuery" in query]
+    assert runs and len(runs) == len(set(runs))
+
+    def alone(memo, searcher, query, limit, ahead=0):
+        return [search.address_key(a) for _, a in searcher.search(
+            query, limit=limit, count=False).hits]
+
+    monkeypatch.setattr(search.SearchMemo, "check", alone)
+    asked.clear()
+    apart = backend.search("git tutorial beginners")
+    assert len([query for query in asked if "PhraseQuery" in query]) > len(runs)
+    assert ([(h.url, h.score) for h in apart.hits], apart.total) == (
+        [(h.url, h.score) for h in shared.hits], shared.total)
+    backend.close()

@@ -51,7 +51,7 @@ from index.engines.embedded.schema import (
     terms_analyzer,
     to_tantivy,
 )
-from index.engines.embedded.search import TantivySearch
+from index.engines.embedded.search import SearchMemo, TantivySearch
 from index.engines.embedded.suggest import EditSuggester
 from index.engines.embedded.vectors import VECTORS_AT, VectorFile, compact
 from index.fields import completion_prefix, completion_text
@@ -366,8 +366,9 @@ class EmbeddedBackend(SearchBackend):
         page, size = max(1, int(page)), max(1, min(int(size), 100))
         plan = SearchPlan.of(parsed, Thresholds.of(self.options), self.ranker,
                              self.options.language, self._section_match(parsed))
+        memo = SearchMemo()  # one searcher and each check searched once, for all readings
         return plan.execute(lambda p, pg, sz: self._search.search(p, pg, sz, explain, facets,
-                                                                  started), page, size)
+                                                                  started, memo), page, size)
 
 
 def _addresses(searcher: tantivy.Searcher) -> list:

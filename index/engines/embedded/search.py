@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from index.engines.embedded.vectors import VectorFile
     from index.signals import Ranker
 
-__all__ = ["TantivySearch"]
+__all__ = ["SearchMemo", "TantivySearch"]
 
 
 #: How far apart (relative) two searches may score the same page: tantivy sums a page's
@@ -63,6 +63,38 @@ def _shares(sets: list[set[tuple]]) -> dict[tuple, float]:
         return dict.fromkeys(sets[0], 1.0)
     counts = Counter(key for s in sets for key in s)
     return {key: n / len(sets) for key, n in counts.items()}
+
+
+class SearchMemo:
+    """What the searches of one query's plan share (its readings: the operator, literal
+    and words readings, :meth:`SearchPlan.execute`): one searcher, so every reading sees
+    the same index, and each check's best pages (``TantivySearch._marks``) by its compiled
+    query, so a check a later reading asks again (the words reading of ``pen
+    dashed=linetype(new real[] {8,8});`` has the operator reading's proximity runs) is
+    not searched again. A reading that may be followed by another asks its checks for
+    ``ahead`` more pages than its own depth, so a later reading's deeper ask is a prefix
+    of them (tantivy orders pages by score, then address: the best ``n`` of a search are
+    the first ``n`` of any deeper one)."""
+
+    __slots__ = ("checks", "searcher")
+
+    def __init__(self) -> None:
+        self.searcher: tantivy.Searcher | None = None
+        #: A check's compiled query (``repr``) -> (the limit it was searched with, the
+        #: address keys of its pages in order).
+        self.checks: dict[str, tuple[int, list[tuple]]] = {}
+
+    def check(self, searcher: tantivy.Searcher, query: tantivy.Query, limit: int,
+              ahead: int = 0) -> list[tuple]:
+        """The address keys of the best ``limit`` pages of a check (``ahead`` more
+        searched and kept for a later reading), searched once a plan."""
+        key = repr(query)
+        asked = self.checks.get(key)
+        if asked is None or (asked[0] < limit and len(asked[1]) >= asked[0]):
+            asked = (limit + ahead, [address_key(a) for _, a in searcher.search(
+                query, limit=limit + ahead, count=False).hits])
+            self.checks[key] = asked
+        return asked[1][:limit]
 
 
 def _read_hit(searcher: tantivy.Searcher, address: tantivy.DocAddress,
@@ -109,16 +141,21 @@ class TantivySearch:
                                self.held)
 
     def search(self, plan: SearchPlan, page: int, size: int, explain: bool, facets: bool,
-               started: float) -> Results:
+               started: float, memo: SearchMemo | None = None) -> Results:
         """One page of ranked hits for a search plan (see ``EmbeddedBackend.search``);
-        ``took_ms`` counts from ``started`` (a ``perf_counter`` reading)."""
+        ``took_ms`` counts from ``started`` (a ``perf_counter`` reading); ``memo``: what
+        the searches of one plan share (a search of its own when ``None``)."""
         o, ranker = self.options, self.ranker
         parsed, context = plan.query, plan.context
         results = Results(query=parsed.raw, hits=[], total=0, page=page, size=size)
         if parsed.matches_nothing:
             results.took_ms = (time.perf_counter() - started) * 1000
             return results
-        searcher = self.index().searcher()
+        if memo is None:
+            memo = SearchMemo()
+        if memo.searcher is None:
+            memo.searcher = self.index().searcher()
+        searcher = memo.searcher
         compiler = self.compiler(searcher, parsed)
         offset = (page - 1) * size
         depth = min(offset + size + o.rerank_depth, o.max_window)
@@ -129,8 +166,11 @@ class TantivySearch:
                     or compiler.compile(plan.strict))
         found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
         results.total = found.count
+        # a reading the words reading may follow asks a page more of each check: the
+        # words reading asks as deep as this one plus the results it follows
         marks = self._marks(searcher, compiler, parsed, depth,
-                            near=not reranked or o.question_proximity)
+                            near=not reranked or o.question_proximity, memo=memo,
+                            ahead=0 if plan.lazy else size)
         homes, described = self._named_homes(searcher, compiler, plan, found.hits)
         hits = found.hits + homes
         marks["home"] = described
@@ -270,19 +310,21 @@ class TantivySearch:
         return [(0.0, a) for a in homes if address_key(a) not in known], marked
 
     def _marks(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-               parsed: Query, limit: int, near: bool = True) -> dict[str, dict[tuple, float]]:
+               parsed: Query, limit: int, near: bool = True, memo: SearchMemo | None = None,
+               ahead: int = 0) -> dict[str, dict[tuple, float]]:
         """The best pages (up to ``limit`` each) whose title, anchor text or URL hold every
         label word of the query (``label``), of those holding its required words near each
         other, one search per proximity run (``near``; none when ``near`` is false), and of
         those whose headings hold its defined words (``defines``), for the signals that
         weigh them: each page's address key with the share of the check's searches that
-        found it."""
+        found it. Each check searched once a plan (``memo``, ``ahead``: :class:`SearchMemo`)."""
+        memo = SearchMemo() if memo is None else memo
         queries = {"label": [compiler.label(parsed)],
                    "near": compiler.near_groups(parsed) if near else [],
                    "defines": [compiler.defines(parsed)]}
         return {
-            name: _shares([{address_key(a) for _, a in searcher.search(
-                query, limit=limit, count=False).hits} for query in group if query is not None])
+            name: _shares([set(memo.check(searcher, query, limit, ahead))
+                           for query in group if query is not None])
             if any(map(self.ranker.weight, _MARKS_READ_BY[name])) else {}
             for name, group in queries.items()
         }
