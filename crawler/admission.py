@@ -82,17 +82,22 @@ class Admission:
         )
 
     def admit(self, raw_url: str, depth: int, *, filter: bool = True,
-              recrawl: bool = False) -> Admitted | str:
+              recrawl: bool = False, canonical: bool = False) -> Admitted | str:
         """``raw_url`` found at link ``depth`` let in, or the reason it is refused.
 
         ``filter=False`` (a request with ``dont_filter``) skips the seen cache; a
-        ``recrawl`` is no new page (no budget) and is let in on a condemned host."""
+        ``recrawl`` is no new page (no budget) and is let in on a condemned host;
+        ``canonical``: ``raw_url`` is canonical already (``canonicalize`` gave it, as it
+        gives the extraction's links), so it is not canonicalized again."""
         if filter and raw_url in self._recent:
             return "seen"
-        try:
-            url = canonicalize(raw_url)
-        except InvalidURL as exc:
-            return exc.reason
+        if canonical:
+            url = raw_url
+        else:
+            try:
+                url = canonicalize(raw_url)
+            except InvalidURL as exc:
+                return exc.reason
         reason = self.traps.check(url, depth)
         if reason:
             return reason
@@ -105,7 +110,7 @@ class Admission:
             if condemned:
                 return condemned
         if filter:
-            if url in self._recent:
+            if not canonical and url in self._recent:
                 return "seen"
             self._recent[url] = None
             bound(self._recent, self.seen_cache)

@@ -339,12 +339,13 @@ class FrontierScheduler(BaseScheduler):
 
     def enqueue_links(
         self, response, urls, depth: int, template: Request, spider=None, outlinks: int = 0,
-        seen=(), **kwargs,
+        seen=(), canonical: bool = False, **kwargs,
     ) -> bool:
         """Handler of ``links_extracted`` (and the spider's ``links_sink``): queue ``urls``
         found on ``response`` as copies of ``template`` at ``depth``, without building a
         Request each (``outlinks``: how many links the page has in all, for the value
-        order's shares; ``seen``: its links queued before, whose value this in-link raises)."""
+        order's shares; ``seen``: its links queued before, whose value this in-link raises;
+        ``canonical``: ``urls`` are canonical already, as the extraction gives them)."""
         self.ordering.links_found(response.url, [*urls, *seen], depth, outlinks)
         meta = {**template.meta, "depth": depth}
         base = {**self._template(template), "meta": meta}
@@ -384,7 +385,7 @@ class FrontierScheduler(BaseScheduler):
 
         queued = 0
         for url in urls:
-            admitted = self.admission.admit(url, depth)
+            admitted = self.admission.admit(url, depth, canonical=canonical)
             if isinstance(admitted, str):
                 self._drop(admitted)
                 continue

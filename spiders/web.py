@@ -433,7 +433,7 @@ class WebSpider(scrapy.Spider):
         if response is not None:
             batch = {"response": response, "urls": urls, "depth": depth,
                      "template": self.link_template, "spider": self,
-                     "outlinks": len(links), "seen": again}
+                     "outlinks": len(links), "seen": again, "canonical": True}
             sink = self.links_sink
             if sink is None:
                 taken = self.crawler.signals.send_catch_log(links_extracted, **batch)

@@ -348,6 +348,36 @@ def test_the_spider_hands_its_links_to_the_frontier_scheduler_without_a_signal(
         "http://a.test/4"]
 
 
+def test_the_spiders_links_are_admitted_without_being_canonicalized_again(sched, monkeypatch):
+    """The extraction's links are canonical: the spider says so, and the scheduler admits
+    them as they are; a batch not said canonical is canonicalized link by link."""
+    from scrapy.utils.test import get_crawler
+
+    import crawler.admission
+    from crawler.items import Link
+    from spiders.web import WebSpider
+
+    calls = []
+    real = crawler.admission.canonicalize
+    monkeypatch.setattr(crawler.admission, "canonicalize",
+                        lambda url: calls.append(url) or real(url))
+    spider = WebSpider.from_crawler(get_crawler(WebSpider, {"CONTROL_STORE": ""}),
+                                    seeds="http://a.test/")
+    batches = []
+    spider.links_sink = lambda **batch: batches.append(batch) or True
+    page = HtmlResponse("http://a.test/", body=b"<html></html>")
+    assert list(spider.follow([Link("http://a.test/3", "three")], 1, page)) == []
+    assert batches[0]["canonical"] is True
+    template = scrapy.Request("http://x.invalid/", callback=sched.spider.parse)
+    sched.enqueue_links(page, ["http://a.test/3", "http://a.test/4"], 1, template,
+                        canonical=True)
+    assert calls == []
+    sched.enqueue_links(page, ["http://A.test/5"], 1, template)
+    assert calls == ["http://A.test/5"]
+    sched.flush()
+    assert sched.frontier.pending() == 3
+
+
 def test_robots_first_then_pages_and_disallowed_dropped(sched):
     spider = sched.spider
     sched.enqueue_request(scrapy.Request("http://a.test/private/1", callback=spider.parse))

@@ -209,6 +209,48 @@ def test_dead_subtree_deprioritised_then_dropped():
     assert live.dead("http://d.test/doc/9")
 
 
+
+def test_dead_subtrees_split_no_url_while_no_directory_is_dying_or_dead(monkeypatch):
+    # every link of every page asks dying(): while no directory is, the answer comes
+    # without splitting the URL into its directory
+    dead = DeadSubtrees(min_fetches=3, drop_after=8, dead_share=0.9)
+    for i in range(8):
+        dead.record(f"http://d.test/doc/{i}", 200 if i % 2 else 404)
+    split = []
+    real = DeadSubtrees.directory
+    monkeypatch.setattr(DeadSubtrees, "directory",
+                        staticmethod(lambda url: split.append(url) or real(url)))
+    assert not dead.dying("http://d.test/doc/9") and not dead.dead("http://d.test/doc/9")
+    assert split == []
+    for i in range(3):
+        dead.record(f"http://d.test/gone/{i}", 404)
+    assert dead.dying("http://d.test/gone/9") and not dead.dying("http://d.test/doc/9")
+
+
+@pytest.mark.parametrize("min_fetches,drop_after,dead_share,max_dirs",
+                         [(3, 8, 0.9, 4), (1, 1, 0.5, 3), (0, 0, 0.0, 2), (2, 5, 1.0, 50)])
+def test_dead_subtrees_answer_as_their_counts_say(min_fetches, drop_after, dead_share,
+                                                  max_dirs):
+    import random
+
+    rng = random.Random(min_fetches * 100 + max_dirs)
+    dead = DeadSubtrees(min_fetches=min_fetches, drop_after=drop_after,
+                        dead_share=dead_share, max_dirs=max_dirs)
+    urls = [f"http://d{h}.test/{d}/p" for h in range(3) for d in "abc"]
+    for _ in range(600):
+        url = rng.choice(urls)
+        if rng.random() < 0.2:
+            dead.soft_404(url)
+        else:
+            dead.record(url, rng.choice((200, 404, 410, None)))
+        for other in urls:
+            counts = dead._dirs.get(DeadSubtrees.directory(other))
+            assert dead.dying(other) == (counts is not None and counts[0] >= min_fetches
+                                         and counts[1] == counts[0])
+            assert dead.dead(other) == (counts is not None and counts[0] >= drop_after
+                                        and counts[1] >= dead_share * counts[0])
+
+
 # -- spam ----------------------------------------------------------------------------------
 
 def judge_hosts(web, hosts, pages=24) -> dict[str, object]:

@@ -155,6 +155,9 @@ class DeadSubtrees:
         self.dead_share = dead_share
         self.max_dirs = max_dirs
         self._dirs: OrderedDict[str, list[int]] = OrderedDict()
+        # how many of the directories held are dying and dead now: while none is, a URL is
+        # answered without splitting it into its directory (every link of every page asks)
+        self._dying = self._dead = 0
 
     @classmethod
     def from_settings(cls, settings: Any) -> DeadSubtrees | None:
@@ -172,33 +175,49 @@ class DeadSubtrees:
     def record(self, url: str, status: int | None) -> None:
         """Count one fetch of ``url`` that answered ``status``."""
         counts = self._counts(url)
+        self._tally(counts, -1)
         counts[0] += 1
         counts[1] += status in self.DEAD_STATUSES
+        self._tally(counts, 1)
 
     def soft_404(self, url: str) -> None:
         """A fetch counted as live turned out to be a soft 404."""
         counts = self._counts(url)
         if counts[1] < counts[0]:
+            self._tally(counts, -1)
             counts[1] += 1
+            self._tally(counts, 1)
 
     def _counts(self, url: str) -> list[int]:
         key = self.directory(url)
         counts = self._dirs.get(key)
         if counts is None:
             counts = self._dirs[key] = [0, 0]
+            self._tally(counts, 1)
             if len(self._dirs) > self.max_dirs:
-                self._dirs.popitem(last=False)
+                self._tally(self._dirs.popitem(last=False)[1], -1)
         else:
             self._dirs.move_to_end(key)
         return counts
 
+    def _tally(self, counts: list[int], sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) a directory's ``counts`` from the numbers of
+        dying and dead directories."""
+        self._dying += sign * self._is_dying(counts)
+        self._dead += sign * self._is_dead(counts)
+
+    def _is_dying(self, counts: list[int]) -> bool:
+        return counts[0] >= self.min_fetches and counts[1] == counts[0]
+
+    def _is_dead(self, counts: list[int]) -> bool:
+        return counts[0] >= self.drop_after and counts[1] >= self.dead_share * counts[0]
+
     def dying(self, url: str) -> bool:
         """Every fetch of the directory so far (at least ``min_fetches``) was dead."""
-        counts = self._dirs.get(self.directory(url)) if self._dirs else None
-        return counts is not None and counts[0] >= self.min_fetches and counts[1] == counts[0]
+        counts = self._dirs.get(self.directory(url)) if self._dying else None
+        return counts is not None and self._is_dying(counts)
 
     def dead(self, url: str) -> bool:
         """The directory has ``drop_after`` fetches, ``dead_share`` of them dead."""
-        counts = self._dirs.get(self.directory(url)) if self._dirs else None
-        return (counts is not None and counts[0] >= self.drop_after
-                and counts[1] >= self.dead_share * counts[0])
+        counts = self._dirs.get(self.directory(url)) if self._dead else None
+        return counts is not None and self._is_dead(counts)
