@@ -245,6 +245,8 @@ class RotatingWarcWriter:
             url,
             "response",
             payload=BytesIO(body),
+            length=len(body),  # known: warcio copies a payload of unknown length to a
+            # temporary file and digests it twice
             http_headers=StatusAndHeaders(f"{status} {_reason(status)}", headers, protocol),
             warc_headers_dict={"WARC-Date": _warc_date(fetched_at),
                                **({"WARC-Truncated": "length"} if truncated else {})},
@@ -255,10 +257,14 @@ class RotatingWarcWriter:
             url,
             "request",
             payload=BytesIO(request_body),
+            length=len(request_body),
             http_headers=StatusAndHeaders(
                 f"{method} {path} {protocol}", list(request_headers), is_http_request=True
             ),
         )
+        # digested again when written, after the WARC-Concurrent-To the pair adds, where a
+        # record of unknown length has it
+        request.rec_headers.remove_header("WARC-Payload-Digest")
         offset = self._append(lambda w: w.write_request_response_pair(request, response))
         return self.name, offset
 

@@ -90,6 +90,36 @@ def test_request_record_follows_its_response(tmp_path):
     assert records[2][2].get_header("Accept") == "text/html"
 
 
+def test_records_are_written_without_temporary_files_as_warcio_writes_them(tmp_path,
+                                                                           monkeypatch):
+    """The payloads' lengths are known, so warcio copies no payload to a temporary file nor
+    digests it twice; the records and their headers' order are those warcio writes for a
+    payload of unknown length."""
+    from warcio.archiveiterator import ArchiveIterator
+    from warcio.recordbuilder import RecordBuilder
+
+    def no_temporary_file():
+        raise AssertionError("a payload copied to a temporary file")
+
+    monkeypatch.setattr(RecordBuilder, "_create_temp_file", staticmethod(no_temporary_file))
+    writer = RotatingWarcWriter.from_settings(None, tmp_path, worker="w")
+    writer.write("http://a.test/x?q=1", 200, [("Content-Type", "text/html")], b"<p>hi</p>",
+                 method="POST", request_headers=[("Accept", "text/html")],
+                 request_body=b"a=1", fetched_at=1_700_000_000)
+    writer.close()
+    with open(warc_files(tmp_path)[0], "rb") as fh:
+        records = [(r.rec_type, r.rec_headers.headers, r.content_stream().read())
+                   for r in ArchiveIterator(fh, check_digests="raise")]
+    names = {t: [name for name, _ in headers] for t, headers, _ in records}
+    assert names["response"] == [
+        "WARC-Date", "WARC-Type", "WARC-Record-ID", "WARC-Target-URI",
+        "WARC-Payload-Digest", "WARC-Block-Digest", "Content-Type", "Content-Length"]
+    assert names["request"] == [
+        "WARC-Type", "WARC-Record-ID", "WARC-Target-URI", "WARC-Date", "WARC-Concurrent-To",
+        "WARC-Payload-Digest", "WARC-Block-Digest", "Content-Type", "Content-Length"]
+    assert [body for t, _, body in records if t != "warcinfo"] == [b"<p>hi</p>", b"a=1"]
+
+
 def _html_response(url: str, html: str, encoding: str | None = None) -> HtmlResponse:
     body = html.encode()
     headers = {"Content-Type": "text/html; charset=utf-8"}
