@@ -905,9 +905,9 @@ def test_vectors_no_page_points_at_are_compacted(tmp_path, monkeypatch):
 
 def test_a_check_a_later_reading_asks_again_is_searched_once(tmp_path, monkeypatch):
     """The words reading that follows a reading with few results (index/plan.py) asks the
-    same proximity runs again when its words are the query's: they are searched once a
-    query (``SearchMemo``), the first reading asking a page deeper, with the same
-    results as each reading searching its own."""
+    same strict, blend and proximity searches again when its words are the query's: they
+    are searched once a query (``SearchMemo``), the first reading asking a page deeper,
+    with the same results as each reading searching its own."""
     import index.engines.embedded.search as search
 
     backend = EmbeddedBackend(tmp_path)
@@ -932,16 +932,17 @@ def test_a_check_a_later_reading_asks_again_is_searched_once(tmp_path, monkeypat
     shared = backend.search("git tutorial beginners")
     assert shared.extra.get("reading") == "words"
     runs = [query for query in asked if "PhraseQuery" in query]
-    assert runs and len(runs) == len(set(runs))
+    assert runs and len(runs) == len(set(runs)) and len(asked) == len(set(asked))
 
-    def alone(memo, searcher, query, limit, ahead=0):
-        return [search.address_key(a) for _, a in searcher.search(
-            query, limit=limit, count=False).hits]
+    def alone(memo, searcher, query, limit, count=False, ahead=0):
+        found = searcher.search(query, limit=limit, count=count)
+        return search._Found(found.hits, found.count if count else None)
 
-    monkeypatch.setattr(search.SearchMemo, "check", alone)
+    monkeypatch.setattr(search.SearchMemo, "search", alone)
     asked.clear()
     apart = backend.search("git tutorial beginners")
     assert len([query for query in asked if "PhraseQuery" in query]) > len(runs)
+    assert len(asked) > len(set(asked))
     assert ([(h.url, h.score) for h in apart.hits], apart.total) == (
         [(h.url, h.score) for h in shared.hits], shared.total)
     backend.close()

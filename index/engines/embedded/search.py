@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import tantivy
 
@@ -65,36 +65,50 @@ def _shares(sets: list[set[tuple]]) -> dict[tuple, float]:
     return {key: n / len(sets) for key, n in counts.items()}
 
 
+class _Found(NamedTuple):
+    """A search's best pages (``(score, address)``) and, when asked, how many match."""
+
+    hits: list
+    count: int | None
+
+
 class SearchMemo:
     """What the searches of one query's plan share (its readings: the operator, literal
     and words readings, :meth:`SearchPlan.execute`): one searcher, so every reading sees
-    the same index, and each check's best pages (``TantivySearch._marks``) by its compiled
-    query, so a check a later reading asks again (the words reading of ``pen
-    dashed=linetype(new real[] {8,8});`` has the operator reading's proximity runs) is
-    not searched again. A reading that may be followed by another asks its checks for
-    ``ahead`` more pages than its own depth, so a later reading's deeper ask is a prefix
-    of them (tantivy orders pages by score, then address: the best ``n`` of a search are
-    the first ``n`` of any deeper one)."""
+    the same index, and each search's best pages by its compiled query, so a search a
+    later reading asks again is not run again: a check (the words reading of ``pen
+    dashed=linetype(new real[] {8,8});`` has the operator reading's proximity runs), and,
+    when the words reading's words are the query's, its strict and blend searches. A
+    reading that may be followed by another asks ``ahead`` more pages than its own depth,
+    so a later reading's deeper ask is a prefix of them (tantivy orders pages by score,
+    then address: the best ``n`` of a search are the first ``n`` of any deeper one)."""
 
-    __slots__ = ("checks", "searcher")
+    __slots__ = ("searcher", "searches")
 
     def __init__(self) -> None:
         self.searcher: tantivy.Searcher | None = None
-        #: A check's compiled query (``repr``) -> (the limit it was searched with, the
-        #: address keys of its pages in order).
-        self.checks: dict[str, tuple[int, list[tuple]]] = {}
+        #: A compiled query (``repr``) -> (the limit it was searched with, its best pages,
+        #: how many match: ``None`` when not counted).
+        self.searches: dict[str, tuple[int, list, int | None]] = {}
 
-    def check(self, searcher: tantivy.Searcher, query: tantivy.Query, limit: int,
-              ahead: int = 0) -> list[tuple]:
-        """The address keys of the best ``limit`` pages of a check (``ahead`` more
-        searched and kept for a later reading), searched once a plan."""
+    def search(self, searcher: tantivy.Searcher, query: tantivy.Query, limit: int,
+               count: bool = False, ahead: int = 0) -> _Found:
+        """The best ``limit`` pages of ``query`` (``ahead`` more searched and kept for a
+        later reading) and, with ``count``, how many match: searched once a plan."""
         key = repr(query)
-        asked = self.checks.get(key)
-        if asked is None or (asked[0] < limit and len(asked[1]) >= asked[0]):
-            asked = (limit + ahead, [address_key(a) for _, a in searcher.search(
-                query, limit=limit + ahead, count=False).hits])
-            self.checks[key] = asked
-        return asked[1][:limit]
+        asked = self.searches.get(key)
+        if (asked is None or (asked[0] < limit and len(asked[1]) >= asked[0])
+                or (count and asked[2] is None)):
+            found = searcher.search(query, limit=limit + ahead, count=count)
+            asked = (limit + ahead, found.hits, found.count if count else None)
+            self.searches[key] = asked
+        return _Found(asked[1][:limit], asked[2])
+
+
+def _searched(searcher: tantivy.Searcher, query: tantivy.Query, limit: int,
+              ahead: int = 0) -> _Found:
+    """The best ``limit`` pages of ``query``, kept for no other reading."""
+    return _Found(searcher.search(query, limit=limit, count=False).hits, None)
 
 
 def _read_hit(searcher: tantivy.Searcher, address: tantivy.DocAddress,
@@ -164,14 +178,18 @@ class TantivySearch:
         one_pass = reranked and o.question_one_search
         matching = ((one_pass and compiler.coordinated(parsed, strict=False))
                     or compiler.compile(plan.strict))
-        found = searcher.search(compiler.scored(matching, parsed), limit=depth, count=True)
+        # (all its pages when the words reading may follow: fewer than ``words_below``)
+        found = memo.search(searcher, compiler.scored(matching, parsed), depth, count=True)
         results.total = found.count
-        # a reading the words reading may follow asks a page more of each check: the
-        # words reading asks as deep as this one plus the results it follows
+        # A reading the words reading may follow (fewer pages hold every word than it
+        # asks for) keeps its blend and check searches for it, a page deeper: the words
+        # reading asks as deep as it plus the results it follows.
+        kept = memo if plan.lazy or found.count < plan.words_below else None
+        ahead = size if kept is not None and not plan.lazy else 0
         marks = self._marks(searcher, compiler, parsed, depth,
-                            near=not reranked or o.question_proximity, memo=memo,
-                            ahead=0 if plan.lazy else size)
-        homes, described = self._named_homes(searcher, compiler, plan, found.hits)
+                            near=not reranked or o.question_proximity, memo=kept,
+                            ahead=ahead)
+        homes, described = self._named_homes(searcher, compiler, plan, found.hits, kept)
         hits = found.hits + homes
         marks["home"] = described
         # Pages lacking a minor word of a longer query compete with those having them all,
@@ -180,7 +198,8 @@ class TantivySearch:
         # Not counted in full (a count visits every match): the total grows by the pages
         # ranked.
         more = [] if one_pass else self._blended(searcher, compiler, plan, found,
-                                                 min(depth, offset + size + o.blend_depth))
+                                                 min(depth, offset + size + o.blend_depth),
+                                                 kept, ahead)
         results.total += len(more)
         # One read of the ranking columns for both.
         candidates = self._candidates(searcher, hits + [(score, a) for score, a, _ in more],
@@ -232,20 +251,23 @@ class TantivySearch:
         return results
 
     def _blended(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-                 plan: SearchPlan, found: tantivy.SearchResult, limit: int) -> list:
+                 plan: SearchPlan, found: _Found, limit: int,
+                 memo: SearchMemo | None = None, ahead: int = 0) -> list:
         """``(score, address, share)`` of the best ``limit`` pages that compete while
         lacking words (``found``: the strict search's), each with the share of the query it
         lacks: those lacking a minor word, one search per word so each page's share is
         known (the best of their union are those of one search for all of them), when the
         plan blends; else a long query's pages holding most of its words, a question's
-        any of them (``Query.coordinated``)."""
+        any of them (``Query.coordinated``); each blend search once a plan (``memo``,
+        ``ahead``: :class:`SearchMemo`)."""
         parsed = plan.query
+        search = _searched if memo is None else memo.search
         blended = compiler.all_but_one(parsed, searcher) if plan.blends(found.count) else []
         if blended:
             return sorted(((score, address, share) for query, share in blended
-                           for score, address in searcher.search(
-                               compiler.scored(query, parsed), limit=limit,
-                               count=False).hits),
+                           for score, address in search(
+                               searcher, compiler.scored(query, parsed), limit,
+                               ahead=ahead).hits),
                           key=lambda hit: -hit[0])[:limit]
         share = 1.0 - parsed.partial_coverage
         return [(score, address, share)
@@ -254,7 +276,7 @@ class TantivySearch:
 
     @staticmethod
     def _coordinated(searcher: tantivy.Searcher, compiler: TantivyCompiler, parsed: Query,
-                     found: tantivy.SearchResult, limit: int) -> list:
+                     found: _Found, limit: int) -> list:
         """``(score, address)`` of the best ``limit`` pages holding ``parsed.min_words``
         of its words but not all (none when every word must match).
 
@@ -282,20 +304,21 @@ class TantivySearch:
                                limit=limit, count=False).hits
 
     def _named_homes(self, searcher: tantivy.Searcher, compiler: TantivyCompiler,
-                     plan: SearchPlan, hits: list,
+                     plan: SearchPlan, hits: list, memo: SearchMemo | None = None,
                      limit: int = 5) -> tuple[list, dict[tuple, float]]:
         """(0.0, address) of home pages of sites the query names, or describes with words
         their lead holds (``SiteHome.describes``, read from the page's stored title and
         text), that ``hits`` lack, so a navigational query finds the home page even when
         its text does not match; with the address keys of the described ones (the
-        ``home`` mark, ``Candidate.home``)."""
+        ``home`` mark, ``Candidate.home``); searched once a plan (``memo``)."""
         if not plan.named_homes:
             return [], {}
         context = plan.context
         described = {keyword_key(name) for name, _ in context.described} - context.named_keys
-        found = [address for _, address in searcher.search(
-            compiler.named_homes(context.named_keys | described),
-            limit=limit * (1 + len(described)), count=False).hits]
+        search = _searched if memo is None else memo.search
+        found = [address for _, address in search(
+            searcher, compiler.named_homes(context.named_keys | described),
+            limit * (1 + len(described))).hits]
         homes, marked = [], {}
         sites = searcher.fast_field_values(fast_name("site_name"), found) if found else []
         for address, site in zip(found, sites, strict=True):
@@ -318,13 +341,14 @@ class TantivySearch:
         those whose headings hold its defined words (``defines``), for the signals that
         weigh them: each page's address key with the share of the check's searches that
         found it. Each check searched once a plan (``memo``, ``ahead``: :class:`SearchMemo`)."""
-        memo = SearchMemo() if memo is None else memo
+        search = _searched if memo is None else memo.search
         queries = {"label": [compiler.label(parsed)],
                    "near": compiler.near_groups(parsed) if near else [],
                    "defines": [compiler.defines(parsed)]}
         return {
-            name: _shares([set(memo.check(searcher, query, limit, ahead))
-                           for query in group if query is not None])
+            name: _shares([{address_key(a) for _, a in search(
+                searcher, query, limit, ahead=ahead).hits} for query in group
+                if query is not None])
             if any(map(self.ranker.weight, _MARKS_READ_BY[name])) else {}
             for name, group in queries.items()
         }
