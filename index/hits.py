@@ -35,24 +35,27 @@ class Pending:
     stored fields only when its id, vectors or hit is first asked for: the words reading
     asks for more results than it shows past those it follows (``SearchPlan._filled``)."""
 
-    __slots__ = ("_fields", "_read", "_vectors", "score")
+    __slots__ = ("_fields", "_id", "_read", "_vectors", "score")
 
     def __init__(self, id: str, vectors: str | bytes, make: Callable[[], Hit],
                  score: float = 0.0):
         self._fields: tuple[str, str | bytes, Callable[[], Hit]] | None = (id, vectors, make)
         self._read: Callable[[], tuple[str, str, Callable[[], Hit]]] | None = None
         self._vectors: str | bytes | None = None
+        self._id: str | None = None
         self.score = score
 
     @classmethod
     def stored(cls, read: Callable[[], tuple[str, str, Callable[[], Hit]]],
-               score: float = 0.0, vectors: str | bytes | None = None) -> Pending:
+               score: float = 0.0, vectors: str | bytes | None = None,
+               id: str | None = None) -> Pending:
         """A pending result whose id, vectors and hit maker ``read()`` gives, called once,
         when one of them is first asked for; ``vectors``: its vectors when the engine knows
-        them without the read (``""``: none), so asking for them reads nothing."""
+        them without the read (``""``: none), so asking for them reads nothing; ``id``:
+        its id when the engine knows it (a result an earlier reading read)."""
         pending = cls.__new__(cls)
         pending._fields, pending._read, pending.score = None, read, score
-        pending._vectors = vectors
+        pending._vectors, pending._id = vectors, id
         return pending
 
     def _stored(self) -> tuple[str, str, Callable[[], Hit]]:
@@ -63,6 +66,8 @@ class Pending:
     @property
     def id(self) -> str:
         """The result's document id."""
+        if self._id is not None and self._fields is None:
+            return self._id
         return self._stored()[0]
 
     @property

@@ -316,14 +316,16 @@ class SearchPlan:
 
     def take_stored(self, results: Results,
                     read: Callable[[], tuple[str, str, Callable[[], Hit]]],
-                    score: float = 0.0, vectors: str | bytes | None = None) -> None:
+                    score: float = 0.0, vectors: str | bytes | None = None,
+                    id: str | None = None) -> None:
         """:meth:`take` for an engine that reads a result's id, vectors and hit maker with
         one read of its stored fields (``read()``): made now when the hit is, else read
         only when the plan asks the pending result for its id or hit (for its vectors
-        too, unless the engine knows them without the read: ``vectors``)."""
+        too, unless the engine knows them without the read: ``vectors``; for its id,
+        unless the engine knows it: ``id``)."""
         if self.reads_vectors or self.lazy:
             results.extra.setdefault(PENDING, []).append(Pending.stored(read, score,
-                                                                        vectors))
+                                                                        vectors, id))
         else:
             results.hits.append(read()[2]())
 

@@ -946,3 +946,26 @@ def test_a_check_a_later_reading_asks_again_is_searched_once(tmp_path, monkeypat
     assert ([(h.url, h.score) for h in apart.hits], apart.total) == (
         [(h.url, h.score) for h in shared.hits], shared.total)
     backend.close()
+
+
+def test_a_result_an_earlier_reading_showed_is_not_read_again(tmp_path, monkeypatch):
+    """The words reading's results the first reading showed (index/plan.py: they come
+    first) are told apart by the ids the first reading read (``SearchMemo.ids``): each
+    shown hit's stored fields are read once."""
+    import index.engines.embedded.search as search
+
+    backend = EmbeddedBackend(tmp_path)
+    backend.index(_blend_pages())
+    backend.refresh()
+    reads: list = []
+
+    def counted(searcher, address):
+        reads.append(search.address_key(address))
+        return stored_hit(searcher, address)
+
+    stored_hit = search.stored_hit
+    monkeypatch.setattr(search, "stored_hit", counted)
+    found = backend.search("git tutorial beginners")
+    assert found.extra.get("reading") == "words" and len(found.hits) > 4
+    assert len(reads) == len(set(reads)) == len(found.hits)
+    backend.close()

@@ -83,10 +83,13 @@ class SearchMemo:
     so a later reading's deeper ask is a prefix of them (tantivy orders pages by score,
     then address: the best ``n`` of a search are the first ``n`` of any deeper one)."""
 
-    __slots__ = ("searcher", "searches")
+    __slots__ = ("ids", "searcher", "searches")
 
     def __init__(self) -> None:
         self.searcher: tantivy.Searcher | None = None
+        #: The id of each result whose stored fields a reading read, by its address key:
+        #: a later reading's result the first one showed is known without a read.
+        self.ids: dict[tuple, str] = {}
         #: A compiled query (``repr``) -> (the limit it was searched with, its best pages,
         #: how many match: ``None`` when not counted).
         self.searches: dict[str, tuple[int, list, int | None]] = {}
@@ -112,10 +115,13 @@ def _searched(searcher: tantivy.Searcher, query: tantivy.Query, limit: int,
 
 
 def _read_hit(searcher: tantivy.Searcher, address: tantivy.DocAddress,
-              make: Callable[..., Hit]) -> tuple[str, str, Callable[[], Hit]]:
+              make: Callable[..., Hit], ids: dict[tuple, str] | None = None
+              ) -> tuple[str, str, Callable[[], Hit]]:
     """The id, section vectors and hit maker (``make`` given the stored fields) of the
-    result at ``address``: one read of its stored hit fields."""
+    result at ``address``: one read of its stored hit fields (its id kept in ``ids``)."""
     shown, snippet = stored_hit(searcher, address)
+    if ids is not None:
+        ids[address_key(address)] = shown["id"]
     return (shown["id"], shown.get(VECTORS_FIELD, ""),
             partial(make, shown, text=snippet, sections=shown.get("sections", "")))
 
@@ -238,9 +244,11 @@ class TantivySearch:
             others = languages[group(candidate)] - {candidate.get("lang")}
             read = partial(_read_hit, searcher, candidate.ref, partial(
                 make_hit, score=candidate.score, similar=similar, query=parsed,
-                snippet_chars=o.snippet_chars, explain=why, languages=len(others)))
-            if record is None:
-                plan.take_stored(results, read, candidate.score, unrecorded)
+                snippet_chars=o.snippet_chars, explain=why, languages=len(others)),
+                memo.ids)
+            if record is None:  # its id known when an earlier reading read it
+                plan.take_stored(results, read, candidate.score, unrecorded,
+                                 memo.ids.get(address_key(candidate.ref)))
             else:  # the stored fields are read only if the hit is shown
                 plan.take(results, *record, partial(_made, read), candidate.score)
         if page == 1 and results.total < size:
