@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -31,6 +31,7 @@ from index.analysis import (
     analyze_joined,
     host_suffixes,
     identifier_terms,
+    is_stopword,
     language_of,
     normalize,
     normalize_host,
@@ -72,6 +73,7 @@ __all__ = [
     "is_changelog",
     "is_directory_listing",
     "home_lead",
+    "titled_by",
     "keyword_key",
     "page_depth",
     "site_name",
@@ -276,6 +278,21 @@ def is_name_index(title: str) -> bool:
     words at most. It points to the answer of a question rather than answering it."""
     title = _TRAILING_PARENTHESIS.sub("", title)
     return any(_NAME_INDEX_TITLE.fullmatch(part.strip()) for part in _TITLE_PARTS.split(title))
+
+
+def titled_by(title: str, terms: Iterable[str], name: str = "") -> bool:
+    """Whether a page's title, or a part of it (between " — ", " - ", ": ", " | ", a
+    trailing parenthesis left out), is the words whose analyzed terms are ``terms``, beside
+    the site's ``name`` at most, stopwords left out: "Gri: contour plots" for ``contour``,
+    ``plot``; "LuaSQL License" for ``licens`` of ``luasql``; not "kitty terminal kitten 1"
+    for ``termin``."""
+    wanted = frozenset(terms)
+    if not wanted:
+        return False
+    named = frozenset(analyze(name))
+    title = _TRAILING_PARENTHESIS.sub("", title)
+    return any(frozenset(t for t in analyze(part) if not is_stopword(t)) - named == wanted
+               for part in (title, *_TITLE_PARTS.split(title)))
 
 
 def page_depth(doc: Document) -> int:

@@ -20,7 +20,10 @@ The plan holds:
 4. **named home**: the home pages of the sites a navigational query names, and of those
    a short query names and describes with words their lead holds (``kitty terminal``:
    ``query.described_sites``, ``fields.home_lead``), retrieved without its words when the
-   ``sitehome`` signal is weighted (``named_homes``);
+   ``sitehome`` signal is weighted (``named_homes``); when such a home page leads the
+   first results while another page of its site is titled by the describing words, the
+   words name that page, a topic of the site, and the query runs again without the home
+   page (:func:`topic`: ``gri contour plot``, "Gri: contour plots");
 5. **collapse**: results collapse on :data:`COLLAPSE_FIELD` (near-copies, translations);
 6. **literal**: when the operator reading of a query that looks pasted from a terminal
    or a program (``query.looks_pasted``: short options such as ``-r``, ``$``, a word
@@ -72,8 +75,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from index.analysis import analyze, is_stopword
+from index.fields import site_name, titled_by, url_depth
 from index.hits import PENDING, Pending
 from index.query import (
     Node,
@@ -101,6 +106,8 @@ COLLAPSE_FIELD = "cluster"
 #: pages holding every word among the others (its value: how many pages hold every word):
 #: the plan then ranks those of :attr:`SearchPlan.first` before the others.
 ANY_WORD = "any_word"
+#: The first results :func:`topic` reads, whatever page is asked for.
+TOPIC_RESULTS = 10
 
 
 @dataclass(frozen=True)
@@ -335,25 +342,11 @@ class SearchPlan:
         (one reading's results): the operator reading, then the literal one when it finds
         too few and the words find more; then, with semantic matching, the first results
         re-ranked with their best sections' similarity, the hits of the page asked for
-        made from that order. Partial when any search it ran was (:func:`_recorded`)."""
-        run, cut_short = _recorded(run)
-        match = self.sections
-        if match is None or page * size > match.depth or not self.query.words():
-            results = self._read(run, page, size)
-            results.hits += [p.make() for p in results.extra.pop(PENDING, ())]
-            results.partial = any(cut_short)
-            return results
-        ahead = match.encode_ahead(self.query.raw)  # while the engine searches
-        results = self._read(run, 1, match.depth)
-        pending = results.extra.pop(PENDING, [])
-        offset = (page - 1) * size
-        results.hits = [p.make() for p in
-                        match.rerank(pending, results.query, ahead)[offset:offset + size]]
-        results.page, results.size = page, size
-        if results.total >= size:  # the engine offered one for fewer than ``depth``
-            results.suggestion = None
-        results.partial = any(cut_short)
-        return results
+        made from that order. Partial when any search it ran was (:func:`_recorded`). A
+        query naming a topic of a site it describes runs again as such (:func:`topic`)."""
+        results = _executed(self, run, page, size)
+        again = topic(self, run, results, page, size)
+        return results if again is None else _executed(again, run, page, size)
 
     def _read(self, run: Callable[[SearchPlan, int, int], Results], page: int,
               size: int) -> Results:
@@ -436,6 +429,70 @@ class SearchPlan:
         words.extra["reading"] = "words"
         words.query = self.query.raw
         return words
+
+
+def _executed(plan: SearchPlan, run: Callable[[SearchPlan, int, int], Results], page: int,
+              size: int) -> Results:
+    """:meth:`SearchPlan.execute` of ``plan`` as it reads the query."""
+    run, cut_short = _recorded(run)
+    match = plan.sections
+    if match is None or page * size > match.depth or not plan.query.words():
+        results = plan._read(run, page, size)
+        results.hits += [p.make() for p in results.extra.pop(PENDING, ())]
+        results.partial = any(cut_short)
+        return results
+    ahead = match.encode_ahead(plan.query.raw)  # while the engine searches
+    results = plan._read(run, 1, match.depth)
+    pending = results.extra.pop(PENDING, [])
+    offset = (page - 1) * size
+    results.hits = [p.make() for p in
+                    match.rerank(pending, results.query, ahead)[offset:offset + size]]
+    results.page, results.size = page, size
+    if results.total >= size:  # the engine offered one for fewer than ``depth``
+        results.suggestion = None
+    results.partial = any(cut_short)
+    return results
+
+
+def topic(plan: SearchPlan, run: Callable[[SearchPlan, int, int], Results],
+          results: Results, page: int, size: int) -> SearchPlan | None:
+    """The plan of ``plan``'s query asking for no home page of a site it describes
+    (``query.described_sites``) when its first results (:data:`TOPIC_RESULTS`; ``results``
+    when they are page 1 of as many, else searched) lead with that home page, whose title
+    lacks the describing words, and hold a page of that site titled by them
+    (``fields.titled_by``): ``gri contour plot`` asks for the page titled "Gri: contour
+    plots", not for Gri's home page, whose first words say Gri draws contour plots, and
+    ``luasql license`` for "LuaSQL License"; ``kitty terminal`` for kitty's home page still
+    (no page is titled "terminal"), as ``slurm workload manager`` does, the words of
+    Slurm's home page title. ``None`` when the query asks for the home page."""
+    described = dict(plan.context.described)
+
+    def home_described(hit: Hit) -> bool:
+        return not url_depth(hit.url) and _site(hit) in described
+
+    if not described or not size or page == 1 and not (
+            results.hits and home_described(results.hits[0])):
+        return None  # a first page searched again only when it may lead with such a home
+    hits = (results.hits if page == 1 and size >= TOPIC_RESULTS
+            else _executed(plan, run, 1, TOPIC_RESULTS).hits)[:TOPIC_RESULTS]
+    if not hits or not home_described(hits[0]):
+        return None
+    site = _site(hits[0])
+    terms = described[site]
+    if site in plan.context.named or set(terms) <= set(analyze(hits[0].title)):
+        return None
+    if not any(url_depth(hit.url) and _site(hit) == site and titled_by(hit.title, terms, site)
+               for hit in hits[1:]):
+        return None
+    context = replace(plan.context, described=tuple(
+        (name, words) for name, words in plan.context.described if name != site))
+    return replace(plan, context=context,
+                   named_homes=plan.named_homes and context.asks_for_homes)
+
+
+def _site(hit: Hit) -> str:
+    """The name of a result's site (``fields.site_name``)."""
+    return site_name(hit.host or urlsplit(hit.url).netloc)
 
 
 def _recorded(run: Callable[[SearchPlan, int, int], Results]) -> tuple[

@@ -88,3 +88,16 @@ def test_an_index_of_names_is_told_by_its_title():
     for title in ("Index of /", "Indexing", "CREATE INDEX", "Full text index",
                   "The index of chapters", "Index page"):
         assert not is_name_index(title), title
+
+
+def test_a_page_is_titled_by_words_its_title_or_a_part_of_it_is():
+    from index.fields import titled_by
+
+    assert titled_by("Gri: contour plots", ["contour", "plot"], "gri")
+    assert titled_by("LuaSQL License", ["licens"], "luasql")
+    assert titled_by("Start Conditions (Lexical Analysis With Flex, for Flex 2.6.4)",
+                     ["start", "condit"], "flex")
+    assert titled_by("LAME MP3 Encoder :: The LAME Mailing List", ["mail", "list"], "lame")
+    assert not titled_by("kitty terminal kitten 1", ["termin"], "kitty")
+    assert not titled_by("Gri: contour plots of gridded data", ["contour", "plot"], "gri")
+    assert not titled_by("Gri: contour plots", [], "gri")

@@ -123,6 +123,31 @@ def test_a_site_named_and_described_by_its_home_page_finds_that_home_page(backen
     assert urls(backend.search("kitty graphics protocol"))[0] != home.url
 
 
+def test_a_site_described_by_the_title_of_one_of_its_pages_finds_that_page(backend):
+    # Gri's home page says in its first words that Gri draws contour plots; the page
+    # titled "Gri: contour plots" is the one "gri contour plot" names
+    home = doc("http://gri.test/", "The Gri graphing language",
+               "Gri is a language for scientific graphics: x-y plots, contour plots and "
+               "image plots, with fine control over every detail\n" + "examples " * 40)
+    topic = doc("http://gri.test/ContourPlots.html", "Gri: contour plots",
+                "how to draw a contour plot of gridded data with gri " * 3)
+    pages = [home, topic]
+    pages += others("gri.test", "Gri: commands", "gri plot command " * 3, 10)
+    # every Slurm page is titled "Slurm Workload Manager - ...", as its home page is
+    slurm = doc("http://slurm.test/", "Slurm Workload Manager - Overview",
+                "Slurm is an open source cluster management and job scheduling system")
+    pages += [slurm, doc("http://slurm.test/accounting.html", "Slurm Workload Manager -",
+                         "slurm workload manager accounting " * 5)]
+    pages += others("slurm.test", "Slurm Workload Manager - page",
+                    "slurm workload manager " * 3, 10)
+    holding(backend, pages)
+    assert urls(backend.search("gri contour plot"))[0] == topic.url
+    assert urls(backend.search("gri contour plot", page=2, size=1))[0] == home.url
+    # the words of the home page's own title still ask for it
+    assert urls(backend.search("gri graphing language"))[0] == home.url
+    assert urls(backend.search("slurm workload manager"))[0] == slurm.url
+
+
 def test_a_library_name_before_api_reference_finds_the_home_page_of_its_site(backend):
     # a C library's API reference is its manual's home page; the pages naming every word
     # of "libsoup api reference" are class pages and guides
