@@ -102,6 +102,19 @@ def holding(backend, pages: Iterable[Document]):
     return backend
 
 
+def both_engines(make_embedded, make_elasticsearch, pages: Iterable[Document]):
+    """A new backend of each engine (``make_<name>_backend``) holding ``pages``, by engine
+    name; a module fixture yields from it, and each backend is closed after."""
+    pages = list(pages)
+    made = {"embedded": make_embedded(), "elasticsearch": make_elasticsearch()}
+    for backend in made.values():
+        backend.ensure_index()
+        holding(backend, pages)
+    yield made
+    for backend in made.values():
+        backend.close()
+
+
 def others(host: str, title: str, body: str, count: int = 4) -> list[Document]:
     """``count`` pages of ``host`` (``http://host/0`` ...) titled ``title 0`` ..., all
     holding ``body``: the pages that share a query's words without answering it."""

@@ -12,7 +12,7 @@ import pytest
 
 from index.formula import TEXT
 from index.signals import DEFAULT_SIGNALS
-from tests.contract.conftest import CORPUS, doc
+from tests.contract.conftest import CORPUS, both_engines, doc
 
 SIGNALS = [s.name for s in DEFAULT_SIGNALS if s.stage != TEXT]
 
@@ -53,14 +53,7 @@ QUERIES = [
 
 @pytest.fixture(scope="module")
 def engines(make_embedded_backend, make_elasticsearch_backend):
-    made = {"embedded": make_embedded_backend(), "elasticsearch": make_elasticsearch_backend()}
-    for backend in made.values():
-        backend.ensure_index()
-        backend.index(PAGES)
-        backend.refresh()
-    yield made
-    for backend in made.values():
-        backend.close()
+    yield from both_engines(make_embedded_backend, make_elasticsearch_backend, PAGES)
 
 
 @pytest.mark.parametrize("query", QUERIES)

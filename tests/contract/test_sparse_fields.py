@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.contract.conftest import doc
+from tests.contract.conftest import both_engines, doc
 
 PAGES = [
     doc("http://s.test/a", "Parser reference",
@@ -36,14 +36,7 @@ QUERIES = ["parser", "grammar conflicts", "grammar rules parser", "rain",
 
 @pytest.fixture(scope="module")
 def engines(make_embedded_backend, make_elasticsearch_backend):
-    made = {"embedded": make_embedded_backend(), "elasticsearch": make_elasticsearch_backend()}
-    for backend in made.values():
-        backend.ensure_index()
-        backend.index(PAGES)
-        backend.refresh()
-    yield made
-    for backend in made.values():
-        backend.close()
+    yield from both_engines(make_embedded_backend, make_elasticsearch_backend, PAGES)
 
 
 @pytest.mark.parametrize("query", QUERIES)
